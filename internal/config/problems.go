@@ -1,0 +1,86 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Problem is one thing wrong with a configuration.
+type Problem struct {
+	Key string // dotted path of the offending key, e.g. "cluster.replicas"
+	Msg string // what was expected and what was found
+}
+
+func (p Problem) Error() string { return p.Key + ": " + p.Msg }
+
+// Problems collects Problem values. The zero value is ready to use.
+type Problems struct {
+	List []Problem
+}
+
+// Add records a problem at key.
+func (ps *Problems) Add(key, format string, args ...any) {
+	ps.List = append(ps.List, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Err returns nil if there are no problems, else an error listing them all,
+// one per line.
+func (ps *Problems) Err() error {
+	if len(ps.List) == 0 {
+		return nil
+	}
+	return ProblemsError(ps.List)
+}
+
+// Positive records a problem unless v is a finite number > 0.
+func (ps *Problems) Positive(key string, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		ps.Add(key, "must be a finite number > 0, found %v", v)
+	}
+}
+
+// NonNegative records a problem unless v is a finite number >= 0.
+func (ps *Problems) NonNegative(key string, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		ps.Add(key, "must be a finite number >= 0, found %v", v)
+	}
+}
+
+// Fraction records a problem unless 0 <= v <= 1.
+func (ps *Problems) Fraction(key string, v float64) {
+	if math.IsNaN(v) || v < 0 || v > 1 {
+		ps.Add(key, "must be between 0 and 1, found %v", v)
+	}
+}
+
+// PositiveInt records a problem unless v > 0.
+func (ps *Problems) PositiveInt(key string, v int) {
+	if v <= 0 {
+		ps.Add(key, "must be an integer > 0, found %d", v)
+	}
+}
+
+// OneOf records a problem unless v is one of names, listing the valid names.
+func (ps *Problems) OneOf(key, v string, names []string) {
+	for _, n := range names {
+		if n == v {
+			return
+		}
+	}
+	ps.Add(key, "unknown name %q; valid names: %s", v, strings.Join(names, ", "))
+}
+
+// ProblemsError is an error made of several problems.
+type ProblemsError []Problem
+
+func (e ProblemsError) Error() string {
+	var b strings.Builder
+	for i, p := range e {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p.Error())
+	}
+	return b.String()
+}

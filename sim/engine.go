@@ -1,0 +1,271 @@
+package sim
+
+import "fmt"
+
+// Action is what an event does when it fires. now is the event's time, which
+// is also Engine.Now() during the call. Hot paths should store an Action once
+// (e.g. a method value kept in a struct field) rather than build a closure per
+// event.
+type Action func(now Time)
+
+// Priority breaks ties between events at the same time: lower fires first.
+// Only the low 8 bits are used.
+type Priority uint8
+
+// Common priorities. Failures take effect before anything else at the same
+// instant, arrivals before the steps that might admit them.
+const (
+	PriorityFailure Priority = 10
+	PriorityArrival Priority = 50
+	PriorityNormal  Priority = 100
+	PriorityStep    Priority = 150
+	PriorityMetrics Priority = 250
+)
+
+// EventID names a scheduled event so that it can be cancelled. The zero
+// EventID names no event; cancelling it is a no-op.
+type EventID struct {
+	ev  *event
+	gen uint32
+}
+
+type event struct {
+	act       Action
+	gen       uint32
+	cancelled bool
+}
+
+// entry is one slot of the 4-ary heap: the sort key inline (cache-friendly
+// comparisons), the event out of line.
+type entry struct {
+	at  Time
+	key uint64 // priority<<56 | seq
+	ev  *event
+}
+
+func (a *entry) less(b *entry) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.key < b.key
+}
+
+const seqBits = 56
+
+// Engine is a discrete-event scheduler. Events fire in (time, priority,
+// sequence) order, sequence being the order of scheduling, so runs are
+// deterministic. Cancellation is O(1) (lazy deletion); cancelled entries are
+// dropped when they reach the top or when they outnumber live ones.
+type Engine struct {
+	now       Time
+	seq       uint64
+	heap      []entry
+	free      []*event
+	cancelled int
+	fired     uint64
+	stopped   bool
+}
+
+// NewEngine returns an engine at time 0 with an empty queue.
+func NewEngine() *Engine { return &Engine{} }
+
+// Now is the current simulated time.
+func (e *Engine) Now() Time { return e.now }
+
+// Fired is the number of events fired so far.
+func (e *Engine) Fired() uint64 { return e.fired }
+
+// Pending is the number of live (not cancelled) events in the queue.
+func (e *Engine) Pending() int { return len(e.heap) - e.cancelled }
+
+// Schedule queues act to fire at time at with priority p and returns its ID.
+// Scheduling into the past is a bug in the caller: it panics.
+func (e *Engine) Schedule(at Time, p Priority, act Action) EventID {
+	if at < e.now {
+		panic(fmt.Sprintf("sim: schedule at %v before now %v", at, e.now))
+	}
+	if act == nil {
+		panic("sim: schedule nil action")
+	}
+	var ev *event
+	if n := len(e.free); n > 0 {
+		ev = e.free[n-1]
+		e.free = e.free[:n-1]
+	} else {
+		ev = &event{}
+	}
+	ev.act = act
+	ev.cancelled = false
+	e.seq++
+	if e.seq >= 1<<seqBits {
+		panic("sim: sequence overflow")
+	}
+	e.heap = append(e.heap, entry{at: at, key: uint64(p)<<seqBits | e.seq, ev: ev})
+	e.up(len(e.heap) - 1)
+	return EventID{ev: ev, gen: ev.gen}
+}
+
+// After queues act to fire d after now.
+func (e *Engine) After(d Time, p Priority, act Action) EventID {
+	return e.Schedule(e.now+d, p, act)
+}
+
+// Cancel removes the event if it is still pending and reports whether it was.
+// Cancelling a fired, already-cancelled or zero ID does nothing.
+func (e *Engine) Cancel(id EventID) bool {
+	if id.ev == nil || id.ev.gen != id.gen || id.ev.cancelled {
+		return false
+	}
+	id.ev.cancelled = true
+	id.ev.act = nil
+	e.cancelled++
+	if e.cancelled > 1024 && e.cancelled > len(e.heap)/2 {
+		e.compact()
+	}
+	return true
+}
+
+// Stop makes Run return after the event now firing.
+func (e *Engine) Stop() { e.stopped = true }
+
+// Run fires events in order until the queue is empty, Stop is called, or the
+// next event lies after until; events at exactly until fire. On return Now()
+// is the time of the last event fired, or until if the queue still holds
+// later events (so time-weighted statistics can close at until).
+func (e *Engine) Run(until Time) {
+	e.stopped = false
+	for len(e.heap) > 0 && !e.stopped {
+		top := &e.heap[0]
+		if top.ev.cancelled {
+			e.release(e.pop().ev)
+			e.cancelled--
+			continue
+		}
+		if top.at > until {
+			e.now = until
+			return
+		}
+		ent := e.pop()
+		e.now = ent.at
+		act := ent.ev.act
+		e.release(ent.ev)
+		e.fired++
+		act(e.now)
+	}
+	if !e.stopped && until != Forever && e.now < until {
+		e.now = until
+	}
+}
+
+// Step fires the next live event, if any, and reports whether one fired.
+func (e *Engine) Step() bool {
+	for len(e.heap) > 0 {
+		ent := e.pop()
+		if ent.ev.cancelled {
+			e.release(ent.ev)
+			e.cancelled--
+			continue
+		}
+		e.now = ent.at
+		act := ent.ev.act
+		e.release(ent.ev)
+		e.fired++
+		act(e.now)
+		return true
+	}
+	return false
+}
+
+// NextTime is the time of the next live event, or Forever if none.
+func (e *Engine) NextTime() Time {
+	for len(e.heap) > 0 && e.heap[0].ev.cancelled {
+		e.release(e.pop().ev)
+		e.cancelled--
+	}
+	if len(e.heap) == 0 {
+		return Forever
+	}
+	return e.heap[0].at
+}
+
+func (e *Engine) release(ev *event) {
+	ev.gen++
+	ev.act = nil
+	ev.cancelled = false
+	e.free = append(e.free, ev)
+}
+
+func (e *Engine) pop() entry {
+	h := e.heap
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = entry{}
+	e.heap = h[:n]
+	if n > 0 {
+		e.down(0)
+	}
+	return top
+}
+
+func (e *Engine) up(i int) {
+	h := e.heap
+	x := h[i]
+	for i > 0 {
+		p := (i - 1) / 4
+		if !x.less(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+}
+
+func (e *Engine) down(i int) {
+	h := e.heap
+	n := len(h)
+	x := h[i]
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		end := c + 4
+		if end > n {
+			end = n
+		}
+		for j := c + 1; j < end; j++ {
+			if h[j].less(&h[m]) {
+				m = j
+			}
+		}
+		if !h[m].less(&x) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	h[i] = x
+}
+
+// compact drops cancelled entries and rebuilds the heap in O(n).
+func (e *Engine) compact() {
+	live := e.heap[:0]
+	for _, ent := range e.heap {
+		if ent.ev.cancelled {
+			e.release(ent.ev)
+			continue
+		}
+		live = append(live, ent)
+	}
+	for i := len(live); i < len(e.heap); i++ {
+		e.heap[i] = entry{}
+	}
+	e.heap = live
+	e.cancelled = 0
+	for i := (len(live) - 2) / 4; i >= 0; i-- {
+		e.down(i)
+	}
+}

@@ -1,0 +1,42 @@
+package workloads
+
+import "github.com/fleetsim/fleetsim/sim"
+
+// Segment is one shared piece of a prompt's prefix. Hash identifies the whole
+// prompt prefix up to and including this segment (it is chained: two requests
+// share a segment's KV only if they share every segment before it too).
+// A Mooncake trace's hash_ids are such segments of 512 tokens (the last one of
+// a request may be shorter).
+type Segment struct {
+	Hash   uint64
+	Tokens int32
+}
+
+// Request is one inference request as the workload emits it.
+type Request struct {
+	ID           uint64   // unique within a run, increasing in arrival order from 1
+	Arrival      sim.Time // arrival time at the gateway
+	InputTokens  int32    // prompt length in tokens, >= 1
+	OutputTokens int32    // tokens to generate, >= 1
+	// Prefix lists the prompt's shareable segments in prompt order; their
+	// Tokens sum to at most InputTokens, the rest of the prompt is unique to
+	// this request. Nil when the workload has no prefix sharing.
+	Prefix  []Segment
+	Session uint64 // session (conversation, agent run) id, 0 if none
+}
+
+// PrefixTokens is the number of prompt tokens covered by r.Prefix.
+func (r *Request) PrefixTokens() int32 {
+	var n int32
+	for _, s := range r.Prefix {
+		n += s.Tokens
+	}
+	return n
+}
+
+// Source produces requests in non-decreasing arrival order. Next returns
+// io.EOF when the workload is exhausted; any other error is a bad input
+// (e.g. a malformed trace line) and names where it is.
+type Source interface {
+	Next() (Request, error)
+}
