@@ -1,0 +1,149 @@
+package models
+
+import (
+	"sort"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+)
+
+// GPU describes one accelerator. Figures are dense (non-sparse) peaks.
+type GPU struct {
+	Name string `toml:"name"`
+	// HBMBytes is the device memory capacity in bytes.
+	HBMBytes float64 `toml:"hbm_bytes"`
+	// HBMBytesPerS is the peak HBM bandwidth in bytes/s.
+	HBMBytesPerS float64 `toml:"hbm_bytes_per_s"`
+	// BF16FLOPS and FP8FLOPS are dense peak tensor throughput in FLOP/s.
+	BF16FLOPS float64 `toml:"bf16_flops"`
+	FP8FLOPS  float64 `toml:"fp8_flops"`
+	// NVLinkBytesPerS is the total (bidirectional) NVLink bandwidth per GPU
+	// in bytes/s; one direction is half of it.
+	NVLinkBytesPerS float64 `toml:"nvlink_bytes_per_s"`
+	// TDPWatts is the board power in watts.
+	TDPWatts float64 `toml:"tdp_watts"`
+	// DomainGPUs is the size of the NVLink domain the GPU ships in: 8 for an
+	// HGX server, 72 for a GB200 NVL72 rack.
+	DomainGPUs int `toml:"domain_gpus"`
+	// PricePerGPUHour is the default on-demand price in USD per GPU-hour.
+	PricePerGPUHour float64 `toml:"price_per_gpu_hour"`
+}
+
+// Built-in GPUs. CALIBRATION.md §3 (hardware table, S; dense = half of
+// NVIDIA's sparse figures). Prices: CALIBRATION.md §3 "Price per GPU-hour"
+// (S, 2026).
+var builtinGPUs = []GPU{
+	// H100 SXM: 80 GB, 3.35 TB/s, 989 TF BF16, 1,979 TF FP8, 900 GB/s, 700 W.
+	// Price: $6.50, the seed's figure and the top of the $2.89–6.50 range.
+	{Name: "H100", HBMBytes: 80e9, HBMBytesPerS: 3.35e12, BF16FLOPS: 989e12, FP8FLOPS: 1979e12,
+		NVLinkBytesPerS: 900e9, TDPWatts: 700, DomainGPUs: 8, PricePerGPUHour: 6.50},
+	// H200 SXM: 141 GB, 4.8 TB/s. Price: $7.00, top of the $2.50–7.00 range
+	// (assumption: same tier choice as H100).
+	{Name: "H200", HBMBytes: 141e9, HBMBytesPerS: 4.8e12, BF16FLOPS: 989e12, FP8FLOPS: 1979e12,
+		NVLinkBytesPerS: 900e9, TDPWatts: 700, DomainGPUs: 8, PricePerGPUHour: 7.00},
+	// B200: 180 GB, 7.7 TB/s, 2,250 / 4,500 TF, 1.8 TB/s, 1,000 W.
+	// Price: assumption, $9.00 (no CALIBRATION.md row; ~1.4x H100).
+	{Name: "B200", HBMBytes: 180e9, HBMBytesPerS: 7.7e12, BF16FLOPS: 2250e12, FP8FLOPS: 4500e12,
+		NVLinkBytesPerS: 1.8e12, TDPWatts: 1000, DomainGPUs: 8, PricePerGPUHour: 9.00},
+	// GB200 per GPU in an NVL72 rack: 186 GB, 8 TB/s, 2,500 / 5,000 TF,
+	// 1.8 TB/s, 1,200 W. Price: assumption, $10.50 (no CALIBRATION.md row).
+	{Name: "GB200", HBMBytes: 186e9, HBMBytesPerS: 8e12, BF16FLOPS: 2500e12, FP8FLOPS: 5000e12,
+		NVLinkBytesPerS: 1.8e12, TDPWatts: 1200, DomainGPUs: 72, PricePerGPUHour: 10.50},
+}
+
+// LLM describes a dense decoder-only transformer.
+type LLM struct {
+	Name         string  `toml:"name"`
+	Layers       int     `toml:"layers"`
+	Hidden       int     `toml:"hidden"`
+	Heads        int     `toml:"heads"`
+	KVHeads      int     `toml:"kv_heads"`
+	HeadDim      int     `toml:"head_dim"`
+	Intermediate int     `toml:"intermediate"`
+	Vocab        int     `toml:"vocab"`
+	Params       float64 `toml:"params"` // total parameters
+}
+
+// Built-in models: Llama 3 (arXiv 2407.21783, Table 3: layers, model
+// dimension, FFN dimension, attention heads, key/value heads, vocabulary).
+var builtinLLMs = []LLM{
+	{Name: "llama-3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Intermediate: 14336, Vocab: 128256, Params: 8.03e9},
+	{Name: "llama-3-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
+		Intermediate: 28672, Vocab: 128256, Params: 70.6e9},
+	{Name: "llama-3-405b", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, HeadDim: 128,
+		Intermediate: 53248, Vocab: 128256, Params: 405.9e9},
+}
+
+// KVBytesPerToken is the KV-cache size of one token across the whole model:
+// 2 (K and V) · layers · kv_heads · head_dim · bytesPerElem. CALIBRATION.md §3:
+// Llama-3-8B 128 KiB, 70B 320 KiB, 405B 504 KiB in BF16.
+func (m *LLM) KVBytesPerToken(bytesPerElem float64) float64 {
+	return 2 * float64(m.Layers) * float64(m.KVHeads) * float64(m.HeadDim) * bytesPerElem
+}
+
+// Catalog holds the GPUs and models a scenario may name: the built-ins plus
+// any the scenario adds or overrides.
+type Catalog struct {
+	GPUs map[string]GPU
+	LLMs map[string]LLM
+}
+
+// NewCatalog returns the built-in catalog.
+func NewCatalog() *Catalog {
+	c := &Catalog{GPUs: map[string]GPU{}, LLMs: map[string]LLM{}}
+	for _, g := range builtinGPUs {
+		c.GPUs[g.Name] = g
+	}
+	for _, m := range builtinLLMs {
+		c.LLMs[m.Name] = m
+	}
+	return c
+}
+
+// GPUNames lists the GPU names, sorted.
+func (c *Catalog) GPUNames() []string { return sortedKeys(c.GPUs) }
+
+// LLMNames lists the model names, sorted.
+func (c *Catalog) LLMNames() []string { return sortedKeys(c.LLMs) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Validate checks a GPU definition, reporting under key prefix.
+func (g *GPU) Validate(prefix string, ps *config.Problems) {
+	if g.Name == "" {
+		ps.Add(prefix+".name", "must not be empty")
+	}
+	ps.Positive(prefix+".hbm_bytes", g.HBMBytes)
+	ps.Positive(prefix+".hbm_bytes_per_s", g.HBMBytesPerS)
+	ps.Positive(prefix+".bf16_flops", g.BF16FLOPS)
+	ps.Positive(prefix+".fp8_flops", g.FP8FLOPS)
+	ps.Positive(prefix+".nvlink_bytes_per_s", g.NVLinkBytesPerS)
+	ps.NonNegative(prefix+".tdp_watts", g.TDPWatts)
+	ps.PositiveInt(prefix+".domain_gpus", g.DomainGPUs)
+	ps.NonNegative(prefix+".price_per_gpu_hour", g.PricePerGPUHour)
+}
+
+// Validate checks a model definition, reporting under key prefix.
+func (m *LLM) Validate(prefix string, ps *config.Problems) {
+	if m.Name == "" {
+		ps.Add(prefix+".name", "must not be empty")
+	}
+	ps.PositiveInt(prefix+".layers", m.Layers)
+	ps.PositiveInt(prefix+".hidden", m.Hidden)
+	ps.PositiveInt(prefix+".heads", m.Heads)
+	ps.PositiveInt(prefix+".kv_heads", m.KVHeads)
+	ps.PositiveInt(prefix+".head_dim", m.HeadDim)
+	ps.PositiveInt(prefix+".intermediate", m.Intermediate)
+	ps.PositiveInt(prefix+".vocab", m.Vocab)
+	ps.Positive(prefix+".params", m.Params)
+	if m.KVHeads > 0 && m.Heads > 0 && m.Heads%m.KVHeads != 0 {
+		ps.Add(prefix+".kv_heads", "must divide heads (%d), found %d", m.Heads, m.KVHeads)
+	}
+}

@@ -1,0 +1,157 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// FleetConfig describes a homogeneous serving fleet (the scenario's
+// [cluster] table).
+type FleetConfig struct {
+	// GPU names a catalog GPU: H100, H200, B200, GB200, or a scenario's own.
+	GPU string `toml:"gpu"`
+	// Model names a catalog model: llama-3-8b, llama-3-70b, llama-3-405b, or
+	// a scenario's own.
+	Model string `toml:"model"`
+	// TP is the tensor parallelism: GPUs per replica, inside one NVLink
+	// domain (it must divide the domain size).
+	TP int `toml:"tp"`
+	// Replicas is the number of serving replicas.
+	Replicas int           `toml:"replicas"`
+	Replica  ReplicaConfig `toml:"replica"`
+	Perf     PerfConfig    `toml:"perf"`
+}
+
+// Validate records every problem of the fleet under prefix (e.g.
+// "cluster"), resolving names in cat, and returns the memory plan when the
+// configuration is otherwise sound.
+func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems) MemoryPlan {
+	gpu, okG := cat.GPUs[c.GPU]
+	if !okG {
+		ps.OneOf(prefix+".gpu", c.GPU, cat.GPUNames())
+	}
+	llm, okM := cat.LLMs[c.Model]
+	if !okM {
+		ps.OneOf(prefix+".model", c.Model, cat.LLMNames())
+	}
+	ps.PositiveInt(prefix+".replicas", c.Replicas)
+	ps.PositiveInt(prefix+".tp", c.TP)
+	if okG && c.TP > 0 && (c.TP > gpu.DomainGPUs || gpu.DomainGPUs%c.TP != 0) {
+		ps.Add(prefix+".tp", "a TP=%d replica does not fit %s's %d-GPU NVLink domain (TP must divide %d)",
+			c.TP, gpu.Name, gpu.DomainGPUs, gpu.DomainGPUs)
+	}
+	n := len(ps.List)
+	c.Replica.Validate(prefix+".replica", ps)
+	c.Perf.Validate(prefix+".perf", ps)
+	if !okG || !okM || len(ps.List) > n || c.TP <= 0 {
+		return MemoryPlan{}
+	}
+	return PlanMemory(gpu, llm, c.TP, c.Replica, prefix+".model", ps)
+}
+
+// Placement is where the fleet's replicas sit.
+type Placement struct {
+	GPUs       int // GPUs used by replicas
+	Domains    int // NVLink domains (servers or racks) occupied
+	DomainGPUs int
+}
+
+// Fleet is a gateway with a router in front of N identical replicas. It pulls
+// requests from a Source one at a time (one pending arrival event), so memory
+// does not depend on the number of requests.
+type Fleet struct {
+	eng      *sim.Engine
+	Replicas []*Replica
+	states   []ReplicaState
+	router   Router
+	Rec      *Recorder
+	Memory   MemoryPlan
+	Place    Placement
+
+	src       workloads.Source
+	next      workloads.Request
+	onArrival sim.Action
+	srcErr    error
+}
+
+// NewFleet builds the fleet; problems in the configuration (unknown names,
+// a model that does not fit, a TP group that does not fit its domain) are
+// reported with key paths under prefix.
+func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec *Recorder, prefix string) (*Fleet, error) {
+	var ps config.Problems
+	mem := cfg.Validate(cat, prefix, &ps)
+	if err := ps.Err(); err != nil {
+		return nil, err
+	}
+	gpu, llm := cat.GPUs[cfg.GPU], cat.LLMs[cfg.Model]
+	perf, err := NewStepModel(gpu, llm, cfg.TP, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cfg.Perf)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fleet{eng: eng, router: router, Rec: rec, Memory: mem,
+		states: make([]ReplicaState, cfg.Replicas)}
+	gpus := cfg.Replicas * cfg.TP
+	f.Place = Placement{GPUs: gpus, DomainGPUs: gpu.DomainGPUs, Domains: (gpus + gpu.DomainGPUs - 1) / gpu.DomainGPUs}
+	for i := 0; i < cfg.Replicas; i++ {
+		f.Replicas = append(f.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, rec, &f.states[i]))
+	}
+	f.onArrival = f.arrive
+	return f, nil
+}
+
+// Start pulls the first request from src and schedules its arrival.
+func (f *Fleet) Start(src workloads.Source) error {
+	f.src = src
+	return f.pull()
+}
+
+// Err is the first error the source returned during the run, if any.
+func (f *Fleet) Err() error { return f.srcErr }
+
+func (f *Fleet) pull() error {
+	req, err := f.src.Next()
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	if err != nil {
+		f.srcErr = err
+		f.eng.Stop()
+		return err
+	}
+	if req.Arrival < f.eng.Now() {
+		f.srcErr = fmt.Errorf("workload: request %d arrives at %v, before the previous one (%v)", req.ID, req.Arrival, f.eng.Now())
+		f.eng.Stop()
+		return f.srcErr
+	}
+	f.next = req
+	f.eng.Schedule(req.Arrival, sim.PriorityArrival, f.onArrival)
+	return nil
+}
+
+func (f *Fleet) arrive(sim.Time) {
+	req := f.next
+	f.Rec.Arrived++
+	f.route(&req)
+	_ = f.pull()
+}
+
+func (f *Fleet) route(req *workloads.Request) {
+	i, ok := f.router.Route(req, f.states)
+	if !ok || i < 0 || i >= len(f.Replicas) {
+		f.Rec.Shed++
+		return
+	}
+	f.Replicas[i].Submit(req)
+}
+
+// Finish closes time-weighted statistics at the end of the run.
+func (f *Fleet) Finish() {
+	for _, r := range f.Replicas {
+		r.Finish(f.eng.Now())
+	}
+}

@@ -1,0 +1,87 @@
+package models
+
+import (
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/sim/quantile"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// SLO is a per-request service-level objective. A request meets it when it
+// completes with TTFT <= TTFTMs and TPOT <= TPOTMs (a zero threshold is not
+// checked).
+type SLO struct {
+	TTFTMs float64 `toml:"ttft_ms"`
+	TPOTMs float64 `toml:"tpot_ms"`
+}
+
+// Recorder is the fleet's Observer: it counts outcomes and keeps streaming
+// latency sketches (memory does not grow with requests; DESIGN.md decision 6).
+// All latencies are in milliseconds.
+type Recorder struct {
+	SLO SLO
+
+	Arrived, Completed, Failed, Shed int64
+	FailedBy                         map[string]int64
+	MetSLO                           int64
+	InputTokens, OutputTokens        int64 // of completed requests
+	GoodOutputTokens                 int64 // of requests that met the SLO
+	CachedTokens                     int64 // prompt tokens served from cache (first admission)
+	Preempted                        int64 // completed requests preempted at least once
+	LastFinish                       sim.Time
+
+	TTFT, TPOT, E2E, Queue *quantile.Sketch
+
+	// OnDone, if set, sees every completed request (e.g. a streamed
+	// per-request CSV writer).
+	OnDone func(o *Outcome)
+}
+
+// NewRecorder returns an empty recorder for slo.
+func NewRecorder(slo SLO) *Recorder {
+	return &Recorder{SLO: slo, FailedBy: map[string]int64{},
+		TTFT: quantile.New(), TPOT: quantile.New(), E2E: quantile.New(), Queue: quantile.New()}
+}
+
+// RequestDone implements Observer.
+func (m *Recorder) RequestDone(o *Outcome) {
+	m.Completed++
+	ttft := (o.FirstToken - o.Req.Arrival).Milliseconds()
+	e2e := (o.Finished - o.Req.Arrival).Milliseconds()
+	m.TTFT.Add(ttft)
+	m.E2E.Add(e2e)
+	m.Queue.Add((o.Scheduled - o.Req.Arrival).Milliseconds())
+	met := m.SLO.TTFTMs <= 0 || ttft <= m.SLO.TTFTMs
+	if o.Req.OutputTokens > 1 {
+		tpot := (o.Finished - o.FirstToken).Milliseconds() / float64(o.Req.OutputTokens-1)
+		m.TPOT.Add(tpot)
+		if m.SLO.TPOTMs > 0 && tpot > m.SLO.TPOTMs {
+			met = false
+		}
+	}
+	m.InputTokens += int64(o.Req.InputTokens)
+	m.OutputTokens += int64(o.Req.OutputTokens)
+	m.CachedTokens += int64(o.CachedTokens)
+	if o.Preemptions > 0 {
+		m.Preempted++
+	}
+	if met {
+		m.MetSLO++
+		m.GoodOutputTokens += int64(o.Req.OutputTokens)
+	}
+	if o.Finished > m.LastFinish {
+		m.LastFinish = o.Finished
+	}
+	if m.OnDone != nil {
+		m.OnDone(o)
+	}
+}
+
+// RequestFailed implements Observer.
+func (m *Recorder) RequestFailed(_ *workloads.Request, _ int, _ sim.Time, reason string) {
+	m.Failed++
+	m.FailedBy[reason]++
+}
+
+// InFlight is arrived − completed − failed − shed: requests still queued or
+// running (conservation: it is never negative).
+func (m *Recorder) InFlight() int64 { return m.Arrived - m.Completed - m.Failed - m.Shed }

@@ -1,0 +1,707 @@
+package models
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// Outcome is what a replica reports about a request when it finishes.
+type Outcome struct {
+	Req          *workloads.Request
+	Replica      int
+	Enqueued     sim.Time // arrival at the replica
+	Scheduled    sim.Time // first admission into the running batch
+	FirstToken   sim.Time
+	Finished     sim.Time
+	CachedTokens int32 // prompt tokens served by the prefix cache at first admission
+	Preemptions  int32
+}
+
+// Failure reasons a replica reports.
+const (
+	FailTooLong = "context exceeds KV capacity"
+)
+
+// Observer receives request outcomes. The Outcome is only valid during the
+// call.
+type Observer interface {
+	RequestDone(o *Outcome)
+	RequestFailed(req *workloads.Request, replica int, at sim.Time, reason string)
+}
+
+// seq is one request inside a replica.
+type seq struct {
+	req      workloads.Request
+	enqueued sim.Time
+	sched    sim.Time
+	first    sim.Time
+
+	prompt int32 // tokens to prefill in this admission (input, or input+generated after preemption)
+	done   int32 // prompt tokens whose KV is computed (cache hits included)
+	// kvTokens is the context in KV: computed prompt tokens plus decode
+	// tokens written since admission.
+	kvTokens int64
+	gen      int32 // output tokens produced
+
+	hitSegs     int32 // leading prefix segments held through cache entries
+	entries     []*cacheEntry
+	missBlocks  int64 // blocks privately held for prefix segments not yet cached
+	tailTokens  int64 // private tokens outside prefix segments (unique prompt tail + decode)
+	tailBlocks  int64
+	cachedFirst int32
+	preempts    int32
+	admitted    bool // ever admitted
+	finished    bool // static batching: done but still padding the batch
+	// chunk is this step's work: > 0 prompt tokens to prefill, 0 one decode
+	// token (if decoding), -1 paused (non-chunked prefill step).
+	chunk int32
+}
+
+func (s *seq) decoding() bool { return s.done == s.prompt }
+
+// Replica is a vLLM-like serving engine on one TP group: a waiting queue, a
+// running batch under a token budget and a sequence cap, chunked prefill, a
+// paged KV allocator with watermark and preemption by recompute, and a prefix
+// cache.
+//
+// Its cost per request does not depend on output length: while the batch is
+// decode-only and unchanged, a whole run of steps is one event whose length
+// comes from StepModel.Decode's closed form; the run ends at the earliest of
+// a sequence finishing, the KV running out, or an arrival that can join.
+type Replica struct {
+	idx   int
+	eng   *sim.Engine
+	cfg   ReplicaConfig
+	perf  *StepModel
+	kv    *KVCache
+	obs   Observer
+	state *ReplicaState
+
+	blockTokens int64
+	watermark   int64
+
+	waiting deque
+	running []*seq
+
+	busy     bool
+	ev       sim.EventID
+	onStep   sim.Action
+	onKick   sim.Action
+	runStart sim.Time
+	run      DecodeRun
+	runSteps int64 // > 0: a decode-only run of this many steps is under way
+	stepEnd  sim.Time
+
+	// statistics
+	Stats ReplicaStats
+	lastT sim.Time
+	out   Outcome
+}
+
+// ReplicaStats are a replica's counters, read at the end of a run.
+type ReplicaStats struct {
+	Steps           int64   // steps executed (a decode run of k steps counts k)
+	Events          int64   // step events fired
+	Preemptions     int64   // sequences preempted (recompute)
+	PrefillTokens   int64   // prompt tokens computed (excluding cache hits, including recompute)
+	DecodeTokens    int64   // output tokens generated
+	PromptTokens    int64   // prompt tokens at first admission
+	CachedTokens    int64   // of which served by the prefix cache
+	BusyNs          int64   // time with a step in progress
+	KVUsedBlockNs   float64 // ∫ used blocks dt, for time-weighted utilisation
+	KVCachedBlockNs float64 // ∫ cached blocks dt
+}
+
+// NewReplica builds replica idx. state is the replica's entry in the fleet's
+// snapshot slice; the replica keeps it up to date.
+func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kvBlocks int64, obs Observer, state *ReplicaState) *Replica {
+	r := &Replica{
+		idx: idx, eng: eng, cfg: cfg, perf: perf, obs: obs, state: state,
+		kv:          NewKVCache(kvBlocks),
+		blockTokens: int64(cfg.BlockTokens),
+		watermark:   int64(math.Ceil(cfg.WatermarkFraction * float64(kvBlocks))),
+	}
+	r.onStep = r.stepDone
+	r.onKick = func(now sim.Time) { r.account(now); r.plan(now) }
+	state.Index = idx
+	state.Available = true
+	return r
+}
+
+// KV exposes the allocator (read-only use: tests and metrics).
+func (r *Replica) KV() *KVCache { return r.kv }
+
+// Outstanding is the number of requests waiting or running.
+func (r *Replica) Outstanding() int { return r.waiting.len() + len(r.running) }
+
+// Submit hands a request to the replica at the current time.
+func (r *Replica) Submit(req *workloads.Request) {
+	now := r.eng.Now()
+	need := r.blocksFor(int64(req.InputTokens) + int64(req.OutputTokens))
+	if need > r.kv.Total()-r.watermark {
+		r.obs.RequestFailed(req, r.idx, now, FailTooLong)
+		return
+	}
+	s := &seq{req: *req, enqueued: now, prompt: req.InputTokens}
+	wasEmpty := r.waiting.len() == 0
+	r.waiting.pushBack(s)
+	r.state.Outstanding++
+	r.state.Waiting++
+	r.state.OutstandingTokens += int64(req.InputTokens) + int64(req.OutputTokens)
+	switch {
+	case !r.busy:
+		// Plan at the end of this instant, after every arrival at the same
+		// time has queued.
+		r.busy = true
+		r.runSteps = 0
+		r.runStart, r.stepEnd = now, now
+		r.ev = r.eng.Schedule(now, sim.PriorityStep, r.onKick)
+	case r.runSteps > 1 && wasEmpty && r.cfg.Batching != BatchStatic && len(r.running) < r.cfg.MaxSeqs:
+		// A decode run is under way and the newcomer could join: end the run
+		// at the first step boundary at or after now.
+		k := r.firstBoundary(now)
+		if k < r.runSteps {
+			r.eng.Cancel(r.ev)
+			r.runSteps = k
+			r.stepEnd = r.runStart + r.runNs(k)
+			r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+		}
+	}
+}
+
+// account integrates time-weighted statistics up to now.
+func (r *Replica) account(now sim.Time) {
+	dt := float64(now - r.lastT)
+	if dt > 0 {
+		r.Stats.KVUsedBlockNs += dt * float64(r.kv.Used())
+		r.Stats.KVCachedBlockNs += dt * float64(r.kv.Cached())
+	}
+	r.lastT = now
+}
+
+// Finish closes time-weighted statistics at now (end of the run).
+func (r *Replica) Finish(now sim.Time) { r.account(now) }
+
+func (r *Replica) runNs(k int64) sim.Time {
+	return sim.Time(math.Round(r.run.Seconds(k) * 1e9))
+}
+
+// firstBoundary is the smallest k >= 1 with runStart + runNs(k) >= now.
+func (r *Replica) firstBoundary(now sim.Time) int64 {
+	lo, hi := int64(1), r.runSteps
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if r.runStart+r.runNs(mid) >= now {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+func (r *Replica) blocksFor(tokens int64) int64 {
+	return (tokens + r.blockTokens - 1) / r.blockTokens
+}
+
+// stepDone fires at the end of a step or decode run: apply its effects, then
+// plan the next.
+func (r *Replica) stepDone(now sim.Time) {
+	r.Stats.Events++
+	r.account(now)
+	r.Stats.BusyNs += int64(now - r.runStart)
+	if r.runSteps > 0 {
+		r.finishRun(now)
+	} else {
+		r.finishStep(now)
+	}
+	r.plan(now)
+}
+
+// finishRun applies k decode steps to every running sequence.
+func (r *Replica) finishRun(now sim.Time) {
+	k := r.runSteps
+	r.Stats.Steps += k
+	static := r.cfg.Batching == BatchStatic
+	var need int64
+	for _, s := range r.running {
+		s.kvTokens += k
+		if static {
+			if !s.finished {
+				s.gen += int32(k)
+				r.Stats.DecodeTokens += k
+				r.state.OutstandingTokens -= k
+			}
+			continue
+		}
+		nb := r.blocksFor(s.tailTokens + k)
+		need += nb - s.tailBlocks
+		s.tailBlocks = nb
+		s.tailTokens += k
+		s.gen += int32(k)
+		r.Stats.DecodeTokens += k
+		r.state.OutstandingTokens -= k
+	}
+	if need > 0 && !r.kv.Alloc(need) {
+		panic(fmt.Sprintf("models: replica %d: decode run of %d steps planned without %d KV blocks", r.idx, k, need))
+	}
+	r.reap(now)
+}
+
+// finishStep applies a single step: prefill chunks, and one decode token for
+// every sequence that was decoding (their blocks were taken when planned).
+func (r *Replica) finishStep(now sim.Time) {
+	r.Stats.Steps++
+	for _, s := range r.running {
+		switch {
+		case s.finished:
+		case s.chunk < 0:
+			s.chunk = 0
+		case s.chunk > 0:
+			s.done += s.chunk
+			s.kvTokens += int64(s.chunk)
+			r.Stats.PrefillTokens += int64(s.chunk)
+			r.state.OutstandingTokens -= int64(s.chunk)
+			s.chunk = 0
+			if s.done == s.prompt {
+				r.cacheSegments(s)
+				r.emit(s, now)
+			}
+		case s.decoding():
+			s.kvTokens++
+			s.tailTokens++
+			r.emit(s, now)
+		}
+	}
+	r.reap(now)
+}
+
+// emit records one output token of s produced at now.
+func (r *Replica) emit(s *seq, now sim.Time) {
+	if s.gen == 0 {
+		s.first = now
+	}
+	s.gen++
+	r.Stats.DecodeTokens++
+	r.state.OutstandingTokens--
+}
+
+// reap completes sequences that produced all their tokens.
+func (r *Replica) reap(now sim.Time) {
+	static := r.cfg.Batching == BatchStatic
+	keep := r.running[:0]
+	allDone := true
+	for _, s := range r.running {
+		if !s.finished && s.gen >= s.req.OutputTokens && s.decoding() {
+			r.complete(s, now)
+			if static {
+				s.finished = true
+			}
+		}
+		if static {
+			if !s.finished {
+				allDone = false
+			}
+			keep = append(keep, s)
+			continue
+		}
+		if s.gen < s.req.OutputTokens || !s.decoding() {
+			keep = append(keep, s)
+		}
+	}
+	for i := len(keep); i < len(r.running); i++ {
+		r.running[i] = nil
+	}
+	r.running = keep
+	if static && allDone {
+		for _, s := range r.running {
+			r.releaseKV(s)
+		}
+		for i := range r.running {
+			r.running[i] = nil
+		}
+		r.running = r.running[:0]
+	}
+}
+
+func (r *Replica) complete(s *seq, now sim.Time) {
+	if r.cfg.Batching != BatchStatic {
+		r.releaseKV(s)
+	}
+	r.state.Outstanding--
+	r.out = Outcome{Req: &s.req, Replica: r.idx, Enqueued: s.enqueued, Scheduled: s.sched,
+		FirstToken: s.first, Finished: now, CachedTokens: s.cachedFirst, Preemptions: s.preempts}
+	r.obs.RequestDone(&r.out)
+}
+
+// releaseKV returns every block s holds.
+func (r *Replica) releaseKV(s *seq) {
+	for _, e := range s.entries {
+		r.kv.Unref(e)
+	}
+	s.entries = s.entries[:0]
+	r.kv.Release(s.missBlocks + s.tailBlocks)
+	s.missBlocks, s.tailBlocks, s.tailTokens = 0, 0, 0
+	s.hitSegs = 0
+}
+
+// cacheSegments moves s's freshly computed prefix segments into the cache.
+func (r *Replica) cacheSegments(s *seq) {
+	if !r.cfg.PrefixCaching || s.missBlocks == 0 {
+		return
+	}
+	n := int32(len(s.req.Prefix))
+	for i := s.hitSegs; i < n; i++ {
+		seg := s.req.Prefix[i]
+		b := r.blocksFor(int64(seg.Tokens))
+		e, fresh := r.kv.Insert(seg.Hash, b, seg.Tokens)
+		if !fresh {
+			// Another sequence cached the same prefix meanwhile: share its
+			// blocks, drop ours.
+			r.kv.Acquire(e)
+			r.kv.Release(b)
+		}
+		s.entries = append(s.entries, e)
+		s.missBlocks -= b
+	}
+	s.hitSegs = n
+}
+
+// plan chooses the next step, or goes idle.
+func (r *Replica) plan(now sim.Time) {
+	r.runStart = now
+	r.runSteps = 0
+	switch r.cfg.Batching {
+	case BatchStatic:
+		r.planStatic(now)
+	default:
+		r.planContinuous(now)
+	}
+}
+
+func (r *Replica) idle(sim.Time) {
+	r.busy = false
+	r.ev = sim.EventID{}
+}
+
+// planContinuous builds one step for continuous or chunked batching.
+func (r *Replica) planContinuous(now sim.Time) {
+	chunked := r.cfg.Batching == BatchChunked
+	// Decoding sequences each need one token, and a block when their last
+	// block is full; preempt the newest sequences until they fit.
+	for r.decodeNeed() > r.kv.Available() {
+		r.preemptNewest(now)
+	}
+	decoders := 0
+	for _, s := range r.running {
+		if s.decoding() {
+			decoders++
+		}
+	}
+	var tokens, attended, kvRead float64
+	chunks := 0
+	addChunk := func(s *seq, c int) {
+		s.chunk = int32(c)
+		chunks++
+		tokens += float64(c)
+		attended += float64(c)*float64(s.kvTokens) + float64(c)*float64(c+1)/2
+		kvRead += float64(s.kvTokens)
+	}
+	if chunked {
+		budget := r.cfg.MaxBatchedTokens - decoders
+		for _, s := range r.running {
+			if budget <= 0 {
+				break
+			}
+			if !s.decoding() {
+				c := min(int(s.prompt-s.done), budget)
+				addChunk(s, c)
+				budget -= c
+			}
+		}
+		reserve := r.decodeNeed()
+		for budget > 0 && r.waiting.len() > 0 && len(r.running) < r.cfg.MaxSeqs {
+			s := r.waiting.front()
+			if !r.admit(s, now, reserve) {
+				break
+			}
+			r.waiting.popFront()
+			r.state.Waiting--
+			r.running = append(r.running, s)
+			c := min(int(s.prompt-s.done), budget)
+			addChunk(s, c)
+			budget -= c
+		}
+	} else if r.canAdmit() {
+		// Without chunking, a prefill step runs whole prompts (at least one,
+		// even past the budget) and decoding pauses for it.
+		budget := r.cfg.MaxBatchedTokens
+		for r.waiting.len() > 0 && len(r.running) < r.cfg.MaxSeqs {
+			s := r.waiting.front()
+			if chunks > 0 && int(s.prompt) > budget {
+				break
+			}
+			if !r.admit(s, now, 0) {
+				break
+			}
+			r.waiting.popFront()
+			r.state.Waiting--
+			r.running = append(r.running, s)
+			c := int(s.prompt - s.done)
+			addChunk(s, c)
+			budget -= c
+		}
+		for _, s := range r.running {
+			if s.decoding() {
+				s.chunk = -1 // paused this step
+			}
+		}
+		decoders = 0
+	}
+	if chunks == 0 {
+		if decoders == 0 {
+			if len(r.running) > 0 {
+				panic(fmt.Sprintf("models: replica %d: %d running sequences but nothing to do", r.idx, len(r.running)))
+			}
+			r.idle(now)
+			return
+		}
+		r.planDecodeRun(now, decoders)
+		return
+	}
+	// A single mixed step: decoders' blocks are taken now.
+	if decoders > 0 {
+		if need := r.decodeNeed(); need > 0 && !r.kv.Alloc(need) {
+			panic(fmt.Sprintf("models: replica %d: decode blocks reserved but unavailable", r.idx))
+		}
+		for _, s := range r.running {
+			if s.decoding() {
+				if r.blocksFor(s.tailTokens+1) > s.tailBlocks {
+					s.tailBlocks++
+				}
+				tokens++
+				attended += float64(s.kvTokens + 1)
+				kvRead += float64(s.kvTokens)
+			}
+		}
+	}
+	d := r.perf.Step(tokens, attended, kvRead)
+	r.stepEnd = now + sim.Time(math.Round(d*1e9))
+	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+}
+
+// decodeNeed is the number of blocks the decoding sequences need for one
+// more step.
+func (r *Replica) decodeNeed() int64 {
+	var need int64
+	for _, s := range r.running {
+		if s.decoding() && r.blocksFor(s.tailTokens+1) > s.tailBlocks {
+			need++
+		}
+	}
+	return need
+}
+
+// canAdmit reports whether the head of the queue could be admitted now
+// (used by non-chunked continuous batching to choose a prefill step).
+func (r *Replica) canAdmit() bool {
+	if r.waiting.len() == 0 || len(r.running) >= r.cfg.MaxSeqs {
+		return false
+	}
+	s := r.waiting.front()
+	_, _, need := r.matchPrefix(s)
+	return r.kv.Available()-need >= r.watermark
+}
+
+// matchPrefix returns the cached leading segments of s (count and tokens)
+// and the blocks s would still need to allocate for its prompt.
+func (r *Replica) matchPrefix(s *seq) (hits int32, hitTokens int64, need int64) {
+	var segBlocks, segTokens int64
+	var evictableHit int64
+	if r.cfg.PrefixCaching {
+		missing := false
+		for _, seg := range s.req.Prefix {
+			b := r.blocksFor(int64(seg.Tokens))
+			segTokens += int64(seg.Tokens)
+			if !missing {
+				if e := r.kv.Lookup(seg.Hash); e != nil {
+					hits++
+					hitTokens += int64(seg.Tokens)
+					if e.refs == 0 {
+						evictableHit += e.blocks
+					}
+					continue
+				}
+				missing = true
+			}
+			segBlocks += b
+		}
+	}
+	tail := int64(s.prompt) - segTokens
+	if !r.cfg.PrefixCaching {
+		tail = int64(s.prompt)
+	}
+	need = segBlocks + r.blocksFor(tail) + evictableHit
+	return hits, hitTokens, need
+}
+
+// admit moves s's KV into place if memory allows (keeping the watermark and
+// reserve blocks free) and reports whether it did.
+func (r *Replica) admit(s *seq, now sim.Time, reserve int64) bool {
+	hits, hitTokens, need := r.matchPrefix(s)
+	if r.kv.Available()-need-reserve < r.watermark {
+		return false
+	}
+	if r.cfg.PrefixCaching {
+		for i := int32(0); i < hits; i++ {
+			e := r.kv.Lookup(s.req.Prefix[i].Hash)
+			r.kv.Acquire(e)
+			s.entries = append(s.entries, e)
+		}
+	}
+	var segTokens, segBlocks int64
+	if r.cfg.PrefixCaching {
+		for i, seg := range s.req.Prefix {
+			segTokens += int64(seg.Tokens)
+			if int32(i) >= hits {
+				segBlocks += r.blocksFor(int64(seg.Tokens))
+			}
+		}
+	}
+	s.hitSegs = hits
+	s.missBlocks = segBlocks
+	s.tailTokens = int64(s.prompt) - segTokens
+	s.tailBlocks = r.blocksFor(s.tailTokens)
+	if !r.kv.Alloc(s.missBlocks + s.tailBlocks) {
+		panic(fmt.Sprintf("models: replica %d: admission checked but allocation failed", r.idx))
+	}
+	// Cache hits count as computed, but the last prompt token is always
+	// recomputed to produce logits (as vLLM does).
+	s.done = int32(min(hitTokens, int64(s.prompt)-1))
+	s.kvTokens = int64(s.done)
+	r.state.OutstandingTokens -= int64(s.done)
+	if !s.admitted {
+		s.admitted = true
+		s.sched = now
+		s.cachedFirst = s.done
+		r.Stats.PromptTokens += int64(s.req.InputTokens)
+		r.Stats.CachedTokens += int64(s.done)
+	}
+	return true
+}
+
+// preemptNewest evicts the most recently admitted running sequence back to
+// the head of the queue; it will recompute its prompt and output so far.
+func (r *Replica) preemptNewest(now sim.Time) {
+	n := len(r.running)
+	if n == 0 {
+		panic(fmt.Sprintf("models: replica %d: out of KV with nothing to preempt", r.idx))
+	}
+	s := r.running[n-1]
+	r.running[n-1] = nil
+	r.running = r.running[:n-1]
+	r.releaseKV(s)
+	old := int64(s.prompt - s.done)
+	s.prompt = s.req.InputTokens + s.gen
+	s.done, s.kvTokens, s.chunk = 0, 0, 0
+	r.state.OutstandingTokens += int64(s.prompt) - old
+	s.preempts++
+	r.Stats.Preemptions++
+	r.waiting.pushFront(s)
+	r.state.Waiting++
+}
+
+// planDecodeRun schedules k decode-only steps of the running batch, k being
+// the largest run before a sequence finishes or the KV runs out.
+func (r *Replica) planDecodeRun(now sim.Time, n int) {
+	var ctx float64
+	k := int64(math.MaxInt32)
+	for _, s := range r.running {
+		ctx += float64(s.kvTokens)
+		if rem := int64(s.req.OutputTokens - s.gen); rem < k {
+			k = rem
+		}
+	}
+	if k < 1 {
+		panic(fmt.Sprintf("models: replica %d: decode run with a finished sequence", r.idx))
+	}
+	// Largest j <= k whose block demand fits in what is available.
+	avail := r.kv.Available()
+	if r.demand(k) > avail {
+		lo, hi := int64(1), k
+		for lo < hi {
+			mid := lo + (hi-lo+1)/2
+			if r.demand(mid) <= avail {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		k = lo
+	}
+	r.run = r.perf.Decode(n, ctx)
+	r.runSteps = k
+	r.stepEnd = now + r.runNs(k)
+	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+}
+
+// demand is the number of new blocks the running batch needs for j more
+// decode steps.
+func (r *Replica) demand(j int64) int64 {
+	var need int64
+	for _, s := range r.running {
+		need += r.blocksFor(s.tailTokens+j) - s.tailBlocks
+	}
+	return need
+}
+
+// planStatic forms a new batch when the previous one is over, or continues
+// decoding the current one.
+func (r *Replica) planStatic(now sim.Time) {
+	if len(r.running) == 0 {
+		var tokens, attended float64
+		for r.waiting.len() > 0 && len(r.running) < r.cfg.MaxSeqs {
+			s := r.waiting.front()
+			// Static batching reserves a request's whole length up front.
+			need := r.blocksFor(int64(s.req.InputTokens) + int64(s.req.OutputTokens))
+			if r.kv.Available()-need < r.watermark {
+				break
+			}
+			r.waiting.popFront()
+			r.state.Waiting--
+			r.kv.Alloc(need)
+			s.tailBlocks = need
+			s.tailTokens = int64(s.prompt)
+			s.admitted, s.sched = true, now
+			r.Stats.PromptTokens += int64(s.req.InputTokens)
+			s.chunk = s.prompt
+			tokens += float64(s.prompt)
+			attended += float64(s.prompt) * float64(s.prompt+1) / 2
+			r.running = append(r.running, s)
+		}
+		if len(r.running) == 0 {
+			r.idle(now)
+			return
+		}
+		d := r.perf.Step(tokens, attended, 0)
+		r.stepEnd = now + sim.Time(math.Round(d*1e9))
+		r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+		return
+	}
+	// Decode the whole padded batch until the next unfinished request ends.
+	k := int64(math.MaxInt32)
+	var ctx float64
+	for _, s := range r.running {
+		ctx += float64(s.kvTokens)
+		if !s.finished {
+			k = min(k, int64(s.req.OutputTokens-s.gen))
+		}
+	}
+	r.run = r.perf.Decode(len(r.running), ctx)
+	r.runSteps = k
+	r.stepEnd = now + r.runNs(k)
+	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+}

@@ -1,0 +1,130 @@
+package models
+
+import (
+	"github.com/fleetsim/fleetsim/internal/config"
+)
+
+// Batching modes of a replica.
+const (
+	// BatchStatic is request-level batching: a batch is formed when the
+	// replica is idle and runs until its longest request finishes; arrivals
+	// wait for the whole batch (head-of-line blocking).
+	BatchStatic = "static"
+	// BatchContinuous is iteration-level batching without chunking: waiting
+	// requests join at any step, their whole prompts prefilled in a
+	// prefill-only step that pauses decoding (vLLM V0 default).
+	BatchContinuous = "continuous"
+	// BatchChunked is continuous batching with chunked prefill: each step
+	// carries every decoding sequence plus prefill chunks up to the token
+	// budget (vLLM V1 default).
+	BatchChunked = "chunked"
+)
+
+// BatchingModes lists the valid batching modes.
+var BatchingModes = []string{BatchChunked, BatchContinuous, BatchStatic}
+
+// ReplicaConfig configures one serving replica (a vLLM-like engine on a TP
+// group). Defaults follow vLLM's engine arguments where one exists.
+type ReplicaConfig struct {
+	// Batching is the batching mode: "chunked" (default), "continuous" or
+	// "static".
+	Batching string `toml:"batching"`
+	// MaxBatchedTokens is the token budget of one step. Default 8192
+	// (vLLM max_num_batched_tokens for chunked prefill on online serving).
+	MaxBatchedTokens int `toml:"max_batched_tokens"`
+	// MaxSeqs caps the running sequences. Default 256 (vLLM max_num_seqs).
+	MaxSeqs int `toml:"max_seqs"`
+	// BlockTokens is the KV block size in tokens. Default 16 (vLLM block_size).
+	BlockTokens int `toml:"block_tokens"`
+	// GPUMemoryUtilization is the fraction of HBM the engine may use for
+	// weights, activations and KV. Default 0.9 (vLLM gpu_memory_utilization).
+	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"`
+	// ActivationBytesPerGPU is the activation workspace reserved per GPU in
+	// bytes; 0 derives it: max_batched_tokens × (hidden + intermediate/tp) ×
+	// 2 B × 4 live buffers + 1 GiB for CUDA graphs and the allocator
+	// (assumption, the shape of vLLM's profiling run).
+	ActivationBytesPerGPU float64 `toml:"activation_bytes_per_gpu"`
+	// WatermarkFraction of KV blocks is kept free when admitting requests.
+	// Default 0.01 (vLLM watermark).
+	WatermarkFraction float64 `toml:"watermark_fraction"`
+	// PrefixCaching enables the prefix cache. Default true (vLLM V1).
+	PrefixCaching bool `toml:"prefix_caching"`
+	// KVBlocks overrides the derived number of KV blocks (0 = derive from
+	// HBM). A huge value models an unbounded cache.
+	KVBlocks int64 `toml:"kv_blocks"`
+	// Weights and KV precisions: "bf16" (default) or "fp8".
+	Weights string `toml:"weights"`
+	KVDType string `toml:"kv_dtype"`
+}
+
+// DefaultReplicaConfig returns the documented defaults.
+func DefaultReplicaConfig() ReplicaConfig {
+	return ReplicaConfig{
+		Batching:             BatchChunked,
+		MaxBatchedTokens:     8192,
+		MaxSeqs:              256,
+		BlockTokens:          16,
+		GPUMemoryUtilization: 0.9,
+		WatermarkFraction:    0.01,
+		PrefixCaching:        true,
+		Weights:              string(BF16),
+		KVDType:              string(BF16),
+	}
+}
+
+// Validate reports problems under key prefix.
+func (c *ReplicaConfig) Validate(prefix string, ps *config.Problems) {
+	ps.OneOf(prefix+".batching", c.Batching, BatchingModes)
+	ps.PositiveInt(prefix+".max_batched_tokens", c.MaxBatchedTokens)
+	ps.PositiveInt(prefix+".max_seqs", c.MaxSeqs)
+	ps.PositiveInt(prefix+".block_tokens", c.BlockTokens)
+	ps.Positive(prefix+".gpu_memory_utilization", c.GPUMemoryUtilization)
+	if c.GPUMemoryUtilization > 1 {
+		ps.Add(prefix+".gpu_memory_utilization", "must be at most 1, found %v", c.GPUMemoryUtilization)
+	}
+	ps.NonNegative(prefix+".activation_bytes_per_gpu", c.ActivationBytesPerGPU)
+	ps.Fraction(prefix+".watermark_fraction", c.WatermarkFraction)
+	if c.KVBlocks < 0 {
+		ps.Add(prefix+".kv_blocks", "must be >= 0 (0 derives it from HBM), found %d", c.KVBlocks)
+	}
+	ps.OneOf(prefix+".weights", c.Weights, []string{string(BF16), string(FP8)})
+	ps.OneOf(prefix+".kv_dtype", c.KVDType, []string{string(BF16), string(FP8)})
+}
+
+// MemoryPlan is how one GPU of a replica's TP group spends its HBM.
+type MemoryPlan struct {
+	HBMBytes        float64 // capacity per GPU
+	BudgetBytes     float64 // capacity × gpu_memory_utilization
+	WeightBytes     float64 // model weights per GPU
+	ActivationBytes float64 // activation workspace per GPU
+	KVBytes         float64 // left for KV per GPU
+	KVBytesPerBlock float64 // one block per GPU
+	KVBlocks        int64   // blocks of the replica (each spans the TP group)
+}
+
+// PlanMemory derives the KV budget: budget = HBM × utilisation, KV = budget −
+// weights − activations, all per GPU of the TP group. It reports a problem
+// (under prefix) if the weights and workspace do not fit.
+func PlanMemory(gpu GPU, llm LLM, tp int, c ReplicaConfig, prefix string, ps *config.Problems) MemoryPlan {
+	t := float64(tp)
+	p := MemoryPlan{HBMBytes: gpu.HBMBytes}
+	p.BudgetBytes = gpu.HBMBytes * c.GPUMemoryUtilization
+	p.WeightBytes = llm.Params * Precision(c.Weights).Bytes() / t
+	p.ActivationBytes = c.ActivationBytesPerGPU
+	if p.ActivationBytes == 0 {
+		p.ActivationBytes = float64(c.MaxBatchedTokens)*(float64(llm.Hidden)+float64(llm.Intermediate)/t)*2*4 + (1 << 30)
+	}
+	p.KVBytes = p.BudgetBytes - p.WeightBytes - p.ActivationBytes
+	p.KVBytesPerBlock = llm.KVBytesPerToken(Precision(c.KVDType).Bytes()) / t * float64(c.BlockTokens)
+	if c.KVBlocks > 0 {
+		p.KVBlocks = c.KVBlocks
+		return p
+	}
+	if p.KVBytes <= 0 {
+		ps.Add(prefix, "%s (%.0f GB weights per GPU at TP=%d) does not fit in %s's %.0f GB × %.2f utilisation with %.1f GB of activations; raise tensor parallelism or use a larger GPU",
+			llm.Name, p.WeightBytes/1e9, tp, gpu.Name, gpu.HBMBytes/1e9, c.GPUMemoryUtilization, p.ActivationBytes/1e9)
+		return p
+	}
+	p.KVBlocks = int64(p.KVBytes / p.KVBytesPerBlock)
+	return p
+}
