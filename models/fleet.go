@@ -133,8 +133,9 @@ func (f *Fleet) pull() error {
 	return nil
 }
 
-func (f *Fleet) arrive(sim.Time) {
+func (f *Fleet) arrive(now sim.Time) {
 	req := f.next
+	f.Rec.Touch(now)
 	f.Rec.Arrived++
 	f.route(&req)
 	_ = f.pull()
@@ -143,6 +144,7 @@ func (f *Fleet) arrive(sim.Time) {
 func (f *Fleet) route(req *workloads.Request) {
 	i, ok := f.router.Route(req, f.states)
 	if !ok || i < 0 || i >= len(f.Replicas) {
+		f.Rec.Touch(f.eng.Now())
 		f.Rec.Shed++
 		return
 	}
@@ -151,6 +153,7 @@ func (f *Fleet) route(req *workloads.Request) {
 
 // Finish closes time-weighted statistics at the end of the run.
 func (f *Fleet) Finish() {
+	f.Rec.Touch(f.eng.Now())
 	for _, r := range f.Replicas {
 		r.Finish(f.eng.Now())
 	}

@@ -29,6 +29,11 @@ type Recorder struct {
 	Preempted                        int64 // completed requests preempted at least once
 	LastFinish                       sim.Time
 
+	// InFlightNs is ∫ InFlight() dt over the run (request·ns), for the
+	// time-average number in the system (Little's law: L = λW).
+	InFlightNs float64
+	lastT      sim.Time
+
 	TTFT, TPOT, E2E, Queue *quantile.Sketch
 
 	// OnDone, if set, sees every completed request (e.g. a streamed
@@ -44,6 +49,7 @@ func NewRecorder(slo SLO) *Recorder {
 
 // RequestDone implements Observer.
 func (m *Recorder) RequestDone(o *Outcome) {
+	m.Touch(o.Finished)
 	m.Completed++
 	ttft := (o.FirstToken - o.Req.Arrival).Milliseconds()
 	e2e := (o.Finished - o.Req.Arrival).Milliseconds()
@@ -77,7 +83,8 @@ func (m *Recorder) RequestDone(o *Outcome) {
 }
 
 // RequestFailed implements Observer.
-func (m *Recorder) RequestFailed(_ *workloads.Request, _ int, _ sim.Time, reason string) {
+func (m *Recorder) RequestFailed(_ *workloads.Request, _ int, at sim.Time, reason string) {
+	m.Touch(at)
 	m.Failed++
 	m.FailedBy[reason]++
 }
@@ -85,3 +92,12 @@ func (m *Recorder) RequestFailed(_ *workloads.Request, _ int, _ sim.Time, reason
 // InFlight is arrived − completed − failed − shed: requests still queued or
 // running (conservation: it is never negative).
 func (m *Recorder) InFlight() int64 { return m.Arrived - m.Completed - m.Failed - m.Shed }
+
+// Touch integrates the in-flight count up to now; call it before any change
+// of Arrived, Completed, Failed or Shed.
+func (m *Recorder) Touch(now sim.Time) {
+	if now > m.lastT {
+		m.InFlightNs += float64(now-m.lastT) * float64(m.InFlight())
+		m.lastT = now
+	}
+}

@@ -85,6 +85,7 @@ type Replica struct {
 
 	waiting deque
 	running []*seq
+	padding int // static batching: finished sequences still in the batch
 
 	busy     bool
 	ev       sim.EventID
@@ -135,7 +136,7 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 func (r *Replica) KV() *KVCache { return r.kv }
 
 // Outstanding is the number of requests waiting or running.
-func (r *Replica) Outstanding() int { return r.waiting.len() + len(r.running) }
+func (r *Replica) Outstanding() int { return r.waiting.len() + len(r.running) - r.padding }
 
 // Submit hands a request to the replica at the current time.
 func (r *Replica) Submit(req *workloads.Request) {
@@ -299,6 +300,7 @@ func (r *Replica) reap(now sim.Time) {
 			r.complete(s, now)
 			if static {
 				s.finished = true
+				r.padding++
 			}
 		}
 		if static {
@@ -324,6 +326,7 @@ func (r *Replica) reap(now sim.Time) {
 			r.running[i] = nil
 		}
 		r.running = r.running[:0]
+		r.padding = 0
 	}
 }
 
