@@ -151,10 +151,10 @@ func (f *Fleet) route(req *workloads.Request) {
 	f.Replicas[i].Submit(req)
 }
 
-// Finish closes time-weighted statistics at the end of the run.
-func (f *Fleet) Finish() {
-	f.Rec.Touch(f.eng.Now())
+// Finish closes time-weighted statistics at end, the end of the run.
+func (f *Fleet) Finish(end sim.Time) {
+	f.Rec.Touch(end)
 	for _, r := range f.Replicas {
-		r.Finish(f.eng.Now())
+		r.Finish(end)
 	}
 }

@@ -156,7 +156,7 @@ func TestQueueingTheory(t *testing.T) {
 			src := &geomSource{rng: rand.New(rand.NewPCG(42, uint64(tc.c))), n: 1_000_000, rate: lambda, mean: meanSteps}
 			require.NoError(t, f.Start(src))
 			eng.Run(sim.Forever)
-			f.Finish()
+			f.Finish(eng.Now())
 			require.EqualValues(t, src.n, f.Rec.Completed)
 			wq := erlangC(tc.c, lambda/muPerS) / (float64(tc.c)*muPerS - lambda)
 			// Admission happens at step boundaries: half a step of extra

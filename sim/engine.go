@@ -63,6 +63,7 @@ type Engine struct {
 	free      []*event
 	cancelled int
 	fired     uint64
+	lastFired Time
 	stopped   bool
 }
 
@@ -71,6 +72,10 @@ func NewEngine() *Engine { return &Engine{} }
 
 // Now is the current simulated time.
 func (e *Engine) Now() Time { return e.now }
+
+// LastFired is the time of the most recent event fired (0 before any).
+// Unlike Now it does not move when Run stops at its until time.
+func (e *Engine) LastFired() Time { return e.lastFired }
 
 // Fired is the number of events fired so far.
 func (e *Engine) Fired() uint64 { return e.fired }
@@ -150,6 +155,7 @@ func (e *Engine) Run(until Time) {
 		act := ent.ev.act
 		e.release(ent.ev)
 		e.fired++
+		e.lastFired = e.now
 		act(e.now)
 	}
 	if !e.stopped && until != Forever && e.now < until {
@@ -170,6 +176,7 @@ func (e *Engine) Step() bool {
 		act := ent.ev.act
 		e.release(ent.ev)
 		e.fired++
+		e.lastFired = e.now
 		act(e.now)
 		return true
 	}

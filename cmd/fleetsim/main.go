@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// usageError marks bad command lines and bad input: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+const usage = `fleetsim — a deterministic discrete-event simulator of GPU serving fleets
+
+usage:
+  fleetsim run [SCENARIO.toml | BUILTIN] [--out DIR] [--seed N] [--quiet]
+      simulate a scenario (default: the built-in "default"), print a results
+      table and write DIR/summary.json (DIR defaults to fleetsim-out/NAME)
+  fleetsim validate SCENARIO.toml
+      check a scenario file and report every problem with file, line and key
+  fleetsim scenarios [show NAME]
+      list the built-in scenarios, or print one as a starting point
+  fleetsim trace stats FILE [--format mooncake|azure] [--json]
+      summarise a request trace (rows, rate, lengths, prefix reuse)
+
+exit status: 0 success, 1 failure while running, 2 bad usage or bad input
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	err := dispatch(args, stdout, stderr)
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "fleetsim: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usagef("no command given")
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
+	case "validate":
+		return cmdValidate(args[1:], stdout, stderr)
+	case "scenarios":
+		return cmdScenarios(args[1:], stdout, stderr)
+	case "trace":
+		return cmdTrace(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		return usagef("unknown command %q; commands: run, validate, scenarios, trace (see fleetsim help)", args[0])
+	}
+}
+
+// parseFlags parses fs from args allowing flags before and after positional
+// arguments, and returns the positionals.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%s: %v", fs.Name(), err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

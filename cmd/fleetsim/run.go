@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/schollz/progressbar/v3"
+)
+
+// loadScenario reads a scenario file, or a built-in by name.
+func loadScenario(arg string) (*experiments.Scenario, error) {
+	if arg == "" {
+		arg = experiments.DefaultBuiltin
+	}
+	if !strings.HasSuffix(arg, ".toml") && !strings.ContainsRune(arg, os.PathSeparator) {
+		if _, err := os.Stat(arg); err != nil {
+			sc, err := experiments.LoadBuiltin(arg)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			return sc, nil
+		}
+	}
+	sc, err := experiments.Load(arg)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return sc, nil
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	out := fs.String("out", "", "output directory (default fleetsim-out/NAME)")
+	seed := fs.Uint64("seed", 0, "master seed (overrides the scenario's; 0 keeps it)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usagef("run takes at most one scenario, got %d: %s", len(pos), strings.Join(pos, " "))
+	}
+	arg := ""
+	if len(pos) == 1 {
+		arg = pos[0]
+	}
+	sc, err := loadScenario(arg)
+	if err != nil {
+		return err
+	}
+	if *seed != 0 {
+		sc.Seed = *seed
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("fleetsim-out", sc.Name)
+	}
+
+	opt := experiments.Options{}
+	if !*quiet {
+		opt.Progress = delayedBar(stderr, sc.Name)
+	}
+	res, err := experiments.Run(sc, opt)
+	if err != nil {
+		return err
+	}
+	sum := experiments.Summarize(res)
+	var js bytes.Buffer
+	if err := sum.WriteJSON(&js); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, "summary.json"), js.Bytes()); err != nil {
+		return err
+	}
+	if err := sum.WriteTable(stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nwrote %s\n", filepath.Join(dir, "summary.json"))
+	return nil
+}
+
+// delayedBar returns a progress callback that shows a bar on w only once the
+// run has taken more than a second of wall time (stdout stays
+// deterministic: the bar never touches it).
+func delayedBar(w io.Writer, name string) func(float64) {
+	start := time.Now()
+	var bar *progressbar.ProgressBar
+	return func(frac float64) {
+		if bar == nil {
+			if time.Since(start) < time.Second || frac >= 1 {
+				return
+			}
+			bar = progressbar.NewOptions(1000, progressbar.OptionSetWriter(w),
+				progressbar.OptionSetDescription(name), progressbar.OptionShowElapsedTimeOnFinish(),
+				progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+		}
+		_ = bar.Set(int(frac * 1000))
+		if frac >= 1 {
+			_ = bar.Finish()
+		}
+	}
+}
+
+// writeFileAtomic writes data to path through a temporary file and a rename,
+// so a failed run never leaves a half-written file.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func cmdValidate(args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("validate takes one scenario file")
+	}
+	sc, err := loadScenario(pos[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: ok (scenario %q)\n", pos[0], sc.Name)
+	return nil
+}
+
+func cmdScenarios(args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("scenarios", flag.ContinueOnError)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) == 0:
+		for _, n := range experiments.BuiltinNames() {
+			sc, err := experiments.LoadBuiltin(n)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%-18s %s\n", n, sc.Description)
+		}
+		return nil
+	case len(pos) == 2 && pos[0] == "show":
+		data, err := experiments.BuiltinTOML(pos[1])
+		if err != nil {
+			return usageError{err}
+		}
+		_, err = stdout.Write(data)
+		return err
+	default:
+		return usagef("usage: fleetsim scenarios [show NAME]")
+	}
+}

@@ -1,0 +1,44 @@
+package experiments
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+//go:embed scenarios/*.toml
+var builtinFS embed.FS
+
+// DefaultBuiltin is the scenario `fleetsim run` runs with no argument.
+const DefaultBuiltin = "default"
+
+// BuiltinNames lists the built-in scenarios, sorted.
+func BuiltinNames() []string {
+	ents, _ := fs.ReadDir(builtinFS, "scenarios")
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BuiltinTOML returns a built-in scenario's file.
+func BuiltinTOML(name string) ([]byte, error) {
+	data, err := builtinFS.ReadFile("scenarios/" + name + ".toml")
+	if err != nil {
+		return nil, fmt.Errorf("no built-in scenario %q; built-ins: %s", name, strings.Join(BuiltinNames(), ", "))
+	}
+	return data, nil
+}
+
+// LoadBuiltin parses a built-in scenario.
+func LoadBuiltin(name string) (*Scenario, error) {
+	data, err := BuiltinTOML(name)
+	if err != nil {
+		return nil, err
+	}
+	return Parse("builtin:"+name, data)
+}

@@ -1,0 +1,147 @@
+package experiments
+
+import (
+	"fmt"
+
+	"github.com/BurntSushi/toml"
+	"os"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/tomlx"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/policies"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// Scenario is one scenario file. Every field documents its unit and
+// default; absent keys keep the defaults of DefaultScenario.
+type Scenario struct {
+	// Name identifies the scenario in outputs. Default: the file's base name.
+	Name string `toml:"name"`
+	// Description is free text shown by `fleetsim scenarios`.
+	Description string `toml:"description"`
+	// Seed is the master seed; every random stream derives from it and a
+	// stream name. Default 1.
+	Seed uint64 `toml:"seed"`
+
+	Run      RunConfig             `toml:"run"`
+	Cluster  models.FleetConfig    `toml:"cluster"`
+	Router   policies.RouterConfig `toml:"router"`
+	Workload workloads.Config      `toml:"workload"`
+	SLO      models.SLO            `toml:"slo"`
+	Cost     CostConfig            `toml:"cost"`
+	GPUs     []models.GPU          `toml:"gpus"`
+	Models   []models.LLM          `toml:"models"`
+}
+
+// RunConfig bounds the simulation.
+type RunConfig struct {
+	// HorizonS is a hard stop in simulated seconds: requests still in
+	// flight then are reported as in flight. 0 (default) runs until the
+	// workload ends and every request has finished.
+	HorizonS float64 `toml:"horizon_s"`
+}
+
+// CostConfig prices the fleet.
+type CostConfig struct {
+	// PricePerGPUHour in USD overrides the GPU's catalog price when > 0.
+	// Default 0 (catalog price; H100 $6.50, CALIBRATION.md §3).
+	PricePerGPUHour float64 `toml:"price_per_gpu_hour"`
+}
+
+// DefaultScenario returns a scenario with every default filled in. Cluster
+// defaults: H100 (CALIBRATION.md §3), Llama-3-70B at TP=8 (one HGX server per
+// replica), 4 replicas (the seed's 32-GPU setting, CALIBRATION.md §6).
+func DefaultScenario() Scenario {
+	return Scenario{
+		Seed: 1,
+		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
+			Replica: models.DefaultReplicaConfig(), Perf: models.DefaultPerfConfig()},
+		Router:   policies.DefaultRouterConfig(),
+		Workload: workloads.DefaultConfig(),
+	}
+}
+
+// Load reads and validates a scenario file.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read scenario: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates scenario TOML; filename is used in messages.
+// Every problem is reported at once, each with file, line and key.
+func Parse(filename string, data []byte) (*Scenario, error) {
+	sc := DefaultScenario()
+	// Workload defaults depend on its kind: peek at it first (errors are
+	// left to the strict decode below).
+	var peek struct {
+		Workload struct {
+			Kind string `toml:"kind"`
+		} `toml:"workload"`
+	}
+	if _, err := toml.Decode(string(data), &peek); err == nil && peek.Workload.Kind != "" {
+		sc.Workload = workloads.DefaultConfigFor(peek.Workload.Kind)
+	}
+	doc, err := tomlx.Decode(filename, data, &sc)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Name == "" {
+		sc.Name = baseName(filename)
+	}
+	var ps config.Problems
+	sc.Validate(&ps)
+	if len(ps.List) > 0 {
+		return nil, doc.Problems(ps.List)
+	}
+	return &sc, nil
+}
+
+// Catalog returns the built-in catalog extended by the scenario's [[gpus]]
+// and [[models]].
+func (s *Scenario) Catalog() *models.Catalog {
+	cat := models.NewCatalog()
+	for _, g := range s.GPUs {
+		cat.GPUs[g.Name] = g
+	}
+	for _, m := range s.Models {
+		cat.LLMs[m.Name] = m
+	}
+	return cat
+}
+
+// Validate records every problem of the scenario.
+func (s *Scenario) Validate(ps *config.Problems) {
+	ps.NonNegative("run.horizon_s", s.Run.HorizonS)
+	for i := range s.GPUs {
+		s.GPUs[i].Validate(fmt.Sprintf("gpus.%d", i), ps)
+	}
+	for i := range s.Models {
+		s.Models[i].Validate(fmt.Sprintf("models.%d", i), ps)
+	}
+	s.Cluster.Validate(s.Catalog(), "cluster", ps)
+	s.Router.Validate("router", ps)
+	s.Workload.Validate("workload", ps)
+	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
+	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)
+	ps.NonNegative("cost.price_per_gpu_hour", s.Cost.PricePerGPUHour)
+}
+
+func baseName(path string) string {
+	b := path
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == '/' || b[i] == '\\' {
+			b = b[i+1:]
+			break
+		}
+	}
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == '.' {
+			return b[:i]
+		}
+	}
+	return b
+}

@@ -1,0 +1,262 @@
+package experiments
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/sim/quantile"
+)
+
+// Summary is what a run reports: summary.json, key for key. Latencies are in
+// milliseconds, rates per simulated second, money in USD.
+type Summary struct {
+	Scenario   string           `json:"scenario"`
+	Requests   RequestCounts    `json:"requests"`
+	LatencyMs  LatencyBlock     `json:"latency_ms"`
+	Throughput Throughput       `json:"throughput"`
+	Goodput    Goodput          `json:"goodput"`
+	Prefix     PrefixCache      `json:"prefix_cache"`
+	KV         KVStats          `json:"kv"`
+	Fleet      FleetStats       `json:"fleet"`
+	Cost       Cost             `json:"cost"`
+	Sim        SimStats         `json:"sim"`
+	Failed     map[string]int64 `json:"failed_by_reason,omitempty"`
+}
+
+// RequestCounts obeys arrived = completed + failed + shed + in_flight.
+type RequestCounts struct {
+	Arrived   int64 `json:"arrived"`
+	Completed int64 `json:"completed"`
+	Failed    int64 `json:"failed"`
+	Shed      int64 `json:"shed"`
+	InFlight  int64 `json:"in_flight"`
+	Preempted int64 `json:"preempted"` // completed requests preempted at least once
+}
+
+// Dist is a latency distribution in milliseconds. Quantiles are exact up to
+// 4,096 samples, then within 1% relative error (sim/quantile).
+type Dist struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	N    uint64  `json:"n"`
+}
+
+// LatencyBlock holds the per-request latency distributions.
+type LatencyBlock struct {
+	TTFT  Dist `json:"ttft"`  // arrival → first output token
+	TPOT  Dist `json:"tpot"`  // mean time per output token after the first
+	E2E   Dist `json:"e2e"`   // arrival → last output token
+	Queue Dist `json:"queue"` // arrival → first admission into a batch
+}
+
+// Throughput is completed work per simulated second.
+type Throughput struct {
+	RequestsPerS     float64 `json:"requests_per_s"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	InputTokensPerS  float64 `json:"input_tokens_per_s"`
+}
+
+// Goodput counts only requests that met the SLO.
+type Goodput struct {
+	RequestsPerS     float64 `json:"requests_per_s"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	SLOAttainment    float64 `json:"slo_attainment"` // met / arrived
+	TTFTSLOMs        float64 `json:"ttft_slo_ms"`
+	TPOTSLOMs        float64 `json:"tpot_slo_ms"`
+}
+
+// PrefixCache reports prompt tokens served from the prefix cache.
+type PrefixCache struct {
+	HitRate      float64 `json:"hit_rate"` // token-weighted, at first admission
+	CachedTokens int64   `json:"cached_tokens"`
+	PromptTokens int64   `json:"prompt_tokens"`
+	Evictions    int64   `json:"evictions"`
+}
+
+// KVStats reports KV-cache memory.
+type KVStats struct {
+	UtilizationMean    float64 `json:"utilization_mean"`     // time-weighted used / total blocks
+	CachedFractionMean float64 `json:"cached_fraction_mean"` // time-weighted cached / total blocks
+	BlocksPerReplica   int64   `json:"blocks_per_replica"`
+	BlockTokens        int     `json:"block_tokens"`
+	Preemptions        int64   `json:"preemptions"`
+	KVBytesPerGPU      float64 `json:"kv_bytes_per_gpu"`
+	WeightBytesPerGPU  float64 `json:"weight_bytes_per_gpu"`
+}
+
+// FleetStats describes the simulated fleet.
+type FleetStats struct {
+	GPU             string  `json:"gpu"`
+	Model           string  `json:"model"`
+	Replicas        int     `json:"replicas"`
+	TP              int     `json:"tp"`
+	GPUs            int     `json:"gpus"`
+	Domains         int     `json:"nvlink_domains"`
+	BusyFraction    float64 `json:"busy_fraction"` // mean fraction of time replicas had a step in progress
+	Router          string  `json:"router"`
+	Batching        string  `json:"batching"`
+	StepsPerReplica float64 `json:"steps_per_replica"`
+}
+
+// Cost prices the run.
+type Cost struct {
+	USD                       float64 `json:"usd"`
+	GPUHours                  float64 `json:"gpu_hours"`
+	PricePerGPUHour           float64 `json:"price_per_gpu_hour"`
+	USDPerMillionOutputTokens float64 `json:"usd_per_million_output_tokens"`     // on goodput: SLO-meeting output tokens
+	USDPerMillionOutputRaw    float64 `json:"usd_per_million_output_tokens_raw"` // on all completed output tokens
+	USDPerMonth               float64 `json:"usd_per_month"`                     // the fleet for 720 h
+}
+
+// SimStats describes the simulation itself.
+type SimStats struct {
+	Events           uint64  `json:"events"`
+	SimulatedSeconds float64 `json:"simulated_seconds"`
+	Seed             uint64  `json:"seed"`
+}
+
+func dist(s *quantile.Sketch) Dist {
+	if s.Count() == 0 {
+		return Dist{}
+	}
+	return Dist{Mean: round6(s.Mean()), P50: round6(s.Quantile(0.5)), P90: round6(s.Quantile(0.9)),
+		P99: round6(s.Quantile(0.99)), P999: round6(s.Quantile(0.999)), Max: round6(s.Max()), N: s.Count()}
+}
+
+// round6 keeps six decimals: stable, readable JSON.
+func round6(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return math.Round(x*1e6) / 1e6
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// HoursPerMonth is the month the seeds price capacity over (CALIBRATION.md
+// §6: "$6.5/h and 720 h").
+const HoursPerMonth = 720
+
+// Summarize reduces a run to its Summary.
+func Summarize(r *Result) *Summary {
+	sc, rec, f := r.Scenario, r.Rec, r.Fleet
+	secs := r.EndTime.Seconds()
+	s := &Summary{Scenario: sc.Name}
+	s.Requests = RequestCounts{Arrived: rec.Arrived, Completed: rec.Completed, Failed: rec.Failed,
+		Shed: rec.Shed, InFlight: rec.InFlight(), Preempted: rec.Preempted}
+	s.LatencyMs = LatencyBlock{TTFT: dist(rec.TTFT), TPOT: dist(rec.TPOT), E2E: dist(rec.E2E), Queue: dist(rec.Queue)}
+	s.Throughput = Throughput{
+		RequestsPerS:     round6(ratio(float64(rec.Completed), secs)),
+		OutputTokensPerS: round6(ratio(float64(rec.OutputTokens), secs)),
+		InputTokensPerS:  round6(ratio(float64(rec.InputTokens), secs)),
+	}
+	s.Goodput = Goodput{
+		RequestsPerS:     round6(ratio(float64(rec.MetSLO), secs)),
+		OutputTokensPerS: round6(ratio(float64(rec.GoodOutputTokens), secs)),
+		SLOAttainment:    round6(ratio(float64(rec.MetSLO), float64(rec.Arrived))),
+		TTFTSLOMs:        sc.SLO.TTFTMs, TPOTSLOMs: sc.SLO.TPOTMs,
+	}
+	var prompt, cached, evict, preempt, steps int64
+	var used, cachedNs, busy float64
+	for _, rp := range f.Replicas {
+		prompt += rp.Stats.PromptTokens
+		cached += rp.Stats.CachedTokens
+		evict += rp.KV().Evictions()
+		preempt += rp.Stats.Preemptions
+		steps += rp.Stats.Steps
+		used += rp.Stats.KVUsedBlockNs
+		cachedNs += rp.Stats.KVCachedBlockNs
+		busy += float64(rp.Stats.BusyNs)
+	}
+	n := float64(len(f.Replicas))
+	total := float64(f.Memory.KVBlocks) * n * float64(r.EndTime)
+	s.Prefix = PrefixCache{HitRate: round6(ratio(float64(cached), float64(prompt))), CachedTokens: cached,
+		PromptTokens: prompt, Evictions: evict}
+	s.KV = KVStats{UtilizationMean: round6(ratio(used, total)), CachedFractionMean: round6(ratio(cachedNs, total)),
+		BlocksPerReplica: f.Memory.KVBlocks, BlockTokens: sc.Cluster.Replica.BlockTokens, Preemptions: preempt,
+		KVBytesPerGPU: round6(f.Memory.KVBytes), WeightBytesPerGPU: round6(f.Memory.WeightBytes)}
+	s.Fleet = FleetStats{GPU: sc.Cluster.GPU, Model: sc.Cluster.Model, Replicas: sc.Cluster.Replicas, TP: sc.Cluster.TP,
+		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: round6(ratio(busy, n*float64(r.EndTime))),
+		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, StepsPerReplica: round6(float64(steps) / n)}
+	price := sc.Cost.PricePerGPUHour
+	if price == 0 {
+		price = sc.Catalog().GPUs[sc.Cluster.GPU].PricePerGPUHour
+	}
+	gpuHours := float64(f.Place.GPUs) * secs / 3600
+	usd := gpuHours * price
+	s.Cost = Cost{USD: round6(usd), GPUHours: round6(gpuHours), PricePerGPUHour: price,
+		USDPerMillionOutputTokens: round6(ratio(usd*1e6, float64(rec.GoodOutputTokens))),
+		USDPerMillionOutputRaw:    round6(ratio(usd*1e6, float64(rec.OutputTokens))),
+		USDPerMonth:               round6(float64(f.Place.GPUs) * price * HoursPerMonth)}
+	s.Sim = SimStats{Events: r.Events, SimulatedSeconds: round6(secs), Seed: sc.Seed}
+	if len(rec.FailedBy) > 0 {
+		s.Failed = rec.FailedBy
+	}
+	return s
+}
+
+// WriteJSON writes the summary as indented JSON (map keys sorted, so the
+// bytes are deterministic).
+func (s *Summary) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// WriteTable writes a readable results table.
+func (s *Summary) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario %s — %d× %s TP=%d on %d %s (%d NVLink domains), router %s, %s batching\n",
+		s.Scenario, s.Fleet.Replicas, s.Fleet.Model, s.Fleet.TP, s.Fleet.GPUs, s.Fleet.GPU, s.Fleet.Domains,
+		s.Fleet.Router, s.Fleet.Batching)
+	fmt.Fprintf(&b, "simulated %.1f s, %d events, seed %d\n\n", s.Sim.SimulatedSeconds, s.Sim.Events, s.Sim.Seed)
+	r := s.Requests
+	fmt.Fprintf(&b, "requests   arrived %d  completed %d  failed %d  shed %d  in flight %d  preempted %d\n\n",
+		r.Arrived, r.Completed, r.Failed, r.Shed, r.InFlight, r.Preempted)
+	fmt.Fprintf(&b, "%-12s %10s %10s %10s %10s %10s\n", "latency ms", "mean", "p50", "p90", "p99", "p99.9")
+	for _, row := range []struct {
+		name string
+		d    Dist
+	}{{"TTFT", s.LatencyMs.TTFT}, {"TPOT", s.LatencyMs.TPOT}, {"end-to-end", s.LatencyMs.E2E}, {"queueing", s.LatencyMs.Queue}} {
+		fmt.Fprintf(&b, "%-12s %10.1f %10.1f %10.1f %10.1f %10.1f\n", row.name, row.d.Mean, row.d.P50, row.d.P90, row.d.P99, row.d.P999)
+	}
+	fmt.Fprintf(&b, "\nthroughput  %.2f req/s  %.0f output tok/s  %.0f input tok/s\n",
+		s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS, s.Throughput.InputTokensPerS)
+	slo := "no SLO set"
+	if s.Goodput.TTFTSLOMs > 0 || s.Goodput.TPOTSLOMs > 0 {
+		slo = fmt.Sprintf("SLO TTFT ≤ %g ms, TPOT ≤ %g ms", s.Goodput.TTFTSLOMs, s.Goodput.TPOTSLOMs)
+	}
+	fmt.Fprintf(&b, "goodput     %.2f req/s  %.0f output tok/s  attainment %.2f%%  (%s)\n",
+		s.Goodput.RequestsPerS, s.Goodput.OutputTokensPerS, 100*s.Goodput.SLOAttainment, slo)
+	fmt.Fprintf(&b, "prefix     hit rate %.1f%% of %d prompt tokens, %d evictions\n",
+		100*s.Prefix.HitRate, s.Prefix.PromptTokens, s.Prefix.Evictions)
+	fmt.Fprintf(&b, "kv         utilisation %.1f%% mean (+%.1f%% cached), %d blocks/replica, %d preemptions, busy %.1f%%\n",
+		100*s.KV.UtilizationMean, 100*s.KV.CachedFractionMean, s.KV.BlocksPerReplica, s.KV.Preemptions, 100*s.Fleet.BusyFraction)
+	fmt.Fprintf(&b, "cost       $%.2f (%.1f GPU-h at $%.2f), $%.3f per 1M good output tokens, $%.0f per month\n",
+		s.Cost.USD, s.Cost.GPUHours, s.Cost.PricePerGPUHour, s.Cost.USDPerMillionOutputTokens, s.Cost.USDPerMonth)
+	if len(s.Failed) > 0 {
+		keys := make([]string, 0, len(s.Failed))
+		for k := range s.Failed {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "failed     %d: %s\n", s.Failed[k], k)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
