@@ -1,0 +1,39 @@
+package policies
+
+import (
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+var _ models.Router = (*LeastOutstanding)(nil)
+
+// LeastOutstanding sends each request to the available replica with the
+// fewest outstanding requests (ReplicaState.Outstanding); ties go to the
+// lowest index. Lowest-index tie-breaking does not herd, because the fleet
+// counts a routed request as outstanding before the next decision. Route is
+// one O(n) scan. The zero value is ready to use and holds no state.
+type LeastOutstanding struct{}
+
+// NewLeastOutstanding returns a least-outstanding-requests router.
+func NewLeastOutstanding() *LeastOutstanding { return &LeastOutstanding{} }
+
+// Route implements models.Router.
+func (LeastOutstanding) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+	return leastOutstanding(replicas)
+}
+
+// leastOutstanding is the scan behind LeastOutstanding, shared with the
+// routers that fall back to it.
+func leastOutstanding(replicas []models.ReplicaState) (int, bool) {
+	best, found := 0, false
+	for i := range replicas {
+		r := &replicas[i]
+		if !r.Available {
+			continue
+		}
+		if !found || r.Outstanding < replicas[best].Outstanding {
+			best, found = i, true
+		}
+	}
+	return best, found
+}
