@@ -1,7 +1,9 @@
 package experiments
 
 import (
+	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/BurntSushi/toml"
 	"os"
@@ -86,18 +88,53 @@ func Parse(filename string, data []byte) (*Scenario, error) {
 		sc.Workload = workloads.DefaultConfigFor(peek.Workload.Kind)
 	}
 	doc, err := tomlx.Decode(filename, data, &sc)
+	var terr *tomlx.Error
 	if err != nil {
-		return nil, err
+		if !errors.As(err, &terr) || doc == nil {
+			return nil, err
+		}
+		// Unknown keys and non-finite numbers still let the rest decode:
+		// decode leniently and validate too, so that every problem is
+		// reported at once. Syntax and type errors stop here.
+		sc = DefaultScenario()
+		if peek.Workload.Kind != "" {
+			sc.Workload = workloads.DefaultConfigFor(peek.Workload.Kind)
+		}
+		if _, lerr := toml.Decode(string(data), &sc); lerr != nil {
+			return nil, err
+		}
 	}
 	if sc.Name == "" {
 		sc.Name = baseName(filename)
 	}
 	var ps config.Problems
 	sc.Validate(&ps)
-	if len(ps.List) > 0 {
-		return nil, doc.Problems(ps.List)
+	if terr == nil && len(ps.List) == 0 {
+		return &sc, nil
 	}
-	return &sc, nil
+	all := &tomlx.Error{File: doc.File()}
+	seen := map[string]bool{}
+	if terr != nil {
+		for _, it := range terr.Items {
+			seen[it.Key] = true
+			all.Items = append(all.Items, it)
+		}
+	}
+	if len(ps.List) > 0 {
+		for _, it := range doc.Problems(ps.List).Items {
+			if !seen[it.Key] {
+				all.Items = append(all.Items, it)
+			}
+		}
+	}
+	sort.SliceStable(all.Items, func(i, j int) bool {
+		a, b := all.Items[i], all.Items[j]
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Key < b.Key
+	})
+	return nil, all
 }
 
 // Catalog returns the built-in catalog extended by the scenario's [[gpus]]

@@ -1,0 +1,102 @@
+package experiments
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// azureCode is the Azure 2023 code trace's shape (CALIBRATION.md §4, C).
+const azureCode = `
+[workload.input]
+dist = "lognormal"
+mean = 2048
+p99 = 7436
+max = 32768
+[workload.output]
+dist = "lognormal"
+mean = 28
+p99 = 252
+max = 4096
+`
+
+func benchScenario(b *testing.B, toml string) *Scenario {
+	sc, err := Parse("bench.toml", []byte(toml))
+	require.NoError(b, err)
+	return sc
+}
+
+func runBench(b *testing.B, sc *Scenario) {
+	b.ReportAllocs()
+	var reqs, events int64
+	for i := 0; i < b.N; i++ {
+		res, err := Run(sc, Options{})
+		require.NoError(b, err)
+		require.Zero(b, res.Rec.InFlight())
+		reqs += res.Rec.Completed
+		events += int64(res.Events)
+	}
+	b.ReportMetric(float64(reqs)/b.Elapsed().Seconds(), "sim-requests/s")
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(reqs)/float64(b.N), "requests/op")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkSingleReplica8B is the issue's case (a): one Llama-3-8B H100
+// replica, 10^5 requests with Azure-code-like lengths, at ~80% load.
+func BenchmarkSingleReplica8B(b *testing.B) {
+	sc := benchScenario(b, `
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 1
+[workload]
+max_requests = 100000
+duration_s = 0
+[workload.arrival]
+rate_per_s = 16
+`+azureCode)
+	runBench(b, sc)
+}
+
+// BenchmarkFleet70B is the issue's case (b): 128 Llama-3-70B TP=8 replicas
+// on 1,024 H100 at about 70% load for one simulated hour.
+func BenchmarkFleet70B(b *testing.B) {
+	sc := benchScenario(b, `
+[cluster]
+gpu = "H100"
+model = "llama-3-70b"
+tp = 8
+replicas = 128
+[workload]
+duration_s = 3600
+[workload.arrival]
+rate_per_s = 1700
+`+azureCode)
+	runBench(b, sc)
+}
+
+// BenchmarkPeakRSS10M runs 10^7 requests through 64 Llama-3-8B replicas and
+// reports the process's peak resident set (Linux ru_maxrss). Run it alone:
+//
+//	go test ./experiments -run '^$' -bench PeakRSS10M -benchtime 1x
+func BenchmarkPeakRSS10M(b *testing.B) {
+	sc := benchScenario(b, `
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 64
+[workload]
+max_requests = 10000000
+duration_s = 0
+[workload.arrival]
+rate_per_s = 1900
+`+azureCode)
+	runBench(b, sc)
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+}
