@@ -78,7 +78,8 @@ rate_per_s = 1700
 	runBench(b, sc)
 }
 
-// BenchmarkPeakRSS10M runs 10^7 requests through 64 Llama-3-8B replicas and
+// BenchmarkPeakRSS10M runs 10^7 requests through 64 Llama-3-8B replicas (about
+// 75% load) and
 // reports the process's peak resident set (Linux ru_maxrss). Run it alone:
 //
 //	go test ./experiments -run '^$' -bench PeakRSS10M -benchtime 1x
@@ -93,7 +94,7 @@ replicas = 64
 max_requests = 10000000
 duration_s = 0
 [workload.arrival]
-rate_per_s = 1900
+rate_per_s = 1000
 `+azureCode)
 	runBench(b, sc)
 	var ru syscall.Rusage
