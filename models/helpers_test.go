@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
@@ -57,3 +58,5 @@ func lognormalLen(rng *rand.Rand, mean, sigma float64, lo, hi int32) int32 {
 	v := int32(expf(mu + sigma*rng.NormFloat64()))
 	return max(lo, min(hi, v))
 }
+
+type problemsT struct{ config.Problems }
