@@ -147,3 +147,30 @@ func TestPrefixCacheHitsAndEviction(t *testing.T) {
 	require.Zero(t, r.Stats.CachedTokens, "alternating prefixes evict each other")
 	require.Positive(t, r.kv.Evictions())
 }
+
+// TestSessionContinuationIsCached: a finished turn's prompt tail and answer
+// stay cached as the segment the next turn names, so the next turn hits its
+// whole history.
+func TestSessionContinuationIsCached(t *testing.T) {
+	sys := workloads.Segment{Hash: 11, Tokens: 512}
+	t1 := workloads.Request{ID: 1, Arrival: 0, InputTokens: 512 + 300, OutputTokens: 200, Session: 7,
+		Prefix: []workloads.Segment{sys}}
+	cont := workloads.ContinuationSegment(&t1)
+	require.Positive(t, cont.Tokens)
+	t2 := workloads.Request{ID: 2, Arrival: 30 * sim.Second, InputTokens: 512 + cont.Tokens + 100, OutputTokens: 50,
+		Session: 7, Prefix: []workloads.Segment{sys, cont}}
+	for _, caching := range []bool{true, false} {
+		cfg := defaultFleet(1)
+		cfg.Replica.PrefixCaching = caching
+		eng, f := testFleet(t, cfg)
+		require.NoError(t, f.Start(&sliceSource{reqs: []workloads.Request{t1, t2}}))
+		eng.Run(sim.Forever)
+		require.EqualValues(t, 2, f.Rec.Completed)
+		want := int64(0)
+		if caching {
+			want = int64(512 + cont.Tokens)
+		}
+		require.Equal(t, want, f.Replicas[0].Stats.CachedTokens, "caching=%v", caching)
+		f.Replicas[0].kv.check()
+	}
+}

@@ -229,6 +229,9 @@ func (r *Replica) finishRun(now sim.Time) {
 	static := r.cfg.Batching == BatchStatic
 	var need int64
 	for _, s := range r.running {
+		if !s.decoding() {
+			continue // a prefill left without budget waits for the next step
+		}
 		s.kvTokens += k
 		if static {
 			if !s.finished {
@@ -332,6 +335,7 @@ func (r *Replica) reap(now sim.Time) {
 
 func (r *Replica) complete(s *seq, now sim.Time) {
 	if r.cfg.Batching != BatchStatic {
+		r.cacheContinuation(s)
 		r.releaseKV(s)
 	}
 	r.state.Outstanding--
@@ -371,6 +375,28 @@ func (r *Replica) cacheSegments(s *seq) {
 		s.missBlocks -= b
 	}
 	s.hitSegs = n
+}
+
+// cacheContinuation keeps the KV of a finished session turn's prompt tail
+// and answer in the prefix cache, as the segment the session's next turn
+// will name (workloads.ContinuationSegment), the way vLLM keeps a finished
+// request's full blocks cached.
+func (r *Replica) cacheContinuation(s *seq) {
+	if !r.cfg.PrefixCaching || s.req.Session == 0 || int(s.hitSegs) != len(s.req.Prefix) {
+		return
+	}
+	c := workloads.ContinuationSegment(&s.req)
+	if c.Tokens <= 0 {
+		return
+	}
+	b := min(r.blocksFor(int64(c.Tokens)), s.tailBlocks)
+	e, fresh := r.kv.Insert(c.Hash, b, c.Tokens)
+	if !fresh {
+		r.kv.Acquire(e)
+		r.kv.Release(b)
+	}
+	s.entries = append(s.entries, e)
+	s.tailBlocks -= b
 }
 
 // plan chooses the next step, or goes idle.
@@ -623,6 +649,9 @@ func (r *Replica) planDecodeRun(now sim.Time, n int) {
 	var ctx float64
 	k := int64(math.MaxInt32)
 	for _, s := range r.running {
+		if !s.decoding() {
+			continue
+		}
 		ctx += float64(s.kvTokens)
 		if rem := int64(s.req.OutputTokens - s.gen); rem < k {
 			k = rem
@@ -656,7 +685,9 @@ func (r *Replica) planDecodeRun(now sim.Time, n int) {
 func (r *Replica) demand(j int64) int64 {
 	var need int64
 	for _, s := range r.running {
-		need += r.blocksFor(s.tailTokens+j) - s.tailBlocks
+		if s.decoding() {
+			need += r.blocksFor(s.tailTokens+j) - s.tailBlocks
+		}
 	}
 	return need
 }

@@ -1,0 +1,144 @@
+package workloads
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// ArrivalProcess generates arrival times one after another.
+//
+// NextArrival returns the first arrival after one at prev (prev is 0 for
+// the first arrival of a run, which then falls at the first gap, not at 0).
+// The result is >= prev; it is sim.Forever when the next arrival lies beyond
+// the range of sim.Time. Implementations are immutable values: all
+// randomness comes from rng, and the same rng state gives the same result.
+type ArrivalProcess interface {
+	NextArrival(rng *rand.Rand, prev sim.Time) sim.Time
+}
+
+var (
+	_ ArrivalProcess = Poisson{}
+	_ ArrivalProcess = Gamma{}
+	_ ArrivalProcess = Diurnal{}
+)
+
+// Poisson is a homogeneous Poisson process: exponential interarrival times
+// with mean 1/RatePerS seconds. RatePerS must be a finite number > 0
+// (NextArrival panics otherwise; Config.Validate checks it first).
+type Poisson struct {
+	RatePerS float64 // mean arrival rate, requests per second
+}
+
+// NextArrival implements ArrivalProcess.
+func (p Poisson) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
+	mustPositive("Poisson.RatePerS", p.RatePerS)
+	return addSeconds(prev, rng.ExpFloat64()/p.RatePerS)
+}
+
+// Gamma is a renewal process with gamma-distributed interarrival times of
+// mean 1/RatePerS seconds and coefficient of variation CV (standard
+// deviation / mean). CV = 1 is a Poisson process, CV < 1 is smoother, CV > 1
+// is burstier (the shape is 1/CV²). Both fields must be finite and > 0
+// (NextArrival panics otherwise). Very large CVs (> 10) give many
+// zero-length gaps after rounding to nanoseconds; the mean rate still holds.
+type Gamma struct {
+	RatePerS float64 // mean arrival rate, requests per second
+	CV       float64 // coefficient of variation of the interarrival time
+}
+
+// NextArrival implements ArrivalProcess.
+func (g Gamma) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
+	mustPositive("Gamma.RatePerS", g.RatePerS)
+	mustPositive("Gamma.CV", g.CV)
+	shape := 1 / (g.CV * g.CV)
+	// Mean of Gamma(shape, scale) is shape*scale = 1/rate.
+	return addSeconds(prev, sampleGamma(rng, shape)/(shape*g.RatePerS))
+}
+
+// Diurnal is a non-homogeneous Poisson process whose rate follows a sinusoid:
+//
+//	rate(t) = MeanRatePerS · (1 + Amplitude · cos(2π (t − PhaseS) / PeriodS))
+//
+// with t in seconds from the start of the run, so the rate peaks at
+// (1+Amplitude)·MeanRatePerS at t = PhaseS (and every PeriodS after) and
+// bottoms out at (1−Amplitude)·MeanRatePerS half a period later. Over whole
+// periods the mean rate is MeanRatePerS. It is sampled exactly by thinning
+// a Poisson process of rate (1+Amplitude)·MeanRatePerS.
+// MeanRatePerS and PeriodS must be finite and > 0, Amplitude in [0, 1],
+// PhaseS finite (NextArrival panics otherwise).
+type Diurnal struct {
+	MeanRatePerS float64 // mean arrival rate over a period, requests per second
+	Amplitude    float64 // relative swing of the rate, 0 (flat) .. 1 (down to zero)
+	PeriodS      float64 // period of the cycle, seconds (86400 for a day)
+	PhaseS       float64 // time of the first peak, seconds from the start
+}
+
+// NextArrival implements ArrivalProcess.
+func (d Diurnal) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
+	mustPositive("Diurnal.MeanRatePerS", d.MeanRatePerS)
+	mustPositive("Diurnal.PeriodS", d.PeriodS)
+	if !(d.Amplitude >= 0 && d.Amplitude <= 1) || math.IsNaN(d.PhaseS) || math.IsInf(d.PhaseS, 0) {
+		panic("workloads: Diurnal with amplitude outside [0, 1] or non-finite phase")
+	}
+	peak := d.MeanRatePerS * (1 + d.Amplitude)
+	w := 2 * math.Pi / d.PeriodS
+	t := prev
+	for {
+		t = addSeconds(t, rng.ExpFloat64()/peak)
+		if t == sim.Forever {
+			return t
+		}
+		rate := d.MeanRatePerS * (1 + d.Amplitude*math.Cos(w*(t.Seconds()-d.PhaseS)))
+		if rng.Float64()*peak <= rate {
+			return t
+		}
+	}
+}
+
+// addSeconds returns t + s seconds rounded to the nanosecond, saturating at
+// sim.Forever instead of overflowing.
+func addSeconds(t sim.Time, s float64) sim.Time {
+	ns := math.Round(s * 1e9)
+	if ns >= float64(sim.Forever-t) {
+		return sim.Forever
+	}
+	return t + sim.Time(ns)
+}
+
+func mustPositive(name string, v float64) {
+	if !(v > 0) || math.IsInf(v, 0) {
+		panic("workloads: " + name + " must be a finite number > 0")
+	}
+}
+
+// sampleGamma draws from Gamma(shape, 1) by Marsaglia and Tsang (2000), with
+// the U^(1/shape) boost for shape < 1. It draws only from rng and does not
+// allocate.
+func sampleGamma(rng *rand.Rand, shape float64) float64 {
+	if shape == 1 {
+		return rng.ExpFloat64()
+	}
+	boost := 1.0
+	if shape < 1 {
+		// Gamma(a) = Gamma(a+1) · U^(1/a); in log space to delay underflow.
+		boost = math.Exp(math.Log(1-rng.Float64()) / shape)
+		shape++
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		x2 := x * x
+		if u < 1-0.0331*x2*x2 || math.Log(u) < 0.5*x2+d*(1-v+math.Log(v)) {
+			return boost * d * v
+		}
+	}
+}

@@ -1,0 +1,584 @@
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// Workload kinds (Config.Kind).
+const (
+	KindSynthetic = "synthetic"
+	KindSessions  = "sessions"
+	KindAgentic   = "agentic"
+	KindTrace     = "trace"
+)
+
+// Arrival process names (ArrivalConfig.Process).
+const (
+	ProcessPoisson = "poisson"
+	ProcessGamma   = "gamma"
+	ProcessDiurnal = "diurnal"
+)
+
+// Length distribution names (DistConfig.Dist).
+const (
+	DistFixed     = "fixed"
+	DistLogNormal = "lognormal"
+	DistEmpirical = "empirical"
+	DistGeometric = "geometric"
+)
+
+// System prompt choices (Config.SystemPromptChoice).
+const (
+	ChoiceUniform = "uniform"
+	ChoiceZipf    = "zipf"
+)
+
+var (
+	kindNames    = []string{KindAgentic, KindSessions, KindSynthetic, KindTrace}
+	processNames = []string{ProcessDiurnal, ProcessGamma, ProcessPoisson}
+	distNames    = []string{DistEmpirical, DistFixed, DistGeometric, DistLogNormal}
+	choiceNames  = []string{ChoiceUniform, ChoiceZipf}
+)
+
+// maxDurationS is the largest duration sim.Time can hold, seconds (~292 y).
+const maxDurationS = float64(math.MaxInt64) / 1e9
+
+// Config describes one workload as a scenario file writes it (a TOML table,
+// snake_case keys). Which parts are read depends on Kind:
+//
+//   - "synthetic": Arrival, Input, Output, the system prompt keys; a request
+//     arrives at each arrival with InputTokens = system prompt + Input draw.
+//   - "sessions": multi-turn conversations. Arrival gives session starts;
+//     Input is each turn's new user message, Output each turn's answer;
+//     Sessions gives turns and think time; each turn's prompt is the system
+//     prompt + the whole history + the new message, and shares the previous
+//     turn's prompt + answer as its prefix (see ContinuationSegment).
+//   - "agentic": the same mechanism with agent-like defaults (its default
+//     distributions and DefaultConfigFor("agentic")): many tool-call turns
+//     whose new input is a tool result of 1–3k tokens and whose output is a
+//     100–300-token call, so the accumulated context gives an input:output
+//     ratio of about 99:1.
+//   - "trace": replays Trace.Path; Arrival, Input, Output, Sessions and the
+//     system prompt keys are not read.
+//
+// Defaults depend on the kind in two ways. The distribution tables (Input,
+// Output, Sessions.Turns) default to empty, which means the kind's default
+// distribution (see Resolved); a table a scenario writes replaces the
+// default whole, so keys never mix with a default's (a default p99 with a
+// written cv). Scalars take their defaults from DefaultConfigFor(kind); the
+// defaults documented per field are DefaultConfig's, i.e. "synthetic".
+type Config struct {
+	// Kind is the workload kind: "synthetic", "sessions", "agentic" or
+	// "trace". Default "synthetic".
+	Kind string `toml:"kind"`
+	// Arrival is the arrival process of requests (synthetic) or of new
+	// sessions (sessions, agentic).
+	Arrival ArrivalConfig `toml:"arrival"`
+	// Input is the prompt length excluding the system prompt, tokens
+	// (synthetic), or the new tokens each turn adds (sessions, agentic).
+	// Default empty, meaning for synthetic: lognormal, mean 1024, p99 8192,
+	// max 131072; sessions: lognormal, mean 256, cv 1.5, max 8192 (a user
+	// message); agentic: lognormal, mean 1800, cv 0.35, max 16384 (a tool
+	// result, 1–3k typical).
+	Input DistConfig `toml:"input"`
+	// Output is the number of tokens to generate per request or turn.
+	// Default empty, meaning for synthetic: lognormal, mean 256, p99 2048,
+	// max 16384; sessions: lognormal, mean 350, cv 0.8, max 4096 (the
+	// Mooncake conversation trace's mean is 343); agentic: lognormal,
+	// mean 200, cv 0.3, max 1024 (a tool call, 100–300 typical).
+	Output DistConfig `toml:"output"`
+	// SystemPrompts is the number of distinct shared system prompts; each
+	// request (synthetic) or session picks one and its prompt starts with
+	// it, as a one-segment Prefix. 0 means none. Default 0.
+	SystemPrompts int `toml:"system_prompts"`
+	// SystemPromptTokens is the length of every system prompt, tokens; a
+	// multiple of 16 (the KV block size) and > 0 when SystemPrompts > 0.
+	// Default 0.
+	SystemPromptTokens int `toml:"system_prompt_tokens"`
+	// SystemPromptChoice is how a system prompt is picked: "uniform" or
+	// "zipf" (prompt i, from 0, with weight 1/(i+1)^SystemPromptZipfS).
+	// Default "uniform".
+	SystemPromptChoice string `toml:"system_prompt_choice"`
+	// SystemPromptZipfS is the Zipf exponent for "zipf", > 0. Default 1.
+	SystemPromptZipfS float64 `toml:"system_prompt_zipf_s"`
+	// Sessions configures kinds "sessions" and "agentic".
+	Sessions SessionsConfig `toml:"sessions"`
+	// Trace configures kind "trace".
+	Trace TraceConfig `toml:"trace"`
+	// MaxRequests stops the workload after this many requests; 0 means no
+	// limit. Default 0.
+	MaxRequests int64 `toml:"max_requests"`
+	// DurationS stops the workload at the first request arriving later than
+	// this, seconds from the start; 0 means no limit. Generated kinds need
+	// DurationS > 0 or MaxRequests > 0. Default 600 (DefaultConfigFor("trace"):
+	// 0, the whole trace).
+	DurationS float64 `toml:"duration_s"`
+}
+
+// ArrivalConfig is an arrival process (see Poisson, Gamma, Diurnal).
+type ArrivalConfig struct {
+	// Process is "poisson", "gamma" or "diurnal". Default "poisson".
+	Process string `toml:"process"`
+	// RatePerS is the mean arrival rate, per second (> 0). For "diurnal" it
+	// is the mean over a period. Default 10.
+	RatePerS float64 `toml:"rate_per_s"`
+	// CV is the coefficient of variation of interarrival times for "gamma"
+	// (> 0; 1 is Poisson, > 1 bursty). Default 1.
+	CV float64 `toml:"cv"`
+	// Amplitude is the relative swing of the rate for "diurnal", in [0, 1]:
+	// the rate moves between (1−Amplitude) and (1+Amplitude) times RatePerS.
+	// Default 0.5.
+	Amplitude float64 `toml:"amplitude"`
+	// PeriodS is the period of the "diurnal" cycle, seconds (> 0). Default
+	// 86400 (a day).
+	PeriodS float64 `toml:"period_s"`
+	// PhaseS is when the "diurnal" rate first peaks, seconds from the start
+	// (any finite value). Default 0 (the run starts at the peak).
+	PhaseS float64 `toml:"phase_s"`
+}
+
+// DistConfig is a distribution of token counts (or of turns), clamped to
+// [Min, Max]. The zero value (no key set) stands for the default of the
+// field that holds it; see Config.Resolved.
+type DistConfig struct {
+	// Dist is "fixed", "lognormal", "empirical" or "geometric"; required
+	// when any other key of the table is set.
+	Dist string `toml:"dist"`
+	// Mean is the mean before clamping, tokens. "fixed": the value itself
+	// (an integer >= 1). "lognormal": > 0. "geometric": >= 1 (the
+	// distribution on 1, 2, 3, ... with this mean). Not read by "empirical".
+	Mean float64 `toml:"mean"`
+	// P99 is the 99th percentile of a "lognormal" before clamping, tokens:
+	// mean < p99 <= 14.97·mean. Give either P99 or CV (the other 0).
+	P99 float64 `toml:"p99"`
+	// CV is the coefficient of variation of a "lognormal" (> 0), as an
+	// alternative to P99.
+	CV float64 `toml:"cv"`
+	// Min is the smallest value, tokens (>= 1); 0 means 1. Default 1.
+	Min int `toml:"min"`
+	// Max is the largest value, tokens (>= Min, <= 2147483647); 0 means no
+	// bound. Default 0.
+	Max int `toml:"max"`
+	// Values are the values of an "empirical" distribution, tokens (>= 1).
+	Values []int `toml:"values"`
+	// Weights are the relative weights of Values (>= 0, not all 0); empty
+	// means equal weights.
+	Weights []float64 `toml:"weights"`
+}
+
+// SessionsConfig configures multi-turn sessions (kinds "sessions" and
+// "agentic").
+type SessionsConfig struct {
+	// Turns is the number of turns per session (requests per conversation
+	// or tool calls per agent run). Default empty, meaning geometric,
+	// mean 5, max 100 (agentic: mean 9, max 200).
+	Turns DistConfig `toml:"turns"`
+	// ThinkTimeSMean is the mean time between a turn's arrival and the next
+	// turn's, seconds (exponential; >= 0, 0 sends turns back to back). The
+	// workload is open loop, so this includes the time the answer takes.
+	// Default 60 (agentic: 10).
+	ThinkTimeSMean float64 `toml:"think_time_s_mean"`
+	// MaxInputTokens ends a session before a turn whose prompt would exceed
+	// it (a first turn is cut to it instead), tokens; 0 means no limit but
+	// 2147483647. Must exceed SystemPromptTokens. Default 131072 (agentic:
+	// 200000).
+	MaxInputTokens int `toml:"max_input_tokens"`
+}
+
+// TraceConfig configures kind "trace".
+type TraceConfig struct {
+	// Path is the trace file (required). It is opened by New.
+	Path string `toml:"path"`
+	// Format is "mooncake" (JSONL) or "azure" (CSV); empty detects it from
+	// the extension (.jsonl, .csv). Default "".
+	Format string `toml:"format"`
+	// RateMultiplier speeds the replay up (> 0): 2 replays twice as fast.
+	// Default 1.
+	RateMultiplier float64 `toml:"rate_multiplier"`
+}
+
+// DefaultConfig returns the defaults of a "synthetic" workload: Poisson
+// arrivals at 10 req/s for 600 s, lognormal input (mean 1024, p99 8192) and
+// output (mean 256, p99 2048) once resolved, no system prompts.
+func DefaultConfig() Config {
+	return Config{
+		Kind: KindSynthetic,
+		Arrival: ArrivalConfig{
+			Process: ProcessPoisson, RatePerS: 10, CV: 1,
+			Amplitude: 0.5, PeriodS: 86400,
+		},
+		SystemPromptChoice: ChoiceUniform,
+		SystemPromptZipfS:  1,
+		Sessions: SessionsConfig{
+			ThinkTimeSMean: 60,
+			MaxInputTokens: 131072,
+		},
+		Trace:     TraceConfig{RateMultiplier: 1},
+		DurationS: 600,
+	}
+}
+
+// defaultDists returns kind's default input, output and turns
+// distributions (documented on Config.Input, Config.Output and
+// SessionsConfig.Turns).
+func defaultDists(kind string) (input, output, turns DistConfig) {
+	switch kind {
+	case KindSessions:
+		return DistConfig{Dist: DistLogNormal, Mean: 256, CV: 1.5, Min: 1, Max: 8192},
+			DistConfig{Dist: DistLogNormal, Mean: 350, CV: 0.8, Min: 1, Max: 4096},
+			DistConfig{Dist: DistGeometric, Mean: 5, Min: 1, Max: 100}
+	case KindAgentic:
+		return DistConfig{Dist: DistLogNormal, Mean: 1800, CV: 0.35, Min: 1, Max: 16384},
+			DistConfig{Dist: DistLogNormal, Mean: 200, CV: 0.3, Min: 1, Max: 1024},
+			DistConfig{Dist: DistGeometric, Mean: 9, Min: 1, Max: 200}
+	}
+	return DistConfig{Dist: DistLogNormal, Mean: 1024, P99: 8192, Min: 1, Max: 131072},
+		DistConfig{Dist: DistLogNormal, Mean: 256, P99: 2048, Min: 1, Max: 16384},
+		DistConfig{Dist: DistGeometric, Mean: 5, Min: 1, Max: 100}
+}
+
+// IsZero reports whether no key of d is set (d then stands for a default).
+func (d *DistConfig) IsZero() bool {
+	return d.Dist == "" && d.Mean == 0 && d.P99 == 0 && d.CV == 0 && d.Min == 0 && d.Max == 0 &&
+		len(d.Values) == 0 && len(d.Weights) == 0
+}
+
+// Resolved returns c with every empty distribution table (Input, Output,
+// Sessions.Turns) replaced by c.Kind's default, and Min 0 read as 1: the
+// configuration New actually runs. It is what to print as the effective
+// configuration.
+func (c Config) Resolved() Config {
+	in, out, turns := defaultDists(c.Kind)
+	for _, f := range []struct {
+		d   *DistConfig
+		def DistConfig
+	}{{&c.Input, in}, {&c.Output, out}, {&c.Sessions.Turns, turns}} {
+		if f.d.IsZero() {
+			*f.d = f.def
+		}
+		if f.d.Min == 0 {
+			f.d.Min = 1
+		}
+	}
+	return c
+}
+
+// DefaultConfigFor returns the defaults for kind: DefaultConfig with Kind
+// set and, for
+//
+//   - "sessions": 1 new session/s.
+//   - "agentic": 0.5 new agent runs/s; 4 system prompts (tool definitions)
+//     of 2048 tokens; 10 s between turns; contexts up to 200000 tokens.
+//     With the agentic default distributions (a 1800-token tool result and
+//     a 200-token call per turn, 9 turns on average) the input:output token
+//     ratio is about (S+u)/o + (u+o)(m−1)/o = 99 for system prompt S, new
+//     tokens u, output o and mean turns m (CALIBRATION.md §6: ~99:1).
+//   - "trace": DurationS 0 (replay the whole trace).
+//
+// An unknown kind gets DefaultConfig with that Kind (Validate reports it).
+func DefaultConfigFor(kind string) Config {
+	c := DefaultConfig()
+	c.Kind = kind
+	switch kind {
+	case KindSessions:
+		c.Arrival.RatePerS = 1
+	case KindAgentic:
+		c.Arrival.RatePerS = 0.5
+		c.SystemPrompts, c.SystemPromptTokens = 4, 2048
+		c.Sessions.ThinkTimeSMean = 10
+		c.Sessions.MaxInputTokens = 200000
+	case KindTrace:
+		c.DurationS = 0
+	}
+	return c
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// Validate records in ps every problem with c, each under its dotted key
+// prefix + "." + key (just key when prefix is empty), e.g.
+// "workload.arrival.rate_per_s". Only the parts that c.Kind reads are
+// checked, after Resolved. It does not open the trace file (New does).
+func (c *Config) Validate(prefix string, ps *config.Problems) {
+	rc := c.Resolved()
+	c = &rc
+	k := func(key string) string { return join(prefix, key) }
+	ps.OneOf(k("kind"), c.Kind, kindNames)
+	if c.MaxRequests < 0 {
+		ps.Add(k("max_requests"), "must be an integer >= 0 (0: no limit), found %d", c.MaxRequests)
+	}
+	ps.NonNegative(k("duration_s"), c.DurationS)
+	if c.DurationS > maxDurationS {
+		ps.Add(k("duration_s"), "must be at most %.4g (the range of simulated time), found %v", maxDurationS, c.DurationS)
+	}
+	switch c.Kind {
+	case KindSynthetic, KindSessions, KindAgentic:
+		if c.MaxRequests == 0 && c.DurationS == 0 {
+			ps.Add(k("duration_s"), "a %s workload never ends by itself: set duration_s > 0 or max_requests > 0", c.Kind)
+		}
+		c.Arrival.validate(k("arrival"), ps)
+		c.Input.validate(k("input"), ps)
+		c.Output.validate(k("output"), ps)
+		c.validatePrompts(k, ps)
+		if c.Kind != KindSynthetic {
+			c.Sessions.validate(k("sessions"), c.SystemPromptTokens, ps)
+		}
+	case KindTrace:
+		c.Trace.validate(k("trace"), ps)
+	}
+}
+
+func (c *Config) validatePrompts(k func(string) string, ps *config.Problems) {
+	if c.SystemPrompts < 0 {
+		ps.Add(k("system_prompts"), "must be an integer >= 0 (0: none), found %d", c.SystemPrompts)
+	}
+	if c.SystemPrompts <= 0 {
+		return
+	}
+	if c.SystemPromptTokens <= 0 || c.SystemPromptTokens%BlockTokens != 0 || c.SystemPromptTokens > maxTokens {
+		ps.Add(k("system_prompt_tokens"), "must be a positive multiple of %d (the KV block size) when system_prompts > 0, found %d",
+			BlockTokens, c.SystemPromptTokens)
+	}
+	ps.OneOf(k("system_prompt_choice"), c.SystemPromptChoice, choiceNames)
+	if c.SystemPromptChoice == ChoiceZipf {
+		ps.Positive(k("system_prompt_zipf_s"), c.SystemPromptZipfS)
+	}
+}
+
+func (a *ArrivalConfig) validate(prefix string, ps *config.Problems) {
+	k := func(key string) string { return join(prefix, key) }
+	ps.OneOf(k("process"), a.Process, processNames)
+	ps.Positive(k("rate_per_s"), a.RatePerS)
+	switch a.Process {
+	case ProcessGamma:
+		ps.Positive(k("cv"), a.CV)
+	case ProcessDiurnal:
+		ps.Fraction(k("amplitude"), a.Amplitude)
+		ps.Positive(k("period_s"), a.PeriodS)
+		if math.IsNaN(a.PhaseS) || math.IsInf(a.PhaseS, 0) {
+			ps.Add(k("phase_s"), "must be a finite number, found %v", a.PhaseS)
+		}
+	}
+}
+
+func (d *DistConfig) validate(prefix string, ps *config.Problems) {
+	k := func(key string) string { return join(prefix, key) }
+	if d.Dist == "" {
+		ps.Add(k("dist"), "required when other keys of the table are set; valid names: %s", strings.Join(distNames, ", "))
+	} else {
+		ps.OneOf(k("dist"), d.Dist, distNames)
+	}
+	if d.Min < 0 || d.Min > maxTokens {
+		ps.Add(k("min"), "must be an integer in [1, %d] (0: 1), found %d", maxTokens, d.Min)
+	}
+	if d.Max != 0 && (d.Max < max(d.Min, 1) || d.Max > maxTokens) {
+		ps.Add(k("max"), "must be 0 (no bound) or an integer in [min, %d] = [%d, %d], found %d", maxTokens, d.Min, maxTokens, d.Max)
+	}
+	switch d.Dist {
+	case DistFixed:
+		if !(d.Mean >= 1 && d.Mean <= maxTokens) || d.Mean != math.Trunc(d.Mean) {
+			ps.Add(k("mean"), "a fixed distribution's value must be an integer in [1, %d], found %v", maxTokens, d.Mean)
+		}
+	case DistLogNormal:
+		ps.Positive(k("mean"), d.Mean)
+		switch {
+		case d.P99 != 0 && d.CV != 0:
+			ps.Add(k("p99"), "give either p99 or cv for a lognormal, not both (found p99 %v, cv %v)", d.P99, d.CV)
+		case d.P99 != 0:
+			if d.Mean > 0 && !math.IsInf(d.Mean, 0) {
+				if _, err := NewLogNormalMeanP99(d.Mean, d.P99, 1, 1); err != nil {
+					ps.Add(k("p99"), "%s", strings.TrimPrefix(err.Error(), "workloads: lognormal "))
+				}
+			}
+		case d.CV != 0:
+			ps.Positive(k("cv"), d.CV)
+		default:
+			ps.Add(k("p99"), "a lognormal needs p99 > 0 or cv > 0, found neither")
+		}
+	case DistGeometric:
+		if !(d.Mean >= 1) || math.IsInf(d.Mean, 0) {
+			ps.Add(k("mean"), "a geometric distribution's mean must be a finite number >= 1, found %v", d.Mean)
+		}
+	case DistEmpirical:
+		if len(d.Values) == 0 {
+			ps.Add(k("values"), "an empirical distribution needs at least one value")
+		}
+		for i, v := range d.Values {
+			if v < 1 || v > maxTokens {
+				ps.Add(fmt.Sprintf("%s[%d]", k("values"), i), "must be an integer in [1, %d], found %d", maxTokens, v)
+			}
+		}
+		if len(d.Weights) != 0 {
+			if len(d.Weights) != len(d.Values) {
+				ps.Add(k("weights"), "must be empty or have one weight per value (%d), found %d", len(d.Values), len(d.Weights))
+			}
+			var sum float64
+			for i, w := range d.Weights {
+				ps.NonNegative(fmt.Sprintf("%s[%d]", k("weights"), i), w)
+				sum += w
+			}
+			if !(sum > 0) && !math.IsNaN(sum) {
+				ps.Add(k("weights"), "must not all be 0")
+			}
+		}
+	}
+}
+
+func (s *SessionsConfig) validate(prefix string, systemPromptTokens int, ps *config.Problems) {
+	k := func(key string) string { return join(prefix, key) }
+	s.Turns.validate(k("turns"), ps)
+	ps.NonNegative(k("think_time_s_mean"), s.ThinkTimeSMean)
+	if s.MaxInputTokens < 0 || s.MaxInputTokens > maxTokens {
+		ps.Add(k("max_input_tokens"), "must be an integer in [0, %d] (0: no limit), found %d", maxTokens, s.MaxInputTokens)
+	} else if s.MaxInputTokens > 0 && s.MaxInputTokens <= systemPromptTokens {
+		ps.Add(k("max_input_tokens"), "must exceed system_prompt_tokens (%d), found %d", systemPromptTokens, s.MaxInputTokens)
+	}
+}
+
+func (t *TraceConfig) validate(prefix string, ps *config.Problems) {
+	k := func(key string) string { return join(prefix, key) }
+	if t.Path == "" {
+		ps.Add(k("path"), "required: the trace file to replay")
+	}
+	switch {
+	case t.Format != "":
+		ps.OneOf(k("format"), t.Format, TraceFormats())
+	case t.Path != "":
+		if _, err := DetectFormat(t.Path, ""); err != nil {
+			ps.Add(k("format"), "cannot tell the format of %q from its extension (.jsonl: mooncake, .csv: azure); set format to one of: %s",
+				t.Path, strings.Join(TraceFormats(), ", "))
+		}
+	}
+	ps.Positive(k("rate_multiplier"), t.RateMultiplier)
+}
+
+// New builds the Source that cfg describes. cfg is validated first (keys
+// without a prefix); an invalid cfg returns a config.ProblemsError.
+//
+// Randomness: New draws, in a fixed order, independent child streams from
+// rng for arrivals, input lengths, output lengths, system prompt choice,
+// turns and think times, and a salt for prefix hashes; so changing, say, the
+// output distribution does not move any arrival. rng may be nil for kind
+// "trace", which draws nothing. New keeps no reference to rng.
+//
+// The Source stops at cfg.MaxRequests requests or at the first arrival
+// after cfg.DurationS, whichever comes first. It implements io.Closer; for
+// kind "trace" New opens the file and Close closes it, so always Close.
+// Prefix slices of emitted requests may be shared between requests and must
+// not be modified.
+func New(cfg Config, rng *rand.Rand) (Source, error) {
+	var ps config.Problems
+	cfg.Validate("", &ps)
+	if err := ps.Err(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.Resolved()
+	var until sim.Time
+	if cfg.DurationS > 0 {
+		until = sim.FromSeconds(cfg.DurationS)
+	}
+	if cfg.Kind == KindTrace {
+		tr, err := OpenTrace(cfg.Trace.Path, cfg.Trace.Format, TraceOptions{RateMultiplier: cfg.Trace.RateMultiplier})
+		if err != nil {
+			return nil, err
+		}
+		return Limit(tr, cfg.MaxRequests, until), nil
+	}
+	if rng == nil {
+		return nil, errors.New("workloads: New needs a random stream for kind " + cfg.Kind)
+	}
+	child := func() *rand.Rand { return rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())) }
+	arrivalRng, inputRng, outputRng := child(), child(), child()
+	promptRng, turnsRng, thinkRng := child(), child(), child()
+	salt := rng.Uint64()
+
+	arrival := cfg.Arrival.build()
+	input, err := cfg.Input.Build()
+	if err != nil {
+		return nil, err
+	}
+	output, err := cfg.Output.Build()
+	if err != nil {
+		return nil, err
+	}
+	zipfS := 0.0
+	if cfg.SystemPromptChoice == ChoiceZipf {
+		zipfS = cfg.SystemPromptZipfS
+	}
+	prompts := newSystemPrompts(cfg.SystemPrompts, int32(cfg.SystemPromptTokens), zipfS, salt)
+	var src Source
+	if cfg.Kind == KindSynthetic {
+		src = &synthetic{
+			arrival: arrival, input: input, output: output, prompts: prompts,
+			arrivalRng: arrivalRng, inputRng: inputRng, outputRng: outputRng, promptRng: promptRng,
+		}
+	} else {
+		turns, err := cfg.Sessions.Turns.Build()
+		if err != nil {
+			return nil, err
+		}
+		maxInput := int64(cfg.Sessions.MaxInputTokens)
+		if maxInput == 0 {
+			maxInput = maxTokens
+		}
+		src = &sessionSource{
+			arrival: arrival, input: input, output: output, turns: turns,
+			thinkMeanS: cfg.Sessions.ThinkTimeSMean, maxInput: maxInput, prompts: prompts,
+			arrivalRng: arrivalRng, inputRng: inputRng, outputRng: outputRng,
+			promptRng: promptRng, turnsRng: turnsRng, thinkRng: thinkRng,
+		}
+	}
+	return Limit(src, cfg.MaxRequests, until), nil
+}
+
+func (a *ArrivalConfig) build() ArrivalProcess {
+	switch a.Process {
+	case ProcessGamma:
+		return Gamma{RatePerS: a.RatePerS, CV: a.CV}
+	case ProcessDiurnal:
+		return Diurnal{MeanRatePerS: a.RatePerS, Amplitude: a.Amplitude, PeriodS: a.PeriodS, PhaseS: a.PhaseS}
+	}
+	return Poisson{RatePerS: a.RatePerS}
+}
+
+// Build returns the LengthDist that d describes. d must not be empty (see
+// Config.Resolved). It returns the problems as an error if d is invalid.
+func (d *DistConfig) Build() (LengthDist, error) {
+	var ps config.Problems
+	d.validate("", &ps)
+	if err := ps.Err(); err != nil {
+		return nil, err
+	}
+	lo, hi := int32(max(d.Min, 1)), int32(maxTokens)
+	if d.Max != 0 {
+		hi = int32(d.Max)
+	}
+	switch d.Dist {
+	case DistFixed:
+		return Fixed{Tokens: clampTokens(d.Mean, lo, hi)}, nil
+	case DistLogNormal:
+		if d.P99 != 0 {
+			return NewLogNormalMeanP99(d.Mean, d.P99, lo, hi)
+		}
+		return NewLogNormalMeanCV(d.Mean, d.CV, lo, hi)
+	case DistGeometric:
+		return Geometric{Mean: d.Mean, Min: lo, Max: hi}, nil
+	}
+	values := make([]int32, len(d.Values))
+	for i, v := range d.Values {
+		values[i] = int32(v)
+	}
+	return NewEmpirical(values, d.Weights, lo, hi)
+}

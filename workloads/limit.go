@@ -1,0 +1,50 @@
+package workloads
+
+import (
+	"io"
+
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// Limit returns a Source that passes on src's requests until maxRequests
+// have been passed (0: no limit) or until the first request arriving after
+// until (0: no limit), whichever comes first, and then returns io.EOF. It
+// does not renumber requests. The result implements io.Closer: Close closes
+// src if src is an io.Closer.
+func Limit(src Source, maxRequests int64, until sim.Time) Source {
+	return &limited{src: src, maxRequests: maxRequests, until: until}
+}
+
+type limited struct {
+	src         Source
+	maxRequests int64
+	until       sim.Time
+	n           int64
+	done        bool
+}
+
+func (l *limited) Next() (Request, error) {
+	if l.done || (l.maxRequests > 0 && l.n >= l.maxRequests) {
+		return Request{}, io.EOF
+	}
+	r, err := l.src.Next()
+	if err != nil {
+		if err == io.EOF {
+			l.done = true
+		}
+		return Request{}, err
+	}
+	if l.until > 0 && r.Arrival > l.until {
+		l.done = true
+		return Request{}, io.EOF
+	}
+	l.n++
+	return r, nil
+}
+
+func (l *limited) Close() error {
+	if c, ok := l.src.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package workloads
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// systemPrompts is a set of shared system prompts, each a one-segment
+// Prefix of the same length, chosen per request (or per session) uniformly
+// or by a Zipf law over prompt ranks.
+type systemPrompts struct {
+	prefixes [][]Segment // prefixes[i] = []Segment{{hash of prompt i, tokens}}; cap == len
+	tokens   int32
+	zipf     *categorical // nil: uniform
+}
+
+// newSystemPrompts returns n prompts of tokens tokens each (tokens a multiple
+// of BlockTokens), hashed under salt. zipfS > 0 chooses prompt i (0-based)
+// with weight 1/(i+1)^zipfS; zipfS == 0 chooses uniformly. n == 0 returns nil.
+func newSystemPrompts(n int, tokens int32, zipfS float64, salt uint64) *systemPrompts {
+	if n <= 0 {
+		return nil
+	}
+	sp := &systemPrompts{prefixes: make([][]Segment, n), tokens: tokens}
+	for i := range sp.prefixes {
+		sp.prefixes[i] = []Segment{{Hash: ChainHash(salt, uint64(i)), Tokens: tokens}}
+	}
+	if zipfS > 0 {
+		w := make([]float64, n)
+		for i := range w {
+			w[i] = 1 / math.Pow(float64(i+1), zipfS)
+		}
+		c, err := newCategorical(w)
+		if err != nil {
+			panic("workloads: zipf weights: " + err.Error())
+		}
+		sp.zipf = c
+	}
+	return sp
+}
+
+// choose returns a prompt's Prefix (shared, read-only, cap == len).
+func (sp *systemPrompts) choose(rng *rand.Rand) []Segment {
+	if sp.zipf != nil {
+		return sp.prefixes[sp.zipf.sample(rng)]
+	}
+	return sp.prefixes[rng.IntN(len(sp.prefixes))]
+}
+
+// synthetic emits independent requests: arrivals from an ArrivalProcess,
+// InputTokens = system prompt (if any) + a draw from input, OutputTokens a
+// draw from output. It never ends by itself; wrap it in Limit.
+type synthetic struct {
+	arrival              ArrivalProcess
+	input, output        LengthDist
+	prompts              *systemPrompts
+	arrivalRng, inputRng *rand.Rand
+	outputRng, promptRng *rand.Rand
+	now                  sim.Time
+	nextID               uint64
+}
+
+func (s *synthetic) Next() (Request, error) {
+	s.now = s.arrival.NextArrival(s.arrivalRng, s.now)
+	s.nextID++
+	r := Request{ID: s.nextID, Arrival: s.now}
+	in := int64(s.input.Sample(s.inputRng))
+	if s.prompts != nil {
+		r.Prefix = s.prompts.choose(s.promptRng)
+		in += int64(s.prompts.tokens)
+	}
+	r.InputTokens = int32(min(in, maxTokens))
+	r.OutputTokens = s.output.Sample(s.outputRng)
+	return r, nil
+}
+
+func (s *synthetic) Close() error { return nil }
