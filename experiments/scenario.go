@@ -7,6 +7,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
@@ -64,18 +66,23 @@ func DefaultScenario() Scenario {
 	}
 }
 
-// Load reads and validates a scenario file.
+// Load reads and validates a scenario file. A relative trace path in it is
+// taken relative to the scenario file's folder.
 func Load(path string) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read scenario: %w", err)
 	}
-	return Parse(path, data)
+	return parse(path, data, filepath.Dir(path))
 }
 
 // Parse decodes and validates scenario TOML; filename is used in messages.
 // Every problem is reported at once, each with file, line and key.
 func Parse(filename string, data []byte) (*Scenario, error) {
+	return parse(filename, data, "")
+}
+
+func parse(filename string, data []byte, baseDir string) (*Scenario, error) {
 	sc := DefaultScenario()
 	// Workload defaults depend on its kind: peek at it first (errors are
 	// left to the strict decode below).
@@ -107,6 +114,7 @@ func Parse(filename string, data []byte) (*Scenario, error) {
 	if sc.Name == "" {
 		sc.Name = baseName(filename)
 	}
+	resolveTrace(&sc.Workload.Trace, baseDir)
 	var ps config.Problems
 	sc.Validate(&ps)
 	if terr == nil && len(ps.List) == 0 {
@@ -181,4 +189,16 @@ func baseName(path string) string {
 		}
 	}
 	return b
+}
+
+// resolveTrace points a "builtin:NAME" trace at the traces embedded in the
+// binary, and a relative path at baseDir.
+func resolveTrace(tc *workloads.TraceConfig, baseDir string) {
+	switch {
+	case strings.HasPrefix(tc.Path, BuiltinTracePrefix):
+		tc.Path = "traces/" + strings.TrimPrefix(tc.Path, BuiltinTracePrefix)
+		tc.FS = traceFS
+	case tc.Path != "" && baseDir != "" && !filepath.IsAbs(tc.Path):
+		tc.Path = filepath.Join(baseDir, tc.Path)
+	}
 }

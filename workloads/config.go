@@ -3,6 +3,7 @@ package workloads
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -202,6 +203,9 @@ type TraceConfig struct {
 	// RateMultiplier speeds the replay up (> 0): 2 replays twice as fast.
 	// Default 1.
 	RateMultiplier float64 `toml:"rate_multiplier"`
+	// FS, when set by the program (never by a scenario file), is the file
+	// system Path is read from; nil means the OS's.
+	FS fs.FS `toml:"-"`
 }
 
 // DefaultConfig returns the defaults of a "synthetic" workload: Poisson
@@ -490,7 +494,7 @@ func New(cfg Config, rng *rand.Rand) (Source, error) {
 		until = sim.FromSeconds(cfg.DurationS)
 	}
 	if cfg.Kind == KindTrace {
-		tr, err := OpenTrace(cfg.Trace.Path, cfg.Trace.Format, TraceOptions{RateMultiplier: cfg.Trace.RateMultiplier})
+		tr, err := OpenTraceFS(cfg.Trace.FS, cfg.Trace.Path, cfg.Trace.Format, TraceOptions{RateMultiplier: cfg.Trace.RateMultiplier})
 		if err != nil {
 			return nil, err
 		}

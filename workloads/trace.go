@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -106,6 +107,12 @@ func DetectFormat(path, format string) (string, error) {
 // the extension, see DetectFormat) and returns a reader over it. The caller
 // must Close the reader. Errors name path as given.
 func OpenTrace(path, format string, opts TraceOptions) (TraceReader, error) {
+	return OpenTraceFS(nil, path, format, opts)
+}
+
+// OpenTraceFS is OpenTrace reading path from fsys (nil: the OS file
+// system). Built-in scenarios replay traces embedded in the binary this way.
+func OpenTraceFS(fsys fs.FS, path, format string, opts TraceOptions) (TraceReader, error) {
 	f, err := DetectFormat(path, format)
 	if err != nil {
 		return nil, err
@@ -113,7 +120,12 @@ func OpenTrace(path, format string, opts TraceOptions) (TraceReader, error) {
 	if _, err := opts.multiplier(); err != nil {
 		return nil, err
 	}
-	file, err := os.Open(path)
+	var file io.ReadCloser
+	if fsys != nil {
+		file, err = fsys.Open(path)
+	} else {
+		file, err = os.Open(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("workloads: %w", err)
 	}
