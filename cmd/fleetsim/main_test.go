@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fleetsim-test")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "fleetsim")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic("build failed: " + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fleetsim runs the binary and returns stdout, stderr and the exit status.
+func fleetsim(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestDeterminism: the same scenario run twice, and under GOMAXPROCS=1 and
+// 2, gives byte-identical summary.json and stdout.
+func TestDeterminism(t *testing.T) {
+	dir := t.TempDir()
+	var sums [][]byte
+	var outs []string
+	for i, procs := range []string{"1", "2", "2"} {
+		d := filepath.Join(dir, procs+"-"+string(rune('a'+i)))
+		stdout, stderr, code := fleetsim(t, []string{"GOMAXPROCS=" + procs}, "run", "chat-sessions", "--out", d, "--quiet")
+		require.Zero(t, code, stderr)
+		b, err := os.ReadFile(filepath.Join(d, "summary.json"))
+		require.NoError(t, err)
+		sums = append(sums, b)
+		outs = append(outs, stdout[:bytes.LastIndex([]byte(stdout), []byte("wrote"))])
+	}
+	require.Equal(t, string(sums[0]), string(sums[1]))
+	require.Equal(t, string(sums[1]), string(sums[2]))
+	require.Equal(t, outs[0], outs[1])
+	// A different seed gives a different run.
+	d := filepath.Join(dir, "seed2")
+	_, stderr, code := fleetsim(t, nil, "run", "chat-sessions", "--out", d, "--seed", "2", "--quiet")
+	require.Zero(t, code, stderr)
+	b, err := os.ReadFile(filepath.Join(d, "summary.json"))
+	require.NoError(t, err)
+	require.NotEqual(t, string(sums[0]), string(b))
+}
+
+func TestSummaryKeys(t *testing.T) {
+	d := t.TempDir()
+	_, stderr, code := fleetsim(t, nil, "run", "--out", d, "--quiet")
+	require.Zero(t, code, stderr)
+	b, err := os.ReadFile(filepath.Join(d, "summary.json"))
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, jsonUnmarshal(b, &m))
+	for _, path := range [][]string{
+		{"requests", "arrived"}, {"requests", "completed"}, {"requests", "failed"}, {"requests", "shed"},
+		{"throughput", "requests_per_s"}, {"throughput", "output_tokens_per_s"},
+		{"goodput", "requests_per_s"}, {"goodput", "slo_attainment"},
+		{"prefix_cache", "hit_rate"}, {"kv", "utilization_mean"},
+		{"cost", "usd"}, {"cost", "usd_per_million_output_tokens"},
+		{"sim", "events"}, {"sim", "simulated_seconds"}, {"sim", "seed"},
+	} {
+		requireKey(t, m, path...)
+	}
+	for _, lat := range []string{"ttft", "tpot", "e2e"} {
+		for _, q := range []string{"mean", "p50", "p90", "p99", "p999"} {
+			requireKey(t, m, "latency_ms", lat, q)
+		}
+	}
+}
+
+func requireKey(t *testing.T, m map[string]any, path ...string) {
+	t.Helper()
+	var cur any = m
+	for _, k := range path {
+		mm, ok := cur.(map[string]any)
+		require.True(t, ok, "%v: not an object at %q", path, k)
+		cur, ok = mm[k]
+		require.True(t, ok, "summary.json lacks %v", path)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.toml")
+	require.NoError(t, os.WriteFile(bad, []byte(`name = "bad"
+[cluster]
+gpu = "H900"
+tp = 16
+replicas = -1
+[router]
+name = "fastest"
+[workload.arrival]
+rate_per_s = nan
+[slo]
+ttft_msec = 800
+`), 0o644))
+	out := filepath.Join(dir, "out")
+	for _, cmd := range [][]string{{"validate", bad}, {"run", bad, "--out", out}} {
+		stdout, stderr, code := fleetsim(t, nil, cmd...)
+		require.Equal(t, 2, code, stderr)
+		require.Empty(t, stdout)
+		for _, want := range []string{"bad.toml:3: cluster.gpu", "H100", "bad.toml:7: router.name", "round-robin",
+			"bad.toml:9: workload.arrival.rate_per_s", "bad.toml:11: slo.ttft_msec", "cluster.replicas"} {
+			require.Contains(t, stderr, want)
+		}
+	}
+	_, err := os.Stat(out)
+	require.True(t, os.IsNotExist(err), "nothing written on bad input")
+
+	for _, args := range [][]string{{}, {"frobnicate"}, {"run", "--bogus"}, {"run", "a.toml", "b.toml"},
+		{"validate"}, {"scenarios", "show", "nope"}, {"trace"}, {"trace", "stats", filepath.Join(dir, "missing.jsonl")}} {
+		_, stderr, code := fleetsim(t, nil, args...)
+		require.Equal(t, 2, code, "%v: %s", args, stderr)
+		require.NotEmpty(t, stderr)
+	}
+}
+
+func TestScenariosShowRoundTrips(t *testing.T) {
+	list, _, code := fleetsim(t, nil, "scenarios")
+	require.Zero(t, code)
+	require.Contains(t, list, "default")
+	toml, _, code := fleetsim(t, nil, "scenarios", "show", "default")
+	require.Zero(t, code)
+	f := filepath.Join(t.TempDir(), "mine.toml")
+	require.NoError(t, os.WriteFile(f, []byte(toml), 0o644))
+	out, stderr, code := fleetsim(t, nil, "validate", f)
+	require.Zero(t, code, stderr)
+	require.Contains(t, out, "ok")
+}
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
