@@ -1,0 +1,83 @@
+package quantile_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fleetsim/fleetsim/sim/quantile"
+)
+
+// benchValues are latency-like values (lognormal, median 50 ms), drawn once so
+// that the benchmarks time the sketch, not the random source.
+var benchValues = func() []float64 {
+	r := rand.New(rand.NewPCG(1, 1))
+	xs := make([]float64, 1<<16)
+	for i := range xs {
+		xs[i] = math.Exp(math.Log(50) + 1.2*r.NormFloat64())
+	}
+	return xs
+}()
+
+// BenchmarkAdd times Add in sketch mode (the steady state of a long run) and
+// in exact mode (appending, with a Reset every exact-limit values).
+func BenchmarkAdd(b *testing.B) {
+	b.Run("sketch", func(b *testing.B) {
+		s := quantile.New(quantile.WithExactLimit(0))
+		for _, x := range benchValues {
+			s.Add(x)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			s.Add(benchValues[i&(len(benchValues)-1)])
+		}
+	})
+	b.Run("exact", func(b *testing.B) {
+		s := quantile.New()
+		b.ReportAllocs()
+		for i := range b.N {
+			if s.Count() == quantile.DefaultExactLimit {
+				s.Reset()
+			}
+			s.Add(benchValues[i&(len(benchValues)-1)])
+		}
+	})
+}
+
+// BenchmarkQuantile times one Quantile call on a sketch of 1e6 values, and on
+// an exact sketch at its limit after an Add (so every call sorts).
+func BenchmarkQuantile(b *testing.B) {
+	b.Run("sketch", func(b *testing.B) {
+		s := quantile.New()
+		for i := range 1_000_000 {
+			s.Add(benchValues[i&(len(benchValues)-1)])
+		}
+		qs := []float64{0.5, 0.9, 0.99, 0.999}
+		b.ReportAllocs()
+		b.ResetTimer()
+		var sink float64
+		for i := range b.N {
+			sink += s.Quantile(qs[i&3])
+		}
+		_ = sink
+	})
+	b.Run("exact-resort", func(b *testing.B) {
+		s := quantile.New()
+		for i := range quantile.DefaultExactLimit - 1 {
+			s.Add(benchValues[i])
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		var sink float64
+		for i := range b.N {
+			s.Add(benchValues[i&(len(benchValues)-1)])
+			sink += s.Quantile(0.99)
+			s.Reset()
+			for j := range quantile.DefaultExactLimit - 1 {
+				s.Add(benchValues[j])
+			}
+		}
+		_ = sink
+	})
+}
