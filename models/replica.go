@@ -363,16 +363,7 @@ func (r *Replica) cacheSegments(s *seq) {
 	n := int32(len(s.req.Prefix))
 	for i := s.hitSegs; i < n; i++ {
 		seg := s.req.Prefix[i]
-		b := r.blocksFor(int64(seg.Tokens))
-		e, fresh := r.kv.Insert(seg.Hash, b, seg.Tokens)
-		if !fresh {
-			// Another sequence cached the same prefix meanwhile: share its
-			// blocks, drop ours.
-			r.kv.Acquire(e)
-			r.kv.Release(b)
-		}
-		s.entries = append(s.entries, e)
-		s.missBlocks -= b
+		s.missBlocks -= r.share(s, seg, r.blocksFor(int64(seg.Tokens)))
 	}
 	s.hitSegs = n
 }
@@ -389,14 +380,20 @@ func (r *Replica) cacheContinuation(s *seq) {
 	if c.Tokens <= 0 {
 		return
 	}
-	b := min(r.blocksFor(int64(c.Tokens)), s.tailBlocks)
-	e, fresh := r.kv.Insert(c.Hash, b, c.Tokens)
+	s.tailBlocks -= r.share(s, c, min(r.blocksFor(int64(c.Tokens)), s.tailBlocks))
+}
+
+// share turns b of s's private blocks into the cache entry for seg, held by
+// s, and returns b. If another sequence cached the same prefix meanwhile, s
+// shares that entry and its own duplicate blocks are freed.
+func (r *Replica) share(s *seq, seg workloads.Segment, b int64) int64 {
+	e, fresh := r.kv.Insert(seg.Hash, b, seg.Tokens)
 	if !fresh {
 		r.kv.Acquire(e)
 		r.kv.Release(b)
 	}
 	s.entries = append(s.entries, e)
-	s.tailBlocks -= b
+	return b
 }
 
 // plan chooses the next step, or goes idle.

@@ -150,13 +150,7 @@ func (e *Engine) Run(until Time) {
 			e.now = until
 			return
 		}
-		ent := e.pop()
-		e.now = ent.at
-		act := ent.ev.act
-		e.release(ent.ev)
-		e.fired++
-		e.lastFired = e.now
-		act(e.now)
+		e.fire(e.pop())
 	}
 	if !e.stopped && until != Forever && e.now < until {
 		e.now = until
@@ -165,22 +159,21 @@ func (e *Engine) Run(until Time) {
 
 // Step fires the next live event, if any, and reports whether one fired.
 func (e *Engine) Step() bool {
-	for len(e.heap) > 0 {
-		ent := e.pop()
-		if ent.ev.cancelled {
-			e.release(ent.ev)
-			e.cancelled--
-			continue
-		}
-		e.now = ent.at
-		act := ent.ev.act
-		e.release(ent.ev)
-		e.fired++
-		e.lastFired = e.now
-		act(e.now)
-		return true
+	if e.NextTime() == Forever {
+		return false
 	}
-	return false
+	e.fire(e.pop())
+	return true
+}
+
+// fire runs a popped live entry's action at its time.
+func (e *Engine) fire(ent entry) {
+	e.now = ent.at
+	act := ent.ev.act
+	e.release(ent.ev)
+	e.fired++
+	e.lastFired = e.now
+	act(e.now)
 }
 
 // NextTime is the time of the next live event, or Forever if none.
