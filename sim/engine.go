@@ -35,31 +35,18 @@ type event struct {
 	cancelled bool
 }
 
-// entry is one slot of the 4-ary heap: the sort key inline (cache-friendly
-// comparisons), the event out of line.
-type entry struct {
-	at  Time
-	key uint64 // priority<<56 | seq
-	ev  *event
-}
-
-func (a *entry) less(b *entry) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.key < b.key
-}
-
 const seqBits = 56
 
 // Engine is a discrete-event scheduler. Events fire in (time, priority,
 // sequence) order, sequence being the order of scheduling, so runs are
-// deterministic. Cancellation is O(1) (lazy deletion); cancelled entries are
-// dropped when they reach the top or when they outnumber live ones.
+// deterministic. The queue is a radix heap (radix.go): O(1) amortized
+// scheduling and popping. Cancellation is O(1) (lazy deletion); cancelled
+// entries are dropped when they reach the top or when they outnumber live
+// ones.
 type Engine struct {
 	now       Time
 	seq       uint64
-	heap      []entry
+	q         radixQueue
 	free      []*event
 	cancelled int
 	fired     uint64
@@ -81,7 +68,7 @@ func (e *Engine) LastFired() Time { return e.lastFired }
 func (e *Engine) Fired() uint64 { return e.fired }
 
 // Pending is the number of live (not cancelled) events in the queue.
-func (e *Engine) Pending() int { return len(e.heap) - e.cancelled }
+func (e *Engine) Pending() int { return e.q.len() - e.cancelled }
 
 // Schedule queues act to fire at time at with priority p and returns its ID.
 // Scheduling into the past is a bug in the caller: it panics.
@@ -105,8 +92,7 @@ func (e *Engine) Schedule(at Time, p Priority, act Action) EventID {
 	if e.seq >= 1<<seqBits {
 		panic("sim: sequence overflow")
 	}
-	e.heap = append(e.heap, entry{at: at, key: uint64(p)<<seqBits | e.seq, ev: ev})
-	e.up(len(e.heap) - 1)
+	e.q.push(slot{at: at, key: uint64(p)<<seqBits | e.seq, ev: ev})
 	return EventID{ev: ev, gen: ev.gen}
 }
 
@@ -124,7 +110,7 @@ func (e *Engine) Cancel(id EventID) bool {
 	id.ev.cancelled = true
 	id.ev.act = nil
 	e.cancelled++
-	if e.cancelled > 1024 && e.cancelled > len(e.heap)/2 {
+	if e.cancelled > 1024 && e.cancelled > e.q.len()/2 {
 		e.compact()
 	}
 	return true
@@ -139,10 +125,10 @@ func (e *Engine) Stop() { e.stopped = true }
 // later events (so time-weighted statistics can close at until).
 func (e *Engine) Run(until Time) {
 	e.stopped = false
-	for len(e.heap) > 0 && !e.stopped {
-		top := &e.heap[0]
+	for e.q.len() > 0 && !e.stopped {
+		top := e.q.top()
 		if top.ev.cancelled {
-			e.release(e.pop().ev)
+			e.release(e.q.pop().ev)
 			e.cancelled--
 			continue
 		}
@@ -150,7 +136,7 @@ func (e *Engine) Run(until Time) {
 			e.now = until
 			return
 		}
-		e.fire(e.pop())
+		e.fire(e.q.pop())
 	}
 	if !e.stopped && until != Forever && e.now < until {
 		e.now = until
@@ -162,30 +148,30 @@ func (e *Engine) Step() bool {
 	if e.NextTime() == Forever {
 		return false
 	}
-	e.fire(e.pop())
+	e.fire(e.q.pop())
 	return true
 }
 
-// fire runs a popped live entry's action at its time.
-func (e *Engine) fire(ent entry) {
-	e.now = ent.at
-	act := ent.ev.act
-	e.release(ent.ev)
+// fire runs a popped live event's action at its time.
+func (e *Engine) fire(s slot) {
+	e.now = s.at
+	act := s.ev.act
+	e.release(s.ev)
 	e.fired++
-	e.lastFired = e.now
-	act(e.now)
+	e.lastFired = s.at
+	act(s.at)
 }
 
 // NextTime is the time of the next live event, or Forever if none.
 func (e *Engine) NextTime() Time {
-	for len(e.heap) > 0 && e.heap[0].ev.cancelled {
-		e.release(e.pop().ev)
+	for e.q.len() > 0 && e.q.top().ev.cancelled {
+		e.release(e.q.pop().ev)
 		e.cancelled--
 	}
-	if len(e.heap) == 0 {
+	if e.q.len() == 0 {
 		return Forever
 	}
-	return e.heap[0].at
+	return e.q.top().at
 }
 
 func (e *Engine) release(ev *event) {
@@ -195,77 +181,14 @@ func (e *Engine) release(ev *event) {
 	e.free = append(e.free, ev)
 }
 
-func (e *Engine) pop() entry {
-	h := e.heap
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h[n] = entry{}
-	e.heap = h[:n]
-	if n > 0 {
-		e.down(0)
-	}
-	return top
-}
-
-func (e *Engine) up(i int) {
-	h := e.heap
-	x := h[i]
-	for i > 0 {
-		p := (i - 1) / 4
-		if !x.less(&h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = x
-}
-
-func (e *Engine) down(i int) {
-	h := e.heap
-	n := len(h)
-	x := h[i]
-	for {
-		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m := c
-		end := c + 4
-		if end > n {
-			end = n
-		}
-		for j := c + 1; j < end; j++ {
-			if h[j].less(&h[m]) {
-				m = j
-			}
-		}
-		if !h[m].less(&x) {
-			break
-		}
-		h[i] = h[m]
-		i = m
-	}
-	h[i] = x
-}
-
-// compact drops cancelled entries and rebuilds the heap in O(n).
+// compact drops cancelled entries.
 func (e *Engine) compact() {
-	live := e.heap[:0]
-	for _, ent := range e.heap {
-		if ent.ev.cancelled {
-			e.release(ent.ev)
-			continue
+	e.q.filter(func(s *slot) bool {
+		if s.ev.cancelled {
+			e.release(s.ev)
+			return false
 		}
-		live = append(live, ent)
-	}
-	for i := len(live); i < len(e.heap); i++ {
-		e.heap[i] = entry{}
-	}
-	e.heap = live
+		return true
+	})
 	e.cancelled = 0
-	for i := (len(live) - 2) / 4; i >= 0; i-- {
-		e.down(i)
-	}
 }

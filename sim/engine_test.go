@@ -16,6 +16,14 @@ import (
 // in a slice and fires the minimum by (time, priority, seq) each time: the
 // specification of the order, with no heap and no lazy deletion.
 
+// The only two places these tests look inside the engine.
+
+// engQueueLen is the number of queue entries, cancelled ones included.
+func engQueueLen(e *Engine) int { return e.q.len() }
+
+// engSameEvent reports whether two IDs name the same (recycled) event record.
+func engSameEvent(a, b EventID) bool { return a.ev == b.ev }
+
 // engTestQueue is what the randomized scenario drives: the real engine or the
 // reference. Events are named by labels 0, 1, 2, ... in scheduling order.
 type engTestQueue interface {
@@ -48,9 +56,9 @@ func (a *engAdapter) schedule(at Time, p Priority, label int) {
 	}))
 }
 func (a *engAdapter) cancel(label int) bool {
-	before := len(a.e.heap)
+	before := engQueueLen(a.e)
 	ok := a.e.Cancel(a.ids[label])
-	if len(a.e.heap) < before {
+	if engQueueLen(a.e) < before {
 		a.compactions++
 	}
 	return ok
@@ -407,7 +415,7 @@ func TestEngineCancelStaleGeneration(t *testing.T) {
 		old := r.at(1, PriorityNormal, "old")
 		require.True(t, r.e.Step())
 		fresh := r.at(2, PriorityNormal, "new")
-		require.Same(t, old.ev, fresh.ev, "the fired event is recycled")
+		require.True(t, engSameEvent(old, fresh), "the fired event is recycled")
 		assert.False(t, r.e.Cancel(old), "a stale ID must not cancel the new event")
 		assert.Equal(t, 1, r.e.Pending())
 		r.e.Run(Forever)
@@ -420,7 +428,7 @@ func TestEngineCancelStaleGeneration(t *testing.T) {
 		require.True(t, r.e.Cancel(old))
 		require.Equal(t, Forever, r.e.NextTime(), "NextTime drops and recycles the cancelled entry")
 		fresh := r.at(2, PriorityNormal, "new")
-		require.Same(t, old.ev, fresh.ev, "the cancelled event is recycled")
+		require.True(t, engSameEvent(old, fresh), "the cancelled event is recycled")
 		assert.False(t, r.e.Cancel(old))
 		r.e.Run(Forever)
 		assert.Equal(t, []string{"new"}, r.fired)
@@ -555,7 +563,7 @@ func TestEngineCompaction(t *testing.T) {
 		}
 	}
 	assert.Equal(t, n/10, e.Pending())
-	assert.Less(t, len(e.heap), n/2, "cancelled entries were compacted away")
+	assert.Less(t, engQueueLen(e), n/2, "cancelled entries were compacted away")
 	for _, s := range all {
 		if s.label%10 != 0 {
 			assert.False(t, e.Cancel(s.id), "cancelled or compacted IDs stay dead")
@@ -570,4 +578,25 @@ func TestEngineCompaction(t *testing.T) {
 	}
 	e.Run(Forever)
 	assert.Equal(t, want, fired)
+}
+
+// TestScheduleAfterEarlyStop: Run(until) may look at the next event without
+// firing it; an event scheduled afterwards, earlier than that one, must still
+// fire first (the radix queue rebases).
+func TestScheduleAfterEarlyStop(t *testing.T) {
+	e := NewEngine()
+	var order []string
+	e.Schedule(100, PriorityNormal, func(Time) { order = append(order, "late") })
+	e.Schedule(10, PriorityNormal, func(Time) { order = append(order, "first") })
+	e.Run(50)
+	if e.Now() != 50 {
+		t.Fatalf("now %v, want 50", e.Now())
+	}
+	e.Schedule(60, PriorityNormal, func(Time) { order = append(order, "middle") })
+	e.Schedule(60, PriorityFailure, func(Time) { order = append(order, "middle-first") })
+	e.Run(Forever)
+	want := []string{"first", "middle-first", "middle", "late"}
+	if fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
 }
