@@ -219,8 +219,12 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 // WriteTable writes a readable results table.
 func (s *Summary) WriteTable(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "scenario %s — %d× %s TP=%d on %d %s (%d NVLink domains), router %s, %s batching\n",
-		s.Scenario, s.Fleet.Replicas, s.Fleet.Model, s.Fleet.TP, s.Fleet.GPUs, s.Fleet.GPU, s.Fleet.Domains,
+	domains := "NVLink domains"
+	if s.Fleet.Domains == 1 {
+		domains = "NVLink domain"
+	}
+	fmt.Fprintf(&b, "scenario %s — %d× %s TP=%d on %d %s (%d %s), router %s, %s batching\n",
+		s.Scenario, s.Fleet.Replicas, s.Fleet.Model, s.Fleet.TP, s.Fleet.GPUs, s.Fleet.GPU, s.Fleet.Domains, domains,
 		s.Fleet.Router, s.Fleet.Batching)
 	fmt.Fprintf(&b, "simulated %.1f s, %d events, seed %d\n\n", s.Sim.SimulatedSeconds, s.Sim.Events, s.Sim.Seed)
 	r := s.Requests

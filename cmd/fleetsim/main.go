@@ -20,9 +20,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 const usage = `fleetsim — a deterministic discrete-event simulator of GPU serving fleets
 
 usage:
-  fleetsim run [SCENARIO.toml | BUILTIN] [--out DIR] [--seed N] [--quiet]
+  fleetsim run [SCENARIO.toml | BUILTIN] [--out DIR] [--seed N] [--quiet] [--requests]
       simulate a scenario (default: the built-in "default"), print a results
-      table and write DIR/summary.json (DIR defaults to fleetsim-out/NAME)
+      table and write DIR/summary.json (DIR defaults to fleetsim-out/NAME);
+      --requests also streams DIR/requests.csv, one row per completed request
   fleetsim validate SCENARIO.toml
       check a scenario file and report every problem with file, line and key
   fleetsim scenarios [show NAME]

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -156,3 +158,38 @@ func TestScenariosShowRoundTrips(t *testing.T) {
 	require.Contains(t, out, "ok")
 }
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// TestRequestsCSV: --requests streams one row per completed request, and
+// the rows agree with summary.json.
+func TestRequestsCSV(t *testing.T) {
+	d := t.TempDir()
+	_, stderr, code := fleetsim(t, nil, "run", "static-batching", "--out", d, "--quiet", "--requests")
+	require.Zero(t, code, stderr)
+	var sum struct {
+		Requests struct {
+			Completed int `json:"completed"`
+		} `json:"requests"`
+		LatencyMs struct {
+			TTFT struct {
+				Mean float64 `json:"mean"`
+			} `json:"ttft"`
+		} `json:"latency_ms"`
+	}
+	b, err := os.ReadFile(filepath.Join(d, "summary.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &sum))
+	f, err := os.Open(filepath.Join(d, "requests.csv"))
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, "ttft_ms", rows[0][8])
+	require.Len(t, rows, sum.Requests.Completed+1)
+	var ttft float64
+	for _, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[8], 64)
+		require.NoError(t, err)
+		ttft += v
+	}
+	require.InEpsilon(t, sum.LatencyMs.TTFT.Mean, ttft/float64(len(rows)-1), 1e-4)
+}

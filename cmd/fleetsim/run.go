@@ -40,6 +40,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "output directory (default fleetsim-out/NAME)")
 	seed := fs.Uint64("seed", 0, "master seed (overrides the scenario's; 0 keeps it)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	records := fs.Bool("requests", false, "also stream one CSV row per completed request to DIR/requests.csv")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -67,9 +68,37 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if !*quiet {
 		opt.Progress = delayedBar(stderr, sc.Name)
 	}
+	var reqFile *os.File
+	var reqWriter *experiments.RequestWriter
+	if *records {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if reqFile, err = os.CreateTemp(dir, ".tmp-requests.csv"); err != nil {
+			return err
+		}
+		defer os.Remove(reqFile.Name()) // a no-op once renamed
+		defer reqFile.Close()
+		reqWriter = experiments.NewRequestWriter(reqFile)
+		opt.OnDone = reqWriter.Write
+	}
 	res, err := experiments.Run(sc, opt)
 	if err != nil {
 		return err
+	}
+	if reqWriter != nil {
+		if err := reqWriter.Flush(); err != nil {
+			return err
+		}
+		if err := reqFile.Close(); err != nil {
+			return err
+		}
+		if err := os.Chmod(reqFile.Name(), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(reqFile.Name(), filepath.Join(dir, "requests.csv")); err != nil {
+			return err
+		}
 	}
 	sum := experiments.Summarize(res)
 	var js bytes.Buffer
@@ -83,6 +112,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nwrote %s\n", filepath.Join(dir, "summary.json"))
+	if reqWriter != nil {
+		fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(dir, "requests.csv"))
+	}
 	return nil
 }
 
@@ -124,6 +156,10 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}

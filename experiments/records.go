@@ -1,0 +1,73 @@
+package experiments
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+
+	"github.com/fleetsim/fleetsim/models"
+)
+
+// RequestsHeader is the header of requests.csv.
+const RequestsHeader = "id,session,replica,arrival_s,input_tokens,output_tokens,cached_tokens,queue_ms,ttft_ms,tpot_ms,e2e_ms,preemptions\n"
+
+// RequestWriter streams one CSV row per completed request (requests.csv),
+// so per-request records never accumulate in memory. Rows come in
+// completion order. Call Flush at the end and check its error.
+type RequestWriter struct {
+	w   *bufio.Writer
+	buf []byte
+	err error
+}
+
+// NewRequestWriter writes the header to w and returns the writer.
+func NewRequestWriter(w io.Writer) *RequestWriter {
+	rw := &RequestWriter{w: bufio.NewWriterSize(w, 1<<16)}
+	_, rw.err = rw.w.WriteString(RequestsHeader)
+	return rw
+}
+
+// Write records one outcome; it has the signature of Options.OnDone.
+func (rw *RequestWriter) Write(o *models.Outcome) {
+	if rw.err != nil {
+		return
+	}
+	r := o.Req
+	b := rw.buf[:0]
+	b = strconv.AppendUint(b, r.ID, 10)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, r.Session, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(o.Replica), 10)
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, r.Arrival.Seconds(), 'f', 6, 64)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.InputTokens), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.OutputTokens), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(o.CachedTokens), 10)
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, (o.Scheduled - r.Arrival).Milliseconds(), 'f', 3, 64)
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, (o.FirstToken - r.Arrival).Milliseconds(), 'f', 3, 64)
+	b = append(b, ',')
+	if r.OutputTokens > 1 {
+		b = strconv.AppendFloat(b, (o.Finished-o.FirstToken).Milliseconds()/float64(r.OutputTokens-1), 'f', 3, 64)
+	}
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, (o.Finished - r.Arrival).Milliseconds(), 'f', 3, 64)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(o.Preemptions), 10)
+	b = append(b, '\n')
+	rw.buf = b
+	_, rw.err = rw.w.Write(b)
+}
+
+// Flush writes what is buffered and returns the first error met.
+func (rw *RequestWriter) Flush() error {
+	if rw.err != nil {
+		return rw.err
+	}
+	return rw.w.Flush()
+}
