@@ -94,13 +94,16 @@ type KVStats struct {
 
 // FleetStats describes the simulated fleet.
 type FleetStats struct {
-	GPU             string  `json:"gpu"`
-	Model           string  `json:"model"`
-	Replicas        int     `json:"replicas"`
-	TP              int     `json:"tp"`
-	GPUs            int     `json:"gpus"`
-	Domains         int     `json:"nvlink_domains"`
-	BusyFraction    float64 `json:"busy_fraction"` // mean fraction of time replicas had a step in progress
+	GPU      string `json:"gpu"`
+	Model    string `json:"model"`
+	Replicas int    `json:"replicas"`
+	TP       int    `json:"tp"`
+	GPUs     int    `json:"gpus"`
+	Domains  int    `json:"nvlink_domains"`
+	// BusyFraction is the mean fraction of time a replica had a step in
+	// progress, i.e. held any running sequence. It is not compute
+	// utilisation: one long decode keeps a replica busy.
+	BusyFraction    float64 `json:"busy_fraction"`
 	Router          string  `json:"router"`
 	Batching        string  `json:"batching"`
 	StepsPerReplica float64 `json:"steps_per_replica"`
@@ -247,8 +250,8 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		s.Goodput.RequestsPerS, s.Goodput.OutputTokensPerS, 100*s.Goodput.SLOAttainment, slo)
 	fmt.Fprintf(&b, "prefix     hit rate %.1f%% of %d prompt tokens, %d evictions\n",
 		100*s.Prefix.HitRate, s.Prefix.PromptTokens, s.Prefix.Evictions)
-	fmt.Fprintf(&b, "kv         utilisation %.1f%% mean (+%.1f%% cached), %d blocks/replica, %d preemptions, busy %.1f%%\n",
-		100*s.KV.UtilizationMean, 100*s.KV.CachedFractionMean, s.KV.BlocksPerReplica, s.KV.Preemptions, 100*s.Fleet.BusyFraction)
+	fmt.Fprintf(&b, "kv         utilisation %.1f%% mean (+%.1f%% cached), %d blocks/replica, %d preemptions\n",
+		100*s.KV.UtilizationMean, 100*s.KV.CachedFractionMean, s.KV.BlocksPerReplica, s.KV.Preemptions)
 	fmt.Fprintf(&b, "cost       $%.2f (%.1f GPU-h at $%.2f), $%.3f per 1M good output tokens, $%.0f per month\n",
 		s.Cost.USD, s.Cost.GPUHours, s.Cost.PricePerGPUHour, s.Cost.USDPerMillionOutputTokens, s.Cost.USDPerMonth)
 	if len(s.Failed) > 0 {
