@@ -32,10 +32,11 @@
 // interpolation; it holds whatever the distribution, up to float64 rounding.
 //
 // Memory in sketch mode is one uint64 per bucket between the smallest and the
-// largest non-zero value, i.e. about ln(max/min)/ln(gamma) buckets: 1,037 for
-// values spanning 1e-3..1e6 at alpha = 0.01, and never more than about 73,000
-// (the whole float64 range). Buckets live in a dense slice with an offset, not
-// a map, so adding is O(1) and iteration order is fixed.
+// largest non-zero value, i.e. about ln(max/min)/ln(gamma) buckets plus at
+// most a quarter more of growth slack: 1,037 for values spanning 1e-3..1e6 at
+// alpha = 0.01, and never more than about 73,000 (the whole float64 range).
+// Buckets live in a dense slice with an offset, not a map, so adding is O(1)
+// amortized and iteration order is fixed.
 //
 // Merging is exact on counts: merging sketches in any grouping yields the
 // same buckets, Count, Min, Max and quantiles (bit for bit) as adding all the

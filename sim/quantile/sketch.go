@@ -49,6 +49,8 @@ type Sketch struct {
 	invLogGamma float64 // 1/ln(gamma)
 	estScale    float64 // 2/(gamma+1): bucket i estimates estScale*gamma^i
 	exactLimit  int
+	minBucket   int // buckets of the smallest and largest positive float64:
+	maxBucket   int // growth slack never goes past them
 
 	// Exact mode: every value, in arrival order until sorted by Quantile.
 	values []float64
@@ -92,6 +94,8 @@ func New(opts ...Option) *Sketch {
 		estScale:    2 / (gamma + 1),
 		exactLimit:  c.exactLimit,
 	}
+	s.minBucket = s.bucket(math.SmallestNonzeroFloat64)
+	s.maxBucket = s.bucket(math.MaxFloat64)
 	s.Reset()
 	return s
 }
@@ -380,7 +384,7 @@ func (s *Sketch) cover(lo, hi int) {
 		} else {
 			s.bins = make([]uint64, n)
 		}
-		s.offset = lo - (n-(hi-lo+1))/2
+		s.offset = max(s.minBucket, lo-(n-(hi-lo+1))/2)
 		return
 	}
 	curLo, curHi := s.offset, s.offset+len(s.bins)-1
@@ -390,10 +394,10 @@ func (s *Sketch) cover(lo, hi int) {
 	slack := max(growMinBins, len(s.bins)/4)
 	newLo, newHi := curLo, curHi
 	if lo < curLo {
-		newLo = lo - slack
+		newLo = max(s.minBucket, lo-slack)
 	}
 	if hi > curHi {
-		newHi = hi + slack
+		newHi = min(s.maxBucket, hi+slack)
 	}
 	bins := make([]uint64, newHi-newLo+1)
 	copy(bins[curLo-newLo:], s.bins)
