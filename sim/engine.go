@@ -26,12 +26,12 @@ const (
 // EventID names no event; cancelling it is a no-op.
 type EventID struct {
 	ev  *event
-	gen uint32
+	gen uint64
 }
 
 type event struct {
 	act       Action
-	gen       uint32
+	gen       uint64 // bumped at each reuse, so stale IDs cannot cancel
 	cancelled bool
 }
 
@@ -79,6 +79,9 @@ func (e *Engine) Schedule(at Time, p Priority, act Action) EventID {
 	if act == nil {
 		panic("sim: schedule nil action")
 	}
+	if at == Forever {
+		panic("sim: schedule at Forever")
+	}
 	var ev *event
 	if n := len(e.free); n > 0 {
 		ev = e.free[n-1]
@@ -121,9 +124,13 @@ func (e *Engine) Stop() { e.stopped = true }
 
 // Run fires events in order until the queue is empty, Stop is called, or the
 // next event lies after until; events at exactly until fire. On return Now()
-// is the time of the last event fired, or until if the queue still holds
-// later events (so time-weighted statistics can close at until).
+// is until when until is finite and Run was not stopped (so time-weighted
+// statistics can close there), else the time of the last event fired. until
+// before Now() is a bug in the caller: it panics.
 func (e *Engine) Run(until Time) {
+	if until < e.now {
+		panic(fmt.Sprintf("sim: run until %v before now %v", until, e.now))
+	}
 	e.stopped = false
 	for e.q.len() > 0 && !e.stopped {
 		top := e.q.top()

@@ -25,9 +25,12 @@ func (a *slot) less(b *slot) bool {
 // refills cur from the lowest non-empty bucket, moving each of that bucket's
 // slots to a strictly lower bucket: each slot moves at most 64 times in its
 // life, and in practice a few, so push is O(1) and pop O(1) amortized
-// plus the tie heap.
+// plus the tie heap. A slot pushed before last (possible only after a peek
+// that did not pop, e.g. Run stopping at its until) precedes everything
+// else and waits in early, a small heap by (at, key).
 type radixQueue struct {
 	last    Time
+	early   []slot // heap by (at, key); every at < last (pushed after a peek)
 	cur     []slot // heap by key; every at == last
 	buckets [65][]slot
 	mask    uint64 // bit i-1 set when buckets[i] is non-empty (i >= 1)
@@ -37,10 +40,13 @@ type radixQueue struct {
 func (q *radixQueue) len() int { return q.n }
 
 func (q *radixQueue) push(s slot) {
-	if s.at < q.last {
-		q.rebase(s.at)
-	}
 	q.n++
+	if s.at < q.last {
+		// Only after a peek that did not pop (Run stopping at until,
+		// NextTime): s precedes everything in cur and the buckets.
+		q.early = heapPush(q.early, s)
+		return
+	}
 	q.place(s)
 }
 
@@ -56,6 +62,9 @@ func (q *radixQueue) place(s slot) {
 
 // top returns the minimum slot; the queue must not be empty.
 func (q *radixQueue) top() *slot {
+	if len(q.early) > 0 {
+		return &q.early[0]
+	}
 	if len(q.cur) == 0 {
 		q.refill()
 	}
@@ -64,11 +73,17 @@ func (q *radixQueue) top() *slot {
 
 // pop removes and returns the minimum slot; the queue must not be empty.
 func (q *radixQueue) pop() slot {
+	q.n--
+	var s slot
+	if len(q.early) > 0 {
+		q.early, s = heapPop(q.early)
+		return s
+	}
 	if len(q.cur) == 0 {
 		q.refill()
 	}
-	q.n--
-	return q.curPop()
+	q.cur, s = heapPop(q.cur)
+	return s
 }
 
 // refill moves the lowest bucket's slots down, the minimum time becoming
@@ -91,82 +106,92 @@ func (q *radixQueue) refill() {
 	q.buckets[i] = b[:0]
 }
 
-// rebase lowers last to t (a push before last, possible only after a peek
-// that did not pop): every slot is placed again.
-func (q *radixQueue) rebase(t Time) {
-	all := q.drain(nil)
-	q.last = t
-	for _, s := range all {
-		q.place(s)
-	}
-}
-
-// drain empties the queue's structure into out (n is kept) and returns it.
-func (q *radixQueue) drain(out []slot) []slot {
-	out = append(out, q.cur...)
-	clear(q.cur)
-	q.cur = q.cur[:0]
-	for i := range q.buckets {
-		out = append(out, q.buckets[i]...)
-		clear(q.buckets[i])
-		q.buckets[i] = q.buckets[i][:0]
-	}
-	q.mask = 0
-	return out
-}
-
-// filter keeps the slots for which keep is true.
+// filter keeps the slots for which keep is true, in place.
 func (q *radixQueue) filter(keep func(*slot) bool) {
-	all := q.drain(nil)
-	q.n = 0
-	for k := range all {
-		if keep(&all[k]) {
-			q.n++
-			q.place(all[k])
+	q.early = heapFilter(q.early, keep)
+	q.cur = heapFilter(q.cur, keep)
+	q.n = len(q.early) + len(q.cur)
+	for i := 1; i < len(q.buckets); i++ {
+		b := q.buckets[i]
+		w := 0
+		for k := range b {
+			if keep(&b[k]) {
+				b[w] = b[k]
+				w++
+			}
 		}
+		clear(b[w:])
+		q.buckets[i] = b[:w]
+		if w == 0 {
+			q.mask &^= 1 << (i - 1)
+		}
+		q.n += w
 	}
 }
 
-func (q *radixQueue) curPush(s slot) {
-	h := append(q.cur, s)
+func (q *radixQueue) curPush(s slot) { q.cur = heapPush(q.cur, s) }
+
+// heapPush, heapPop and heapFilter maintain a binary min-heap by slot.less
+// (for cur, where every at is equal, that is by key).
+func heapPush(h []slot, s slot) []slot {
+	h = append(h, s)
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if h[p].key <= s.key {
+		if !s.less(&h[p]) {
 			break
 		}
 		h[i] = h[p]
 		i = p
 	}
 	h[i] = s
-	q.cur = h
+	return h
 }
 
-func (q *radixQueue) curPop() slot {
-	h := q.cur
+func heapPop(h []slot) ([]slot, slot) {
 	top := h[0]
 	n := len(h) - 1
 	x := h[n]
 	h[n] = slot{}
 	h = h[:n]
-	i := 0
+	if n > 0 {
+		heapDown(h, 0, x)
+	}
+	return h, top
+}
+
+// heapDown places x at or below the hole at i.
+func heapDown(h []slot, i int, x slot) {
+	n := len(h)
 	for {
 		c := 2*i + 1
 		if c >= n {
 			break
 		}
-		if c+1 < n && h[c+1].key < h[c].key {
+		if c+1 < n && h[c+1].less(&h[c]) {
 			c++
 		}
-		if x.key <= h[c].key {
+		if !h[c].less(&x) {
 			break
 		}
 		h[i] = h[c]
 		i = c
 	}
-	if n > 0 {
-		h[i] = x
+	h[i] = x
+}
+
+func heapFilter(h []slot, keep func(*slot) bool) []slot {
+	w := 0
+	for k := range h {
+		if keep(&h[k]) {
+			h[w] = h[k]
+			w++
+		}
 	}
-	q.cur = h
-	return top
+	clear(h[w:])
+	h = h[:w]
+	for i := (w - 2) / 2; i >= 0; i-- {
+		heapDown(h, i, h[i])
+	}
+	return h
 }
