@@ -69,11 +69,15 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdScenarios(args[1:], stdout, stderr)
 	case "trace":
 		return cmdTrace(args[1:], stdout, stderr)
+	case "failures":
+		return cmdFailures(args[1:], stdout, stderr)
+	case "plot":
+		return cmdPlot(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usagef("unknown command %q; commands: run, validate, scenarios, trace (see fleetsim help)", args[0])
+		return usagef("unknown command %q; commands: run, validate, scenarios, trace, failures, plot (see fleetsim help)", args[0])
 	}
 }
 
