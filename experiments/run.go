@@ -59,6 +59,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if err := fleet.Start(src); err != nil {
 		return nil, err
 	}
+	fleet.StartSampling(sim.FromSeconds(sc.Run.SampleIntervalS))
 	horizon := sim.Forever
 	if sc.Run.HorizonS > 0 {
 		horizon = sim.FromSeconds(sc.Run.HorizonS)
@@ -67,11 +68,15 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if err := fleet.Err(); err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
-	// The run ends at its last event, or at the horizon if it cut the run
-	// short: the same whichever way the engine was sliced.
-	end := eng.LastFired()
+	// The run ends at its last request event (arrival, completion,
+	// failure), or at the horizon if it cut the run short: the same
+	// whichever way the engine was sliced, and whatever the sampling.
+	end := rec.LastEvent()
 	if eng.NextTime() != sim.Forever {
 		end = horizon
+	}
+	for len(fleet.Samples) > 0 && fleet.Samples[len(fleet.Samples)-1].Time > end {
+		fleet.Samples = fleet.Samples[:len(fleet.Samples)-1]
 	}
 	fleet.Finish(end)
 	return &Result{Scenario: sc, Fleet: fleet, Rec: rec, Events: eng.Fired(), EndTime: end}, nil

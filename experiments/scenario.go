@@ -36,6 +36,23 @@ type Scenario struct {
 	Cost     CostConfig            `toml:"cost"`
 	GPUs     []models.GPU          `toml:"gpus"`
 	Models   []models.LLM          `toml:"models"`
+
+	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
+	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
+	// [arms.router] name = "round-robin".
+	Arms []map[string]any `toml:"arms"`
+	// Sweep is the grid `fleetsim sweep` runs when no --param is given.
+	Sweep SweepConfig `toml:"sweep"`
+
+	src               []byte // the file, for Derive
+	filename, baseDir string
+}
+
+// SweepConfig is a scenario's [sweep] table.
+type SweepConfig struct {
+	// Params are grid axes, each "KEY=SPEC" as for --param: SPEC is
+	// "LO..HI:STEP" (inclusive) or a comma-separated list of values.
+	Params []string `toml:"params"`
 }
 
 // RunConfig bounds the simulation.
@@ -44,6 +61,13 @@ type RunConfig struct {
 	// flight then are reported as in flight. 0 (default) runs until the
 	// workload ends and every request has finished.
 	HorizonS float64 `toml:"horizon_s"`
+	// Replications is the number of independent runs (seeds derived from
+	// the master seed); every metric then has a mean and a 95% confidence
+	// interval. Default 1.
+	Replications int `toml:"replications"`
+	// SampleIntervalS is the period of the time series (timeseries.csv), in
+	// simulated seconds. Default 10.
+	SampleIntervalS float64 `toml:"sample_interval_s"`
 }
 
 // CostConfig prices the fleet.
@@ -59,6 +83,7 @@ type CostConfig struct {
 func DefaultScenario() Scenario {
 	return Scenario{
 		Seed: 1,
+		Run:  RunConfig{Replications: 1, SampleIntervalS: 10},
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
 			Replica: models.DefaultReplicaConfig(), Perf: models.DefaultPerfConfig()},
 		Router:   policies.DefaultRouterConfig(),
@@ -73,16 +98,39 @@ func Load(path string) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read scenario: %w", err)
 	}
-	return parse(path, data, filepath.Dir(path))
+	return parse(path, data, filepath.Dir(path), nil)
 }
 
 // Parse decodes and validates scenario TOML; filename is used in messages.
 // Every problem is reported at once, each with file, line and key.
 func Parse(filename string, data []byte) (*Scenario, error) {
-	return parse(filename, data, "")
+	return parse(filename, data, "", nil)
 }
 
-func parse(filename string, data []byte, baseDir string) (*Scenario, error) {
+// Overlay is a TOML fragment applied over a scenario: an A/B arm, a sweep
+// point or a command-line override. Its keys are scenario keys.
+type Overlay struct {
+	// Name says where the overlay comes from, for messages ("arm B",
+	// "--param cluster.replicas=8").
+	Name string
+	TOML []byte
+	// KeyPrefix is where the overlay's keys stand in the scenario file
+	// ("arms.1" for the second [[arms]] table), so problems can name a
+	// line there; "" when the overlay is not in the file.
+	KeyPrefix string
+}
+
+// Derive returns the scenario re-read from its source with the overlays
+// applied in order, validated. The receiver is not changed (nothing is
+// shared with it).
+func (s *Scenario) Derive(overlays ...Overlay) (*Scenario, error) {
+	if s.src == nil {
+		return nil, fmt.Errorf("scenario %s: no source to derive from", s.Name)
+	}
+	return parse(s.filename, s.src, s.baseDir, overlays)
+}
+
+func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*Scenario, error) {
 	sc := DefaultScenario()
 	// Workload defaults depend on its kind: peek at it first (errors are
 	// left to the strict decode below).
@@ -111,9 +159,22 @@ func parse(filename string, data []byte, baseDir string) (*Scenario, error) {
 			return nil, err
 		}
 	}
+	if len(overlays) > 0 {
+		sc.Arms = nil
+		kind := sc.Workload.Kind
+		for _, o := range overlays {
+			if _, err := tomlx.Decode(o.Name, o.TOML, &sc); err != nil {
+				return nil, overlayError(doc, o, err)
+			}
+		}
+		if sc.Workload.Kind != kind {
+			return nil, fmt.Errorf("%s: workload.kind cannot be overridden (its defaults differ); write a scenario per kind", overlays[len(overlays)-1].Name)
+		}
+	}
 	if sc.Name == "" {
 		sc.Name = baseName(filename)
 	}
+	sc.src, sc.filename, sc.baseDir = data, filename, baseDir
 	resolveTrace(&sc.Workload.Trace, baseDir)
 	var ps config.Problems
 	sc.Validate(&ps)
@@ -142,7 +203,32 @@ func parse(filename string, data []byte, baseDir string) (*Scenario, error) {
 		}
 		return a.Key < b.Key
 	})
+	if len(overlays) > 0 {
+		names := make([]string, len(overlays))
+		for i, o := range overlays {
+			names[i] = o.Name
+		}
+		return nil, fmt.Errorf("with %s:\n%w", strings.Join(names, ", "), all)
+	}
 	return nil, all
+}
+
+// overlayError restates an overlay's decoding problems at the overlay's
+// place in the scenario file when it has one.
+func overlayError(doc *tomlx.Doc, o Overlay, err error) error {
+	var terr *tomlx.Error
+	if o.KeyPrefix == "" || !errors.As(err, &terr) {
+		return err
+	}
+	out := &tomlx.Error{File: doc.File()}
+	for _, it := range terr.Items {
+		key := o.KeyPrefix
+		if it.Key != "" {
+			key += "." + it.Key
+		}
+		out.Items = append(out.Items, tomlx.Item{Line: doc.Line(key), Key: key, Msg: it.Msg})
+	}
+	return out
 }
 
 // Catalog returns the built-in catalog extended by the scenario's [[gpus]]
@@ -161,6 +247,11 @@ func (s *Scenario) Catalog() *models.Catalog {
 // Validate records every problem of the scenario.
 func (s *Scenario) Validate(ps *config.Problems) {
 	ps.NonNegative("run.horizon_s", s.Run.HorizonS)
+	ps.PositiveInt("run.replications", s.Run.Replications)
+	if s.Run.Replications > 10000 {
+		ps.Add("run.replications", "at most 10000, found %d", s.Run.Replications)
+	}
+	ps.Positive("run.sample_interval_s", s.Run.SampleIntervalS)
 	for i := range s.GPUs {
 		s.GPUs[i].Validate(fmt.Sprintf("gpus.%d", i), ps)
 	}

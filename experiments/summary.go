@@ -103,7 +103,10 @@ type FleetStats struct {
 	// BusyFraction is the mean fraction of time a replica had a step in
 	// progress, i.e. held any running sequence. It is not compute
 	// utilisation: one long decode keeps a replica busy.
-	BusyFraction    float64 `json:"busy_fraction"`
+	BusyFraction float64 `json:"busy_fraction"`
+	// MFU is model FLOPs utilisation: the model FLOPs the fleet did over
+	// its GPUs' dense peak for the run's duration.
+	MFU             float64 `json:"mfu"`
 	Router          string  `json:"router"`
 	Batching        string  `json:"batching"`
 	StepsPerReplica float64 `json:"steps_per_replica"`
@@ -173,8 +176,9 @@ func Summarize(r *Result) *Summary {
 		TTFTSLOMs:        sc.SLO.TTFTMs, TPOTSLOMs: sc.SLO.TPOTMs,
 	}
 	var prompt, cached, evict, preempt, steps int64
-	var used, cachedNs, busy float64
+	var used, cachedNs, busy, flops float64
 	for _, rp := range f.Replicas {
+		flops += rp.Stats.FLOPs
 		prompt += rp.Stats.PromptTokens
 		cached += rp.Stats.CachedTokens
 		evict += rp.KV().Evictions()
@@ -193,7 +197,8 @@ func Summarize(r *Result) *Summary {
 		KVBytesPerGPU: round6(f.Memory.KVBytes), WeightBytesPerGPU: round6(f.Memory.WeightBytes)}
 	s.Fleet = FleetStats{GPU: sc.Cluster.GPU, Model: sc.Cluster.Model, Replicas: sc.Cluster.Replicas, TP: sc.Cluster.TP,
 		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: round6(ratio(busy, n*float64(r.EndTime))),
-		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, StepsPerReplica: round6(float64(steps) / n)}
+		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, StepsPerReplica: round6(float64(steps) / n),
+		MFU: round6(ratio(flops*float64(sc.Cluster.TP), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
 	price := sc.Cost.PricePerGPUHour
 	if price == 0 {
 		price = sc.Catalog().GPUs[sc.Cluster.GPU].PricePerGPUHour
@@ -250,8 +255,8 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		s.Goodput.RequestsPerS, s.Goodput.OutputTokensPerS, 100*s.Goodput.SLOAttainment, slo)
 	fmt.Fprintf(&b, "prefix     hit rate %.1f%% of %d prompt tokens, %d evictions\n",
 		100*s.Prefix.HitRate, s.Prefix.PromptTokens, s.Prefix.Evictions)
-	fmt.Fprintf(&b, "kv         utilisation %.1f%% mean (+%.1f%% cached), %d blocks/replica, %d preemptions\n",
-		100*s.KV.UtilizationMean, 100*s.KV.CachedFractionMean, s.KV.BlocksPerReplica, s.KV.Preemptions)
+	fmt.Fprintf(&b, "kv         utilisation %.1f%% mean (+%.1f%% cached), %d blocks/replica, %d preemptions; MFU %.1f%%\n",
+		100*s.KV.UtilizationMean, 100*s.KV.CachedFractionMean, s.KV.BlocksPerReplica, s.KV.Preemptions, 100*s.Fleet.MFU)
 	fmt.Fprintf(&b, "cost       $%.2f (%.1f GPU-h at $%.2f), $%.3f per 1M good output tokens, $%.0f per month\n",
 		s.Cost.USD, s.Cost.GPUHours, s.Cost.PricePerGPUHour, s.Cost.USDPerMillionOutputTokens, s.Cost.USDPerMonth)
 	if len(s.Failed) > 0 {

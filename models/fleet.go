@@ -72,11 +72,32 @@ type Fleet struct {
 	Rec      *Recorder
 	Memory   MemoryPlan
 	Place    Placement
+	// PeakFLOPS is one GPU's dense peak at the weights' precision.
+	PeakFLOPS float64
 
 	src       workloads.Source
 	next      workloads.Request
 	onArrival sim.Action
 	srcErr    error
+	srcDone   bool
+
+	// Samples is the fleet's time series (see StartSampling).
+	Samples    []Sample
+	sampleNs   sim.Time
+	onSample   sim.Action
+	lastSample Sample
+}
+
+// Sample is the fleet's state at one instant of its time series.
+type Sample struct {
+	Time              sim.Time
+	Arrived           int64 // cumulative
+	Completed         int64 // cumulative
+	InFlight          int64
+	Waiting           int64
+	KVUsedFrac        float64 // used blocks / total, over all replicas
+	KVCachedFrac      float64 // cached-only blocks / total
+	AvailableReplicas int
 }
 
 // NewFleet builds the fleet; problems in the configuration (unknown names,
@@ -93,7 +114,7 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 	if err != nil {
 		return nil, err
 	}
-	f := &Fleet{eng: eng, router: router, Rec: rec, Memory: mem,
+	f := &Fleet{eng: eng, router: router, Rec: rec, Memory: mem, PeakFLOPS: perf.PeakFLOPS(),
 		states: make([]ReplicaState, cfg.Replicas)}
 	gpus := cfg.Replicas * cfg.TP
 	f.Place = Placement{GPUs: gpus, DomainGPUs: gpu.DomainGPUs, Domains: (gpus + gpu.DomainGPUs - 1) / gpu.DomainGPUs}
@@ -116,6 +137,7 @@ func (f *Fleet) Err() error { return f.srcErr }
 func (f *Fleet) pull() error {
 	req, err := f.src.Next()
 	if errors.Is(err, io.EOF) {
+		f.srcDone = true
 		return nil
 	}
 	if err != nil {
@@ -157,4 +179,39 @@ func (f *Fleet) Finish(end sim.Time) {
 	for _, r := range f.Replicas {
 		r.Finish(end)
 	}
+}
+
+// StartSampling records a Sample every interval from now on, until the
+// workload is exhausted and every request has finished. One sample costs
+// O(replicas); nothing else in the run depends on it.
+func (f *Fleet) StartSampling(interval sim.Time) {
+	if interval <= 0 {
+		return
+	}
+	f.sampleNs = interval
+	f.onSample = f.sample
+	f.eng.Schedule(f.eng.Now(), sim.PriorityMetrics, f.onSample)
+}
+
+func (f *Fleet) sample(now sim.Time) {
+	s := Sample{Time: now, Arrived: f.Rec.Arrived, Completed: f.Rec.Completed, InFlight: f.Rec.InFlight()}
+	var used, cached, total int64
+	for i, r := range f.Replicas {
+		s.Waiting += int64(f.states[i].Waiting)
+		if f.states[i].Available {
+			s.AvailableReplicas++
+		}
+		used += r.kv.Used()
+		cached += r.kv.Cached()
+		total += r.kv.Total()
+	}
+	if total > 0 {
+		s.KVUsedFrac = float64(used) / float64(total)
+		s.KVCachedFrac = float64(cached) / float64(total)
+	}
+	f.Samples = append(f.Samples, s)
+	if f.srcDone && f.Rec.InFlight() == 0 {
+		return
+	}
+	f.eng.Schedule(now+f.sampleNs, sim.PriorityMetrics, f.onSample)
 }

@@ -89,6 +89,10 @@ func (m *Recorder) RequestFailed(_ *workloads.Request, _ int, at sim.Time, reaso
 	m.FailedBy[reason]++
 }
 
+// LastEvent is the time of the last arrival, completion, failure or shed:
+// where a drained run ends.
+func (m *Recorder) LastEvent() sim.Time { return m.lastT }
+
 // InFlight is arrived − completed − failed − shed: requests still queued or
 // running (conservation: it is never negative).
 func (m *Recorder) InFlight() int64 { return m.Arrived - m.Completed - m.Failed - m.Shed }

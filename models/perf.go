@@ -104,6 +104,7 @@ type StepModel struct {
 	commFixedS         float64 // per step, independent of tokens
 	commPerTokenS      float64
 	overheadS          float64
+	peakFLOPS          float64 // dense peak FLOP/s of one GPU
 	WeightBytesPerGPU  float64
 	KVBytesPerTokenGPU float64
 }
@@ -127,6 +128,7 @@ func NewStepModel(gpu GPU, llm LLM, tp int, weights, kv Precision, pc PerfConfig
 		flops:            peak * pc.ComputeEfficiency,
 		bw:               gpu.HBMBytesPerS * pc.BandwidthEfficiency,
 		overheadS:        pc.StepOverheadS,
+		peakFLOPS:        peak,
 	}
 	if tp > 1 {
 		nAR := 2 * float64(llm.Layers)
@@ -148,6 +150,15 @@ func (m *StepModel) Step(tokens, attended, kvRead float64) float64 {
 	return math.Max(c, mem) + m.commFixedS + m.commPerTokenS*tokens + m.overheadS
 }
 
+// FLOPs is the model FLOPs one GPU of the group does in a step with these
+// tokens and attended pairs (what MFU counts).
+func (m *StepModel) FLOPs(tokens, attended float64) float64 {
+	return m.linFLOPsPerToken*tokens + m.attnFLOPsPerPair*attended
+}
+
+// PeakFLOPS is one GPU's dense peak FLOP/s at the weights' precision.
+func (m *StepModel) PeakFLOPS() float64 { return m.peakFLOPS }
+
 // DecodeRun describes k consecutive decode-only steps of n sequences whose
 // contexts sum to ctx0 tokens at the first step; each step adds n tokens to
 // the sum. Its duration has a closed form, so a run costs O(1) to simulate
@@ -155,6 +166,7 @@ func (m *StepModel) Step(tokens, attended, kvRead float64) float64 {
 type DecodeRun struct {
 	ac, bc, am, bm float64 // compute and memory time of step j: a + b·j
 	rest           float64 // per-step constant (comm + overhead)
+	fa, fb         float64 // FLOPs of step j: fa + fb·j
 }
 
 // Decode returns the run of n sequences starting from total context ctx0.
@@ -166,8 +178,13 @@ func (m *StepModel) Decode(n int, ctx0 float64) DecodeRun {
 		am:   (m.weightBytes + m.kvBytesPerToken*ctx0) / m.bw,
 		bm:   m.kvBytesPerToken * nf / m.bw,
 		rest: m.commFixedS + m.commPerTokenS*nf + m.overheadS,
+		fa:   m.linFLOPsPerToken*nf + m.attnFLOPsPerPair*ctx0,
+		fb:   m.attnFLOPsPerPair * nf,
 	}
 }
+
+// FLOPs is the model FLOPs one GPU does in the first k steps of the run.
+func (r DecodeRun) FLOPs(k int64) float64 { return linSum(r.fa, r.fb, 0, float64(k)) }
 
 // Seconds is the duration of the first k steps of the run: the sum over
 // j < k of max(ac+bc·j, am+bm·j) + rest, in closed form.

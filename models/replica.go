@@ -87,14 +87,15 @@ type Replica struct {
 	running []*seq
 	padding int // static batching: finished sequences still in the batch
 
-	busy     bool
-	ev       sim.EventID
-	onStep   sim.Action
-	onKick   sim.Action
-	runStart sim.Time
-	run      DecodeRun
-	runSteps int64 // > 0: a decode-only run of this many steps is under way
-	stepEnd  sim.Time
+	busy      bool
+	ev        sim.EventID
+	onStep    sim.Action
+	onKick    sim.Action
+	runStart  sim.Time
+	run       DecodeRun
+	runSteps  int64 // > 0: a decode-only run of this many steps is under way
+	stepEnd   sim.Time
+	stepFLOPs float64 // FLOPs of the single step under way
 
 	// statistics
 	Stats ReplicaStats
@@ -114,6 +115,7 @@ type ReplicaStats struct {
 	BusyNs          int64   // time with a step in progress
 	KVUsedBlockNs   float64 // ∫ used blocks dt, for time-weighted utilisation
 	KVCachedBlockNs float64 // ∫ cached blocks dt
+	FLOPs           float64 // model FLOPs done by one GPU of the group (for MFU)
 }
 
 // NewReplica builds replica idx. state is the replica's entry in the fleet's
@@ -215,8 +217,10 @@ func (r *Replica) stepDone(now sim.Time) {
 	r.account(now)
 	r.Stats.BusyNs += int64(now - r.runStart)
 	if r.runSteps > 0 {
+		r.Stats.FLOPs += r.run.FLOPs(r.runSteps)
 		r.finishRun(now)
 	} else {
+		r.Stats.FLOPs += r.stepFLOPs
 		r.finishStep(now)
 	}
 	r.plan(now)
@@ -400,6 +404,7 @@ func (r *Replica) share(s *seq, seg workloads.Segment, b int64) int64 {
 func (r *Replica) plan(now sim.Time) {
 	r.runStart = now
 	r.runSteps = 0
+	r.stepFLOPs = 0
 	switch r.cfg.Batching {
 	case BatchStatic:
 		r.planStatic(now)
@@ -515,6 +520,7 @@ func (r *Replica) planContinuous(now sim.Time) {
 		}
 	}
 	d := r.perf.Step(tokens, attended, kvRead)
+	r.stepFLOPs = r.perf.FLOPs(tokens, attended)
 	r.stepEnd = now + sim.Time(math.Round(d*1e9))
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 }
@@ -718,6 +724,7 @@ func (r *Replica) planStatic(now sim.Time) {
 			return
 		}
 		d := r.perf.Step(tokens, attended, 0)
+		r.stepFLOPs = r.perf.FLOPs(tokens, attended)
 		r.stepEnd = now + sim.Time(math.Round(d*1e9))
 		r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 		return

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -39,14 +38,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	out := fs.String("out", "", "output directory (default fleetsim-out/NAME)")
 	seed := fs.Uint64("seed", 0, "master seed (overrides the scenario's; 0 keeps it)")
+	reps := fs.Int("replications", 0, "replications (overrides [run] replications; 0 keeps it)")
+	workers := fs.Int("workers", 0, "replications run at once (default: all cores); results do not depend on it")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	records := fs.Bool("requests", false, "also stream one CSV row per completed request to DIR/requests.csv")
+	records := fs.Bool("requests", false, "also stream one CSV row per completed request of replication 0 to DIR/requests.csv")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 1 {
 		return usagef("run takes at most one scenario, got %d: %s", len(pos), strings.Join(pos, " "))
+	}
+	if *reps < 0 || *workers < 0 {
+		return usagef("run: --replications and --workers must be >= 0")
 	}
 	arg := ""
 	if len(pos) == 1 {
@@ -59,12 +63,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *seed != 0 {
 		sc.Seed = *seed
 	}
+	if *reps > 0 {
+		sc.Run.Replications = *reps
+	}
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join("fleetsim-out", sc.Name)
 	}
 
-	opt := experiments.Options{}
+	opt := experiments.RunOptions{Workers: *workers}
 	if !*quiet {
 		opt.Progress = delayedBar(stderr, sc.Name)
 	}
@@ -82,7 +89,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		reqWriter = experiments.NewRequestWriter(reqFile)
 		opt.OnDone = reqWriter.Write
 	}
-	res, err := experiments.Run(sc, opt)
+	reps0, err := experiments.RunReplications(sc, opt)
 	if err != nil {
 		return err
 	}
@@ -100,21 +107,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	sum := experiments.Summarize(res)
-	var js bytes.Buffer
-	if err := sum.WriteJSON(&js); err != nil {
+	arm := experiments.NewArmResult("", reps0)
+	if err := experiments.WriteRunDir(dir, []*experiments.ArmResult{arm}, ""); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "summary.json"), js.Bytes()); err != nil {
-		return err
-	}
-	if err := sum.WriteTable(stdout); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nwrote %s\n", filepath.Join(dir, "summary.json"))
+	fmt.Fprint(stdout, arm.Table())
+	fmt.Fprintf(stdout, "\nwrote %s (summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv", dir)
 	if reqWriter != nil {
-		fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(dir, "requests.csv"))
+		fmt.Fprint(stdout, ", requests.csv")
 	}
+	fmt.Fprintln(stdout, ")")
 	return nil
 }
 
@@ -138,32 +140,6 @@ func delayedBar(w io.Writer, name string) func(float64) {
 			_ = bar.Finish()
 		}
 	}
-}
-
-// writeFileAtomic writes data to path through a temporary file and a rename,
-// so a failed run never leaves a half-written file.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 func cmdValidate(args []string, stdout, _ io.Writer) error {

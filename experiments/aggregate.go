@@ -1,0 +1,212 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Metric is one numeric leaf of a Summary, named by its dotted JSON path
+// (e.g. "latency_ms.ttft.p99").
+type Metric struct {
+	Key   string
+	Value float64
+}
+
+// Flatten lists the numeric leaves of s in sorted key order.
+func Flatten(s *Summary) []Metric {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic("experiments: summary does not marshal: " + err.Error())
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		panic("experiments: summary does not unmarshal: " + err.Error())
+	}
+	var out []Metric
+	flattenInto(&out, "", m)
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func flattenInto(out *[]Metric, prefix string, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, sub := range x {
+			key := k
+			if prefix != "" {
+				key = prefix + "." + k
+			}
+			flattenInto(out, key, sub)
+		}
+	case json.Number:
+		f, err := x.Float64()
+		if err == nil {
+			*out = append(*out, Metric{Key: prefix, Value: f})
+		}
+	}
+}
+
+// Stat is a metric over replications: mean, the half-width of its 95%
+// confidence interval (Student t with R−1 degrees of freedom; 0 for R = 1)
+// and the per-replication values.
+type Stat struct {
+	Key    string
+	Mean   float64
+	CI95   float64
+	Values []float64
+}
+
+// tQuantile is the Student-t quantile p with nu degrees of freedom.
+func tQuantile(p float64, nu int) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(nu)}.Quantile(p)
+}
+
+// MeanCI returns the mean of xs and the half-width of the two-sided
+// confidence interval at level conf (e.g. 0.95).
+func MeanCI(xs []float64, conf float64) (mean, half float64) {
+	n := len(xs)
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(n)
+	if n < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / float64(n-1))
+	return mean, tQuantile(1-(1-conf)/2, n-1) * sd / math.Sqrt(float64(n))
+}
+
+// Aggregate computes a Stat for every metric of the replications (which
+// must come from the same scenario, so they have the same keys).
+func Aggregate(reps []*RepResult) []Stat {
+	flat := make([][]Metric, len(reps))
+	for i, r := range reps {
+		flat[i] = Flatten(r.Summary)
+	}
+	stats := make([]Stat, len(flat[0]))
+	for k, m := range flat[0] {
+		st := Stat{Key: m.Key, Values: make([]float64, len(reps))}
+		for i := range reps {
+			if flat[i][k].Key != m.Key {
+				panic("experiments: replications with different metrics")
+			}
+			st.Values[i] = flat[i][k].Value
+		}
+		st.Mean, st.CI95 = MeanCI(st.Values, 0.95)
+		stats[k] = st
+	}
+	return stats
+}
+
+// StatMap indexes stats by key.
+func StatMap(stats []Stat) map[string]Stat {
+	m := make(map[string]Stat, len(stats))
+	for _, s := range stats {
+		m[s.Key] = s
+	}
+	return m
+}
+
+// AggregateJSON is summary.json for several replications: the shape of a
+// single run's summary with every number replaced by its mean over
+// replications, plus "ci95" (the same shape, holding 95% CI half-widths) and
+// "replications" (count and seeds). Strings come from replication 0.
+func AggregateJSON(reps []*RepResult, stats []Stat) ([]byte, error) {
+	b, err := json.Marshal(reps[0].Summary)
+	if err != nil {
+		return nil, err
+	}
+	var mean map[string]any
+	if err := json.Unmarshal(b, &mean); err != nil {
+		return nil, err
+	}
+	ci := map[string]any{}
+	for _, st := range stats {
+		setPath(mean, st.Key, round6(st.Mean))
+		setPath(ci, st.Key, round6(st.CI95))
+	}
+	seeds := make([]uint64, len(reps))
+	for i, r := range reps {
+		seeds[i] = r.Seed
+	}
+	mean["ci95"] = ci
+	mean["replications"] = map[string]any{"count": len(reps), "seeds": seeds}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(mean); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func setPath(m map[string]any, key string, v float64) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		sub, ok := m[p].(map[string]any)
+		if !ok {
+			sub = map[string]any{}
+			m[p] = sub
+		}
+		m = sub
+	}
+	m[parts[len(parts)-1]] = v
+}
+
+// headline lists the metrics shown with confidence intervals in tables.
+var headline = []struct{ key, label, unit string }{
+	{"requests.completed", "completed", "req"},
+	{"latency_ms.ttft.p50", "TTFT p50", "ms"},
+	{"latency_ms.ttft.p99", "TTFT p99", "ms"},
+	{"latency_ms.tpot.p99", "TPOT p99", "ms"},
+	{"latency_ms.e2e.p99", "end-to-end p99", "ms"},
+	{"throughput.output_tokens_per_s", "output throughput", "tok/s"},
+	{"goodput.requests_per_s", "goodput", "req/s"},
+	{"goodput.slo_attainment", "SLO attainment", ""},
+	{"prefix_cache.hit_rate", "prefix hit rate", ""},
+	{"fleet.mfu", "MFU", ""},
+	{"cost.usd_per_million_output_tokens", "$ per 1M good tokens", "$"},
+}
+
+// WriteStatsTable writes the headline metrics as mean ± 95% CI.
+func WriteStatsTable(w *bytes.Buffer, stats []Stat, reps int) {
+	m := StatMap(stats)
+	fmt.Fprintf(w, "%d replications (mean ± 95%% CI, Student t)\n", reps)
+	for _, h := range headline {
+		st, ok := m[h.key]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "  %-22s %12s ± %-10s %s\n", h.label, human(st.Mean), human(st.CI95), h.unit)
+	}
+}
+
+// human formats x with a precision that suits its size.
+func human(x float64) string {
+	a := math.Abs(x)
+	switch {
+	case a >= 1000:
+		return fmt.Sprintf("%.0f", x)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", x)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", x)
+	default:
+		return fmt.Sprintf("%.4f", x)
+	}
+}

@@ -1,0 +1,537 @@
+package plot
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ErrBadInput is matched (errors.Is) by every error that comes from the
+// results themselves rather than from writing the plots: a run directory
+// that is missing or holds nothing to plot, or a results file that is
+// malformed. `fleetsim plot` answers these with exit status 2.
+var ErrBadInput = errors.New("bad input")
+
+// inputError keeps its message and matches ErrBadInput.
+type inputError struct{ err error }
+
+func (e inputError) Error() string        { return e.err.Error() }
+func (e inputError) Unwrap() error        { return e.err }
+func (e inputError) Is(target error) bool { return target == ErrBadInput }
+
+func badInput(format string, args ...any) error {
+	return inputError{fmt.Errorf(format, args...)}
+}
+
+// Meta is what a figure takes from summary.json: the scenario name for the
+// titles and the SLO thresholds for the SLO lines. The zero value is valid:
+// no name in titles, no SLO lines.
+type Meta struct {
+	Scenario  string  // summary.json "scenario"; "" leaves it out of titles
+	TTFTSLOMs float64 // goodput.ttft_slo_ms; 0 = no TTFT SLO line
+	TPOTSLOMs float64 // goodput.tpot_slo_ms; 0 = no TPOT SLO line
+	// HorizonS is sim.simulated_seconds; 0 if unknown. The failure timeline
+	// extends its last step to it.
+	HorizonS float64
+}
+
+// CDFPoint is one row of cdf.csv: the Quantile-quantile of Metric for Arm.
+type CDFPoint struct {
+	Arm      string  // "" for a single run (legend "run")
+	Metric   string  // "ttft", "tpot" or "e2e"
+	Quantile float64 // in (0, 1)
+	ValueMs  float64 // latency at that quantile, ms
+}
+
+// TimePoint is one row of timeseries.csv. A field whose column is absent
+// from the file is NaN, and the series that need it are not drawn.
+type TimePoint struct {
+	Arm               string
+	Replication       int
+	TimeS             float64 // simulated seconds since the start
+	ArrivalsPerS      float64
+	CompletionsPerS   float64
+	InFlight          float64 // requests admitted and not finished
+	Waiting           float64 // requests queued, not yet admitted
+	KVUsedFrac        float64 // KV blocks held by running sequences / total
+	KVCachedFrac      float64 // KV blocks held only by the prefix cache / total
+	AvailableReplicas float64
+}
+
+// Sweep is sweep.csv: the swept parameters (scenario key paths, in column
+// order) and one row per grid point.
+type Sweep struct {
+	Params []string
+	Rows   []SweepRow
+}
+
+// SweepRow is one grid point of a sweep. Latencies in ms, rates in
+// requests per simulated second; each *CI95 is the half-width of the 95%
+// confidence interval (0 = none drawn). A field whose column is absent is
+// NaN.
+type SweepRow struct {
+	Values                     []string // parameter values as written, one per Sweep.Params
+	Replications               int
+	TTFTP99Ms, TTFTP99MsCI95   float64
+	E2EP99Ms, E2EP99MsCI95     float64
+	GoodputRPS, GoodputRPSCI95 float64
+	ThroughputRPS              float64
+	SLOAttainment              float64
+	SLOAttainmentCI95          float64
+	USDPerMonth                float64
+	USDPerMillionOutputTokens  float64
+}
+
+// SizeRow is one row of size.csv: a fleet size the sizing reports
+// ("N (no failures)", "N", "N+1", "N+2"). A float field whose column is
+// absent is NaN.
+type SizeRow struct {
+	Row                      string
+	Replicas, GPUs           int
+	Failures                 bool
+	USDPerMonth              float64
+	Utilization              float64 // fraction
+	HeadroomPct              float64 // percent
+	TTFTP99Ms, TTFTP99MsCI95 float64
+	Success                  float64
+	MetSLO                   bool
+}
+
+// SearchPoint is one row of size_search.csv: a fleet size the search
+// evaluated. A float field whose column is absent is NaN.
+type SearchPoint struct {
+	Replicas                 int
+	Failures                 bool
+	TTFTP99Ms, TTFTP99MsCI95 float64
+	Success                  float64
+	MetSLO                   bool
+	USDPerMonth              float64
+}
+
+// FailureEvent is one row of failures.csv: after Event at TimeS, GPUsDown
+// GPUs are down and CapacityFrac of the fleet is available.
+type FailureEvent struct {
+	TimeS        float64
+	Event        string // "fail" or "repair"
+	Unit         string
+	GPUsDown     int
+	CapacityFrac float64 // in [0, 1]
+}
+
+// ETTRPoint is one row of ettr.csv.
+type ETTRPoint struct {
+	CheckpointIntervalS float64
+	ETTR, ETTRCI95      float64 // effective training time ratio, in [0, 1]
+	LostGPUHours        float64
+}
+
+// readMeta reads summary.json. ok is false when the file does not exist.
+func readMeta(path string) (m Meta, ok bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Meta{}, false, nil
+	}
+	if err != nil {
+		return Meta{}, false, badInput("%v", err)
+	}
+	var s struct {
+		Scenario string `json:"scenario"`
+		Goodput  struct {
+			TTFTSLOMs float64 `json:"ttft_slo_ms"`
+			TPOTSLOMs float64 `json:"tpot_slo_ms"`
+		} `json:"goodput"`
+		Sim struct {
+			SimulatedSeconds float64 `json:"simulated_seconds"`
+		} `json:"sim"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		var off int64 = -1
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			off = se.Offset
+		case errors.As(err, &te):
+			off = te.Offset
+		}
+		if off >= 0 {
+			return Meta{}, true, badInput("%s:%d: %v", path, 1+bytes.Count(b[:min(int(off), len(b))], []byte("\n")), err)
+		}
+		return Meta{}, true, badInput("%s: %v", path, err)
+	}
+	m = Meta{Scenario: s.Scenario, TTFTSLOMs: s.Goodput.TTFTSLOMs, TPOTSLOMs: s.Goodput.TPOTSLOMs, HorizonS: s.Sim.SimulatedSeconds}
+	for _, v := range []struct {
+		key string
+		x   float64
+	}{{"goodput.ttft_slo_ms", m.TTFTSLOMs}, {"goodput.tpot_slo_ms", m.TPOTSLOMs}, {"sim.simulated_seconds", m.HorizonS}} {
+		if v.x < 0 {
+			return Meta{}, true, badInput("%s: %s is %v, want ≥ 0", path, v.key, v.x)
+		}
+	}
+	return m, true, nil
+}
+
+// table is a CSV file with a header row, read whole.
+type table struct {
+	path  string
+	col   map[string]int
+	names []string
+	rows  [][]string
+	lines []int // line of each row in the file
+}
+
+// readTable reads a CSV results file. ok is false when it does not exist. A
+// header naming a column twice, a row with the wrong number of fields or a
+// file without a header is an error naming the file and line.
+func readTable(path string) (t *table, ok bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, badInput("%v", err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, true, badInput("%s:1: empty file, want a header row", path)
+	}
+	if err != nil {
+		return nil, true, csvErr(path, err)
+	}
+	t = &table{path: path, col: map[string]int{}, names: header}
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			return nil, true, badInput("%s:1: column %d has no name", path, i+1)
+		}
+		if _, dup := t.col[h]; dup {
+			return nil, true, badInput("%s:1: column %q appears twice", path, h)
+		}
+		t.col[h] = i
+		t.names[i] = h
+	}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, true, csvErr(path, err)
+		}
+		line, _ := r.FieldPos(0)
+		if len(rec) != len(header) {
+			return nil, true, badInput("%s:%d: %d fields, the header has %d", path, line, len(rec), len(header))
+		}
+		t.rows = append(t.rows, rec)
+		t.lines = append(t.lines, line)
+	}
+	return t, true, nil
+}
+
+func csvErr(path string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return badInput("%s:%d: %v", path, pe.Line, pe.Err)
+	}
+	return badInput("%s: %v", path, err)
+}
+
+// has reports whether every named column is present.
+func (t *table) has(names ...string) bool {
+	for _, n := range names {
+		if _, ok := t.col[n]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// require is an error naming the first missing column.
+func (t *table) require(names ...string) error {
+	for _, n := range names {
+		if _, ok := t.col[n]; !ok {
+			return badInput("%s:1: no column %q (columns: %s)", t.path, n, strings.Join(t.names, ","))
+		}
+	}
+	return nil
+}
+
+// cursor reads the fields of one row; the first problem sticks in err.
+type cursor struct {
+	t   *table
+	i   int
+	err error
+}
+
+func (c *cursor) fail(name, format string, args ...any) {
+	if c.err == nil {
+		c.err = badInput("%s:%d: column %s: %s", c.t.path, c.t.lines[c.i], name, fmt.Sprintf(format, args...))
+	}
+}
+
+// raw is the field of column name, and whether the column exists.
+func (c *cursor) raw(name string) (string, bool) {
+	j, ok := c.t.col[name]
+	if !ok {
+		return "", false
+	}
+	return strings.TrimSpace(c.t.rows[c.i][j]), true
+}
+
+func (c *cursor) str(name string) string {
+	s, _ := c.raw(name)
+	return s
+}
+
+// num is a finite number; NaN when the column is absent.
+func (c *cursor) num(name string) float64 {
+	s, ok := c.raw(name)
+	if !ok {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		c.fail(name, "%q is not a finite number", s)
+		return math.NaN()
+	}
+	return v
+}
+
+// ci is a confidence-interval half-width: ≥ 0; an empty field or NaN (one
+// replication has none) reads as 0, an absent column as NaN.
+func (c *cursor) ci(name string) float64 {
+	s, ok := c.raw(name)
+	if !ok {
+		return math.NaN()
+	}
+	if s == "" || strings.EqualFold(s, "nan") {
+		return 0
+	}
+	v := c.num(name)
+	if v < 0 {
+		c.fail(name, "%v is negative", v)
+	}
+	return v
+}
+
+func (c *cursor) integer(name string) int {
+	s, ok := c.raw(name)
+	if !ok {
+		return 0
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		c.fail(name, "%q is not an integer", s)
+	}
+	return v
+}
+
+func (c *cursor) boolean(name string) bool {
+	s, ok := c.raw(name)
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(s) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	c.fail(name, "%q is not true or false", s)
+	return false
+}
+
+// readCDF reads cdf.csv. Rows of metrics other than ttft, tpot and e2e are
+// skipped.
+func readCDF(t *table) ([]CDFPoint, error) {
+	if err := t.require("arm", "metric", "quantile", "value_ms"); err != nil {
+		return nil, err
+	}
+	var out []CDFPoint
+	for i := range t.rows {
+		c := cursor{t: t, i: i}
+		p := CDFPoint{Arm: c.str("arm"), Metric: c.str("metric"), Quantile: c.num("quantile"), ValueMs: c.num("value_ms")}
+		if c.err == nil && !(p.Quantile > 0 && p.Quantile < 1) {
+			c.fail("quantile", "%v is not in (0, 1)", p.Quantile)
+		}
+		if c.err == nil && p.ValueMs < 0 {
+			c.fail("value_ms", "%v is negative", p.ValueMs)
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		switch p.Metric {
+		case "ttft", "tpot", "e2e":
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func readTimeseries(t *table) ([]TimePoint, error) {
+	if err := t.require("arm", "replication", "time_s"); err != nil {
+		return nil, err
+	}
+	out := make([]TimePoint, 0, len(t.rows))
+	for i := range t.rows {
+		c := cursor{t: t, i: i}
+		out = append(out, TimePoint{
+			Arm: c.str("arm"), Replication: c.integer("replication"), TimeS: c.num("time_s"),
+			ArrivalsPerS: c.num("arrivals_per_s"), CompletionsPerS: c.num("completions_per_s"),
+			InFlight: c.num("in_flight"), Waiting: c.num("waiting"),
+			KVUsedFrac: c.num("kv_used_frac"), KVCachedFrac: c.num("kv_cached_frac"),
+			AvailableReplicas: c.num("available_replicas"),
+		})
+		if c.err != nil {
+			return nil, c.err
+		}
+	}
+	return out, nil
+}
+
+// readSweep reads sweep.csv: every column before "replications" whose name
+// contains a '.' is a swept parameter.
+func readSweep(t *table) (Sweep, error) {
+	if err := t.require("replications"); err != nil {
+		return Sweep{}, err
+	}
+	var s Sweep
+	var idx []int
+	for j, n := range t.names[:t.col["replications"]] {
+		if strings.Contains(n, ".") {
+			s.Params = append(s.Params, n)
+			idx = append(idx, j)
+		}
+	}
+	if len(s.Params) == 0 {
+		return Sweep{}, badInput("%s:1: no parameter columns (scenario key paths such as workload.arrival.rate_per_s) before \"replications\"", t.path)
+	}
+	for i, rec := range t.rows {
+		c := cursor{t: t, i: i}
+		r := SweepRow{
+			Replications: c.integer("replications"),
+			TTFTP99Ms:    c.num("ttft_p99_ms"), TTFTP99MsCI95: c.ci("ttft_p99_ms_ci95"),
+			E2EP99Ms: c.num("e2e_p99_ms"), E2EP99MsCI95: c.ci("e2e_p99_ms_ci95"),
+			GoodputRPS: c.num("goodput_rps"), GoodputRPSCI95: c.ci("goodput_rps_ci95"),
+			ThroughputRPS: c.num("throughput_rps"),
+			SLOAttainment: c.num("slo_attainment"), SLOAttainmentCI95: c.ci("slo_attainment_ci95"),
+			USDPerMonth: c.num("usd_per_month"), USDPerMillionOutputTokens: c.num("usd_per_million_output_tokens"),
+		}
+		for k, j := range idx {
+			v := strings.TrimSpace(rec[j])
+			if v == "" {
+				c.fail(s.Params[k], "empty parameter value")
+			}
+			r.Values = append(r.Values, v)
+		}
+		if c.err != nil {
+			return Sweep{}, c.err
+		}
+		s.Rows = append(s.Rows, r)
+	}
+	return s, nil
+}
+
+func readSize(t *table) ([]SizeRow, error) {
+	if err := t.require("row", "replicas"); err != nil {
+		return nil, err
+	}
+	var out []SizeRow
+	for i := range t.rows {
+		c := cursor{t: t, i: i}
+		r := SizeRow{
+			Row: c.str("row"), Replicas: c.integer("replicas"), GPUs: c.integer("gpus"),
+			Failures: c.boolean("failures"), USDPerMonth: c.num("usd_per_month"),
+			Utilization: c.num("utilization"), HeadroomPct: c.num("headroom_pct"),
+			TTFTP99Ms: c.num("ttft_p99_ms"), TTFTP99MsCI95: c.ci("ttft_p99_ms_ci95"),
+			Success: c.num("success"), MetSLO: c.boolean("met_slo"),
+		}
+		if c.err == nil && r.Row == "" {
+			c.fail("row", "empty label")
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func readSearch(t *table) ([]SearchPoint, error) {
+	if err := t.require("replicas"); err != nil {
+		return nil, err
+	}
+	var out []SearchPoint
+	for i := range t.rows {
+		c := cursor{t: t, i: i}
+		out = append(out, SearchPoint{
+			Replicas: c.integer("replicas"), Failures: c.boolean("failures"),
+			TTFTP99Ms: c.num("ttft_p99_ms"), TTFTP99MsCI95: c.ci("ttft_p99_ms_ci95"),
+			Success: c.num("success"), MetSLO: c.boolean("met_slo"), USDPerMonth: c.num("usd_per_month"),
+		})
+		if c.err != nil {
+			return nil, c.err
+		}
+	}
+	return out, nil
+}
+
+func readFailures(t *table) ([]FailureEvent, error) {
+	if err := t.require("time_s", "event", "capacity_frac"); err != nil {
+		return nil, err
+	}
+	var out []FailureEvent
+	for i := range t.rows {
+		c := cursor{t: t, i: i}
+		e := FailureEvent{TimeS: c.num("time_s"), Event: c.str("event"), Unit: c.str("unit"),
+			GPUsDown: c.integer("gpus_down"), CapacityFrac: c.num("capacity_frac")}
+		if c.err == nil && e.Event != "fail" && e.Event != "repair" {
+			c.fail("event", "%q is not fail or repair", e.Event)
+		}
+		if c.err == nil && !(e.CapacityFrac >= 0 && e.CapacityFrac <= 1) {
+			c.fail("capacity_frac", "%v is not in [0, 1]", e.CapacityFrac)
+		}
+		if c.err == nil && e.TimeS < 0 {
+			c.fail("time_s", "%v is negative", e.TimeS)
+		}
+		if c.err == nil && len(out) > 0 && e.TimeS < out[len(out)-1].TimeS {
+			c.fail("time_s", "%v is before the previous event (%v): events must be in time order", e.TimeS, out[len(out)-1].TimeS)
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func readETTR(t *table) ([]ETTRPoint, error) {
+	if err := t.require("checkpoint_interval_s", "ettr"); err != nil {
+		return nil, err
+	}
+	var out []ETTRPoint
+	for i := range t.rows {
+		c := cursor{t: t, i: i}
+		p := ETTRPoint{CheckpointIntervalS: c.num("checkpoint_interval_s"), ETTR: c.num("ettr"),
+			ETTRCI95: c.ci("ettr_ci95"), LostGPUHours: c.num("lost_gpu_hours")}
+		if c.err == nil && p.CheckpointIntervalS <= 0 {
+			c.fail("checkpoint_interval_s", "%v is not positive", p.CheckpointIntervalS)
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,220 @@
+package experiments
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/fleetsim/fleetsim/sim/quantile"
+)
+
+// CDFQuantiles is the grid of quantiles written to cdf.csv: dense in the
+// tail, where SLOs live.
+var CDFQuantiles = func() []float64 {
+	var qs []float64
+	for i := 1; i < 100; i++ {
+		qs = append(qs, float64(i)/100)
+	}
+	for _, q := range []float64{0.991, 0.992, 0.993, 0.994, 0.995, 0.996, 0.997, 0.998, 0.999, 0.9995, 0.9999} {
+		qs = append(qs, q)
+	}
+	return qs
+}()
+
+// ArmResult is one arm of a run: its replications and their aggregate.
+type ArmResult struct {
+	Name  string // "" for a plain run
+	Reps  []*RepResult
+	Stats []Stat
+}
+
+// NewArmResult aggregates an arm's replications.
+func NewArmResult(name string, reps []*RepResult) *ArmResult {
+	return &ArmResult{Name: name, Reps: reps, Stats: Aggregate(reps)}
+}
+
+// SummaryJSON is the arm's summary.json: the single run's summary, or the
+// aggregate over replications.
+func (a *ArmResult) SummaryJSON() ([]byte, error) {
+	if len(a.Reps) == 1 {
+		var b bytes.Buffer
+		err := a.Reps[0].Summary.WriteJSON(&b)
+		return b.Bytes(), err
+	}
+	return AggregateJSON(a.Reps, a.Stats)
+}
+
+// Table is the arm's results table for a terminal or summary.md.
+func (a *ArmResult) Table() string {
+	var b bytes.Buffer
+	_ = a.Reps[0].Summary.WriteTable(&b)
+	if len(a.Reps) > 1 {
+		b.WriteString("\n(the table above is replication 0)\n")
+		WriteStatsTable(&b, a.Stats, len(a.Reps))
+	}
+	return b.String()
+}
+
+// pooled merges the replications' sketches of one metric, in index order.
+func (a *ArmResult) pooled(get func(*RepResult) *quantile.Sketch) *quantile.Sketch {
+	s := quantile.New()
+	for _, r := range a.Reps {
+		s.Merge(get(r))
+	}
+	return s
+}
+
+// CDFRows appends the arm's cdf.csv rows (arm,metric,quantile,value_ms),
+// pooled over replications.
+func (a *ArmResult) CDFRows(b *bytes.Buffer) {
+	for _, m := range []struct {
+		name string
+		get  func(*RepResult) *quantile.Sketch
+	}{
+		{"ttft", func(r *RepResult) *quantile.Sketch { return r.TTFT }},
+		{"tpot", func(r *RepResult) *quantile.Sketch { return r.TPOT }},
+		{"e2e", func(r *RepResult) *quantile.Sketch { return r.E2E }},
+	} {
+		s := a.pooled(m.get)
+		if s.Count() == 0 {
+			continue
+		}
+		for _, q := range CDFQuantiles {
+			fmt.Fprintf(b, "%s,%s,%s,%s\n", a.Name, m.name, fmtF(q), fmtF(round6(s.Quantile(q))))
+		}
+	}
+}
+
+// TimeseriesRows appends the arm's timeseries.csv rows (replication 0).
+func (a *ArmResult) TimeseriesRows(b *bytes.Buffer) {
+	samples := a.Reps[0].Samples
+	for i, s := range samples {
+		var arr, comp float64
+		if i > 0 {
+			dt := (s.Time - samples[i-1].Time).Seconds()
+			if dt > 0 {
+				arr = float64(s.Arrived-samples[i-1].Arrived) / dt
+				comp = float64(s.Completed-samples[i-1].Completed) / dt
+			}
+		}
+		fmt.Fprintf(b, "%s,0,%s,%s,%s,%d,%d,%s,%s,%d\n", a.Name, fmtF(round6(s.Time.Seconds())),
+			fmtF(round6(arr)), fmtF(round6(comp)), s.InFlight, s.Waiting,
+			fmtF(round6(s.KVUsedFrac)), fmtF(round6(s.KVCachedFrac)), s.AvailableReplicas)
+	}
+}
+
+// ReplicationRows appends replications.csv rows: one per replication, one
+// column per metric (header from ReplicationHeader).
+func (a *ArmResult) ReplicationRows(b *bytes.Buffer) {
+	for i, r := range a.Reps {
+		fmt.Fprintf(b, "%s,%d,%d", a.Name, i, r.Seed)
+		for _, st := range a.Stats {
+			b.WriteByte(',')
+			b.WriteString(fmtF(st.Values[i]))
+		}
+		b.WriteByte('\n')
+	}
+}
+
+// ReplicationHeader is replications.csv's header for these stats.
+func ReplicationHeader(stats []Stat) string {
+	var b bytes.Buffer
+	b.WriteString("arm,replication,seed")
+	for _, st := range stats {
+		b.WriteByte(',')
+		b.WriteString(st.Key)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+func fmtF(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// Headers of the run directory's CSV files.
+const (
+	CDFHeader        = "arm,metric,quantile,value_ms\n"
+	TimeseriesHeader = "arm,replication,time_s,arrivals_per_s,completions_per_s,in_flight,waiting,kv_used_frac,kv_cached_frac,available_replicas\n"
+)
+
+// WriteRunDir writes a run directory for one or more arms: summary.json
+// (the first arm's; each arm's under arms/NAME/ when there are several),
+// summary.md, replications.csv, cdf.csv and timeseries.csv. Each file is
+// written whole or not at all.
+func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
+	files := map[string][]byte{}
+	var md, cdf, ts, reps bytes.Buffer
+	cdf.WriteString(CDFHeader)
+	ts.WriteString(TimeseriesHeader)
+	reps.WriteString(ReplicationHeader(arms[0].Stats))
+	for _, a := range arms {
+		js, err := a.SummaryJSON()
+		if err != nil {
+			return err
+		}
+		if len(arms) == 1 {
+			files["summary.json"] = js
+		} else {
+			files[filepath.Join("arms", a.Name, "summary.json")] = js
+			fmt.Fprintf(&md, "## Arm %s\n\n", a.Name)
+		}
+		fmt.Fprintf(&md, "```\n%s```\n\n", a.Table())
+		a.CDFRows(&cdf)
+		a.TimeseriesRows(&ts)
+		a.ReplicationRows(&reps)
+	}
+	if extraMD != "" {
+		md.WriteString(extraMD)
+	}
+	title := arms[0].Reps[0].Summary.Scenario
+	files["summary.md"] = append([]byte("# fleetsim: "+title+"\n\n"), md.Bytes()...)
+	files["cdf.csv"] = cdf.Bytes()
+	files["timeseries.csv"] = ts.Bytes()
+	files["replications.csv"] = reps.Bytes()
+	return WriteFiles(dir, files)
+}
+
+// WriteFiles writes each file under dir atomically (a temporary file, then a
+// rename), in sorted order.
+func WriteFiles(dir string, files map[string][]byte) error {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := WriteFileAtomic(filepath.Join(dir, n), files[n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFileAtomic writes data to path through a temporary file and a
+// rename, so a failure never leaves a half-written file.
+func WriteFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+	}
+	return werr
+}
