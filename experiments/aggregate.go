@@ -200,6 +200,8 @@ func WriteStatsTable(w *bytes.Buffer, stats []Stat, reps int) {
 func human(x float64) string {
 	a := math.Abs(x)
 	switch {
+	case x == 0:
+		return "0"
 	case a >= 1000:
 		return fmt.Sprintf("%.0f", x)
 	case a >= 10:

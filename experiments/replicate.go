@@ -52,75 +52,92 @@ type RunOptions struct {
 // the number of workers (DESIGN.md decision 4). The engine stays
 // single-threaded: parallelism is across independent runs only.
 func RunReplications(sc *Scenario, opt RunOptions) ([]*RepResult, error) {
-	n := sc.Run.Replications
-	if n < 1 {
-		n = 1
+	res, err := runMany([]*Scenario{sc}, opt)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// runMany runs every replication of every scenario on one worker pool and
+// returns results[scenario][replication]. Scenarios share replication seeds
+// (common random numbers) when they share a master seed.
+func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
+	type job struct{ s, i int }
+	var jobs []job
+	results := make([][]*RepResult, len(scs))
+	errs := make([][]error, len(scs))
+	for s, sc := range scs {
+		n := max(sc.Run.Replications, 1)
+		results[s] = make([]*RepResult, n)
+		errs[s] = make([]error, n)
+		for i := 0; i < n; i++ {
+			jobs = append(jobs, job{s, i})
+		}
+	}
+	total := len(jobs)
+	single := total == 1
+	var mu sync.Mutex
+	done := 0
+	runOne := func(j job) {
+		sc := scs[j.s]
+		rsc := *sc
+		rsc.Seed = ReplicationSeed(sc.Seed, j.i)
+		o := Options{}
+		if j.s == 0 && j.i == 0 {
+			o.OnDone = opt.OnDone
+		}
+		if single {
+			o.Progress = opt.Progress
+		}
+		res, err := Run(&rsc, o)
+		if err == nil {
+			rr := &RepResult{Index: j.i, Seed: rsc.Seed, Summary: Summarize(res),
+				TTFT: res.Rec.TTFT, TPOT: res.Rec.TPOT, E2E: res.Rec.E2E}
+			if j.i == 0 {
+				rr.Samples = res.Fleet.Samples
+			}
+			results[j.s][j.i] = rr
+		} else {
+			errs[j.s][j.i] = err
+		}
+		mu.Lock()
+		done++
+		if opt.Progress != nil && !single {
+			opt.Progress(float64(done) / float64(total))
+		}
+		mu.Unlock()
+	}
+	if opt.OnDone != nil && len(jobs) > 0 {
+		runOne(jobs[0]) // the request stream must not interleave with others
+		jobs = jobs[1:]
 	}
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	workers = min(workers, n)
-	results := make([]*RepResult, n)
-	errs := make([]error, n)
-	var mu sync.Mutex
-	done := 0
-	report := func() {
-		mu.Lock()
-		done++
-		if opt.Progress != nil && n > 1 {
-			opt.Progress(float64(done) / float64(n))
-		}
-		mu.Unlock()
-	}
-	runOne := func(i int) {
-		rsc := *sc
-		rsc.Seed = ReplicationSeed(sc.Seed, i)
-		o := Options{}
-		if i == 0 {
-			o.OnDone = opt.OnDone
-		}
-		if n == 1 {
-			o.Progress = opt.Progress
-		}
-		res, err := Run(&rsc, o)
-		if err != nil {
-			errs[i] = err
-			report()
-			return
-		}
-		rr := &RepResult{Index: i, Seed: rsc.Seed, Summary: Summarize(res),
-			TTFT: res.Rec.TTFT, TPOT: res.Rec.TPOT, E2E: res.Rec.E2E}
-		if i == 0 {
-			rr.Samples = res.Fleet.Samples
-		}
-		results[i] = rr
-		report()
-	}
-	start := 0
-	if opt.OnDone != nil {
-		runOne(0) // the request stream must not interleave with others
-		start = 1
-	}
-	next := make(chan int)
+	workers = max(1, min(workers, len(jobs)))
+	next := make(chan job)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				runOne(i)
+			for j := range next {
+				runOne(j)
 			}
 		}()
 	}
-	for i := start; i < n; i++ {
-		next <- i
+	for _, j := range jobs {
+		next <- j
 	}
 	close(next)
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("replication %d (seed %d): %w", i, ReplicationSeed(sc.Seed, i), err)
+	for s := range errs {
+		for i, err := range errs[s] {
+			if err != nil {
+				return nil, fmt.Errorf("%s, replication %d (seed %d): %w", scs[s].Name, i, ReplicationSeed(scs[s].Seed, i), err)
+			}
 		}
 	}
 	return results, nil

@@ -43,9 +43,22 @@ type Scenario struct {
 	Arms []map[string]any `toml:"arms"`
 	// Sweep is the grid `fleetsim sweep` runs when no --param is given.
 	Sweep SweepConfig `toml:"sweep"`
+	// Size is what `fleetsim size` aims for when no --slo is given.
+	Size SizeConfig `toml:"size"`
 
 	src               []byte // the file, for Derive
 	filename, baseDir string
+	overlays          []Overlay // applied over src, in order
+}
+
+// SizeConfig is a scenario's [size] table.
+type SizeConfig struct {
+	// SLO is the target, as for --slo, e.g. "ttft_p99=800ms,success=99.9%".
+	// Default "" (then --slo is required).
+	SLO string `toml:"slo"`
+	// Confidence is the one-sided confidence level a size must meet the
+	// SLO at. Default 0.95.
+	Confidence float64 `toml:"confidence"`
 }
 
 // SweepConfig is a scenario's [sweep] table.
@@ -84,6 +97,7 @@ func DefaultScenario() Scenario {
 	return Scenario{
 		Seed: 1,
 		Run:  RunConfig{Replications: 1, SampleIntervalS: 10},
+		Size: SizeConfig{Confidence: 0.95},
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
 			Replica: models.DefaultReplicaConfig(), Perf: models.DefaultPerfConfig()},
 		Router:   policies.DefaultRouterConfig(),
@@ -120,14 +134,16 @@ type Overlay struct {
 	KeyPrefix string
 }
 
-// Derive returns the scenario re-read from its source with the overlays
-// applied in order, validated. The receiver is not changed (nothing is
-// shared with it).
+// Derive returns the scenario re-read from its source with its own
+// overlays and then these applied in order, validated. The receiver is not
+// changed (nothing is shared with it). Changes made to a Scenario's fields
+// in code are not carried over: express them as overlays.
 func (s *Scenario) Derive(overlays ...Overlay) (*Scenario, error) {
 	if s.src == nil {
 		return nil, fmt.Errorf("scenario %s: no source to derive from", s.Name)
 	}
-	return parse(s.filename, s.src, s.baseDir, overlays)
+	all := append(append([]Overlay(nil), s.overlays...), overlays...)
+	return parse(s.filename, s.src, s.baseDir, all)
 }
 
 func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*Scenario, error) {
@@ -160,7 +176,6 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 		}
 	}
 	if len(overlays) > 0 {
-		sc.Arms = nil
 		kind := sc.Workload.Kind
 		for _, o := range overlays {
 			if _, err := tomlx.Decode(o.Name, o.TOML, &sc); err != nil {
@@ -174,7 +189,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	if sc.Name == "" {
 		sc.Name = baseName(filename)
 	}
-	sc.src, sc.filename, sc.baseDir = data, filename, baseDir
+	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays
 	resolveTrace(&sc.Workload.Trace, baseDir)
 	var ps config.Problems
 	sc.Validate(&ps)
@@ -264,6 +279,19 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)
 	ps.NonNegative("cost.price_per_gpu_hour", s.Cost.PricePerGPUHour)
+	if s.Size.Confidence <= 0 || s.Size.Confidence >= 1 {
+		ps.Add("size.confidence", "must be between 0 and 1 (exclusive), found %v", s.Size.Confidence)
+	}
+	if s.Size.SLO != "" {
+		if _, err := ParseSLO(s.Size.SLO); err != nil {
+			ps.Add("size.slo", "%v", err)
+		}
+	}
+	for i, p := range s.Sweep.Params {
+		if _, err := ParseAxis(p); err != nil {
+			ps.Add(fmt.Sprintf("sweep.params.%d", i), "%v", err)
+		}
+	}
 }
 
 func baseName(path string) string {

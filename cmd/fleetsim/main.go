@@ -24,6 +24,13 @@ usage:
       simulate a scenario (default: the built-in "default"), print a results
       table and write DIR/summary.json (DIR defaults to fleetsim-out/NAME);
       --requests also streams DIR/requests.csv, one row per completed request
+  fleetsim ab SCENARIO.toml | fleetsim ab A.toml B.toml [--replications N] [--out DIR]
+      paired A/B: arms from [[arms]] tables (or two files) on the same seeds;
+      prints both arms side by side and paired differences with 95% CIs
+  fleetsim sweep SCENARIO.toml [--param KEY=LO..HI:STEP | KEY=V1,V2,...]... [--replications N]
+      run a grid over scenario keys; writes sweep.csv
+  fleetsim size SCENARIO.toml --slo ttft_p99=800ms,success=99.9% [--confidence 0.95]
+      find the fewest replicas that meet the SLO; report N, N+1, N+2 with $ per month
   fleetsim validate SCENARIO.toml
       check a scenario file and report every problem with file, line and key
   fleetsim scenarios [show NAME]
@@ -69,6 +76,12 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdScenarios(args[1:], stdout, stderr)
 	case "trace":
 		return cmdTrace(args[1:], stdout, stderr)
+	case "ab":
+		return cmdAB(args[1:], stdout, stderr)
+	case "sweep":
+		return cmdSweep(args[1:], stdout, stderr)
+	case "size":
+		return cmdSize(args[1:], stdout, stderr)
 	case "failures":
 		return cmdFailures(args[1:], stdout, stderr)
 	case "plot":
@@ -77,7 +90,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usagef("unknown command %q; commands: run, validate, scenarios, trace, failures, plot (see fleetsim help)", args[0])
+		return usagef("unknown command %q; commands: run, ab, sweep, size, validate, scenarios, trace, failures, plot (see fleetsim help)", args[0])
 	}
 }
 

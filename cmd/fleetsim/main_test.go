@@ -193,3 +193,34 @@ func TestRequestsCSV(t *testing.T) {
 	}
 	require.InEpsilon(t, sum.LatencyMs.TTFT.Mean, ttft/float64(len(rows)-1), 1e-4)
 }
+
+// TestExperimentCommands: ab, sweep and size run on built-ins and answer bad
+// flags with exit status 2.
+func TestExperimentCommands(t *testing.T) {
+	d := t.TempDir()
+	out, stderr, code := fleetsim(t, nil, "ab", "cache-affinity", "--replications", "2", "--out", filepath.Join(d, "ab"), "--quiet")
+	require.Zero(t, code, stderr)
+	require.Contains(t, out, "prefix-affinity vs round-robin:")
+	for _, f := range []string{"ab.csv", "arms/round-robin/summary.json", "arms/prefix-affinity/summary.json", "cdf.csv", "summary.md"} {
+		_, err := os.Stat(filepath.Join(d, "ab", f))
+		require.NoError(t, err, f)
+	}
+	out, stderr, code = fleetsim(t, nil, "sweep", "default", "--param", "cluster.replicas=3..4", "--param", "workload.duration_s=60",
+		"--out", filepath.Join(d, "sweep"), "--quiet")
+	require.Zero(t, code, stderr)
+	require.Contains(t, out, "2 points")
+	b, err := os.ReadFile(filepath.Join(d, "sweep", "sweep.csv"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), "cluster.replicas,workload.duration_s,replications,ttft_p99_ms")
+
+	for _, args := range [][]string{
+		{"ab"}, {"ab", "default"}, {"ab", "cache-affinity", "--replications", "-1"}, {"ab", "--nope", "cache-affinity"},
+		{"sweep", "default"}, {"sweep", "default", "--param", "cluster.replicas=9..1"}, {"sweep", "default", "--param", "cluster.nope=1"},
+		{"size", "default"}, {"size", "default", "--slo", "ttft_p99=fast"}, {"size", "n-plus-2", "--confidence", "2"},
+		{"run", "--replications", "-2"}, {"plot"},
+	} {
+		_, stderr, code := fleetsim(t, nil, args...)
+		require.Equal(t, 2, code, "%v: %s", args, stderr)
+		require.NotEmpty(t, stderr)
+	}
+}

@@ -60,11 +60,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *seed != 0 {
-		sc.Seed = *seed
-	}
-	if *reps > 0 {
-		sc.Run.Replications = *reps
+	if sc, err = applyRunFlags(sc, *seed, *reps); err != nil {
+		return err
 	}
 	dir := *out
 	if dir == "" {

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/fleetsim/fleetsim/experiments"
+)
+
+// cmdSize is `fleetsim size SCENARIO.toml --slo ...`.
+func cmdSize(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("size", flag.ContinueOnError)
+	slo := fs.String("slo", "", "target, e.g. ttft_p99=800ms,success=99.9% (default: the scenario's [size] slo)")
+	conf := fs.Float64("confidence", 0, "one-sided confidence level (default: [size] confidence, 0.95)")
+	out := fs.String("out", "", "output directory (default fleetsim-out/NAME-size)")
+	reps := fs.Int("replications", 0, "replications per size (0 keeps [run] replications)")
+	seed := fs.Uint64("seed", 0, "master seed (0 keeps the scenario's)")
+	workers := fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: fleetsim size SCENARIO.toml --slo ttft_p99=800ms,success=99.9%% [--confidence 0.95]")
+	}
+	if *reps < 0 || *workers < 0 {
+		return usagef("size: --replications and --workers must be >= 0")
+	}
+	base, err := loadScenario(pos[0])
+	if err != nil {
+		return err
+	}
+	if base, err = applyRunFlags(base, *seed, *reps); err != nil {
+		return err
+	}
+	spec := *slo
+	if spec == "" {
+		spec = base.Size.SLO
+	}
+	if spec == "" {
+		return usagef("size: give --slo (e.g. --slo ttft_p99=800ms,success=99.9%%) or a [size] slo in the scenario")
+	}
+	targets, err := experiments.ParseSLO(spec)
+	if err != nil {
+		return usageError{err}
+	}
+	c := base.Size.Confidence
+	if *conf != 0 {
+		c = *conf
+	}
+	if c <= 0 || c >= 1 {
+		return usagef("size: --confidence must be between 0 and 1, found %v", c)
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("fleetsim-out", base.Name+"-size")
+	}
+	opt := experiments.RunOptions{Workers: *workers}
+	if !*quiet {
+		opt.Progress = delayedBar(stderr, "size")
+	}
+	res, err := experiments.Size(base, targets, c, opt)
+	if err != nil {
+		return err
+	}
+	table := res.Table(base.Name)
+	arms := []*experiments.ArmResult{res.Rows[1].Point.Arm}
+	if err := experiments.WriteRunDir(dir, arms, "## Sizing\n\n```\n"+table+"```\n"); err != nil {
+		return err
+	}
+	if err := experiments.WriteFiles(dir, map[string][]byte{"size.csv": res.CSV(), "size_search.csv": res.SearchCSV()}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\nwrote %s (size.csv, size_search.csv, and the run at N: summary.json, summary.md, cdf.csv, timeseries.csv)\n", table, dir)
+	return nil
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/experiments"
+)
+
+// multiFlag collects a repeated flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// cmdSweep is `fleetsim sweep SCENARIO.toml [--param KEY=SPEC]...`.
+func cmdSweep(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	var params multiFlag
+	fs.Var(&params, "param", "grid axis KEY=LO..HI:STEP or KEY=V1,V2,... (repeatable; default: the scenario's [sweep] params)")
+	out := fs.String("out", "", "output directory (default fleetsim-out/NAME-sweep)")
+	reps := fs.Int("replications", 0, "replications per point (0 keeps [run] replications)")
+	seed := fs.Uint64("seed", 0, "master seed (0 keeps the scenario's)")
+	workers := fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: fleetsim sweep SCENARIO.toml [--param KEY=LO..HI:STEP]... [--replications N] [--out DIR]")
+	}
+	if *reps < 0 || *workers < 0 {
+		return usagef("sweep: --replications and --workers must be >= 0")
+	}
+	base, err := loadScenario(pos[0])
+	if err != nil {
+		return err
+	}
+	if base, err = applyRunFlags(base, *seed, *reps); err != nil {
+		return err
+	}
+	if len(params) == 0 {
+		params = base.Sweep.Params
+	}
+	var axes []experiments.Axis
+	for _, p := range params {
+		ax, err := experiments.ParseAxis(p)
+		if err != nil {
+			return usageError{err}
+		}
+		axes = append(axes, ax)
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("fleetsim-out", base.Name+"-sweep")
+	}
+	opt := experiments.RunOptions{Workers: *workers}
+	if !*quiet {
+		opt.Progress = delayedBar(stderr, "sweep")
+	}
+	res, err := experiments.RunSweep(base, axes, opt)
+	if err != nil {
+		return usageError{err}
+	}
+	arms := make([]*experiments.ArmResult, len(res.Points))
+	for i, p := range res.Points {
+		arms[i] = p.Arm
+	}
+	table := res.Table()
+	if err := experiments.WriteRunDir(dir, arms, "## Sweep\n\n```\n"+table+"```\n"); err != nil {
+		return err
+	}
+	if err := experiments.WriteFileAtomic(filepath.Join(dir, "sweep.csv"), res.CSV()); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sweep of %s: %d points × %d replications\n\n%s\nwrote %s (sweep.csv, summary.md, cdf.csv, timeseries.csv, replications.csv)\n",
+		base.Name, len(res.Points), max(base.Run.Replications, 1), table, dir)
+	return nil
+}

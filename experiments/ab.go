@@ -1,0 +1,278 @@
+package experiments
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Arm is one arm of an A/B: a name and its scenario.
+type Arm struct {
+	Name     string
+	Scenario *Scenario
+}
+
+// ArmsFromScenario derives the arms of a scenario's [[arms]] tables: each
+// arm is the base scenario with the arm's keys applied over it. A scenario
+// without [[arms]] is an error.
+func ArmsFromScenario(base *Scenario) ([]Arm, error) {
+	if len(base.Arms) < 2 {
+		return nil, fmt.Errorf("%s: an A/B needs at least two [[arms]] tables (found %d), or two scenario files", base.Name, len(base.Arms))
+	}
+	var arms []Arm
+	seen := map[string]bool{}
+	for i, raw := range base.Arms {
+		name, _ := raw["name"].(string)
+		if name == "" {
+			return nil, fmt.Errorf("%s: arms.%d: each arm needs a name", base.Name, i)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("%s: arms.%d: arm name %q used twice", base.Name, i, name)
+		}
+		seen[name] = true
+		rest := map[string]any{}
+		for k, v := range raw {
+			if k != "name" {
+				rest[k] = v
+			}
+		}
+		var buf bytes.Buffer
+		if err := toml.NewEncoder(&buf).Encode(rest); err != nil {
+			return nil, fmt.Errorf("%s: arms.%d: %w", base.Name, i, err)
+		}
+		sc, err := base.Derive(Overlay{Name: "arm " + name, TOML: buf.Bytes(), KeyPrefix: fmt.Sprintf("arms.%d", i)})
+		if err != nil {
+			return nil, err
+		}
+		if sc.Seed != base.Seed || sc.Run.Replications != base.Run.Replications {
+			return nil, fmt.Errorf("%s: arm %s: arms must share seed and replications (common random numbers)", base.Name, name)
+		}
+		sc.Name = base.Name
+		sc.Arms = nil
+		arms = append(arms, Arm{Name: name, Scenario: sc})
+	}
+	return arms, nil
+}
+
+// PairedDiff compares one metric of arm B with the baseline arm A over
+// paired replications (the same seeds): d_i = b_i − a_i and r_i = b_i/a_i − 1.
+type PairedDiff struct {
+	Key          string
+	A, B         float64 // means
+	Diff, DiffCI float64 // mean of d_i and its 95% CI half-width
+	Rel, RelCI   float64 // mean of r_i and its half-width; NaN if some a_i = 0
+}
+
+// Paired computes the paired differences of every metric of b against a.
+func Paired(a, b *ArmResult) []PairedDiff {
+	bm := StatMap(b.Stats)
+	var out []PairedDiff
+	for _, sa := range a.Stats {
+		sb, ok := bm[sa.Key]
+		if !ok || len(sb.Values) != len(sa.Values) {
+			continue
+		}
+		d := make([]float64, len(sa.Values))
+		r := make([]float64, len(sa.Values))
+		rel := true
+		for i := range d {
+			d[i] = sb.Values[i] - sa.Values[i]
+			if sa.Values[i] == 0 {
+				rel = false
+				continue
+			}
+			r[i] = sb.Values[i]/sa.Values[i] - 1
+		}
+		pd := PairedDiff{Key: sa.Key, A: sa.Mean, B: sb.Mean}
+		pd.Diff, pd.DiffCI = MeanCI(d, 0.95)
+		pd.Rel, pd.RelCI = math.NaN(), math.NaN()
+		if rel {
+			pd.Rel, pd.RelCI = MeanCI(r, 0.95)
+		}
+		out = append(out, pd)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// verdictMetrics are the metrics an A/B states a verdict on.
+var verdictMetrics = []struct {
+	key, label  string
+	lowerBetter bool
+	points      bool // a fraction: state the change in percentage points
+}{
+	{"latency_ms.ttft.p99", "p99 TTFT", true, false},
+	{"latency_ms.ttft.p50", "p50 TTFT", true, false},
+	{"latency_ms.tpot.p99", "p99 TPOT", true, false},
+	{"latency_ms.e2e.p99", "p99 end-to-end latency", true, false},
+	{"goodput.requests_per_s", "goodput", false, false},
+	{"goodput.slo_attainment", "SLO attainment", false, true},
+	{"prefix_cache.hit_rate", "prefix hit rate", false, true},
+	{"throughput.output_tokens_per_s", "output throughput", false, false},
+	{"cost.usd_per_million_output_tokens", "$ per 1M good output tokens", true, false},
+}
+
+// Verdicts states, one plain line per headline metric, what arm b does
+// compared with arm a, with 95% confidence intervals.
+func Verdicts(aName, bName string, diffs []PairedDiff, reps int) []string {
+	m := map[string]PairedDiff{}
+	for _, d := range diffs {
+		m[d.Key] = d
+	}
+	var out []string
+	for _, v := range verdictMetrics {
+		d, ok := m[v.key]
+		if !ok {
+			continue
+		}
+		if v.points {
+			p, ci := 100*d.Diff, 100*d.DiffCI
+			switch {
+			case d.Diff == 0 && d.DiffCI == 0:
+				out = append(out, fmt.Sprintf("%s leaves %s unchanged (%.1f%%)", bName, v.label, 100*d.A))
+			case math.Abs(p) <= ci:
+				out = append(out, fmt.Sprintf("no significant change in %s: %s %+.2f ± %.2f points (95%% CI) vs %s", v.label, bName, p, ci, aName))
+			default:
+				verb := "raises"
+				if p < 0 {
+					verb = "lowers"
+				}
+				out = append(out, fmt.Sprintf("%s %s %s by %.2f ± %.2f points (95%% CI): %.1f%% → %.1f%%", bName, verb, v.label, math.Abs(p), ci, 100*d.A, 100*d.B))
+			}
+			continue
+		}
+		if math.IsNaN(d.Rel) {
+			out = append(out, fmt.Sprintf("%s: %s %s vs %s %s (no relative change: a baseline value is 0)", v.label, bName, human(d.B), aName, human(d.A)))
+			continue
+		}
+		p, ci := 100*d.Rel, 100*d.RelCI
+		switch {
+		case d.Rel == 0 && d.RelCI == 0 && d.Diff == 0:
+			out = append(out, fmt.Sprintf("%s leaves %s unchanged (%s)", bName, v.label, human(d.A)))
+		case math.Abs(p) <= ci:
+			out = append(out, fmt.Sprintf("no significant change in %s: %s %+.1f%% ± %.1f%% (95%% CI) vs %s", v.label, bName, p, ci, aName))
+		default:
+			better := (p < 0) == v.lowerBetter
+			verb := map[bool]string{true: "raises", false: "cuts"}[p > 0]
+			mark := "better"
+			if !better {
+				mark = "worse"
+			}
+			out = append(out, fmt.Sprintf("%s %s %s by %.1f%% ± %.1f%% (95%% CI; %s): %s → %s", bName, verb, v.label, math.Abs(p), ci, mark, human(d.A), human(d.B)))
+		}
+	}
+	if reps < 2 {
+		out = append(out, "(one replication: no confidence intervals; run with --replications 5 or more)")
+	}
+	return out
+}
+
+// ABResult is an A/B run: the arms and each arm's comparison with the
+// first.
+type ABResult struct {
+	Arms  []*ArmResult
+	Diffs [][]PairedDiff // Diffs[k] compares Arms[k+1] with Arms[0]
+}
+
+// RunAB runs every arm's replications with the same seeds (common random
+// numbers) and compares each arm with the first.
+func RunAB(arms []Arm, opt RunOptions) (*ABResult, error) {
+	scs := make([]*Scenario, len(arms))
+	for i, a := range arms {
+		scs[i] = a.Scenario
+	}
+	res, err := runMany(scs, opt)
+	if err != nil {
+		return nil, err
+	}
+	out := &ABResult{}
+	for i, a := range arms {
+		out.Arms = append(out.Arms, NewArmResult(a.Name, res[i]))
+	}
+	for _, b := range out.Arms[1:] {
+		out.Diffs = append(out.Diffs, Paired(out.Arms[0], b))
+	}
+	return out, nil
+}
+
+// abTableKeys are the rows of the side-by-side table.
+var abTableKeys = []struct{ key, label string }{
+	{"requests.completed", "completed"},
+	{"requests.failed", "failed"},
+	{"requests.shed", "shed"},
+	{"latency_ms.ttft.p50", "TTFT p50 ms"},
+	{"latency_ms.ttft.p99", "TTFT p99 ms"},
+	{"latency_ms.tpot.p99", "TPOT p99 ms"},
+	{"latency_ms.e2e.p99", "e2e p99 ms"},
+	{"throughput.output_tokens_per_s", "output tok/s"},
+	{"goodput.requests_per_s", "goodput req/s"},
+	{"goodput.slo_attainment", "SLO attainment"},
+	{"prefix_cache.hit_rate", "prefix hit rate"},
+	{"kv.preemptions", "preemptions"},
+	{"fleet.mfu", "MFU"},
+	{"cost.usd", "cost $"},
+	{"cost.usd_per_million_output_tokens", "$ / 1M good tok"},
+}
+
+// Report writes the side-by-side table and the verdicts.
+func (r *ABResult) Report() string {
+	var b bytes.Buffer
+	reps := len(r.Arms[0].Reps)
+	fmt.Fprintf(&b, "A/B of %s: %d arms × %d replications, paired (common random numbers)\n\n", r.Arms[0].Reps[0].Summary.Scenario, len(r.Arms), reps)
+	fmt.Fprintf(&b, "%-18s", "metric")
+	for _, a := range r.Arms {
+		fmt.Fprintf(&b, " %14s", trunc(a.Name, 14))
+	}
+	for _, a := range r.Arms[1:] {
+		fmt.Fprintf(&b, " %22s", trunc(a.Name+" − "+r.Arms[0].Name, 22))
+	}
+	b.WriteByte('\n')
+	for _, row := range abTableKeys {
+		fmt.Fprintf(&b, "%-18s", row.label)
+		for _, a := range r.Arms {
+			fmt.Fprintf(&b, " %14s", human(StatMap(a.Stats)[row.key].Mean))
+		}
+		for _, diffs := range r.Diffs {
+			for _, d := range diffs {
+				if d.Key == row.key {
+					fmt.Fprintf(&b, " %22s", human(d.Diff)+" ± "+human(d.DiffCI))
+				}
+			}
+		}
+		b.WriteByte('\n')
+	}
+	for k, diffs := range r.Diffs {
+		fmt.Fprintf(&b, "\n%s vs %s:\n", r.Arms[k+1].Name, r.Arms[0].Name)
+		for _, line := range Verdicts(r.Arms[0].Name, r.Arms[k+1].Name, diffs, reps) {
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+	}
+	return b.String()
+}
+
+func trunc(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// ABCSV is ab.csv: one row per metric and compared arm.
+func (r *ABResult) ABCSV() []byte {
+	var b bytes.Buffer
+	b.WriteString("metric,arm_a,arm_b,a_mean,b_mean,diff,diff_ci95,rel,rel_ci95\n")
+	for k, diffs := range r.Diffs {
+		for _, d := range diffs {
+			rel, relCI := "", ""
+			if !math.IsNaN(d.Rel) {
+				rel, relCI = fmtF(round6(d.Rel)), fmtF(round6(d.RelCI))
+			}
+			fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s,%s,%s,%s\n", d.Key, r.Arms[0].Name, r.Arms[k+1].Name,
+				fmtF(round6(d.A)), fmtF(round6(d.B)), fmtF(round6(d.Diff)), fmtF(round6(d.DiffCI)), rel, relCI)
+		}
+	}
+	return b.Bytes()
+}

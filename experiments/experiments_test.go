@@ -1,0 +1,282 @@
+package experiments
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// small is a fast scenario for tests of the experiment machinery.
+const small = `
+name = "small"
+seed = 7
+[run]
+replications = 4
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 2
+[workload]
+duration_s = 60
+[workload.arrival]
+rate_per_s = 20
+[workload.input]
+dist = "lognormal"
+mean = 600
+p99 = 3000
+[workload.output]
+dist = "lognormal"
+mean = 120
+p99 = 800
+[slo]
+ttft_ms = 800
+tpot_ms = 100
+`
+
+func mustParse(t testing.TB, src string) *Scenario {
+	t.Helper()
+	sc, err := Parse("test.toml", []byte(src))
+	require.NoError(t, err)
+	return sc
+}
+
+// TestReplicationsIndependentOfWorkers: 1 and 2 workers give identical
+// results, byte for byte.
+func TestReplicationsIndependentOfWorkers(t *testing.T) {
+	sc := mustParse(t, small)
+	var outs [][]byte
+	for _, w := range []int{1, 2, 3} {
+		reps, err := RunReplications(sc, RunOptions{Workers: w})
+		require.NoError(t, err)
+		a := NewArmResult("", reps)
+		js, err := a.SummaryJSON()
+		require.NoError(t, err)
+		var b bytes.Buffer
+		a.CDFRows(&b)
+		a.ReplicationRows(&b)
+		outs = append(outs, append(js, b.Bytes()...))
+	}
+	require.Equal(t, string(outs[0]), string(outs[1]))
+	require.Equal(t, string(outs[0]), string(outs[2]))
+}
+
+// TestReplicationZeroIsThePlainRun: one replication equals a plain run.
+func TestReplicationZeroIsThePlainRun(t *testing.T) {
+	sc := mustParse(t, small)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	reps, err := RunReplications(sc, RunOptions{})
+	require.NoError(t, err)
+	require.Equal(t, *Summarize(res), *reps[0].Summary)
+}
+
+// TestConfidenceIntervalsShrink: the CI half-width of mean p99 TTFT shrinks
+// roughly as 1/√R (from 4 to 16 replications: about half, allowing for the
+// t quantile's change and sampling noise).
+func TestConfidenceIntervalsShrink(t *testing.T) {
+	ci := func(r int) float64 {
+		sc := mustParse(t, small)
+		sc.Run.Replications = r
+		reps, err := RunReplications(sc, RunOptions{})
+		require.NoError(t, err)
+		return StatMap(Aggregate(reps))["latency_ms.e2e.mean"].CI95
+	}
+	c4, c16 := ci(4), ci(16)
+	// Expected ratio √(16/4)·t(0.975,3)/t(0.975,15) = 2·3.182/2.131 ≈ 2.99.
+	t.Logf("CI half-width: R=4 %.3f, R=16 %.3f, ratio %.2f (expected about 3)", c4, c16, c4/c16)
+	require.Greater(t, c4/c16, 1.5)
+	require.Less(t, c4/c16, 6.0)
+}
+
+// TestIdenticalArmsDifferByZero: an A/B of two identical arms gives paired
+// differences of exactly 0 (common random numbers).
+func TestIdenticalArmsDifferByZero(t *testing.T) {
+	sc := mustParse(t, small+`
+[[arms]]
+name = "A"
+[arms.router]
+name = "least-outstanding"
+[[arms]]
+name = "B"
+[arms.router]
+name = "least-outstanding"
+`)
+	arms, err := ArmsFromScenario(sc)
+	require.NoError(t, err)
+	res, err := RunAB(arms, RunOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Diffs[0])
+	for _, d := range res.Diffs[0] {
+		require.Zero(t, d.Diff, d.Key)
+		require.Zero(t, d.DiffCI, d.Key)
+	}
+	require.Contains(t, res.Report(), "B leaves p99 TTFT unchanged")
+}
+
+// TestABDirection: on the same arrivals, round-robin vs least-outstanding
+// gives a paired difference, and the arms really differ in their routers.
+func TestABArmsApplyOverrides(t *testing.T) {
+	sc := mustParse(t, small+`
+[[arms]]
+name = "few"
+[arms.cluster]
+replicas = 1
+[[arms]]
+name = "many"
+[arms.cluster]
+replicas = 4
+`)
+	arms, err := ArmsFromScenario(sc)
+	require.NoError(t, err)
+	require.Equal(t, 1, arms[0].Scenario.Cluster.Replicas)
+	require.Equal(t, 4, arms[1].Scenario.Cluster.Replicas)
+	require.Equal(t, "H100", arms[1].Scenario.Cluster.GPU, "keys an arm does not set keep the base's values")
+	res, err := RunAB(arms, RunOptions{})
+	require.NoError(t, err)
+	var ttft PairedDiff
+	for _, d := range res.Diffs[0] {
+		if d.Key == "latency_ms.ttft.p99" {
+			ttft = d
+		}
+	}
+	require.Less(t, ttft.Diff+ttft.DiffCI, 0.0, "4 replicas cut p99 TTFT significantly")
+	require.Equal(t, StatMap(res.Arms[0].Stats)["requests.arrived"].Values, StatMap(res.Arms[1].Stats)["requests.arrived"].Values,
+		"both arms see the same arrivals")
+}
+
+func TestArmErrorsNameTheLine(t *testing.T) {
+	sc := mustParse(t, small+`
+[[arms]]
+name = "A"
+[[arms]]
+name = "B"
+[arms.router]
+nmae = "round-robin"
+`)
+	_, err := ArmsFromScenario(sc)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "test.toml:32: arms.1.router.nmae")
+	require.Contains(t, err.Error(), `did you mean "name"`)
+}
+
+func TestParseAxis(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want []string
+		err  bool
+	}{
+		{"cluster.replicas=4..16:4", []string{"4", "8", "12", "16"}, false},
+		{"workload.arrival.rate_per_s=0.5..1.5:0.5", []string{"0.5", "1", "1.5"}, false},
+		{"router.name=round-robin,p2c", []string{`"round-robin"`, `"p2c"`}, false},
+		{"cluster.replicas=3", []string{"3"}, false},
+		{"cluster.replicas", nil, true},
+		{"cluster.replicas=8..4", nil, true},
+		{"cluster.replicas=1..5:0", nil, true},
+		{"cluster.replicas=1..1000000:1", nil, true},
+	} {
+		ax, err := ParseAxis(tc.spec)
+		if tc.err {
+			require.Error(t, err, tc.spec)
+			continue
+		}
+		require.NoError(t, err, tc.spec)
+		require.Equal(t, tc.want, ax.Values, tc.spec)
+	}
+}
+
+func TestSweepSharesSeedsAndReportsEveryPoint(t *testing.T) {
+	sc, err := mustParse(t, small).Derive(OverrideOverlay("run.replications", "2"))
+	require.NoError(t, err)
+	ax, err := ParseAxis("cluster.replicas=1..3")
+	require.NoError(t, err)
+	res, err := RunSweep(sc, []Axis{ax}, RunOptions{})
+	require.NoError(t, err)
+	require.Len(t, res.Points, 3)
+	require.Len(t, res.Points[0].Arm.Reps, 2)
+	csv := string(res.CSV())
+	require.Contains(t, csv, "cluster.replicas,replications,ttft_p99_ms,ttft_p99_ms_ci95")
+	var prev = math.Inf(1)
+	for _, p := range res.Points {
+		m := StatMap(p.Arm.Stats)
+		require.Equal(t, StatMap(res.Points[0].Arm.Stats)["requests.arrived"].Values, m["requests.arrived"].Values)
+		p99 := m["latency_ms.ttft.p99"].Mean
+		require.LessOrEqual(t, p99, prev*1.05, "more replicas, no worse TTFT")
+		prev = p99
+	}
+	_, err = RunSweep(sc, []Axis{{Key: "cluster.replicaz", Values: []string{"2"}}}, RunOptions{})
+	require.ErrorContains(t, err, "cluster.replicaz")
+}
+
+func TestParseSLO(t *testing.T) {
+	ts, err := ParseSLO("ttft_p99=800ms,success=99.9%,e2e_p50=2s,slo_attainment=0.95")
+	require.NoError(t, err)
+	require.InDelta(t, 0.999, ts[1].Limit, 1e-12)
+	ts[1].Limit = 0.999
+	require.Equal(t, []Target{
+		{Name: "ttft_p99", Key: "latency_ms.ttft.p99", Limit: 800, Upper: true},
+		{Name: "success", Key: "success", Limit: 0.999},
+		{Name: "e2e_p50", Key: "latency_ms.e2e.p50", Limit: 2000, Upper: true},
+		{Name: "slo_attainment", Key: "goodput.slo_attainment", Limit: 0.95},
+	}, ts)
+	for _, bad := range []string{"", "ttft=800ms", "ttft_p99=fast", "success=120%", "ttft_p99=-1ms", "foo_p99=1ms"} {
+		_, err := ParseSLO(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+// TestSizingMonotoneAndHolds: more load never needs fewer replicas, and the
+// size found meets the SLO when run again with fresh seeds.
+func TestSizingMonotoneAndHolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several searches")
+	}
+	targets, err := ParseSLO("ttft_p99=800ms,success=99.9%")
+	require.NoError(t, err)
+	prevN := 0
+	for _, rate := range []int{40, 120, 240} {
+		sc, err := mustParse(t, small).Derive(OverrideOverlay("workload.arrival.rate_per_s", fmt.Sprint(rate)), OverrideOverlay("run.replications", "3"))
+		require.NoError(t, err)
+		res, err := Size(sc, targets, 0.95, RunOptions{})
+		require.NoError(t, err)
+		t.Logf("rate %d req/s → N = %d", rate, res.N)
+		require.GreaterOrEqual(t, res.N, prevN, "more load, no fewer replicas")
+		prevN = res.N
+		require.True(t, res.Rows[1].Point.Met)
+		if res.N > 1 {
+			require.False(t, func() bool {
+				for _, p := range res.Search {
+					if p.Replicas == res.N-1 {
+						return p.Met
+					}
+				}
+				return false
+			}(), "N-1 does not meet the SLO")
+		}
+		fresh, err := sc.Derive(OverrideOverlay("cluster.replicas", fmt.Sprint(res.N)), OverrideOverlay("seed", "9001"))
+		require.NoError(t, err)
+		reps, err := RunReplications(fresh, RunOptions{})
+		require.NoError(t, err)
+		m := StatMap(Aggregate(reps))
+		require.LessOrEqual(t, m["latency_ms.ttft.p99"].Mean, 800.0, "fresh seeds at N meet the p99 target")
+	}
+}
+
+// BenchmarkReplicationsParallel measures replications on 1 and 2 workers:
+//
+//	go test ./experiments -run '^$' -bench ReplicationsParallel -benchtime 3x
+func BenchmarkReplicationsParallel(b *testing.B) {
+	sc := mustParse(b, small)
+	sc.Run.Replications = 8
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				_, err := RunReplications(sc, RunOptions{Workers: w})
+				require.NoError(b, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,329 @@
+package experiments
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Target is one SLO term of a sizing search.
+type Target struct {
+	Name  string  // as written: "ttft_p99", "success", ...
+	Key   string  // summary key, or "success"
+	Limit float64 // ms for latencies, a fraction for rates
+	Upper bool    // true: the metric must stay at or below Limit
+}
+
+// ParseSLO parses "ttft_p99=800ms,success=99.9%". Latency terms are
+// {ttft,tpot,e2e,queue}_{p50,p90,p99,p999} (or _mean) with a duration
+// (ms, s; a bare number is ms); rate terms are success (completed /
+// arrived) and slo_attainment, as a percentage or a fraction.
+func ParseSLO(spec string) ([]Target, error) {
+	var out []Target
+	for _, term := range strings.Split(spec, ",") {
+		term = strings.TrimSpace(term)
+		if term == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(term, "=")
+		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+		if !ok || val == "" {
+			return nil, fmt.Errorf("--slo %q: expected NAME=VALUE terms such as ttft_p99=800ms,success=99.9%%", term)
+		}
+		switch name {
+		case "success", "slo_attainment":
+			f, err := parseFraction(val)
+			if err != nil {
+				return nil, fmt.Errorf("--slo %s: %w", name, err)
+			}
+			key := "success"
+			if name == "slo_attainment" {
+				key = "goodput.slo_attainment"
+			}
+			out = append(out, Target{Name: name, Key: key, Limit: f})
+		default:
+			metric, q, ok := strings.Cut(name, "_")
+			valid := map[string]bool{"ttft": true, "tpot": true, "e2e": true, "queue": true}
+			validQ := map[string]bool{"p50": true, "p90": true, "p99": true, "p999": true, "mean": true}
+			if !ok || !valid[metric] || !validQ[q] {
+				return nil, fmt.Errorf("--slo %q: unknown term; use {ttft,tpot,e2e,queue}_{p50,p90,p99,p999,mean}, success or slo_attainment", name)
+			}
+			ms, err := parseMs(val)
+			if err != nil {
+				return nil, fmt.Errorf("--slo %s: %w", name, err)
+			}
+			out = append(out, Target{Name: name, Key: "latency_ms." + metric + "." + q, Limit: ms, Upper: true})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--slo: no terms; e.g. --slo ttft_p99=800ms,success=99.9%%")
+	}
+	return out, nil
+}
+
+func parseMs(v string) (float64, error) {
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(v, "ms"):
+		v = strings.TrimSuffix(v, "ms")
+	case strings.HasSuffix(v, "s"):
+		v, mult = strings.TrimSuffix(v, "s"), 1000
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+		return 0, fmt.Errorf("expected a positive duration such as 800ms or 0.8s, found %q", v)
+	}
+	return f * mult, nil
+}
+
+func parseFraction(v string) (float64, error) {
+	pct := strings.HasSuffix(v, "%")
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	if err != nil || math.IsNaN(f) {
+		return 0, fmt.Errorf("expected a percentage such as 99.9%% or a fraction such as 0.999, found %q", v)
+	}
+	if pct {
+		f /= 100
+	}
+	if f <= 0 || f > 1 {
+		return 0, fmt.Errorf("must be in (0, 100%%], found %q", v)
+	}
+	return f, nil
+}
+
+// SizePoint is one fleet size evaluated during the search.
+type SizePoint struct {
+	Replicas int
+	Failures bool
+	Arm      *ArmResult
+	Met      bool
+	Bounds   []float64 // per target: the one-sided confidence bound compared with the limit
+}
+
+// SizeRow is one line of the sizing answer.
+type SizeRow struct {
+	Label string
+	Point *SizePoint
+}
+
+// SizeResult is the answer of a sizing search.
+type SizeResult struct {
+	Targets    []Target
+	Confidence float64
+	Search     []*SizePoint // every size evaluated, in order of replicas
+	Rows       []SizeRow    // N (no failures), N, N+1, N+2
+	N          int
+	HasFailure bool // the scenario models failures (otherwise N = N without failures)
+	GPUsPer    int
+	PriceHour  float64
+}
+
+// maxSizeReplicas bounds the search.
+const maxSizeReplicas = 1 << 14
+
+// Size finds the fewest replicas that meet every target, where "meet" means
+// the one-sided confidence bound at level conf of the metric's mean over
+// replications is within the limit (an upper bound for latencies, a lower
+// bound for rates). The search doubles from 1 until a size meets the
+// targets, then bisects; every size runs the base scenario's replications
+// with the same seeds. It assumes, as capacity does, that more replicas
+// never make the SLO harder to meet.
+func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*SizeResult, error) {
+	if conf <= 0 || conf >= 1 {
+		return nil, fmt.Errorf("confidence must be in (0, 1), found %v", conf)
+	}
+	res := &SizeResult{Targets: targets, Confidence: conf, GPUsPer: base.Cluster.TP}
+	price := base.Cost.PricePerGPUHour
+	if price == 0 {
+		price = base.Catalog().GPUs[base.Cluster.GPU].PricePerGPUHour
+	}
+	res.PriceHour = price
+	cache := map[int]*SizePoint{}
+	eval := func(n int) (*SizePoint, error) {
+		if p, ok := cache[n]; ok {
+			return p, nil
+		}
+		sc, err := base.Derive(OverrideOverlay("cluster.replicas", strconv.Itoa(n)))
+		if err != nil {
+			return nil, err
+		}
+		reps, err := runMany([]*Scenario{sc}, opt)
+		if err != nil {
+			return nil, err
+		}
+		p := &SizePoint{Replicas: n, Arm: NewArmResult(fmt.Sprintf("%d", n), reps[0])}
+		p.Met, p.Bounds = meets(p.Arm, targets, conf)
+		cache[n] = p
+		return p, nil
+	}
+	lo, hi := 0, 1
+	for {
+		p, err := eval(hi)
+		if err != nil {
+			return nil, err
+		}
+		if p.Met {
+			break
+		}
+		lo = hi
+		hi *= 2
+		if hi > maxSizeReplicas {
+			return nil, fmt.Errorf("%s: no fleet of up to %d replicas meets the SLO", base.Name, maxSizeReplicas)
+		}
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		p, err := eval(mid)
+		if err != nil {
+			return nil, err
+		}
+		if p.Met {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	res.N = hi
+	for _, k := range []int{1, 2} {
+		if _, err := eval(hi + k); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range cache {
+		res.Search = append(res.Search, p)
+	}
+	sort.Slice(res.Search, func(i, j int) bool { return res.Search[i].Replicas < res.Search[j].Replicas })
+	// Failures are not modelled yet in serving fleets: N with failures is
+	// N without them.
+	res.Rows = []SizeRow{{"N (no failures)", cache[hi]}, {"N", cache[hi]}, {"N+1", cache[hi+1]}, {"N+2", cache[hi+2]}}
+	return res, nil
+}
+
+// meets checks every target against its one-sided confidence bound.
+func meets(a *ArmResult, targets []Target, conf float64) (bool, []float64) {
+	m := StatMap(a.Stats)
+	ok := true
+	bounds := make([]float64, len(targets))
+	for i, t := range targets {
+		var xs []float64
+		if t.Key == "success" {
+			for _, r := range a.Reps {
+				xs = append(xs, ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived)))
+			}
+		} else {
+			xs = m[t.Key].Values
+		}
+		mean, half := oneSided(xs, conf)
+		if t.Upper {
+			bounds[i] = mean + half
+			ok = ok && bounds[i] <= t.Limit
+		} else {
+			bounds[i] = mean - half
+			ok = ok && bounds[i] >= t.Limit
+		}
+	}
+	return ok, bounds
+}
+
+// oneSided is the mean and the one-sided confidence margin at level conf.
+func oneSided(xs []float64, conf float64) (float64, float64) {
+	mean, _ := MeanCI(xs, 0.95)
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / float64(len(xs)-1))
+	return mean, tQuantile(conf, len(xs)-1) * sd / math.Sqrt(float64(len(xs)))
+}
+
+func (r *SizeResult) usdPerMonth(replicas int) float64 {
+	return float64(replicas*r.GPUsPer) * r.PriceHour * HoursPerMonth
+}
+
+// CSV is size.csv.
+func (r *SizeResult) CSV() []byte {
+	var b bytes.Buffer
+	b.WriteString("row,replicas,gpus,failures,usd_per_month,utilization,headroom_pct,ttft_p99_ms,ttft_p99_ms_ci95,success,met_slo\n")
+	for _, row := range r.Rows {
+		p := row.Point
+		m := StatMap(p.Arm.Stats)
+		fmt.Fprintf(&b, "%s,%d,%d,%t,%s,%s,%s,%s,%s,%s,%t\n", row.Label, p.Replicas, p.Replicas*r.GPUsPer,
+			row.Label != "N (no failures)" && r.HasFailure, fmtF(round6(r.usdPerMonth(p.Replicas))),
+			fmtF(round6(m["fleet.mfu"].Mean)), fmtF(round6(r.headroom(p.Replicas))),
+			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
+			fmtF(round6(successMean(p.Arm))), p.Met)
+	}
+	return b.Bytes()
+}
+
+// SearchCSV is size_search.csv: every size evaluated.
+func (r *SizeResult) SearchCSV() []byte {
+	var b bytes.Buffer
+	b.WriteString("replicas,failures,ttft_p99_ms,ttft_p99_ms_ci95,success,met_slo,usd_per_month\n")
+	for _, p := range r.Search {
+		m := StatMap(p.Arm.Stats)
+		fmt.Fprintf(&b, "%d,%t,%s,%s,%s,%t,%s\n", p.Replicas, p.Failures,
+			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
+			fmtF(round6(successMean(p.Arm))), p.Met, fmtF(round6(r.usdPerMonth(p.Replicas))))
+	}
+	return b.Bytes()
+}
+
+// headroom is the share of replicas beyond the minimum that meets the SLO
+// without failures, in percent.
+func (r *SizeResult) headroom(replicas int) float64 {
+	n0 := r.Rows[0].Point.Replicas
+	return 100 * float64(replicas-n0) / float64(replicas)
+}
+
+func successMean(a *ArmResult) float64 {
+	var s float64
+	for _, r := range a.Reps {
+		s += ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived))
+	}
+	return s / float64(len(a.Reps))
+}
+
+// Table is the sizing answer for a terminal.
+func (r *SizeResult) Table(name string) string {
+	var b bytes.Buffer
+	terms := make([]string, len(r.Targets))
+	for i, t := range r.Targets {
+		op, v := "≥", fmt.Sprintf("%g%%", 100*t.Limit)
+		if t.Upper {
+			op, v = "≤", fmt.Sprintf("%g ms", t.Limit)
+		}
+		terms[i] = t.Name + " " + op + " " + v
+	}
+	reps := len(r.Rows[0].Point.Arm.Reps)
+	fmt.Fprintf(&b, "sizing %s for %s\n(%d replications per size; a size meets the SLO when the one-sided %.0f%% confidence bound does)\n\n",
+		name, strings.Join(terms, ", "), reps, 100*r.Confidence)
+	fmt.Fprintf(&b, "%-16s %8s %6s %14s %8s %9s %18s %9s %5s\n", "", "replicas", "GPUs", "$ / month", "MFU", "headroom", "TTFT p99 ms", "success", "meets")
+	for _, row := range r.Rows {
+		p := row.Point
+		m := StatMap(p.Arm.Stats)
+		t := m["latency_ms.ttft.p99"]
+		fmt.Fprintf(&b, "%-16s %8d %6d %14s %7.1f%% %8.1f%% %18s %8.3f%% %5t\n", row.Label, p.Replicas, p.Replicas*r.GPUsPer,
+			"$"+human(r.usdPerMonth(p.Replicas)), 100*m["fleet.mfu"].Mean, r.headroom(p.Replicas),
+			human(t.Mean)+" ± "+human(t.CI95), 100*successMean(p.Arm), p.Met)
+	}
+	if !r.HasFailure {
+		b.WriteString("\nThe scenario models no failures, so N equals N without failures; N+1 and N+2 show the cost of spares.\n")
+	}
+	fmt.Fprintf(&b, "searched sizes:")
+	for _, p := range r.Search {
+		mark := "✗"
+		if p.Met {
+			mark = "✓"
+		}
+		fmt.Fprintf(&b, " %d%s", p.Replicas, mark)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}

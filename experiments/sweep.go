@@ -1,0 +1,227 @@
+package experiments
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Axis is one dimension of a sweep: a scenario key and its values (as TOML
+// value text).
+type Axis struct {
+	Key    string
+	Values []string
+}
+
+// maxSweepPoints bounds a grid, so a typo in a step cannot start a
+// million runs.
+const maxSweepPoints = 10000
+
+// ParseAxis parses "KEY=LO..HI:STEP" (inclusive; STEP defaults to 1) or
+// "KEY=V1,V2,...".
+func ParseAxis(spec string) (Axis, error) {
+	key, vals, ok := strings.Cut(spec, "=")
+	key, vals = strings.TrimSpace(key), strings.TrimSpace(vals)
+	if !ok || key == "" || vals == "" {
+		return Axis{}, fmt.Errorf("sweep parameter %q: expected KEY=LO..HI:STEP or KEY=V1,V2,...", spec)
+	}
+	ax := Axis{Key: key}
+	if lo, rest, isRange := strings.Cut(vals, ".."); isRange {
+		hi, stepS, hasStep := strings.Cut(rest, ":")
+		if !hasStep {
+			stepS = "1"
+		}
+		a, e1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		b, e2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
+		st, e3 := strconv.ParseFloat(strings.TrimSpace(stepS), 64)
+		if e1 != nil || e2 != nil || e3 != nil || math.IsNaN(a+b+st) || math.IsInf(a+b+st, 0) {
+			return Axis{}, fmt.Errorf("sweep parameter %q: range bounds and step must be numbers", spec)
+		}
+		if st <= 0 || b < a {
+			return Axis{}, fmt.Errorf("sweep parameter %q: need LO <= HI and STEP > 0", spec)
+		}
+		if (b-a)/st+1 > maxSweepPoints {
+			return Axis{}, fmt.Errorf("sweep parameter %q: more than %d points", spec, maxSweepPoints)
+		}
+		ints := isInt(lo) && isInt(hi) && isInt(stepS)
+		for i := 0; ; i++ {
+			v := a + float64(i)*st
+			if v > b+st*1e-9 {
+				break
+			}
+			if ints {
+				ax.Values = append(ax.Values, strconv.FormatInt(int64(math.Round(v)), 10))
+			} else {
+				ax.Values = append(ax.Values, strconv.FormatFloat(round6(v), 'g', -1, 64))
+			}
+		}
+		return ax, nil
+	}
+	for _, v := range strings.Split(vals, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return Axis{}, fmt.Errorf("sweep parameter %q: empty value", spec)
+		}
+		ax.Values = append(ax.Values, tomlValue(v))
+	}
+	return ax, nil
+}
+
+func isInt(s string) bool {
+	_, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	return err == nil
+}
+
+// tomlValue writes v as a TOML value: numbers and booleans as they are,
+// anything else as a string.
+func tomlValue(v string) string {
+	if v == "true" || v == "false" {
+		return v
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return v
+	}
+	if strings.HasPrefix(v, "\"") || strings.HasPrefix(v, "[") {
+		return v
+	}
+	return strconv.Quote(v)
+}
+
+// Point is one grid point of a sweep.
+type Point struct {
+	Values []string // one per axis
+	Arm    *ArmResult
+}
+
+// SweepResult is a whole sweep.
+type SweepResult struct {
+	Axes   []Axis
+	Points []Point
+}
+
+// OverrideOverlay makes the overlay that sets key = value.
+func OverrideOverlay(key, value string) Overlay {
+	return Overlay{Name: "--param " + key + "=" + strings.Trim(value, "\""), TOML: []byte(key + " = " + value + "\n")}
+}
+
+// RunSweep runs every point of the grid (the last axis varying fastest),
+// all with the base scenario's seeds (common random numbers across points).
+func RunSweep(base *Scenario, axes []Axis, opt RunOptions) (*SweepResult, error) {
+	if len(axes) == 0 {
+		return nil, fmt.Errorf("%s: nothing to sweep: give --param KEY=SPEC or a [sweep] params list", base.Name)
+	}
+	n := 1
+	for _, ax := range axes {
+		n *= len(ax.Values)
+		if n > maxSweepPoints {
+			return nil, fmt.Errorf("%s: the sweep has more than %d points", base.Name, maxSweepPoints)
+		}
+	}
+	var scs []*Scenario
+	var points []Point
+	idx := make([]int, len(axes))
+	for p := 0; p < n; p++ {
+		var ovs []Overlay
+		vals := make([]string, len(axes))
+		for a, ax := range axes {
+			vals[a] = ax.Values[idx[a]]
+			ovs = append(ovs, OverrideOverlay(ax.Key, vals[a]))
+		}
+		sc, err := base.Derive(ovs...)
+		if err != nil {
+			return nil, err
+		}
+		scs = append(scs, sc)
+		points = append(points, Point{Values: vals})
+		for a := len(axes) - 1; a >= 0; a-- {
+			idx[a]++
+			if idx[a] < len(axes[a].Values) {
+				break
+			}
+			idx[a] = 0
+		}
+	}
+	res, err := runMany(scs, opt)
+	if err != nil {
+		return nil, err
+	}
+	for i := range points {
+		points[i].Arm = NewArmResult(pointName(axes, points[i].Values), res[i])
+	}
+	return &SweepResult{Axes: axes, Points: points}, nil
+}
+
+func pointName(axes []Axis, vals []string) string {
+	parts := make([]string, len(axes))
+	for i, ax := range axes {
+		parts[i] = ax.Key + "=" + strings.Trim(vals[i], "\"")
+	}
+	return strings.Join(parts, " ")
+}
+
+// sweepColumns are sweep.csv's metric columns: (column, summary key, with CI).
+var sweepColumns = []struct {
+	col, key string
+	ci       bool
+}{
+	{"ttft_p99_ms", "latency_ms.ttft.p99", true},
+	{"e2e_p99_ms", "latency_ms.e2e.p99", true},
+	{"goodput_rps", "goodput.requests_per_s", true},
+	{"throughput_rps", "throughput.requests_per_s", false},
+	{"slo_attainment", "goodput.slo_attainment", true},
+	{"usd_per_month", "cost.usd_per_month", false},
+	{"usd_per_million_output_tokens", "cost.usd_per_million_output_tokens", false},
+}
+
+// CSV is sweep.csv: the axes' keys, then replications and the metrics.
+func (r *SweepResult) CSV() []byte {
+	var b bytes.Buffer
+	for _, ax := range r.Axes {
+		b.WriteString(ax.Key + ",")
+	}
+	b.WriteString("replications")
+	for _, c := range sweepColumns {
+		b.WriteString("," + c.col)
+		if c.ci {
+			b.WriteString("," + c.col + "_ci95")
+		}
+	}
+	b.WriteByte('\n')
+	for _, p := range r.Points {
+		for _, v := range p.Values {
+			b.WriteString(strings.Trim(v, "\"") + ",")
+		}
+		m := StatMap(p.Arm.Stats)
+		b.WriteString(strconv.Itoa(len(p.Arm.Reps)))
+		for _, c := range sweepColumns {
+			st := m[c.key]
+			b.WriteString("," + fmtF(round6(st.Mean)))
+			if c.ci {
+				b.WriteString("," + fmtF(round6(st.CI95)))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// Table is the sweep as a terminal table.
+func (r *SweepResult) Table() string {
+	var b bytes.Buffer
+	for _, ax := range r.Axes {
+		fmt.Fprintf(&b, "%-16s ", trunc(ax.Key, 16))
+	}
+	fmt.Fprintf(&b, "%20s %20s %10s %12s\n", "TTFT p99 ms", "goodput req/s", "SLO att.", "$ / month")
+	for _, p := range r.Points {
+		for _, v := range p.Values {
+			fmt.Fprintf(&b, "%-16s ", strings.Trim(v, "\""))
+		}
+		m := StatMap(p.Arm.Stats)
+		t, g := m["latency_ms.ttft.p99"], m["goodput.requests_per_s"]
+		fmt.Fprintf(&b, "%20s %20s %9.2f%% %12s\n", human(t.Mean)+" ± "+human(t.CI95), human(g.Mean)+" ± "+human(g.CI95),
+			100*m["goodput.slo_attainment"].Mean, human(m["cost.usd_per_month"].Mean))
+	}
+	return b.String()
+}
