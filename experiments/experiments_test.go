@@ -280,3 +280,30 @@ func BenchmarkReplicationsParallel(b *testing.B) {
 		})
 	}
 }
+
+func TestCostTiersPowerAndRecompute(t *testing.T) {
+	base := mustParse(t, small)
+	run := func(ovs ...Overlay) *Summary {
+		sc, err := base.Derive(append(ovs, OverrideOverlay("run.replications", "1"))...)
+		require.NoError(t, err)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		return Summarize(res)
+	}
+	od := run()
+	require.Equal(t, 6.50, od.Cost.PricePerGPUHour)
+	require.InDelta(t, od.Cost.GPUHours*6.50, od.Cost.USD, 1e-6)
+	require.InDelta(t, 2*6.50*720, od.Cost.USDPerMonth, 1e-9, "2 H100 for 720 h")
+	res := run(OverrideOverlay("cost.tier", `"reserved"`))
+	require.Equal(t, 2.89, res.Cost.PricePerGPUHour)
+	pw := run(OverrideOverlay("cost.power", "true"))
+	// 700 W × PUE 1.3 per GPU-hour = 0.91 kWh, at $0.10.
+	require.InDelta(t, pw.Cost.GPUHours*0.91, pw.Cost.EnergyKWh, 1e-6)
+	require.InDelta(t, od.Cost.USD+pw.Cost.EnergyUSD, pw.Cost.USD, 1e-6)
+	require.Zero(t, od.Cost.Wasted.RecomputeTokens, "no preemption, no recompute")
+	tight := run(OverrideOverlay("cluster.replica.kv_blocks", "400"))
+	require.Positive(t, tight.KV.Preemptions)
+	require.Positive(t, tight.Cost.Wasted.RecomputeTokens)
+	require.Positive(t, tight.Cost.Wasted.RecomputeUSD)
+	require.Less(t, tight.Cost.Wasted.RecomputeUSD, tight.Cost.USD)
+}

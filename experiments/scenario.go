@@ -3,6 +3,7 @@ package experiments
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/BurntSushi/toml"
@@ -85,9 +86,40 @@ type RunConfig struct {
 
 // CostConfig prices the fleet.
 type CostConfig struct {
-	// PricePerGPUHour in USD overrides the GPU's catalog price when > 0.
-	// Default 0 (catalog price; H100 $6.50, CALIBRATION.md §3).
+	// Tier picks the catalog price: "on-demand" (default; H100 $6.50) or
+	// "reserved" (H100 $2.89), CALIBRATION.md §3.
+	Tier string `toml:"tier"`
+	// PricePerGPUHour in USD overrides the tier's catalog price when > 0.
+	// Default 0.
 	PricePerGPUHour float64 `toml:"price_per_gpu_hour"`
+	// Power adds electricity to the cost (owned hardware; rental prices
+	// already include it). Default false.
+	Power bool `toml:"power"`
+	// WattsPerGPU is the average draw per GPU in W; 0 uses the GPU's TDP.
+	WattsPerGPU float64 `toml:"watts_per_gpu"`
+	// PUE is the data centre's power usage effectiveness. Default 1.3
+	// (assumption: a modern GPU data centre).
+	PUE float64 `toml:"pue"`
+	// USDPerKWh is the electricity price. Default 0.10 (assumption).
+	USDPerKWh float64 `toml:"usd_per_kwh"`
+}
+
+// Cost tiers.
+const (
+	TierOnDemand = "on-demand"
+	TierReserved = "reserved"
+)
+
+// Price is the USD price per GPU-hour the scenario pays.
+func (s *Scenario) Price() float64 {
+	if s.Cost.PricePerGPUHour > 0 {
+		return s.Cost.PricePerGPUHour
+	}
+	g := s.Catalog().GPUs[s.Cluster.GPU]
+	if s.Cost.Tier == TierReserved {
+		return g.ReservedPricePerGPUHour
+	}
+	return g.PricePerGPUHour
 }
 
 // DefaultScenario returns a scenario with every default filled in. Cluster
@@ -98,6 +130,7 @@ func DefaultScenario() Scenario {
 		Seed: 1,
 		Run:  RunConfig{Replications: 1, SampleIntervalS: 10},
 		Size: SizeConfig{Confidence: 0.95},
+		Cost: CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
 			Replica: models.DefaultReplicaConfig(), Perf: models.DefaultPerfConfig()},
 		Router:   policies.DefaultRouterConfig(),
@@ -279,6 +312,12 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)
 	ps.NonNegative("cost.price_per_gpu_hour", s.Cost.PricePerGPUHour)
+	ps.OneOf("cost.tier", s.Cost.Tier, []string{TierOnDemand, TierReserved})
+	ps.NonNegative("cost.watts_per_gpu", s.Cost.WattsPerGPU)
+	ps.NonNegative("cost.usd_per_kwh", s.Cost.USDPerKWh)
+	if math.IsNaN(s.Cost.PUE) || s.Cost.PUE < 1 || math.IsInf(s.Cost.PUE, 0) {
+		ps.Add("cost.pue", "must be a finite number >= 1, found %v", s.Cost.PUE)
+	}
 	if s.Size.Confidence <= 0 || s.Size.Confidence >= 1 {
 		ps.Add("size.confidence", "must be between 0 and 1 (exclusive), found %v", s.Size.Confidence)
 	}

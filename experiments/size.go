@@ -136,11 +136,7 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 		return nil, fmt.Errorf("confidence must be in (0, 1), found %v", conf)
 	}
 	res := &SizeResult{Targets: targets, Confidence: conf, GPUsPer: base.Cluster.TP}
-	price := base.Cost.PricePerGPUHour
-	if price == 0 {
-		price = base.Catalog().GPUs[base.Cluster.GPU].PricePerGPUHour
-	}
-	res.PriceHour = price
+	res.PriceHour = base.Price()
 	cache := map[int]*SizePoint{}
 	eval := func(n int) (*SizePoint, error) {
 		if p, ok := cache[n]; ok {

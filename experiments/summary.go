@@ -114,12 +114,27 @@ type FleetStats struct {
 
 // Cost prices the run.
 type Cost struct {
-	USD                       float64 `json:"usd"`
+	// USD is what the run's GPUs cost for its duration: GPU-hours × price,
+	// plus electricity when [cost] power is set.
+	USD       float64 `json:"usd"`
+	Tier      string  `json:"tier"`
+	EnergyKWh float64 `json:"energy_kwh"` // GPUs × W × PUE × hours (reported always)
+	EnergyUSD float64 `json:"energy_usd"` // included in usd only when [cost] power is set
+	// Wasted splits out the $ of work that produced nothing: recompute
+	// after preemption (prefill FLOPs done twice, priced as a share of all
+	// FLOPs).
+	Wasted                    Wasted  `json:"wasted"`
 	GPUHours                  float64 `json:"gpu_hours"`
 	PricePerGPUHour           float64 `json:"price_per_gpu_hour"`
 	USDPerMillionOutputTokens float64 `json:"usd_per_million_output_tokens"`     // on goodput: SLO-meeting output tokens
 	USDPerMillionOutputRaw    float64 `json:"usd_per_million_output_tokens_raw"` // on all completed output tokens
-	USDPerMonth               float64 `json:"usd_per_month"`                     // the fleet for 720 h
+	USDPerMonth               float64 `json:"usd_per_month"`                     // the fleet for 720 h (price only)
+}
+
+// Wasted is money spent on work that produced nothing.
+type Wasted struct {
+	RecomputeUSD    float64 `json:"recompute_usd"`
+	RecomputeTokens int64   `json:"recompute_tokens"` // prompt tokens prefilled again after preemption
 }
 
 // SimStats describes the simulation itself.
@@ -199,13 +214,30 @@ func Summarize(r *Result) *Summary {
 		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: round6(ratio(busy, n*float64(r.EndTime))),
 		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, StepsPerReplica: round6(float64(steps) / n),
 		MFU: round6(ratio(flops*float64(sc.Cluster.TP), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
-	price := sc.Cost.PricePerGPUHour
-	if price == 0 {
-		price = sc.Catalog().GPUs[sc.Cluster.GPU].PricePerGPUHour
-	}
+	price := sc.Price()
 	gpuHours := float64(f.Place.GPUs) * secs / 3600
+	watts := sc.Cost.WattsPerGPU
+	if watts == 0 {
+		watts = sc.Catalog().GPUs[sc.Cluster.GPU].TDPWatts
+	}
+	kwh := gpuHours * watts * sc.Cost.PUE / 1000
 	usd := gpuHours * price
-	s.Cost = Cost{USD: round6(usd), GPUHours: round6(gpuHours), PricePerGPUHour: price,
+	if sc.Cost.Power {
+		usd += kwh * sc.Cost.USDPerKWh
+	}
+	// Recompute: prompt tokens prefilled beyond each request's first
+	// admission (its uncached prompt), priced at their share of FLOPs.
+	var prefilled, firstNeed int64
+	for _, rp := range f.Replicas {
+		prefilled += rp.Stats.PrefillTokens
+		firstNeed += rp.Stats.PromptTokens - rp.Stats.CachedTokens
+	}
+	recompute := max(0, prefilled-firstNeed)
+	recomputeFLOPs := float64(recompute) * 2 * f.ParamsPerGPU * float64(sc.Cluster.TP)
+	totalFLOPs := flops * float64(sc.Cluster.TP)
+	s.Cost = Cost{USD: round6(usd), Tier: sc.Cost.Tier, GPUHours: round6(gpuHours), PricePerGPUHour: price,
+		EnergyKWh: round6(kwh), EnergyUSD: round6(kwh * sc.Cost.USDPerKWh),
+		Wasted:                    Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd)},
 		USDPerMillionOutputTokens: round6(ratio(usd*1e6, float64(rec.GoodOutputTokens))),
 		USDPerMillionOutputRaw:    round6(ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:               round6(float64(f.Place.GPUs) * price * HoursPerMonth)}

@@ -26,28 +26,33 @@ type GPU struct {
 	DomainGPUs int `toml:"domain_gpus"`
 	// PricePerGPUHour is the default on-demand price in USD per GPU-hour.
 	PricePerGPUHour float64 `toml:"price_per_gpu_hour"`
+	// ReservedPricePerGPUHour is the reserved (committed-use) price in USD
+	// per GPU-hour.
+	ReservedPricePerGPUHour float64 `toml:"reserved_price_per_gpu_hour"`
 }
 
 // Built-in GPUs. CALIBRATION.md §3 (hardware table, S; dense = half of
 // NVIDIA's sparse figures). Prices: CALIBRATION.md §3 "Price per GPU-hour"
-// (S, 2026).
+// (S, 2026): on-demand at the top of each quoted range, reserved at its
+// bottom (H100 $2.89–6.50, H200 $2.50–7.00); B200 and GB200 have no row and
+// are assumptions scaled from H100.
 var builtinGPUs = []GPU{
 	// H100 SXM: 80 GB, 3.35 TB/s, 989 TF BF16, 1,979 TF FP8, 900 GB/s, 700 W.
 	// Price: $6.50, the seed's figure and the top of the $2.89–6.50 range.
 	{Name: "H100", HBMBytes: 80e9, HBMBytesPerS: 3.35e12, BF16FLOPS: 989e12, FP8FLOPS: 1979e12,
-		NVLinkBytesPerS: 900e9, TDPWatts: 700, DomainGPUs: 8, PricePerGPUHour: 6.50},
+		NVLinkBytesPerS: 900e9, TDPWatts: 700, DomainGPUs: 8, PricePerGPUHour: 6.50, ReservedPricePerGPUHour: 2.89},
 	// H200 SXM: 141 GB, 4.8 TB/s. Price: $7.00, top of the $2.50–7.00 range
 	// (assumption: same tier choice as H100).
 	{Name: "H200", HBMBytes: 141e9, HBMBytesPerS: 4.8e12, BF16FLOPS: 989e12, FP8FLOPS: 1979e12,
-		NVLinkBytesPerS: 900e9, TDPWatts: 700, DomainGPUs: 8, PricePerGPUHour: 7.00},
+		NVLinkBytesPerS: 900e9, TDPWatts: 700, DomainGPUs: 8, PricePerGPUHour: 7.00, ReservedPricePerGPUHour: 2.50},
 	// B200: 180 GB, 7.7 TB/s, 2,250 / 4,500 TF, 1.8 TB/s, 1,000 W.
 	// Price: assumption, $9.00 (no CALIBRATION.md row; ~1.4x H100).
 	{Name: "B200", HBMBytes: 180e9, HBMBytesPerS: 7.7e12, BF16FLOPS: 2250e12, FP8FLOPS: 4500e12,
-		NVLinkBytesPerS: 1.8e12, TDPWatts: 1000, DomainGPUs: 8, PricePerGPUHour: 9.00},
+		NVLinkBytesPerS: 1.8e12, TDPWatts: 1000, DomainGPUs: 8, PricePerGPUHour: 9.00, ReservedPricePerGPUHour: 4.00},
 	// GB200 per GPU in an NVL72 rack: 186 GB, 8 TB/s, 2,500 / 5,000 TF,
 	// 1.8 TB/s, 1,200 W. Price: assumption, $10.50 (no CALIBRATION.md row).
 	{Name: "GB200", HBMBytes: 186e9, HBMBytesPerS: 8e12, BF16FLOPS: 2500e12, FP8FLOPS: 5000e12,
-		NVLinkBytesPerS: 1.8e12, TDPWatts: 1200, DomainGPUs: 72, PricePerGPUHour: 10.50},
+		NVLinkBytesPerS: 1.8e12, TDPWatts: 1200, DomainGPUs: 72, PricePerGPUHour: 10.50, ReservedPricePerGPUHour: 4.67},
 }
 
 // LLM describes a dense decoder-only transformer.
@@ -128,6 +133,7 @@ func (g *GPU) Validate(prefix string, ps *config.Problems) {
 	ps.NonNegative(prefix+".tdp_watts", g.TDPWatts)
 	ps.PositiveInt(prefix+".domain_gpus", g.DomainGPUs)
 	ps.NonNegative(prefix+".price_per_gpu_hour", g.PricePerGPUHour)
+	ps.NonNegative(prefix+".reserved_price_per_gpu_hour", g.ReservedPricePerGPUHour)
 }
 
 // Validate checks a model definition, reporting under key prefix.

@@ -74,6 +74,8 @@ type Fleet struct {
 	Place    Placement
 	// PeakFLOPS is one GPU's dense peak at the weights' precision.
 	PeakFLOPS float64
+	// ParamsPerGPU is the model's parameters over the TP degree.
+	ParamsPerGPU float64
 
 	src       workloads.Source
 	next      workloads.Request
@@ -115,7 +117,8 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 		return nil, err
 	}
 	f := &Fleet{eng: eng, router: router, Rec: rec, Memory: mem, PeakFLOPS: perf.PeakFLOPS(),
-		states: make([]ReplicaState, cfg.Replicas)}
+		ParamsPerGPU: llm.Params / float64(cfg.TP),
+		states:       make([]ReplicaState, cfg.Replicas)}
 	gpus := cfg.Replicas * cfg.TP
 	f.Place = Placement{GPUs: gpus, DomainGPUs: gpu.DomainGPUs, Domains: (gpus + gpu.DomainGPUs - 1) / gpu.DomainGPUs}
 	for i := 0; i < cfg.Replicas; i++ {
