@@ -159,10 +159,9 @@ func (f *Fleet) pull() error {
 }
 
 func (f *Fleet) arrive(now sim.Time) {
-	req := f.next
 	f.Rec.Touch(now)
 	f.Rec.Arrived++
-	f.route(&req)
+	f.route(&f.next) // replicas copy the request; f.next is reused below
 	_ = f.pull()
 }
 

@@ -85,6 +85,7 @@ type Replica struct {
 
 	waiting deque
 	running []*seq
+	spare   []*seq // finished sequences for reuse: no allocation per request
 	padding int // static batching: finished sequences still in the batch
 
 	busy      bool
@@ -148,7 +149,8 @@ func (r *Replica) Submit(req *workloads.Request) {
 		r.obs.RequestFailed(req, r.idx, now, FailTooLong)
 		return
 	}
-	s := &seq{req: *req, enqueued: now, prompt: req.InputTokens}
+	s := r.newSeq()
+	s.req, s.enqueued, s.prompt = *req, now, req.InputTokens
 	wasEmpty := r.waiting.len() == 0
 	r.waiting.pushBack(s)
 	r.state.Outstanding++
@@ -328,6 +330,7 @@ func (r *Replica) reap(now sim.Time) {
 	if static && allDone {
 		for _, s := range r.running {
 			r.releaseKV(s)
+			r.recycle(s)
 		}
 		for i := range r.running {
 			r.running[i] = nil
@@ -346,6 +349,26 @@ func (r *Replica) complete(s *seq, now sim.Time) {
 	r.out = Outcome{Req: &s.req, Replica: r.idx, Enqueued: s.enqueued, Scheduled: s.sched,
 		FirstToken: s.first, Finished: now, CachedTokens: s.cachedFirst, Preemptions: s.preempts}
 	r.obs.RequestDone(&r.out)
+	if r.cfg.Batching != BatchStatic {
+		r.recycle(s)
+	}
+}
+
+// newSeq takes a sequence from the spares, or allocates one.
+func (r *Replica) newSeq() *seq {
+	if n := len(r.spare); n > 0 {
+		s := r.spare[n-1]
+		r.spare = r.spare[:n-1]
+		return s
+	}
+	return &seq{}
+}
+
+// recycle keeps a finished sequence (holding no KV) for reuse.
+func (r *Replica) recycle(s *seq) {
+	entries := s.entries[:0]
+	*s = seq{entries: entries}
+	r.spare = append(r.spare, s)
 }
 
 // releaseKV returns every block s holds.
