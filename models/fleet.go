@@ -77,6 +77,11 @@ type Fleet struct {
 	// ParamsPerGPU is the model's parameters over the TP degree.
 	ParamsPerGPU float64
 
+	// GW counts copies, hedges, retries and cancellations.
+	GW        GatewayStats
+	spareCR   []*clientReq
+	spareCopy []*Copy
+
 	src       workloads.Source
 	next      workloads.Request
 	onArrival sim.Action
@@ -122,7 +127,7 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 	gpus := cfg.Replicas * cfg.TP
 	f.Place = Placement{GPUs: gpus, DomainGPUs: gpu.DomainGPUs, Domains: (gpus + gpu.DomainGPUs - 1) / gpu.DomainGPUs}
 	for i := 0; i < cfg.Replicas; i++ {
-		f.Replicas = append(f.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, rec, &f.states[i]))
+		f.Replicas = append(f.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, f, &f.states[i]))
 	}
 	f.onArrival = f.arrive
 	return f, nil
@@ -161,18 +166,12 @@ func (f *Fleet) pull() error {
 func (f *Fleet) arrive(now sim.Time) {
 	f.Rec.Touch(now)
 	f.Rec.Arrived++
-	f.route(&f.next) // replicas copy the request; f.next is reused below
-	_ = f.pull()
-}
-
-func (f *Fleet) route(req *workloads.Request) {
-	i, ok := f.router.Route(req, f.states)
-	if !ok || i < 0 || i >= len(f.Replicas) {
-		f.Rec.Touch(f.eng.Now())
+	cr := f.newClientReq(&f.next) // f.next is reused by pull below
+	if !f.send(cr, CopyPrimary) {
 		f.Rec.Shed++
-		return
+		f.releaseClientReq(cr)
 	}
-	f.Replicas[i].Submit(req)
+	_ = f.pull()
 }
 
 // Finish closes time-weighted statistics at end, the end of the run.

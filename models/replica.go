@@ -8,8 +8,9 @@ import (
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-// Outcome is what a replica reports about a request when it finishes.
+// Outcome is what a replica reports about a request copy when it finishes.
 type Outcome struct {
+	Copy         *Copy
 	Req          *workloads.Request
 	Replica      int
 	Enqueued     sim.Time // arrival at the replica
@@ -22,18 +23,23 @@ type Outcome struct {
 
 // Failure reasons a replica reports.
 const (
-	FailTooLong = "context exceeds KV capacity"
+	FailTooLong     = "context exceeds KV capacity"
+	FailReplicaDown = "replica failed"
 )
 
-// Observer receives request outcomes. The Outcome is only valid during the
-// call.
+// Observer hears what happens to the request copies a replica serves. The
+// replica calls it after it has finished its own bookkeeping for the event,
+// so the observer may submit or cancel copies, on this replica too. The
+// Outcome is only valid during the call.
 type Observer interface {
-	RequestDone(o *Outcome)
-	RequestFailed(req *workloads.Request, replica int, at sim.Time, reason string)
+	FirstToken(c *Copy, at sim.Time)
+	CopyDone(c *Copy, o *Outcome)
+	CopyFailed(c *Copy, at sim.Time, reason string)
 }
 
-// seq is one request inside a replica.
+// seq is one request copy inside a replica.
 type seq struct {
+	cp       *Copy
 	req      workloads.Request
 	enqueued sim.Time
 	sched    sim.Time
@@ -55,6 +61,8 @@ type seq struct {
 	preempts    int32
 	admitted    bool // ever admitted
 	finished    bool // static batching: done but still padding the batch
+	cancelled   bool // the gateway withdrew it; dropped at the next chance
+	inBatch     bool // in running (else waiting)
 	// chunk is this step's work: > 0 prompt tokens to prefill, 0 one decode
 	// token (if decoding), -1 paused (non-chunked prefill step).
 	chunk int32
@@ -86,7 +94,7 @@ type Replica struct {
 	waiting deque
 	running []*seq
 	spare   []*seq // finished sequences for reuse: no allocation per request
-	padding int // static batching: finished sequences still in the batch
+	padding int    // static batching: finished sequences still in the batch
 
 	busy      bool
 	ev        sim.EventID
@@ -98,11 +106,36 @@ type Replica struct {
 	stepEnd   sim.Time
 	stepFLOPs float64 // FLOPs of the single step under way
 
+	// faults (replica_faults.go)
+	down    bool    // failed: holds nothing, takes nothing until Recover
+	hung    bool    // a zombie: accepts requests, never finishes a step
+	slow    float64 // step-time factor (1 = healthy; fail-slow > 1)
+	runSlow float64 // the factor the step under way was planned with
+
+	// notes are observer calls held until the replica's state is settled;
+	// later are sequences to recycle once they are delivered.
+	notes []note
+	later []*seq
+
 	// statistics
 	Stats ReplicaStats
 	lastT sim.Time
 	out   Outcome
 }
+
+// note is a deferred observer call.
+type note struct {
+	kind   uint8 // noteFirst, noteDone, noteFailed
+	s      *seq
+	at     sim.Time
+	reason string
+}
+
+const (
+	noteFirst uint8 = iota
+	noteDone
+	noteFailed
+)
 
 // ReplicaStats are a replica's counters, read at the end of a run.
 type ReplicaStats struct {
@@ -117,6 +150,11 @@ type ReplicaStats struct {
 	KVUsedBlockNs   float64 // ∫ used blocks dt, for time-weighted utilisation
 	KVCachedBlockNs float64 // ∫ cached blocks dt
 	FLOPs           float64 // model FLOPs done by one GPU of the group (for MFU)
+	// Work on copies that were cancelled or failed: prompt tokens prefilled
+	// and output tokens generated for nothing.
+	WastedPrefillTokens int64
+	WastedDecodeTokens  int64
+	Cancelled, Failed   int64 // copies
 }
 
 // NewReplica builds replica idx. state is the replica's entry in the fleet's
@@ -128,8 +166,9 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 		blockTokens: int64(cfg.BlockTokens),
 		watermark:   int64(math.Ceil(cfg.WatermarkFraction * float64(kvBlocks))),
 	}
+	r.slow, r.runSlow = 1, 1
 	r.onStep = r.stepDone
-	r.onKick = func(now sim.Time) { r.account(now); r.plan(now) }
+	r.onKick = func(now sim.Time) { r.account(now); r.plan(now); r.flush() }
 	state.Index = idx
 	state.Available = true
 	return r
@@ -138,25 +177,37 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 // KV exposes the allocator (read-only use: tests and metrics).
 func (r *Replica) KV() *KVCache { return r.kv }
 
-// Outstanding is the number of requests waiting or running.
-func (r *Replica) Outstanding() int { return r.waiting.len() + len(r.running) - r.padding }
+// Outstanding is the number of request copies waiting or running.
+func (r *Replica) Outstanding() int { return r.state.Outstanding }
 
-// Submit hands a request to the replica at the current time.
-func (r *Replica) Submit(req *workloads.Request) {
+// Submit hands a request copy to the replica at the current time. A copy
+// the replica can never serve (too long for its KV, or the replica is down)
+// fails at once through the observer.
+func (r *Replica) Submit(c *Copy) {
 	now := r.eng.Now()
+	req := c.Req
+	c.Replica = r.idx
 	need := r.blocksFor(int64(req.InputTokens) + int64(req.OutputTokens))
-	if need > r.kv.Total()-r.watermark {
-		r.obs.RequestFailed(req, r.idx, now, FailTooLong)
+	if r.down || need > r.kv.Total()-r.watermark {
+		reason := FailTooLong
+		if r.down {
+			reason = FailReplicaDown
+		}
+		r.Stats.Failed++
+		r.obs.CopyFailed(c, now, reason)
 		return
 	}
 	s := r.newSeq()
-	s.req, s.enqueued, s.prompt = *req, now, req.InputTokens
-	wasEmpty := r.waiting.len() == 0
+	s.cp, s.req, s.enqueued, s.prompt = c, *req, now, req.InputTokens
+	c.seq = s
+	wasEmpty := r.state.Waiting == 0
 	r.waiting.pushBack(s)
 	r.state.Outstanding++
 	r.state.Waiting++
 	r.state.OutstandingTokens += int64(req.InputTokens) + int64(req.OutputTokens)
 	switch {
+	case r.hung:
+		// A zombie queues work and never finishes a step.
 	case !r.busy:
 		// Plan at the end of this instant, after every arrival at the same
 		// time has queued.
@@ -191,7 +242,14 @@ func (r *Replica) account(now sim.Time) {
 func (r *Replica) Finish(now sim.Time) { r.account(now) }
 
 func (r *Replica) runNs(k int64) sim.Time {
-	return sim.Time(math.Round(r.run.Seconds(k) * 1e9))
+	return sim.Time(math.Round(r.run.Seconds(k) * r.runSlow * 1e9))
+}
+
+// stepNs is a single step of d seconds at the current slow-down, which it
+// records for the step.
+func (r *Replica) stepNs(d float64) sim.Time {
+	r.runSlow = r.slow
+	return sim.Time(math.Round(d * r.slow * 1e9))
 }
 
 // firstBoundary is the smallest k >= 1 with runStart + runNs(k) >= now.
@@ -226,6 +284,41 @@ func (r *Replica) stepDone(now sim.Time) {
 		r.finishStep(now)
 	}
 	r.plan(now)
+	r.flush()
+}
+
+// flush delivers the held observer calls, then recycles finished
+// sequences.
+func (r *Replica) flush() {
+	for i := 0; i < len(r.notes); i++ { // the observer may add notes
+		n := r.notes[i]
+		switch n.kind {
+		case noteFirst:
+			if !n.s.cancelled {
+				r.obs.FirstToken(n.s.cp, n.at)
+			}
+		case noteDone:
+			o := Outcome{Copy: n.s.cp, Req: &n.s.req, Replica: r.idx, Enqueued: n.s.enqueued, Scheduled: n.s.sched,
+				FirstToken: n.s.first, Finished: n.at, CachedTokens: n.s.cachedFirst, Preemptions: n.s.preempts}
+			r.out = o
+			n.s.cp.seq = nil
+			r.obs.CopyDone(n.s.cp, &r.out)
+			if r.cfg.Batching != BatchStatic {
+				r.recycle(n.s)
+			}
+		case noteFailed:
+			n.s.cp.seq = nil
+			r.obs.CopyFailed(n.s.cp, n.at, n.reason)
+			r.recycle(n.s)
+		}
+	}
+	clear(r.notes)
+	r.notes = r.notes[:0]
+	for _, s := range r.later {
+		r.recycle(s)
+	}
+	clear(r.later)
+	r.later = r.later[:0]
 }
 
 // finishRun applies k decode steps to every running sequence.
@@ -293,6 +386,7 @@ func (r *Replica) finishStep(now sim.Time) {
 func (r *Replica) emit(s *seq, now sim.Time) {
 	if s.gen == 0 {
 		s.first = now
+		r.notes = append(r.notes, note{kind: noteFirst, s: s, at: now})
 	}
 	s.gen++
 	r.Stats.DecodeTokens++
@@ -305,6 +399,10 @@ func (r *Replica) reap(now sim.Time) {
 	keep := r.running[:0]
 	allDone := true
 	for _, s := range r.running {
+		if s.cancelled && !static {
+			r.drop(s)
+			continue
+		}
 		if !s.finished && s.gen >= s.req.OutputTokens && s.decoding() {
 			r.complete(s, now)
 			if static {
@@ -330,7 +428,7 @@ func (r *Replica) reap(now sim.Time) {
 	if static && allDone {
 		for _, s := range r.running {
 			r.releaseKV(s)
-			r.recycle(s)
+			r.later = append(r.later, s) // recycled after the notes are out
 		}
 		for i := range r.running {
 			r.running[i] = nil
@@ -346,12 +444,7 @@ func (r *Replica) complete(s *seq, now sim.Time) {
 		r.releaseKV(s)
 	}
 	r.state.Outstanding--
-	r.out = Outcome{Req: &s.req, Replica: r.idx, Enqueued: s.enqueued, Scheduled: s.sched,
-		FirstToken: s.first, Finished: now, CachedTokens: s.cachedFirst, Preemptions: s.preempts}
-	r.obs.RequestDone(&r.out)
-	if r.cfg.Batching != BatchStatic {
-		r.recycle(s)
-	}
+	r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
 }
 
 // newSeq takes a sequence from the spares, or allocates one.
@@ -477,13 +570,14 @@ func (r *Replica) planContinuous(now sim.Time) {
 			}
 		}
 		reserve := r.decodeNeed()
-		for budget > 0 && r.waiting.len() > 0 && len(r.running) < r.cfg.MaxSeqs {
-			s := r.waiting.front()
+		for budget > 0 && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
+			s := r.head()
 			if !r.admit(s, now, reserve) {
 				break
 			}
 			r.waiting.popFront()
 			r.state.Waiting--
+			s.inBatch = true
 			r.running = append(r.running, s)
 			c := min(int(s.prompt-s.done), budget)
 			addChunk(s, c)
@@ -493,8 +587,8 @@ func (r *Replica) planContinuous(now sim.Time) {
 		// Without chunking, a prefill step runs whole prompts (at least one,
 		// even past the budget) and decoding pauses for it.
 		budget := r.cfg.MaxBatchedTokens
-		for r.waiting.len() > 0 && len(r.running) < r.cfg.MaxSeqs {
-			s := r.waiting.front()
+		for r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
+			s := r.head()
 			if chunks > 0 && int(s.prompt) > budget {
 				break
 			}
@@ -503,6 +597,7 @@ func (r *Replica) planContinuous(now sim.Time) {
 			}
 			r.waiting.popFront()
 			r.state.Waiting--
+			s.inBatch = true
 			r.running = append(r.running, s)
 			c := int(s.prompt - s.done)
 			addChunk(s, c)
@@ -544,7 +639,7 @@ func (r *Replica) planContinuous(now sim.Time) {
 	}
 	d := r.perf.Step(tokens, attended, kvRead)
 	r.stepFLOPs = r.perf.FLOPs(tokens, attended)
-	r.stepEnd = now + sim.Time(math.Round(d*1e9))
+	r.stepEnd = now + r.stepNs(d)
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 }
 
@@ -560,13 +655,27 @@ func (r *Replica) decodeNeed() int64 {
 	return need
 }
 
+// head is the first live sequence of the queue, dropping cancelled ones
+// (lazy deletion: Cancel is O(1)), or nil.
+func (r *Replica) head() *seq {
+	for r.waiting.len() > 0 {
+		s := r.waiting.front()
+		if !s.cancelled {
+			return s
+		}
+		r.waiting.popFront()
+		r.recycle(s)
+	}
+	return nil
+}
+
 // canAdmit reports whether the head of the queue could be admitted now
 // (used by non-chunked continuous batching to choose a prefill step).
 func (r *Replica) canAdmit() bool {
-	if r.waiting.len() == 0 || len(r.running) >= r.cfg.MaxSeqs {
+	s := r.head()
+	if s == nil || len(r.running) >= r.cfg.MaxSeqs {
 		return false
 	}
-	s := r.waiting.front()
 	_, _, need := r.matchPrefix(s)
 	return r.kv.Available()-need >= r.watermark
 }
@@ -665,6 +774,7 @@ func (r *Replica) preemptNewest(now sim.Time) {
 	r.state.OutstandingTokens += int64(s.prompt) - old
 	s.preempts++
 	r.Stats.Preemptions++
+	s.inBatch = false
 	r.waiting.pushFront(s)
 	r.state.Waiting++
 }
@@ -701,6 +811,7 @@ func (r *Replica) planDecodeRun(now sim.Time, n int) {
 		k = lo
 	}
 	r.run = r.perf.Decode(n, ctx)
+	r.runSlow = r.slow
 	r.runSteps = k
 	r.stepEnd = now + r.runNs(k)
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
@@ -723,8 +834,8 @@ func (r *Replica) demand(j int64) int64 {
 func (r *Replica) planStatic(now sim.Time) {
 	if len(r.running) == 0 {
 		var tokens, attended float64
-		for r.waiting.len() > 0 && len(r.running) < r.cfg.MaxSeqs {
-			s := r.waiting.front()
+		for r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
+			s := r.head()
 			// Static batching reserves a request's whole length up front.
 			need := r.blocksFor(int64(s.req.InputTokens) + int64(s.req.OutputTokens))
 			if r.kv.Available()-need < r.watermark {
@@ -732,6 +843,7 @@ func (r *Replica) planStatic(now sim.Time) {
 			}
 			r.waiting.popFront()
 			r.state.Waiting--
+			s.inBatch = true
 			r.kv.Alloc(need)
 			s.tailBlocks = need
 			s.tailTokens = int64(s.prompt)
@@ -748,7 +860,7 @@ func (r *Replica) planStatic(now sim.Time) {
 		}
 		d := r.perf.Step(tokens, attended, 0)
 		r.stepFLOPs = r.perf.FLOPs(tokens, attended)
-		r.stepEnd = now + sim.Time(math.Round(d*1e9))
+		r.stepEnd = now + r.stepNs(d)
 		r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 		return
 	}
@@ -762,6 +874,7 @@ func (r *Replica) planStatic(now sim.Time) {
 		}
 	}
 	r.run = r.perf.Decode(len(r.running), ctx)
+	r.runSlow = r.slow
 	r.runSteps = k
 	r.stepEnd = now + r.runNs(k)
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)

@@ -1,0 +1,187 @@
+package models
+
+import (
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// Cancel withdraws a copy the gateway no longer wants (a hedge that lost,
+// a timed-out request). Work already done on it is counted as wasted. It
+// is O(1) for a waiting copy (dropped lazily) and ends a decode run at its
+// next step boundary for a running one, so the batch shrinks promptly.
+func (r *Replica) Cancel(c *Copy) {
+	s := c.seq
+	if s == nil || s.cancelled {
+		return
+	}
+	c.seq = nil
+	s.cancelled = true
+	r.Stats.Cancelled++
+	r.state.Outstanding--
+	r.state.OutstandingTokens -= int64(s.prompt-s.done) + int64(s.req.OutputTokens-s.gen)
+	if !s.inBatch {
+		r.state.Waiting--
+		return // head() drops it
+	}
+	if r.cfg.Batching == BatchStatic {
+		// The batch runs on; the copy is padding until it ends.
+		if !s.finished {
+			s.finished = true
+			r.padding++
+			r.Stats.WastedPrefillTokens += int64(s.done)
+			r.Stats.WastedDecodeTokens += int64(s.gen)
+		}
+		return
+	}
+	if r.hung {
+		r.removeRunning(s)
+		return
+	}
+	if r.runSteps > 1 {
+		r.endRunEarly(r.eng.Now())
+	}
+}
+
+// endRunEarly ends the decode run under way at its first step boundary at
+// or after now.
+func (r *Replica) endRunEarly(now sim.Time) {
+	k := r.firstBoundary(now)
+	if k < r.runSteps {
+		r.eng.Cancel(r.ev)
+		r.runSteps = k
+		r.stepEnd = r.runStart + r.runNs(k)
+		r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+	}
+}
+
+// drop removes a cancelled running sequence at a step boundary.
+func (r *Replica) drop(s *seq) {
+	r.Stats.WastedPrefillTokens += int64(s.done)
+	r.Stats.WastedDecodeTokens += int64(s.gen)
+	r.releaseKV(s)
+	r.recycle(s)
+}
+
+// removeRunning takes s out of the batch now (the replica is not stepping).
+func (r *Replica) removeRunning(s *seq) {
+	for i, x := range r.running {
+		if x == s {
+			copy(r.running[i:], r.running[i+1:])
+			r.running[len(r.running)-1] = nil
+			r.running = r.running[:len(r.running)-1]
+			break
+		}
+	}
+	r.drop(s)
+}
+
+// Up reports whether the replica's process is alive (it may still be hung).
+func (r *Replica) Up() bool { return !r.down }
+
+// Hung reports whether the replica is a zombie.
+func (r *Replica) Hung() bool { return r.hung }
+
+// SlowFactor is the replica's current step-time factor (1 when healthy).
+func (r *Replica) SlowFactor() float64 { return r.slow }
+
+// Fail kills the replica's process (fail-stop, OOM crash): every copy it
+// holds fails with reason, its KV cache and prefix cache are lost, and it
+// takes nothing until Recover.
+func (r *Replica) Fail(now sim.Time, reason string) {
+	if r.down {
+		return
+	}
+	r.account(now)
+	if r.busy && r.ev != (sim.EventID{}) {
+		r.eng.Cancel(r.ev)
+	}
+	r.ev = sim.EventID{}
+	r.busy, r.runSteps = false, 0
+	for _, s := range r.running {
+		if !s.cancelled {
+			r.failSeq(s, now, reason)
+		} else {
+			r.recycle(s)
+		}
+	}
+	clear(r.running)
+	r.running = r.running[:0]
+	for r.waiting.len() > 0 {
+		s := r.waiting.popFront()
+		if !s.cancelled {
+			r.failSeq(s, now, reason)
+		} else {
+			r.recycle(s)
+		}
+	}
+	r.padding = 0
+	r.kv = NewKVCache(r.kv.Total())
+	r.down, r.hung = true, false
+	idx, avail := r.state.Index, r.state.Available
+	*r.state = ReplicaState{Index: idx, Available: avail}
+	r.flush()
+}
+
+func (r *Replica) failSeq(s *seq, now sim.Time, reason string) {
+	r.Stats.Failed++
+	r.Stats.WastedPrefillTokens += int64(s.done)
+	r.Stats.WastedDecodeTokens += int64(s.gen)
+	if s.finished { // static padding already reported
+		r.recycle(s)
+		return
+	}
+	r.notes = append(r.notes, note{kind: noteFailed, s: s, at: now, reason: reason})
+}
+
+// Hang turns the replica into a zombie: the TP group's all-reduce never
+// completes, so no step finishes and its requests stall, while the process
+// still answers a liveness ping and keeps accepting requests.
+func (r *Replica) Hang(now sim.Time) {
+	if r.down || r.hung {
+		return
+	}
+	r.account(now)
+	r.hung = true
+	if r.busy && r.ev != (sim.EventID{}) {
+		r.eng.Cancel(r.ev)
+		r.ev = sim.EventID{}
+	}
+	// The step under way never ends; work it had planned is lost.
+	r.runSteps = 0
+	for _, s := range r.running {
+		if s.chunk != 0 {
+			s.chunk = 0
+		}
+	}
+}
+
+// SetSlow makes every step from now on take factor times as long
+// (fail-slow: a straggler GPU, thermal throttling, a degraded link);
+// factor 1 restores health.
+func (r *Replica) SetSlow(factor float64) {
+	if factor < 1 {
+		factor = 1
+	}
+	r.slow = factor
+}
+
+// Recover brings a failed or hung replica back: after coldStart (weights
+// loading, CALIBRATION.md §4: 2–4 min) it is up with an empty KV and prefix
+// cache and healthy speed. Copies held by a hung replica fail at once.
+func (r *Replica) Recover(now, coldStart sim.Time, ready func()) {
+	if r.hung {
+		r.hung = false
+		r.down = false
+		r.Fail(now, FailReplicaDown)
+	}
+	r.down = true
+	r.slow = 1
+	r.eng.Schedule(now+coldStart, sim.PriorityNormal, func(at sim.Time) {
+		r.account(at)
+		r.down = false
+		r.busy = false
+		r.lastT = at
+		if ready != nil {
+			ready()
+		}
+	})
+}
