@@ -16,6 +16,7 @@ import (
 const (
 	streamWorkload = "workload"
 	streamRouter   = "router"
+	streamRetry    = "retry"
 )
 
 // Options adjust a run without changing its scenario.
@@ -49,6 +50,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	fleet.SetPolicies(policies.BuildResilience(sc.Policies, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
 	src, err := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
 	if err != nil {
 		return nil, err

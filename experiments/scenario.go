@@ -29,14 +29,18 @@ type Scenario struct {
 	// stream name. Default 1.
 	Seed uint64 `toml:"seed"`
 
-	Run      RunConfig             `toml:"run"`
-	Cluster  models.FleetConfig    `toml:"cluster"`
-	Router   policies.RouterConfig `toml:"router"`
-	Workload workloads.Config      `toml:"workload"`
-	SLO      models.SLO            `toml:"slo"`
-	Cost     CostConfig            `toml:"cost"`
-	GPUs     []models.GPU          `toml:"gpus"`
-	Models   []models.LLM          `toml:"models"`
+	Run     RunConfig             `toml:"run"`
+	Cluster models.FleetConfig    `toml:"cluster"`
+	Router  policies.RouterConfig `toml:"router"`
+	// Policies is the gateway's resilience stack: hedging, circuit breaker,
+	// retries, admission control, health probes and a client timeout. All
+	// off by default.
+	Policies policies.ResilienceConfig `toml:"policies"`
+	Workload workloads.Config          `toml:"workload"`
+	SLO      models.SLO                `toml:"slo"`
+	Cost     CostConfig                `toml:"cost"`
+	GPUs     []models.GPU              `toml:"gpus"`
+	Models   []models.LLM              `toml:"models"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
@@ -134,6 +138,7 @@ func DefaultScenario() Scenario {
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
 			Replica: models.DefaultReplicaConfig(), Perf: models.DefaultPerfConfig()},
 		Router:   policies.DefaultRouterConfig(),
+		Policies: policies.DefaultResilienceConfig(),
 		Workload: workloads.DefaultConfig(),
 	}
 }
@@ -308,6 +313,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	}
 	s.Cluster.Validate(s.Catalog(), "cluster", ps)
 	s.Router.Validate("router", ps)
+	s.Policies.Validate("policies", ps)
 	s.Workload.Validate("workload", ps)
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
 
@@ -23,6 +24,7 @@ type Summary struct {
 	KV         KVStats          `json:"kv"`
 	Fleet      FleetStats       `json:"fleet"`
 	Cost       Cost             `json:"cost"`
+	Resilience Resilience       `json:"resilience"`
 	Sim        SimStats         `json:"sim"`
 	Failed     map[string]int64 `json:"failed_by_reason,omitempty"`
 }
@@ -137,6 +139,26 @@ type Wasted struct {
 	RecomputeTokens int64   `json:"recompute_tokens"` // prompt tokens prefilled again after preemption
 }
 
+// Resilience reports what the gateway's policies did and cost.
+type Resilience struct {
+	SuccessRate    float64 `json:"success_rate"` // completed / arrived, as the client sees it
+	Copies         int64   `json:"copies"`       // copies sent, primaries included
+	Hedges         int64   `json:"hedges"`
+	HedgeRate      float64 `json:"hedge_rate"` // hedges / arrived
+	Retries        int64   `json:"retries"`
+	Timeouts       int64   `json:"timeouts"`
+	Cancelled      int64   `json:"cancelled_copies"`
+	Probes         int64   `json:"probes"`
+	Ejections      int64   `json:"ejections"`
+	IsolationMsMax float64 `json:"isolation_ms_max"` // fault → out of rotation, worst case (0: none isolated)
+	Isolated       int     `json:"isolated"`
+	// Work done on copies that were cancelled or failed, in tokens, and as
+	// a share of all tokens processed.
+	WastedPrefillTokens int64   `json:"wasted_prefill_tokens"`
+	WastedDecodeTokens  int64   `json:"wasted_decode_tokens"`
+	WastedTokenFraction float64 `json:"wasted_token_fraction"`
+}
+
 // SimStats describes the simulation itself.
 type SimStats struct {
 	Events           uint64  `json:"events"`
@@ -241,6 +263,23 @@ func Summarize(r *Result) *Summary {
 		USDPerMillionOutputTokens: round6(ratio(usd*1e6, float64(rec.GoodOutputTokens))),
 		USDPerMillionOutputRaw:    round6(ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:               round6(float64(f.Place.GPUs) * price * HoursPerMonth)}
+	gw := f.GW
+	var wp, wd, pt, dt int64
+	for _, rp := range f.Replicas {
+		wp += rp.Stats.WastedPrefillTokens
+		wd += rp.Stats.WastedDecodeTokens
+		pt += rp.Stats.PrefillTokens
+		dt += rp.Stats.DecodeTokens
+	}
+	var iso int64
+	for _, x := range gw.IsolationNs {
+		iso = max(iso, x)
+	}
+	s.Resilience = Resilience{SuccessRate: round6(ratio(float64(rec.Completed), float64(rec.Arrived))),
+		Copies: gw.Copies, Hedges: gw.Hedges, HedgeRate: round6(ratio(float64(gw.Hedges), float64(rec.Arrived))),
+		Retries: gw.Retries, Timeouts: gw.Timeouts, Cancelled: gw.Cancelled, Probes: gw.Probes, Ejections: gw.Ejections,
+		IsolationMsMax: round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
+		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: round6(ratio(float64(wp+wd), float64(pt+dt)))}
 	s.Sim = SimStats{Events: r.Events, SimulatedSeconds: round6(secs), Seed: sc.Seed}
 	if len(rec.FailedBy) > 0 {
 		s.Failed = rec.FailedBy

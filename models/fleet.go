@@ -78,9 +78,15 @@ type Fleet struct {
 	ParamsPerGPU float64
 
 	// GW counts copies, hedges, retries and cancellations.
-	GW        GatewayStats
-	spareCR   []*clientReq
-	spareCopy []*Copy
+	GW         GatewayStats
+	pol        Policies
+	rot        []bool         // in rotation
+	brk        []BreakerState // last breaker state applied
+	brkEv      []sim.EventID  // pending breaker re-checks
+	faultAt    []sim.Time     // first fault time of a not-yet-isolated replica, or -1
+	probeFails []int
+	spareCR    []*clientReq
+	spareCopy  []*Copy
 
 	src       workloads.Source
 	next      workloads.Request
@@ -129,6 +135,14 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 	for i := 0; i < cfg.Replicas; i++ {
 		f.Replicas = append(f.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, f, &f.states[i]))
 	}
+	f.rot = make([]bool, cfg.Replicas)
+	f.brk = make([]BreakerState, cfg.Replicas)
+	f.brkEv = make([]sim.EventID, cfg.Replicas)
+	f.faultAt = make([]sim.Time, cfg.Replicas)
+	for i := range f.rot {
+		f.rot[i] = true
+		f.faultAt[i] = -1
+	}
 	f.onArrival = f.arrive
 	return f, nil
 }
@@ -166,10 +180,20 @@ func (f *Fleet) pull() error {
 func (f *Fleet) arrive(now sim.Time) {
 	f.Rec.Touch(now)
 	f.Rec.Arrived++
+	if f.pol.Retry != nil {
+		f.pol.Retry.Observe(now)
+	}
+	if f.pol.Admit != nil && !f.pol.Admit.Admit(&f.next, f.states, now) {
+		f.Rec.Shed++
+		_ = f.pull()
+		return
+	}
 	cr := f.newClientReq(&f.next) // f.next is reused by pull below
 	if !f.send(cr, CopyPrimary) {
 		f.Rec.Shed++
 		f.releaseClientReq(cr)
+	} else {
+		f.startPolicies(cr, now)
 	}
 	_ = f.pull()
 }

@@ -34,6 +34,12 @@ type clientReq struct {
 	copies    []*Copy // live copies
 	attempts  int     // copies sent
 	firstSeen bool
+	started   bool // tied requests: a copy was admitted into a batch
+	last      int  // replica of the last copy that failed (retries avoid it)
+
+	// timers (cancelled when the request ends, so a recycled record is
+	// never touched by a stale one)
+	timeout, hedge, retry sim.EventID
 }
 
 // GatewayStats counts what the gateway did beyond plain routing.
@@ -42,6 +48,12 @@ type GatewayStats struct {
 	Hedges    int64
 	Retries   int64
 	Cancelled int64 // copies withdrawn (losing hedges, timeouts)
+	Timeouts  int64 // client requests failed by the client timeout
+	Probes    int64 // health probes run
+	Ejections int64 // replicas taken out of rotation by probes
+	// Isolation is the time from a replica's first fault to its leaving
+	// rotation (breaker open or probe ejection), per isolated fault.
+	IsolationNs []int64
 }
 
 // newClientReq takes a client request record from the pool.
@@ -58,6 +70,9 @@ func (f *Fleet) newClientReq(req *workloads.Request) *clientReq {
 }
 
 func (f *Fleet) releaseClientReq(cr *clientReq) {
+	f.eng.Cancel(cr.timeout)
+	f.eng.Cancel(cr.hedge)
+	f.eng.Cancel(cr.retry)
 	for _, c := range cr.copies {
 		f.releaseCopy(c)
 	}
@@ -106,6 +121,26 @@ func (f *Fleet) FirstToken(c *Copy, at sim.Time) {
 		return
 	}
 	cr.firstSeen = true
+	f.eng.Cancel(cr.hedge)
+	if f.pol.Hedge != nil {
+		f.pol.Hedge.Observe(at, (at - cr.req.Arrival).Milliseconds())
+	}
+	f.withdrawOthers(cr, c)
+}
+
+// CopyStarted implements Observer: for tied requests, the first copy
+// admitted into a batch withdraws the others.
+func (f *Fleet) CopyStarted(c *Copy, at sim.Time) {
+	cr := c.cr
+	if cr.started || f.pol.Hedge == nil || !f.pol.Hedge.Tied() {
+		return
+	}
+	cr.started = true
+	f.withdrawOthers(cr, c)
+}
+
+// withdrawOthers cancels every live copy of cr but c.
+func (f *Fleet) withdrawOthers(cr *clientReq, c *Copy) {
 	for i := 0; i < len(cr.copies); {
 		o := cr.copies[i]
 		if o == c {
@@ -121,6 +156,11 @@ func (f *Fleet) FirstToken(c *Copy, at sim.Time) {
 
 // CopyDone implements Observer: the client request completes.
 func (f *Fleet) CopyDone(c *Copy, o *Outcome) {
+	now := o.Finished
+	f.recordBreaker(c.Replica, now, true, (now - c.SentAt).Milliseconds())
+	if f.pol.Admit != nil {
+		f.pol.Admit.Observe(now, (o.FirstToken - o.Req.Arrival).Milliseconds())
+	}
 	f.Rec.RequestDone(o)
 	f.releaseClientReq(c.cr)
 }
@@ -129,23 +169,72 @@ func (f *Fleet) CopyDone(c *Copy, o *Outcome) {
 // live copy fails.
 func (f *Fleet) CopyFailed(c *Copy, at sim.Time, reason string) {
 	cr := c.cr
+	f.recordBreaker(c.Replica, at, false, (at - c.SentAt).Milliseconds())
+	cr.last = c.Replica
 	dropCopy(cr, c)
 	f.releaseCopy(c)
 	if len(cr.copies) > 0 {
 		return
 	}
+	if f.pol.Retry != nil {
+		if backoff, ok := f.pol.Retry.Retry(cr.attempts, reason, at); ok {
+			cr.firstSeen, cr.started = false, false
+			f.eng.Cancel(cr.hedge)
+			cr.retry = f.eng.Schedule(at+backoff, sim.PriorityNormal, func(now sim.Time) {
+				cr.retry = sim.EventID{}
+				f.GW.Retries++
+				if !f.sendAvoiding(cr, CopyRetry, cr.last) {
+					f.Rec.RequestFailed(&cr.req, cr.last, now, reason)
+					f.releaseClientReq(cr)
+				}
+			})
+			return
+		}
+	}
 	f.Rec.RequestFailed(&cr.req, c.Replica, at, reason)
 	f.releaseClientReq(cr)
 }
 
-// send routes a new copy of cr and submits it, or sheds the request when
-// no replica can take it and no other copy is live.
+// send routes a new copy of cr and submits it; false if no replica can
+// take it. Replicas whose breaker is half-open take only what their
+// breaker admits.
 func (f *Fleet) send(cr *clientReq, kind CopyKind) bool {
-	i, ok := f.router.Route(&cr.req, f.states)
-	if !ok || i < 0 || i >= len(f.Replicas) {
-		return false
+	return f.sendAvoiding(cr, kind, -1)
+}
+
+// sendAvoiding is send that also avoids replica avoid (-1: none) and the
+// replicas already holding a copy of cr.
+func (f *Fleet) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
+	var hidden [8]int
+	masked := hidden[:0]
+	hide := func(i int) {
+		if i >= 0 && f.states[i].Available {
+			f.states[i].Available = false
+			masked = append(masked, i)
+		}
 	}
-	c := f.newCopy(cr, kind)
-	f.Replicas[i].Submit(c)
-	return true
+	defer func() {
+		for _, i := range masked {
+			f.states[i].Available = true
+		}
+	}()
+	hide(avoid)
+	for _, c := range cr.copies {
+		hide(c.Replica)
+	}
+	now := f.eng.Now()
+	for tries := 0; tries <= len(f.Replicas); tries++ {
+		i, ok := f.router.Route(&cr.req, f.states)
+		if !ok || i < 0 || i >= len(f.Replicas) {
+			return false
+		}
+		if f.pol.Breaker != nil && f.brk[i] == BreakerHalfOpen && !f.pol.Breaker.Admit(i, now) {
+			hide(i)
+			continue
+		}
+		c := f.newCopy(cr, kind)
+		f.Replicas[i].Submit(c)
+		return true
+	}
+	return false
 }

@@ -32,6 +32,8 @@ const (
 // so the observer may submit or cancel copies, on this replica too. The
 // Outcome is only valid during the call.
 type Observer interface {
+	// CopyStarted: the copy was admitted into a batch for the first time.
+	CopyStarted(c *Copy, at sim.Time)
 	FirstToken(c *Copy, at sim.Time)
 	CopyDone(c *Copy, o *Outcome)
 	CopyFailed(c *Copy, at sim.Time, reason string)
@@ -135,6 +137,7 @@ const (
 	noteFirst uint8 = iota
 	noteDone
 	noteFailed
+	noteStarted
 )
 
 // ReplicaStats are a replica's counters, read at the end of a run.
@@ -290,12 +293,19 @@ func (r *Replica) stepDone(now sim.Time) {
 // flush delivers the held observer calls, then recycles finished
 // sequences.
 func (r *Replica) flush() {
+	if t := r.kv.Total(); t > 0 {
+		r.state.KVUtilization = float64(r.kv.Used()) / float64(t)
+	}
 	for i := 0; i < len(r.notes); i++ { // the observer may add notes
 		n := r.notes[i]
 		switch n.kind {
 		case noteFirst:
 			if !n.s.cancelled {
 				r.obs.FirstToken(n.s.cp, n.at)
+			}
+		case noteStarted:
+			if !n.s.cancelled {
+				r.obs.CopyStarted(n.s.cp, n.at)
 			}
 		case noteDone:
 			o := Outcome{Copy: n.s.cp, Req: &n.s.req, Replica: r.idx, Enqueued: n.s.enqueued, Scheduled: n.s.sched,
@@ -750,6 +760,7 @@ func (r *Replica) admit(s *seq, now sim.Time, reserve int64) bool {
 	if !s.admitted {
 		s.admitted = true
 		s.sched = now
+		r.notes = append(r.notes, note{kind: noteStarted, s: s, at: now})
 		s.cachedFirst = s.done
 		r.Stats.PromptTokens += int64(s.req.InputTokens)
 		r.Stats.CachedTokens += int64(s.done)
@@ -848,6 +859,7 @@ func (r *Replica) planStatic(now sim.Time) {
 			s.tailBlocks = need
 			s.tailTokens = int64(s.prompt)
 			s.admitted, s.sched = true, now
+			r.notes = append(r.notes, note{kind: noteStarted, s: s, at: now})
 			r.Stats.PromptTokens += int64(s.req.InputTokens)
 			s.chunk = s.prompt
 			tokens += float64(s.prompt)

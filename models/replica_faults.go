@@ -185,3 +185,40 @@ func (r *Replica) Recover(now, coldStart sim.Time, ready func()) {
 		}
 	})
 }
+
+// Probe answers a health probe. A liveness probe fails only when the
+// process is dead. A deep probe runs a canned inference (a 32-token prompt,
+// 8 output tokens) through the current batch: it fails when the replica is
+// dead or hung (no answer before the timeout), when the answer would take
+// longer than the timeout (fail-slow, overload), or under HBM pressure (KV
+// use above kvPressure). The probe's own work is small and not added to
+// the batch (assumption).
+func (r *Replica) Probe(kind ProbeKind, timeout sim.Time, kvPressure float64) ProbeResult {
+	if r.down {
+		return ProbeResult{Reason: "process dead"}
+	}
+	if kind == ProbeLiveness {
+		return ProbeResult{OK: true, LatencyMs: 1}
+	}
+	if r.hung {
+		return ProbeResult{LatencyMs: timeout.Milliseconds(), Reason: "no answer (hung)"}
+	}
+	var ctx float64
+	n := 1
+	for _, s := range r.running {
+		if s.decoding() {
+			ctx += float64(s.kvTokens)
+			n++
+		}
+	}
+	prefill := r.perf.Step(32+float64(n-1), 32*33/2+ctx, ctx)
+	decode := r.perf.Decode(n, ctx+32).Seconds(8)
+	lat := (prefill + decode) * r.slow * 1000
+	if timeout > 0 && lat > timeout.Milliseconds() {
+		return ProbeResult{LatencyMs: lat, Reason: "slow answer"}
+	}
+	if kvPressure > 0 && r.kv.Total() > 0 && float64(r.kv.Used())/float64(r.kv.Total()) > kvPressure {
+		return ProbeResult{LatencyMs: lat, Reason: "HBM pressure"}
+	}
+	return ProbeResult{OK: true, LatencyMs: lat}
+}

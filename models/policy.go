@@ -1,0 +1,93 @@
+package models
+
+import (
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// The gateway's decision points besides routing. Each is a small interface
+// the gateway calls with a read-only view; implementations live in package
+// policies. A nil policy means the decision is never taken (no hedging, no
+// breaker, ...). The gateway applies them in this order to a new request:
+// admission, routing (skipping replicas whose breaker is open), the hedge
+// timer and the client timeout; to a failed copy: the breaker's record,
+// then the retry decision.
+
+// Admitter decides whether a new request enters the fleet. A refusal is
+// counted as shed, never silently dropped.
+type Admitter interface {
+	Admit(req *workloads.Request, replicas []ReplicaState, now sim.Time) bool
+	// Observe sees every completed request's TTFT (ms), for policies that
+	// act on observed latency (lagging indicators).
+	Observe(now sim.Time, ttftMs float64)
+}
+
+// Hedger decides when to send a backup copy of a request that has not
+// streamed its first token yet.
+type Hedger interface {
+	// Delay is how long after sending the primary to wait for a first
+	// token before hedging; ok=false sends no hedge.
+	Delay(now sim.Time) (delay sim.Time, ok bool)
+	// Allow is asked when the delay has passed: whether the hedge budget
+	// lets this hedge go (it counts it if so).
+	Allow(now sim.Time) bool
+	// Observe sees every primary sent (for the budget) and every first
+	// token (for adaptive delays): ttftMs < 0 means a primary was sent.
+	Observe(now sim.Time, ttftMs float64)
+	// Tied reports whether copies are sent together and the loser is
+	// withdrawn when the winner starts (tied requests) rather than on the
+	// first token after a delay.
+	Tied() bool
+}
+
+// BreakerState is a replica's circuit-breaker state.
+type BreakerState uint8
+
+// Breaker states.
+const (
+	BreakerClosed BreakerState = iota
+	BreakerOpen
+	BreakerHalfOpen
+)
+
+// Breaker keeps a circuit breaker per replica.
+type Breaker interface {
+	// Record an outcome of a copy served by replica: ok false for an error
+	// or timeout; latencyMs is its end-to-end latency.
+	Record(replica int, now sim.Time, ok bool, latencyMs float64)
+	// State at now and, when it will change by time alone (an open
+	// breaker's cooldown), when: the gateway looks again then.
+	State(replica int, now sim.Time) (BreakerState, sim.Time)
+	// Admit is asked for a request routed to a half-open replica: whether it
+	// may go (probe traffic ramping up); it counts it if so.
+	Admit(replica int, now sim.Time) bool
+}
+
+// Retrier decides whether a failed request is tried again.
+type Retrier interface {
+	// Retry is asked when the last live copy of a request fails after
+	// attempts copies: the backoff before the next try, or ok=false to
+	// fail the request. It enforces the retry budget.
+	Retry(attempts int, reason string, now sim.Time) (backoff sim.Time, ok bool)
+	// Observe sees every new request (for the budget).
+	Observe(now sim.Time)
+}
+
+// ProbeKind is what a health probe checks.
+type ProbeKind uint8
+
+// Probe kinds.
+const (
+	// ProbeLiveness answers unless the process is dead: a zombie passes.
+	ProbeLiveness ProbeKind = iota
+	// ProbeDeep runs a canned inference: it fails on a hang, on a step
+	// slower than the probe timeout allows, and on HBM pressure.
+	ProbeDeep
+)
+
+// ProbeResult is one probe's answer.
+type ProbeResult struct {
+	OK        bool
+	LatencyMs float64
+	Reason    string
+}

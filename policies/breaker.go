@@ -1,0 +1,141 @@
+package policies
+
+import (
+	"math"
+	"sort"
+
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// Breaker is a per-replica circuit breaker over a sliding window of
+// outcomes (CALIBRATION.md §6, the seed's settings: a 10 s window, trips on
+// an error rate of at least 15% or a p99 latency of at least 3,500 ms with at
+// least 20 samples, opens for a 5 s cooldown, then half-open lets a few probe
+// requests through and closes once enough of them succeed, ramping its
+// share of traffic back up).
+type Breaker struct {
+	cfg  BreakerConfig
+	reps []breakerReplica
+}
+
+type outcome struct {
+	at  sim.Time
+	ok  bool
+	lat float64
+}
+
+type breakerReplica struct {
+	state    models.BreakerState
+	window   []outcome // in time order
+	openTill sim.Time
+	// half-open accounting
+	admitted, succeeded int
+	offered             int
+	rampFrom            sim.Time
+	lats                []float64
+}
+
+var _ models.Breaker = (*Breaker)(nil)
+
+// NewBreaker builds breakers for replicas replicas.
+func NewBreaker(c BreakerConfig, replicas int) *Breaker {
+	return &Breaker{cfg: c, reps: make([]breakerReplica, replicas)}
+}
+
+func (b *Breaker) windowNs() sim.Time { return sim.FromSeconds(b.cfg.WindowS) }
+
+// Record implements models.Breaker.
+func (b *Breaker) Record(i int, now sim.Time, ok bool, latencyMs float64) {
+	r := &b.reps[i]
+	b.advance(r, now)
+	switch r.state {
+	case models.BreakerOpen:
+		return // late answers from before the trip
+	case models.BreakerHalfOpen:
+		if !ok {
+			b.trip(r, now)
+			return
+		}
+		r.succeeded++
+		if r.succeeded >= b.cfg.HalfOpenProbes {
+			r.state = models.BreakerClosed
+			r.window = r.window[:0]
+			r.rampFrom = now
+		}
+		return
+	}
+	r.window = append(r.window, outcome{at: now, ok: ok, lat: latencyMs})
+	b.expire(r, now)
+	if len(r.window) < b.cfg.MinSamples {
+		return
+	}
+	errs := 0
+	r.lats = r.lats[:0]
+	for _, o := range r.window {
+		if !o.ok {
+			errs++
+		}
+		r.lats = append(r.lats, o.lat)
+	}
+	rate := float64(errs) / float64(len(r.window))
+	trip := rate >= b.cfg.ErrorRate
+	if !trip && b.cfg.P99Ms > 0 {
+		sort.Float64s(r.lats)
+		p99 := r.lats[int(math.Ceil(0.99*float64(len(r.lats))))-1]
+		trip = p99 >= b.cfg.P99Ms
+	}
+	if trip {
+		b.trip(r, now)
+	}
+}
+
+func (b *Breaker) trip(r *breakerReplica, now sim.Time) {
+	r.state = models.BreakerOpen
+	r.openTill = now + sim.FromSeconds(b.cfg.CooldownS)
+	r.window = r.window[:0]
+}
+
+// expire drops outcomes older than the window.
+func (b *Breaker) expire(r *breakerReplica, now sim.Time) {
+	cut := 0
+	for cut < len(r.window) && r.window[cut].at < now-b.windowNs() {
+		cut++
+	}
+	if cut > 0 {
+		r.window = append(r.window[:0], r.window[cut:]...)
+	}
+}
+
+// advance turns an open breaker half-open once its cooldown is over.
+func (b *Breaker) advance(r *breakerReplica, now sim.Time) {
+	if r.state == models.BreakerOpen && now >= r.openTill {
+		r.state = models.BreakerHalfOpen
+		r.admitted, r.succeeded, r.offered = 0, 0, 0
+	}
+}
+
+// State implements models.Breaker.
+func (b *Breaker) State(i int, now sim.Time) (models.BreakerState, sim.Time) {
+	r := &b.reps[i]
+	b.advance(r, now)
+	if r.state == models.BreakerOpen {
+		return r.state, r.openTill
+	}
+	return r.state, 0
+}
+
+// Admit implements models.Breaker: a half-open replica takes at most
+// HalfOpenProbes requests in flight until they succeed.
+func (b *Breaker) Admit(i int, now sim.Time) bool {
+	r := &b.reps[i]
+	b.advance(r, now)
+	if r.state != models.BreakerHalfOpen {
+		return r.state == models.BreakerClosed
+	}
+	if r.admitted-r.succeeded >= b.cfg.HalfOpenProbes {
+		return false
+	}
+	r.admitted++
+	return true
+}

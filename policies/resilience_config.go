@@ -1,0 +1,247 @@
+package policies
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// Policy names.
+const (
+	None          = "none"
+	HedgeFixed    = "fixed"
+	HedgeAdaptive = "adaptive"
+	HedgeTied     = "tied"
+	BreakerWindow = "sliding-window"
+	RetryBudgeted = "budgeted"
+	AdmitQueue    = "queue"
+	AdmitTokens   = "tokens"
+	AdmitKV       = "kv"
+	AdmitLatency  = "latency"
+	ProbeLive     = "liveness"
+	ProbeDeep     = "deep"
+)
+
+// ResilienceConfig is a scenario's [policies] table: the gateway's stack.
+// The order they apply in is fixed (see models/policy.go): admission,
+// routing around open breakers, hedge timer and client timeout; on a failed
+// copy, the breaker's record, then the retry decision; probes run on their
+// own clock.
+type ResilienceConfig struct {
+	// TimeoutS is the client timeout in seconds: a request without its last
+	// token by then fails and its copies are withdrawn. 0 (default): none.
+	TimeoutS  float64         `toml:"timeout_s"`
+	Hedge     HedgeConfig     `toml:"hedge"`
+	Breaker   BreakerConfig   `toml:"breaker"`
+	Retry     RetryConfig     `toml:"retry"`
+	Admission AdmissionConfig `toml:"admission"`
+	Probe     ProbeConfig     `toml:"probe"`
+}
+
+// HedgeConfig is [policies.hedge].
+type HedgeConfig struct {
+	// Name: "none" (default), "fixed" (hedge after DelayMs), "adaptive"
+	// (after the running Quantile of recent TTFTs), "tied" (send two copies
+	// at once; the loser is withdrawn when the winner starts).
+	Name string `toml:"name"`
+	// DelayMs is the fixed delay, and the adaptive one until MinSamples
+	// TTFTs are in. Default 800 (the seed's p95 TTFT trigger,
+	// CALIBRATION.md §6).
+	DelayMs float64 `toml:"delay_ms"`
+	// Quantile of recent TTFTs an adaptive hedger waits for. Default 0.95
+	// (Tail at Scale, CALIBRATION.md §5).
+	Quantile float64 `toml:"quantile"`
+	// Window is how many recent TTFTs the adaptive quantile uses. Default 1000.
+	Window int `toml:"window"`
+	// MinSamples before the adaptive delay is used. Default 100.
+	MinSamples int `toml:"min_samples"`
+	// Budget caps hedges as a fraction of requests, 0..1. Default 0.05
+	// (CALIBRATION.md §5: ~5% extra load).
+	Budget float64 `toml:"budget"`
+}
+
+// BreakerConfig is [policies.breaker]. Defaults: the seed's breaker,
+// CALIBRATION.md §6.
+type BreakerConfig struct {
+	// Name: "none" (default) or "sliding-window".
+	Name string `toml:"name"`
+	// WindowS is the sliding window in seconds. Default 10.
+	WindowS float64 `toml:"window_s"`
+	// ErrorRate trips the breaker at or above this fraction of errors.
+	// Default 0.15.
+	ErrorRate float64 `toml:"error_rate"`
+	// P99Ms trips it when the window's p99 latency reaches this; 0 turns the
+	// latency rule off. Default 3500.
+	P99Ms float64 `toml:"p99_ms"`
+	// MinSamples in the window before it may trip. Default 20.
+	MinSamples int `toml:"min_samples"`
+	// CooldownS is how long it stays open. Default 5. Must not exceed the
+	// window.
+	CooldownS float64 `toml:"cooldown_s"`
+	// HalfOpenProbes is how many requests a half-open breaker lets through
+	// at once, and how many must succeed to close it. Default 5.
+	HalfOpenProbes int `toml:"half_open_probes"`
+}
+
+// RetryConfig is [policies.retry].
+type RetryConfig struct {
+	// Name: "none" (default) or "budgeted".
+	Name string `toml:"name"`
+	// MaxAttempts is the most copies a request gets, first try included.
+	// Default 3.
+	MaxAttempts int `toml:"max_attempts"`
+	// Budget caps retries as a fraction of requests, 0..1. Default 0.1.
+	Budget float64 `toml:"budget"`
+	// BackoffBaseMs and BackoffMaxMs shape exponential backoff with full
+	// jitter. Defaults 50 and 2000.
+	BackoffBaseMs float64 `toml:"backoff_base_ms"`
+	BackoffMaxMs  float64 `toml:"backoff_max_ms"`
+}
+
+// AdmissionConfig is [policies.admission].
+type AdmissionConfig struct {
+	// Name: "none" (default), "queue" (waiting requests per replica),
+	// "tokens" (outstanding tokens per replica), "kv" (mean KV use) — the
+	// leading indicators — or "latency" (observed p99 TTFT, lagging).
+	Name string `toml:"name"`
+	// Limit is the threshold in the indicator's unit: requests, tokens, a
+	// fraction, or milliseconds. Default 0 (must be set when Name is set).
+	Limit float64 `toml:"limit"`
+	// WindowS is the lagging indicator's window. Default 10.
+	WindowS float64 `toml:"window_s"`
+}
+
+// ProbeConfig is [policies.probe].
+type ProbeConfig struct {
+	// Kind: "none" (default), "liveness" (fails only if the process is
+	// dead: a zombie passes) or "deep" (a canned inference that fails on
+	// hangs, slow answers and HBM pressure).
+	Kind string `toml:"kind"`
+	// IntervalS between probes of a replica. Default 5 (Meta RSC runs
+	// health checks every 5 min for training; serving probes are faster —
+	// assumption).
+	IntervalS float64 `toml:"interval_s"`
+	// TimeoutMs: a deep probe slower than this fails. Default 2000.
+	TimeoutMs float64 `toml:"timeout_ms"`
+	// FailuresToEject consecutive failures take the replica out of
+	// rotation for a restart. Default 2.
+	FailuresToEject int `toml:"failures_to_eject"`
+	// KVPressure is the KV use above which a deep probe fails. Default 0.98.
+	KVPressure float64 `toml:"kv_pressure"`
+	// RestartS is the restart (process or reboot) after an ejection.
+	// Default 60.
+	RestartS float64 `toml:"restart_s"`
+	// ColdStartS is the weight loading after a restart. Default 180 (the
+	// seeds' 2–4 min, CALIBRATION.md §4 and §6).
+	ColdStartS float64 `toml:"cold_start_s"`
+}
+
+// DefaultResilienceConfig has every policy off, with the documented
+// parameters ready for when a name is set.
+func DefaultResilienceConfig() ResilienceConfig {
+	return ResilienceConfig{
+		Hedge:     HedgeConfig{Name: None, DelayMs: 800, Quantile: 0.95, Window: 1000, MinSamples: 100, Budget: 0.05},
+		Breaker:   BreakerConfig{Name: None, WindowS: 10, ErrorRate: 0.15, P99Ms: 3500, MinSamples: 20, CooldownS: 5, HalfOpenProbes: 5},
+		Retry:     RetryConfig{Name: None, MaxAttempts: 3, Budget: 0.1, BackoffBaseMs: 50, BackoffMaxMs: 2000},
+		Admission: AdmissionConfig{Name: None, WindowS: 10},
+		Probe:     ProbeConfig{Kind: None, IntervalS: 5, TimeoutMs: 2000, FailuresToEject: 2, KVPressure: 0.98, RestartS: 60, ColdStartS: 180},
+	}
+}
+
+// Validate records every problem under prefix (e.g. "policies").
+func (c *ResilienceConfig) Validate(prefix string, ps *config.Problems) {
+	k := func(s string) string { return prefix + "." + s }
+	ps.NonNegative(k("timeout_s"), c.TimeoutS)
+	h := c.Hedge
+	ps.OneOf(k("hedge.name"), h.Name, []string{HedgeAdaptive, HedgeFixed, None, HedgeTied})
+	ps.Positive(k("hedge.delay_ms"), h.DelayMs)
+	if h.Quantile <= 0 || h.Quantile >= 1 || math.IsNaN(h.Quantile) {
+		ps.Add(k("hedge.quantile"), "must be between 0 and 1 (exclusive), found %v", h.Quantile)
+	}
+	ps.PositiveInt(k("hedge.window"), h.Window)
+	ps.PositiveInt(k("hedge.min_samples"), h.MinSamples)
+	if h.MinSamples > h.Window {
+		ps.Add(k("hedge.min_samples"), "must not exceed hedge.window (%d), found %d", h.Window, h.MinSamples)
+	}
+	budget(ps, k("hedge.budget"), h.Budget)
+	b := c.Breaker
+	ps.OneOf(k("breaker.name"), b.Name, []string{None, BreakerWindow})
+	ps.Positive(k("breaker.window_s"), b.WindowS)
+	ps.Fraction(k("breaker.error_rate"), b.ErrorRate)
+	ps.NonNegative(k("breaker.p99_ms"), b.P99Ms)
+	ps.PositiveInt(k("breaker.min_samples"), b.MinSamples)
+	ps.Positive(k("breaker.cooldown_s"), b.CooldownS)
+	if b.CooldownS > b.WindowS {
+		ps.Add(k("breaker.window_s"), "the window (%g s) must not be shorter than the cooldown (%g s)", b.WindowS, b.CooldownS)
+	}
+	ps.PositiveInt(k("breaker.half_open_probes"), b.HalfOpenProbes)
+	r := c.Retry
+	ps.OneOf(k("retry.name"), r.Name, []string{RetryBudgeted, None})
+	ps.PositiveInt(k("retry.max_attempts"), r.MaxAttempts)
+	budget(ps, k("retry.budget"), r.Budget)
+	ps.Positive(k("retry.backoff_base_ms"), r.BackoffBaseMs)
+	ps.Positive(k("retry.backoff_max_ms"), r.BackoffMaxMs)
+	a := c.Admission
+	ps.OneOf(k("admission.name"), a.Name, []string{AdmitKV, AdmitLatency, None, AdmitQueue, AdmitTokens})
+	if a.Name != None {
+		ps.Positive(k("admission.limit"), a.Limit)
+	}
+	if a.Name == AdmitKV && a.Limit > 1 {
+		ps.Add(k("admission.limit"), "a KV utilisation limit must be at most 1, found %v", a.Limit)
+	}
+	ps.Positive(k("admission.window_s"), a.WindowS)
+	p := c.Probe
+	ps.OneOf(k("probe.kind"), p.Kind, []string{ProbeDeep, ProbeLive, None})
+	ps.Positive(k("probe.interval_s"), p.IntervalS)
+	ps.Positive(k("probe.timeout_ms"), p.TimeoutMs)
+	ps.PositiveInt(k("probe.failures_to_eject"), p.FailuresToEject)
+	ps.Fraction(k("probe.kv_pressure"), p.KVPressure)
+	ps.NonNegative(k("probe.restart_s"), p.RestartS)
+	ps.NonNegative(k("probe.cold_start_s"), p.ColdStartS)
+}
+
+func budget(ps *config.Problems, key string, v float64) {
+	if math.IsNaN(v) || v < 0 || v > 1 {
+		ps.Add(key, "a budget is a fraction of requests between 0 and 1, found %v", v)
+	}
+}
+
+// BuildResilience turns a validated configuration into the gateway's
+// policies; rng is the retry jitter's own stream.
+func BuildResilience(c ResilienceConfig, replicas int, rng *rand.Rand) models.Policies {
+	var p models.Policies
+	p.TimeoutNs = sim.FromSeconds(c.TimeoutS)
+	if c.Hedge.Name != None {
+		p.Hedge = NewHedger(c.Hedge)
+	}
+	if c.Breaker.Name != None {
+		p.Breaker = NewBreaker(c.Breaker, replicas)
+	}
+	if c.Retry.Name != None {
+		p.Retry = NewRetrier(c.Retry, rng)
+	}
+	switch c.Admission.Name {
+	case AdmitQueue:
+		p.Admit = &QueueAdmitter{max: c.Admission.Limit}
+	case AdmitTokens:
+		p.Admit = &TokenAdmitter{max: c.Admission.Limit}
+	case AdmitKV:
+		p.Admit = &KVAdmitter{max: c.Admission.Limit}
+	case AdmitLatency:
+		p.Admit = &LatencyAdmitter{maxMs: c.Admission.Limit, window: sim.FromSeconds(c.Admission.WindowS)}
+	}
+	if c.Probe.Kind != None {
+		kind := models.ProbeLiveness
+		if c.Probe.Kind == ProbeDeep {
+			kind = models.ProbeDeep
+		}
+		p.Probe = models.ProbeConfig{Kind: kind, IntervalNs: sim.FromSeconds(c.Probe.IntervalS),
+			TimeoutNs: sim.FromSeconds(c.Probe.TimeoutMs / 1000), FailuresToEject: c.Probe.FailuresToEject,
+			KVPressure: c.Probe.KVPressure, RestartNs: sim.FromSeconds(c.Probe.RestartS),
+			ColdStartNs: sim.FromSeconds(c.Probe.ColdStartS)}
+	}
+	return p
+}

@@ -1,0 +1,45 @@
+package policies
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// Retrier retries failed requests on another replica with exponential
+// backoff and full jitter (a delay drawn uniformly from [0, min(max,
+// base·2^(attempt−1))], from its own seeded stream), at most MaxAttempts
+// copies per request, under a retry budget: retries may not exceed Budget
+// times the requests seen (a token bucket), so a failing fleet is not
+// flooded with retries.
+type Retrier struct {
+	cfg    RetryConfig
+	rng    *rand.Rand
+	credit float64
+	burst  float64
+}
+
+var _ models.Retrier = (*Retrier)(nil)
+
+// NewRetrier builds a retrier drawing jitter from rng.
+func NewRetrier(c RetryConfig, rng *rand.Rand) *Retrier {
+	b := math.Max(1, c.Budget*100)
+	return &Retrier{cfg: c, rng: rng, credit: b, burst: b}
+}
+
+// Observe implements models.Retrier.
+func (r *Retrier) Observe(sim.Time) {
+	r.credit = math.Min(r.burst, r.credit+r.cfg.Budget)
+}
+
+// Retry implements models.Retrier.
+func (r *Retrier) Retry(attempts int, _ string, _ sim.Time) (sim.Time, bool) {
+	if attempts >= r.cfg.MaxAttempts || r.credit < 1 {
+		return 0, false
+	}
+	r.credit--
+	cap := math.Min(r.cfg.BackoffMaxMs, r.cfg.BackoffBaseMs*math.Pow(2, float64(attempts-1)))
+	return sim.FromSeconds(r.rng.Float64() * cap / 1000), true
+}
