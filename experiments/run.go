@@ -17,6 +17,7 @@ const (
 	streamWorkload = "workload"
 	streamRouter   = "router"
 	streamRetry    = "retry"
+	streamFaults   = "faults"
 )
 
 // Options adjust a run without changing its scenario.
@@ -51,6 +52,11 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		return nil, err
 	}
 	fleet.SetPolicies(policies.BuildResilience(sc.Policies, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
+	for i, fc := range sc.Faults {
+		if err := fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("%s/%d", streamFaults, i))); err != nil {
+			return nil, err
+		}
+	}
 	src, err := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
 	if err != nil {
 		return nil, err

@@ -39,8 +39,11 @@ type Scenario struct {
 	Workload workloads.Config          `toml:"workload"`
 	SLO      models.SLO                `toml:"slo"`
 	Cost     CostConfig                `toml:"cost"`
-	GPUs     []models.GPU              `toml:"gpus"`
-	Models   []models.LLM              `toml:"models"`
+	// Faults are injected into replicas at fixed times ([[faults]] tables):
+	// fault-injection tests of the resilience stack.
+	Faults []models.FaultConfig `toml:"faults"`
+	GPUs   []models.GPU         `toml:"gpus"`
+	Models []models.LLM         `toml:"models"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
@@ -227,6 +230,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	if sc.Name == "" {
 		sc.Name = baseName(filename)
 	}
+	applyFaultDefaults(&sc, doc)
 	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays
 	resolveTrace(&sc.Workload.Trace, baseDir)
 	var ps config.Problems
@@ -312,6 +316,9 @@ func (s *Scenario) Validate(ps *config.Problems) {
 		s.Models[i].Validate(fmt.Sprintf("models.%d", i), ps)
 	}
 	s.Cluster.Validate(s.Catalog(), "cluster", ps)
+	for i := range s.Faults {
+		s.Faults[i].Validate(fmt.Sprintf("faults.%d", i), s.Cluster.Replicas, ps)
+	}
 	s.Router.Validate("router", ps)
 	s.Policies.Validate("policies", ps)
 	s.Workload.Validate("workload", ps)
@@ -364,5 +371,31 @@ func resolveTrace(tc *workloads.TraceConfig, baseDir string) {
 		tc.FS = traceFS
 	case tc.Path != "" && baseDir != "" && !filepath.IsAbs(tc.Path):
 		tc.Path = filepath.Join(baseDir, tc.Path)
+	}
+}
+
+// applyFaultDefaults gives each [[faults]] table the defaults of the keys
+// it does not set (array elements have no defaults of their own when
+// decoded).
+func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
+	def := models.DefaultFaultConfig()
+	for i := range sc.Faults {
+		f := &sc.Faults[i]
+		has := func(k string) bool { return doc != nil && doc.Has(fmt.Sprintf("faults.%d.%s", i, k)) }
+		if !has("factor") {
+			f.Factor = def.Factor
+		}
+		if !has("restart_s") {
+			f.RestartS = def.RestartS
+		}
+		if !has("cold_start_s") {
+			f.ColdStartS = def.ColdStartS
+		}
+		if !has("period_s") {
+			f.PeriodS = def.PeriodS
+		}
+		if !has("pause_s") {
+			f.PauseS = def.PauseS
+		}
 	}
 }

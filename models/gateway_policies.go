@@ -118,7 +118,7 @@ func (f *Fleet) MarkFault(i int, now sim.Time) {
 // probe runs one health probe of replica i.
 func (f *Fleet) probe(i int, now sim.Time) {
 	r := f.Replicas[i]
-	if !f.rot[i] || !r.Up() {
+	if !f.rot[i] || r.recovering {
 		return // out of rotation or being repaired
 	}
 	res := r.Probe(f.pol.Probe.Kind, f.pol.Probe.TimeoutNs, f.pol.Probe.KVPressure)
@@ -138,6 +138,12 @@ func (f *Fleet) probe(i int, now sim.Time) {
 	f.SetInRotation(i, false)
 	restart := f.pol.Probe.RestartNs
 	f.eng.Schedule(now+restart, sim.PriorityFailure, func(at sim.Time) {
+		if r.recovering {
+			// Already restarting (a supervisor got there first): rejoin
+			// when it is ready.
+			r.onReady = append(r.onReady, func() { f.SetInRotation(i, true) })
+			return
+		}
 		r.Recover(at, f.pol.Probe.ColdStartNs, func() { f.SetInRotation(i, true) })
 		f.refresh(i)
 	})

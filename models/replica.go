@@ -109,10 +109,12 @@ type Replica struct {
 	stepFLOPs float64 // FLOPs of the single step under way
 
 	// faults (replica_faults.go)
-	down    bool    // failed: holds nothing, takes nothing until Recover
-	hung    bool    // a zombie: accepts requests, never finishes a step
-	slow    float64 // step-time factor (1 = healthy; fail-slow > 1)
-	runSlow float64 // the factor the step under way was planned with
+	down       bool     // failed: holds nothing, takes nothing until Recover
+	recovering bool     // a Recover is under way
+	onReady    []func() // more callbacks for when it is up
+	hung       bool     // a zombie: accepts requests, never finishes a step
+	slow       float64  // step-time factor (1 = healthy; fail-slow > 1)
+	runSlow    float64  // the factor the step under way was planned with
 
 	// notes are observer calls held until the replica's state is settled;
 	// later are sequences to recycle once they are delivered.

@@ -145,7 +145,25 @@ func (r *Replica) Hang(now sim.Time) {
 		r.eng.Cancel(r.ev)
 		r.ev = sim.EventID{}
 	}
-	// The step under way never ends; work it had planned is lost.
+	// Steps of a decode run that completed before the hang stand; the step
+	// under way never ends and its work is lost.
+	if r.runSteps > 1 {
+		lo, hi := int64(0), r.runSteps-1
+		for lo < hi {
+			mid := lo + (hi-lo+1)/2
+			if r.runStart+r.runNs(mid) <= now {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		if lo > 0 {
+			r.runSteps = lo
+			r.Stats.FLOPs += r.run.FLOPs(lo)
+			r.finishRun(now)
+			r.flush()
+		}
+	}
 	r.runSteps = 0
 	for _, s := range r.running {
 		if s.chunk != 0 {
@@ -168,21 +186,32 @@ func (r *Replica) SetSlow(factor float64) {
 // loading, CALIBRATION.md §4: 2–4 min) it is up with an empty KV and prefix
 // cache and healthy speed. Copies held by a hung replica fail at once.
 func (r *Replica) Recover(now, coldStart sim.Time, ready func()) {
+	if r.recovering {
+		if ready != nil {
+			r.onReady = append(r.onReady, ready)
+		}
+		return
+	}
 	if r.hung {
 		r.hung = false
 		r.down = false
 		r.Fail(now, FailReplicaDown)
 	}
 	r.down = true
+	r.recovering = true
 	r.slow = 1
 	r.eng.Schedule(now+coldStart, sim.PriorityNormal, func(at sim.Time) {
 		r.account(at)
-		r.down = false
+		r.down, r.recovering = false, false
 		r.busy = false
 		r.lastT = at
 		if ready != nil {
 			ready()
 		}
+		for _, f := range r.onReady {
+			f()
+		}
+		r.onReady = nil
 	})
 }
 
@@ -221,4 +250,55 @@ func (r *Replica) Probe(kind ProbeKind, timeout sim.Time, kvPressure float64) Pr
 		return ProbeResult{LatencyMs: lat, Reason: "HBM pressure"}
 	}
 	return ProbeResult{OK: true, LatencyMs: lat}
+}
+
+// Unhang ends a hang: the group's collectives complete again and the
+// replica resumes stepping what it holds.
+func (r *Replica) Unhang(now sim.Time) {
+	if !r.hung || r.down {
+		return
+	}
+	r.hung = false
+	r.account(now)
+	r.busy = true
+	r.runSteps = 0
+	r.runStart, r.stepEnd = now, now
+	r.ev = r.eng.Schedule(now, sim.PriorityStep, r.onKick)
+}
+
+// FailInFlight errors every copy the replica holds (a link error kills the
+// step's collectives) but keeps the process, its weights and its prefix
+// cache.
+func (r *Replica) FailInFlight(now sim.Time, reason string) {
+	if r.down {
+		return
+	}
+	r.account(now)
+	if r.busy && r.ev != (sim.EventID{}) {
+		r.eng.Cancel(r.ev)
+	}
+	r.ev = sim.EventID{}
+	r.busy, r.runSteps = false, 0
+	for _, s := range r.running {
+		r.releaseKV(s)
+		if !s.cancelled {
+			r.failSeq(s, now, reason)
+		} else {
+			r.recycle(s)
+		}
+	}
+	clear(r.running)
+	r.running = r.running[:0]
+	for r.waiting.len() > 0 {
+		s := r.waiting.popFront()
+		if !s.cancelled {
+			r.failSeq(s, now, reason)
+		} else {
+			r.recycle(s)
+		}
+	}
+	r.padding = 0
+	idx, avail := r.state.Index, r.state.Available
+	*r.state = ReplicaState{Index: idx, Available: avail}
+	r.flush()
 }

@@ -91,10 +91,18 @@ func render(f Figure, format string) (b []byte, err error) {
 	dc.Fill(dc.Rectangle.Path())
 
 	p := f.Plot
-	leg := p.Legend
-	p.Legend = gplot.NewLegend() // drawn outside, below
-	defer func() { p.Legend = leg }()
+	orig := p.Legend
+	leg := orig
+	p.Legend = gplot.NewLegend() // drawn outside, to the right
+	defer func() { p.Legend = orig }()
 	area := dc
+	leg.Padding = vg.Points(2.5)
+	// A legend taller than the figure shrinks its text, down to 6 pt.
+	if h := leg.Rectangle(dc).Size().Y; h > figHeight*0.9 {
+		size := leg.TextStyle.Font.Size * figHeight * 0.9 / h
+		leg.TextStyle.Font.Size = max(size, vg.Points(6))
+		leg.Padding = vg.Points(1)
+	}
 	if r := leg.Rectangle(dc); r.Size().X > 0 {
 		pad := vg.Points(8)
 		w := r.Size().X + pad
@@ -153,6 +161,18 @@ var palette = []color.Color{
 
 func colour(i int) color.Color { return palette[i%len(palette)] }
 
+// lineStyle is the colour and dash pattern of the i-th line: the palette,
+// then the palette again dotted, then dash-dotted.
+func lineStyle(i int) (color.Color, []vg.Length) {
+	switch (i / len(palette)) % 3 {
+	case 1:
+		return colour(i), dotted
+	case 2:
+		return colour(i), []vg.Length{vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}
+	}
+	return colour(i), nil
+}
+
 var (
 	sloColour  = color.RGBA{0xC0, 0x00, 0x00, 0xff}
 	markColour = color.RGBA{0x55, 0x55, 0x55, 0xff}
@@ -176,55 +196,78 @@ func newPlot(m Meta, title, xlabel, ylabel string) *gplot.Plot {
 	return p
 }
 
-// numTicks is gonum's default ticker with labels written plainly
-// (1000, not 1e+03) and without trailing zeros.
+// numTicks labels about six round values (1, 2, 2.5 or 5 × 10^k apart),
+// written plainly (1000, not 1e+03), with an unlabelled tick halfway
+// between labels.
 type numTicks struct{}
 
-func (numTicks) Ticks(min, max float64) []gplot.Tick {
-	ts := gplot.DefaultTicks{}.Ticks(min, max)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = fmtTick(ts[i].Value)
-		}
-	}
-	return ts
-}
+func (numTicks) Ticks(min, max float64) []gplot.Tick { return niceTicks(min, max, 6, false) }
 
-// integerTicks labels only whole numbers (replica counts).
+// integerTicks labels whole numbers only (replica counts), every one when
+// there are few.
 type integerTicks struct{}
 
-func (integerTicks) Ticks(min, max float64) []gplot.Tick {
-	var ts []gplot.Tick
-	for _, t := range (numTicks{}).Ticks(min, max) {
-		if t.Label != "" && t.Value != math.Round(t.Value) {
-			continue
+func (integerTicks) Ticks(min, max float64) []gplot.Tick { return niceTicks(min, max, 10, true) }
+
+func niceTicks(min, max float64, n int, integer bool) []gplot.Tick {
+	if !(max > min) || math.IsInf(min, 0) || math.IsInf(max, 0) {
+		return []gplot.Tick{{Value: min, Label: fmtTick(min)}}
+	}
+	raw := (max - min) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
 		}
-		ts = append(ts, t)
+	}
+	if integer {
+		step = math.Max(1, math.Round(step))
+	}
+	var ts []gplot.Tick
+	half := step / 2
+	if integer && step == 1 {
+		half = 0
+	}
+	for k := math.Ceil(min/step - 1e-9); k*step <= max*(1+1e-12)+1e-12; k++ {
+		v := k * step
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		ts = append(ts, gplot.Tick{Value: v, Label: fmtTick(v)})
+		if half > 0 && v+half <= max {
+			ts = append(ts, gplot.Tick{Value: v + half})
+		}
+	}
+	if half > 0 && len(ts) > 0 && ts[0].Value-half >= min {
+		ts = append(ts, gplot.Tick{Value: ts[0].Value - half})
 	}
 	return ts
 }
 
-// logTicks labels 1, 2 and 5 × 10^k when the axis spans at most three
+// logTicks is the ticker of a log axis drawn over log10 of the data (see
+// scale): it labels 1, 2 and 5 × 10^k when the axis spans at most three
 // decades, only the powers of ten beyond that, with unlabelled minor ticks
-// at the other integers × 10^k.
+// at the other integers × 10^k. Labels are the values, not their logs.
 type logTicks struct{}
 
-func (logTicks) Ticks(min, max float64) []gplot.Tick {
-	if min <= 0 || max <= min {
-		return nil
+func (logTicks) Ticks(lmin, lmax float64) []gplot.Tick {
+	if !(lmax > lmin) || math.IsInf(lmin, 0) || math.IsInf(lmax, 0) {
+		return []gplot.Tick{{Value: lmin, Label: fmtTick(math.Pow(10, lmin))}}
 	}
-	lo := math.Floor(math.Log10(min))
-	hi := math.Ceil(math.Log10(max))
-	few := hi-lo <= 3
+	lo, hi := math.Floor(lmin), math.Ceil(lmax)
+	few := lmax-lmin <= 3
 	var ts []gplot.Tick
 	for e := lo; e <= hi; e++ {
 		base := math.Pow(10, e)
 		for i := 1; i <= 9; i++ {
 			v := base * float64(i)
-			if v < min*(1-1e-9) || v > max*(1+1e-9) {
+			lv := math.Log10(v)
+			if lv < lmin-1e-9 || lv > lmax+1e-9 {
 				continue
 			}
-			t := gplot.Tick{Value: v}
+			t := gplot.Tick{Value: lv}
 			if i == 1 || (few && (i == 2 || i == 5)) {
 				t.Label = fmtTick(v)
 			}
@@ -239,7 +282,7 @@ func fmtTick(v float64) string {
 		return "0"
 	}
 	a := math.Abs(v)
-	if a >= 1e7 || a < 1e-4 {
+	if a >= 1e10 || a < 1e-4 {
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
 	// Round away float noise such as 0.30000000000000004.

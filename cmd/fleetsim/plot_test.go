@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPlot: `fleetsim plot DIR` draws what the directory holds, one line
+// per file in sorted order, and answers bad directories with exit status 2.
+func TestPlot(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"summary.json": `{"scenario": "tiny", "goodput": {"ttft_slo_ms": 800, "tpot_slo_ms": 0}}`,
+		"cdf.csv":      "arm,metric,quantile,value_ms\n,ttft,0.5,100\n,ttft,0.9,300\n,ttft,0.99,900\n",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	stdout, stderr, code := fleetsim(t, nil, "plot", dir)
+	require.Zero(t, code, stderr)
+	p := filepath.Join(dir, "plots")
+	require.Equal(t, "wrote "+filepath.Join(p, "ttft_cdf.png")+"\nwrote "+filepath.Join(p, "ttft_cdf.svg")+"\n", stdout)
+	svg, err := os.ReadFile(filepath.Join(p, "ttft_cdf.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "TTFT SLO 800 ms")
+	again, _, code := fleetsim(t, nil, "plot", dir)
+	require.Zero(t, code)
+	require.Equal(t, stdout, again)
+
+	bad := filepath.Join(t.TempDir(), "bad")
+	require.NoError(t, os.MkdirAll(bad, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bad, "cdf.csv"), []byte("arm,metric,quantile,value_ms\nA,ttft,0.5,fast\n"), 0o644))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plot"}, "want one run directory"},
+		{[]string{"plot", dir, dir}, "want one run directory"},
+		{[]string{"plot", "--bogus", dir}, "flag provided but not defined"},
+		{[]string{"plot", t.TempDir()}, "no results to plot in"},
+		{[]string{"plot", filepath.Join(dir, "absent")}, "no such file or directory"},
+		{[]string{"plot", bad}, filepath.Join(bad, "cdf.csv") + ":2: column value_ms"},
+	} {
+		stdout, stderr, code := fleetsim(t, nil, tc.args...)
+		require.Equal(t, 2, code, strings.Join(tc.args, " "))
+		require.Empty(t, stdout)
+		require.Contains(t, stderr, tc.want)
+	}
+}

@@ -1,0 +1,206 @@
+package plot
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// inputs are the results files Dir reads, in the order it reports them.
+var inputs = []string{"summary.json", "cdf.csv", "timeseries.csv", "sweep.csv", "size.csv", "size_search.csv", "failures.csv", "ettr.csv"}
+
+// Dir draws every figure whose results exist in the run directory dir into
+// dir/plots/ and returns the paths written, sorted:
+//
+//	cdf.csv                      → ttft_cdf, tpot_cdf, e2e_cdf (metrics present)
+//	timeseries.csv               → kv_utilisation, load_timeseries
+//	sweep.csv                    → sweep_ttft_p99, sweep_goodput
+//	size.csv, size_search.csv    → size_cost, size_ttft
+//	failures.csv                 → failures_timeline
+//	ettr.csv                     → ettr
+//
+// summary.json, when present (else the first arms/NAME/summary.json, as in
+// an A/B or sweep directory), gives the titles their scenario name and the
+// SLO lines their thresholds. A missing file, or a missing optional column,
+// skips the figures that need it. Every input is read and checked before
+// anything is written: a malformed file is an error naming the file and
+// line, and so is a directory holding nothing to draw; both match
+// ErrBadInput.
+func Dir(dir string) ([]string, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	if !st.IsDir() {
+		return nil, badInput("%s is not a directory", dir)
+	}
+	meta, err := dirMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	tables := map[string]*table{}
+	var found []string
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+		found = append(found, "summary.json")
+	}
+	for _, name := range inputs[1:] {
+		t, ok, err := readTable(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			tables[name] = t
+			found = append(found, name)
+		}
+	}
+	if len(found) == 0 {
+		return nil, badInput("no results to plot in %s: expected %s", dir, strings.Join(inputs, ", "))
+	}
+	figs, err := figures(meta, tables)
+	if err != nil {
+		return nil, err
+	}
+	if len(figs) == 0 {
+		return nil, badInput("nothing to plot in %s: %s hold no series (expected rows in %s)", dir, strings.Join(found, ", "), strings.Join(inputs[1:], ", "))
+	}
+	return Write(dir, figs...)
+}
+
+// figures parses the tables present and builds every figure they allow.
+func figures(m Meta, tables map[string]*table) ([]Figure, error) {
+	var figs []Figure
+	add := func(f Figure, err error) error {
+		if err != nil {
+			return err
+		}
+		figs = append(figs, f)
+		return nil
+	}
+	if t := tables["cdf.csv"]; t != nil {
+		pts, err := readCDF(t)
+		if err != nil {
+			return nil, err
+		}
+		for _, metric := range []string{"ttft", "tpot", "e2e"} {
+			for _, p := range pts {
+				if p.Metric == metric {
+					if err := add(CDF(m, metric, pts)); err != nil {
+						return nil, err
+					}
+					break
+				}
+			}
+		}
+	}
+	if t := tables["timeseries.csv"]; t != nil {
+		pts, err := readTimeseries(t)
+		if err != nil {
+			return nil, err
+		}
+		if len(pts) > 0 && (t.has("kv_used_frac") || t.has("kv_cached_frac")) {
+			if err := add(KVUtilisation(m, pts)); err != nil {
+				return nil, err
+			}
+		}
+		if len(pts) > 0 && (t.has("in_flight") || t.has("waiting")) {
+			if err := add(Load(m, pts)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if t := tables["sweep.csv"]; t != nil {
+		s, err := readSweep(t)
+		if err != nil {
+			return nil, err
+		}
+		if len(s.Rows) > 0 && t.has("ttft_p99_ms") {
+			if err := add(SweepTTFT(m, s)); err != nil {
+				return nil, err
+			}
+		}
+		if len(s.Rows) > 0 && (t.has("goodput_rps") || t.has("throughput_rps")) {
+			if err := add(SweepGoodput(m, s)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var rows []SizeRow
+	var search []SearchPoint
+	has := func(col string) bool {
+		for _, name := range []string{"size.csv", "size_search.csv"} {
+			if t := tables[name]; t != nil && len(t.rows) > 0 && t.has(col) {
+				return true
+			}
+		}
+		return false
+	}
+	if t := tables["size.csv"]; t != nil {
+		var err error
+		if rows, err = readSize(t); err != nil {
+			return nil, err
+		}
+	}
+	if t := tables["size_search.csv"]; t != nil {
+		var err error
+		if search, err = readSearch(t); err != nil {
+			return nil, err
+		}
+	}
+	if has("usd_per_month") {
+		if err := add(SizeCost(m, rows, search)); err != nil {
+			return nil, err
+		}
+	}
+	if has("ttft_p99_ms") {
+		if err := add(SizeTTFT(m, rows, search)); err != nil {
+			return nil, err
+		}
+	}
+	if t := tables["failures.csv"]; t != nil {
+		ev, err := readFailures(t)
+		if err != nil {
+			return nil, err
+		}
+		if len(ev) > 0 {
+			if err := add(FailuresTimeline(m, ev)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if t := tables["ettr.csv"]; t != nil {
+		pts, err := readETTR(t)
+		if err != nil {
+			return nil, err
+		}
+		if len(pts) > 0 {
+			if err := add(ETTR(m, pts)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return figs, nil
+}
+
+// dirMeta reads dir/summary.json or, in an A/B or sweep directory that has
+// none at the top, the first arms/NAME/summary.json in name order (the arms
+// share the scenario name and SLO).
+func dirMeta(dir string) (Meta, error) {
+	m, ok, err := readMeta(filepath.Join(dir, "summary.json"))
+	if ok || err != nil {
+		return m, err
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "arms"))
+	if err != nil {
+		return Meta{}, nil // no arms: no summary
+	}
+	for _, e := range ents { // sorted by name
+		if !e.IsDir() {
+			continue
+		}
+		m, ok, err := readMeta(filepath.Join(dir, "arms", e.Name(), "summary.json"))
+		if ok || err != nil {
+			return m, err
+		}
+	}
+	return Meta{}, nil
+}

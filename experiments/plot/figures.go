@@ -1,0 +1,813 @@
+package plot
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// metricInfo names a latency metric in titles and axis labels, and says
+// which SLO line goes with it.
+var metricInfo = map[string]struct {
+	file, title, axis, slo string
+}{
+	"ttft": {"ttft_cdf", "Time to first token, CDF", "time to first token (ms, log scale)", "TTFT"},
+	"tpot": {"tpot_cdf", "Time per output token, CDF", "time per output token (ms, log scale)", "TPOT"},
+	"e2e":  {"e2e_cdf", "End-to-end latency, CDF", "end-to-end latency (ms, log scale)", ""},
+}
+
+// CDF draws the latency distribution of metric ("ttft", "tpot" or "e2e")
+// from pts: the fraction of requests (y, 0 to 1) at or below a latency (x,
+// ms, log scale), one line per arm in order of first appearance, and a
+// vertical dashed line at the TTFT or TPOT SLO of m when it is set. The
+// figure is named ttft_cdf, tpot_cdf or e2e_cdf. Rows of other metrics are
+// ignored; none of metric is an error.
+func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
+	info, ok := metricInfo[metric]
+	if !ok {
+		return Figure{}, fmt.Errorf("plot: unknown latency metric %q (want ttft, tpot or e2e)", metric)
+	}
+	var sel []CDFPoint
+	logX := true
+	for _, p := range pts {
+		if p.Metric == metric {
+			sel = append(sel, p)
+			logX = logX && p.ValueMs > 0
+		}
+	}
+	if len(sel) == 0 {
+		return Figure{}, fmt.Errorf("plot: no %s quantiles to draw", metric)
+	}
+	xlabel := info.axis
+	if !logX {
+		xlabel = strings.Replace(xlabel, ", log scale", "", 1)
+	}
+	p := newPlot(m, info.title, xlabel, "fraction of requests ≤ latency")
+	sx := scale(logX)
+	if logX {
+		p.X.Tick.Marker = logTicks{}
+	}
+	arms, byArm := groupBy(sel, func(p CDFPoint) string { return p.Arm })
+	for i, arm := range arms {
+		g := byArm[arm]
+		sort.SliceStable(g, func(a, b int) bool { return g[a].Quantile < g[b].Quantile })
+		xys := make(plotter.XYs, len(g))
+		for j, q := range g {
+			xys[j] = plotter.XY{X: sx.f(q.ValueMs), Y: q.Quantile}
+		}
+		c, d := lineStyle(i)
+		l := line(xys, c, d, 1.5)
+		p.Add(l)
+		p.Legend.Add(armLabel(arm), l)
+	}
+	slo := 0.0
+	switch info.slo {
+	case "TTFT":
+		slo = m.TTFTSLOMs
+	case "TPOT":
+		slo = m.TPOTSLOMs
+	}
+	if slo > 0 {
+		l := line(plotter.XYs{{X: sx.f(slo), Y: 0}, {X: sx.f(slo), Y: 1}}, sloColour, dashed, 1.2)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s SLO %s ms", info.slo, fmtTick(slo)), l)
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	return Figure{Name: info.file, Plot: p}, nil
+}
+
+// KVUtilisation draws, for replication 0 (or the lowest present) of each
+// arm, the fraction of KV-cache blocks held by running sequences (solid)
+// and held only by the prefix cache (dashed) against simulated time in s.
+// Points whose fraction is NaN (column not recorded) are left out; no
+// points at all is an error. With more than four arms each gets only its
+// KV-used line. The figure is named kv_utilisation.
+func KVUtilisation(m Meta, pts []TimePoint) (Figure, error) {
+	p := newPlot(m, "KV-cache utilisation", "simulated time (s)", "fraction of KV-cache blocks")
+	n := timeLines(p, pts, []timeSeries{
+		{"KV used", nil, func(t TimePoint) float64 { return t.KVUsedFrac }},
+		{"KV cached only", dashed, func(t TimePoint) float64 { return t.KVCachedFrac }},
+	})
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no KV utilisation in the time series")
+	}
+	p.Y.Min = 0
+	p.Y.Max = math.Max(p.Y.Max, 1)
+	return Figure{Name: "kv_utilisation", Plot: p}, nil
+}
+
+// Load draws, for replication 0 (or the lowest present) of each arm, the
+// requests in flight (admitted, not finished; solid) and waiting (queued,
+// not admitted; dashed) against simulated time in s; with more than four
+// arms, only in flight. The figure is named load_timeseries.
+func Load(m Meta, pts []TimePoint) (Figure, error) {
+	p := newPlot(m, "Requests in the system", "simulated time (s)", "requests")
+	n := timeLines(p, pts, []timeSeries{
+		{"in flight", nil, func(t TimePoint) float64 { return t.InFlight }},
+		{"waiting", dashed, func(t TimePoint) float64 { return t.Waiting }},
+	})
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no in-flight or waiting counts in the time series")
+	}
+	p.Y.Min = 0
+	return Figure{Name: "load_timeseries", Plot: p}, nil
+}
+
+// maxTimeArms is the most arms whose time series are drawn with every
+// series; beyond it (a sweep's many points) each arm gets one line, its
+// first series (KV used, in flight).
+const maxTimeArms = 4
+
+type timeSeries struct {
+	name   string
+	dashes []vg.Length
+	value  func(TimePoint) float64
+}
+
+// timeLines adds one line per (arm, series) and returns how many it added.
+func timeLines(p *gplot.Plot, pts []TimePoint, series []timeSeries) int {
+	arms, byArm := groupBy(pts, func(t TimePoint) string { return t.Arm })
+	if len(arms) > maxTimeArms {
+		// Many arms (a sweep's points): one line each, the first series.
+		series = series[:1]
+	}
+	n := 0
+	for i, arm := range arms {
+		g := byArm[arm]
+		rep := g[0].Replication
+		for _, t := range g {
+			rep = min(rep, t.Replication)
+		}
+		var sel []TimePoint
+		for _, t := range g {
+			if t.Replication == rep {
+				sel = append(sel, t)
+			}
+		}
+		sort.SliceStable(sel, func(a, b int) bool { return sel[a].TimeS < sel[b].TimeS })
+		for _, s := range series {
+			var xys plotter.XYs
+			for _, t := range sel {
+				if v := s.value(t); !math.IsNaN(v) {
+					xys = append(xys, plotter.XY{X: t.TimeS, Y: v})
+				}
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			c, d := lineStyle(i)
+			if s.dashes != nil {
+				d = s.dashes
+			}
+			l := line(xys, c, d, 1.2)
+			p.Add(l)
+			label := s.name
+			if len(arms) > 1 || arm != "" {
+				label = armLabel(arm) + ": " + s.name
+			}
+			p.Legend.Add(label, l)
+			n++
+		}
+	}
+	return n
+}
+
+// SweepTTFT draws p99 TTFT in ms against the first swept parameter, with
+// 95% confidence-interval bars, one line per value of the other parameters,
+// and a horizontal dashed line at the TTFT SLO of m when it is set. The
+// figure is named sweep_ttft_p99.
+func SweepTTFT(m Meta, s Sweep) (Figure, error) {
+	p := newPlot(m, "p99 TTFT across the sweep", "", "p99 time to first token (ms)")
+	vals := []float64{}
+	if m.TTFTSLOMs > 0 {
+		vals = append(vals, m.TTFTSLOMs)
+	}
+	for _, r := range s.Rows {
+		vals = append(vals, r.TTFTP99Ms)
+	}
+	sy := scale(wideRange(vals, 20))
+	if sy {
+		setLogY(p)
+	}
+	n, err := sweepLines(p, s, sy, []sweepSeries{
+		{"p99 TTFT", nil, true, func(r SweepRow) (float64, float64) { return r.TTFTP99Ms, r.TTFTP99MsCI95 }},
+	})
+	if err != nil {
+		return Figure{}, err
+	}
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no p99 TTFT in the sweep")
+	}
+	if m.TTFTSLOMs > 0 {
+		l := line(plotter.XYs{{X: p.X.Min, Y: sy.f(m.TTFTSLOMs)}, {X: p.X.Max, Y: sy.f(m.TTFTSLOMs)}}, sloColour, dashed, 1.2)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("TTFT SLO %s ms", fmtTick(m.TTFTSLOMs)), l)
+	}
+	if !sy {
+		p.Y.Min = 0
+	}
+	return Figure{Name: "sweep_ttft_p99", Plot: p}, nil
+}
+
+// SweepGoodput draws goodput (requests meeting the SLO per second, solid,
+// with 95% confidence-interval bars) and throughput (all completed
+// requests per second, dashed) against the first swept parameter, one
+// colour per value of the other parameters. The figure is named
+// sweep_goodput.
+func SweepGoodput(m Meta, s Sweep) (Figure, error) {
+	p := newPlot(m, "Goodput and throughput across the sweep", "", "requests per second (req/s)")
+	n, err := sweepLines(p, s, linear, []sweepSeries{
+		{"goodput", nil, true, func(r SweepRow) (float64, float64) { return r.GoodputRPS, r.GoodputRPSCI95 }},
+		{"throughput", dashed, false, func(r SweepRow) (float64, float64) { return r.ThroughputRPS, 0 }},
+	})
+	if err != nil {
+		return Figure{}, err
+	}
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no goodput or throughput in the sweep")
+	}
+	p.Y.Min = 0
+	return Figure{Name: "sweep_goodput", Plot: p}, nil
+}
+
+type sweepSeries struct {
+	name    string
+	dashes  []vg.Length
+	markers bool
+	value   func(SweepRow) (v, ci95 float64)
+}
+
+// sweepLines sets the x axis from the first parameter (numeric when every
+// value is a number, else one nominal tick per value) and adds one line per
+// (series, value of the other parameters). It returns how many lines.
+// sy maps the values to the y axis.
+func sweepLines(p *gplot.Plot, s Sweep, sy scale, series []sweepSeries) (int, error) {
+	if len(s.Params) == 0 {
+		return 0, fmt.Errorf("plot: the sweep has no parameters")
+	}
+	for i, r := range s.Rows {
+		if len(r.Values) != len(s.Params) {
+			return 0, fmt.Errorf("plot: sweep row %d has %d parameter values for %d parameters", i, len(r.Values), len(s.Params))
+		}
+	}
+	p.X.Label.Text = paramLabel(s.Params[0])
+	xs := make([]float64, len(s.Rows))
+	numeric := true
+	for i, r := range s.Rows {
+		v, err := strconv.ParseFloat(r.Values[0], 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			numeric = false
+			break
+		}
+		xs[i] = v
+	}
+	if !numeric {
+		names, _ := groupBy(s.Rows, func(r SweepRow) string { return r.Values[0] })
+		pos := map[string]float64{}
+		for i, n := range names {
+			pos[n] = float64(i)
+		}
+		for i, r := range s.Rows {
+			xs[i] = pos[r.Values[0]]
+		}
+		p.NominalX(names...)
+		p.X.Label.Text = s.Params[0]
+	}
+	type pt struct {
+		x float64
+		r SweepRow
+	}
+	all := make([]pt, len(s.Rows))
+	for i, r := range s.Rows {
+		all[i] = pt{xs[i], r}
+	}
+	keys, groups := groupBy(all, func(q pt) string {
+		var parts []string
+		for k, v := range q.r.Values[1:] {
+			parts = append(parts, s.Params[k+1]+"="+v)
+		}
+		return strings.Join(parts, ", ")
+	})
+	// Groups are dodged sideways by 0.8% of the x range each, so that their
+	// error bars do not hide one another.
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+	}
+	dodge := 0.008 * math.Max(xmax-xmin, 1)
+	n := 0
+	for _, se := range series {
+		for gi, key := range keys {
+			g := groups[key]
+			off := (float64(gi) - float64(len(keys)-1)/2) * dodge
+			sort.SliceStable(g, func(a, b int) bool { return g[a].x < g[b].x })
+			var xys plotter.XYs
+			var eb errBars
+			for _, q := range g {
+				v, ci := se.value(q.r)
+				if math.IsNaN(v) {
+					continue
+				}
+				xys = append(xys, plotter.XY{X: q.x + off, Y: sy.f(v)})
+				eb.add(sy, q.x+off, v, ci)
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			c, _ := lineStyle(gi)
+			l := line(xys, c, se.dashes, 1.5)
+			p.Add(l)
+			thumbs := []gplot.Thumbnailer{l}
+			if se.markers {
+				sc := scatter(xys, c, draw.CircleGlyph{}, 2.5)
+				p.Add(sc)
+				thumbs = append(thumbs, sc)
+			}
+			eb.draw(p, c)
+			label := se.name
+			if key != "" {
+				label += ", " + key
+			}
+			if len(eb.xys) > 0 {
+				label += " (95% CI)"
+			}
+			p.Legend.Add(label, thumbs...)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// SizeCost draws $ per month against replicas: the sizes the search
+// evaluated (filled circles where they met the SLO, crosses where they did
+// not) and a dotted vertical line, labelled, at each size the sizing
+// reports (N without failures, N, N+1, N+2). Either slice may be empty, not
+// both; without search points the reported sizes are the points. The
+// figure is named size_cost.
+func SizeCost(m Meta, rows []SizeRow, search []SearchPoint) (Figure, error) {
+	p := newPlot(m, "Fleet cost by size", "serving replicas", "fleet cost (USD per month)")
+	n := sizePlot(p, rows, search, false, 0,
+		func(r SizeRow) (float64, float64) { return r.USDPerMonth, 0 },
+		func(s SearchPoint) (float64, float64) { return s.USDPerMonth, 0 })
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no costs in the sizing results")
+	}
+	return Figure{Name: "size_cost", Plot: p}, nil
+}
+
+// SizeTTFT draws p99 TTFT in ms against replicas, with 95%
+// confidence-interval bars, marked like SizeCost, and a horizontal dashed
+// line at the TTFT SLO of m when it is set. The y axis is logarithmic when
+// the values span 20x or more. The figure is named size_ttft.
+func SizeTTFT(m Meta, rows []SizeRow, search []SearchPoint) (Figure, error) {
+	p := newPlot(m, "p99 TTFT by fleet size", "serving replicas", "p99 time to first token (ms)")
+	n := sizePlot(p, rows, search, true, m.TTFTSLOMs,
+		func(r SizeRow) (float64, float64) { return r.TTFTP99Ms, r.TTFTP99MsCI95 },
+		func(s SearchPoint) (float64, float64) { return s.TTFTP99Ms, s.TTFTP99MsCI95 })
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no p99 TTFT in the sizing results")
+	}
+	return Figure{Name: "size_ttft", Plot: p}, nil
+}
+
+// sizePlot adds the search points (or, without any, the sizing rows' own
+// values), the labelled sizing rows and, when slo > 0, a TTFT SLO line. It
+// returns how many points it drew.
+func sizePlot(p *gplot.Plot, rows []SizeRow, search []SearchPoint, allowLog bool, slo float64,
+	rowVal func(SizeRow) (float64, float64), searchVal func(SearchPoint) (float64, float64)) int {
+	p.X.Tick.Marker = integerTicks{}
+	type point struct {
+		x             int
+		v, ci         float64
+		met, failures bool
+	}
+	var pts []point
+	for _, s := range search {
+		if v, ci := searchVal(s); !math.IsNaN(v) {
+			pts = append(pts, point{s.Replicas, v, ci, s.MetSLO, s.Failures})
+		}
+	}
+	if len(pts) == 0 {
+		for _, r := range rows {
+			if v, ci := rowVal(r); !math.IsNaN(v) {
+				pts = append(pts, point{r.Replicas, v, ci, r.MetSLO, r.Failures})
+			}
+		}
+	}
+	if len(pts) == 0 {
+		return 0
+	}
+	sort.SliceStable(pts, func(a, b int) bool { return pts[a].x < pts[b].x })
+	vals := []float64{slo}
+	if slo <= 0 {
+		vals = nil
+	}
+	for _, q := range pts {
+		vals = append(vals, q.v)
+	}
+	sy := scale(allowLog && wideRange(vals, 20))
+	if sy {
+		setLogY(p)
+	}
+	var met, missed, all plotter.XYs
+	var withF, withoutF plotter.XYs // the search path with and without failures
+	var eb errBars
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, q := range pts {
+		xy := plotter.XY{X: float64(q.x), Y: sy.f(q.v)}
+		all = append(all, xy)
+		if q.failures {
+			withF = append(withF, xy)
+		} else {
+			withoutF = append(withoutF, xy)
+		}
+		if q.met {
+			met = append(met, xy)
+		} else {
+			missed = append(missed, xy)
+		}
+		eb.add(sy, xy.X, q.v, q.ci)
+		lo, hi = math.Min(lo, xy.Y), math.Max(hi, xy.Y)
+	}
+	for i, xy := range eb.xys {
+		lo, hi = math.Min(lo, xy.Y-eb.lo[i]), math.Max(hi, xy.Y+eb.hi[i])
+	}
+	if slo > 0 {
+		lo, hi = math.Min(lo, sy.f(slo)), math.Max(hi, sy.f(slo))
+	}
+	if !sy {
+		lo = math.Min(lo, 0)
+	}
+	if hi <= lo {
+		hi = lo + 1
+	}
+	// The axis runs from lo to 40% of the range above the data: the labels
+	// of the sizing rows go there.
+	top := lo + (hi-lo)*1.4
+	p.Y.Min, p.Y.Max = lo, top
+	// One thin grey line joins the sizes the search evaluated; when it ran
+	// both with and without failures, the second is blue and dashed, and
+	// both are labelled.
+	// Lines go under the markers; the legend lists the markers first.
+	var paths []*plotter.Line
+	var pathNames []string
+	for _, g := range []struct {
+		xys    plotter.XYs
+		dashes []vg.Length
+		name   string
+		colour color.Color
+	}{{withF, nil, "search with failures", markColour}, {withoutF, dashed, "search without failures", palette[5]}} {
+		if len(g.xys) == 0 {
+			continue
+		}
+		if len(withF) == 0 {
+			g.colour, g.dashes = markColour, nil
+		}
+		l := line(g.xys, g.colour, g.dashes, 0.8)
+		p.Add(l)
+		paths, pathNames = append(paths, l), append(pathNames, g.name)
+	}
+	eb.draw(p, markColour)
+	if len(met) > 0 {
+		sc := scatter(met, palette[2], draw.CircleGlyph{}, 3.5)
+		p.Add(sc)
+		p.Legend.Add("met the SLO", sc)
+	}
+	if len(missed) > 0 {
+		sc := scatter(missed, palette[1], draw.CrossGlyph{}, 4)
+		p.Add(sc)
+		p.Legend.Add("missed the SLO", sc)
+	}
+	if len(paths) == 2 {
+		for i, l := range paths {
+			p.Legend.Add(pathNames[i], l)
+		}
+	}
+	// The sizing rows, one line per replica count: "N (no failures) / N"
+	// when they coincide. Labels run up the right of each line and end at
+	// its top.
+	var xs []int
+	labels := map[int][]string{}
+	for _, r := range rows {
+		if _, ok := labels[r.Replicas]; !ok {
+			xs = append(xs, r.Replicas)
+		}
+		labels[r.Replicas] = append(labels[r.Replicas], r.Row)
+	}
+	sort.Ints(xs)
+	var lxys plotter.XYs
+	var ltext []string
+	for i, x := range xs {
+		l := line(plotter.XYs{{X: float64(x), Y: lo}, {X: float64(x), Y: top}}, markColour, dotted, 1)
+		p.Add(l)
+		if i == 0 {
+			p.Legend.Add("reported sizes", l)
+		}
+		lxys = append(lxys, plotter.XY{X: float64(x), Y: top})
+		ltext = append(ltext, strings.Join(labels[x], " / "))
+	}
+	if len(xs) > 0 {
+		if lb, err := plotter.NewLabels(plotter.XYLabels{XYs: lxys, Labels: ltext}); err == nil {
+			for i := range lb.TextStyle {
+				lb.TextStyle[i].Rotation = math.Pi / 2
+				lb.TextStyle[i].XAlign = draw.XRight
+				lb.TextStyle[i].YAlign = draw.YTop
+			}
+			lb.Offset = vg.Point{X: vg.Points(2), Y: -vg.Points(2)}
+			p.Add(lb)
+		}
+	}
+	xmin, xmax := all[0].X, all[len(all)-1].X
+	if len(xs) > 0 {
+		xmin, xmax = math.Min(xmin, float64(xs[0])), math.Max(xmax, float64(xs[len(xs)-1]))
+	}
+	p.X.Min, p.X.Max = xmin-0.5, xmax+0.5
+	if slo > 0 {
+		l := line(plotter.XYs{{X: p.X.Min, Y: sy.f(slo)}, {X: p.X.Max, Y: sy.f(slo)}}, sloColour, dashed, 1.2)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("TTFT SLO %s ms", fmtTick(slo)), l)
+	}
+	return len(all)
+}
+
+// FailuresTimeline draws the available capacity fraction as a step line
+// against time in hours, starting from 1 at time 0 and holding the last
+// value to m.HorizonS when that is later than the last event, with a cross
+// at each failure and a triangle at each repair. The figure is named
+// failures_timeline.
+func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
+	if len(events) == 0 {
+		return Figure{}, fmt.Errorf("plot: no failure events to draw")
+	}
+	p := newPlot(m, "Failures and repairs", "simulated time (h)", "available capacity (fraction of GPUs)")
+	steps := plotter.XYs{{X: 0, Y: 1}}
+	var fails, repairs plotter.XYs
+	for _, e := range events {
+		xy := plotter.XY{X: e.TimeS / 3600, Y: e.CapacityFrac}
+		steps = append(steps, xy)
+		if e.Event == "fail" {
+			fails = append(fails, xy)
+		} else {
+			repairs = append(repairs, xy)
+		}
+	}
+	end := math.Max(m.HorizonS, events[len(events)-1].TimeS) / 3600
+	steps = append(steps, plotter.XY{X: end, Y: events[len(events)-1].CapacityFrac})
+	l := line(steps, palette[0], nil, 1.5)
+	l.StepStyle = plotter.PostStep
+	p.Add(l)
+	p.Legend.Add("available capacity", l)
+	if len(fails) > 0 {
+		sc := scatter(fails, palette[1], draw.CrossGlyph{}, 3)
+		p.Add(sc)
+		p.Legend.Add(fmt.Sprintf("failure (%d)", len(fails)), sc)
+	}
+	if len(repairs) > 0 {
+		sc := scatter(repairs, palette[2], draw.TriangleGlyph{}, 3)
+		p.Add(sc)
+		p.Legend.Add(fmt.Sprintf("repair (%d)", len(repairs)), sc)
+	}
+	p.Y.Min = math.Min(p.Y.Min, 0)
+	p.Y.Max = 1.02
+	p.X.Min = 0
+	return Figure{Name: "failures_timeline", Plot: p}, nil
+}
+
+// ETTR draws the effective training time ratio against the checkpoint
+// interval in minutes (log scale when the intervals span 20x or more),
+// with 95% confidence-interval bars, and marks the interval with the
+// highest ETTR (the shortest of equals). The figure is named ettr.
+func ETTR(m Meta, pts []ETTRPoint) (Figure, error) {
+	if len(pts) == 0 {
+		return Figure{}, fmt.Errorf("plot: no ETTR points to draw")
+	}
+	sorted := append([]ETTRPoint(nil), pts...)
+	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].CheckpointIntervalS < sorted[b].CheckpointIntervalS })
+	logX := sorted[0].CheckpointIntervalS > 0 && sorted[len(sorted)-1].CheckpointIntervalS >= 20*sorted[0].CheckpointIntervalS
+	xlabel := "checkpoint interval (min)"
+	if logX {
+		xlabel = "checkpoint interval (min, log scale)"
+	}
+	p := newPlot(m, "Effective training time ratio by checkpoint interval", xlabel, "ETTR (productive fraction of time)")
+	sx := scale(logX)
+	if logX {
+		p.X.Tick.Marker = logTicks{}
+	}
+	var xys plotter.XYs
+	var eb errBars
+	best := 0
+	for i, q := range sorted {
+		xy := plotter.XY{X: sx.f(q.CheckpointIntervalS / 60), Y: q.ETTR}
+		xys = append(xys, xy)
+		eb.add(linear, xy.X, q.ETTR, q.ETTRCI95)
+		if q.ETTR > sorted[best].ETTR {
+			best = i
+		}
+	}
+	l := line(xys, palette[0], nil, 1.5)
+	sc := scatter(xys, palette[0], draw.CircleGlyph{}, 2.5)
+	p.Add(l, sc)
+	label := "ETTR"
+	if len(eb.xys) > 0 {
+		eb.draw(p, palette[0])
+		label += " (95% CI)"
+	}
+	p.Legend.Add(label, l, sc)
+	b := plotter.XYs{xys[best]}
+	bs := scatter(b, palette[1], draw.RingGlyph{}, 7)
+	bs.GlyphStyle.Color = palette[1]
+	p.Add(bs)
+	p.Legend.Add(fmt.Sprintf("best: %s min, ETTR %.3f", fmtTick(math.Round(sorted[best].CheckpointIntervalS/60*100)/100), xys[best].Y), bs)
+	return Figure{Name: "ettr", Plot: p}, nil
+}
+
+// scale maps values to axis units: log10 for a log axis, else the value.
+// Log axes are drawn as linear gonum axes over log10 of the data, labelled
+// by logTicks: gonum's LogScale panics on values ≤ 0 and, centring the
+// axis label on the arithmetic mean of the range, shrinks the plot.
+type scale bool
+
+const linear scale = false
+
+func (s scale) f(v float64) float64 {
+	if s {
+		return math.Log10(v)
+	}
+	return v
+}
+
+// bar is the lower and upper length, in axis units, of the error bar
+// v ± ci; on a log axis the lower bar stops at v/2 where it would reach
+// zero or below.
+func (s scale) bar(v, ci float64) (lo, hi float64) {
+	if !s {
+		return ci, ci
+	}
+	return s.f(v) - s.f(math.Max(v-ci, v/2)), s.f(v+ci) - s.f(v)
+}
+
+// errBars collects y error bars in axis units.
+type errBars struct {
+	xys    plotter.XYs
+	lo, hi []float64
+}
+
+// add records the bar v ± ci at x; a ci that is 0 or NaN draws none.
+func (e *errBars) add(s scale, x, v, ci float64) {
+	if !(ci > 0) || math.IsInf(ci, 0) || math.IsNaN(x) || math.IsNaN(v) || math.IsInf(x, 0) || math.IsInf(v, 0) {
+		return
+	}
+	lo, hi := s.bar(v, ci)
+	e.xys = append(e.xys, plotter.XY{X: x, Y: s.f(v)})
+	e.lo, e.hi = append(e.lo, lo), append(e.hi, hi)
+}
+
+func (e errBars) Len() int                        { return len(e.xys) }
+func (e errBars) XY(i int) (float64, float64)     { return e.xys[i].X, e.xys[i].Y }
+func (e errBars) YError(i int) (float64, float64) { return e.lo[i], e.hi[i] }
+
+func (e errBars) draw(p *gplot.Plot, c color.Color) {
+	if len(e.xys) == 0 {
+		return
+	}
+	b, err := plotter.NewYErrorBars(e)
+	if err != nil {
+		panic("plot: " + err.Error()) // add keeps only finite bars
+	}
+	b.Color = c
+	b.Width = vg.Points(1)
+	p.Add(b)
+}
+
+// wideRange reports whether positive values span ratio or more, so a log
+// axis shows them better; a non-positive value rules the log axis out.
+func wideRange(vals []float64, ratio float64) bool {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range vals {
+		if math.IsNaN(v) {
+			continue
+		}
+		if v <= 0 {
+			return false
+		}
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	return hi >= ratio*lo
+}
+
+// setLogY puts the y axis on a log scale and says so in its label.
+func setLogY(p *gplot.Plot) {
+	p.Y.Tick.Marker = logTicks{}
+	p.Y.Label.Text = strings.TrimSuffix(p.Y.Label.Text, ")") + ", log scale)"
+}
+
+// finite is xys without the points that have a NaN or infinite
+// coordinate (rows handed to the builders directly may hold them).
+func finite(xys plotter.XYs) plotter.XYs {
+	out := make(plotter.XYs, 0, len(xys))
+	for _, xy := range xys {
+		if !math.IsNaN(xy.X) && !math.IsNaN(xy.Y) && !math.IsInf(xy.X, 0) && !math.IsInf(xy.Y, 0) {
+			out = append(out, xy)
+		}
+	}
+	return out
+}
+
+func line(xys plotter.XYs, c color.Color, dashes []vg.Length, width float64) *plotter.Line {
+	l, err := plotter.NewLine(finite(xys))
+	if err != nil {
+		panic("plot: " + err.Error()) // finite points cannot fail
+	}
+	l.Color = c
+	l.Width = vg.Points(width)
+	l.Dashes = dashes
+	return l
+}
+
+func scatter(xys plotter.XYs, c color.Color, shape draw.GlyphDrawer, radius float64) *plotter.Scatter {
+	s, err := plotter.NewScatter(finite(xys))
+	if err != nil {
+		panic("plot: " + err.Error()) // finite points cannot fail
+	}
+	s.GlyphStyle.Color = c
+	s.GlyphStyle.Shape = shape
+	s.GlyphStyle.Radius = vg.Points(radius)
+	return s
+}
+
+// armLabel is an arm's name in a legend: "run" for a single run's "", and
+// a sweep point's "workload.arrival.rate_per_s=10 cluster.replicas=3"
+// shortened to "rate_per_s=10, replicas=3".
+func armLabel(arm string) string {
+	if arm == "" {
+		return "run"
+	}
+	fields := strings.Fields(arm)
+	for i, f := range fields {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || !strings.Contains(k, ".") {
+			return arm
+		}
+		fields[i] = k[strings.LastIndex(k, ".")+1:] + "=" + v
+	}
+	return strings.Join(fields, ", ")
+}
+
+// paramLabel is a swept scenario key with its unit, read from the key's
+// suffix where it has one.
+func paramLabel(key string) string {
+	last := key[strings.LastIndex(key, ".")+1:]
+	unit := ""
+	switch {
+	case strings.HasSuffix(last, "rate_per_s"):
+		unit = "requests/s"
+	case strings.HasSuffix(last, "_per_s"):
+		unit = "per s"
+	case strings.HasSuffix(last, "_ms"):
+		unit = "ms"
+	case strings.HasSuffix(last, "_us"):
+		unit = "µs"
+	case strings.HasSuffix(last, "_s"):
+		unit = "s"
+	case strings.HasSuffix(last, "_h"):
+		unit = "h"
+	case strings.HasSuffix(last, "_pct"):
+		unit = "%"
+	case strings.HasSuffix(last, "_tokens"):
+		unit = "tokens"
+	case strings.HasSuffix(last, "_frac"), strings.HasSuffix(last, "_fraction"), strings.HasSuffix(last, "utilization"):
+		unit = "fraction"
+	case last == "replicas":
+		unit = "count"
+	case last == "tp":
+		unit = "GPUs per replica"
+	case last == "max_seqs":
+		unit = "sequences"
+	}
+	if unit == "" {
+		return key
+	}
+	return key + " (" + unit + ")"
+}
+
+// groupBy groups xs by key, keys in order of first appearance.
+func groupBy[T any](xs []T, key func(T) string) ([]string, map[string][]T) {
+	var keys []string
+	groups := map[string][]T{}
+	for _, x := range xs {
+		k := key(x)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], x)
+	}
+	return keys, groups
+}

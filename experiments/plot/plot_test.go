@@ -1,0 +1,406 @@
+package plot
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	gplot "gonum.org/v1/plot"
+)
+
+var keep = flag.String("keep", "", "copy the plots of TestDir into this directory, to look at them")
+
+// fixture copies testdata/run, less the files in drop, into a fresh
+// directory.
+func fixture(t *testing.T, drop ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	ents, err := os.ReadDir("testdata/run")
+	require.NoError(t, err)
+	for _, e := range ents {
+		if contains(drop, e.Name()) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("testdata/run", e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644))
+	}
+	return dir
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func names(dir string, written []string) []string {
+	var out []string
+	for _, w := range written {
+		rel, _ := filepath.Rel(filepath.Join(dir, "plots"), w)
+		out = append(out, rel)
+	}
+	return out
+}
+
+func both(figs ...string) []string {
+	var out []string
+	for _, f := range figs {
+		out = append(out, f+".png", f+".svg")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// svgText is the text of every <text> element of an SVG, which must parse
+// as XML.
+func svgText(t *testing.T, b []byte) string {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	var sb strings.Builder
+	inText := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err, "SVG does not parse as XML")
+		switch e := tok.(type) {
+		case xml.StartElement:
+			if e.Name.Local == "text" {
+				inText++
+			}
+		case xml.EndElement:
+			if e.Name.Local == "text" {
+				inText--
+			}
+		case xml.CharData:
+			if inText > 0 {
+				sb.Write(e)
+				sb.WriteByte('\n')
+			}
+		}
+	}
+	return sb.String()
+}
+
+// checkPNG: the file decodes as a PNG and is not a single flat colour.
+func checkPNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err, path)
+	b := img.Bounds()
+	require.Greater(t, b.Dx(), 500, path)
+	colours := map[[4]uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			colours[[4]uint32{r, g, bl, a}] = true
+		}
+	}
+	require.Greater(t, len(colours), 3, "%s is (nearly) a single flat colour", path)
+}
+
+// want lists, per figure, text its SVG must contain: title, axis labels
+// with units, legend entries.
+var want = map[string][]string{
+	"ttft_cdf":          {"Time to first token, CDF — default", "time to first token (ms, log scale)", "fraction of requests ≤ latency", "round-robin", "least-outstanding", "TTFT SLO 800 ms"},
+	"tpot_cdf":          {"Time per output token, CDF — default", "time per output token (ms, log scale)", "round-robin", "TPOT SLO 100 ms"},
+	"e2e_cdf":           {"End-to-end latency, CDF — default", "end-to-end latency (ms, log scale)", "fraction of requests ≤ latency", "least-outstanding"},
+	"kv_utilisation":    {"KV-cache utilisation — default", "simulated time (s)", "fraction of KV-cache blocks", "round-robin: KV used", "least-outstanding: KV cached only"},
+	"load_timeseries":   {"Requests in the system — default", "simulated time (s)", "requests", "round-robin: in flight", "least-outstanding: waiting"},
+	"sweep_ttft_p99":    {"p99 TTFT across the sweep — default", "workload.arrival.rate_per_s (requests/s)", "p99 time to first token (ms, log scale)", "p99 TTFT, cluster.replicas=4 (95% CI)", "p99 TTFT, cluster.replicas=6 (95% CI)", "TTFT SLO 800 ms"},
+	"sweep_goodput":     {"Goodput and throughput across the sweep — default", "workload.arrival.rate_per_s (requests/s)", "requests per second (req/s)", "goodput, cluster.replicas=4 (95% CI)", "throughput, cluster.replicas=6"},
+	"size_cost":         {"Fleet cost by size — default", "serving replicas", "fleet cost (USD per month)", "met the SLO", "missed the SLO", "reported sizes", "search with failures", "search without failures", "N (no failures)", "N+1", "N+2"},
+	"size_ttft":         {"p99 TTFT by fleet size — default", "serving replicas", "p99 time to first token (ms, log scale)", "met the SLO", "TTFT SLO 800 ms", "N+2"},
+	"failures_timeline": {"Failures and repairs — default", "simulated time (h)", "available capacity (fraction of GPUs)", "available capacity", "failure (6)", "repair (6)"},
+	"ettr":              {"Effective training time ratio by checkpoint interval — default", "checkpoint interval (min, log scale)", "ETTR (productive fraction of time)", "ETTR (95% CI)", "best: 15 min, ETTR 0.935"},
+}
+
+func TestDir(t *testing.T) {
+	dir := fixture(t)
+	written, err := Dir(dir)
+	require.NoError(t, err)
+	var figs []string
+	for f := range want {
+		figs = append(figs, f)
+	}
+	require.Equal(t, both(figs...), names(dir, written))
+	require.True(t, sort.StringsAreSorted(written))
+	for _, w := range written {
+		st, err := os.Stat(w)
+		require.NoError(t, err)
+		require.NotZero(t, st.Size(), w)
+		if strings.HasSuffix(w, ".png") {
+			checkPNG(t, w)
+			continue
+		}
+		b, err := os.ReadFile(w)
+		require.NoError(t, err)
+		text := svgText(t, b)
+		for _, s := range want[strings.TrimSuffix(filepath.Base(w), ".svg")] {
+			require.Contains(t, text, s, w)
+		}
+	}
+	// No temporary files are left behind.
+	ents, err := os.ReadDir(filepath.Join(dir, "plots"))
+	require.NoError(t, err)
+	require.Len(t, ents, len(written))
+	if *keep != "" {
+		require.NoError(t, os.MkdirAll(*keep, 0o755))
+		for _, w := range written {
+			b, err := os.ReadFile(w)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(*keep, filepath.Base(w)), b, 0o644))
+		}
+	}
+}
+
+// TestDirDeterministic: the same results give byte-identical files.
+func TestDirDeterministic(t *testing.T) {
+	a, b := fixture(t), fixture(t)
+	wa, err := Dir(a)
+	require.NoError(t, err)
+	wb, err := Dir(b)
+	require.NoError(t, err)
+	require.Equal(t, names(a, wa), names(b, wb))
+	for i := range wa {
+		ba, err := os.ReadFile(wa[i])
+		require.NoError(t, err)
+		bb, err := os.ReadFile(wb[i])
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(ba, bb), "%s differs between two runs", filepath.Base(wa[i]))
+	}
+}
+
+// TestDirOptional: a missing file or optional column skips the figures that
+// need it and nothing else.
+func TestDirOptional(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		drop []string
+		edit func(t *testing.T, dir string)
+		want []string
+	}{
+		{
+			name: "cdf only, no summary",
+			drop: []string{"summary.json", "timeseries.csv", "sweep.csv", "size.csv", "size_search.csv", "failures.csv", "ettr.csv"},
+			want: []string{"ttft_cdf", "tpot_cdf", "e2e_cdf"},
+		},
+		{
+			name: "no failures or ettr",
+			drop: []string{"failures.csv", "ettr.csv", "cdf.csv", "timeseries.csv"},
+			want: []string{"sweep_ttft_p99", "sweep_goodput", "size_cost", "size_ttft"},
+		},
+		{
+			name: "size without its search",
+			drop: []string{"size_search.csv", "cdf.csv", "timeseries.csv", "sweep.csv", "failures.csv", "ettr.csv"},
+			want: []string{"size_cost", "size_ttft"},
+		},
+		{
+			name: "timeseries without kv columns, cdf without tpot",
+			drop: []string{"sweep.csv", "size.csv", "size_search.csv", "failures.csv", "ettr.csv"},
+			edit: func(t *testing.T, dir string) {
+				rewrite(t, filepath.Join(dir, "timeseries.csv"), func(rec []string) []string { return rec[:7] })
+				rewrite(t, filepath.Join(dir, "cdf.csv"), func(rec []string) []string {
+					if rec[1] == "tpot" {
+						return nil
+					}
+					return rec
+				})
+			},
+			want: []string{"ttft_cdf", "e2e_cdf", "load_timeseries"},
+		},
+		{
+			name: "sweep without goodput",
+			drop: []string{"cdf.csv", "timeseries.csv", "size.csv", "size_search.csv", "failures.csv", "ettr.csv"},
+			edit: func(t *testing.T, dir string) {
+				rewrite(t, filepath.Join(dir, "sweep.csv"), func(rec []string) []string { return rec[:7] })
+			},
+			want: []string{"sweep_ttft_p99"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fixture(t, tc.drop...)
+			if tc.edit != nil {
+				tc.edit(t, dir)
+			}
+			written, err := Dir(dir)
+			require.NoError(t, err)
+			require.Equal(t, both(tc.want...), names(dir, written))
+		})
+	}
+}
+
+// rewrite applies f to every record of a CSV file (header included); a nil
+// result drops the record.
+func rewrite(t *testing.T, path string, f func([]string) []string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if rec := f(strings.Split(line, ",")); rec != nil {
+			out = append(out, strings.Join(rec, ","))
+		}
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644))
+}
+
+// TestDirMalformed: a malformed file is an error naming file and line, that
+// matches ErrBadInput, and nothing is written.
+func TestDirMalformed(t *testing.T) {
+	for _, tc := range []struct {
+		file, content, want string
+	}{
+		{"cdf.csv", "arm,metric,quantile,value_ms\nA,ttft,0.5,100\nA,ttft,0.9,abc\n", "cdf.csv:3: column value_ms: \"abc\" is not a finite number"},
+		{"cdf.csv", "arm,metric,quantile,value_ms\nA,ttft,1.5,100\n", "cdf.csv:2: column quantile: 1.5 is not in (0, 1)"},
+		{"cdf.csv", "arm,metric,quantile\nA,ttft,0.5\n", "cdf.csv:1: no column \"value_ms\""},
+		{"cdf.csv", "arm,metric,quantile,value_ms\nA,ttft,0.5\n", "cdf.csv:2: 3 fields, the header has 4"},
+		{"cdf.csv", "arm,metric,quantile,value_ms\nA,ttft,0.5,NaN\n", "cdf.csv:2: column value_ms"},
+		{"cdf.csv", "arm,metric,quantile,value_ms\n\"A,ttft,0.5,1\n", "cdf.csv:2:"},
+		{"cdf.csv", "", "cdf.csv:1: empty file"},
+		{"cdf.csv", "arm,arm,quantile,value_ms\n", "cdf.csv:1: column \"arm\" appears twice"},
+		{"timeseries.csv", "arm,replication,time_s,in_flight\nA,0,0,1\nA,x,5,2\n", "timeseries.csv:3: column replication: \"x\" is not an integer"},
+		{"sweep.csv", "rate,replications,ttft_p99_ms\n10,3,100\n", "sweep.csv:1: no parameter columns"},
+		{"sweep.csv", "workload.rate,replications,ttft_p99_ms,ttft_p99_ms_ci95\n10,3,100,-1\n", "sweep.csv:2: column ttft_p99_ms_ci95: -1 is negative"},
+		{"size_search.csv", "replicas,failures,ttft_p99_ms,met_slo,usd_per_month\n4,true,100,maybe,1\n", "size_search.csv:2: column met_slo: \"maybe\" is not true or false"},
+		{"size.csv", "row,replicas,usd_per_month\n,4,1\n", "size.csv:2: column row: empty label"},
+		{"failures.csv", "time_s,event,unit,gpus_down,capacity_frac\n10,explode,n0,8,0.5\n", "failures.csv:2: column event: \"explode\" is not fail or repair"},
+		{"failures.csv", "time_s,event,unit,gpus_down,capacity_frac\n10,fail,n0,8,0.5\n5,repair,n0,0,1\n", "failures.csv:3: column time_s: 5 is before the previous event"},
+		{"ettr.csv", "checkpoint_interval_s,ettr,ettr_ci95\n0,0.9,0.01\n", "ettr.csv:2: column checkpoint_interval_s: 0 is not positive"},
+		{"summary.json", "{\n  \"scenario\": \"x\",\n  \"goodput\": {\"ttft_slo_ms\": \"fast\"}\n}\n", "summary.json:3:"},
+		{"summary.json", "{\n  \"scenario\": \"x\",\n", "summary.json:"},
+	} {
+		t.Run(tc.file+"/"+tc.want, func(t *testing.T) {
+			dir := fixture(t)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, tc.file), []byte(tc.content), 0o644))
+			_, err := Dir(dir)
+			require.Error(t, err)
+			require.ErrorIs(t, err, ErrBadInput)
+			require.Contains(t, err.Error(), filepath.Join(dir, tc.want))
+			_, err = os.Stat(filepath.Join(dir, "plots"))
+			require.ErrorIs(t, err, os.ErrNotExist, "nothing is written")
+		})
+	}
+}
+
+// TestDirArmsMeta: an A/B or sweep directory has no summary.json at the
+// top; the titles and SLO lines come from the first arm's.
+func TestDirArmsMeta(t *testing.T) {
+	dir := fixture(t, "summary.json", "timeseries.csv", "sweep.csv", "size.csv", "size_search.csv", "failures.csv", "ettr.csv")
+	for _, arm := range []string{"round-robin", "least-outstanding"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "arms", arm), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "arms", arm, "summary.json"),
+			[]byte(`{"scenario": "ab-`+arm+`", "goodput": {"ttft_slo_ms": 650}}`), 0o644))
+	}
+	written, err := Dir(dir)
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "plots", "ttft_cdf.svg"))
+	require.NoError(t, err)
+	text := svgText(t, b)
+	require.Contains(t, text, "Time to first token, CDF — ab-least-outstanding")
+	require.Contains(t, text, "TTFT SLO 650 ms")
+	require.Len(t, written, 6)
+}
+
+func TestDirEmpty(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Dir(dir)
+	require.ErrorIs(t, err, ErrBadInput)
+	require.ErrorContains(t, err, "no results to plot in "+dir+": expected summary.json, cdf.csv")
+
+	_, err = Dir(filepath.Join(dir, "absent"))
+	require.ErrorIs(t, err, ErrBadInput)
+
+	// A summary alone, or header-only files, leave nothing to draw.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"scenario":"x"}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cdf.csv"), []byte("arm,metric,quantile,value_ms\n"), 0o644))
+	_, err = Dir(dir)
+	require.ErrorIs(t, err, ErrBadInput)
+	require.ErrorContains(t, err, "nothing to plot in "+dir)
+}
+
+// TestBuilders: the per-figure functions on in-memory rows, including the
+// edge cases Dir never passes them.
+func TestBuilders(t *testing.T) {
+	m := Meta{Scenario: "s", TTFTSLOMs: 500}
+	_, err := CDF(m, "queue", nil)
+	require.ErrorContains(t, err, "unknown latency metric")
+	_, err = CDF(m, "ttft", []CDFPoint{{Metric: "e2e", Quantile: 0.5, ValueMs: 1}})
+	require.Error(t, err)
+	// A zero latency turns the log axis off rather than failing.
+	f, err := CDF(m, "ttft", []CDFPoint{{Metric: "ttft", Quantile: 0.5, ValueMs: 0}, {Metric: "ttft", Quantile: 0.9, ValueMs: 10}})
+	require.NoError(t, err)
+	require.Equal(t, "time to first token (ms)", f.Plot.X.Label.Text)
+
+	// Non-finite values handed in directly are skipped, not fatal.
+	f, err = CDF(m, "e2e", []CDFPoint{{Metric: "e2e", Quantile: 0.5, ValueMs: math.NaN()}, {Metric: "e2e", Quantile: 0.9, ValueMs: 10}, {Metric: "e2e", Quantile: 0.99, ValueMs: 40}})
+	require.NoError(t, err)
+	_, err = Write(t.TempDir(), f)
+	require.NoError(t, err)
+
+	// A nominal sweep parameter and a third parameter.
+	s := Sweep{Params: []string{"cluster.router", "cluster.replicas", "seed.x"}}
+	for i, r := range []string{"round-robin", "p2c", "round-robin", "p2c"} {
+		s.Rows = append(s.Rows, SweepRow{Values: []string{r, "4", []string{"1", "2"}[i/2]}, TTFTP99Ms: 100 + float64(i), TTFTP99MsCI95: math.NaN(), GoodputRPS: 3, ThroughputRPS: math.NaN()})
+	}
+	f, err = SweepTTFT(m, s)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	written, err := Write(dir, f)
+	require.NoError(t, err)
+	b, err := os.ReadFile(written[1])
+	require.NoError(t, err)
+	text := svgText(t, b)
+	for _, w := range []string{"round-robin", "p2c", "cluster.router", "p99 TTFT, cluster.replicas=4, seed.x=2"} {
+		require.Contains(t, text, w)
+	}
+	_, err = SweepGoodput(m, Sweep{Params: []string{"a.b"}, Rows: []SweepRow{{Values: []string{"1", "2"}}}})
+	require.ErrorContains(t, err, "2 parameter values for 1 parameters")
+
+	_, err = SizeCost(m, nil, nil)
+	require.Error(t, err)
+	_, err = FailuresTimeline(m, nil)
+	require.Error(t, err)
+	_, err = ETTR(m, nil)
+	require.Error(t, err)
+
+	// Write of nothing writes nothing.
+	written, err = Write(t.TempDir())
+	require.NoError(t, err)
+	require.Empty(t, written)
+}
+
+func TestTicks(t *testing.T) {
+	labels := func(ts []gplot.Tick) []string {
+		var out []string
+		for _, t := range ts {
+			if t.Label != "" {
+				out = append(out, t.Label)
+			}
+		}
+		return out
+	}
+	require.Equal(t, []string{"0", "0.2", "0.4", "0.6", "0.8", "1"}, labels(numTicks{}.Ticks(0, 1)))
+	require.Equal(t, []string{"1", "2", "3", "4", "5", "6", "7", "8"}, labels(integerTicks{}.Ticks(0.5, 8.5)))
+	require.Equal(t, []string{"0", "100000", "200000", "300000", "400000"}, labels(numTicks{}.Ticks(0, 420000)))
+	require.Equal(t, []string{"50", "100", "200", "500", "1000"}, labels(logTicks{}.Ticks(math.Log10(35), math.Log10(1800))))
+	require.Equal(t, []string{"1", "10", "100", "1000", "10000"}, labels(logTicks{}.Ticks(0, 4.2)))
+	require.Equal(t, "0.3", fmtTick(0.1+0.2))
+}
