@@ -1,8 +1,325 @@
 package main
 
-import "io"
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
 
-// cmdFailures is `fleetsim failures ...` (being written; see issue 3).
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+const failuresUsage = `usage:
+  fleetsim failures list
+      the built-in failure profiles
+  fleetsim failures show PROFILE [--gpus N] [--json]
+      per-category rates (per GPU-hour and per 1,000 node-days of 8 GPUs),
+      the implied MTBF of a fleet or job of N GPUs (default 16384), repair
+      times, and the figures CALIBRATION.md flags as unconfirmed
+  fleetsim failures replay FILE [--servers N] [--json]
+      statistics of an InfiniteHBD-format fault log replayed on N servers
+      (default 400): faults by class, component and Xid, repair times, the
+      share of time with at least one server down`
+
+// nodeGPUs is the node size of the "per 1,000 node-days" figures: an HGX
+// server (Meta RSC's A100 nodes are 8 GPUs too, CALIBRATION.md §1).
+const nodeGPUs = 8
+
+// cmdFailures is `fleetsim failures ...`.
 func cmdFailures(args []string, stdout, stderr io.Writer) error {
-	return usagef("fleetsim failures: not available yet")
+	if len(args) == 0 {
+		return usagef("%s", failuresUsage)
+	}
+	switch args[0] {
+	case "list":
+		if len(args) != 1 {
+			return usagef("usage: fleetsim failures list")
+		}
+		return failuresList(stdout)
+	case "show":
+		return failuresShow(args[1:], stdout)
+	case "replay":
+		return failuresReplay(args[1:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, failuresUsage)
+		return nil
+	}
+	return usagef("unknown failures command %q; commands: list, show, replay\n%s", args[0], failuresUsage)
+}
+
+func failuresList(stdout io.Writer) error {
+	for _, n := range failures.ProfileNames() {
+		p, err := failures.LookupProfile(n)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%-12s %s\n", n, p.Description)
+	}
+	return nil
+}
+
+// showJSON is `fleetsim failures show --json`.
+type showJSON struct {
+	Profile        string            `json:"profile"`
+	Description    string            `json:"description"`
+	Source         string            `json:"source"`
+	TTF            ttfJSON           `json:"ttf"`
+	GPUs           int               `json:"gpus"`
+	NodeGPUs       int               `json:"node_gpus"`
+	Rows           []rowJSON         `json:"rows"`
+	PerGPUHour     float64           `json:"per_gpu_hour"`
+	PerKNodeDays   float64           `json:"per_1000_node_days"`
+	RateConfidence string            `json:"rate_confidence"`
+	FailuresPerDay float64           `json:"failures_per_day"`
+	MTBFHours      float64           `json:"mtbf_hours"`
+	Repair         map[string]string `json:"repair"`
+	Notes          []string          `json:"notes"`
+	Unconfirmed    []string          `json:"unconfirmed"`
+}
+
+type ttfJSON struct {
+	Dist  string  `json:"dist"`
+	Shape float64 `json:"shape"`
+}
+
+type rowJSON struct {
+	Category     string         `json:"category"`
+	Label        string         `json:"label"`
+	Component    string         `json:"component"`
+	Scope        string         `json:"scope"`
+	Mode         string         `json:"mode"`
+	Xid          int            `json:"xid"`
+	Action       string         `json:"action"`
+	Count        int            `json:"count"`
+	PerGPUHour   float64        `json:"per_gpu_hour"`
+	PerKNodeDays float64        `json:"per_1000_node_days"`
+	Confidence   string         `json:"confidence"`
+	Precursor    *precursorJSON `json:"precursor,omitempty"`
+}
+
+type precursorJSON struct {
+	Signal            string  `json:"signal"`
+	LeadS             float64 `json:"lead_s"`
+	DetectProbability float64 `json:"detect_probability"`
+}
+
+func failuresShow(args []string, stdout io.Writer) error {
+	const u = "usage: fleetsim failures show PROFILE [--gpus N] [--json]"
+	fs := flag.NewFlagSet("failures show", flag.ContinueOnError)
+	gpus := fs.Int("gpus", 16384, "GPUs in the fleet or job (default: Llama 3's 16,384)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("%s", u)
+	}
+	if *gpus < 1 {
+		return usagef("failures show: --gpus must be >= 1, found %d", *gpus)
+	}
+	p, err := failures.LookupProfile(pos[0])
+	if err != nil {
+		return usageError{err}
+	}
+	out := showJSON{Profile: p.Name, Description: p.Description, Source: p.Source,
+		TTF: ttfJSON{p.TTF.Kind, p.TTF.Shape}, GPUs: *gpus, NodeGPUs: nodeGPUs,
+		PerGPUHour: p.RatePerGPUHour(), RateConfidence: p.RateConfidence,
+		Repair: map[string]string{}, Notes: p.Notes, Unconfirmed: []string{}}
+	out.PerKNodeDays = failures.PerKNodeDays(out.PerGPUHour, nodeGPUs)
+	out.FailuresPerDay = out.PerGPUHour * float64(*gpus) * 24
+	if out.PerGPUHour > 0 {
+		out.MTBFHours = p.MTBFHours(*gpus)
+	}
+	for _, r := range p.Rows {
+		row := rowJSON{Category: r.Category, Label: r.Label, Component: string(r.Component), Scope: r.Scope.String(),
+			Mode: r.Mode.String(), Xid: r.Xid, Action: r.Action.String(), Count: r.Count, PerGPUHour: r.PerGPUHour,
+			PerKNodeDays: failures.PerKNodeDays(r.PerGPUHour, nodeGPUs), Confidence: r.Confidence}
+		if r.Precursor.DetectProbability > 0 {
+			row.Precursor = &precursorJSON{r.Precursor.Signal, r.Precursor.Lead.Seconds(), r.Precursor.DetectProbability}
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	for _, a := range failures.ActionNames() {
+		act, _ := failures.ParseAction(a)
+		out.Repair[a] = p.Repair[act].String()
+	}
+	for _, n := range p.Notes {
+		if strings.HasPrefix(n, "U:") {
+			out.Unconfirmed = append(out.Unconfirmed, n)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	w := stdout
+	fmt.Fprintf(w, "profile   %s — %s\n", p.Name, p.Description)
+	if p.Source != "" {
+		fmt.Fprintf(w, "source    %s\n", p.Source)
+	}
+	ttf := p.TTF.Kind
+	if p.TTF.Kind == failures.TTFWeibull {
+		ttf += fmt.Sprintf(" shape %g", p.TTF.Shape)
+	}
+	fmt.Fprintf(w, "time to failure %s; rates per GPU-hour and per 1,000 node-days (nodes of %d GPUs)\n\n", ttf, nodeGPUs)
+	fmt.Fprintf(w, "%-17s %-16s %-7s %-10s %4s %-12s %6s %12s %10s %s\n",
+		"category", "component", "scope", "mode", "xid", "action", "count", "per GPU-h", "per 1k n-d", "mark")
+	for _, r := range out.Rows {
+		xid := "-"
+		if r.Xid != 0 {
+			xid = fmt.Sprint(r.Xid)
+		}
+		count := "-"
+		if r.Count > 0 {
+			count = fmt.Sprint(r.Count)
+		}
+		fmt.Fprintf(w, "%-17s %-16s %-7s %-10s %4s %-12s %6s %12.4e %10.4f %s\n",
+			r.Category, r.Component, r.Scope, r.Mode, xid, r.Action, count, r.PerGPUHour, r.PerKNodeDays, r.Confidence)
+	}
+	total := 0
+	for _, r := range p.Rows {
+		total += r.Count
+	}
+	tc := "-"
+	if total > 0 {
+		tc = fmt.Sprint(total)
+	}
+	fmt.Fprintf(w, "%-17s %-16s %-7s %-10s %4s %-12s %6s %12.4e %10.4f %s\n\n",
+		"total", "", "", "", "", "", tc, out.PerGPUHour, out.PerKNodeDays, p.RateConfidence)
+	if out.PerGPUHour > 0 {
+		fmt.Fprintf(w, "%d GPUs: %.2f failures/day, MTBF %s\n", *gpus, out.FailuresPerDay, hoursText(out.MTBFHours))
+	} else {
+		fmt.Fprintf(w, "%d GPUs: no failures\n", *gpus)
+	}
+	for _, r := range out.Rows {
+		if r.Precursor != nil {
+			fmt.Fprintf(w, "precursor %-10s %s, %s ahead, seen with probability %.2f\n",
+				r.Category, r.Precursor.Signal, hoursText(r.Precursor.LeadS/3600), r.Precursor.DetectProbability)
+		}
+	}
+	fmt.Fprintf(w, "repair    ")
+	for i, a := range failures.ActionNames() {
+		if i > 0 {
+			fmt.Fprintf(w, "; ")
+		}
+		fmt.Fprintf(w, "%s %s", a, out.Repair[a])
+	}
+	fmt.Fprintln(w)
+	if len(p.Notes) > 0 {
+		fmt.Fprintln(w, "\nnotes (P primary, S secondary, C computed, U unconfirmed — CALIBRATION.md):")
+		for _, n := range p.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+	if len(out.Unconfirmed) > 0 {
+		fmt.Fprintf(w, "UNCONFIRMED: %d figure(s) above are marked U; do not calibrate on them without a second source\n", len(out.Unconfirmed))
+	}
+	return nil
+}
+
+func hoursText(h float64) string {
+	switch {
+	case h >= 48:
+		return fmt.Sprintf("%.2f h (%.1f days)", h, h/24)
+	case h >= 1:
+		return fmt.Sprintf("%.2f h", h)
+	}
+	return fmt.Sprintf("%.1f min", h*60)
+}
+
+// replayJSON is `fleetsim failures replay --json`.
+type replayJSON struct {
+	File        string                  `json:"file"`
+	Faults      int                     `json:"faults"`
+	Nodes       int                     `json:"nodes"`
+	Servers     int                     `json:"servers"`
+	GPUs        int                     `json:"gpus"`
+	SpanDays    float64                 `json:"span_days"`
+	RepairDays  failures.Quantiles      `json:"repair_days"`
+	AnyDown     float64                 `json:"any_server_down"`
+	MeanDown    float64                 `json:"mean_servers_down"`
+	Down        []failures.DownFraction `json:"gpus_down"`
+	ByClass     []failures.Count        `json:"by_class"`
+	ByComponent []failures.Count        `json:"by_component"`
+	ByMode      []failures.Count        `json:"by_mode"`
+	ByXid       []failures.Count        `json:"by_xid"`
+}
+
+func failuresReplay(args []string, stdout io.Writer) error {
+	const u = "usage: fleetsim failures replay FILE [--servers N] [--json]"
+	fs := flag.NewFlagSet("failures replay", flag.ContinueOnError)
+	servers := fs.Int("servers", 400, "servers to replay the log on (InfiniteHBD: 400)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("%s", u)
+	}
+	if *servers < 1 || *servers > 1<<24 {
+		return usagef("failures replay: --servers must be between 1 and %d, found %d", 1<<24, *servers)
+	}
+	fr, err := workloads.OpenFaultLog(pos[0])
+	if err != nil {
+		return usageError{err}
+	}
+	defer fr.Close()
+	topo := failures.HGX(*servers, 4)
+	rp, err := failures.NewReplay(fr, topo)
+	if err != nil {
+		return usageError{err}
+	}
+	tally := failures.NewTally(topo.GPUs())
+	var end sim.Time
+	for {
+		ev, ok := rp.Next()
+		if !ok {
+			break
+		}
+		tally.Add(ev)
+		end = max(end, ev.End())
+	}
+	if err := rp.Err(); err != nil {
+		return usageError{err}
+	}
+	r := tally.Report(max(end, 1), nil)
+	days := func(h float64) float64 { return h / 24 }
+	q := r.RepairHours
+	out := replayJSON{File: pos[0], Faults: r.Incidents, Nodes: rp.Nodes(), Servers: *servers, GPUs: topo.GPUs(),
+		SpanDays:   end.Seconds() / 86400,
+		RepairDays: failures.Quantiles{Mean: days(q.Mean), P50: days(q.P50), P90: days(q.P90), P99: days(q.P99), Max: days(q.Max)},
+		AnyDown:    r.AnyDown, MeanDown: r.MeanGPUsDown / float64(topo.HostGPUs), Down: r.Down,
+		ByClass: r.ByCategory, ByComponent: r.ByComponent, ByMode: r.ByMode, ByXid: r.ByXid}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	w := stdout
+	fmt.Fprintf(w, "fault log  %s (InfiniteHBD JSON)\n", pos[0])
+	fmt.Fprintf(w, "faults     %d on %d nodes, replayed on %d servers (%d GPUs) over %.1f days\n",
+		out.Faults, out.Nodes, out.Servers, out.GPUs, out.SpanDays)
+	rd := out.RepairDays
+	fmt.Fprintf(w, "repair     mean %.2f d, p50 %.2f d, p90 %.2f d, p99 %.2f d, max %.2f d\n", rd.Mean, rd.P50, rd.P90, rd.P99, rd.Max)
+	fmt.Fprintf(w, "down       ≥1 server %.1f%% of the time; %.2f servers down on average\n", 100*out.AnyDown, out.MeanDown)
+	for _, d := range out.Down {
+		fmt.Fprintf(w, "           ≥%g%% of GPUs (%d) %.1f%% of the time\n", 100*d.Threshold, d.GPUs, 100*d.TimeFraction)
+	}
+	table := func(title string, cs []failures.Count) {
+		fmt.Fprintf(w, "\n%-44s %6s\n", title, "faults")
+		for _, c := range cs {
+			fmt.Fprintf(w, "%-44s %6d\n", c.Name, c.Incidents)
+		}
+	}
+	table("class (Level/Class)", out.ByClass)
+	table("component (taxonomy)", out.ByComponent)
+	table("mode", out.ByMode)
+	table("xid", out.ByXid)
+	return nil
 }

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const faultTracePath = "../../../shared/data/traces/fault_trace.json"
+
+func TestFailuresShow(t *testing.T) {
+	stdout, stderr, code := fleetsim(t, nil, "failures", "show", "llama3")
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "profile   llama3")
+	assert.Contains(t, stdout, "16384 GPUs: 7.76 failures/day, MTBF 3.09 h")
+	assert.Regexp(t, `(?m)^gpu\s+gpu\s+gpu\s+fail-stop\s+79\s+reboot-node\s+148\s+6.9701e-06\s+1.3383 P$`, stdout)
+	assert.Regexp(t, `(?m)^total\s+419\s+1.9733e-05\s+3.7887 P$`, stdout)
+	assert.NotContains(t, stdout, "UNCONFIRMED")
+
+	again, _, _ := fleetsim(t, nil, "failures", "show", "llama3")
+	assert.Equal(t, stdout, again, "deterministic stdout")
+
+	// A job of 8,000 GPUs at Meta RSC-1's rate: 6.5 per 1,000 nodes a day.
+	stdout, stderr, code = fleetsim(t, nil, "failures", "show", "meta-rsc", "--gpus", "8000")
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "8000 GPUs: 6.50 failures/day, MTBF 3.69 h")
+	assert.Regexp(t, `(?m)^total\s+-\s+3.3854e-05\s+6.5000 S$`, stdout)
+}
+
+func TestFailuresShowFlagsUnconfirmed(t *testing.T) {
+	stdout, stderr, code := fleetsim(t, nil, "failures", "show", "byterobust")
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, `U: "55,366 incidents" — the figure in the design brief; not found in the paper text reachable here.`)
+	assert.Regexp(t, `(?m)^total\s+-\s+1.2641e-04\s+24.2700 U$`, stdout)
+	assert.Contains(t, stdout, "UNCONFIRMED: 1 figure(s) above are marked U")
+}
+
+func TestFailuresShowJSON(t *testing.T) {
+	stdout, stderr, code := fleetsim(t, nil, "failures", "show", "byterobust", "--json", "--gpus", "9600")
+	require.Zero(t, code, stderr)
+	var out showJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	assert.Equal(t, "byterobust", out.Profile)
+	assert.Equal(t, 9600, out.GPUs)
+	assert.Equal(t, "U", out.RateConfidence)
+	require.Len(t, out.Unconfirmed, 1)
+	assert.True(t, strings.HasPrefix(out.Unconfirmed[0], `U: "55,366 incidents"`))
+	assert.InEpsilon(t, 1/(9600*out.PerGPUHour), out.MTBFHours, 1e-12)
+	require.Len(t, out.Rows, 7)
+	assert.Equal(t, "cuda-error", out.Rows[0].Category)
+	assert.Equal(t, "lognormal median 20.4 h, mean 132 h", out.Repair["rma"])
+
+	stdout, _, code = fleetsim(t, nil, "failures", "show", "llama3", "--json")
+	require.Zero(t, code)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	assert.InDelta(t, 3.09, out.MTBFHours, 0.005)
+	assert.Empty(t, out.Unconfirmed)
+	var hbm rowJSON
+	for _, r := range out.Rows {
+		if r.Category == "hbm" {
+			hbm = r
+		}
+	}
+	require.NotNil(t, hbm.Precursor)
+	assert.Equal(t, 48, hbm.Xid)
+}
+
+func TestFailuresBadInput(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte("[\n{\"node_id\": \"a\",\n \"event_time\": x}\n]"), 0o644))
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"failures"}, "usage:"},
+		{[]string{"failures", "explode"}, `unknown failures command "explode"`},
+		{[]string{"failures", "show"}, "usage: fleetsim failures show PROFILE"},
+		{[]string{"failures", "show", "llama4"}, `unknown profile "llama4"; valid profiles: byterobust, llama3, meta-rsc, meta-rsc-2, none`},
+		{[]string{"failures", "show", "llama3", "--gpus", "0"}, "--gpus must be >= 1, found 0"},
+		{[]string{"failures", "show", "llama3", "--gpus", "many"}, `invalid value "many" for flag -gpus`},
+		{[]string{"failures", "replay", missing}, "nope.json"},
+		{[]string{"failures", "replay", bad}, bad + ":3: malformed JSON: invalid character 'x'"},
+		{[]string{"failures", "replay", bad, "--servers", "0"}, "--servers must be between 1"},
+	}
+	for _, tt := range tests {
+		stdout, stderr, code := fleetsim(t, nil, tt.args...)
+		assert.Equal(t, 2, code, "%v", tt.args)
+		assert.Contains(t, stderr, tt.want, "%v", tt.args)
+		assert.Empty(t, stdout, "%v", tt.args)
+	}
+}
+
+func TestFailuresList(t *testing.T) {
+	stdout, stderr, code := fleetsim(t, nil, "failures", "list")
+	require.Zero(t, code, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 5)
+	assert.True(t, strings.HasPrefix(lines[0], "byterobust"))
+}
+
+func TestFailuresReplay(t *testing.T) {
+	if _, err := os.Stat(faultTracePath); err != nil {
+		t.Skipf("fault trace not available: %v", err)
+	}
+	stdout, stderr, code := fleetsim(t, nil, "failures", "replay", faultTracePath)
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "faults     584 on 231 nodes, replayed on 400 servers (3200 GPUs) over 349.0 days")
+	assert.Contains(t, stdout, "repair     mean 5.54 d, p50 0.85 d, p90 13.01 d, p99 85.07 d, max 130.96 d")
+	assert.Contains(t, stdout, "down       ≥1 server 98.9% of the time")
+	assert.Regexp(t, `(?m)^Hardware Failure/GPU\s+158$`, stdout)
+
+	stdout, stderr, code = fleetsim(t, nil, "failures", "replay", faultTracePath, "--json")
+	require.Zero(t, code, stderr)
+	var out replayJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	assert.Equal(t, 584, out.Faults)
+	assert.InDelta(t, 5.5, out.RepairDays.Mean, 0.05)
+	assert.InDelta(t, 0.85, out.RepairDays.P50, 0.005)
+	assert.InDelta(t, 85, out.RepairDays.P99, 0.1)
+	assert.Equal(t, "Hardware Failure/GPU", out.ByClass[0].Name)
+	assert.Equal(t, 158, out.ByClass[0].Incidents)
+
+	_, stderr, code = fleetsim(t, nil, "failures", "replay", faultTracePath, "--servers", "200")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "the topology has 200 hosts")
+}

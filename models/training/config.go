@@ -1,0 +1,118 @@
+package training
+
+import (
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// CheckpointPolicy decides how often a job checkpoints. Implementations live
+// in package policies ("fixed", "young", "daly").
+type CheckpointPolicy interface {
+	// CheckpointInterval returns the compute time between the end of one
+	// checkpoint and the start of the next (> 0) for a job whose mean time
+	// between failures is mtbf and whose checkpoint write takes writeTime.
+	CheckpointInterval(mtbf, writeTime sim.Time) sim.Time
+}
+
+// Config is a synchronous training job (a scenario's [training] table).
+// Every duration is in seconds or hours as its name says.
+type Config struct {
+	// GPUs is the job size; a multiple of the topology's GPUs per host.
+	// Default 16,384 (Llama 3, CALIBRATION.md §1).
+	GPUs int `toml:"gpus"`
+	// HorizonHours is the wall-clock time simulated. Default 1,296 (the
+	// 54 days of the Llama 3 snapshot, CALIBRATION.md §1).
+	HorizonHours float64 `toml:"horizon_hours"`
+	// SpareServers is the spare pool, in hosts (HGX servers or NVL72
+	// trays). A failed host goes to repair and, repaired, joins the pool.
+	// Default 10: ByteRobust sizes its standby pool to the P99 of
+	// simultaneous machine failures (CALIBRATION.md §1, S); for the llama3
+	// profile on 2,048 servers the time-P99 of servers out for repair is 10
+	// (TestSparePoolP99).
+	SpareServers int `toml:"spare_servers"`
+	// DetectionMinS and DetectionMaxS bound the time from a failure to its
+	// detection, uniform. Default 600–1,800 s: an NCCL watchdog timeout of
+	// 10–30 min (CALIBRATION.md §1, ByteRobust, S). ByteRobust's fast
+	// detection is 10–30 s (FastDetection).
+	DetectionMinS float64 `toml:"detection_min_s"`
+	DetectionMaxS float64 `toml:"detection_max_s"`
+	// RestartMinS and RestartMaxS bound the restart overhead u0 (reschedule,
+	// load the checkpoint, warm up), uniform. Default 300–1,200 s: Meta's
+	// u0 of 5–20 min (CALIBRATION.md §1, Meta RSC, S).
+	RestartMinS float64 `toml:"restart_min_s"`
+	RestartMaxS float64 `toml:"restart_max_s"`
+	// CheckpointWriteS is the blocking checkpoint write time w_cp; training
+	// stops while it runs. Default 6.77 s: Megatron's blocking save as
+	// ByteRobust measured it (CALIBRATION.md §1 "Restart/recovery", S).
+	CheckpointWriteS float64 `toml:"checkpoint_write_s"`
+	// PricePerGPUHour in USD. Default 6.50, the H100 catalog price
+	// (CALIBRATION.md §3).
+	PricePerGPUHour float64 `toml:"price_per_gpu_hour"`
+}
+
+// DefaultConfig is a Llama-3-sized job with NCCL-watchdog detection and
+// Meta's restart overhead.
+func DefaultConfig() Config {
+	return Config{
+		GPUs: 16384, HorizonHours: 54 * 24, SpareServers: 10,
+		DetectionMinS: 600, DetectionMaxS: 1800,
+		RestartMinS: 300, RestartMaxS: 1200,
+		CheckpointWriteS: 6.77, PricePerGPUHour: 6.50,
+	}
+}
+
+// FastDetection sets ByteRobust's 10–30 s detection (CALIBRATION.md §1,
+// ByteRobust, S: "detection 10–30 s vs 10–30 min timeout baselines").
+func (c *Config) FastDetection() { c.DetectionMinS, c.DetectionMaxS = 10, 30 }
+
+// Llama3PretrainConfig is the llama3-pretrain setup: 16,384 H100 in 2,048
+// servers for 54 days, with a job tuned for restarts as Llama 3's was (it
+// reports > 90% effective training time with 419 interruptions,
+// CALIBRATION.md §1): fast detection, 10–30 s (ByteRobust, S), and a
+// restart overhead of 5–15 min (Meta's 5–20 min range cut at MegaScale's
+// "back to progress within 15 min", S). Checkpoints every Daly interval of
+// the 6.77 s write (policies "daly"), 10 spare servers.
+func Llama3PretrainConfig() Config {
+	c := DefaultConfig()
+	c.FastDetection()
+	c.RestartMinS, c.RestartMaxS = 300, 900
+	return c
+}
+
+// maxHorizonHours keeps a run inside sim.Time's range (about 100 years).
+const maxHorizonHours = 100 * 365 * 24
+
+// Validate records every problem of c under prefix.
+func (c *Config) Validate(prefix string, ps *config.Problems) {
+	k := func(key string) string {
+		if prefix == "" {
+			return key
+		}
+		return prefix + "." + key
+	}
+	ps.PositiveInt(k("gpus"), c.GPUs)
+	ps.Positive(k("horizon_hours"), c.HorizonHours)
+	if c.HorizonHours > maxHorizonHours {
+		ps.Add(k("horizon_hours"), "must be at most %d (100 years), found %v", maxHorizonHours, c.HorizonHours)
+	}
+	if c.SpareServers < 0 {
+		ps.Add(k("spare_servers"), "must be an integer >= 0, found %d", c.SpareServers)
+	}
+	pair := func(lo, hi string, a, b float64) {
+		ps.NonNegative(k(lo), a)
+		ps.NonNegative(k(hi), b)
+		if b < a {
+			ps.Add(k(hi), "must be >= %s (%v), found %v", lo, a, b)
+		}
+		if b > maxHorizonHours*3600 {
+			ps.Add(k(hi), "must be at most %d, found %v", maxHorizonHours*3600, b)
+		}
+	}
+	pair("detection_min_s", "detection_max_s", c.DetectionMinS, c.DetectionMaxS)
+	pair("restart_min_s", "restart_max_s", c.RestartMinS, c.RestartMaxS)
+	ps.NonNegative(k("checkpoint_write_s"), c.CheckpointWriteS)
+	if c.CheckpointWriteS > 30*24*3600 {
+		ps.Add(k("checkpoint_write_s"), "must be at most 30 days, found %v", c.CheckpointWriteS)
+	}
+	ps.NonNegative(k("price_per_gpu_hour"), c.PricePerGPUHour)
+}

@@ -1,0 +1,21 @@
+// Package training simulates a synchronous training job on a failing
+// cluster and reports its effective training time ratio (ETTR), its
+// interruptions and where the lost GPU-hours went.
+//
+//	config.go  Config (a scenario's [training] table) with its cited
+//	           defaults and Validate; the CheckpointPolicy interface,
+//	           implemented in package policies (fixed, young, daly)
+//	job.go     Job: the state machine (running → detecting → waiting for
+//	           spares → restarting → running) driven by a sim.Engine and a
+//	           failures.Source, with a spare pool of hosts and repairs
+//	result.go  Result and LostGPUHours; Simulate, one replication from a
+//	           seed
+//
+// The job schedules an event per failure, detection, restart, repair and
+// straggler, never per step or checkpoint: progress between events is a
+// closed form (compute intervals of fixed work, each followed by a blocking
+// write). A run of 54 days on 16,384 GPUs is about 2,000 events. Every
+// random draw comes from named streams ("failures" for the failure
+// generator, "training" for detection and restart times), so two runs with
+// different checkpoint policies see the same failures.
+package training

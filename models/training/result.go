@@ -1,0 +1,144 @@
+package training
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// LostGPUHours splits the GPU-hours that did not become kept training
+// progress. The parts and Result.ProductiveGPUHours sum to GPUs × wall
+// hours.
+type LostGPUHours struct {
+	// Recompute: work done since the last completed checkpoint and lost at
+	// a failure (the work a restart must redo).
+	Recompute float64 `json:"recompute"`
+	// Restart: restart overhead, including restarts aborted by a failure.
+	Restart float64 `json:"restart"`
+	// Detection: stopped, failure not yet detected.
+	Detection float64 `json:"detection"`
+	// WaitingSpares: detected, waiting for repaired hosts.
+	WaitingSpares float64 `json:"waiting_spares"`
+	// CheckpointWrites: blocking checkpoint writes, including any cut short.
+	CheckpointWrites float64 `json:"checkpoint_writes"`
+	// Slowdown: compute time lost to stragglers running below full speed.
+	Slowdown float64 `json:"slowdown"`
+	// Total is the sum of the above.
+	Total float64 `json:"total"`
+}
+
+// Result is what one run of a job produced.
+type Result struct {
+	GPUs      int     `json:"gpus"`
+	WallHours float64 `json:"wall_hours"`
+	// ETTR is the effective training time ratio: productive time over
+	// wall-clock time (Meta RSC's definition, CALIBRATION.md §1). Work done
+	// since the last checkpoint when the horizon ends counts as productive.
+	ETTR float64 `json:"ettr"`
+	// CheckpointIntervalS is the compute time between checkpoints.
+	CheckpointIntervalS float64 `json:"checkpoint_interval_s"`
+	// Failures counts every failure that hit the job's GPUs, by category
+	// (fail-slow ones included; Llama 3 counts each as an interruption).
+	Failures           int              `json:"failures"`
+	FailuresByCategory []failures.Count `json:"failures_by_category"`
+	// Interruptions counts the failures that stopped a running or
+	// restarting job; the others hit it while already stopped, or were
+	// fail-slow (FailSlow of them).
+	Interruptions           int              `json:"interruptions"`
+	InterruptionsByCategory []failures.Count `json:"interruptions_by_category"`
+	FailSlow                int              `json:"fail_slow"`
+	// SpareWaits is how many restarts had to wait for spares;
+	// MinSparesAvailable the smallest the pool got after a restart;
+	// MaxHostsOut the most job hosts out for repair at once.
+	SpareWaits         int          `json:"spare_waits"`
+	MinSparesAvailable int          `json:"min_spares_available"`
+	MaxHostsOut        int          `json:"max_hosts_out"`
+	ProductiveGPUHours float64      `json:"productive_gpu_hours"`
+	Lost               LostGPUHours `json:"lost_gpu_hours"`
+	PricePerGPUHour    float64      `json:"price_per_gpu_hour"`
+	CostUSD            float64      `json:"cost_usd"`
+	LostUSD            float64      `json:"lost_usd"`
+	FinalState         string       `json:"final_state"`
+}
+
+// Result books the time up to the horizon and reports. Call it once, after
+// the engine has run to Horizon.
+func (j *Job) Result() Result {
+	if !j.done {
+		j.settle(max(j.horizon, j.since))
+		j.done = true
+	}
+	a := j.acc
+	gh := float64(j.cfg.GPUs) / 3600
+	productive := a.committed
+	if j.state == Running {
+		productive += j.uncommittedS
+	}
+	l := LostGPUHours{Recompute: a.recompute * gh, Restart: a.restart * gh, Detection: a.detection * gh,
+		WaitingSpares: a.waiting * gh, CheckpointWrites: a.checkpoint * gh, Slowdown: a.slowdown * gh}
+	if j.state != Running { // work since the last checkpoint is lost if stopped at the end
+		l.Recompute += j.uncommittedS * gh
+	}
+	l.Total = l.Recompute + l.Restart + l.Detection + l.WaitingSpares + l.CheckpointWrites + l.Slowdown
+	wall := j.cfg.HorizonHours * 3600
+	r := Result{
+		GPUs: j.cfg.GPUs, WallHours: wall / 3600, CheckpointIntervalS: j.intervalS,
+		Failures: j.nFail, FailuresByCategory: countList(j.failures),
+		Interruptions: j.nInterrupt, InterruptionsByCategory: countList(j.interrupts), FailSlow: j.nSlow,
+		SpareWaits: j.nWaits, MinSparesAvailable: j.minPool, MaxHostsOut: j.maxOut,
+		ProductiveGPUHours: productive * gh, Lost: l, PricePerGPUHour: j.cfg.PricePerGPUHour,
+		FinalState: j.state.String(),
+	}
+	if wall > 0 {
+		r.ETTR = productive / wall
+	}
+	r.CostUSD = float64(j.cfg.GPUs) * r.WallHours * j.cfg.PricePerGPUHour
+	r.LostUSD = l.Total * j.cfg.PricePerGPUHour
+	return r
+}
+
+func countList(m map[string]int) []failures.Count {
+	out := make([]failures.Count, 0, len(m))
+	for k, v := range m {
+		out = append(out, failures.Count{Name: k, Incidents: v})
+	}
+	slices.SortFunc(out, func(a, b failures.Count) int {
+		if c := cmp.Compare(b.Incidents, a.Incidents); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// Simulate runs one replication of a job of cfg on topo, failing as
+// profile says: failures from the stream "failures" of seed on the whole
+// topology, the job's draws from the stream "training". The checkpoint
+// policy sees the profile's MTBF for cfg.GPUs.
+func Simulate(cfg Config, profile *failures.Profile, topo failures.Topology, policy CheckpointPolicy, seed uint64) (Result, error) {
+	gen, err := failures.NewGenerator(profile, topo, sim.NewStream(seed, "failures"))
+	if err != nil {
+		return Result{}, err
+	}
+	mtbf := profile.MTBF(cfg.GPUs)
+	if mtbf == sim.Forever {
+		mtbf = sim.FromSeconds(cfg.HorizonHours * 3600 * 1000)
+	}
+	eng := sim.NewEngine()
+	job, err := New(cfg, Deps{Engine: eng, Topology: topo, Failures: gen, Checkpoint: policy, MTBF: mtbf,
+		Rand: sim.NewStream(seed, "training")})
+	if err != nil {
+		return Result{}, err
+	}
+	job.Start()
+	eng.Run(job.Horizon())
+	return job.Result(), nil
+}
+
+// String is a one-line summary.
+func (r Result) String() string {
+	return fmt.Sprintf("ETTR %.2f%%, %d failures (%d interruptions), lost %.0f GPU-h", 100*r.ETTR, r.Failures, r.Interruptions, r.Lost.Total)
+}
