@@ -91,24 +91,31 @@ func MeanCI(xs []float64, conf float64) (mean, half float64) {
 	return mean, tQuantile(1-(1-conf)/2, n-1) * sd / math.Sqrt(float64(n))
 }
 
-// Aggregate computes a Stat for every metric of the replications (which
-// must come from the same scenario, so they have the same keys).
+// Aggregate computes a Stat for every metric of the replications. A metric
+// missing from a replication (a failure reason that did not occur there)
+// counts as 0 in it.
 func Aggregate(reps []*RepResult) []Stat {
-	flat := make([][]Metric, len(reps))
+	vals := map[string][]float64{}
 	for i, r := range reps {
-		flat[i] = Flatten(r.Summary)
-	}
-	stats := make([]Stat, len(flat[0]))
-	for k, m := range flat[0] {
-		st := Stat{Key: m.Key, Values: make([]float64, len(reps))}
-		for i := range reps {
-			if flat[i][k].Key != m.Key {
-				panic("experiments: replications with different metrics")
+		for _, m := range Flatten(r.Summary) {
+			v, ok := vals[m.Key]
+			if !ok {
+				v = make([]float64, len(reps))
+				vals[m.Key] = v
 			}
-			st.Values[i] = flat[i][k].Value
+			v[i] = m.Value
 		}
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	stats := make([]Stat, len(keys))
+	for i, k := range keys {
+		st := Stat{Key: k, Values: vals[k]}
 		st.Mean, st.CI95 = MeanCI(st.Values, 0.95)
-		stats[k] = st
+		stats[i] = st
 	}
 	return stats
 }

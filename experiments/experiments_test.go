@@ -269,7 +269,8 @@ func TestSizingMonotoneAndHolds(t *testing.T) {
 //
 //	go test ./experiments -run '^$' -bench ReplicationsParallel -benchtime 3x
 func BenchmarkReplicationsParallel(b *testing.B) {
-	sc := mustParse(b, small)
+	sc, err := LoadBuiltin("default")
+	require.NoError(b, err)
 	sc.Run.Replications = 8
 	for _, w := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {

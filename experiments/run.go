@@ -68,11 +68,12 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		return nil, err
 	}
 	fleet.StartSampling(sim.FromSeconds(sc.Run.SampleIntervalS))
+	fleet.DrainLimit = sim.FromSeconds(sc.Run.DrainLimitS)
 	horizon := sim.Forever
 	if sc.Run.HorizonS > 0 {
 		horizon = sim.FromSeconds(sc.Run.HorizonS)
 	}
-	runEngine(eng, horizon, sc.Workload.DurationS, opt.Progress)
+	runEngine(eng, horizon, sc.Workload.DurationS, opt.Progress, func() bool { return fleet.Truncated })
 	if err := fleet.Err(); err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
@@ -80,7 +81,10 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	// failure), or at the horizon if it cut the run short: the same
 	// whichever way the engine was sliced, and whatever the sampling.
 	end := rec.LastEvent()
-	if eng.NextTime() != sim.Forever {
+	switch {
+	case fleet.Truncated:
+		end = eng.Now()
+	case eng.NextTime() != sim.Forever:
 		end = horizon
 	}
 	for len(fleet.Samples) > 0 && fleet.Samples[len(fleet.Samples)-1].Time > end {
@@ -93,7 +97,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 // runEngine runs to the horizon, in slices when progress is wanted. The
 // slicing does not change the order of events, so results do not depend on
 // whether progress is shown.
-func runEngine(eng *sim.Engine, horizon sim.Time, durationS float64, progress func(float64)) {
+func runEngine(eng *sim.Engine, horizon sim.Time, durationS float64, progress func(float64), stopped func() bool) {
 	if progress == nil || durationS <= 0 {
 		eng.Run(horizon)
 		if progress != nil {
@@ -109,7 +113,7 @@ func runEngine(eng *sim.Engine, horizon sim.Time, durationS float64, progress fu
 	for i := 1; i <= slices; i++ {
 		eng.Run(span / slices * sim.Time(i))
 		progress(float64(i) / slices)
-		if eng.NextTime() == sim.Forever {
+		if eng.NextTime() == sim.Forever || stopped() {
 			return
 		}
 	}

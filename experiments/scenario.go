@@ -89,6 +89,10 @@ type RunConfig struct {
 	// SampleIntervalS is the period of the time series (timeseries.csv), in
 	// simulated seconds. Default 10.
 	SampleIntervalS float64 `toml:"sample_interval_s"`
+	// DrainLimitS stops a run this long after its last arrival even if
+	// requests are still in flight (stuck on a zombie nothing restarts);
+	// they are reported as in flight. 0: no limit. Default 3600.
+	DrainLimitS float64 `toml:"drain_limit_s"`
 }
 
 // CostConfig prices the fleet.
@@ -135,7 +139,7 @@ func (s *Scenario) Price() float64 {
 func DefaultScenario() Scenario {
 	return Scenario{
 		Seed: 1,
-		Run:  RunConfig{Replications: 1, SampleIntervalS: 10},
+		Run:  RunConfig{Replications: 1, SampleIntervalS: 10, DrainLimitS: 3600},
 		Size: SizeConfig{Confidence: 0.95},
 		Cost: CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
@@ -309,6 +313,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 		ps.Add("run.replications", "at most 10000, found %d", s.Run.Replications)
 	}
 	ps.Positive("run.sample_interval_s", s.Run.SampleIntervalS)
+	ps.NonNegative("run.drain_limit_s", s.Run.DrainLimitS)
 	for i := range s.GPUs {
 		s.GPUs[i].Validate(fmt.Sprintf("gpus.%d", i), ps)
 	}

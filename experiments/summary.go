@@ -57,6 +57,9 @@ type LatencyBlock struct {
 	TPOT  Dist `json:"tpot"`  // mean time per output token after the first
 	E2E   Dist `json:"e2e"`   // arrival → last output token
 	Queue Dist `json:"queue"` // arrival → first admission into a batch
+	// ClientTTFT counts failed requests too, at the time they failed (a
+	// client timeout, an error): what clients waited for a first token.
+	ClientTTFT Dist `json:"ttft_client"`
 }
 
 // Throughput is completed work per simulated second.
@@ -200,7 +203,8 @@ func Summarize(r *Result) *Summary {
 	s := &Summary{Scenario: sc.Name}
 	s.Requests = RequestCounts{Arrived: rec.Arrived, Completed: rec.Completed, Failed: rec.Failed,
 		Shed: rec.Shed, InFlight: rec.InFlight(), Preempted: rec.Preempted}
-	s.LatencyMs = LatencyBlock{TTFT: dist(rec.TTFT), TPOT: dist(rec.TPOT), E2E: dist(rec.E2E), Queue: dist(rec.Queue)}
+	s.LatencyMs = LatencyBlock{TTFT: dist(rec.TTFT), TPOT: dist(rec.TPOT), E2E: dist(rec.E2E), Queue: dist(rec.Queue),
+		ClientTTFT: dist(rec.ClientTTFT)}
 	s.Throughput = Throughput{
 		RequestsPerS:     round6(ratio(float64(rec.Completed), secs)),
 		OutputTokensPerS: round6(ratio(float64(rec.OutputTokens), secs)),

@@ -94,6 +94,12 @@ type Fleet struct {
 	srcErr    error
 	srcDone   bool
 
+	// DrainLimit stops the run this long after the last arrival even if
+	// requests are still in flight (0: no limit); Truncated says it did.
+	DrainLimit  sim.Time
+	Truncated   bool
+	lastArrival sim.Time
+
 	// Samples is the fleet's time series (see StartSampling).
 	Samples    []Sample
 	sampleNs   sim.Time
@@ -178,6 +184,7 @@ func (f *Fleet) pull() error {
 }
 
 func (f *Fleet) arrive(now sim.Time) {
+	f.lastArrival = now
 	f.Rec.Touch(now)
 	f.Rec.Arrived++
 	if f.pol.Retry != nil {
@@ -236,6 +243,14 @@ func (f *Fleet) sample(now sim.Time) {
 	}
 	f.Samples = append(f.Samples, s)
 	if f.srcDone && f.Rec.InFlight() == 0 {
+		return
+	}
+	if f.srcDone && f.DrainLimit > 0 && now-f.lastArrival > f.DrainLimit {
+		// Requests stuck where they can never finish (a zombie nobody
+		// restarts, no client timeout) would keep the run alive forever:
+		// stop, and report them as in flight.
+		f.Truncated = true
+		f.eng.Stop()
 		return
 	}
 	f.eng.Schedule(now+f.sampleNs, sim.PriorityMetrics, f.onSample)

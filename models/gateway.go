@@ -39,7 +39,7 @@ type clientReq struct {
 
 	// timers (cancelled when the request ends, so a recycled record is
 	// never touched by a stale one)
-	timeout, hedge, retry sim.EventID
+	timeout, deadline, hedge, retry sim.EventID
 }
 
 // GatewayStats counts what the gateway did beyond plain routing.
@@ -71,6 +71,7 @@ func (f *Fleet) newClientReq(req *workloads.Request) *clientReq {
 
 func (f *Fleet) releaseClientReq(cr *clientReq) {
 	f.eng.Cancel(cr.timeout)
+	f.eng.Cancel(cr.deadline)
 	f.eng.Cancel(cr.hedge)
 	f.eng.Cancel(cr.retry)
 	for _, c := range cr.copies {
@@ -122,6 +123,7 @@ func (f *Fleet) FirstToken(c *Copy, at sim.Time) {
 	}
 	cr.firstSeen = true
 	f.eng.Cancel(cr.hedge)
+	f.eng.Cancel(cr.timeout) // the client's deadline is for the first token
 	if f.pol.Hedge != nil {
 		f.pol.Hedge.Observe(at, (at - cr.req.Arrival).Milliseconds())
 	}
@@ -157,7 +159,9 @@ func (f *Fleet) withdrawOthers(cr *clientReq, c *Copy) {
 // CopyDone implements Observer: the client request completes.
 func (f *Fleet) CopyDone(c *Copy, o *Outcome) {
 	now := o.Finished
-	f.recordBreaker(c.Replica, now, true, (now - c.SentAt).Milliseconds())
+	// The breaker's latency rule looks at time to first token: end-to-end
+	// latency grows with output length, not with the replica's health.
+	f.recordBreaker(c.Replica, now, true, (o.FirstToken - c.SentAt).Milliseconds())
 	if f.pol.Admit != nil {
 		f.pol.Admit.Observe(now, (o.FirstToken - o.Req.Arrival).Milliseconds())
 	}

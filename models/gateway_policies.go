@@ -10,9 +10,14 @@ type Policies struct {
 	Hedge   Hedger
 	Breaker Breaker
 	Retry   Retrier
-	// TimeoutNs is the client timeout: a request without its last token by
-	// then fails ("timeout") and its copies are withdrawn. 0: none.
+	// TimeoutNs is the client timeout: a request that has not streamed its
+	// first token by then fails ("client timeout") and its copies are
+	// withdrawn (streaming clients time out on the first byte; a long
+	// generation that is streaming is not cut off). 0: none.
 	TimeoutNs sim.Time
+	// TotalTimeoutNs fails a request not finished by then, streaming or
+	// not. 0: none.
+	TotalTimeoutNs sim.Time
 	// Probe configures health probes; Kind ProbeNone (the zero value with
 	// IntervalNs 0) runs none.
 	Probe ProbeConfig
@@ -164,7 +169,6 @@ func (f *Fleet) Drain(i int, grace sim.Time, then func(now sim.Time)) {
 
 // onTimeout fails a client request that ran out of time.
 func (f *Fleet) onTimeout(cr *clientReq, now sim.Time) {
-	cr.timeout = sim.EventID{}
 	f.GW.Timeouts++
 	for _, c := range cr.copies {
 		f.recordBreaker(c.Replica, now, false, (now - c.SentAt).Milliseconds())
@@ -179,7 +183,16 @@ func (f *Fleet) onTimeout(cr *clientReq, now sim.Time) {
 // hedge (or, for tied requests, the second copy at once).
 func (f *Fleet) startPolicies(cr *clientReq, now sim.Time) {
 	if f.pol.TimeoutNs > 0 {
-		cr.timeout = f.eng.Schedule(now+f.pol.TimeoutNs, sim.PriorityNormal, func(at sim.Time) { f.onTimeout(cr, at) })
+		cr.timeout = f.eng.Schedule(now+f.pol.TimeoutNs, sim.PriorityNormal, func(at sim.Time) {
+			cr.timeout = sim.EventID{}
+			f.onTimeout(cr, at)
+		})
+	}
+	if f.pol.TotalTimeoutNs > 0 {
+		cr.deadline = f.eng.Schedule(now+f.pol.TotalTimeoutNs, sim.PriorityNormal, func(at sim.Time) {
+			cr.deadline = sim.EventID{}
+			f.onTimeout(cr, at)
+		})
 	}
 	h := f.pol.Hedge
 	if h == nil {

@@ -35,6 +35,11 @@ type Recorder struct {
 	lastT      sim.Time
 
 	TTFT, TPOT, E2E, Queue *quantile.Sketch
+	// ClientTTFT is what the client waited for a first token, failures
+	// included: TTFT for completed requests, time to the failure (a
+	// timeout, an error) for failed ones. Survivor-only percentiles flatter
+	// a fleet that fails requests; this one does not.
+	ClientTTFT *quantile.Sketch
 
 	// OnDone, if set, sees every completed request (e.g. a streamed
 	// per-request CSV writer).
@@ -44,7 +49,7 @@ type Recorder struct {
 // NewRecorder returns an empty recorder for slo.
 func NewRecorder(slo SLO) *Recorder {
 	return &Recorder{SLO: slo, FailedBy: map[string]int64{},
-		TTFT: quantile.New(), TPOT: quantile.New(), E2E: quantile.New(), Queue: quantile.New()}
+		TTFT: quantile.New(), TPOT: quantile.New(), E2E: quantile.New(), Queue: quantile.New(), ClientTTFT: quantile.New()}
 }
 
 // RequestDone implements Observer.
@@ -54,6 +59,7 @@ func (m *Recorder) RequestDone(o *Outcome) {
 	ttft := (o.FirstToken - o.Req.Arrival).Milliseconds()
 	e2e := (o.Finished - o.Req.Arrival).Milliseconds()
 	m.TTFT.Add(ttft)
+	m.ClientTTFT.Add(ttft)
 	m.E2E.Add(e2e)
 	m.Queue.Add((o.Scheduled - o.Req.Arrival).Milliseconds())
 	met := m.SLO.TTFTMs <= 0 || ttft <= m.SLO.TTFTMs
@@ -83,8 +89,9 @@ func (m *Recorder) RequestDone(o *Outcome) {
 }
 
 // RequestFailed implements Observer.
-func (m *Recorder) RequestFailed(_ *workloads.Request, _ int, at sim.Time, reason string) {
+func (m *Recorder) RequestFailed(req *workloads.Request, _ int, at sim.Time, reason string) {
 	m.Touch(at)
+	m.ClientTTFT.Add(max(0, (at - req.Arrival).Milliseconds()))
 	m.Failed++
 	m.FailedBy[reason]++
 }

@@ -53,7 +53,7 @@ const (
 // Breaker keeps a circuit breaker per replica.
 type Breaker interface {
 	// Record an outcome of a copy served by replica: ok false for an error
-	// or timeout; latencyMs is its end-to-end latency.
+	// or timeout; latencyMs is its time to first token (or to the failure).
 	Record(replica int, now sim.Time, ok bool, latencyMs float64)
 	// State at now and, when it will change by time alone (an open
 	// breaker's cooldown), when: the gateway looks again then.

@@ -327,7 +327,7 @@ func (r *Replica) flush() {
 	clear(r.notes)
 	r.notes = r.notes[:0]
 	for _, s := range r.later {
-		r.recycle(s)
+		r.reuse(s)
 	}
 	clear(r.later)
 	r.later = r.later[:0]
@@ -440,7 +440,7 @@ func (r *Replica) reap(now sim.Time) {
 	if static && allDone {
 		for _, s := range r.running {
 			r.releaseKV(s)
-			r.later = append(r.later, s) // recycled after the notes are out
+			r.recycle(s)
 		}
 		for i := range r.running {
 			r.running[i] = nil
@@ -469,8 +469,14 @@ func (r *Replica) newSeq() *seq {
 	return &seq{}
 }
 
-// recycle keeps a finished sequence (holding no KV) for reuse.
+// recycle keeps a finished sequence (holding no KV) for reuse, once the
+// held observer calls that may still name it are delivered (flush).
 func (r *Replica) recycle(s *seq) {
+	r.later = append(r.later, s)
+}
+
+// reuse puts a sequence back among the spares.
+func (r *Replica) reuse(s *seq) {
 	entries := s.entries[:0]
 	*s = seq{entries: entries}
 	r.spare = append(r.spare, s)

@@ -13,8 +13,9 @@ import (
 // (default p95) of recent TTFTs, the rule of Dean & Barroso's "The Tail at
 // Scale" (CACM 2013; CALIBRATION.md §5: holding the hedge until the p95
 // limits extra load to about 5%). A budget caps hedges as a fraction of
-// requests (a token bucket: each request earns Budget hedges, capacity
-// Burst). With Tied set, both copies go at once and the loser is withdrawn
+// requests: a token bucket where each request earns Budget hedges and the
+// bucket holds up to Budget × 1000 (assumption: enough to ride out the
+// burst of a replica going bad, not enough to double a fleet's load). With Tied set, both copies go at once and the loser is withdrawn
 // when the winner starts (tied requests).
 type Hedger struct {
 	fixed    sim.Time
@@ -38,7 +39,7 @@ var _ models.Hedger = (*Hedger)(nil)
 // NewHedger builds a hedger from its configuration (validated).
 func NewHedger(c HedgeConfig) *Hedger {
 	h := &Hedger{fixed: sim.FromSeconds(c.DelayMs / 1000), adaptive: c.Name == HedgeAdaptive,
-		q: c.Quantile, minN: c.MinSamples, budget: c.Budget, burst: math.Max(1, c.Budget*100),
+		q: c.Quantile, minN: c.MinSamples, budget: c.Budget, burst: math.Max(1, c.Budget*1000),
 		tied: c.Name == HedgeTied}
 	h.credit = h.burst
 	if h.adaptive {

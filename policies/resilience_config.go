@@ -31,14 +31,18 @@ const (
 // copy, the breaker's record, then the retry decision; probes run on their
 // own clock.
 type ResilienceConfig struct {
-	// TimeoutS is the client timeout in seconds: a request without its last
-	// token by then fails and its copies are withdrawn. 0 (default): none.
-	TimeoutS  float64         `toml:"timeout_s"`
-	Hedge     HedgeConfig     `toml:"hedge"`
-	Breaker   BreakerConfig   `toml:"breaker"`
-	Retry     RetryConfig     `toml:"retry"`
-	Admission AdmissionConfig `toml:"admission"`
-	Probe     ProbeConfig     `toml:"probe"`
+	// TimeoutS is the client timeout in seconds: a request that has not
+	// streamed its first token by then fails and its copies are withdrawn.
+	// 0 (default): none.
+	TimeoutS float64 `toml:"timeout_s"`
+	// TotalTimeoutS fails a request not finished by then, streaming or
+	// not. 0 (default): none.
+	TotalTimeoutS float64         `toml:"total_timeout_s"`
+	Hedge         HedgeConfig     `toml:"hedge"`
+	Breaker       BreakerConfig   `toml:"breaker"`
+	Retry         RetryConfig     `toml:"retry"`
+	Admission     AdmissionConfig `toml:"admission"`
+	Probe         ProbeConfig     `toml:"probe"`
 }
 
 // HedgeConfig is [policies.hedge].
@@ -155,6 +159,7 @@ func DefaultResilienceConfig() ResilienceConfig {
 func (c *ResilienceConfig) Validate(prefix string, ps *config.Problems) {
 	k := func(s string) string { return prefix + "." + s }
 	ps.NonNegative(k("timeout_s"), c.TimeoutS)
+	ps.NonNegative(k("total_timeout_s"), c.TotalTimeoutS)
 	h := c.Hedge
 	ps.OneOf(k("hedge.name"), h.Name, []string{HedgeAdaptive, HedgeFixed, None, HedgeTied})
 	ps.Positive(k("hedge.delay_ms"), h.DelayMs)
@@ -214,6 +219,7 @@ func budget(ps *config.Problems, key string, v float64) {
 func BuildResilience(c ResilienceConfig, replicas int, rng *rand.Rand) models.Policies {
 	var p models.Policies
 	p.TimeoutNs = sim.FromSeconds(c.TimeoutS)
+	p.TotalTimeoutNs = sim.FromSeconds(c.TotalTimeoutS)
 	if c.Hedge.Name != None {
 		p.Hedge = NewHedger(c.Hedge)
 	}

@@ -12,8 +12,8 @@ import (
 // backoff and full jitter (a delay drawn uniformly from [0, min(max,
 // base·2^(attempt−1))], from its own seeded stream), at most MaxAttempts
 // copies per request, under a retry budget: retries may not exceed Budget
-// times the requests seen (a token bucket), so a failing fleet is not
-// flooded with retries.
+// times the requests seen (a token bucket holding up to Budget × 1000
+// retries, as for hedges), so a failing fleet is not flooded with retries.
 type Retrier struct {
 	cfg    RetryConfig
 	rng    *rand.Rand
@@ -25,7 +25,7 @@ var _ models.Retrier = (*Retrier)(nil)
 
 // NewRetrier builds a retrier drawing jitter from rng.
 func NewRetrier(c RetryConfig, rng *rand.Rand) *Retrier {
-	b := math.Max(1, c.Budget*100)
+	b := math.Max(1, c.Budget*1000)
 	return &Retrier{cfg: c, rng: rng, credit: b, burst: b}
 }
 
