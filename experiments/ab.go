@@ -106,6 +106,7 @@ var verdictMetrics = []struct {
 }{
 	{"latency_ms.ttft_client.p99", "p99 client TTFT (failures included)", true, false},
 	{"latency_ms.ttft.p99", "p99 TTFT", true, false},
+	{"latency_ms.ttft.p999", "p99.9 TTFT", true, false},
 	{"latency_ms.ttft.p50", "p50 TTFT", true, false},
 	{"latency_ms.tpot.p99", "p99 TPOT", true, false},
 	{"latency_ms.e2e.p99", "p99 end-to-end latency", true, false},
@@ -207,6 +208,7 @@ var abTableKeys = []struct{ key, label string }{
 	{"requests.shed", "shed"},
 	{"latency_ms.ttft.p50", "TTFT p50 ms"},
 	{"latency_ms.ttft.p99", "TTFT p99 ms"},
+	{"latency_ms.ttft.p999", "TTFT p99.9 ms"},
 	{"latency_ms.ttft_client.p99", "client TTFT p99"},
 	{"latency_ms.tpot.p99", "TPOT p99 ms"},
 	{"latency_ms.e2e.p99", "e2e p99 ms"},

@@ -41,3 +41,15 @@ func TestResilience4Layer(t *testing.T) {
 	require.Positive(t, mean(b, "resilience.ejections"))
 	require.Positive(t, mean(b, "resilience.isolated"))
 }
+
+// TestTailAtScale: hedging at the p95 TTFT cuts the p99.9 TTFT sharply for
+// about 5% extra requests (Dean & Barroso).
+func TestTailAtScale(t *testing.T) {
+	res := runBuiltinAB(t, "tail-at-scale", 2)
+	a, b := res.Arms[0], res.Arms[1]
+	require.Less(t, mean(b, "latency_ms.ttft.p999"), 0.5*mean(a, "latency_ms.ttft.p999"))
+	require.InDelta(t, mean(a, "latency_ms.ttft.p50"), mean(b, "latency_ms.ttft.p50"), 0.2*mean(a, "latency_ms.ttft.p50"),
+		"the median barely moves")
+	require.Less(t, mean(b, "resilience.hedge_rate"), 0.08)
+	require.Positive(t, mean(b, "resilience.hedge_rate"))
+}
