@@ -53,3 +53,56 @@ func TestTailAtScale(t *testing.T) {
 	require.Less(t, mean(b, "resilience.hedge_rate"), 0.08)
 	require.Positive(t, mean(b, "resilience.hedge_rate"))
 }
+
+// TestZombieLivenessVsDeepProbe: a hung TP=8 replica passes liveness
+// probes and keeps receiving traffic until requests time out; a deep probe
+// takes it out of rotation within one probe interval.
+func TestZombieLivenessVsDeepProbe(t *testing.T) {
+	base := mustParse(t, `
+name = "zombie"
+[cluster]
+gpu = "H100"
+model = "llama-3-70b"
+tp = 8
+replicas = 4
+[router]
+name = "round-robin"
+[workload]
+duration_s = 300
+[workload.arrival]
+rate_per_s = 8
+[workload.input]
+dist = "lognormal"
+mean = 800
+p99 = 3000
+[workload.output]
+dist = "lognormal"
+mean = 100
+p99 = 600
+[policies]
+timeout_s = 10
+total_timeout_s = 120
+[policies.probe]
+interval_s = 5
+failures_to_eject = 1
+[[faults]]
+at_s = 60
+replica = 2
+mode = "hang"
+`)
+	run := func(kind string) *Summary {
+		sc, err := base.Derive(OverrideOverlay("policies.probe.kind", `"`+kind+`"`))
+		require.NoError(t, err)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		return Summarize(res)
+	}
+	live, deep := run("liveness"), run("deep")
+	t.Logf("liveness: timeouts %d, ejections %d; deep: timeouts %d, ejections %d, isolated after %.0f ms",
+		live.Resilience.Timeouts, live.Resilience.Ejections, deep.Resilience.Timeouts, deep.Resilience.Ejections, deep.Resilience.IsolationMsMax)
+	require.Zero(t, live.Resilience.Ejections, "liveness probes pass a zombie")
+	require.Greater(t, live.Resilience.Timeouts, int64(200), "it keeps receiving a quarter of the traffic, which times out")
+	require.EqualValues(t, 1, deep.Resilience.Ejections)
+	require.LessOrEqual(t, deep.Resilience.IsolationMsMax, 5000.0, "out of rotation within one probe interval")
+	require.Less(t, deep.Resilience.Timeouts, live.Resilience.Timeouts/10)
+}
