@@ -308,3 +308,56 @@ func TestCostTiersPowerAndRecompute(t *testing.T) {
 	require.Positive(t, tight.Cost.Wasted.RecomputeUSD)
 	require.Less(t, tight.Cost.Wasted.RecomputeUSD, tight.Cost.USD)
 }
+
+// TestSizingWithTwoDown: sizing with two replicas in repair needs more
+// replicas than without, and N+1, N+2 follow N.
+func TestSizingWithTwoDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two searches")
+	}
+	sc, err := LoadBuiltin("n-plus-2")
+	require.NoError(t, err)
+	sc, err = sc.Derive(OverrideOverlay("run.replications", "2"), OverrideOverlay("workload.duration_s", "120"))
+	require.NoError(t, err)
+	targets, err := ParseSLO(sc.Size.SLO)
+	require.NoError(t, err)
+	res, err := Size(sc, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	n0, n := res.Rows[0].Point.Replicas, res.Rows[1].Point.Replicas
+	t.Logf("N without failures %d, with two down %d", n0, n)
+	require.True(t, res.HasFailure)
+	require.GreaterOrEqual(t, n, n0+2, "two replicas down need at least two more")
+	require.Equal(t, n+1, res.Rows[2].Point.Replicas)
+	require.Equal(t, n+2, res.Rows[3].Point.Replicas)
+	require.False(t, res.Rows[0].Point.Failures)
+	require.True(t, res.Rows[1].Point.Failures)
+	csv := string(res.CSV())
+	require.Contains(t, csv, "N (no failures),")
+}
+
+// TestServingFailures: stochastic failures from the llama3 profile (rates
+// multiplied to show in minutes) take replicas down, fail what they hold,
+// and bring them back after repair and cold start; requests are conserved.
+func TestServingFailures(t *testing.T) {
+	sc := mustParse(t, small+`
+[failures]
+enabled = true
+rate_multiplier = 20000
+cold_start_s = 60
+`)
+	sc, err := sc.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "600"))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	require.NotNil(t, s.Failures)
+	t.Logf("failures %+v; failed requests %d of %d", *s.Failures, s.Requests.Failed, s.Requests.Arrived)
+	require.Positive(t, s.Failures.Events)
+	require.Less(t, s.Failures.Availability, 1.0)
+	require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
+	off, err := sc.Derive(OverrideOverlay("failures.enabled", "false"))
+	require.NoError(t, err)
+	res0, err := Run(off, Options{})
+	require.NoError(t, err)
+	require.Equal(t, s.Requests.Arrived, Summarize(res0).Requests.Arrived, "failures do not move the arrivals")
+}

@@ -36,6 +36,7 @@ type Result struct {
 	Rec      *models.Recorder
 	Events   uint64
 	EndTime  sim.Time
+	Failures *FailureStats // nil when failures are off
 }
 
 // Run simulates the scenario once with its seed.
@@ -54,6 +55,17 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	fleet.SetPolicies(policies.BuildResilience(sc.Policies, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
 	for i, fc := range sc.Faults {
 		if err := fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("%s/%d", streamFaults, i))); err != nil {
+			return nil, err
+		}
+	}
+	for k := 0; k < sc.Run.DownReplicas; k++ {
+		i := sc.Cluster.Replicas - 1 - k
+		fleet.Replicas[i].Fail(0, models.FailReplicaDown)
+		fleet.Refresh(i)
+	}
+	var fi *failureInjector
+	if sc.Failures.Enabled {
+		if fi, err = startFailures(eng, fleet, sc, sc.Seed); err != nil {
 			return nil, err
 		}
 	}
@@ -91,7 +103,11 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		fleet.Samples = fleet.Samples[:len(fleet.Samples)-1]
 	}
 	fleet.Finish(end)
-	return &Result{Scenario: sc, Fleet: fleet, Rec: rec, Events: eng.Fired(), EndTime: end}, nil
+	res := &Result{Scenario: sc, Fleet: fleet, Rec: rec, Events: eng.Fired(), EndTime: end}
+	if fi != nil {
+		res.Failures = fi.finish(end, sc.Cluster.Replicas)
+	}
+	return res, nil
 }
 
 // runEngine runs to the horizon, in slices when progress is wanted. The

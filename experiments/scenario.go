@@ -42,8 +42,11 @@ type Scenario struct {
 	// Faults are injected into replicas at fixed times ([[faults]] tables):
 	// fault-injection tests of the resilience stack.
 	Faults []models.FaultConfig `toml:"faults"`
-	GPUs   []models.GPU         `toml:"gpus"`
-	Models []models.LLM         `toml:"models"`
+	// Failures are stochastic hardware and software failures from a
+	// calibrated profile ([failures]); off by default.
+	Failures FailuresConfig `toml:"failures"`
+	GPUs     []models.GPU   `toml:"gpus"`
+	Models   []models.LLM   `toml:"models"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
@@ -93,6 +96,10 @@ type RunConfig struct {
 	// requests are still in flight (stuck on a zombie nothing restarts);
 	// they are reported as in flight. 0: no limit. Default 3600.
 	DrainLimitS float64 `toml:"drain_limit_s"`
+	// DownReplicas is how many replicas are in repair for the whole run
+	// (the last ones): N+k sizing asks how many replicas hold the SLO while
+	// k are down. Default 0.
+	DownReplicas int `toml:"down_replicas"`
 }
 
 // CostConfig prices the fleet.
@@ -138,10 +145,11 @@ func (s *Scenario) Price() float64 {
 // replica), 4 replicas (the seed's 32-GPU setting, CALIBRATION.md §6).
 func DefaultScenario() Scenario {
 	return Scenario{
-		Seed: 1,
-		Run:  RunConfig{Replications: 1, SampleIntervalS: 10, DrainLimitS: 3600},
-		Size: SizeConfig{Confidence: 0.95},
-		Cost: CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
+		Seed:     1,
+		Run:      RunConfig{Replications: 1, SampleIntervalS: 10, DrainLimitS: 3600},
+		Size:     SizeConfig{Confidence: 0.95},
+		Cost:     CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
+		Failures: DefaultFailuresConfig(),
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
 			Replica: models.DefaultReplicaConfig(), Perf: models.DefaultPerfConfig()},
 		Router:   policies.DefaultRouterConfig(),
@@ -314,6 +322,9 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	}
 	ps.Positive("run.sample_interval_s", s.Run.SampleIntervalS)
 	ps.NonNegative("run.drain_limit_s", s.Run.DrainLimitS)
+	if s.Run.DownReplicas < 0 || (s.Cluster.Replicas > 0 && s.Run.DownReplicas >= s.Cluster.Replicas) {
+		ps.Add("run.down_replicas", "must be between 0 and cluster.replicas−1 (%d), found %d", s.Cluster.Replicas-1, s.Run.DownReplicas)
+	}
 	for i := range s.GPUs {
 		s.GPUs[i].Validate(fmt.Sprintf("gpus.%d", i), ps)
 	}
@@ -326,6 +337,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	}
 	s.Router.Validate("router", ps)
 	s.Policies.Validate("policies", ps)
+	s.Failures.Validate("failures", ps)
 	s.Workload.Validate("workload", ps)
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)

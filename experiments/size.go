@@ -135,11 +135,61 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 	if conf <= 0 || conf >= 1 {
 		return nil, fmt.Errorf("confidence must be in (0, 1), found %v", conf)
 	}
-	res := &SizeResult{Targets: targets, Confidence: conf, GPUsPer: base.Cluster.TP}
+	hasFailure := base.Failures.Enabled || base.Run.DownReplicas > 0
+	res := &SizeResult{Targets: targets, Confidence: conf, GPUsPer: base.Cluster.TP, HasFailure: hasFailure}
 	res.PriceHour = base.Price()
-	cache := map[int]*SizePoint{}
+	with, err := search(base, targets, conf, opt, hasFailure)
+	if err != nil {
+		return nil, err
+	}
+	without := with
+	if hasFailure {
+		off, err := base.Derive(OverrideOverlay("failures.enabled", "false"), OverrideOverlay("run.down_replicas", "0"))
+		if err != nil {
+			return nil, err
+		}
+		if without, err = search(off, targets, conf, opt, false); err != nil {
+			return nil, err
+		}
+	}
+	res.N = with.n
+	res.Search = append(res.Search, with.points()...)
+	if hasFailure {
+		res.Search = append(res.Search, without.points()...)
+	}
+	sort.SliceStable(res.Search, func(i, j int) bool {
+		if res.Search[i].Failures != res.Search[j].Failures {
+			return !res.Search[i].Failures
+		}
+		return res.Search[i].Replicas < res.Search[j].Replicas
+	})
+	n := with.n
+	res.Rows = []SizeRow{{"N (no failures)", without.cache[without.n]}, {"N", with.cache[n]},
+		{"N+1", with.cache[n+1]}, {"N+2", with.cache[n+2]}}
+	return res, nil
+}
+
+// sizeSearch is one search's evaluated sizes.
+type sizeSearch struct {
+	n     int
+	cache map[int]*SizePoint
+}
+
+func (s *sizeSearch) points() []*SizePoint {
+	var out []*SizePoint
+	for _, p := range s.cache {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Replicas < out[j].Replicas })
+	return out
+}
+
+// search doubles then bisects to the fewest replicas meeting the targets,
+// and evaluates N+1 and N+2 too.
+func search(base *Scenario, targets []Target, conf float64, opt RunOptions, failures bool) (*sizeSearch, error) {
+	ss := &sizeSearch{cache: map[int]*SizePoint{}}
 	eval := func(n int) (*SizePoint, error) {
-		if p, ok := cache[n]; ok {
+		if p, ok := ss.cache[n]; ok {
 			return p, nil
 		}
 		sc, err := base.Derive(OverrideOverlay("cluster.replicas", strconv.Itoa(n)))
@@ -150,12 +200,12 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 		if err != nil {
 			return nil, err
 		}
-		p := &SizePoint{Replicas: n, Arm: NewArmResult(fmt.Sprintf("%d", n), reps[0])}
+		p := &SizePoint{Replicas: n, Failures: failures, Arm: NewArmResult(fmt.Sprintf("%d", n), reps[0])}
 		p.Met, p.Bounds = meets(p.Arm, targets, conf)
-		cache[n] = p
+		ss.cache[n] = p
 		return p, nil
 	}
-	lo, hi := 0, 1
+	lo, hi := base.Run.DownReplicas, base.Run.DownReplicas+1
 	for {
 		p, err := eval(hi)
 		if err != nil {
@@ -168,6 +218,9 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 		hi *= 2
 		if hi > maxSizeReplicas {
 			return nil, fmt.Errorf("%s: no fleet of up to %d replicas meets the SLO", base.Name, maxSizeReplicas)
+		}
+		if hi <= base.Run.DownReplicas {
+			hi = base.Run.DownReplicas + 1
 		}
 	}
 	for hi-lo > 1 {
@@ -182,20 +235,13 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 			lo = mid
 		}
 	}
-	res.N = hi
+	ss.n = hi
 	for _, k := range []int{1, 2} {
 		if _, err := eval(hi + k); err != nil {
 			return nil, err
 		}
 	}
-	for _, p := range cache {
-		res.Search = append(res.Search, p)
-	}
-	sort.Slice(res.Search, func(i, j int) bool { return res.Search[i].Replicas < res.Search[j].Replicas })
-	// Failures are not modelled yet in serving fleets: N with failures is
-	// N without them.
-	res.Rows = []SizeRow{{"N (no failures)", cache[hi]}, {"N", cache[hi]}, {"N+1", cache[hi+1]}, {"N+2", cache[hi+2]}}
-	return res, nil
+	return ss, nil
 }
 
 // meets checks every target against its one-sided confidence bound.
@@ -250,7 +296,7 @@ func (r *SizeResult) CSV() []byte {
 		p := row.Point
 		m := StatMap(p.Arm.Stats)
 		fmt.Fprintf(&b, "%s,%d,%d,%t,%s,%s,%s,%s,%s,%s,%t\n", row.Label, p.Replicas, p.Replicas*r.GPUsPer,
-			row.Label != "N (no failures)" && r.HasFailure, fmtF(round6(r.usdPerMonth(p.Replicas))),
+			p.Failures, fmtF(round6(r.usdPerMonth(p.Replicas))),
 			fmtF(round6(m["fleet.mfu"].Mean)), fmtF(round6(r.headroom(p.Replicas))),
 			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
 			fmtF(round6(successMean(p.Arm))), p.Met)
@@ -310,15 +356,27 @@ func (r *SizeResult) Table(name string) string {
 			human(t.Mean)+" ± "+human(t.CI95), 100*successMean(p.Arm), p.Met)
 	}
 	if !r.HasFailure {
-		b.WriteString("\nThe scenario models no failures, so N equals N without failures; N+1 and N+2 show the cost of spares.\n")
+		b.WriteString("\nThe scenario models no stochastic failures ([failures] enabled = false), so N equals N without\nfailures; N+1 and N+2 show the cost of spares.\n")
 	}
-	fmt.Fprintf(&b, "searched sizes:")
-	for _, p := range r.Search {
-		mark := "✗"
-		if p.Met {
-			mark = "✓"
+	for _, fail := range []bool{false, true} {
+		if fail && !r.HasFailure {
+			break
 		}
-		fmt.Fprintf(&b, " %d%s", p.Replicas, mark)
+		label := "searched sizes:"
+		if r.HasFailure {
+			label = map[bool]string{false: "searched without failures:", true: "\nsearched with failures:   "}[fail]
+		}
+		b.WriteString(label)
+		for _, p := range r.Search {
+			if p.Failures != fail {
+				continue
+			}
+			mark := "✗"
+			if p.Met {
+				mark = "✓"
+			}
+			fmt.Fprintf(&b, " %d%s", p.Replicas, mark)
+		}
 	}
 	b.WriteByte('\n')
 	return b.String()

@@ -25,6 +25,7 @@ type Summary struct {
 	Fleet      FleetStats       `json:"fleet"`
 	Cost       Cost             `json:"cost"`
 	Resilience Resilience       `json:"resilience"`
+	Failures   *FailureStats    `json:"failures,omitempty"`
 	Sim        SimStats         `json:"sim"`
 	Failed     map[string]int64 `json:"failed_by_reason,omitempty"`
 }
@@ -284,6 +285,7 @@ func Summarize(r *Result) *Summary {
 		Retries: gw.Retries, Timeouts: gw.Timeouts, Cancelled: gw.Cancelled, Probes: gw.Probes, Ejections: gw.Ejections,
 		IsolationMsMax: round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
 		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: round6(ratio(float64(wp+wd), float64(pt+dt)))}
+	s.Failures = r.Failures
 	s.Sim = SimStats{Events: r.Events, SimulatedSeconds: round6(secs), Seed: sc.Seed}
 	if len(rec.FailedBy) > 0 {
 		s.Failed = rec.FailedBy
@@ -334,6 +336,15 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		100*s.KV.UtilizationMean, 100*s.KV.CachedFractionMean, s.KV.BlocksPerReplica, s.KV.Preemptions, 100*s.Fleet.MFU)
 	fmt.Fprintf(&b, "cost       $%.2f (%.1f GPU-h at $%.2f), $%.3f per 1M good output tokens, $%.0f per month\n",
 		s.Cost.USD, s.Cost.GPUHours, s.Cost.PricePerGPUHour, s.Cost.USDPerMillionOutputTokens, s.Cost.USDPerMonth)
+	rs := s.Resilience
+	if rs.Copies > s.Requests.Completed+s.Requests.Failed+s.Requests.InFlight || rs.Timeouts > 0 || rs.Ejections > 0 {
+		fmt.Fprintf(&b, "resilience success %.3f%%, hedges %d (%.1f%%), retries %d, timeouts %d, ejections %d, wasted tokens %.1f%%\n",
+			100*rs.SuccessRate, rs.Hedges, 100*rs.HedgeRate, rs.Retries, rs.Timeouts, rs.Ejections, 100*rs.WastedTokenFraction)
+	}
+	if f := s.Failures; f != nil {
+		fmt.Fprintf(&b, "failures   %d events hit %d replicas; replica availability %.3f%%, fewest up %d\n",
+			f.Events, f.ReplicaHits, 100*f.Availability, f.MinAvailableR)
+	}
 	if len(s.Failed) > 0 {
 		keys := make([]string, 0, len(s.Failed))
 		for k := range s.Failed {

@@ -72,6 +72,10 @@ func (f *Fleet) refresh(i int) {
 	f.states[i].Available = f.Replicas[i].Up() && f.rot[i] && f.brk[i] != BreakerOpen
 }
 
+// Refresh recomputes replica i's availability after its health changed
+// (a failure, a repair).
+func (f *Fleet) Refresh(i int) { f.refresh(i) }
+
 // SetInRotation puts replica i in or out of rotation (drain, ejection,
 // rollout).
 func (f *Fleet) SetInRotation(i int, in bool) {

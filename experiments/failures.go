@@ -1,0 +1,222 @@
+package experiments
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// FailuresConfig is a scenario's [failures] table: hardware and software
+// failures of the serving fleet, drawn from a calibrated profile
+// (models/failures; `fleetsim failures show PROFILE` prints its rates).
+type FailuresConfig struct {
+	// Enabled turns failures on. Default false.
+	Enabled bool `toml:"enabled"`
+	// Profile: "llama3" (default; Llama 3 Table 5 counts), "byterobust",
+	// "meta-rsc", ... (see `fleetsim failures list`).
+	Profile string `toml:"profile"`
+	// RateMultiplier scales every rate, to see in hours what a fleet sees
+	// in months (a stress test, not a forecast). Default 1.
+	RateMultiplier float64 `toml:"rate_multiplier"`
+	// ServersPerRack groups HGX servers behind a ToR switch. Default 4
+	// (assumption).
+	ServersPerRack int `toml:"servers_per_rack"`
+	// ColdStartS is the weight loading of a serving replica after its
+	// repair. Default 180 (the seeds' 2–4 min, CALIBRATION.md §4).
+	ColdStartS float64 `toml:"cold_start_s"`
+}
+
+// DefaultFailuresConfig is off, with the llama3 profile ready.
+func DefaultFailuresConfig() FailuresConfig {
+	return FailuresConfig{Profile: failures.ProfileLlama3, RateMultiplier: 1, ServersPerRack: 4, ColdStartS: 180}
+}
+
+// Validate records problems under prefix.
+func (c *FailuresConfig) Validate(prefix string, ps *config.Problems) {
+	ps.OneOf(prefix+".profile", c.Profile, failures.ProfileNames())
+	ps.Positive(prefix+".rate_multiplier", c.RateMultiplier)
+	ps.PositiveInt(prefix+".servers_per_rack", c.ServersPerRack)
+	ps.NonNegative(prefix+".cold_start_s", c.ColdStartS)
+}
+
+// FailureStats is summary.json's failures block.
+type FailureStats struct {
+	Events        int            `json:"events"`         // failures that hit the fleet's GPUs
+	ByCategory    map[string]int `json:"by_category"`    // events per profile row
+	ByXid         map[string]int `json:"by_xid"`         // events per Xid code
+	ReplicaHits   int            `json:"replica_hits"`   // replicas hit (one event can hit several)
+	ReplicaDownS  float64        `json:"replica_down_s"` // replica-seconds out of service
+	Availability  float64        `json:"availability"`   // 1 − down / (replicas × duration)
+	MinAvailableR int            `json:"min_available_replicas"`
+}
+
+// failureInjector feeds a failure source into a serving fleet, one pending
+// event at a time, mapping each event's GPUs onto the replicas placed on
+// them (replica i holds GPUs [i·TP, (i+1)·TP)).
+type failureInjector struct {
+	eng   *sim.Engine
+	fleet *models.Fleet
+	src   failures.Source
+	tp    int
+	cold  sim.Time
+	stop  sim.Time // no events after this
+	stats FailureStats
+	down  []sim.Time // when each replica went down, or -1
+	spans [][2]sim.Time
+}
+
+func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64) (*failureInjector, error) {
+	c := sc.Failures
+	prof, err := failures.LookupProfile(c.Profile)
+	if err != nil {
+		return nil, err
+	}
+	scaled := *prof
+	scaled.Rows = append([]failures.Row(nil), prof.Rows...)
+	for i := range scaled.Rows {
+		scaled.Rows[i].PerGPUHour *= c.RateMultiplier
+	}
+	gpu := sc.Catalog().GPUs[sc.Cluster.GPU]
+	n := fleet.Place.Domains
+	var topo failures.Topology
+	if gpu.DomainGPUs == 72 {
+		topo = failures.NVL72(n)
+	} else {
+		topo = failures.HGX(n, c.ServersPerRack)
+	}
+	gen, err := failures.NewGenerator(&scaled, topo, sim.NewStream(seed, "failures"))
+	if err != nil {
+		return nil, err
+	}
+	fi := &failureInjector{eng: eng, fleet: fleet, src: gen, tp: sc.Cluster.TP, cold: sim.FromSeconds(c.ColdStartS),
+		stats: FailureStats{ByCategory: map[string]int{}, ByXid: map[string]int{}, MinAvailableR: sc.Cluster.Replicas},
+		down:  make([]sim.Time, sc.Cluster.Replicas)}
+	for i := range fi.down {
+		fi.down[i] = -1
+	}
+	// Failures stop with the arrivals: a failure after the workload ends
+	// would only keep a drained run alive.
+	fi.stop = sim.Forever
+	if sc.Workload.DurationS > 0 {
+		fi.stop = sim.FromSeconds(sc.Workload.DurationS)
+	}
+	if sc.Run.HorizonS > 0 {
+		fi.stop = min(fi.stop, sim.FromSeconds(sc.Run.HorizonS))
+	}
+	fi.pull()
+	return fi, nil
+}
+
+func (fi *failureInjector) pull() {
+	ev, ok := fi.src.Next()
+	if !ok || ev.Time > fi.stop {
+		return
+	}
+	fi.eng.Schedule(ev.Time, sim.PriorityFailure, func(now sim.Time) {
+		fi.apply(ev, now)
+		fi.pull()
+	})
+}
+
+// apply hits every replica on the event's GPUs.
+func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
+	first, n := ev.FirstGPU, ev.GPUs
+	if ev.DownGPUs > 0 {
+		first, n = ev.DownFirstGPU, ev.DownGPUs
+	}
+	hit := false
+	for i, r := range fi.fleet.Replicas {
+		if first >= (i+1)*fi.tp || first+n <= i*fi.tp {
+			continue
+		}
+		hit = true
+		fi.stats.ReplicaHits++
+		fi.fleet.MarkFault(i, now)
+		i, r := i, r
+		switch ev.Mode {
+		case failures.ModeFailSlow:
+			r.SetSlow(1 / ev.SpeedFraction)
+			fi.eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
+			continue
+		case failures.ModeHang:
+			r.Hang(now)
+		case failures.ModeLinkFlap:
+			r.FailInFlight(now, models.FailNVLink)
+		default:
+			reason := fmt.Sprintf("%s (%s)", models.FailCrashed, ev.Category)
+			if ev.Mode == failures.ModeOOM {
+				reason = models.FailOOM
+			}
+			r.Fail(now, reason)
+		}
+		fi.markDown(i, now)
+		fi.fleet.Refresh(i)
+		fi.eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
+			if r.Up() && !r.Hung() {
+				fi.markUp(i, t) // already back (an earlier repair, a probe's restart)
+				return
+			}
+			r.Recover(t, fi.cold, func() { fi.markUp(i, fi.eng.Now()); fi.fleet.Refresh(i) })
+			fi.fleet.Refresh(i)
+		})
+	}
+	if hit {
+		fi.stats.Events++
+		fi.stats.ByCategory[ev.Category]++
+		if ev.Xid != 0 {
+			fi.stats.ByXid[fmt.Sprint(ev.Xid)]++
+		}
+	}
+}
+
+func (fi *failureInjector) markDown(i int, now sim.Time) {
+	if fi.down[i] < 0 {
+		fi.down[i] = now
+	}
+	up := 0
+	for _, d := range fi.down {
+		if d < 0 {
+			up++
+		}
+	}
+	fi.stats.MinAvailableR = min(fi.stats.MinAvailableR, up)
+}
+
+func (fi *failureInjector) markUp(i int, now sim.Time) {
+	if fi.down[i] >= 0 {
+		fi.spans = append(fi.spans, [2]sim.Time{fi.down[i], now})
+		fi.down[i] = -1
+	}
+}
+
+// finish closes down intervals at end and returns the block.
+func (fi *failureInjector) finish(end sim.Time, replicas int) *FailureStats {
+	// Repairs can end after the run (the engine fires them anyway): clip
+	// every down interval to the run.
+	var down sim.Time
+	for _, sp := range fi.spans {
+		down += max(0, min(sp[1], end)-min(sp[0], end))
+	}
+	for _, d := range fi.down {
+		if d >= 0 && d < end {
+			down += end - d
+		}
+	}
+	fi.stats.ReplicaDownS = round6(down.Seconds())
+	fi.stats.Availability = round6(1 - ratio(fi.stats.ReplicaDownS, float64(replicas)*end.Seconds()))
+	return &fi.stats
+}
+
+// sortedCounts lists a count map's keys in order (for tables).
+func sortedCounts(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
