@@ -1,0 +1,163 @@
+package policies
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHedgerFixedAdaptiveBudget(t *testing.T) {
+	c := DefaultResilienceConfig().Hedge
+	c.Name = HedgeFixed
+	h := NewHedger(c)
+	d, ok := h.Delay(0)
+	require.True(t, ok)
+	require.Equal(t, 800*sim.Millisecond, d)
+
+	c.Name, c.MinSamples, c.Window = HedgeAdaptive, 10, 100
+	h = NewHedger(c)
+	for i := 1; i <= 100; i++ {
+		h.Observe(0, float64(i)) // TTFTs 1..100 ms
+	}
+	d, _ = h.Delay(0)
+	require.Equal(t, 95*sim.Millisecond, d, "the running p95")
+
+	// Budget 5%: after the initial bucket, one hedge per 20 requests.
+	c.Budget = 0.05
+	h = NewHedger(c)
+	n := 0
+	for i := 0; i < 10000; i++ {
+		h.Observe(0, -1)
+		if h.Allow(0) {
+			n++
+		}
+	}
+	require.InDelta(t, 500+50, n, 2, "5%% of requests plus the initial bucket of 50")
+}
+
+func TestBreakerTripsCoolsAndCloses(t *testing.T) {
+	c := DefaultResilienceConfig().Breaker
+	c.Name = BreakerWindow
+	b := NewBreaker(c, 2)
+	now := sim.Time(0)
+	// 19 failures are not enough samples; the 20th trips (100% errors).
+	for i := 0; i < 19; i++ {
+		now += 100 * sim.Millisecond
+		b.Record(0, now, false, 50)
+		st, _ := b.State(0, now)
+		require.Equal(t, models.BreakerClosed, st)
+	}
+	now += 100 * sim.Millisecond
+	b.Record(0, now, false, 50)
+	st, until := b.State(0, now)
+	require.Equal(t, models.BreakerOpen, st)
+	require.Equal(t, now+5*sim.Second, until)
+	require.False(t, b.Admit(0, now))
+	st, _ = b.State(1, now)
+	require.Equal(t, models.BreakerClosed, st, "breakers are per replica")
+	// After the cooldown: half-open, a few probes, closes on success.
+	now = until
+	st, _ = b.State(0, now)
+	require.Equal(t, models.BreakerHalfOpen, st)
+	for i := 0; i < 5; i++ {
+		require.True(t, b.Admit(0, now))
+	}
+	require.False(t, b.Admit(0, now), "at most 5 probes in flight")
+	for i := 0; i < 5; i++ {
+		b.Record(0, now, true, 50)
+	}
+	st, _ = b.State(0, now)
+	require.Equal(t, models.BreakerClosed, st)
+	// The latency rule: p99 >= 3.5 s with 20 samples trips it too.
+	for i := 0; i < 20; i++ {
+		now += 10 * sim.Millisecond
+		b.Record(1, now, true, 4000)
+	}
+	st, _ = b.State(1, now)
+	require.Equal(t, models.BreakerOpen, st)
+	// Old outcomes leave the window: 19 errors spread over a minute never trip.
+	b2 := NewBreaker(c, 1)
+	for i := 0; i < 40; i++ {
+		b2.Record(0, sim.Time(i)*3*sim.Second, i%2 == 0, 10)
+		st, _ := b2.State(0, sim.Time(i)*3*sim.Second)
+		require.Equal(t, models.BreakerClosed, st, "only 4 samples fit in 10 s")
+	}
+}
+
+func TestRetrierBudgetAndBackoff(t *testing.T) {
+	c := DefaultResilienceConfig().Retry
+	r := NewRetrier(c, rand.New(rand.NewPCG(1, 1)))
+	d, ok := r.Retry(1, "x", 0)
+	require.True(t, ok)
+	require.LessOrEqual(t, d, 50*sim.Millisecond, "first backoff within the base")
+	d, ok = r.Retry(2, "x", 0)
+	require.True(t, ok)
+	require.LessOrEqual(t, d, 100*sim.Millisecond)
+	_, ok = r.Retry(3, "x", 0)
+	require.False(t, ok, "three attempts at most")
+	// Drain the bucket, then one retry per 10 requests.
+	for r.credit >= 1 {
+		r.Retry(1, "x", 0)
+	}
+	n := 0
+	for i := 0; i < 1000; i++ {
+		r.Observe(0)
+		if _, ok := r.Retry(1, "x", 0); ok {
+			n++
+		}
+	}
+	require.InDelta(t, 100, n, 1)
+}
+
+func TestAdmitters(t *testing.T) {
+	rs := []models.ReplicaState{
+		{Index: 0, Available: true, Waiting: 10, OutstandingTokens: 5000, KVUtilization: 0.9},
+		{Index: 1, Available: true, Waiting: 2, OutstandingTokens: 1000, KVUtilization: 0.5},
+		{Index: 2, Available: false, Waiting: 100, OutstandingTokens: 1e6, KVUtilization: 1},
+	}
+	require.True(t, (&QueueAdmitter{max: 7}).Admit(nil, rs, 0), "6 waiting per available replica")
+	require.False(t, (&QueueAdmitter{max: 6}).Admit(nil, rs, 0))
+	require.True(t, (&TokenAdmitter{max: 3001}).Admit(nil, rs, 0))
+	require.False(t, (&TokenAdmitter{max: 3000}).Admit(nil, rs, 0))
+	require.True(t, (&KVAdmitter{max: 0.71}).Admit(nil, rs, 0))
+	require.False(t, (&KVAdmitter{max: 0.7}).Admit(nil, rs, 0))
+	la := &LatencyAdmitter{maxMs: 1000, window: 10 * sim.Second}
+	for i := 0; i < 30; i++ {
+		la.Observe(sim.Time(i)*sim.Millisecond, 100)
+	}
+	require.True(t, la.Admit(nil, rs, sim.Second))
+	for i := 0; i < 5; i++ {
+		la.Observe(sim.Second, 5000)
+	}
+	require.False(t, la.Admit(nil, rs, sim.Second), "p99 over the limit: shed")
+	require.True(t, la.Admit(nil, rs, 12*sim.Second), "the slow ones left the window")
+	require.False(t, (&QueueAdmitter{max: 7}).Admit(nil, rs[2:], 0), "no available replica")
+}
+
+func TestResilienceConfigValidation(t *testing.T) {
+	c := DefaultResilienceConfig()
+	c.Hedge.Name = "sometimes"
+	c.Hedge.Budget = 1.5
+	c.Breaker.WindowS = 2 // shorter than the 5 s cooldown
+	c.Retry.MaxAttempts = 0
+	c.Admission.Name = AdmitKV
+	c.Admission.Limit = 2
+	var ps config.Problems
+	c.Validate("policies", &ps)
+	keys := map[string]bool{}
+	for _, p := range ps.List {
+		keys[p.Key] = true
+	}
+	for _, k := range []string{"policies.hedge.name", "policies.hedge.budget", "policies.breaker.window_s",
+		"policies.retry.max_attempts", "policies.admission.limit"} {
+		require.True(t, keys[k], k)
+	}
+	ok := DefaultResilienceConfig()
+	var ps2 config.Problems
+	ok.Validate("policies", &ps2)
+	require.Empty(t, ps2.List)
+}
