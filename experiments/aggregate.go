@@ -188,6 +188,11 @@ var headline = []struct{ key, label, unit string }{
 	{"prefix_cache.hit_rate", "prefix hit rate", ""},
 	{"fleet.mfu", "MFU", ""},
 	{"cost.usd_per_million_output_tokens", "$ per 1M good tokens", "$"},
+	{"training.ettr", "ETTR", ""},
+	{"training.interruptions", "interruptions", ""},
+	{"training.lost_gpu_hours.total", "lost GPU-hours", "GPU-h"},
+	{"training.lost_usd_per_month", "lost $ per month", "$"},
+	{"training.slowdown_usd_per_month", "straggler $ per month", "$"},
 }
 
 // WriteStatsTable writes the headline metrics as mean ± 95% CI.

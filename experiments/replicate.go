@@ -92,9 +92,11 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 		}
 		res, err := Run(&rsc, o)
 		if err == nil {
-			rr := &RepResult{Index: j.i, Seed: rsc.Seed, Summary: Summarize(res),
-				TTFT: res.Rec.TTFT, TPOT: res.Rec.TPOT, E2E: res.Rec.E2E}
-			if j.i == 0 {
+			rr := &RepResult{Index: j.i, Seed: rsc.Seed, Summary: Summarize(res)}
+			if res.Rec != nil {
+				rr.TTFT, rr.TPOT, rr.E2E = res.Rec.TTFT, res.Rec.TPOT, res.Rec.E2E
+			}
+			if j.i == 0 && res.Fleet != nil {
 				rr.Samples = res.Fleet.Samples
 			}
 			results[j.s][j.i] = rr

@@ -36,11 +36,15 @@ type Result struct {
 	Rec      *models.Recorder
 	Events   uint64
 	EndTime  sim.Time
-	Failures *FailureStats // nil when failures are off
+	Failures *FailureStats  // nil when failures are off
+	Training *TrainingStats // training mode only
 }
 
 // Run simulates the scenario once with its seed.
 func Run(sc *Scenario, opt Options) (*Result, error) {
+	if sc.Mode == ModeTraining {
+		return runTraining(sc)
+	}
 	eng := sim.NewEngine()
 	router, err := policies.NewRouter(sc.Router, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
 	if err != nil {

@@ -62,7 +62,9 @@ func (a *ArmResult) Table() string {
 func (a *ArmResult) pooled(get func(*RepResult) *quantile.Sketch) *quantile.Sketch {
 	s := quantile.New()
 	for _, r := range a.Reps {
-		s.Merge(get(r))
+		if x := get(r); x != nil {
+			s.Merge(x)
+		}
 	}
 	return s
 }

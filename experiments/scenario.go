@@ -28,6 +28,11 @@ type Scenario struct {
 	// Seed is the master seed; every random stream derives from it and a
 	// stream name. Default 1.
 	Seed uint64 `toml:"seed"`
+	// Mode is "serving" (default: an inference fleet) or "training" (one
+	// synchronous job, [training]).
+	Mode string `toml:"mode"`
+	// Training is the job of a training scenario.
+	Training TrainingScenario `toml:"training"`
 
 	Run     RunConfig             `toml:"run"`
 	Cluster models.FleetConfig    `toml:"cluster"`
@@ -146,6 +151,8 @@ func (s *Scenario) Price() float64 {
 func DefaultScenario() Scenario {
 	return Scenario{
 		Seed:     1,
+		Mode:     ModeServing,
+		Training: DefaultTrainingScenario(),
 		Run:      RunConfig{Replications: 1, SampleIntervalS: 10, DrainLimitS: 3600},
 		Size:     SizeConfig{Confidence: 0.95},
 		Cost:     CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
@@ -332,6 +339,10 @@ func (s *Scenario) Validate(ps *config.Problems) {
 		s.Models[i].Validate(fmt.Sprintf("models.%d", i), ps)
 	}
 	s.Cluster.Validate(s.Catalog(), "cluster", ps)
+	ps.OneOf("mode", s.Mode, []string{ModeServing, ModeTraining})
+	if s.Mode == ModeTraining {
+		s.Training.Validate("training", ps)
+	}
 	for i := range s.Faults {
 		s.Faults[i].Validate(fmt.Sprintf("faults.%d", i), s.Cluster.Replicas, ps)
 	}

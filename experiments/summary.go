@@ -16,6 +16,8 @@ import (
 // milliseconds, rates per simulated second, money in USD.
 type Summary struct {
 	Scenario   string           `json:"scenario"`
+	Mode       string           `json:"mode"`
+	Training   *TrainingStats   `json:"training,omitempty"`
 	Requests   RequestCounts    `json:"requests"`
 	LatencyMs  LatencyBlock     `json:"latency_ms"`
 	Throughput Throughput       `json:"throughput"`
@@ -197,11 +199,29 @@ func ratio(a, b float64) float64 {
 // §6: "$6.5/h and 720 h").
 const HoursPerMonth = 720
 
+// MarshalJSON writes a training run's summary without the serving blocks.
+func (s *Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary
+	if s.Mode != ModeTraining {
+		return json.Marshal((*plain)(s))
+	}
+	return json.Marshal(struct {
+		Scenario string         `json:"scenario"`
+		Mode     string         `json:"mode"`
+		Training *TrainingStats `json:"training"`
+		Sim      SimStats       `json:"sim"`
+	}{s.Scenario, s.Mode, s.Training, s.Sim})
+}
+
 // Summarize reduces a run to its Summary.
 func Summarize(r *Result) *Summary {
+	if r.Training != nil {
+		return &Summary{Scenario: r.Scenario.Name, Mode: ModeTraining, Training: r.Training,
+			Sim: SimStats{Events: r.Events, SimulatedSeconds: round6(r.EndTime.Seconds()), Seed: r.Scenario.Seed}}
+	}
 	sc, rec, f := r.Scenario, r.Rec, r.Fleet
 	secs := r.EndTime.Seconds()
-	s := &Summary{Scenario: sc.Name}
+	s := &Summary{Scenario: sc.Name, Mode: ModeServing}
 	s.Requests = RequestCounts{Arrived: rec.Arrived, Completed: rec.Completed, Failed: rec.Failed,
 		Shed: rec.Shed, InFlight: rec.InFlight(), Preempted: rec.Preempted}
 	s.LatencyMs = LatencyBlock{TTFT: dist(rec.TTFT), TPOT: dist(rec.TPOT), E2E: dist(rec.E2E), Queue: dist(rec.Queue),
@@ -303,6 +323,9 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 
 // WriteTable writes a readable results table.
 func (s *Summary) WriteTable(w io.Writer) error {
+	if s.Mode == ModeTraining {
+		return s.writeTrainingTable(w)
+	}
 	var b strings.Builder
 	domains := "NVLink domains"
 	if s.Fleet.Domains == 1 {
@@ -355,6 +378,25 @@ func (s *Summary) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, "failed     %d: %s\n", s.Failed[k], k)
 		}
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (s *Summary) writeTrainingTable(w io.Writer) error {
+	t := s.Training
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario %s — training job on %d GPUs for %.0f h, seed %d\n\n", s.Scenario, t.GPUs, t.WallHours, s.Sim.Seed)
+	fmt.Fprintf(&b, "ETTR        %.2f%% (checkpoint every %.0f s of compute)\n", 100*t.ETTR, t.CheckpointIntervalS)
+	fmt.Fprintf(&b, "failures    %d hit the job, %d interrupted it, %d fail-slow; restarts waited for spares %d times\n",
+		t.Failures, t.Interruptions, t.FailSlow, t.SpareWaits)
+	for _, c := range t.InterruptionsByCategory {
+		fmt.Fprintf(&b, "            %6d  %s\n", c.Incidents, c.Name)
+	}
+	l := t.Lost
+	fmt.Fprintf(&b, "lost GPU-h  %.0f = recompute %.0f + restart %.0f + detection %.0f + waiting for spares %.0f + checkpoint writes %.0f + slowdown %.0f\n",
+		l.Total, l.Recompute, l.Restart, l.Detection, l.WaitingSpares, l.CheckpointWrites, l.Slowdown)
+	fmt.Fprintf(&b, "cost        $%.0f for the run at $%.2f/GPU-h; lost $%.0f, i.e. $%.0f per 720-h month (stragglers: $%.0f per month)\n",
+		t.CostUSD, t.PricePerGPUHour, t.LostUSD, t.LostUSDPerMonth, t.SlowdownUSDPerMonth)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

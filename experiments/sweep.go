@@ -207,9 +207,44 @@ func (r *SweepResult) CSV() []byte {
 	return b.Bytes()
 }
 
+// Training reports whether the sweep is of a training scenario.
+func (r *SweepResult) Training() bool {
+	return len(r.Points) > 0 && r.Points[0].Arm.Reps[0].Summary.Mode == ModeTraining
+}
+
+// ETTRCSV is ettr.csv for a training sweep: ETTR against the checkpoint
+// interval each point ran with.
+func (r *SweepResult) ETTRCSV() []byte {
+	var b bytes.Buffer
+	b.WriteString("checkpoint_interval_s,ettr,ettr_ci95,lost_gpu_hours\n")
+	for _, p := range r.Points {
+		m := StatMap(p.Arm.Stats)
+		fmt.Fprintf(&b, "%s,%s,%s,%s\n", fmtF(round6(m["training.checkpoint_interval_s"].Mean)),
+			fmtF(round6(m["training.ettr"].Mean)), fmtF(round6(m["training.ettr"].CI95)),
+			fmtF(round6(m["training.lost_gpu_hours.total"].Mean)))
+	}
+	return b.Bytes()
+}
+
 // Table is the sweep as a terminal table.
 func (r *SweepResult) Table() string {
 	var b bytes.Buffer
+	if r.Training() {
+		for _, ax := range r.Axes {
+			fmt.Fprintf(&b, "%-16s ", trunc(ax.Key, 16))
+		}
+		fmt.Fprintf(&b, "%20s %14s %16s\n", "ETTR", "interruptions", "lost GPU-h")
+		for _, p := range r.Points {
+			for _, v := range p.Values {
+				fmt.Fprintf(&b, "%-16s ", strings.Trim(v, "\""))
+			}
+			m := StatMap(p.Arm.Stats)
+			e := m["training.ettr"]
+			fmt.Fprintf(&b, "%20s %14s %16s\n", fmt.Sprintf("%.2f%% ± %.2f", 100*e.Mean, 100*e.CI95),
+				human(m["training.interruptions"].Mean), human(m["training.lost_gpu_hours.total"].Mean))
+		}
+		return b.String()
+	}
 	for _, ax := range r.Axes {
 		fmt.Fprintf(&b, "%-16s ", trunc(ax.Key, 16))
 	}

@@ -74,10 +74,18 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err := experiments.WriteRunDir(dir, arms, "## Sweep\n\n```\n"+table+"```\n"); err != nil {
 		return err
 	}
-	if err := experiments.WriteFileAtomic(filepath.Join(dir, "sweep.csv"), res.CSV()); err != nil {
+	files := map[string][]byte{"sweep.csv": res.CSV()}
+	if res.Training() {
+		files = map[string][]byte{"ettr.csv": res.ETTRCSV()} // the serving columns would be empty
+	}
+	if err := experiments.WriteFiles(dir, files); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "sweep of %s: %d points × %d replications\n\n%s\nwrote %s (sweep.csv, summary.md, cdf.csv, timeseries.csv, replications.csv)\n",
-		base.Name, len(res.Points), max(base.Run.Replications, 1), table, dir)
+	name := "sweep.csv"
+	if res.Training() {
+		name = "ettr.csv"
+	}
+	fmt.Fprintf(stdout, "sweep of %s: %d points × %d replications\n\n%s\nwrote %s (%s, summary.md, replications.csv)\n",
+		base.Name, len(res.Points), max(base.Run.Replications, 1), table, dir, name)
 	return nil
 }

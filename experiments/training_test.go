@@ -1,0 +1,54 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestBadGPUCost: one GPU at 90% speed in a 1,024-H100 synchronous job
+// costs about $479k a month at $6.50/h and 720 h (the seeds' figure,
+// CALIBRATION.md §6), computed from the simulated slowdown.
+func TestBadGPUCost(t *testing.T) {
+	sc, err := LoadBuiltin("bad-gpu-cost")
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	require.Equal(t, ModeTraining, s.Mode)
+	t.Logf("straggler cost %.0f $/month, ETTR %.4f", s.Training.SlowdownUSDPerMonth, s.Training.ETTR)
+	require.InEpsilon(t, 479232, s.Training.SlowdownUSDPerMonth, 0.02)
+	require.EqualValues(t, 1, s.Training.FailSlow)
+	// Without the straggler the loss is only checkpoint writes.
+	clean, err := sc.Derive(Overlay{Name: "no stragglers", TOML: []byte("[training]\nstragglers = []\n")})
+	require.NoError(t, err)
+	res0, err := Run(clean, Options{})
+	require.NoError(t, err)
+	require.Zero(t, Summarize(res0).Training.SlowdownUSDPerMonth)
+}
+
+// TestLlama3PretrainScenario: the built-in training scenario runs through
+// the experiment machinery (replications, JSON) with Llama 3's failure
+// count and an ETTR above 90%.
+func TestLlama3PretrainScenario(t *testing.T) {
+	sc, err := LoadBuiltin("llama3-pretrain")
+	require.NoError(t, err)
+	reps, err := RunReplications(sc, RunOptions{})
+	require.NoError(t, err)
+	arm := NewArmResult("", reps)
+	m := StatMap(arm.Stats)
+	t.Logf("ETTR %.4f ± %.4f, interruptions %.1f", m["training.ettr"].Mean, m["training.ettr"].CI95, m["training.interruptions"].Mean)
+	require.InDelta(t, 419, m["training.failures"].Mean, 2*20.5)
+	require.Greater(t, m["training.ettr"].Mean, 0.90)
+	js, err := arm.SummaryJSON()
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(js, &doc))
+	require.Contains(t, doc, "training")
+	require.NotContains(t, doc, "latency_ms", "a training summary has no serving blocks")
+	var b bytes.Buffer
+	require.NoError(t, reps[0].Summary.WriteTable(&b))
+	require.Contains(t, b.String(), "ETTR")
+}
