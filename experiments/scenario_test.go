@@ -18,6 +18,11 @@ func TestBuiltinsParseAndRun(t *testing.T) {
 			res, err := Run(sc, Options{})
 			require.NoError(t, err)
 			s := Summarize(res)
+			if s.Mode == ModeTraining {
+				require.Positive(t, s.Training.WallHours)
+				require.Greater(t, s.Training.ETTR, 0.5)
+				return
+			}
 			r := s.Requests
 			require.Positive(t, r.Arrived)
 			require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
