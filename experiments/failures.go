@@ -67,6 +67,18 @@ type failureInjector struct {
 	stats FailureStats
 	down  []sim.Time // when each replica went down, or -1
 	spans [][2]sim.Time
+	// Timeline records every replica going down or coming back.
+	Timeline []TimelinePoint
+	gpusPer  int
+}
+
+// TimelinePoint is one line of failures.csv.
+type TimelinePoint struct {
+	Time     sim.Time
+	Event    string // "fail" or "repair"
+	Unit     string // what failed: the category, or the replica that came back
+	GPUsDown int
+	Capacity float64 // fraction of replicas up
 }
 
 func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64) (*failureInjector, error) {
@@ -92,7 +104,7 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 	if err != nil {
 		return nil, err
 	}
-	fi := &failureInjector{eng: eng, fleet: fleet, src: gen, tp: sc.Cluster.TP, cold: sim.FromSeconds(c.ColdStartS),
+	fi := &failureInjector{eng: eng, fleet: fleet, src: gen, tp: sc.Cluster.TP, cold: sim.FromSeconds(c.ColdStartS), gpusPer: sc.Cluster.TP,
 		stats: FailureStats{ByCategory: map[string]int{}, ByXid: map[string]int{}, MinAvailableR: sc.Cluster.Replicas},
 		down:  make([]sim.Time, sc.Cluster.Replicas)}
 	for i := range fi.down {
@@ -176,6 +188,7 @@ func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
 func (fi *failureInjector) markDown(i int, now sim.Time) {
 	if fi.down[i] < 0 {
 		fi.down[i] = now
+		fi.record(now, "fail", fmt.Sprintf("replica %d", i))
 	}
 	up := 0
 	for _, d := range fi.down {
@@ -190,7 +203,19 @@ func (fi *failureInjector) markUp(i int, now sim.Time) {
 	if fi.down[i] >= 0 {
 		fi.spans = append(fi.spans, [2]sim.Time{fi.down[i], now})
 		fi.down[i] = -1
+		fi.record(now, "repair", fmt.Sprintf("replica %d", i))
 	}
+}
+
+func (fi *failureInjector) record(now sim.Time, event, unit string) {
+	down := 0
+	for _, d := range fi.down {
+		if d >= 0 {
+			down++
+		}
+	}
+	fi.Timeline = append(fi.Timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: down * fi.gpusPer,
+		Capacity: 1 - float64(down)/float64(len(fi.down))})
 }
 
 // finish closes down intervals at end and returns the block.

@@ -29,8 +29,10 @@ type RepResult struct {
 	Summary *Summary
 	// Latency sketches, for pooled CDFs across replications.
 	TTFT, TPOT, E2E *quantile.Sketch
-	// Samples is the fleet time series (kept for replication 0 only).
-	Samples []models.Sample
+	// Samples is the fleet time series and Timeline its failures (kept for
+	// replication 0 only).
+	Samples  []models.Sample
+	Timeline []TimelinePoint
 }
 
 // RunOptions control a multi-replication run.
@@ -98,6 +100,7 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 			}
 			if j.i == 0 && res.Fleet != nil {
 				rr.Samples = res.Fleet.Samples
+				rr.Timeline = res.Timeline
 			}
 			results[j.s][j.i] = rr
 		} else {

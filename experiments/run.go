@@ -36,8 +36,9 @@ type Result struct {
 	Rec      *models.Recorder
 	Events   uint64
 	EndTime  sim.Time
-	Failures *FailureStats  // nil when failures are off
-	Training *TrainingStats // training mode only
+	Failures *FailureStats   // nil when failures are off
+	Training *TrainingStats  // training mode only
+	Timeline []TimelinePoint // replicas failing and coming back (with [failures])
 }
 
 // Run simulates the scenario once with its seed.
@@ -110,6 +111,11 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	res := &Result{Scenario: sc, Fleet: fleet, Rec: rec, Events: eng.Fired(), EndTime: end}
 	if fi != nil {
 		res.Failures = fi.finish(end, sc.Cluster.Replicas)
+		for _, p := range fi.Timeline {
+			if p.Time <= end {
+				res.Timeline = append(res.Timeline, p)
+			}
+		}
 	}
 	return res, nil
 }

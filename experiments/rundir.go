@@ -175,6 +175,14 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	files["cdf.csv"] = cdf.Bytes()
 	files["timeseries.csv"] = ts.Bytes()
 	files["replications.csv"] = reps.Bytes()
+	if tl := arms[0].Reps[0].Timeline; len(tl) > 0 {
+		var f bytes.Buffer
+		f.WriteString("time_s,event,unit,gpus_down,capacity_frac\n")
+		for _, p := range tl {
+			fmt.Fprintf(&f, "%s,%s,%s,%d,%s\n", fmtF(round6(p.Time.Seconds())), p.Event, p.Unit, p.GPUsDown, fmtF(round6(p.Capacity)))
+		}
+		files["failures.csv"] = f.Bytes()
+	}
 	return WriteFiles(dir, files)
 }
 

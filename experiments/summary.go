@@ -347,9 +347,16 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nthroughput  %.2f req/s  %.0f output tok/s  %.0f input tok/s\n",
 		s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS, s.Throughput.InputTokensPerS)
+	var terms []string
+	if s.Goodput.TTFTSLOMs > 0 {
+		terms = append(terms, fmt.Sprintf("TTFT ≤ %g ms", s.Goodput.TTFTSLOMs))
+	}
+	if s.Goodput.TPOTSLOMs > 0 {
+		terms = append(terms, fmt.Sprintf("TPOT ≤ %g ms", s.Goodput.TPOTSLOMs))
+	}
 	slo := "no SLO set"
-	if s.Goodput.TTFTSLOMs > 0 || s.Goodput.TPOTSLOMs > 0 {
-		slo = fmt.Sprintf("SLO TTFT ≤ %g ms, TPOT ≤ %g ms", s.Goodput.TTFTSLOMs, s.Goodput.TPOTSLOMs)
+	if len(terms) > 0 {
+		slo = "SLO " + strings.Join(terms, ", ")
 	}
 	fmt.Fprintf(&b, "goodput     %.2f req/s  %.0f output tok/s  attainment %.2f%%  (%s)\n",
 		s.Goodput.RequestsPerS, s.Goodput.OutputTokensPerS, 100*s.Goodput.SLOAttainment, slo)
