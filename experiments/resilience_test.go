@@ -1,7 +1,14 @@
 package experiments
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
+
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/policies"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
 
 	"github.com/stretchr/testify/require"
 )
@@ -105,4 +112,150 @@ mode = "hang"
 	require.EqualValues(t, 1, deep.Resilience.Ejections)
 	require.LessOrEqual(t, deep.Resilience.IsolationMsMax, 5000.0, "out of rotation within one probe interval")
 	require.Less(t, deep.Resilience.Timeouts, live.Resilience.Timeouts/10)
+}
+
+// allPolicies enables every policy on a small faulty fleet.
+const allPolicies = `
+name = "all-policies"
+seed = 3
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 4
+[cluster.replica]
+kv_blocks = 3000       # tight: preemptions too
+[workload]
+duration_s = 240
+[workload.arrival]
+rate_per_s = 25
+[workload.input]
+dist = "lognormal"
+mean = 800
+p99 = 4000
+[workload.output]
+dist = "lognormal"
+mean = 150
+p99 = 900
+[policies]
+timeout_s = 3
+total_timeout_s = 60
+[policies.hedge]
+name = "adaptive"
+min_samples = 20
+budget = 0.2
+[policies.breaker]
+name = "sliding-window"
+[policies.retry]
+name = "budgeted"
+budget = 0.3
+[policies.admission]
+name = "queue"
+limit = 30
+[policies.probe]
+kind = "deep"
+interval_s = 2
+[[faults]]
+at_s = 30
+replica = 0
+mode = "hang"
+[[faults]]
+at_s = 60
+replica = 1
+mode = "flap"
+duration_s = 60
+period_s = 7
+pause_s = 1
+[[faults]]
+at_s = 90
+replica = 2
+mode = "oom"
+restart_s = 5
+cold_start_s = 20
+[[faults]]
+at_s = 100
+replica = 3
+mode = "slow"
+factor = 4
+duration_s = 50
+[[faults]]
+at_s = 150
+replica = 1
+mode = "stall"
+duration_s = 60
+period_s = 5
+pause_s = 1
+`
+
+// TestConservationWithEveryPolicy: with hedges, retries, cancellations,
+// timeouts, breakers, probes, admission and every fault mode at once,
+// client requests are conserved after every event, copies never leak
+// (a replica holds only live copies), and the KV accounting adds up.
+func TestConservationWithEveryPolicy(t *testing.T) {
+	sc := mustParse(t, allPolicies)
+	eng := sim.NewEngine()
+	router, err := policies.NewRouter(sc.Router, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
+	require.NoError(t, err)
+	rec := models.NewRecorder(sc.SLO)
+	fleet, err := models.NewFleet(eng, sc.Catalog(), sc.Cluster, router, rec, "cluster")
+	require.NoError(t, err)
+	fleet.SetPolicies(policies.BuildResilience(sc.Policies, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
+	for i, fc := range sc.Faults {
+		require.NoError(t, fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
+	}
+	src, err := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
+	require.NoError(t, err)
+	require.NoError(t, fleet.Start(src))
+	fleet.StartSampling(10 * sim.Second)
+	steps := 0
+	for eng.Step() {
+		steps++
+		require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "after event %d", steps)
+		require.GreaterOrEqual(t, rec.InFlight(), int64(0))
+		held := 0
+		for _, r := range fleet.Replicas {
+			require.GreaterOrEqual(t, r.Outstanding(), 0)
+			held += r.Outstanding()
+			kv := r.KV()
+			require.Equal(t, kv.Total(), kv.Used()+kv.Cached()+kv.Free())
+		}
+		require.LessOrEqual(t, int64(held), rec.InFlight()+fleet.GW.Hedges, "replicas hold live copies only")
+	}
+	require.Zero(t, rec.InFlight(), "everything ends")
+	for _, r := range fleet.Replicas {
+		require.Zero(t, r.Outstanding())
+	}
+	gw := fleet.GW
+	t.Logf("arrived %d completed %d failed %d shed %d; hedges %d retries %d timeouts %d cancelled %d ejections %d",
+		rec.Arrived, rec.Completed, rec.Failed, rec.Shed, gw.Hedges, gw.Retries, gw.Timeouts, gw.Cancelled, gw.Ejections)
+	require.Positive(t, gw.Hedges)
+	require.Positive(t, gw.Retries)
+	require.Positive(t, gw.Timeouts)
+	require.Positive(t, gw.Cancelled)
+	require.Positive(t, gw.Ejections)
+}
+
+// TestDeterminismWithEveryPolicy: two runs with every policy and fault
+// give identical summaries.
+func TestDeterminismWithEveryPolicy(t *testing.T) {
+	sc := mustParse(t, allPolicies)
+	var outs []string
+	for i := 0; i < 2; i++ {
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		var b bytes.Buffer
+		require.NoError(t, Summarize(res).WriteJSON(&b))
+		outs = append(outs, b.String())
+	}
+	require.Equal(t, outs[0], outs[1])
+}
+
+// TestCacheAffinity: on the same agentic arrivals, prefix-affinity routing
+// raises the prefix hit rate and cuts p99 TTFT against round-robin.
+func TestCacheAffinity(t *testing.T) {
+	res := runBuiltinAB(t, "cache-affinity", 2)
+	a, b := res.Arms[0], res.Arms[1]
+	require.Greater(t, mean(b, "prefix_cache.hit_rate"), mean(a, "prefix_cache.hit_rate")+0.15)
+	require.Less(t, mean(b, "latency_ms.ttft.p99"), mean(a, "latency_ms.ttft.p99"))
+	require.Less(t, mean(b, "fleet.mfu"), mean(a, "fleet.mfu"), "less prefill work for the same output")
 }
