@@ -219,6 +219,8 @@ var abTableKeys = []struct{ key, label string }{
 	{"resilience.hedge_rate", "hedge rate"},
 	{"resilience.wasted_token_fraction", "wasted tokens"},
 	{"resilience.isolation_ms_max", "isolation ms (max)"},
+	{"resilience.rollout.green_errors", "new-version errors"},
+	{"resilience.rollout.detection_s", "rollback after s"},
 	{"prefix_cache.hit_rate", "prefix hit rate"},
 	{"kv.preemptions", "preemptions"},
 	{"fleet.mfu", "MFU"},

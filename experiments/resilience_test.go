@@ -259,3 +259,32 @@ func TestCacheAffinity(t *testing.T) {
 	require.Less(t, mean(b, "latency_ms.ttft.p99"), mean(a, "latency_ms.ttft.p99"))
 	require.Less(t, mean(b, "fleet.mfu"), mean(a, "fleet.mfu"), "less prefill work for the same output")
 }
+
+// TestCanaryRollout: a healthy build goes through every step; a broken one
+// (30% errors) is rolled back during its 5% canary step, so few clients see
+// its errors.
+func TestCanaryRollout(t *testing.T) {
+	base, err := LoadBuiltin("canary-rollout")
+	require.NoError(t, err)
+	base, err = base.Derive(OverrideOverlay("run.replications", "1"))
+	require.NoError(t, err)
+	arms, err := ArmsFromScenario(base)
+	require.NoError(t, err)
+	for _, arm := range arms {
+		res, err := Run(arm.Scenario, Options{})
+		require.NoError(t, err)
+		s := Summarize(res)
+		ro := s.Resilience.Rollout
+		require.NotNil(t, ro)
+		t.Logf("%s: %+v, failed %d of %d", arm.Name, *ro, s.Requests.Failed, s.Requests.Arrived)
+		switch arm.Name {
+		case "good-build":
+			require.Equal(t, "completed", ro.State)
+			require.Zero(t, s.Requests.Failed)
+		case "broken-build":
+			require.Equal(t, "rolled back", ro.State)
+			require.Less(t, ro.DetectionS, 30.0)
+			require.Less(t, float64(s.Requests.Failed), 0.001*float64(s.Requests.Arrived))
+		}
+	}
+}

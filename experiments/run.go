@@ -68,6 +68,10 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		fleet.Replicas[i].Fail(0, models.FailReplicaDown)
 		fleet.Refresh(i)
 	}
+	if c := sc.Rollout; c.Enabled {
+		fleet.StartRollout(c, policies.MarginJudge{MinSamples: c.MinSamples, ErrorMargin: c.ErrorMargin, P99Ratio: c.P99Ratio},
+			sim.NewStream(sc.Seed, "rollout"))
+	}
 	var fi *failureInjector
 	if sc.Failures.Enabled {
 		if fi, err = startFailures(eng, fleet, sc, sc.Seed); err != nil {

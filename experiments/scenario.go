@@ -47,6 +47,9 @@ type Scenario struct {
 	// Faults are injected into replicas at fixed times ([[faults]] tables):
 	// fault-injection tests of the resilience stack.
 	Faults []models.FaultConfig `toml:"faults"`
+	// Rollout is a blue-green deployment of a new model version with canary
+	// steps and automatic rollback ([rollout]); off by default.
+	Rollout models.RolloutConfig `toml:"rollout"`
 	// Failures are stochastic hardware and software failures from a
 	// calibrated profile ([failures]); off by default.
 	Failures FailuresConfig `toml:"failures"`
@@ -157,6 +160,7 @@ func DefaultScenario() Scenario {
 		Size:     SizeConfig{Confidence: 0.95},
 		Cost:     CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
 		Failures: DefaultFailuresConfig(),
+		Rollout:  models.DefaultRolloutConfig(),
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
 			Replica: models.DefaultReplicaConfig(), Perf: models.DefaultPerfConfig()},
 		Router:   policies.DefaultRouterConfig(),
@@ -349,6 +353,9 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	s.Router.Validate("router", ps)
 	s.Policies.Validate("policies", ps)
 	s.Failures.Validate("failures", ps)
+	if s.Rollout.Enabled {
+		s.Rollout.Validate("rollout", s.Cluster.Replicas, ps)
+	}
 	s.Workload.Validate("workload", ps)
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -163,6 +164,8 @@ type Resilience struct {
 	WastedPrefillTokens int64   `json:"wasted_prefill_tokens"`
 	WastedDecodeTokens  int64   `json:"wasted_decode_tokens"`
 	WastedTokenFraction float64 `json:"wasted_token_fraction"`
+	// Rollout reports a blue-green rollout ([rollout]).
+	Rollout *models.RolloutStats `json:"rollout,omitempty"`
 }
 
 // SimStats describes the simulation itself.
@@ -304,7 +307,8 @@ func Summarize(r *Result) *Summary {
 		Copies: gw.Copies, Hedges: gw.Hedges, HedgeRate: round6(ratio(float64(gw.Hedges), float64(rec.Arrived))),
 		Retries: gw.Retries, Timeouts: gw.Timeouts, Cancelled: gw.Cancelled, Probes: gw.Probes, Ejections: gw.Ejections,
 		IsolationMsMax: round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
-		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: round6(ratio(float64(wp+wd), float64(pt+dt)))}
+		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: round6(ratio(float64(wp+wd), float64(pt+dt))),
+		Rollout: f.Rollout()}
 	s.Failures = r.Failures
 	s.Sim = SimStats{Events: r.Events, SimulatedSeconds: round6(secs), Seed: sc.Seed}
 	if len(rec.FailedBy) > 0 {
@@ -370,6 +374,13 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	if rs.Copies > s.Requests.Completed+s.Requests.Failed+s.Requests.InFlight || rs.Timeouts > 0 || rs.Ejections > 0 {
 		fmt.Fprintf(&b, "resilience success %.3f%%, hedges %d (%.1f%%), retries %d, timeouts %d, ejections %d, wasted tokens %.1f%%\n",
 			100*rs.SuccessRate, rs.Hedges, 100*rs.HedgeRate, rs.Retries, rs.Timeouts, rs.Ejections, 100*rs.WastedTokenFraction)
+	}
+	if ro := rs.Rollout; ro != nil {
+		fmt.Fprintf(&b, "rollout    %s; new version served %d requests, %d errors", ro.State, ro.GreenRequests, ro.GreenErrors)
+		if ro.RolledBackS > 0 {
+			fmt.Fprintf(&b, "; rolled back %.1f s after its first traffic", ro.DetectionS)
+		}
+		b.WriteByte('\n')
 	}
 	if f := s.Failures; f != nil {
 		fmt.Fprintf(&b, "failures   %d events hit %d replicas; replica availability %.3f%%, fewest up %d\n",

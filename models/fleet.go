@@ -85,6 +85,7 @@ type Fleet struct {
 	brkEv      []sim.EventID  // pending breaker re-checks
 	faultAt    []sim.Time     // first fault time of a not-yet-isolated replica, or -1
 	probeFails []int
+	ro         *rollout
 	spareCR    []*clientReq
 	spareCopy  []*Copy
 

@@ -159,6 +159,10 @@ func (f *Fleet) withdrawOthers(cr *clientReq, c *Copy) {
 // CopyDone implements Observer: the client request completes.
 func (f *Fleet) CopyDone(c *Copy, o *Outcome) {
 	now := o.Finished
+	if f.ro != nil && f.rolloutOutcome(c.Replica, now, (o.FirstToken-c.SentAt).Milliseconds()) {
+		f.CopyFailed(c, now, FailNewVersion)
+		return
+	}
 	// The breaker's latency rule looks at time to first token: end-to-end
 	// latency grows with output length, not with the replica's health.
 	f.recordBreaker(c.Replica, now, true, (o.FirstToken - c.SentAt).Milliseconds())
@@ -173,6 +177,9 @@ func (f *Fleet) CopyDone(c *Copy, o *Outcome) {
 // live copy fails.
 func (f *Fleet) CopyFailed(c *Copy, at sim.Time, reason string) {
 	cr := c.cr
+	if f.ro != nil && reason != FailNewVersion {
+		f.rolloutFailed(c.Replica, at)
+	}
 	f.recordBreaker(c.Replica, at, false, (at - c.SentAt).Milliseconds())
 	cr.last = c.Replica
 	dropCopy(cr, c)
@@ -226,6 +233,7 @@ func (f *Fleet) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 	for _, c := range cr.copies {
 		hide(c.Replica)
 	}
+	masked = f.rolloutPool(masked)
 	now := f.eng.Now()
 	for tries := 0; tries <= len(f.Replicas); tries++ {
 		i, ok := f.router.Route(&cr.req, f.states)

@@ -41,8 +41,9 @@ type ProbeConfig struct {
 
 // Failure reasons the gateway reports.
 const (
-	FailTimeout = "client timeout"
-	FailDrained = "drained"
+	FailTimeout    = "client timeout"
+	FailDrained    = "drained"
+	FailNewVersion = "5xx from the new version"
 )
 
 // SetPolicies installs the gateway's policies; call before Start.

@@ -161,3 +161,13 @@ func TestResilienceConfigValidation(t *testing.T) {
 	ok.Validate("policies", &ps2)
 	require.Empty(t, ps2.List)
 }
+
+func TestMarginJudge(t *testing.T) {
+	j := MarginJudge{MinSamples: 20, ErrorMargin: 0.05, P99Ratio: 1.5}
+	blue := models.PoolStats{Requests: 200, Errors: 2, P99TTFTMs: 300}
+	require.False(t, j.Rollback(models.PoolStats{Requests: 10, Errors: 10}, blue), "too few samples")
+	require.False(t, j.Rollback(models.PoolStats{Requests: 40, Errors: 2, P99TTFTMs: 400}, blue))
+	require.True(t, j.Rollback(models.PoolStats{Requests: 40, Errors: 4, P99TTFTMs: 300}, blue), "10% vs 1% errors")
+	require.False(t, j.Rollback(models.PoolStats{Requests: 40, P99TTFTMs: 500}, blue), "too few samples for a p99")
+	require.True(t, j.Rollback(models.PoolStats{Requests: 100, P99TTFTMs: 500}, blue), "p99 500 vs 300 ms")
+}
