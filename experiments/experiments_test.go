@@ -361,3 +361,32 @@ cold_start_s = 60
 	require.NoError(t, err)
 	require.Equal(t, s.Requests.Arrived, Summarize(res0).Requests.Arrived, "failures do not move the arrivals")
 }
+
+// TestPrecursorDrain: draining on precursors (rising correctable ECC before
+// HBM double-bit errors) heads failures off: the drained replicas are
+// repaired before the failure, which then hits nothing.
+func TestPrecursorDrain(t *testing.T) {
+	sc := mustParse(t, small+`
+[failures]
+enabled = true
+rate_multiplier = 200000
+cold_start_s = 60
+`)
+	sc, err := sc.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "1200"),
+		OverrideOverlay("cluster.replicas", "8"), OverrideOverlay("workload.arrival.rate_per_s", "40"))
+	require.NoError(t, err)
+	run := func(drain bool) *Summary {
+		d, err := sc.Derive(OverrideOverlay("failures.drain_on_precursor", fmt.Sprint(drain)))
+		require.NoError(t, err)
+		res, err := Run(d, Options{})
+		require.NoError(t, err)
+		return Summarize(res)
+	}
+	off, on := run(false), run(true)
+	t.Logf("no drain: %d failed, %+v", off.Requests.Failed, *off.Failures)
+	t.Logf("drain:    %d failed (%v), shed %d, %+v", on.Requests.Failed, on.Failed, on.Requests.Shed, *on.Failures)
+	require.Positive(t, on.Failures.Drained)
+	require.Positive(t, on.Failures.Averted)
+	require.LessOrEqual(t, on.Requests.Failed, off.Requests.Failed, "an averted failure fails nothing")
+	require.Less(t, on.Failures.Events, off.Failures.Events)
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -28,11 +29,18 @@ type FailuresConfig struct {
 	// ColdStartS is the weight loading of a serving replica after its
 	// repair. Default 180 (the seeds' 2–4 min, CALIBRATION.md §4).
 	ColdStartS float64 `toml:"cold_start_s"`
+	// DrainOnPrecursor drains a replica gracefully when a precursor of its
+	// failure is seen (policies.PrecursorDrain), so the failure finds it
+	// empty. Default false.
+	DrainOnPrecursor bool `toml:"drain_on_precursor"`
+	// DrainGraceS is how long a drained replica may finish what it holds.
+	// Default 60 (the seed's drain grace, CALIBRATION.md §6).
+	DrainGraceS float64 `toml:"drain_grace_s"`
 }
 
 // DefaultFailuresConfig is off, with the llama3 profile ready.
 func DefaultFailuresConfig() FailuresConfig {
-	return FailuresConfig{Profile: failures.ProfileLlama3, RateMultiplier: 1, ServersPerRack: 4, ColdStartS: 180}
+	return FailuresConfig{Profile: failures.ProfileLlama3, RateMultiplier: 1, ServersPerRack: 4, ColdStartS: 180, DrainGraceS: 60}
 }
 
 // Validate records problems under prefix.
@@ -41,6 +49,7 @@ func (c *FailuresConfig) Validate(prefix string, ps *config.Problems) {
 	ps.Positive(prefix+".rate_multiplier", c.RateMultiplier)
 	ps.PositiveInt(prefix+".servers_per_rack", c.ServersPerRack)
 	ps.NonNegative(prefix+".cold_start_s", c.ColdStartS)
+	ps.NonNegative(prefix+".drain_grace_s", c.DrainGraceS)
 }
 
 // FailureStats is summary.json's failures block.
@@ -52,21 +61,27 @@ type FailureStats struct {
 	ReplicaDownS  float64        `json:"replica_down_s"` // replica-seconds out of service
 	Availability  float64        `json:"availability"`   // 1 − down / (replicas × duration)
 	MinAvailableR int            `json:"min_available_replicas"`
+	Drained       int            `json:"drained_on_precursor"` // replicas drained ahead of their failure
+	Averted       int            `json:"averted"`              // failures headed off by a proactive drain
 }
 
 // failureInjector feeds a failure source into a serving fleet, one pending
 // event at a time, mapping each event's GPUs onto the replicas placed on
 // them (replica i holds GPUs [i·TP, (i+1)·TP)).
 type failureInjector struct {
-	eng   *sim.Engine
-	fleet *models.Fleet
-	src   failures.Source
-	tp    int
-	cold  sim.Time
-	stop  sim.Time // no events after this
-	stats FailureStats
-	down  []sim.Time // when each replica went down, or -1
-	spans [][2]sim.Time
+	eng     *sim.Engine
+	fleet   *models.Fleet
+	src     *failures.Signals
+	drainer models.PrecursorPolicy
+	grace   sim.Time
+	drained []bool
+	averted map[failures.Event]bool // failures headed off by a proactive drain and repair
+	tp      int
+	cold    sim.Time
+	stop    sim.Time // no events after this
+	stats   FailureStats
+	down    []sim.Time // when each replica went down, or -1
+	spans   [][2]sim.Time
 	// Timeline records every replica going down or coming back.
 	Timeline []TimelinePoint
 	gpusPer  int
@@ -104,11 +119,17 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 	if err != nil {
 		return nil, err
 	}
-	fi := &failureInjector{eng: eng, fleet: fleet, src: gen, tp: sc.Cluster.TP, cold: sim.FromSeconds(c.ColdStartS), gpusPer: sc.Cluster.TP,
+	fi := &failureInjector{eng: eng, fleet: fleet, src: failures.NewSignals(gen, scaled.MaxPrecursorLead()), tp: sc.Cluster.TP, cold: sim.FromSeconds(c.ColdStartS), gpusPer: sc.Cluster.TP,
 		stats: FailureStats{ByCategory: map[string]int{}, ByXid: map[string]int{}, MinAvailableR: sc.Cluster.Replicas},
 		down:  make([]sim.Time, sc.Cluster.Replicas)}
 	for i := range fi.down {
 		fi.down[i] = -1
+	}
+	fi.drained = make([]bool, sc.Cluster.Replicas)
+	fi.averted = map[failures.Event]bool{}
+	fi.grace = sim.FromSeconds(c.DrainGraceS)
+	if c.DrainOnPrecursor {
+		fi.drainer = policies.PrecursorDrain{}
 	}
 	// Failures stop with the arrivals: a failure after the workload ends
 	// would only keep a drained run alive.
@@ -124,18 +145,67 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 }
 
 func (fi *failureInjector) pull() {
-	ev, ok := fi.src.Next()
-	if !ok || ev.Time > fi.stop {
+	sig, ok := fi.src.Next()
+	if !ok || sig.Time > fi.stop {
 		return
 	}
-	fi.eng.Schedule(ev.Time, sim.PriorityFailure, func(now sim.Time) {
-		fi.apply(ev, now)
+	fi.eng.Schedule(sig.Time, sim.PriorityFailure, func(now sim.Time) {
+		if sig.Precursor {
+			fi.precursor(sig.Event, now)
+		} else {
+			fi.apply(sig.Event, now)
+		}
 		fi.pull()
+	})
+}
+
+// replicasOn calls fn for every replica on the event's GPUs.
+func (fi *failureInjector) replicasOn(ev failures.Event, fn func(i int, r *models.Replica)) {
+	first, n := ev.FirstGPU, ev.GPUs
+	if ev.DownGPUs > 0 {
+		first, n = ev.DownFirstGPU, ev.DownGPUs
+	}
+	for i, r := range fi.fleet.Replicas {
+		if first < (i+1)*fi.tp && first+n > i*fi.tp {
+			fn(i, r)
+		}
+	}
+}
+
+// precursor drains the replicas a coming failure will hit, if the policy
+// says so, and repairs them at once: the part is replaced before it fails,
+// so the failure is averted.
+func (fi *failureInjector) precursor(ev failures.Event, now sim.Time) {
+	if fi.drainer == nil || !fi.drainer.Drain(string(ev.Component)) {
+		return
+	}
+	fi.averted[ev] = true
+	fi.replicasOn(ev, func(i int, r *models.Replica) {
+		if fi.drained[i] || !r.Up() {
+			return
+		}
+		fi.drained[i] = true
+		fi.stats.Drained++
+		fi.fleet.Drain(i, fi.grace, func(t sim.Time) {
+			fi.markDown(i, t)
+			fi.eng.Schedule(t+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
+				r.Recover(t, fi.cold, func() {
+					fi.markUp(i, fi.eng.Now())
+					fi.drained[i] = false
+					fi.fleet.SetInRotation(i, true)
+				})
+			})
+		})
 	})
 }
 
 // apply hits every replica on the event's GPUs.
 func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
+	if fi.averted[ev] {
+		delete(fi.averted, ev)
+		fi.stats.Averted++
+		return
+	}
 	first, n := ev.FirstGPU, ev.GPUs
 	if ev.DownGPUs > 0 {
 		first, n = ev.DownFirstGPU, ev.DownGPUs
@@ -172,7 +242,14 @@ func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
 				fi.markUp(i, t) // already back (an earlier repair, a probe's restart)
 				return
 			}
-			r.Recover(t, fi.cold, func() { fi.markUp(i, fi.eng.Now()); fi.fleet.Refresh(i) })
+			r.Recover(t, fi.cold, func() {
+				fi.markUp(i, fi.eng.Now())
+				if fi.drained[i] {
+					fi.drained[i] = false
+					fi.fleet.SetInRotation(i, true)
+				}
+				fi.fleet.Refresh(i)
+			})
 			fi.fleet.Refresh(i)
 		})
 	}

@@ -150,6 +150,10 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 		f.rot[i] = true
 		f.faultAt[i] = -1
 	}
+	for i, r := range f.Replicas {
+		i := i
+		r.onChange = func() { f.refresh(i) }
+	}
 	f.onArrival = f.arrive
 	return f, nil
 }
@@ -256,3 +260,6 @@ func (f *Fleet) sample(now sim.Time) {
 	}
 	f.eng.Schedule(now+f.sampleNs, sim.PriorityMetrics, f.onSample)
 }
+
+// States is the routing snapshot (read-only; for tests and reports).
+func (f *Fleet) States() []ReplicaState { return f.states }

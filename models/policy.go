@@ -91,3 +91,13 @@ type ProbeResult struct {
 	LatencyMs float64
 	Reason    string
 }
+
+// PrecursorPolicy decides whether a precursor signal (correctable-ECC
+// counts rising before an HBM double-bit error, a GPU running hot before a
+// thermal failure) drains the replica before the failure it announces.
+type PrecursorPolicy interface {
+	// Drain is asked at the precursor, lead before the failure (unknown to
+	// a real operator; a policy should not use it to cheat, only to model
+	// how much warning its signal gives).
+	Drain(component string) bool
+}

@@ -112,6 +112,7 @@ type Replica struct {
 	down       bool     // failed: holds nothing, takes nothing until Recover
 	recovering bool     // a Recover is under way
 	onReady    []func() // more callbacks for when it is up
+	onChange   func()   // the fleet's hook: up/down changed
 	hung       bool     // a zombie: accepts requests, never finishes a step
 	slow       float64  // step-time factor (1 = healthy; fail-slow > 1)
 	runSlow    float64  // the factor the step under way was planned with

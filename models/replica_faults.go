@@ -118,7 +118,15 @@ func (r *Replica) Fail(now sim.Time, reason string) {
 	r.down, r.hung = true, false
 	idx, avail := r.state.Index, r.state.Available
 	*r.state = ReplicaState{Index: idx, Available: avail}
+	r.changed()
 	r.flush()
+}
+
+// changed tells the fleet that the replica went down or came up.
+func (r *Replica) changed() {
+	if r.onChange != nil {
+		r.onChange()
+	}
 }
 
 func (r *Replica) failSeq(s *seq, now sim.Time, reason string) {
@@ -200,11 +208,13 @@ func (r *Replica) Recover(now, coldStart sim.Time, ready func()) {
 	r.down = true
 	r.recovering = true
 	r.slow = 1
+	r.changed()
 	r.eng.Schedule(now+coldStart, sim.PriorityNormal, func(at sim.Time) {
 		r.account(at)
 		r.down, r.recovering = false, false
 		r.busy = false
 		r.lastT = at
+		r.changed()
 		if ready != nil {
 			ready()
 		}
