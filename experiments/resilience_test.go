@@ -288,3 +288,34 @@ func TestCanaryRollout(t *testing.T) {
 		}
 	}
 }
+
+// TestMaintenanceDrainsGracefully: planned maintenance drains a replica
+// (no new traffic, a grace period for what it holds): no request fails,
+// and the replica comes back after the work and a cold start.
+func TestMaintenanceDrainsGracefully(t *testing.T) {
+	sc := mustParse(t, small+`
+[[faults]]
+at_s = 20
+replica = 0
+mode = "maintenance"
+duration_s = 10
+cold_start_s = 5
+drain_grace_s = 60
+`)
+	sc, err := sc.Derive(OverrideOverlay("run.replications", "1"))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	require.Zero(t, s.Requests.Failed, "a graceful drain fails nothing")
+	require.Zero(t, s.Requests.Shed)
+	minUp, back := 2, false
+	for _, sm := range res.Fleet.Samples {
+		minUp = min(minUp, sm.AvailableReplicas)
+		if sm.Time > 30*sim.Second && sm.AvailableReplicas == 2 {
+			back = true
+		}
+	}
+	require.Equal(t, 1, minUp, "out of rotation during maintenance")
+	require.True(t, back, "back in rotation afterwards")
+}

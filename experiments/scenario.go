@@ -432,5 +432,8 @@ func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 		if !has("pause_s") {
 			f.PauseS = def.PauseS
 		}
+		if !has("drain_grace_s") {
+			f.DrainGraceS = def.DrainGraceS
+		}
 	}
 }

@@ -159,17 +159,26 @@ func (f *Fleet) probe(i int, now sim.Time) {
 	})
 }
 
-// Drain takes replica i out of rotation, lets what it holds finish for up
-// to grace, then fails the rest (reason "drained"; a retry policy may send
-// them elsewhere) and calls then, if set.
+// Drain takes replica i out of rotation and lets what it holds finish: it
+// stops as soon as it is empty (checked every second), or at the end of
+// grace, failing what is left (reason "drained"; a retry policy may send
+// it elsewhere). Then it calls then, if set.
 func (f *Fleet) Drain(i int, grace sim.Time, then func(now sim.Time)) {
 	f.SetInRotation(i, false)
-	f.eng.Schedule(f.eng.Now()+grace, sim.PriorityNormal, func(now sim.Time) {
-		f.Replicas[i].Fail(now, FailDrained)
+	deadline := f.eng.Now() + grace
+	var check sim.Action
+	check = func(now sim.Time) {
+		r := f.Replicas[i]
+		if r.Outstanding() > 0 && now < deadline {
+			f.eng.Schedule(min(now+sim.Second, deadline), sim.PriorityNormal, check)
+			return
+		}
+		r.Fail(now, FailDrained)
 		if then != nil {
 			then(now)
 		}
-	})
+	}
+	f.eng.Schedule(min(f.eng.Now()+sim.Second, deadline), sim.PriorityNormal, check)
 }
 
 // onTimeout fails a client request that ran out of time.

@@ -16,10 +16,14 @@ const (
 	FaultSlow  = "slow"  // fail-slow: steps take Factor times as long
 	FaultFlap  = "flap"  // link flapping: every PeriodS, in-flight requests error and the group pauses PauseS
 	FaultStall = "stall" // rare long stalls: pauses of PauseS at exponential intervals of mean PeriodS, no errors
+	// FaultMaintenance is planned maintenance: the replica is drained
+	// (no new traffic, DrainGraceS for what it holds), stopped for
+	// DurationS, then cold-started back into rotation.
+	FaultMaintenance = "maintenance"
 )
 
 // FaultModes lists the valid modes.
-var FaultModes = []string{FaultFail, FaultFlap, FaultHang, FaultOOM, FaultSlow, FaultStall}
+var FaultModes = []string{FaultFail, FaultFlap, FaultHang, FaultMaintenance, FaultOOM, FaultSlow, FaultStall}
 
 // Failure reasons of injected faults.
 const (
@@ -56,11 +60,14 @@ type FaultConfig struct {
 	// fails). Defaults 20 and 2.
 	PeriodS float64 `toml:"period_s"`
 	PauseS  float64 `toml:"pause_s"`
+	// DrainGraceS is how long maintenance lets the replica finish what it
+	// holds. Default 60 (the seed's drain grace, CALIBRATION.md §6).
+	DrainGraceS float64 `toml:"drain_grace_s"`
 }
 
 // DefaultFaultConfig is a fault's defaults.
 func DefaultFaultConfig() FaultConfig {
-	return FaultConfig{Factor: 10, RestartS: 30, ColdStartS: 180, PeriodS: 20, PauseS: 2}
+	return FaultConfig{Factor: 10, RestartS: 30, ColdStartS: 180, PeriodS: 20, PauseS: 2, DrainGraceS: 60}
 }
 
 // Validate records problems under prefix (e.g. "faults.0").
@@ -76,6 +83,7 @@ func (c *FaultConfig) Validate(prefix string, replicas int, ps *config.Problems)
 	}
 	ps.NonNegative(prefix+".restart_s", c.RestartS)
 	ps.NonNegative(prefix+".cold_start_s", c.ColdStartS)
+	ps.NonNegative(prefix+".drain_grace_s", c.DrainGraceS)
 	if c.Mode == FaultFlap || c.Mode == FaultStall {
 		ps.Positive(prefix+".period_s", c.PeriodS)
 		ps.Positive(prefix+".pause_s", c.PauseS)
@@ -162,6 +170,14 @@ func (f *Fleet) Inject(fc FaultConfig, rng *rand.Rand) error {
 			}
 		}
 		f.eng.Schedule(at, sim.PriorityFailure, flap)
+	case FaultMaintenance:
+		f.eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
+			f.Drain(i, sim.FromSeconds(fc.DrainGraceS), func(t sim.Time) {
+				f.eng.Schedule(t+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(t sim.Time) {
+					r.Recover(t, cold, func() { f.SetInRotation(i, true) })
+				})
+			})
+		})
 	case FaultStall:
 		end := at + sim.FromSeconds(fc.DurationS)
 		pause := sim.FromSeconds(fc.PauseS)
