@@ -319,3 +319,37 @@ drain_grace_s = 60
 	require.Equal(t, 1, minUp, "out of rotation during maintenance")
 	require.True(t, back, "back in rotation afterwards")
 }
+
+// TestFallbackPool: when the primary pool is down, a fallback pool (a
+// smaller model) serves instead of shedding.
+func TestFallbackPool(t *testing.T) {
+	sc := mustParse(t, small+`
+[[faults]]
+at_s = 20
+replica = 0
+mode = "fail"
+restart_s = 0
+[[faults]]
+at_s = 20
+replica = 1
+mode = "fail"
+restart_s = 0
+`)
+	sc, err := sc.Derive(OverrideOverlay("run.replications", "1"))
+	require.NoError(t, err)
+	run := func(fallback bool) *Summary {
+		d, err := sc.Derive(OverrideOverlay("fallback.enabled", fmt.Sprint(fallback)))
+		require.NoError(t, err)
+		res, err := Run(d, Options{})
+		require.NoError(t, err)
+		return Summarize(res)
+	}
+	without, with := run(false), run(true)
+	t.Logf("without: shed %d failed %d; with: shed %d failed %d fallbacks %d", without.Requests.Shed, without.Requests.Failed,
+		with.Requests.Shed, with.Requests.Failed, with.Resilience.Fallbacks)
+	require.Positive(t, without.Requests.Shed, "nothing left to serve after both replicas die")
+	require.Zero(t, with.Requests.Shed)
+	require.Positive(t, with.Resilience.Fallbacks)
+	require.Greater(t, with.Resilience.SuccessRate, without.Resilience.SuccessRate)
+	require.Greater(t, with.Cost.USDPerMonth, without.Cost.USDPerMonth, "the fallback pool is paid for")
+}

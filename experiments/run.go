@@ -68,6 +68,11 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		fleet.Replicas[i].Fail(0, models.FailReplicaDown)
 		fleet.Refresh(i)
 	}
+	if sc.Fallback.Enabled {
+		if err := fleet.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"); err != nil {
+			return nil, err
+		}
+	}
 	if c := sc.Rollout; c.Enabled {
 		fleet.StartRollout(c, policies.MarginJudge{MinSamples: c.MinSamples, ErrorMargin: c.ErrorMargin, P99Ratio: c.P99Ratio},
 			sim.NewStream(sc.Seed, "rollout"))

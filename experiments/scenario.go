@@ -47,6 +47,9 @@ type Scenario struct {
 	// Faults are injected into replicas at fixed times ([[faults]] tables):
 	// fault-injection tests of the resilience stack.
 	Faults []models.FaultConfig `toml:"faults"`
+	// Fallback is a secondary pool (often a smaller model) that takes the
+	// requests no primary replica can: [fallback]; off by default.
+	Fallback FallbackConfig `toml:"fallback"`
 	// Rollout is a blue-green deployment of a new model version with canary
 	// steps and automatic rollback ([rollout]); off by default.
 	Rollout models.RolloutConfig `toml:"rollout"`
@@ -68,6 +71,14 @@ type Scenario struct {
 	src               []byte // the file, for Derive
 	filename, baseDir string
 	overlays          []Overlay // applied over src, in order
+}
+
+// FallbackConfig is a scenario's [fallback] table: the keys of [cluster]
+// for a second pool, plus enabled.
+type FallbackConfig struct {
+	// Enabled turns the fallback pool on. Default false.
+	Enabled bool `toml:"enabled"`
+	models.FleetConfig
 }
 
 // SizeConfig is a scenario's [size] table.
@@ -161,6 +172,8 @@ func DefaultScenario() Scenario {
 		Cost:     CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
 		Failures: DefaultFailuresConfig(),
 		Rollout:  models.DefaultRolloutConfig(),
+		Fallback: FallbackConfig{FleetConfig: models.FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 2,
+			Replica: models.DefaultReplicaConfig(), Perf: models.DefaultPerfConfig()}},
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
 			Replica: models.DefaultReplicaConfig(), Perf: models.DefaultPerfConfig()},
 		Router:   policies.DefaultRouterConfig(),
@@ -353,6 +366,9 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	s.Router.Validate("router", ps)
 	s.Policies.Validate("policies", ps)
 	s.Failures.Validate("failures", ps)
+	if s.Fallback.Enabled {
+		s.Fallback.FleetConfig.Validate(s.Catalog(), "fallback", ps)
+	}
 	if s.Rollout.Enabled {
 		s.Rollout.Validate("rollout", s.Cluster.Replicas, ps)
 	}

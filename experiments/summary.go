@@ -154,6 +154,7 @@ type Resilience struct {
 	HedgeRate      float64 `json:"hedge_rate"` // hedges / arrived
 	Retries        int64   `json:"retries"`
 	Timeouts       int64   `json:"timeouts"`
+	Fallbacks      int64   `json:"fallbacks"` // copies served by the fallback pool
 	Cancelled      int64   `json:"cancelled_copies"`
 	Probes         int64   `json:"probes"`
 	Ejections      int64   `json:"ejections"`
@@ -265,7 +266,7 @@ func Summarize(r *Result) *Summary {
 		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, StepsPerReplica: round6(float64(steps) / n),
 		MFU: round6(ratio(flops*float64(sc.Cluster.TP), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
 	price := sc.Price()
-	gpuHours := float64(f.Place.GPUs) * secs / 3600
+	gpuHours := float64(f.Place.GPUs+f.FallbackGPUs) * secs / 3600
 	watts := sc.Cost.WattsPerGPU
 	if watts == 0 {
 		watts = sc.Catalog().GPUs[sc.Cluster.GPU].TDPWatts
@@ -290,7 +291,7 @@ func Summarize(r *Result) *Summary {
 		Wasted:                    Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd)},
 		USDPerMillionOutputTokens: round6(ratio(usd*1e6, float64(rec.GoodOutputTokens))),
 		USDPerMillionOutputRaw:    round6(ratio(usd*1e6, float64(rec.OutputTokens))),
-		USDPerMonth:               round6(float64(f.Place.GPUs) * price * HoursPerMonth)}
+		USDPerMonth:               round6(float64(f.Place.GPUs+f.FallbackGPUs) * price * HoursPerMonth)}
 	gw := f.GW
 	var wp, wd, pt, dt int64
 	for _, rp := range f.Replicas {
@@ -305,7 +306,7 @@ func Summarize(r *Result) *Summary {
 	}
 	s.Resilience = Resilience{SuccessRate: round6(ratio(float64(rec.Completed), float64(rec.Arrived))),
 		Copies: gw.Copies, Hedges: gw.Hedges, HedgeRate: round6(ratio(float64(gw.Hedges), float64(rec.Arrived))),
-		Retries: gw.Retries, Timeouts: gw.Timeouts, Cancelled: gw.Cancelled, Probes: gw.Probes, Ejections: gw.Ejections,
+		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Cancelled: gw.Cancelled, Probes: gw.Probes, Ejections: gw.Ejections,
 		IsolationMsMax: round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
 		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: round6(ratio(float64(wp+wd), float64(pt+dt))),
 		Rollout: f.Rollout()}

@@ -86,8 +86,15 @@ type Fleet struct {
 	faultAt    []sim.Time     // first fault time of a not-yet-isolated replica, or -1
 	probeFails []int
 	ro         *rollout
-	spareCR    []*clientReq
-	spareCopy  []*Copy
+
+	// Fallback is a secondary pool that takes what the primary cannot
+	// (AddFallback); its replicas' indices follow the primary's.
+	Fallback     []*Replica
+	fbStates     []ReplicaState
+	fbRouter     Router
+	FallbackGPUs int
+	spareCR      []*clientReq
+	spareCopy    []*Copy
 
 	src       workloads.Source
 	next      workloads.Request
@@ -216,6 +223,9 @@ func (f *Fleet) Finish(end sim.Time) {
 	for _, r := range f.Replicas {
 		r.Finish(end)
 	}
+	for _, r := range f.Fallback {
+		r.Finish(end)
+	}
 }
 
 // StartSampling records a Sample every interval from now on, until the
@@ -263,3 +273,28 @@ func (f *Fleet) sample(now sim.Time) {
 
 // States is the routing snapshot (read-only; for tests and reports).
 func (f *Fleet) States() []ReplicaState { return f.states }
+
+// AddFallback builds a secondary pool (its own GPU, model and TP; often a
+// smaller model) that the gateway uses when no primary replica can take a
+// request: all down, ejected or breaker-open. Call before Start.
+func (f *Fleet) AddFallback(cat *Catalog, cfg FleetConfig, router Router, prefix string) error {
+	var ps config.Problems
+	mem := cfg.Validate(cat, prefix, &ps)
+	if err := ps.Err(); err != nil {
+		return err
+	}
+	gpu, llm := cat.GPUs[cfg.GPU], cat.LLMs[cfg.Model]
+	perf, err := NewStepModel(gpu, llm, cfg.TP, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cfg.Perf)
+	if err != nil {
+		return err
+	}
+	f.fbStates = make([]ReplicaState, cfg.Replicas)
+	f.fbRouter = router
+	f.FallbackGPUs = cfg.Replicas * cfg.TP
+	for j := 0; j < cfg.Replicas; j++ {
+		r := NewReplica(len(f.Replicas)+j, f.eng, cfg.Replica, perf, mem.KVBlocks, f, &f.fbStates[j])
+		f.fbStates[j].Index = j
+		f.Fallback = append(f.Fallback, r)
+	}
+	return nil
+}

@@ -50,6 +50,7 @@ type GatewayStats struct {
 	Cancelled int64 // copies withdrawn (losing hedges, timeouts)
 	Timeouts  int64 // client requests failed by the client timeout
 	Probes    int64 // health probes run
+	Fallbacks int64 // copies sent to the fallback pool
 	Ejections int64 // replicas taken out of rotation by probes
 	// Isolation is the time from a replica's first fault to its leaving
 	// rotation (breaker open or probe ejection), per isolated fault.
@@ -149,7 +150,7 @@ func (f *Fleet) withdrawOthers(cr *clientReq, c *Copy) {
 			i++
 			continue
 		}
-		f.Replicas[o.Replica].Cancel(o)
+		f.replicaAt(o.Replica).Cancel(o)
 		f.GW.Cancelled++
 		dropCopy(cr, o)
 		f.releaseCopy(o)
@@ -238,7 +239,7 @@ func (f *Fleet) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 	for tries := 0; tries <= len(f.Replicas); tries++ {
 		i, ok := f.router.Route(&cr.req, f.states)
 		if !ok || i < 0 || i >= len(f.Replicas) {
-			return false
+			return f.sendFallback(cr, kind)
 		}
 		if f.pol.Breaker != nil && f.brk[i] == BreakerHalfOpen && !f.pol.Breaker.Admit(i, now) {
 			hide(i)
@@ -249,4 +250,29 @@ func (f *Fleet) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 		return true
 	}
 	return false
+}
+
+// replicaAt is replica i of the fleet: the primary pool's, then the
+// fallback pool's.
+func (f *Fleet) replicaAt(i int) *Replica {
+	if i < len(f.Replicas) {
+		return f.Replicas[i]
+	}
+	return f.Fallback[i-len(f.Replicas)]
+}
+
+// sendFallback sends a copy to the fallback pool (a secondary pool, maybe
+// a smaller model) when the primary pool has no replica that can take it.
+func (f *Fleet) sendFallback(cr *clientReq, kind CopyKind) bool {
+	if len(f.Fallback) == 0 {
+		return false
+	}
+	j, ok := f.fbRouter.Route(&cr.req, f.fbStates)
+	if !ok || j < 0 || j >= len(f.Fallback) {
+		return false
+	}
+	c := f.newCopy(cr, kind)
+	f.GW.Fallbacks++
+	f.Fallback[j].Submit(c) // sets c.Replica to len(f.Replicas)+j
+	return true
 }

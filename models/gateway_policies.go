@@ -86,7 +86,7 @@ func (f *Fleet) SetInRotation(i int, in bool) {
 
 // recordBreaker feeds an outcome to the breaker and applies its state.
 func (f *Fleet) recordBreaker(i int, now sim.Time, ok bool, latencyMs float64) {
-	if f.pol.Breaker == nil || i < 0 {
+	if f.pol.Breaker == nil || i < 0 || i >= len(f.Replicas) {
 		return
 	}
 	f.pol.Breaker.Record(i, now, ok, latencyMs)
@@ -186,7 +186,7 @@ func (f *Fleet) onTimeout(cr *clientReq, now sim.Time) {
 	f.GW.Timeouts++
 	for _, c := range cr.copies {
 		f.recordBreaker(c.Replica, now, false, (now - c.SentAt).Milliseconds())
-		f.Replicas[c.Replica].Cancel(c)
+		f.replicaAt(c.Replica).Cancel(c)
 		f.GW.Cancelled++
 	}
 	f.Rec.RequestFailed(&cr.req, cr.last, now, FailTimeout)

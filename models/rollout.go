@@ -275,7 +275,7 @@ func (f *Fleet) rolloutPool(hidden []int) []int {
 // the new version turns it into an error.
 func (f *Fleet) rolloutOutcome(replica int, now sim.Time, ttftMs float64) (fail bool) {
 	ro := f.ro
-	if ro == nil || replica < 0 || ro.stats.State != "in progress" && ro.stats.State != "completed" {
+	if ro == nil || replica < 0 || replica >= len(ro.green) || ro.stats.State != "in progress" && ro.stats.State != "completed" {
 		return false
 	}
 	pool := 0
@@ -294,7 +294,7 @@ func (f *Fleet) rolloutOutcome(replica int, now sim.Time, ttftMs float64) (fail 
 // rolloutFailed records a copy that failed on replica, for the judge.
 func (f *Fleet) rolloutFailed(replica int, now sim.Time) {
 	ro := f.ro
-	if ro == nil || replica < 0 || ro.stats.State != "in progress" && ro.stats.State != "completed" {
+	if ro == nil || replica < 0 || replica >= len(ro.green) || ro.stats.State != "in progress" && ro.stats.State != "completed" {
 		return
 	}
 	pool := 0
