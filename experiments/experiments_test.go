@@ -390,3 +390,31 @@ cold_start_s = 60
 	require.LessOrEqual(t, on.Requests.Failed, off.Requests.Failed, "an averted failure fails nothing")
 	require.Less(t, on.Failures.Events, off.Failures.Events)
 }
+
+// TestPlacementBlastRadius: 8 TP=1 replicas packed on one HGX server all
+// fall with it; spread over 8 servers, a server failure takes one.
+func TestPlacementBlastRadius(t *testing.T) {
+	sc := mustParse(t, small+`
+[failures]
+enabled = true
+rate_multiplier = 50000
+cold_start_s = 60
+`)
+	hitsPerEvent := func(placement string) float64 {
+		d, err := sc.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("cluster.replicas", "8"),
+			OverrideOverlay("cluster.placement", `"`+placement+`"`), OverrideOverlay("workload.duration_s", "1800"))
+		require.NoError(t, err)
+		res, err := Run(d, Options{})
+		require.NoError(t, err)
+		s := Summarize(res)
+		require.Positive(t, s.Failures.Events)
+		t.Logf("%s: %d domains, %d events hit %d replicas, availability %.3f", placement, s.Fleet.Domains,
+			s.Failures.Events, s.Failures.ReplicaHits, s.Failures.Availability)
+		return float64(s.Failures.ReplicaHits) / float64(s.Failures.Events)
+	}
+	pack, spread := hitsPerEvent("pack"), hitsPerEvent("spread")
+	require.Greater(t, pack, 4*spread)
+	require.LessOrEqual(t, spread, 1.0)
+	_, err := sc.Derive(OverrideOverlay("cluster.placement", `"scatter"`))
+	require.ErrorContains(t, err, "cluster.placement")
+}

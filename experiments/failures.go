@@ -166,7 +166,8 @@ func (fi *failureInjector) replicasOn(ev failures.Event, fn func(i int, r *model
 		first, n = ev.DownFirstGPU, ev.DownGPUs
 	}
 	for i, r := range fi.fleet.Replicas {
-		if first < (i+1)*fi.tp && first+n > i*fi.tp {
+		rf, rn := fi.fleet.Place.ReplicaGPUs(i)
+		if first < rf+rn && first+n > rf {
 			fn(i, r)
 		}
 	}
@@ -206,24 +207,16 @@ func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
 		fi.stats.Averted++
 		return
 	}
-	first, n := ev.FirstGPU, ev.GPUs
-	if ev.DownGPUs > 0 {
-		first, n = ev.DownFirstGPU, ev.DownGPUs
-	}
 	hit := false
-	for i, r := range fi.fleet.Replicas {
-		if first >= (i+1)*fi.tp || first+n <= i*fi.tp {
-			continue
-		}
+	fi.replicasOn(ev, func(i int, r *models.Replica) {
 		hit = true
 		fi.stats.ReplicaHits++
 		fi.fleet.MarkFault(i, now)
-		i, r := i, r
 		switch ev.Mode {
 		case failures.ModeFailSlow:
 			r.SetSlow(1 / ev.SpeedFraction)
 			fi.eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
-			continue
+			return
 		case failures.ModeHang:
 			r.Hang(now)
 		case failures.ModeLinkFlap:
@@ -252,7 +245,7 @@ func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
 			})
 			fi.fleet.Refresh(i)
 		})
-	}
+	})
 	if hit {
 		fi.stats.Events++
 		fi.stats.ByCategory[ev.Category]++

@@ -22,9 +22,17 @@ type FleetConfig struct {
 	// domain (it must divide the domain size).
 	TP int `toml:"tp"`
 	// Replicas is the number of serving replicas.
-	Replicas int           `toml:"replicas"`
-	Replica  ReplicaConfig `toml:"replica"`
-	Perf     PerfConfig    `toml:"perf"`
+	Replicas int `toml:"replicas"`
+	// Placement of replicas on NVLink domains (servers, racks): "pack"
+	// (default: fill each domain before the next, fewest domains) or
+	// "spread" (round-robin over Domains domains, so one domain's failure
+	// takes fewer replicas).
+	Placement string `toml:"placement"`
+	// Domains is how many domains "spread" uses; 0 means one per replica
+	// (as far as TP allows). Ignored by "pack".
+	Domains int           `toml:"domains"`
+	Replica ReplicaConfig `toml:"replica"`
+	Perf    PerfConfig    `toml:"perf"`
 }
 
 // Validate records every problem of the fleet under prefix (e.g.
@@ -45,6 +53,23 @@ func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems)
 		ps.Add(prefix+".tp", "a TP=%d replica does not fit %s's %d-GPU NVLink domain (TP must divide %d)",
 			c.TP, gpu.Name, gpu.DomainGPUs, gpu.DomainGPUs)
 	}
+	if c.Placement == "" {
+		c.Placement = "pack"
+	}
+	ps.OneOf(prefix+".placement", c.Placement, Placements)
+	if c.Domains < 0 {
+		ps.Add(prefix+".domains", "must be >= 0, found %d", c.Domains)
+	}
+	if okG && c.Placement == "spread" && c.TP > 0 && c.Replicas > 0 && c.TP <= gpu.DomainGPUs {
+		d := c.Domains
+		if d == 0 {
+			d = c.Replicas
+		}
+		d = min(d, c.Replicas)
+		if per := (c.Replicas + d - 1) / d; per > gpu.DomainGPUs/c.TP {
+			ps.Add(prefix+".domains", "%d domains cannot hold %d TP=%d replicas (%d per domain at most)", d, c.Replicas, c.TP, gpu.DomainGPUs/c.TP)
+		}
+	}
 	n := len(ps.List)
 	c.Replica.Validate(prefix+".replica", ps)
 	c.Perf.Validate(prefix+".perf", ps)
@@ -59,6 +84,35 @@ type Placement struct {
 	GPUs       int // GPUs used by replicas
 	Domains    int // NVLink domains (servers or racks) occupied
 	DomainGPUs int
+	TP         int
+	Spread     bool
+}
+
+// Placements lists the placement policies.
+var Placements = []string{"pack", "spread"}
+
+// ReplicaGPUs is the first GPU and the GPU count of replica i: pack puts
+// replica i on GPUs [i·TP, (i+1)·TP); spread puts it in domain i mod
+// Domains, slot i div Domains.
+func (p Placement) ReplicaGPUs(i int) (first, n int) {
+	if !p.Spread {
+		return i * p.TP, p.TP
+	}
+	return (i%p.Domains)*p.DomainGPUs + (i/p.Domains)*p.TP, p.TP
+}
+
+func placement(cfg FleetConfig, domainGPUs int) Placement {
+	gpus := cfg.Replicas * cfg.TP
+	p := Placement{GPUs: gpus, DomainGPUs: domainGPUs, TP: cfg.TP, Domains: (gpus + domainGPUs - 1) / domainGPUs}
+	if cfg.Placement == "spread" {
+		p.Spread = true
+		p.Domains = cfg.Domains
+		if p.Domains == 0 {
+			p.Domains = cfg.Replicas
+		}
+		p.Domains = min(p.Domains, cfg.Replicas)
+	}
+	return p
 }
 
 // Fleet is a gateway with a router in front of N identical replicas. It pulls
@@ -144,8 +198,7 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 	f := &Fleet{eng: eng, router: router, Rec: rec, Memory: mem, PeakFLOPS: perf.PeakFLOPS(),
 		ParamsPerGPU: llm.Params / float64(cfg.TP),
 		states:       make([]ReplicaState, cfg.Replicas)}
-	gpus := cfg.Replicas * cfg.TP
-	f.Place = Placement{GPUs: gpus, DomainGPUs: gpu.DomainGPUs, Domains: (gpus + gpu.DomainGPUs - 1) / gpu.DomainGPUs}
+	f.Place = placement(cfg, gpu.DomainGPUs)
 	for i := 0; i < cfg.Replicas; i++ {
 		f.Replicas = append(f.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, f, &f.states[i]))
 	}
