@@ -354,6 +354,15 @@ cold_start_s = 60
 	t.Logf("failures %+v; failed requests %d of %d", *s.Failures, s.Requests.Failed, s.Requests.Arrived)
 	require.Positive(t, s.Failures.Events)
 	require.Less(t, s.Failures.Availability, 1.0)
+	td := s.Failures.TimeDownFraction
+	require.GreaterOrEqual(t, td["any"], td["10%"])
+	require.GreaterOrEqual(t, td["10%"], td["25%"])
+	require.GreaterOrEqual(t, td["25%"], td["50%"])
+	// The replica-seconds lost lie between (time any is down) and
+	// (time any is down × replicas).
+	down := 1 - s.Failures.Availability
+	require.LessOrEqual(t, down, td["any"]+1e-9)
+	require.GreaterOrEqual(t, down, td["any"]/2-1e-9)
 	require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
 	off, err := sc.Derive(OverrideOverlay("failures.enabled", "false"))
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/fleetsim/fleetsim/internal/config"
@@ -62,7 +63,35 @@ type FailureStats struct {
 	Availability  float64        `json:"availability"`   // 1 − down / (replicas × duration)
 	MinAvailableR int            `json:"min_available_replicas"`
 	Drained       int            `json:"drained_on_precursor"` // replicas drained ahead of their failure
-	Averted       int            `json:"averted"`              // failures headed off by a proactive drain
+	// TimeToRecoverS is how long replicas were out, failure to back in
+	// service (repair plus cold start), over completed outages.
+	TimeToRecoverS DistS `json:"time_to_recover_s"`
+	// TimeDownFraction is the fraction of the run with at least the given
+	// share of replicas out of service.
+	TimeDownFraction map[string]float64 `json:"time_down_fraction"`
+	Averted          int                `json:"averted"` // failures headed off by a proactive drain
+}
+
+// DistS summarises durations in seconds (exact: outages are few).
+type DistS struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+func distS(xs []float64) DistS {
+	if len(xs) == 0 {
+		return DistS{}
+	}
+	sort.Float64s(xs)
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	q := func(p float64) float64 { return xs[int(math.Ceil(p*float64(len(xs))))-1] }
+	return DistS{N: len(xs), Mean: round6(sum / float64(len(xs))), P50: round6(q(0.5)), P99: round6(q(0.99)), Max: round6(xs[len(xs)-1])}
 }
 
 // failureInjector feeds a failure source into a serving fleet, one pending
@@ -302,6 +331,48 @@ func (fi *failureInjector) finish(end sim.Time, replicas int) *FailureStats {
 		}
 	}
 	fi.stats.ReplicaDownS = round6(down.Seconds())
+	var ttr []float64
+	type edge struct {
+		t sim.Time
+		d int
+	}
+	var edges []edge
+	for _, sp := range fi.spans {
+		ttr = append(ttr, (sp[1] - sp[0]).Seconds())
+		if a, b := min(sp[0], end), min(sp[1], end); b > a {
+			edges = append(edges, edge{a, 1}, edge{b, -1})
+		}
+	}
+	for _, d := range fi.down {
+		if d >= 0 && d < end {
+			edges = append(edges, edge{d, 1}, edge{end, -1})
+		}
+	}
+	fi.stats.TimeToRecoverS = distS(ttr)
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].t != edges[j].t {
+			return edges[i].t < edges[j].t
+		}
+		return edges[i].d < edges[j].d
+	})
+	shares := []struct {
+		name string
+		frac float64
+	}{{"any", 1e-9}, {"10%", 0.10}, {"25%", 0.25}, {"50%", 0.50}}
+	fi.stats.TimeDownFraction = map[string]float64{}
+	for _, sh := range shares {
+		var at sim.Time
+		var total sim.Time
+		count := 0
+		for _, e := range edges {
+			if float64(count)/float64(replicas) >= sh.frac && count > 0 {
+				total += e.t - at
+			}
+			count += e.d
+			at = e.t
+		}
+		fi.stats.TimeDownFraction[sh.name] = round6(ratio(float64(total), float64(end)))
+	}
 	fi.stats.Availability = round6(1 - ratio(fi.stats.ReplicaDownS, float64(replicas)*end.Seconds()))
 	return &fi.stats
 }
