@@ -97,6 +97,13 @@ type KVStats struct {
 	BlocksPerReplica   int64   `json:"blocks_per_replica"`
 	BlockTokens        int     `json:"block_tokens"`
 	Preemptions        int64   `json:"preemptions"`
+	Allocator          string  `json:"allocator"`
+	// FragmentationMean is the time-weighted external fragmentation of
+	// free KV space (contiguous allocator; 0 when paged), and
+	// FragmentationAtOOM the largest seen when an allocation failed.
+	FragmentationMean  float64 `json:"fragmentation_mean"`
+	FragmentationAtOOM float64 `json:"fragmentation_at_oom"`
+	OOMCrashes         int64   `json:"oom_crashes"`
 	KVBytesPerGPU      float64 `json:"kv_bytes_per_gpu"`
 	WeightBytesPerGPU  float64 `json:"weight_bytes_per_gpu"`
 }
@@ -241,10 +248,14 @@ func Summarize(r *Result) *Summary {
 		SLOAttainment:    round6(ratio(float64(rec.MetSLO), float64(rec.Arrived))),
 		TTFTSLOMs:        sc.SLO.TTFTMs, TPOTSLOMs: sc.SLO.TPOTMs,
 	}
-	var prompt, cached, evict, preempt, steps int64
+	var prompt, cached, evict, preempt, steps, ooms int64
+	var fragNs, fragOOM float64
 	var used, cachedNs, busy, flops float64
 	for _, rp := range f.Replicas {
 		flops += rp.Stats.FLOPs
+		ooms += rp.Stats.OOMCrashes
+		fragNs += rp.Stats.FragNs
+		fragOOM = max(fragOOM, rp.Stats.FragAtOOM)
 		prompt += rp.Stats.PromptTokens
 		cached += rp.Stats.CachedTokens
 		evict += rp.KV().Evictions()
@@ -260,7 +271,9 @@ func Summarize(r *Result) *Summary {
 		PromptTokens: prompt, Evictions: evict}
 	s.KV = KVStats{UtilizationMean: round6(ratio(used, total)), CachedFractionMean: round6(ratio(cachedNs, total)),
 		BlocksPerReplica: f.Memory.KVBlocks, BlockTokens: sc.Cluster.Replica.BlockTokens, Preemptions: preempt,
-		KVBytesPerGPU: round6(f.Memory.KVBytes), WeightBytesPerGPU: round6(f.Memory.WeightBytes)}
+		KVBytesPerGPU: round6(f.Memory.KVBytes), WeightBytesPerGPU: round6(f.Memory.WeightBytes),
+		Allocator: sc.Cluster.Replica.Allocator, FragmentationMean: round6(ratio(fragNs, n*float64(r.EndTime))),
+		FragmentationAtOOM: round6(fragOOM), OOMCrashes: ooms}
 	s.Fleet = FleetStats{GPU: sc.Cluster.GPU, Model: sc.Cluster.Model, Replicas: sc.Cluster.Replicas, TP: sc.Cluster.TP,
 		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: round6(ratio(busy, n*float64(r.EndTime))),
 		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, StepsPerReplica: round6(float64(steps) / n),

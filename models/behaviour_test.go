@@ -174,3 +174,71 @@ func TestSessionContinuationIsCached(t *testing.T) {
 		f.Replicas[0].kv.check()
 	}
 }
+
+// TestContiguousAllocatorFragmentsAndCrashes: a burst of 32K-token prompts
+// among short requests. The paged allocator queues or preempts and never
+// crashes; a contiguous allocator fragments its free space, and a long
+// request that finds no region large enough kills the worker.
+func TestContiguousAllocatorFragmentsAndCrashes(t *testing.T) {
+	mk := func() []workloads.Request {
+		rng := rand.New(rand.NewPCG(8, 8))
+		var reqs []workloads.Request
+		var at float64
+		for i := 0; i < 3000; i++ {
+			at += rng.ExpFloat64() / 20
+			in, out := int32(200+rng.IntN(1500)), int32(50+rng.IntN(400))
+			if i%150 == 149 { // a burst of long contexts now and then
+				in = 32000 + int32(rng.IntN(8000))
+			}
+			reqs = append(reqs, workloads.Request{ID: uint64(i + 1), Arrival: sim.FromSeconds(at), InputTokens: in, OutputTokens: out})
+		}
+		return reqs
+	}
+	for _, alloc := range []string{AllocPaged, AllocContiguous} {
+		cfg := defaultFleet(1)
+		cfg.Replica.Allocator = alloc
+		cfg.Replica.PrefixCaching = false
+		cfg.Replica.KVBlocks = 8000 // 128k tokens: room for a few long contexts
+		cfg.Replica.ColdStartS = 30
+		eng, f := testFleet(t, cfg)
+		require.NoError(t, f.Start(&sliceSource{reqs: mk()}))
+		r := f.Replicas[0]
+		for eng.Step() {
+			r.kv.check()
+			require.Equal(t, f.Rec.Arrived, f.Rec.Completed+f.Rec.Failed+f.Rec.Shed+f.Rec.InFlight())
+		}
+		f.Finish(eng.Now())
+		frag := r.Stats.FragNs / float64(eng.Now())
+		t.Logf("%s: arrived %d completed %d failed %d shed %d, OOM crashes %d, mean fragmentation %.4f (at OOM %.2f), up %v", alloc, f.Rec.Arrived, f.Rec.Completed, f.Rec.Failed, f.Rec.Shed, r.Stats.OOMCrashes, frag, r.Stats.FragAtOOM, r.Up())
+		if alloc == AllocPaged {
+			require.Zero(t, r.Stats.OOMCrashes)
+			require.Zero(t, f.Rec.Failed)
+			require.Zero(t, frag)
+		} else {
+			require.Positive(t, r.Stats.OOMCrashes)
+			require.Positive(t, f.Rec.Failed)
+			require.Positive(t, frag)
+			require.Greater(t, r.Stats.FragAtOOM, 0.2, "free space was there, just scattered")
+		}
+	}
+}
+
+func TestRegionAllocatorMerges(t *testing.T) {
+	c := NewKVCache(100)
+	c.EnableContiguous()
+	a, ok, _ := c.AllocRegion(30)
+	require.True(t, ok)
+	b, _, _ := c.AllocRegion(30)
+	d, _, _ := c.AllocRegion(30)
+	require.Equal(t, []int64{0, 30, 60}, []int64{a, b, d})
+	c.FreeRegion(b, 30) // free: [30,60) and [90,100)
+	require.InDelta(t, 1-30.0/40, c.Fragmentation(), 1e-12)
+	_, ok, frag := c.AllocRegion(35)
+	require.False(t, ok)
+	require.True(t, frag, "40 blocks free, none 35 long")
+	c.FreeRegion(a, 30)
+	c.FreeRegion(d, 30)
+	require.Zero(t, c.Fragmentation(), "everything merged back")
+	require.Equal(t, int64(100), c.Free())
+	c.check()
+}

@@ -24,6 +24,8 @@ type KVCache struct {
 	entries                   map[uint64]*cacheEntry
 	lru                       cacheEntry // sentinel of a circular list; lru.next is the oldest
 	evictions                 int64
+	contiguous                bool
+	regions                   []region // contiguous mode: free regions by offset
 }
 
 type cacheEntry struct {
@@ -146,4 +148,82 @@ func (c *KVCache) check() {
 		panic(fmt.Sprintf("models: KV accounting used %d + cached %d + free %d != total %d",
 			c.used, c.cached, c.free, c.total))
 	}
+}
+
+// Contiguous allocation. A contiguous allocator (first-fit over one linear
+// space of blocks, as KV caches were before paging) gives each sequence one
+// region; freed regions merge with their neighbours. Free space can then
+// be plentiful in total yet too scattered for a long request: external
+// fragmentation, 1 − largest free region / total free.
+
+type region struct{ off, n int64 }
+
+// EnableContiguous switches the allocator to contiguous regions; the cache
+// must be empty. Prefix caching does not apply to it.
+func (c *KVCache) EnableContiguous() {
+	if c.used != 0 || c.cached != 0 {
+		panic("models: contiguous allocator on a cache in use")
+	}
+	c.regions = []region{{0, c.total}}
+	c.contiguous = true
+}
+
+// Contiguous reports whether the allocator is contiguous.
+func (c *KVCache) Contiguous() bool { return c.contiguous }
+
+// AllocRegion takes n contiguous blocks, first fit. ok is false when no
+// free region is large enough (fragmented reports whether the total free
+// space would have been enough).
+func (c *KVCache) AllocRegion(n int64) (off int64, ok, fragmented bool) {
+	for i, r := range c.regions {
+		if r.n >= n {
+			off = r.off
+			if r.n == n {
+				c.regions = append(c.regions[:i], c.regions[i+1:]...)
+			} else {
+				c.regions[i] = region{r.off + n, r.n - n}
+			}
+			c.free -= n
+			c.used += n
+			return off, true, false
+		}
+	}
+	return 0, false, c.free >= n
+}
+
+// FreeRegion returns a region, merging it with free neighbours.
+func (c *KVCache) FreeRegion(off, n int64) {
+	if n <= 0 {
+		return
+	}
+	i := 0
+	for i < len(c.regions) && c.regions[i].off < off {
+		i++
+	}
+	c.regions = append(c.regions, region{})
+	copy(c.regions[i+1:], c.regions[i:])
+	c.regions[i] = region{off, n}
+	if i+1 < len(c.regions) && c.regions[i].off+c.regions[i].n == c.regions[i+1].off {
+		c.regions[i].n += c.regions[i+1].n
+		c.regions = append(c.regions[:i+1], c.regions[i+2:]...)
+	}
+	if i > 0 && c.regions[i-1].off+c.regions[i-1].n == c.regions[i].off {
+		c.regions[i-1].n += c.regions[i].n
+		c.regions = append(c.regions[:i], c.regions[i+1:]...)
+	}
+	c.used -= n
+	c.free += n
+}
+
+// Fragmentation is the external fragmentation of free space: 1 − largest
+// free region / total free (0 for a paged allocator, or nothing free).
+func (c *KVCache) Fragmentation() float64 {
+	if !c.contiguous || c.free == 0 {
+		return 0
+	}
+	var largest int64
+	for _, r := range c.regions {
+		largest = max(largest, r.n)
+	}
+	return 1 - float64(largest)/float64(c.free)
 }

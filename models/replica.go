@@ -68,6 +68,9 @@ type seq struct {
 	// chunk is this step's work: > 0 prompt tokens to prefill, 0 one decode
 	// token (if decoding), -1 paused (non-chunked prefill step).
 	chunk int32
+	// region is the first block of its contiguous KV region (contiguous
+	// allocator only).
+	region int64
 }
 
 func (s *seq) decoding() bool { return s.done == s.prompt }
@@ -107,6 +110,10 @@ type Replica struct {
 	runSteps  int64 // > 0: a decode-only run of this many steps is under way
 	stepEnd   sim.Time
 	stepFLOPs float64 // FLOPs of the single step under way
+
+	// oom is set when a contiguous allocation failed for fragmentation: the
+	// worker dies with a CUDA out-of-memory error at the end of the event.
+	oom bool
 
 	// faults (replica_faults.go)
 	down       bool     // failed: holds nothing, takes nothing until Recover
@@ -155,6 +162,9 @@ type ReplicaStats struct {
 	BusyNs          int64   // time with a step in progress
 	KVUsedBlockNs   float64 // ∫ used blocks dt, for time-weighted utilisation
 	KVCachedBlockNs float64 // ∫ cached blocks dt
+	FragNs          float64 // ∫ external fragmentation dt (contiguous allocator)
+	OOMCrashes      int64   // worker crashes: a contiguous allocation failed for fragmentation
+	FragAtOOM       float64 // the largest fragmentation seen at such a failure
 	FLOPs           float64 // model FLOPs done by one GPU of the group (for MFU)
 	// Work on copies that were cancelled or failed: prompt tokens prefilled
 	// and output tokens generated for nothing.
@@ -173,8 +183,11 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 		watermark:   int64(math.Ceil(cfg.WatermarkFraction * float64(kvBlocks))),
 	}
 	r.slow, r.runSlow = 1, 1
+	if cfg.Allocator == AllocContiguous {
+		r.kv.EnableContiguous()
+	}
 	r.onStep = r.stepDone
-	r.onKick = func(now sim.Time) { r.account(now); r.plan(now); r.flush() }
+	r.onKick = func(now sim.Time) { r.account(now); r.plan(now); r.flush(); r.checkOOM(now) }
 	state.Index = idx
 	state.Available = true
 	return r
@@ -240,6 +253,7 @@ func (r *Replica) account(now sim.Time) {
 	if dt > 0 {
 		r.Stats.KVUsedBlockNs += dt * float64(r.kv.Used())
 		r.Stats.KVCachedBlockNs += dt * float64(r.kv.Cached())
+		r.Stats.FragNs += dt * r.kv.Fragmentation()
 	}
 	r.lastT = now
 }
@@ -291,6 +305,7 @@ func (r *Replica) stepDone(now sim.Time) {
 	}
 	r.plan(now)
 	r.flush()
+	r.checkOOM(now)
 }
 
 // flush delivers the held observer calls, then recycles finished
@@ -489,7 +504,11 @@ func (r *Replica) releaseKV(s *seq) {
 		r.kv.Unref(e)
 	}
 	s.entries = s.entries[:0]
-	r.kv.Release(s.missBlocks + s.tailBlocks)
+	if r.kv.Contiguous() {
+		r.kv.FreeRegion(s.region, s.tailBlocks)
+	} else {
+		r.kv.Release(s.missBlocks + s.tailBlocks)
+	}
 	s.missBlocks, s.tailBlocks, s.tailTokens = 0, 0, 0
 	s.hitSegs = 0
 }
@@ -622,12 +641,14 @@ func (r *Replica) planContinuous(now sim.Time) {
 			addChunk(s, c)
 			budget -= c
 		}
-		for _, s := range r.running {
-			if s.decoding() {
-				s.chunk = -1 // paused this step
+		if chunks > 0 {
+			for _, s := range r.running {
+				if s.decoding() {
+					s.chunk = -1 // paused this step
+				}
 			}
+			decoders = 0
 		}
-		decoders = 0
 	}
 	if chunks == 0 {
 		if decoders == 0 {
@@ -695,6 +716,9 @@ func (r *Replica) canAdmit() bool {
 	if s == nil || len(r.running) >= r.cfg.MaxSeqs {
 		return false
 	}
+	if r.kv.Contiguous() {
+		return r.kv.Free()-r.blocksFor(int64(s.prompt)+int64(s.req.OutputTokens-s.gen)) >= r.watermark
+	}
 	_, _, need := r.matchPrefix(s)
 	return r.kv.Available()-need >= r.watermark
 }
@@ -734,6 +758,9 @@ func (r *Replica) matchPrefix(s *seq) (hits int32, hitTokens int64, need int64) 
 // admit moves s's KV into place if memory allows (keeping the watermark and
 // reserve blocks free) and reports whether it did.
 func (r *Replica) admit(s *seq, now sim.Time, reserve int64) bool {
+	if r.kv.Contiguous() {
+		return r.admitContiguous(s, now)
+	}
 	hits, hitTokens, need := r.matchPrefix(s)
 	if r.kv.Available()-need-reserve < r.watermark {
 		return false
@@ -861,10 +888,21 @@ func (r *Replica) planStatic(now sim.Time) {
 			if r.kv.Available()-need < r.watermark {
 				break
 			}
+			if r.kv.Contiguous() {
+				off, ok, frag := r.kv.AllocRegion(need)
+				if !ok {
+					if frag {
+						r.oom = true
+					}
+					break
+				}
+				s.region = off
+			} else {
+				r.kv.Alloc(need)
+			}
 			r.waiting.popFront()
 			r.state.Waiting--
 			s.inBatch = true
-			r.kv.Alloc(need)
 			s.tailBlocks = need
 			s.tailTokens = int64(s.prompt)
 			s.admitted, s.sched = true, now

@@ -115,6 +115,10 @@ func (r *Replica) Fail(now sim.Time, reason string) {
 	}
 	r.padding = 0
 	r.kv = NewKVCache(r.kv.Total())
+	if r.cfg.Allocator == AllocContiguous {
+		r.kv.EnableContiguous()
+	}
+	r.oom = false
 	r.down, r.hung = true, false
 	idx, avail := r.state.Index, r.state.Available
 	*r.state = ReplicaState{Index: idx, Available: avail}
@@ -311,4 +315,52 @@ func (r *Replica) FailInFlight(now sim.Time, reason string) {
 	idx, avail := r.state.Index, r.state.Available
 	*r.state = ReplicaState{Index: idx, Available: avail}
 	r.flush()
+}
+
+// admitContiguous gives s one contiguous region for its whole length
+// (prompt and every output token: a contiguous allocator cannot grow a
+// region in place). When no region is large enough although the free
+// space would be, the allocation fails the way a fragmented CUDA heap does:
+// the worker dies out of memory (checkOOM), and the scheduler cannot know
+// in advance. When the free space is simply too small, s waits.
+func (r *Replica) admitContiguous(s *seq, now sim.Time) bool {
+	need := r.blocksFor(int64(s.prompt) + int64(s.req.OutputTokens-s.gen))
+	if r.kv.Free()-need < r.watermark {
+		return false
+	}
+	off, ok, frag := r.kv.AllocRegion(need)
+	if !ok {
+		if frag {
+			r.oom = true
+			r.Stats.FragAtOOM = max(r.Stats.FragAtOOM, r.kv.Fragmentation())
+		}
+		return false
+	}
+	s.region, s.tailBlocks, s.tailTokens = off, need, int64(s.prompt)
+	s.missBlocks, s.hitSegs = 0, 0
+	s.done, s.kvTokens = 0, 0
+	if !s.admitted {
+		s.admitted = true
+		s.sched = now
+		r.notes = append(r.notes, note{kind: noteStarted, s: s, at: now})
+		r.Stats.PromptTokens += int64(s.req.InputTokens)
+	}
+	return true
+}
+
+// checkOOM crashes the worker after a failed contiguous allocation and
+// has its supervisor restart it (RestartS, then ColdStartS of weights).
+func (r *Replica) checkOOM(now sim.Time) {
+	if !r.oom {
+		return
+	}
+	r.oom = false
+	r.Stats.OOMCrashes++
+	r.Fail(now, FailOOM)
+	cold := sim.FromSeconds(r.cfg.ColdStartS)
+	r.eng.Schedule(now+sim.FromSeconds(r.cfg.RestartS), sim.PriorityFailure, func(t sim.Time) {
+		if !r.Up() {
+			r.Recover(t, cold, nil)
+		}
+	})
 }

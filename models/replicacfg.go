@@ -20,6 +20,12 @@ const (
 	BatchChunked = "chunked"
 )
 
+// KV allocators.
+const (
+	AllocPaged      = "paged"
+	AllocContiguous = "contiguous"
+)
+
 // BatchingModes lists the valid batching modes.
 var BatchingModes = []string{BatchChunked, BatchContinuous, BatchStatic}
 
@@ -52,6 +58,18 @@ type ReplicaConfig struct {
 	// KVBlocks overrides the derived number of KV blocks (0 = derive from
 	// HBM). A huge value models an unbounded cache.
 	KVBlocks int64 `toml:"kv_blocks"`
+	// Allocator is how KV memory is handed out: "paged" (default: blocks
+	// of BlockTokens anywhere, vLLM's PagedAttention) or "contiguous" (one
+	// first-fit region per request for its whole length, as before paging:
+	// free space fragments, and a long request that finds no region large
+	// enough crashes the worker out of memory). The prefix cache needs the
+	// paged allocator.
+	Allocator string `toml:"allocator"`
+	// RestartS and ColdStartS: after an out-of-memory crash the worker's
+	// supervisor restarts it after RestartS and it reloads its weights for
+	// ColdStartS. Defaults 30 (assumption) and 180 (CALIBRATION.md §4).
+	RestartS   float64 `toml:"restart_s"`
+	ColdStartS float64 `toml:"cold_start_s"`
 	// Weights and KV precisions: "bf16" (default) or "fp8".
 	Weights string `toml:"weights"`
 	KVDType string `toml:"kv_dtype"`
@@ -69,6 +87,9 @@ func DefaultReplicaConfig() ReplicaConfig {
 		PrefixCaching:        true,
 		Weights:              string(BF16),
 		KVDType:              string(BF16),
+		Allocator:            AllocPaged,
+		RestartS:             30,
+		ColdStartS:           180,
 	}
 }
 
@@ -87,6 +108,12 @@ func (c *ReplicaConfig) Validate(prefix string, ps *config.Problems) {
 	if c.KVBlocks < 0 {
 		ps.Add(prefix+".kv_blocks", "must be >= 0 (0 derives it from HBM), found %d", c.KVBlocks)
 	}
+	ps.OneOf(prefix+".allocator", c.Allocator, []string{AllocContiguous, AllocPaged})
+	if c.Allocator == AllocContiguous && c.PrefixCaching {
+		ps.Add(prefix+".prefix_caching", "the prefix cache needs the paged allocator: set prefix_caching = false with allocator = \"contiguous\"")
+	}
+	ps.NonNegative(prefix+".restart_s", c.RestartS)
+	ps.NonNegative(prefix+".cold_start_s", c.ColdStartS)
 	ps.OneOf(prefix+".weights", c.Weights, []string{string(BF16), string(FP8)})
 	ps.OneOf(prefix+".kv_dtype", c.KVDType, []string{string(BF16), string(FP8)})
 }
