@@ -330,6 +330,7 @@ func TestSizingWithTwoDown(t *testing.T) {
 	require.Equal(t, n+1, res.Rows[2].Point.Replicas)
 	require.Equal(t, n+2, res.Rows[3].Point.Replicas)
 	require.False(t, res.Rows[0].Point.Failures)
+	require.Positive(t, StatMap(res.Rows[1].Point.Arm.Stats)["cost.wasted.down_usd"].Mean, "the two replicas in repair are paid for")
 	require.True(t, res.Rows[1].Point.Failures)
 	csv := string(res.CSV())
 	require.Contains(t, csv, "N (no failures),")

@@ -45,6 +45,8 @@ func TestResilience4Layer(t *testing.T) {
 	require.Less(t, 5*mean(b, "latency_ms.ttft_client.p99"), mean(a, "latency_ms.ttft_client.p99"),
 		"counting what failed requests waited, B's p99 is far lower")
 	require.InDelta(t, 0.05, mean(b, "resilience.hedge_rate"), 0.03, "hedging costs about 5% extra requests")
+	require.Positive(t, mean(b, "cost.wasted.discarded_usd"), "losing hedges and lost work are priced")
+	require.Less(t, mean(b, "cost.wasted.discarded_usd"), mean(b, "cost.usd"))
 	require.Positive(t, mean(b, "resilience.ejections"))
 	require.Positive(t, mean(b, "resilience.isolated"))
 }

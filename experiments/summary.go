@@ -151,6 +151,13 @@ type Cost struct {
 type Wasted struct {
 	RecomputeUSD    float64 `json:"recompute_usd"`
 	RecomputeTokens int64   `json:"recompute_tokens"` // prompt tokens prefilled again after preemption
+	// DiscardedUSD is work on copies that were cancelled (losing hedges,
+	// timed-out requests) or failed: their prefill and decode FLOPs' share
+	// of the bill.
+	DiscardedUSD float64 `json:"discarded_usd"`
+	// DownUSD is what replicas cost while out of service (failed, in
+	// repair, loading weights, or the run's down_replicas): idle spares.
+	DownUSD float64 `json:"down_usd"`
 }
 
 // Resilience reports what the gateway's policies did and cost.
@@ -298,10 +305,21 @@ func Summarize(r *Result) *Summary {
 	}
 	recompute := max(0, prefilled-firstNeed)
 	recomputeFLOPs := float64(recompute) * 2 * f.ParamsPerGPU * float64(sc.Cluster.TP)
+	var discarded int64
+	for _, rp := range f.Replicas {
+		discarded += rp.Stats.WastedPrefillTokens + rp.Stats.WastedDecodeTokens
+	}
+	discardedFLOPs := float64(discarded) * 2 * f.ParamsPerGPU * float64(sc.Cluster.TP)
+	var downGPUHours float64
+	if r.Failures != nil {
+		downGPUHours = r.Failures.ReplicaDownS * float64(sc.Cluster.TP) / 3600
+	}
+	downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.TP) * secs / 3600
 	totalFLOPs := flops * float64(sc.Cluster.TP)
 	s.Cost = Cost{USD: round6(usd), Tier: sc.Cost.Tier, GPUHours: round6(gpuHours), PricePerGPUHour: price,
 		EnergyKWh: round6(kwh), EnergyUSD: round6(kwh * sc.Cost.USDPerKWh),
-		Wasted:                    Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd)},
+		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
+			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours * price)},
 		USDPerMillionOutputTokens: round6(ratio(usd*1e6, float64(rec.GoodOutputTokens))),
 		USDPerMillionOutputRaw:    round6(ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:               round6(float64(f.Place.GPUs+f.FallbackGPUs) * price * HoursPerMonth)}
