@@ -90,30 +90,7 @@ func (r *Replica) Fail(now sim.Time, reason string) {
 	if r.down {
 		return
 	}
-	r.account(now)
-	if r.busy && r.ev != (sim.EventID{}) {
-		r.eng.Cancel(r.ev)
-	}
-	r.ev = sim.EventID{}
-	r.busy, r.runSteps = false, 0
-	for _, s := range r.running {
-		if !s.cancelled {
-			r.failSeq(s, now, reason)
-		} else {
-			r.recycle(s)
-		}
-	}
-	clear(r.running)
-	r.running = r.running[:0]
-	for r.waiting.len() > 0 {
-		s := r.waiting.popFront()
-		if !s.cancelled {
-			r.failSeq(s, now, reason)
-		} else {
-			r.recycle(s)
-		}
-	}
-	r.padding = 0
+	r.dropAll(now, reason, false)
 	r.kv = NewKVCache(r.kv.Total())
 	if r.cfg.Allocator == AllocContiguous {
 		r.kv.EnableContiguous()
@@ -287,34 +264,41 @@ func (r *Replica) FailInFlight(now sim.Time, reason string) {
 	if r.down {
 		return
 	}
+	r.dropAll(now, reason, true)
+	idx, avail := r.state.Index, r.state.Available
+	*r.state = ReplicaState{Index: idx, Available: avail}
+	r.flush()
+}
+
+// dropAll stops the step under way and fails every copy the replica holds
+// with reason; with keepKV their blocks go back to the allocator (the
+// cache survives), else the caller discards the allocator whole.
+func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 	r.account(now)
 	if r.busy && r.ev != (sim.EventID{}) {
 		r.eng.Cancel(r.ev)
 	}
 	r.ev = sim.EventID{}
 	r.busy, r.runSteps = false, 0
-	for _, s := range r.running {
-		r.releaseKV(s)
+	fail := func(s *seq) {
 		if !s.cancelled {
 			r.failSeq(s, now, reason)
 		} else {
 			r.recycle(s)
 		}
+	}
+	for _, s := range r.running {
+		if keepKV {
+			r.releaseKV(s)
+		}
+		fail(s)
 	}
 	clear(r.running)
 	r.running = r.running[:0]
 	for r.waiting.len() > 0 {
-		s := r.waiting.popFront()
-		if !s.cancelled {
-			r.failSeq(s, now, reason)
-		} else {
-			r.recycle(s)
-		}
+		fail(r.waiting.popFront())
 	}
 	r.padding = 0
-	idx, avail := r.state.Index, r.state.Available
-	*r.state = ReplicaState{Index: idx, Available: avail}
-	r.flush()
 }
 
 // admitContiguous gives s one contiguous region for its whole length

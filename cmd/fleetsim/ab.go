@@ -13,26 +13,19 @@ import (
 // `fleetsim ab A.toml B.toml` (two scenarios as arms A and B).
 func cmdAB(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ab", flag.ContinueOnError)
-	out := fs.String("out", "", "output directory (default fleetsim-out/NAME-ab)")
-	reps := fs.Int("replications", 0, "replications per arm (overrides [run] replications; 0 keeps it)")
-	seed := fs.Uint64("seed", 0, "master seed (0 keeps the scenario's)")
-	workers := fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	cf := addCommonFlags(fs, "ab")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if *reps < 0 || *workers < 0 {
-		return usagef("ab: --replications and --workers must be >= 0")
+	if err := cf.check(); err != nil {
+		return err
 	}
 	var arms []experiments.Arm
 	switch len(pos) {
 	case 1:
-		base, err := loadScenario(pos[0])
+		base, err := cf.load(pos[0])
 		if err != nil {
-			return err
-		}
-		if base, err = applyRunFlags(base, *seed, *reps); err != nil {
 			return err
 		}
 		if arms, err = experiments.ArmsFromScenario(base); err != nil {
@@ -40,11 +33,8 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 		}
 	case 2:
 		for i, p := range pos {
-			sc, err := loadScenario(p)
+			sc, err := cf.load(p)
 			if err != nil {
-				return err
-			}
-			if sc, err = applyRunFlags(sc, *seed, *reps); err != nil {
 				return err
 			}
 			arms = append(arms, experiments.Arm{Name: sc.Name, Scenario: sc})
@@ -63,14 +53,8 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usagef("usage: fleetsim ab SCENARIO.toml | fleetsim ab A.toml B.toml [--replications N] [--out DIR]")
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("fleetsim-out", arms[0].Scenario.Name+"-ab")
-	}
-	opt := experiments.RunOptions{Workers: *workers}
-	if !*quiet {
-		opt.Progress = delayedBar(stderr, "ab")
-	}
+	dir := cf.dir(arms[0].Scenario.Name)
+	opt := cf.options(stderr)
 	res, err := experiments.RunAB(arms, opt)
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/fleetsim/fleetsim/experiments"
 )
@@ -14,11 +13,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("size", flag.ContinueOnError)
 	slo := fs.String("slo", "", "target, e.g. ttft_p99=800ms,success=99.9% (default: the scenario's [size] slo)")
 	conf := fs.Float64("confidence", 0, "one-sided confidence level (default: [size] confidence, 0.95)")
-	out := fs.String("out", "", "output directory (default fleetsim-out/NAME-size)")
-	reps := fs.Int("replications", 0, "replications per size (0 keeps [run] replications)")
-	seed := fs.Uint64("seed", 0, "master seed (0 keeps the scenario's)")
-	workers := fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	cf := addCommonFlags(fs, "size")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -26,14 +21,11 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("usage: fleetsim size SCENARIO.toml --slo ttft_p99=800ms,success=99.9%% [--confidence 0.95]")
 	}
-	if *reps < 0 || *workers < 0 {
-		return usagef("size: --replications and --workers must be >= 0")
-	}
-	base, err := loadScenario(pos[0])
-	if err != nil {
+	if err := cf.check(); err != nil {
 		return err
 	}
-	if base, err = applyRunFlags(base, *seed, *reps); err != nil {
+	base, err := cf.load(pos[0])
+	if err != nil {
 		return err
 	}
 	spec := *slo
@@ -54,14 +46,8 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if c <= 0 || c >= 1 {
 		return usagef("size: --confidence must be between 0 and 1, found %v", c)
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("fleetsim-out", base.Name+"-size")
-	}
-	opt := experiments.RunOptions{Workers: *workers}
-	if !*quiet {
-		opt.Progress = delayedBar(stderr, "size")
-	}
+	dir := cf.dir(base.Name)
+	opt := cf.options(stderr)
 	res, err := experiments.Size(base, targets, c, opt)
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments"
@@ -21,11 +20,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	var params multiFlag
 	fs.Var(&params, "param", "grid axis KEY=LO..HI:STEP or KEY=V1,V2,... (repeatable; default: the scenario's [sweep] params)")
-	out := fs.String("out", "", "output directory (default fleetsim-out/NAME-sweep)")
-	reps := fs.Int("replications", 0, "replications per point (0 keeps [run] replications)")
-	seed := fs.Uint64("seed", 0, "master seed (0 keeps the scenario's)")
-	workers := fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	cf := addCommonFlags(fs, "sweep")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -33,14 +28,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("usage: fleetsim sweep SCENARIO.toml [--param KEY=LO..HI:STEP]... [--replications N] [--out DIR]")
 	}
-	if *reps < 0 || *workers < 0 {
-		return usagef("sweep: --replications and --workers must be >= 0")
-	}
-	base, err := loadScenario(pos[0])
-	if err != nil {
+	if err := cf.check(); err != nil {
 		return err
 	}
-	if base, err = applyRunFlags(base, *seed, *reps); err != nil {
+	base, err := cf.load(pos[0])
+	if err != nil {
 		return err
 	}
 	if len(params) == 0 {
@@ -54,14 +46,8 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		axes = append(axes, ax)
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("fleetsim-out", base.Name+"-sweep")
-	}
-	opt := experiments.RunOptions{Workers: *workers}
-	if !*quiet {
-		opt.Progress = delayedBar(stderr, "sweep")
-	}
+	dir := cf.dir(base.Name)
+	opt := cf.options(stderr)
 	res, err := experiments.RunSweep(base, axes, opt)
 	if err != nil {
 		return usageError{err}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"path/filepath"
+
+	"github.com/fleetsim/fleetsim/experiments"
+)
+
+// commonFlags are the flags every multi-run command takes.
+type commonFlags struct {
+	name          string
+	out           *string
+	reps, workers *int
+	seed          *uint64
+	quiet         *bool
+}
+
+// addCommonFlags registers --out, --replications, --seed, --workers and
+// --quiet on fs for command name.
+func addCommonFlags(fs *flag.FlagSet, name string) *commonFlags {
+	return &commonFlags{
+		name:    name,
+		out:     fs.String("out", "", "output directory (default fleetsim-out/NAME-"+name+")"),
+		reps:    fs.Int("replications", 0, "replications (0 keeps [run] replications)"),
+		seed:    fs.Uint64("seed", 0, "master seed (0 keeps the scenario's)"),
+		workers: fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it"),
+		quiet:   fs.Bool("quiet", false, "no progress bar"),
+	}
+}
+
+// check validates the flags' values.
+func (c *commonFlags) check() error {
+	if *c.reps < 0 || *c.workers < 0 {
+		return usagef("%s: --replications and --workers must be >= 0", c.name)
+	}
+	return nil
+}
+
+// load reads a scenario (file or built-in) and applies --seed and
+// --replications.
+func (c *commonFlags) load(arg string) (*experiments.Scenario, error) {
+	sc, err := loadScenario(arg)
+	if err != nil {
+		return nil, err
+	}
+	return applyRunFlags(sc, *c.seed, *c.reps)
+}
+
+// dir is the output directory for scenario name.
+func (c *commonFlags) dir(name string) string {
+	if *c.out != "" {
+		return *c.out
+	}
+	return filepath.Join("fleetsim-out", name+"-"+c.name)
+}
+
+// options are the run options: workers and a progress bar on stderr.
+func (c *commonFlags) options(stderr io.Writer) experiments.RunOptions {
+	opt := experiments.RunOptions{Workers: *c.workers}
+	if !*c.quiet {
+		opt.Progress = delayedBar(stderr, c.name)
+	}
+	return opt
+}
