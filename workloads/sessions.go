@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"github.com/fleetsim/fleetsim/internal/heapx"
 	"math/rand/v2"
 
 	"github.com/fleetsim/fleetsim/sim"
@@ -135,54 +136,18 @@ func (s *sessionSource) emit(t pendingTurn) (Request, bool) {
 
 func (s *sessionSource) Close() error { return nil }
 
-// turnHeap is a binary min-heap of pending turns by (at, seq). It is written
-// out rather than using container/heap to avoid boxing each push.
+// turnHeap is a binary min-heap of pending turns by (at, seq)
+// (internal/heapx: no boxing per push; popped slots are zeroed, dropping
+// their prefix references).
 type turnHeap []pendingTurn
 
-func (h turnHeap) less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
+func turnLess(a, b *pendingTurn) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return h[i].seq < h[j].seq
+	return a.seq < b.seq
 }
 
-func (h *turnHeap) push(t pendingTurn) {
-	*h = append(*h, t)
-	a := *h
-	i := len(a) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !a.less(i, p) {
-			break
-		}
-		a[i], a[p] = a[p], a[i]
-		i = p
-	}
-}
+func (h *turnHeap) push(t pendingTurn) { heapx.Push((*[]pendingTurn)(h), t, turnLess) }
 
-func (h *turnHeap) pop() pendingTurn {
-	a := *h
-	top := a[0]
-	last := len(a) - 1
-	a[0] = a[last]
-	a[last] = pendingTurn{} // drop the prefix reference
-	a = a[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(a) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(a) && a.less(r, l) {
-			m = r
-		}
-		if !a.less(m, i) {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
-	}
-	*h = a
-	return top
-}
+func (h *turnHeap) pop() pendingTurn { return heapx.Pop((*[]pendingTurn)(h), turnLess) }

@@ -3,6 +3,7 @@ package failures
 import (
 	"errors"
 	"fmt"
+	"github.com/fleetsim/fleetsim/internal/heapx"
 	"math"
 	"math/rand/v2"
 
@@ -187,44 +188,9 @@ func (a *entry) less(b *entry) bool {
 
 type entryHeap []entry
 
-func (h *entryHeap) push(e entry) {
-	*h = append(*h, e)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s[i].less(&s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
+func (h *entryHeap) push(e entry) { heapx.Push((*[]entry)(h), e, (*entry).less) }
 
-func (h *entryHeap) pop() entry {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	i := 0
-	for {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(s) && s[l].less(&s[m]) {
-			m = l
-		}
-		if r < len(s) && s[r].less(&s[m]) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
-}
+func (h *entryHeap) pop() entry { return heapx.Pop((*[]entry)(h), (*entry).less) }
 
 func (g *Generator) initWeibull(t TTF) {
 	g.weib = true

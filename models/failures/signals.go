@@ -1,6 +1,9 @@
 package failures
 
-import "github.com/fleetsim/fleetsim/sim"
+import (
+	"github.com/fleetsim/fleetsim/internal/heapx"
+	"github.com/fleetsim/fleetsim/sim"
+)
 
 // Signal is either a failure or the precursor seen before one.
 type Signal struct {
@@ -86,38 +89,9 @@ func (a *pendingSignal) less(b *pendingSignal) bool {
 type signalHeap []pendingSignal
 
 func (h *signalHeap) push(e pendingSignal) {
-	*h = append(*h, e)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !s[i].less(&s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
+	heapx.Push((*[]pendingSignal)(h), e, (*pendingSignal).less)
 }
 
 func (h *signalHeap) pop() pendingSignal {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(s) && s[l].less(&s[m]) {
-			m = l
-		}
-		if r < len(s) && s[r].less(&s[m]) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
+	return heapx.Pop((*[]pendingSignal)(h), (*pendingSignal).less)
 }
