@@ -224,3 +224,40 @@ func TestExperimentCommands(t *testing.T) {
 		require.NotEmpty(t, stderr)
 	}
 }
+
+// TestBadPolicyConfig: bad policy, rollout, failure and placement settings
+// are each reported with file, line and key, all at once, exit status 2.
+func TestBadPolicyConfig(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "bad.toml")
+	require.NoError(t, os.WriteFile(f, []byte(`[cluster]
+gpu = "H100"
+tp = 16
+[policies.hedge]
+name = "sometimes"
+budget = 1.5
+[policies.breaker]
+name = "sliding-window"
+window_s = 2
+cooldown_s = 5
+[rollout]
+enabled = true
+steps = ["90:5", "0:100"]
+[failures]
+enabled = true
+profile = "llama4"
+rate_multiplier = -1
+`), 0o644))
+	_, stderr, code := fleetsim(t, nil, "validate", f)
+	require.Equal(t, 2, code)
+	for _, want := range []string{
+		"bad.toml:3: cluster.tp", "TP must divide 8",
+		"bad.toml:5: policies.hedge.name", "adaptive",
+		"bad.toml:6: policies.hedge.budget",
+		"bad.toml:9: policies.breaker.window_s", "shorter than the cooldown",
+		"bad.toml:13: rollout.steps", "sum to 100",
+		"bad.toml:16: failures.profile", "llama3",
+		"bad.toml:17: failures.rate_multiplier",
+	} {
+		require.Contains(t, stderr, want)
+	}
+}
