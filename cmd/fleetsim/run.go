@@ -67,6 +67,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = filepath.Join("fleetsim-out", sc.Name)
 	}
+	if len(sc.Arms) > 0 {
+		fmt.Fprintf(stderr, "fleetsim: %s has [[arms]]: this runs its base scenario; `fleetsim ab %s` compares the arms\n", sc.Name, arg)
+	}
 
 	opt := experiments.RunOptions{Workers: *workers}
 	if !*quiet {
