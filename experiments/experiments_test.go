@@ -428,3 +428,21 @@ cold_start_s = 60
 	_, err := sc.Derive(OverrideOverlay("cluster.placement", `"scatter"`))
 	require.ErrorContains(t, err, "cluster.placement")
 }
+
+// TestSizingUnreachableSLO: when more replicas cannot help (a crash fails
+// requests whatever the fleet size), the search stops and says why.
+func TestSizingUnreachableSLO(t *testing.T) {
+	sc := mustParse(t, small+`
+[[faults]]
+at_s = 30
+replica = 0
+mode = "fail"
+`)
+	sc, err := sc.Derive(OverrideOverlay("run.replications", "2"))
+	require.NoError(t, err)
+	targets, err := ParseSLO("success=100%")
+	require.NoError(t, err)
+	_, err = Size(sc, targets, 0.95, RunOptions{})
+	require.ErrorContains(t, err, "doubling the fleet no longer helps")
+	require.ErrorContains(t, err, "success bound")
+}

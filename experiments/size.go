@@ -206,6 +206,8 @@ func search(base *Scenario, targets []Target, conf float64, opt RunOptions, fail
 		return p, nil
 	}
 	lo, hi := base.Run.DownReplicas, base.Run.DownReplicas+1
+	var prev *SizePoint
+	stalled := 0
 	for {
 		p, err := eval(hi)
 		if err != nil {
@@ -214,14 +216,21 @@ func search(base *Scenario, targets []Target, conf float64, opt RunOptions, fail
 		if p.Met {
 			break
 		}
+		// Doubling that moves no failing target by 1% twice running means
+		// replicas are not the bottleneck (failures that fail requests
+		// whatever the size, say): stop and say so.
+		if prev != nil && !improved(prev, p, targets) {
+			stalled++
+		} else {
+			stalled = 0
+		}
+		if stalled >= 2 || hi*2 > maxSizeReplicas {
+			return nil, fmt.Errorf("%s: no fleet size meets the SLO; at %d replicas %s%s", base.Name, hi, describeBounds(p, targets),
+				map[bool]string{true: ", and doubling the fleet no longer helps", false: ""}[stalled >= 2])
+		}
+		prev = p
 		lo = hi
 		hi *= 2
-		if hi > maxSizeReplicas {
-			return nil, fmt.Errorf("%s: no fleet of up to %d replicas meets the SLO", base.Name, maxSizeReplicas)
-		}
-		if hi <= base.Run.DownReplicas {
-			hi = base.Run.DownReplicas + 1
-		}
 	}
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
@@ -380,4 +389,33 @@ func (r *SizeResult) Table(name string) string {
 	}
 	b.WriteByte('\n')
 	return b.String()
+}
+
+// improved reports whether some target that q misses moved by more than 1%
+// from p to q, towards its limit.
+func improved(p, q *SizePoint, targets []Target) bool {
+	for i, t := range targets {
+		a, b := p.Bounds[i], q.Bounds[i]
+		missed := (t.Upper && b > t.Limit) || (!t.Upper && b < t.Limit)
+		if !missed {
+			continue
+		}
+		if t.Upper && b < a*0.99 || !t.Upper && b > a+0.01*math.Abs(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// describeBounds says where a size stands against each target.
+func describeBounds(p *SizePoint, targets []Target) string {
+	parts := make([]string, len(targets))
+	for i, t := range targets {
+		if t.Upper {
+			parts[i] = fmt.Sprintf("%s bound %.0f ms (limit %g)", t.Name, p.Bounds[i], t.Limit)
+		} else {
+			parts[i] = fmt.Sprintf("%s bound %.3f%% (limit %g%%)", t.Name, 100*p.Bounds[i], 100*t.Limit)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
