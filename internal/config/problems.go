@@ -33,17 +33,39 @@ func (ps *Problems) Err() error {
 	return ProblemsError(ps.List)
 }
 
-// Positive records a problem unless v is a finite number > 0.
+// Positive records a problem unless v is a finite number > 0 (and, for a
+// duration key, at most MaxSeconds).
 func (ps *Problems) Positive(key string, v float64) {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 		ps.Add(key, "must be a finite number > 0, found %v", v)
+		return
 	}
+	ps.durationCap(key, v)
 }
 
-// NonNegative records a problem unless v is a finite number >= 0.
+// NonNegative records a problem unless v is a finite number >= 0 (and, for
+// a duration key, at most MaxSeconds).
 func (ps *Problems) NonNegative(key string, v float64) {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		ps.Add(key, "must be a finite number >= 0, found %v", v)
+		return
+	}
+	ps.durationCap(key, v)
+}
+
+// MaxSeconds bounds every duration a scenario gives (about 31 years), so
+// that sums of simulated times stay far inside int64 nanoseconds.
+const MaxSeconds = 1e9
+
+// durationCap checks a duration key — one whose name ends in "_s" or
+// "_ms" (not a rate, "_per_s") — against MaxSeconds.
+func (ps *Problems) durationCap(key string, v float64) {
+	switch {
+	case strings.HasSuffix(key, "_per_s"):
+	case strings.HasSuffix(key, "_ms") && v > MaxSeconds*1000:
+		ps.Add(key, "must be at most %g ms, found %v", MaxSeconds*1000, v)
+	case strings.HasSuffix(key, "_s") && v > MaxSeconds:
+		ps.Add(key, "must be at most %g s (about 31 years), found %v", MaxSeconds, v)
 	}
 }
 
