@@ -183,22 +183,38 @@ type ABResult struct {
 // RunAB runs every arm's replications with the same seeds (common random
 // numbers) and compares each arm with the first.
 func RunAB(arms []Arm, opt RunOptions) (*ABResult, error) {
-	scs := make([]*Scenario, len(arms))
-	for i, a := range arms {
-		scs[i] = a.Scenario
-	}
-	res, err := runMany(scs, opt)
+	res, err := runMany(ArmScenarios(arms), opt)
 	if err != nil {
 		return nil, err
 	}
-	out := &ABResult{}
+	return AssembleAB(ArmNames(arms), res), nil
+}
+
+// ArmScenarios and ArmNames list the arms' scenarios and names.
+func ArmScenarios(arms []Arm) []*Scenario {
+	out := make([]*Scenario, len(arms))
 	for i, a := range arms {
-		out.Arms = append(out.Arms, NewArmResult(a.Name, res[i]))
+		out[i] = a.Scenario
 	}
-	for _, b := range out.Arms[1:] {
-		out.Diffs = append(out.Diffs, Paired(out.Arms[0], b))
+	return out
+}
+
+// ArmNames lists the arms' names.
+func ArmNames(arms []Arm) []string {
+	out := make([]string, len(arms))
+	for i, a := range arms {
+		out[i] = a.Name
 	}
-	return out, nil
+	return out
+}
+
+// AssembleAB builds an A/B's result from every arm's replications.
+func AssembleAB(names []string, results [][]*RepResult) *ABResult {
+	arms := make([]*ArmResult, len(names))
+	for i, n := range names {
+		arms[i] = NewArmResult(n, results[i])
+	}
+	return NewABResult(arms)
 }
 
 // abTableKeys are the rows of the side-by-side table.

@@ -47,6 +47,9 @@ type RunOptions struct {
 	// OnDone streams completed requests of replication 0 (requests.csv).
 	// When set, replication 0 runs alone before the others start.
 	OnDone func(o *models.Outcome)
+	// Shard runs only this shard's jobs (shard.go); the others' results
+	// are left nil.
+	Shard Shard
 }
 
 // RunReplications runs the scenario's replications on a worker pool and
@@ -61,12 +64,18 @@ func RunReplications(sc *Scenario, opt RunOptions) ([]*RepResult, error) {
 	return res[0], nil
 }
 
+// RunScenarios runs every replication of every scenario on one worker pool
+// (or, with opt.Shard, this shard's share of them) and returns
+// results[scenario][replication]; see runMany.
+func RunScenarios(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) { return runMany(scs, opt) }
+
 // runMany runs every replication of every scenario on one worker pool and
 // returns results[scenario][replication]. Scenarios share replication seeds
 // (common random numbers) when they share a master seed.
 func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 	type job struct{ s, i int }
 	var jobs []job
+	skipped := 0
 	results := make([][]*RepResult, len(scs))
 	errs := make([][]error, len(scs))
 	for s, sc := range scs {
@@ -74,11 +83,15 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 		results[s] = make([]*RepResult, n)
 		errs[s] = make([]error, n)
 		for i := 0; i < n; i++ {
-			jobs = append(jobs, job{s, i})
+			if opt.Shard.takes(len(jobs) + skipped) {
+				jobs = append(jobs, job{s, i})
+			} else {
+				skipped++
+			}
 		}
 	}
 	total := len(jobs)
-	single := total == 1
+	single := total == 1 && !opt.Shard.Active()
 	var mu sync.Mutex
 	done := 0
 	runOne := func(j job) {

@@ -109,18 +109,32 @@ func OverrideOverlay(key, value string) Overlay {
 // RunSweep runs every point of the grid (the last axis varying fastest),
 // all with the base scenario's seeds (common random numbers across points).
 func RunSweep(base *Scenario, axes []Axis, opt RunOptions) (*SweepResult, error) {
+	scs, values, err := SweepScenarios(base, axes)
+	if err != nil {
+		return nil, err
+	}
+	res, err := RunScenarios(scs, opt)
+	if err != nil {
+		return nil, err
+	}
+	return AssembleSweep(axes, values, res), nil
+}
+
+// SweepScenarios derives one scenario per grid point (the last axis
+// varying fastest) and returns them with each point's values.
+func SweepScenarios(base *Scenario, axes []Axis) ([]*Scenario, [][]string, error) {
 	if len(axes) == 0 {
-		return nil, fmt.Errorf("%s: nothing to sweep: give --param KEY=SPEC or a [sweep] params list", base.Name)
+		return nil, nil, fmt.Errorf("%s: nothing to sweep: give --param KEY=SPEC or a [sweep] params list", base.Name)
 	}
 	n := 1
 	for _, ax := range axes {
 		n *= len(ax.Values)
 		if n > maxSweepPoints {
-			return nil, fmt.Errorf("%s: the sweep has more than %d points", base.Name, maxSweepPoints)
+			return nil, nil, fmt.Errorf("%s: the sweep has more than %d points", base.Name, maxSweepPoints)
 		}
 	}
 	var scs []*Scenario
-	var points []Point
+	var values [][]string
 	idx := make([]int, len(axes))
 	for p := 0; p < n; p++ {
 		var ovs []Overlay
@@ -131,10 +145,10 @@ func RunSweep(base *Scenario, axes []Axis, opt RunOptions) (*SweepResult, error)
 		}
 		sc, err := base.Derive(ovs...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		scs = append(scs, sc)
-		points = append(points, Point{Values: vals})
+		values = append(values, vals)
 		for a := len(axes) - 1; a >= 0; a-- {
 			idx[a]++
 			if idx[a] < len(axes[a].Values) {
@@ -143,14 +157,25 @@ func RunSweep(base *Scenario, axes []Axis, opt RunOptions) (*SweepResult, error)
 			idx[a] = 0
 		}
 	}
-	res, err := runMany(scs, opt)
-	if err != nil {
-		return nil, err
-	}
+	return scs, values, nil
+}
+
+// AssembleSweep builds the sweep's result from every point's replications.
+func AssembleSweep(axes []Axis, values [][]string, results [][]*RepResult) *SweepResult {
+	points := make([]Point, len(values))
 	for i := range points {
-		points[i].Arm = NewArmResult(pointName(axes, points[i].Values), res[i])
+		points[i] = Point{Values: values[i], Arm: NewArmResult(pointName(axes, values[i]), results[i])}
 	}
-	return &SweepResult{Axes: axes, Points: points}, nil
+	return &SweepResult{Axes: axes, Points: points}
+}
+
+// PointNames names the points of a sweep.
+func PointNames(axes []Axis, values [][]string) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = pointName(axes, v)
+	}
+	return out
 }
 
 func pointName(axes []Axis, vals []string) string {

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/fleetsim/fleetsim/experiments"
 )
@@ -55,20 +54,15 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 	}
 	dir := cf.dir(arms[0].Scenario.Name)
 	opt := cf.options(stderr)
-	res, err := experiments.RunAB(arms, opt)
+	results, err := experiments.RunScenarios(experiments.ArmScenarios(arms), opt)
 	if err != nil {
 		return err
 	}
-	report := res.Report()
-	if err := experiments.WriteRunDir(dir, res.Arms, "## A/B\n\n```\n"+report+"```\n"); err != nil {
-		return err
+	names := experiments.ArmNames(arms)
+	if cf.sh.Active() {
+		return cf.writePart(stdout, dir, experiments.NewPart("ab", cf.sh, arms[0].Scenario.Name, names, results))
 	}
-	if err := experiments.WriteFileAtomic(filepath.Join(dir, "ab.csv"), res.ABCSV()); err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, report)
-	fmt.Fprintf(stdout, "\nwrote %s (ab.csv, arms/*/summary.json, summary.md, cdf.csv, timeseries.csv, replications.csv)\n", dir)
-	return nil
+	return experiments.FinishAB(dir, experiments.AssembleAB(names, results), stdout)
 }
 
 // applyRunFlags applies --seed and --replications, when given, as

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"path/filepath"
 
@@ -15,6 +16,8 @@ type commonFlags struct {
 	reps, workers *int
 	seed          *uint64
 	quiet         *bool
+	shard         *string
+	sh            experiments.Shard
 }
 
 // addCommonFlags registers --out, --replications, --seed, --workers and
@@ -22,11 +25,12 @@ type commonFlags struct {
 func addCommonFlags(fs *flag.FlagSet, name string) *commonFlags {
 	return &commonFlags{
 		name:    name,
-		out:     fs.String("out", "", "output directory (default fleetsim-out/NAME-"+name+")"),
+		out:     fs.String("out", "", "output directory (default fleetsim-out/NAME, or NAME-"+name+")"),
 		reps:    fs.Int("replications", 0, "replications (0 keeps [run] replications)"),
 		seed:    fs.Uint64("seed", 0, "master seed (0 keeps the scenario's)"),
 		workers: fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it"),
 		quiet:   fs.Bool("quiet", false, "no progress bar"),
+		shard:   fs.String("shard", "", "run shard i/n of the replications and write a part file (merge them with fleetsim merge)"),
 	}
 }
 
@@ -35,6 +39,24 @@ func (c *commonFlags) check() error {
 	if *c.reps < 0 || *c.workers < 0 {
 		return usagef("%s: --replications and --workers must be >= 0", c.name)
 	}
+	if *c.shard != "" {
+		sh, err := experiments.ParseShard(*c.shard)
+		if err != nil {
+			return usageError{err}
+		}
+		c.sh = sh
+	}
+	return nil
+}
+
+// writePart writes a shard's part file and says so.
+func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part) error {
+	path, err := p.Write(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %s (%d of the %s's jobs); merge all %d parts with: fleetsim merge %s/part-*-of-%d.json --out DIR\n",
+		path, len(p.Jobs), p.Kind, p.Of, dir, p.Of)
 	return nil
 }
 
@@ -53,12 +75,15 @@ func (c *commonFlags) dir(name string) string {
 	if *c.out != "" {
 		return *c.out
 	}
+	if c.name == "run" {
+		return filepath.Join("fleetsim-out", name)
+	}
 	return filepath.Join("fleetsim-out", name+"-"+c.name)
 }
 
 // options are the run options: workers and a progress bar on stderr.
 func (c *commonFlags) options(stderr io.Writer) experiments.RunOptions {
-	opt := experiments.RunOptions{Workers: *c.workers}
+	opt := experiments.RunOptions{Workers: *c.workers, Shard: c.sh}
 	if !*c.quiet {
 		opt.Progress = delayedBar(stderr, c.name)
 	}

@@ -31,6 +31,9 @@ usage:
       run a grid over scenario keys; writes sweep.csv
   fleetsim size SCENARIO.toml --slo ttft_p99=800ms,success=99.9% [--confidence 0.95]
       find the fewest replicas that meet the SLO; report N, N+1, N+2 with $ per month
+  fleetsim merge PART.json... [--out DIR]
+      run, ab and sweep take --shard i/n to run one shard and write a part
+      file; merge combines the parts into what one machine would write
   fleetsim validate SCENARIO.toml
       check a scenario file and report every problem with file, line and key
   fleetsim scenarios [show NAME]
@@ -82,6 +85,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdSweep(args[1:], stdout, stderr)
 	case "size":
 		return cmdSize(args[1:], stdout, stderr)
+	case "merge":
+		return cmdMerge(args[1:], stdout, stderr)
 	case "failures":
 		return cmdFailures(args[1:], stdout, stderr)
 	case "plot":
@@ -90,7 +95,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usagef("unknown command %q; commands: run, ab, sweep, size, validate, scenarios, trace, failures, plot (see fleetsim help)", args[0])
+		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot (see fleetsim help)", args[0])
 	}
 }
 

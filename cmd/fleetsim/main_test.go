@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -260,4 +261,63 @@ rate_multiplier = -1
 	} {
 		require.Contains(t, stderr, want)
 	}
+}
+
+// TestShardAndMerge: a sweep, an A/B and a run split into shards and
+// merged write byte-identical files to the unsharded command.
+func TestShardAndMerge(t *testing.T) {
+	d := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"sweep", []string{"sweep", "static-batching", "--param", "cluster.replica.max_seqs=8,16,32", "--replications", "2"}},
+		{"ab", []string{"ab", "cache-affinity", "--replications", "3"}},
+		{"run", []string{"run", "chat-sessions", "--replications", "3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			whole := filepath.Join(d, tc.name, "whole")
+			_, stderr, code := fleetsim(t, nil, append(tc.args, "--out", whole, "--quiet")...)
+			require.Zero(t, code, stderr)
+			parts := filepath.Join(d, tc.name, "parts")
+			var files []string
+			for i := 1; i <= 3; i++ {
+				out, stderr, code := fleetsim(t, nil, append(tc.args, "--out", parts, "--quiet", "--shard", fmt.Sprintf("%d/3", i))...)
+				require.Zero(t, code, stderr)
+				require.Contains(t, out, "part-")
+				files = append(files, filepath.Join(parts, fmt.Sprintf("part-%d-of-3.json", i)))
+			}
+			merged := filepath.Join(d, tc.name, "merged")
+			_, stderr, code = fleetsim(t, nil, append([]string{"merge", "--out", merged}, files...)...)
+			require.Zero(t, code, stderr)
+			want := readTree(t, whole)
+			got := readTree(t, merged)
+			require.Equal(t, len(want), len(got))
+			for name, b := range want {
+				require.Equal(t, string(b), string(got[name]), name)
+			}
+			// A missing shard is an error, not a partial result.
+			_, stderr, code = fleetsim(t, nil, "merge", "--out", filepath.Join(d, tc.name, "bad"), files[0], files[2])
+			require.Equal(t, 2, code)
+			require.Contains(t, stderr, "2/3 are missing")
+		})
+	}
+}
+
+func readTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, de os.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = b
+		return nil
+	}))
+	return out
 }

@@ -36,11 +36,7 @@ func loadScenario(arg string) (*experiments.Scenario, error) {
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	out := fs.String("out", "", "output directory (default fleetsim-out/NAME)")
-	seed := fs.Uint64("seed", 0, "master seed (overrides the scenario's; 0 keeps it)")
-	reps := fs.Int("replications", 0, "replications (overrides [run] replications; 0 keeps it)")
-	workers := fs.Int("workers", 0, "replications run at once (default: all cores); results do not depend on it")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	cf := addCommonFlags(fs, "run")
 	records := fs.Bool("requests", false, "also stream one CSV row per completed request of replication 0 to DIR/requests.csv")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -49,35 +45,25 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 1 {
 		return usagef("run takes at most one scenario, got %d: %s", len(pos), strings.Join(pos, " "))
 	}
-	if *reps < 0 || *workers < 0 {
-		return usagef("run: --replications and --workers must be >= 0")
+	if err := cf.check(); err != nil {
+		return err
 	}
 	arg := ""
 	if len(pos) == 1 {
 		arg = pos[0]
 	}
-	sc, err := loadScenario(arg)
+	sc, err := cf.load(arg)
 	if err != nil {
 		return err
 	}
-	if sc, err = applyRunFlags(sc, *seed, *reps); err != nil {
-		return err
-	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("fleetsim-out", sc.Name)
-	}
+	dir := cf.dir(sc.Name)
 	if len(sc.Arms) > 0 {
 		fmt.Fprintf(stderr, "fleetsim: %s has [[arms]]: this runs its base scenario; `fleetsim ab %s` compares the arms\n", sc.Name, arg)
 	}
-
-	opt := experiments.RunOptions{Workers: *workers}
-	if !*quiet {
-		opt.Progress = delayedBar(stderr, sc.Name)
-	}
+	opt := cf.options(stderr)
 	var reqFile *os.File
 	var reqWriter *experiments.RequestWriter
-	if *records {
+	if *records && !cf.sh.Active() {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
@@ -89,10 +75,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		reqWriter = experiments.NewRequestWriter(reqFile)
 		opt.OnDone = reqWriter.Write
 	}
-	reps0, err := experiments.RunReplications(sc, opt)
+	results, err := experiments.RunScenarios([]*experiments.Scenario{sc}, opt)
 	if err != nil {
 		return err
 	}
+	if cf.sh.Active() {
+		return cf.writePart(stdout, dir, experiments.NewPart("run", cf.sh, sc.Name, []string{""}, results))
+	}
+	extra := ""
 	if reqWriter != nil {
 		if err := reqWriter.Flush(); err != nil {
 			return err
@@ -106,18 +96,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		if err := os.Rename(reqFile.Name(), filepath.Join(dir, "requests.csv")); err != nil {
 			return err
 		}
+		extra = ", requests.csv"
 	}
-	arm := experiments.NewArmResult("", reps0)
-	if err := experiments.WriteRunDir(dir, []*experiments.ArmResult{arm}, ""); err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, arm.Table())
-	fmt.Fprintf(stdout, "\nwrote %s (summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv", dir)
-	if reqWriter != nil {
-		fmt.Fprint(stdout, ", requests.csv")
-	}
-	fmt.Fprintln(stdout, ")")
-	return nil
+	return experiments.FinishRun(dir, experiments.NewArmResult("", results[0]), stdout, extra)
 }
 
 // delayedBar returns a progress callback that shows a bar on w only once the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"strings"
 
@@ -48,30 +47,18 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	dir := cf.dir(base.Name)
 	opt := cf.options(stderr)
-	res, err := experiments.RunSweep(base, axes, opt)
+	scs, values, err := experiments.SweepScenarios(base, axes)
 	if err != nil {
 		return usageError{err}
 	}
-	arms := make([]*experiments.ArmResult, len(res.Points))
-	for i, p := range res.Points {
-		arms[i] = p.Arm
-	}
-	table := res.Table()
-	if err := experiments.WriteRunDir(dir, arms, "## Sweep\n\n```\n"+table+"```\n"); err != nil {
+	results, err := experiments.RunScenarios(scs, opt)
+	if err != nil {
 		return err
 	}
-	files := map[string][]byte{"sweep.csv": res.CSV()}
-	if res.Training() {
-		files = map[string][]byte{"ettr.csv": res.ETTRCSV()} // the serving columns would be empty
+	if cf.sh.Active() {
+		p := experiments.NewPart("sweep", cf.sh, base.Name, experiments.PointNames(axes, values), results)
+		p.Axes, p.Values = axes, values
+		return cf.writePart(stdout, dir, p)
 	}
-	if err := experiments.WriteFiles(dir, files); err != nil {
-		return err
-	}
-	name := "sweep.csv"
-	if res.Training() {
-		name = "ettr.csv"
-	}
-	fmt.Fprintf(stdout, "sweep of %s: %d points × %d replications\n\n%s\nwrote %s (%s, summary.md, replications.csv)\n",
-		base.Name, len(res.Points), max(base.Run.Replications, 1), table, dir, name)
-	return nil
+	return experiments.FinishSweep(dir, base.Name, max(base.Run.Replications, 1), experiments.AssembleSweep(axes, values, results), stdout)
 }

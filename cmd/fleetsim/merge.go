@@ -1,0 +1,44 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"path/filepath"
+
+	"github.com/fleetsim/fleetsim/experiments"
+)
+
+// cmdMerge is `fleetsim merge PART... [--out DIR]`: combine the part files
+// of a sharded run, ab or sweep into the directory one machine would have
+// written.
+func cmdMerge(args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	out := fs.String("out", "", "output directory (default fleetsim-out/NAME, NAME-ab or NAME-sweep)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("usage: fleetsim merge PART.json... [--out DIR]")
+	}
+	part, results, err := experiments.ReadParts(pos)
+	if err != nil {
+		return usageError{err}
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("fleetsim-out", part.Scenario)
+		if part.Kind != "run" {
+			dir += "-" + part.Kind
+		}
+	}
+	switch part.Kind {
+	case "run":
+		return experiments.FinishRun(dir, experiments.NewArmResult("", results[0]), stdout, "")
+	case "ab":
+		return experiments.FinishAB(dir, experiments.AssembleAB(part.Names, results), stdout)
+	case "sweep":
+		return experiments.FinishSweep(dir, part.Scenario, part.Reps[0], experiments.AssembleSweep(part.Axes, part.Values, results), stdout)
+	}
+	return usagef("merge: unknown part kind %q", part.Kind)
+}

@@ -1,0 +1,66 @@
+package experiments
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+)
+
+// Finishing a command: writing its run directory and printing its report.
+// The commands and `fleetsim merge` share these, so a sharded run merged
+// writes exactly what one machine would have.
+
+// FinishRun writes a plain run's directory and prints its table.
+func FinishRun(dir string, arm *ArmResult, w io.Writer, extra string) error {
+	if err := WriteRunDir(dir, []*ArmResult{arm}, ""); err != nil {
+		return err
+	}
+	fmt.Fprint(w, arm.Table())
+	fmt.Fprintf(w, "\nwrote %s (summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv%s)\n", dir, extra)
+	return nil
+}
+
+// FinishAB writes an A/B's directory and prints its report.
+func FinishAB(dir string, res *ABResult, w io.Writer) error {
+	report := res.Report()
+	if err := WriteRunDir(dir, res.Arms, "## A/B\n\n```\n"+report+"```\n"); err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, "ab.csv"), res.ABCSV()); err != nil {
+		return err
+	}
+	fmt.Fprint(w, report)
+	fmt.Fprintf(w, "\nwrote %s (ab.csv, arms/*/summary.json, summary.md, cdf.csv, timeseries.csv, replications.csv)\n", dir)
+	return nil
+}
+
+// FinishSweep writes a sweep's directory and prints its table.
+func FinishSweep(dir, name string, reps int, res *SweepResult, w io.Writer) error {
+	arms := make([]*ArmResult, len(res.Points))
+	for i, p := range res.Points {
+		arms[i] = p.Arm
+	}
+	table := res.Table()
+	if err := WriteRunDir(dir, arms, "## Sweep\n\n```\n"+table+"```\n"); err != nil {
+		return err
+	}
+	file, data := "sweep.csv", res.CSV()
+	if res.Training() {
+		file, data = "ettr.csv", res.ETTRCSV() // the serving columns would be empty
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, file), data); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "sweep of %s: %d points × %d replications\n\n%s\nwrote %s (%s, summary.md, replications.csv)\n",
+		name, len(res.Points), reps, table, dir, file)
+	return nil
+}
+
+// NewABResult compares every arm with the first.
+func NewABResult(arms []*ArmResult) *ABResult {
+	out := &ABResult{Arms: arms}
+	for _, b := range arms[1:] {
+		out.Diffs = append(out.Diffs, Paired(arms[0], b))
+	}
+	return out
+}
