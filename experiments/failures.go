@@ -179,6 +179,9 @@ func (fi *failureInjector) pull() {
 		return
 	}
 	fi.eng.Schedule(sig.Time, sim.PriorityFailure, func(now sim.Time) {
+		if fi.fleet.Drained() {
+			return // the workload is over and every request done: stop failing
+		}
 		if sig.Precursor {
 			fi.precursor(sig.Event, now)
 		} else {

@@ -126,7 +126,8 @@ type CostConfig struct {
 	// Tier picks the catalog price: "on-demand" (default; H100 $6.50) or
 	// "reserved" (H100 $2.89), CALIBRATION.md §3.
 	Tier string `toml:"tier"`
-	// PricePerGPUHour in USD overrides the tier's catalog price when > 0.
+	// PricePerGPUHour in USD overrides the tier's catalog price of the primary
+	// pool's GPU when > 0 (a fallback pool pays its own GPU's catalog price).
 	// Default 0.
 	PricePerGPUHour float64 `toml:"price_per_gpu_hour"`
 	// Power adds electricity to the cost (owned hardware; rental prices

@@ -286,13 +286,23 @@ func Summarize(r *Result) *Summary {
 		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, StepsPerReplica: round6(float64(steps) / n),
 		MFU: round6(ratio(flops*float64(sc.Cluster.TP), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
 	price := sc.Price()
+	// The fallback pool pays its own GPU's catalog price for the tier.
+	fbPrice := 0.0
+	if f.FallbackGPUs > 0 {
+		g := sc.Catalog().GPUs[sc.Fallback.GPU]
+		fbPrice = g.PricePerGPUHour
+		if sc.Cost.Tier == TierReserved {
+			fbPrice = g.ReservedPricePerGPUHour
+		}
+	}
+	fbUSDPerHour := float64(f.FallbackGPUs) * fbPrice
 	gpuHours := float64(f.Place.GPUs+f.FallbackGPUs) * secs / 3600
 	watts := sc.Cost.WattsPerGPU
 	if watts == 0 {
 		watts = sc.Catalog().GPUs[sc.Cluster.GPU].TDPWatts
 	}
 	kwh := gpuHours * watts * sc.Cost.PUE / 1000
-	usd := gpuHours * price
+	usd := float64(f.Place.GPUs)*secs/3600*price + fbUSDPerHour*secs/3600
 	if sc.Cost.Power {
 		usd += kwh * sc.Cost.USDPerKWh
 	}
@@ -322,7 +332,7 @@ func Summarize(r *Result) *Summary {
 			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours * price)},
 		USDPerMillionOutputTokens: round6(ratio(usd*1e6, float64(rec.GoodOutputTokens))),
 		USDPerMillionOutputRaw:    round6(ratio(usd*1e6, float64(rec.OutputTokens))),
-		USDPerMonth:               round6(float64(f.Place.GPUs+f.FallbackGPUs) * price * HoursPerMonth)}
+		USDPerMonth:               round6((float64(f.Place.GPUs)*price + fbUSDPerHour) * HoursPerMonth)}
 	gw := f.GW
 	var wp, wd, pt, dt int64
 	for _, rp := range f.Replicas {

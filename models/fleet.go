@@ -351,3 +351,7 @@ func (f *Fleet) AddFallback(cat *Catalog, cfg FleetConfig, router Router, prefix
 	}
 	return nil
 }
+
+// Drained reports whether the workload is exhausted and no request is in
+// flight: nothing left to simulate but background processes.
+func (f *Fleet) Drained() bool { return f.srcDone && f.Rec.InFlight() == 0 }
