@@ -355,3 +355,31 @@ restart_s = 0
 	require.Greater(t, with.Resilience.SuccessRate, without.Resilience.SuccessRate)
 	require.Greater(t, with.Cost.USDPerMonth, without.Cost.USDPerMonth, "the fallback pool is paid for")
 }
+
+// TestAdmissionShedVersusDefer: under an overload burst, shedding on a
+// leading indicator refuses requests at once; deferring holds them at the
+// gateway and admits most once the queue drains, at the cost of latency.
+func TestAdmissionShedVersusDefer(t *testing.T) {
+	sc := mustParse(t, small+`
+[policies.admission]
+name = "queue"
+limit = 4
+`)
+	run := func(action string) *Summary {
+		d, err := sc.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.arrival.rate_per_s", "250"),
+			OverrideOverlay("policies.admission.action", `"`+action+`"`))
+		require.NoError(t, err)
+		res, err := Run(d, Options{})
+		require.NoError(t, err)
+		s := Summarize(res)
+		require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
+		return s
+	}
+	shed, deferred := run("shed"), run("defer")
+	t.Logf("shed: %d shed, p99 TTFT %.0f ms; defer: %d shed, %d deferrals, p99 TTFT %.0f ms",
+		shed.Requests.Shed, shed.LatencyMs.TTFT.P99, deferred.Requests.Shed, deferred.Resilience.Deferred, deferred.LatencyMs.TTFT.P99)
+	require.Positive(t, shed.Requests.Shed)
+	require.Less(t, deferred.Requests.Shed, shed.Requests.Shed)
+	require.Positive(t, deferred.Resilience.Deferred)
+	require.Greater(t, deferred.LatencyMs.TTFT.P99, shed.LatencyMs.TTFT.P99, "waiting at the gateway shows in TTFT")
+}

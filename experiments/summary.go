@@ -169,6 +169,7 @@ type Resilience struct {
 	Retries        int64   `json:"retries"`
 	Timeouts       int64   `json:"timeouts"`
 	Fallbacks      int64   `json:"fallbacks"` // copies served by the fallback pool
+	Deferred       int64   `json:"deferred"`  // admission refusals that held a request at the gateway
 	Cancelled      int64   `json:"cancelled_copies"`
 	Probes         int64   `json:"probes"`
 	Ejections      int64   `json:"ejections"`
@@ -347,7 +348,7 @@ func Summarize(r *Result) *Summary {
 	}
 	s.Resilience = Resilience{SuccessRate: round6(ratio(float64(rec.Completed), float64(rec.Arrived))),
 		Copies: gw.Copies, Hedges: gw.Hedges, HedgeRate: round6(ratio(float64(gw.Hedges), float64(rec.Arrived))),
-		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Cancelled: gw.Cancelled, Probes: gw.Probes, Ejections: gw.Ejections,
+		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Deferred: gw.Deferred, Cancelled: gw.Cancelled, Probes: gw.Probes, Ejections: gw.Ejections,
 		IsolationMsMax: round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
 		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: round6(ratio(float64(wp+wd), float64(pt+dt))),
 		Rollout: f.Rollout()}

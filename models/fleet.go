@@ -255,19 +255,33 @@ func (f *Fleet) arrive(now sim.Time) {
 	if f.pol.Retry != nil {
 		f.pol.Retry.Observe(now)
 	}
-	if f.pol.Admit != nil && !f.pol.Admit.Admit(&f.next, f.states, now) {
-		f.Rec.Shed++
-		_ = f.pull()
-		return
-	}
 	cr := f.newClientReq(&f.next) // f.next is reused by pull below
-	if !f.send(cr, CopyPrimary) {
+	f.admit(cr, now, 0)
+	_ = f.pull()
+}
+
+// admit applies admission control to a new request, then sends it. A
+// refused request is shed, or, with a defer policy, held at the gateway
+// and asked again every DeferNs up to DeferMax times before it is shed.
+func (f *Fleet) admit(cr *clientReq, now sim.Time, tries int) {
+	if f.pol.Admit != nil && !f.pol.Admit.Admit(&cr.req, f.states, now) {
+		if tries < f.pol.DeferMax {
+			f.GW.Deferred++
+			f.eng.Schedule(now+f.pol.DeferNs, sim.PriorityArrival, func(at sim.Time) { f.admit(cr, at, tries+1) })
+			return
+		}
+		f.Rec.Touch(now)
 		f.Rec.Shed++
 		f.releaseClientReq(cr)
-	} else {
-		f.startPolicies(cr, now)
+		return
 	}
-	_ = f.pull()
+	if !f.send(cr, CopyPrimary) {
+		f.Rec.Touch(now)
+		f.Rec.Shed++
+		f.releaseClientReq(cr)
+		return
+	}
+	f.startPolicies(cr, now)
 }
 
 // Finish closes time-weighted statistics at end, the end of the run.

@@ -21,6 +21,11 @@ type Policies struct {
 	// Probe configures health probes; Kind ProbeNone (the zero value with
 	// IntervalNs 0) runs none.
 	Probe ProbeConfig
+	// DeferNs and DeferMax: a request the admitter refuses waits DeferNs at
+	// the gateway and is asked again, up to DeferMax times, before it is
+	// shed. DeferMax 0 sheds at once.
+	DeferNs  sim.Time
+	DeferMax int
 }
 
 // ProbeConfig configures the gateway's health probes of every replica.

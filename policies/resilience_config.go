@@ -116,6 +116,12 @@ type AdmissionConfig struct {
 	Limit float64 `toml:"limit"`
 	// WindowS is the lagging indicator's window. Default 10.
 	WindowS float64 `toml:"window_s"`
+	// Action on refusal: "shed" (default: count it shed at once) or
+	// "defer" (hold it at the gateway and ask again every DeferMs, up to
+	// DeferMax times, then shed).
+	Action   string  `toml:"action"`
+	DeferMs  float64 `toml:"defer_ms"`  // default 200
+	DeferMax int     `toml:"defer_max"` // default 10
 }
 
 // ProbeConfig is [policies.probe].
@@ -150,7 +156,7 @@ func DefaultResilienceConfig() ResilienceConfig {
 		Hedge:     HedgeConfig{Name: None, DelayMs: 800, Quantile: 0.95, Window: 1000, MinSamples: 100, Budget: 0.05},
 		Breaker:   BreakerConfig{Name: None, WindowS: 10, ErrorRate: 0.15, P99Ms: 3500, MinSamples: 20, CooldownS: 5, HalfOpenProbes: 5},
 		Retry:     RetryConfig{Name: None, MaxAttempts: 3, Budget: 0.1, BackoffBaseMs: 50, BackoffMaxMs: 2000},
-		Admission: AdmissionConfig{Name: None, WindowS: 10},
+		Admission: AdmissionConfig{Name: None, WindowS: 10, Action: "shed", DeferMs: 200, DeferMax: 10},
 		Probe:     ProbeConfig{Kind: None, IntervalS: 5, TimeoutMs: 2000, FailuresToEject: 2, KVPressure: 0.98, RestartS: 60, ColdStartS: 180},
 	}
 }
@@ -198,6 +204,9 @@ func (c *ResilienceConfig) Validate(prefix string, ps *config.Problems) {
 		ps.Add(k("admission.limit"), "a KV utilisation limit must be at most 1, found %v", a.Limit)
 	}
 	ps.Positive(k("admission.window_s"), a.WindowS)
+	ps.OneOf(k("admission.action"), a.Action, []string{"defer", "shed"})
+	ps.Positive(k("admission.defer_ms"), a.DeferMs)
+	ps.PositiveInt(k("admission.defer_max"), a.DeferMax)
 	p := c.Probe
 	ps.OneOf(k("probe.kind"), p.Kind, []string{ProbeDeep, ProbeLive, None})
 	ps.Positive(k("probe.interval_s"), p.IntervalS)
@@ -228,6 +237,9 @@ func BuildResilience(c ResilienceConfig, replicas int, rng *rand.Rand) models.Po
 	}
 	if c.Retry.Name != None {
 		p.Retry = NewRetrier(c.Retry, rng)
+	}
+	if c.Admission.Action == "defer" {
+		p.DeferNs, p.DeferMax = sim.FromSeconds(c.Admission.DeferMs/1000), c.Admission.DeferMax
 	}
 	switch c.Admission.Name {
 	case AdmitQueue:
