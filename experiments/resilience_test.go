@@ -112,6 +112,8 @@ mode = "hang"
 	require.Zero(t, live.Resilience.Ejections, "liveness probes pass a zombie")
 	require.Greater(t, live.Resilience.Timeouts, int64(200), "it keeps receiving a quarter of the traffic, which times out")
 	require.EqualValues(t, 1, deep.Resilience.Ejections)
+	require.Positive(t, deep.Resilience.ProbeGPUSecs, "deep probes cost GPU time")
+	require.Zero(t, live.Resilience.ProbeGPUSecs, "liveness pings do not")
 	require.LessOrEqual(t, deep.Resilience.IsolationMsMax, 5000.0, "out of rotation within one probe interval")
 	require.Less(t, deep.Resilience.Timeouts, live.Resilience.Timeouts/10)
 }

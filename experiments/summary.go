@@ -172,6 +172,7 @@ type Resilience struct {
 	Deferred       int64   `json:"deferred"`  // admission refusals that held a request at the gateway
 	Cancelled      int64   `json:"cancelled_copies"`
 	Probes         int64   `json:"probes"`
+	ProbeGPUSecs   float64 `json:"probe_gpu_seconds"` // what deep probes cost
 	Ejections      int64   `json:"ejections"`
 	IsolationMsMax float64 `json:"isolation_ms_max"` // fault → out of rotation, worst case (0: none isolated)
 	Isolated       int     `json:"isolated"`
@@ -348,7 +349,7 @@ func Summarize(r *Result) *Summary {
 	}
 	s.Resilience = Resilience{SuccessRate: round6(ratio(float64(rec.Completed), float64(rec.Arrived))),
 		Copies: gw.Copies, Hedges: gw.Hedges, HedgeRate: round6(ratio(float64(gw.Hedges), float64(rec.Arrived))),
-		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Deferred: gw.Deferred, Cancelled: gw.Cancelled, Probes: gw.Probes, Ejections: gw.Ejections,
+		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Deferred: gw.Deferred, Cancelled: gw.Cancelled, Probes: gw.Probes, ProbeGPUSecs: round6(gw.ProbeGPUSeconds), Ejections: gw.Ejections,
 		IsolationMsMax: round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
 		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: round6(ratio(float64(wp+wd), float64(pt+dt))),
 		Rollout: f.Rollout()}

@@ -140,6 +140,7 @@ type Fleet struct {
 	faultAt    []sim.Time     // first fault time of a not-yet-isolated replica, or -1
 	probeFails []int
 	ro         *rollout
+	tp         int
 
 	// Fallback is a secondary pool that takes what the primary cannot
 	// (AddFallback); its replicas' indices follow the primary's.
@@ -199,6 +200,7 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 		ParamsPerGPU: llm.Params / float64(cfg.TP),
 		states:       make([]ReplicaState, cfg.Replicas)}
 	f.Place = placement(cfg, gpu.DomainGPUs)
+	f.tp = cfg.TP
 	for i := 0; i < cfg.Replicas; i++ {
 		f.Replicas = append(f.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, f, &f.states[i]))
 	}

@@ -50,9 +50,12 @@ type GatewayStats struct {
 	Cancelled int64 // copies withdrawn (losing hedges, timeouts)
 	Timeouts  int64 // client requests failed by the client timeout
 	Probes    int64 // health probes run
-	Fallbacks int64 // copies sent to the fallback pool
-	Deferred  int64 // admission refusals that held a request at the gateway
-	Ejections int64 // replicas taken out of rotation by probes
+	// ProbeGPUSeconds is what deep probes cost: their canned inferences'
+	// time × the GPUs of the replica.
+	ProbeGPUSeconds float64
+	Fallbacks       int64 // copies sent to the fallback pool
+	Deferred        int64 // admission refusals that held a request at the gateway
+	Ejections       int64 // replicas taken out of rotation by probes
 	// Isolation is the time from a replica's first fault to its leaving
 	// rotation (breaker open or probe ejection), per isolated fault.
 	IsolationNs []int64

@@ -138,6 +138,11 @@ func (f *Fleet) probe(i int, now sim.Time) {
 	}
 	res := r.Probe(f.pol.Probe.Kind, f.pol.Probe.TimeoutNs, f.pol.Probe.KVPressure)
 	f.GW.Probes++
+	if f.pol.Probe.Kind == ProbeDeep {
+		// The probe's own load: its canned inference's time on the replica's
+		// GPUs (an upper bound: it rides in the running batch).
+		f.GW.ProbeGPUSeconds += res.LatencyMs / 1000 * float64(f.tp)
+	}
 	if res.OK {
 		f.probeFails[i] = 0
 		return
