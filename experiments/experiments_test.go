@@ -446,3 +446,48 @@ mode = "fail"
 	require.ErrorContains(t, err, "doubling the fleet no longer helps")
 	require.ErrorContains(t, err, "success bound")
 }
+
+// TestServingBlastRadiusHGXvsNVL72: 576 GPUs as 72 HGX servers or 8 NVL72
+// racks, 72 TP=8 Llama-3-70B replicas, the same per-GPU failure rates: the
+// same failures, mapped onto the two topologies, and both fleets report
+// their serving availability.
+func TestServingBlastRadiusHGXvsNVL72(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two 72-replica fleets")
+	}
+	for _, gpu := range []string{"H100", "GB200"} {
+		sc := mustParse(t, `
+name = "blast"
+[cluster]
+gpu = "`+gpu+`"
+model = "llama-3-70b"
+tp = 8
+replicas = 72
+[workload]
+duration_s = 600
+[workload.arrival]
+rate_per_s = 100
+[workload.input]
+dist = "lognormal"
+mean = 800
+p99 = 4000
+[workload.output]
+dist = "lognormal"
+mean = 100
+p99 = 600
+[failures]
+enabled = true
+rate_multiplier = 2000
+cold_start_s = 120
+`)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		s := Summarize(res)
+		require.Equal(t, map[string]int{"H100": 72, "GB200": 8}[gpu], s.Fleet.Domains)
+		require.NotNil(t, s.Failures)
+		t.Logf("%s: %d domains; %d failures hit %d replicas; availability %.4f; success %.4f",
+			gpu, s.Fleet.Domains, s.Failures.Events, s.Failures.ReplicaHits, s.Failures.Availability, s.Resilience.SuccessRate)
+		require.Positive(t, s.Failures.Events)
+		require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
+	}
+}
