@@ -20,9 +20,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 const usage = `fleetsim — a deterministic discrete-event simulator of GPU serving fleets
 
 usage:
-  fleetsim run [SCENARIO.toml | BUILTIN] [--out DIR] [--seed N] [--quiet] [--requests]
+  fleetsim run [SCENARIO.toml | BUILTIN] [--out DIR] [--seed N] [--replications N]
+               [--workers N] [--requests] [--quiet]
       simulate a scenario (default: the built-in "default"), print a results
-      table and write DIR/summary.json (DIR defaults to fleetsim-out/NAME);
+      table and write the run directory (DIR defaults to fleetsim-out/NAME);
       --requests also streams DIR/requests.csv, one row per completed request
   fleetsim ab SCENARIO.toml | fleetsim ab A.toml B.toml [--replications N] [--out DIR]
       paired A/B: arms from [[arms]] tables (or two files) on the same seeds;
@@ -38,8 +39,12 @@ usage:
       check a scenario file and report every problem with file, line and key
   fleetsim scenarios [show NAME]
       list the built-in scenarios, or print one as a starting point
+  fleetsim plot DIR
+      draw the plots of a run directory into DIR/plots (PNG and SVG)
   fleetsim trace stats FILE [--format mooncake|azure] [--json]
       summarise a request trace (rows, rate, lengths, prefix reuse)
+  fleetsim failures list | show PROFILE [--gpus N] | replay FILE
+      failure profiles (rates, MTBF) and fault-log statistics
 
 exit status: 0 success, 1 failure while running, 2 bad usage or bad input
 `
