@@ -379,13 +379,3 @@ func (fi *failureInjector) finish(end sim.Time, replicas int) *FailureStats {
 	fi.stats.Availability = round6(1 - ratio(fi.stats.ReplicaDownS, float64(replicas)*end.Seconds()))
 	return &fi.stats
 }
-
-// sortedCounts lists a count map's keys in order (for tables).
-func sortedCounts(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

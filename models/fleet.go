@@ -164,10 +164,9 @@ type Fleet struct {
 	lastArrival sim.Time
 
 	// Samples is the fleet's time series (see StartSampling).
-	Samples    []Sample
-	sampleNs   sim.Time
-	onSample   sim.Action
-	lastSample Sample
+	Samples  []Sample
+	sampleNs sim.Time
+	onSample sim.Action
 }
 
 // Sample is the fleet's state at one instant of its time series.
