@@ -234,6 +234,7 @@ var abTableKeys = []struct{ key, label string }{
 	{"resilience.success_rate", "success rate"},
 	{"resilience.hedge_rate", "hedge rate"},
 	{"resilience.wasted_token_fraction", "wasted tokens"},
+	{"resilience.cancelled_token_fraction", "cancelled tokens"},
 	{"resilience.isolation_ms_max", "isolation ms (max)"},
 	{"resilience.rollout.green_errors", "new-version errors"},
 	{"resilience.rollout.detection_s", "rollback after s"},

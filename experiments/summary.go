@@ -181,6 +181,10 @@ type Resilience struct {
 	WastedPrefillTokens int64   `json:"wasted_prefill_tokens"`
 	WastedDecodeTokens  int64   `json:"wasted_decode_tokens"`
 	WastedTokenFraction float64 `json:"wasted_token_fraction"`
+	// CancelledTokenFraction is the share of all tokens processed for
+	// copies the gateway withdrew: mostly losing hedges — the hedging
+	// overhead (CALIBRATION.md §6: 5–8% of GPU tokens).
+	CancelledTokenFraction float64 `json:"cancelled_token_fraction"`
 	// Rollout reports a blue-green rollout ([rollout]).
 	Rollout *models.RolloutStats `json:"rollout,omitempty"`
 }
@@ -336,8 +340,9 @@ func Summarize(r *Result) *Summary {
 		USDPerMillionOutputRaw:    round6(ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:               round6((float64(f.Place.GPUs)*price + fbUSDPerHour) * HoursPerMonth)}
 	gw := f.GW
-	var wp, wd, pt, dt int64
+	var wp, wd, pt, dt, ct int64
 	for _, rp := range f.Replicas {
+		ct += rp.Stats.CancelledTokens
 		wp += rp.Stats.WastedPrefillTokens
 		wd += rp.Stats.WastedDecodeTokens
 		pt += rp.Stats.PrefillTokens
@@ -352,7 +357,8 @@ func Summarize(r *Result) *Summary {
 		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Deferred: gw.Deferred, Cancelled: gw.Cancelled, Probes: gw.Probes, ProbeGPUSecs: round6(gw.ProbeGPUSeconds), Ejections: gw.Ejections,
 		IsolationMsMax: round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
 		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: round6(ratio(float64(wp+wd), float64(pt+dt))),
-		Rollout: f.Rollout()}
+		CancelledTokenFraction: round6(ratio(float64(ct), float64(pt+dt))),
+		Rollout:                f.Rollout()}
 	s.Failures = r.Failures
 	s.Sim = SimStats{Events: r.Events, SimulatedSeconds: round6(secs), Seed: sc.Seed}
 	if len(rec.FailedBy) > 0 {

@@ -170,7 +170,10 @@ type ReplicaStats struct {
 	// and output tokens generated for nothing.
 	WastedPrefillTokens int64
 	WastedDecodeTokens  int64
-	Cancelled, Failed   int64 // copies
+	// CancelledTokens is the part of that work on copies the gateway
+	// withdrew (losing hedges, timed-out requests), as opposed to failed.
+	CancelledTokens   int64
+	Cancelled, Failed int64 // copies
 }
 
 // NewReplica builds replica idx. state is the replica's entry in the fleet's

@@ -29,6 +29,7 @@ func (r *Replica) Cancel(c *Copy) {
 			r.padding++
 			r.Stats.WastedPrefillTokens += int64(s.done)
 			r.Stats.WastedDecodeTokens += int64(s.gen)
+			r.Stats.CancelledTokens += int64(s.done) + int64(s.gen)
 		}
 		return
 	}
@@ -57,6 +58,7 @@ func (r *Replica) endRunEarly(now sim.Time) {
 func (r *Replica) drop(s *seq) {
 	r.Stats.WastedPrefillTokens += int64(s.done)
 	r.Stats.WastedDecodeTokens += int64(s.gen)
+	r.Stats.CancelledTokens += int64(s.done) + int64(s.gen)
 	r.releaseKV(s)
 	r.recycle(s)
 }
