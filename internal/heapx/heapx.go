@@ -1,7 +1,3 @@
-// Package heapx is a small generic binary min-heap over a slice, for the
-// packages that keep a few pending items in time order (failure
-// generators, session turns). The caller owns the slice; less must be a
-// strict weak order (ties broken by the caller, for determinism).
 package heapx
 
 // Push adds x to the heap h.
