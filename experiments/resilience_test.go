@@ -217,8 +217,11 @@ func TestConservationWithEveryPolicy(t *testing.T) {
 		require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "after event %d", steps)
 		require.GreaterOrEqual(t, rec.InFlight(), int64(0))
 		held := 0
-		for _, r := range fleet.Replicas {
+		for i, r := range fleet.Replicas {
 			require.GreaterOrEqual(t, r.Outstanding(), 0)
+			require.GreaterOrEqual(t, fleet.States()[i].OutstandingTokens, int64(0), "replica %d after event %d", i, steps)
+			require.GreaterOrEqual(t, fleet.States()[i].Waiting, 0, "replica %d after event %d", i, steps)
+			require.LessOrEqual(t, fleet.States()[i].Waiting, r.Outstanding())
 			held += r.Outstanding()
 			kv := r.KV()
 			require.Equal(t, kv.Total(), kv.Used()+kv.Cached()+kv.Free())
@@ -226,8 +229,10 @@ func TestConservationWithEveryPolicy(t *testing.T) {
 		require.LessOrEqual(t, int64(held), rec.InFlight()+fleet.GW.Hedges, "replicas hold live copies only")
 	}
 	require.Zero(t, rec.InFlight(), "everything ends")
-	for _, r := range fleet.Replicas {
+	for i, r := range fleet.Replicas {
 		require.Zero(t, r.Outstanding())
+		require.Zero(t, fleet.States()[i].OutstandingTokens, "replica %d", i)
+		require.Zero(t, fleet.States()[i].Waiting, "replica %d", i)
 	}
 	gw := fleet.GW
 	t.Logf("arrived %d completed %d failed %d shed %d; hedges %d retries %d timeouts %d cancelled %d ejections %d",

@@ -367,7 +367,9 @@ func (r *Replica) finishRun(now sim.Time) {
 			if !s.finished {
 				s.gen += int32(k)
 				r.Stats.DecodeTokens += k
-				r.state.OutstandingTokens -= k
+				if !s.cancelled { // a withdrawn copy was already taken off
+					r.state.OutstandingTokens -= k
+				}
 			}
 			continue
 		}
@@ -377,7 +379,9 @@ func (r *Replica) finishRun(now sim.Time) {
 		s.tailTokens += k
 		s.gen += int32(k)
 		r.Stats.DecodeTokens += k
-		r.state.OutstandingTokens -= k
+		if !s.cancelled { // a withdrawn copy was already taken off
+			r.state.OutstandingTokens -= k
+		}
 	}
 	if need > 0 && !r.kv.Alloc(need) {
 		panic(fmt.Sprintf("models: replica %d: decode run of %d steps planned without %d KV blocks", r.idx, k, need))
@@ -398,7 +402,9 @@ func (r *Replica) finishStep(now sim.Time) {
 			s.done += s.chunk
 			s.kvTokens += int64(s.chunk)
 			r.Stats.PrefillTokens += int64(s.chunk)
-			r.state.OutstandingTokens -= int64(s.chunk)
+			if !s.cancelled { // a withdrawn copy was already taken off
+				r.state.OutstandingTokens -= int64(s.chunk)
+			}
 			s.chunk = 0
 			if s.done == s.prompt {
 				r.cacheSegments(s)
@@ -421,7 +427,9 @@ func (r *Replica) emit(s *seq, now sim.Time) {
 	}
 	s.gen++
 	r.Stats.DecodeTokens++
-	r.state.OutstandingTokens--
+	if !s.cancelled {
+		r.state.OutstandingTokens--
+	}
 }
 
 // reap completes sequences that produced all their tokens.
@@ -817,6 +825,10 @@ func (r *Replica) preemptNewest(now sim.Time) {
 	s := r.running[n-1]
 	r.running[n-1] = nil
 	r.running = r.running[:n-1]
+	if s.cancelled {
+		r.drop(s) // withdrawn: free it, do not queue it again
+		return
+	}
 	r.releaseKV(s)
 	old := int64(s.prompt - s.done)
 	s.prompt = s.req.InputTokens + s.gen
