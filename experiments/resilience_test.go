@@ -218,6 +218,7 @@ func TestConservationWithEveryPolicy(t *testing.T) {
 		require.GreaterOrEqual(t, rec.InFlight(), int64(0))
 		held := 0
 		for i, r := range fleet.Replicas {
+			require.NoError(t, r.CheckInvariants(), "after event %d", steps)
 			require.GreaterOrEqual(t, r.Outstanding(), 0)
 			require.GreaterOrEqual(t, fleet.States()[i].OutstandingTokens, int64(0), "replica %d after event %d", i, steps)
 			require.GreaterOrEqual(t, fleet.States()[i].Waiting, 0, "replica %d after event %d", i, steps)

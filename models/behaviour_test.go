@@ -205,6 +205,7 @@ func TestContiguousAllocatorFragmentsAndCrashes(t *testing.T) {
 		r := f.Replicas[0]
 		for eng.Step() {
 			r.kv.check()
+			require.NoError(t, r.CheckInvariants())
 			require.Equal(t, f.Rec.Arrived, f.Rec.Completed+f.Rec.Failed+f.Rec.Shed+f.Rec.InFlight())
 		}
 		f.Finish(eng.Now())

@@ -34,6 +34,7 @@ func TestFailStopFailsInFlightAndRecovers(t *testing.T) {
 	for eng.Step() {
 		require.Equal(t, f.Rec.Arrived, f.Rec.Completed+f.Rec.Failed+f.Rec.Shed+f.Rec.InFlight())
 		r.kv.check()
+		require.NoError(t, r.CheckInvariants())
 	}
 	require.Positive(t, heldAtFail)
 	require.EqualValues(t, heldAtFail, f.Rec.Failed, "exactly the requests it held fail")

@@ -373,9 +373,10 @@ func (r *Replica) finishRun(now sim.Time) {
 			}
 			continue
 		}
-		nb := r.blocksFor(s.tailTokens + k)
-		need += nb - s.tailBlocks
-		s.tailBlocks = nb
+		if nb := r.blocksFor(s.tailTokens + k); nb > s.tailBlocks { // a contiguous region is reserved whole
+			need += nb - s.tailBlocks
+			s.tailBlocks = nb
+		}
 		s.tailTokens += k
 		s.gen += int32(k)
 		r.Stats.DecodeTokens += k
@@ -885,7 +886,7 @@ func (r *Replica) demand(j int64) int64 {
 	var need int64
 	for _, s := range r.running {
 		if s.decoding() {
-			need += r.blocksFor(s.tailTokens+j) - s.tailBlocks
+			need += max(0, r.blocksFor(s.tailTokens+j)-s.tailBlocks)
 		}
 	}
 	return need

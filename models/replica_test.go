@@ -62,6 +62,7 @@ func TestConservationAndKVAccounting(t *testing.T) {
 				held := int64(0)
 				for _, r := range f.Replicas {
 					r.kv.check()
+					require.NoError(t, r.CheckInvariants())
 					held += int64(r.Outstanding())
 					require.Equal(t, r.Outstanding(), r.state.Outstanding)
 					require.Equal(t, r.waiting.len(), r.state.Waiting)
