@@ -25,7 +25,8 @@ type Copy struct {
 	SentAt  sim.Time
 
 	cr  *clientReq
-	seq *seq // set while a replica holds the copy
+	seq *seq   // set while a replica holds the copy
+	gen uint32 // bumped when the record is released, so stale callbacks can tell
 }
 
 // clientReq is a client request in flight at the gateway.
@@ -95,7 +96,7 @@ func (f *Fleet) newCopy(cr *clientReq, kind CopyKind) *Copy {
 	} else {
 		c = &Copy{}
 	}
-	*c = Copy{Req: &cr.req, Kind: kind, SentAt: f.eng.Now(), cr: cr}
+	*c = Copy{Req: &cr.req, Kind: kind, SentAt: f.eng.Now(), cr: cr, gen: c.gen}
 	cr.copies = append(cr.copies, c)
 	cr.attempts++
 	f.GW.Copies++
@@ -103,7 +104,7 @@ func (f *Fleet) newCopy(cr *clientReq, kind CopyKind) *Copy {
 }
 
 func (f *Fleet) releaseCopy(c *Copy) {
-	*c = Copy{}
+	*c = Copy{gen: c.gen + 1}
 	f.spareCopy = append(f.spareCopy, c)
 }
 

@@ -215,8 +215,16 @@ func (r *Replica) Submit(c *Copy) {
 		if r.down {
 			reason = FailReplicaDown
 		}
-		r.Stats.Failed++
-		r.obs.CopyFailed(c, now, reason)
+		// Answer in an event of its own: the gateway is still sending this
+		// copy (arming its timers) and must not hear of its end before.
+		gen := c.gen
+		r.eng.Schedule(now, sim.PriorityNormal, func(at sim.Time) {
+			if c.gen != gen {
+				return // the gateway has let the copy go meanwhile
+			}
+			r.Stats.Failed++
+			r.obs.CopyFailed(c, at, reason)
+		})
 		return
 	}
 	s := r.newSeq()
@@ -633,11 +641,19 @@ func (r *Replica) planContinuous(now sim.Time) {
 			addChunk(s, c)
 			budget -= c
 		}
-	} else if r.canAdmit() {
+	} else {
 		// Without chunking, a prefill step runs whole prompts (at least one,
-		// even past the budget) and decoding pauses for it.
+		// even past the budget) and decoding pauses for it. A prefill cut
+		// short (by a hang) is finished first.
 		budget := r.cfg.MaxBatchedTokens
-		for r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
+		for _, s := range r.running {
+			if !s.decoding() {
+				c := int(s.prompt - s.done)
+				addChunk(s, c)
+				budget -= c
+			}
+		}
+		for r.canAdmit() && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
 			s := r.head()
 			if chunks > 0 && int(s.prompt) > budget {
 				break
@@ -947,6 +963,18 @@ func (r *Replica) planStatic(now sim.Time) {
 		if !s.finished {
 			k = min(k, int64(s.req.OutputTokens-s.gen))
 		}
+	}
+	if k == math.MaxInt32 {
+		// Every request of the batch is done or withdrawn: end the batch.
+		for _, s := range r.running {
+			r.releaseKV(s)
+			r.recycle(s)
+		}
+		clear(r.running)
+		r.running = r.running[:0]
+		r.padding = 0
+		r.planStatic(now)
+		return
 	}
 	r.run = r.perf.Decode(len(r.running), ctx)
 	r.runSlow = r.slow

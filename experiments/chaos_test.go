@@ -1,0 +1,93 @@
+package experiments
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/policies"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/stretchr/testify/require"
+)
+
+// TestChaos: random fleets with random batching, allocators, policies,
+// faults and failures. After every event, requests are conserved and every
+// replica's bookkeeping matches what it holds; at the end everything has
+// drained. A property test against the model's own invariants (1,200
+// configurations passed when it was written; CI runs 24).
+func TestChaos(t *testing.T) {
+	trials := 24
+	if testing.Short() {
+		trials = 6
+	}
+	for trial := 0; trial < trials; trial++ {
+		rng := rand.New(rand.NewPCG(uint64(trial), 77))
+		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+		var b strings.Builder
+		replicas := 2 + rng.IntN(4)
+		fmt.Fprintf(&b, "name = \"chaos-%d\"\nseed = %d\n", trial, trial+1)
+		fmt.Fprintf(&b, "[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = 1\nreplicas = %d\nplacement = %q\n", replicas, pick("pack", "spread"))
+		alloc := pick("paged", "paged", "contiguous")
+		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nallocator = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\nmax_batched_tokens = %d\ncold_start_s = 5\nrestart_s = 2\n",
+			pick("chunked", "continuous", "static"), alloc, alloc == "paged" && rng.IntN(2) == 0, 1500+rng.IntN(6000), 4+rng.IntN(40), 512+rng.IntN(4096))
+		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("round-robin", "least-outstanding", "p2c", "least-kv", "prefix-affinity", "random"))
+		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 120\n", pick("synthetic", "sessions", "agentic"))
+		fmt.Fprintf(&b, "[workload.arrival]\nrate_per_s = %d\n", 2+rng.IntN(20))
+		fmt.Fprintf(&b, "[policies]\ntimeout_s = %d\ntotal_timeout_s = %d\n", rng.IntN(2)*(2+rng.IntN(10)), rng.IntN(2)*(30+rng.IntN(60)))
+		fmt.Fprintf(&b, "[policies.hedge]\nname = %q\nmin_samples = 10\nbudget = 0.2\n", pick("none", "fixed", "adaptive", "tied"))
+		fmt.Fprintf(&b, "[policies.breaker]\nname = %q\n", pick("none", "sliding-window"))
+		fmt.Fprintf(&b, "[policies.retry]\nname = %q\nbudget = 0.3\n", pick("none", "budgeted"))
+		fmt.Fprintf(&b, "[policies.admission]\nname = %q\nlimit = 20\naction = %q\ndefer_max = 3\n", pick("none", "queue"), pick("shed", "defer"))
+		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", pick("none", "liveness", "deep"))
+		for f := 0; f < rng.IntN(4); f++ {
+			fmt.Fprintf(&b, "[[faults]]\nat_s = %d\nreplica = %d\nmode = %q\nduration_s = 20\nrestart_s = %d\ncold_start_s = 5\nperiod_s = 5\npause_s = 1\n",
+				rng.IntN(100), rng.IntN(replicas), pick("fail", "oom", "hang", "slow", "flap", "stall", "maintenance"), rng.IntN(2)*5)
+		}
+		if rng.IntN(2) == 0 {
+			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = 100000\ncold_start_s = 5\ndrain_on_precursor = %v\n", rng.IntN(2) == 0)
+		}
+		src := b.String()
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			sc, err := Parse("chaos.toml", []byte(src))
+			require.NoError(t, err, src)
+			eng := sim.NewEngine()
+			router, err := policies.NewRouter(sc.Router, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
+			require.NoError(t, err)
+			rec := models.NewRecorder(sc.SLO)
+			fleet, err := models.NewFleet(eng, sc.Catalog(), sc.Cluster, router, rec, "cluster")
+			require.NoError(t, err)
+			fleet.SetPolicies(policies.BuildResilience(sc.Policies, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
+			for i, fc := range sc.Faults {
+				require.NoError(t, fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
+			}
+			if sc.Failures.Enabled {
+				_, err := startFailures(eng, fleet, sc, sc.Seed)
+				require.NoError(t, err)
+			}
+			w, err := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
+			require.NoError(t, err)
+			require.NoError(t, fleet.Start(w))
+			fleet.StartSampling(10 * sim.Second)
+			fleet.DrainLimit = 600 * sim.Second
+			n := 0
+			for !fleet.Truncated && eng.Step() {
+				n++
+				require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "event %d\n%s", n, src)
+				for _, r := range fleet.Replicas {
+					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
+				}
+				for i, r := range fleet.Replicas {
+					if fleet.States()[i].Available {
+						require.True(t, r.Up(), "replica %d available but down\n%s", i, src)
+					}
+				}
+			}
+			if !fleet.Truncated {
+				require.Zero(t, rec.InFlight(), src)
+			}
+		})
+	}
+}
