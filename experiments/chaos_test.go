@@ -13,11 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestChaos: random fleets with random batching, allocators, policies,
-// faults and failures. After every event, requests are conserved and every
+// TestChaos: random fleets with random batching, allocators, routers,
+// policies, fallback pools, rollouts, faults and failures. After every event, requests are conserved and every
 // replica's bookkeeping matches what it holds; at the end everything has
-// drained. A property test against the model's own invariants (1,200
-// configurations passed when it was written; CI runs 24).
+// drained; and the runner gives identical summaries twice. A property test
+// against the model's own invariants (2,400 configurations passed when it
+// was written; CI runs 24).
 func TestChaos(t *testing.T) {
 	trials := 24
 	if testing.Short() {
@@ -46,6 +47,13 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[[faults]]\nat_s = %d\nreplica = %d\nmode = %q\nduration_s = 20\nrestart_s = %d\ncold_start_s = 5\nperiod_s = 5\npause_s = 1\n",
 				rng.IntN(100), rng.IntN(replicas), pick("fail", "oom", "hang", "slow", "flap", "stall", "maintenance"), rng.IntN(2)*5)
 		}
+		if rng.IntN(3) == 0 {
+			fmt.Fprintf(&b, "[fallback]\nenabled = true\nreplicas = %d\n", 1+rng.IntN(2))
+		}
+		if rng.IntN(3) == 0 && replicas > 2 {
+			fmt.Fprintf(&b, "[rollout]\nenabled = true\nstart_s = %d\nnew_replicas = %d\nstep_s = 20\nload_s = 5\nerror_rate = %v\nslow_factor = %v\n",
+				rng.IntN(40), 1+rng.IntN(replicas-1), []float64{0, 0.3}[rng.IntN(2)], []float64{1, 3}[rng.IntN(2)])
+		}
 		if rng.IntN(2) == 0 {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = 100000\ncold_start_s = 5\ndrain_on_precursor = %v\n", rng.IntN(2) == 0)
 		}
@@ -60,6 +68,13 @@ func TestChaos(t *testing.T) {
 			fleet, err := models.NewFleet(eng, sc.Catalog(), sc.Cluster, router, rec, "cluster")
 			require.NoError(t, err)
 			fleet.SetPolicies(policies.BuildResilience(sc.Policies, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
+			if sc.Fallback.Enabled {
+				require.NoError(t, fleet.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"))
+			}
+			if c := sc.Rollout; c.Enabled {
+				fleet.StartRollout(c, policies.MarginJudge{MinSamples: c.MinSamples, ErrorMargin: c.ErrorMargin, P99Ratio: c.P99Ratio},
+					sim.NewStream(sc.Seed, "rollout"))
+			}
 			for i, fc := range sc.Faults {
 				require.NoError(t, fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 			}
@@ -88,6 +103,19 @@ func TestChaos(t *testing.T) {
 			if !fleet.Truncated {
 				require.Zero(t, rec.InFlight(), src)
 			}
+			for _, r := range fleet.Fallback {
+				require.NoError(t, r.CheckInvariants(), src)
+			}
+			// The same scenario through the runner twice: identical summaries.
+			var outs [2]string
+			for k := range outs {
+				res, err := Run(sc, Options{})
+				require.NoError(t, err, src)
+				js, err := Summarize(res).MarshalJSON()
+				require.NoError(t, err)
+				outs[k] = string(js)
+			}
+			require.Equal(t, outs[0], outs[1], "determinism\n%s", src)
 		})
 	}
 }

@@ -225,7 +225,7 @@ func (f *Fleet) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 	var hidden [8]int
 	masked := hidden[:0]
 	hide := func(i int) {
-		if i >= 0 && f.states[i].Available {
+		if i >= 0 && i < len(f.states) && f.states[i].Available { // fallback replicas are not in the snapshot
 			f.states[i].Available = false
 			masked = append(masked, i)
 		}
