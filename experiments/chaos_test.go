@@ -14,9 +14,10 @@ import (
 )
 
 // TestChaos: random fleets with random batching, allocators, routers,
-// policies, fallback pools, rollouts, faults and failures. After every event, requests are conserved and every
-// replica's bookkeeping matches what it holds; at the end everything has
-// drained; and the runner gives identical summaries twice. A property test
+// policies, fallback pools, rollouts, faults and failures. After every
+// event, requests are conserved and every replica's bookkeeping matches
+// what it holds; at the end everything has drained; and the runner gives
+// identical summaries twice. A property test
 // against the model's own invariants (2,400 configurations passed when it
 // was written; CI runs 24).
 func TestChaos(t *testing.T) {
