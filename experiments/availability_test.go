@@ -1,7 +1,11 @@
 package experiments
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/policies"
@@ -26,7 +30,7 @@ drain_on_precursor = true
 	rec := models.NewRecorder(sc.SLO)
 	fleet, _ := models.NewFleet(eng, sc.Catalog(), sc.Cluster, router, rec, "cluster")
 	fleet.SetPolicies(policies.BuildResilience(sc.Policies, 8, sim.NewStream(sc.Seed, streamRetry)))
-	if _, err := startFailures(eng, fleet, sc, sc.Seed); err != nil {
+	if _, err := startFailures(eng, fleet, sc, sc.Seed, 0); err != nil {
 		t.Fatal(err)
 	}
 	src, _ := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
@@ -38,5 +42,153 @@ drain_on_precursor = true
 				t.Fatalf("t=%v replica %d available but down", eng.Now(), i)
 			}
 		}
+	}
+}
+
+// TestSparesSwapIn drives the injector with hand-made failures: a long
+// repair is covered by a spare at once (no capacity lost), the repaired
+// replica becomes the spare, and a short repair is waited out.
+func TestSparesSwapIn(t *testing.T) {
+	sc := mustParse(t, small+`
+[failures]
+enabled = true
+rate_multiplier = 1e-9
+cold_start_s = 60
+spares = 1
+spare_after_s = 600
+`)
+	sc, _ = sc.Derive(OverrideOverlay("cluster.tp", "8"), OverrideOverlay("cluster.replicas", "3"),
+		OverrideOverlay("workload.duration_s", "7200"), OverrideOverlay("workload.arrival.rate_per_s", "5"))
+	cluster := sc.Cluster
+	cluster.Replicas = 4 // three serving, one spare
+	eng := sim.NewEngine()
+	router, _ := policies.NewRouter(sc.Router, 4, sim.NewStream(sc.Seed, streamRouter))
+	rec := models.NewRecorder(sc.SLO)
+	fleet, err := models.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := startFailures(eng, fleet, sc, sc.Seed, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
+	fleet.Start(src)
+	avail := func() (v [4]bool) {
+		for i, st := range fleet.States() {
+			v[i] = st.Available
+		}
+		return v
+	}
+	host := func(i int, repair sim.Time) failures.Event {
+		return failures.Event{Category: "gpu", Mode: failures.ModeFailStop, FirstGPU: 8 * i, GPUs: 8,
+			DownFirstGPU: 8 * i, DownGPUs: 8, Repair: repair}
+	}
+	type check struct {
+		at   sim.Time
+		want [4]bool
+	}
+	var checks []check
+	at := func(s float64, want [4]bool) { checks = append(checks, check{sim.FromSeconds(s), want}) }
+	eng.Schedule(sim.FromSeconds(100), sim.PriorityFailure, func(now sim.Time) { fi.apply(host(0, 3600*sim.Second), now) })
+	at(50, [4]bool{true, true, true, false})          // the spare waits
+	at(101, [4]bool{false, true, true, true})         // spare 3 took 0's place
+	at(3600+100+61, [4]bool{false, true, true, true}) // 0 repaired and warm: now the spare
+	eng.Schedule(sim.FromSeconds(4000), sim.PriorityFailure, func(now sim.Time) { fi.apply(host(1, 300*sim.Second), now) })
+	at(4001, [4]bool{false, false, true, true}) // short repair: waited out
+	at(4000+300+61, [4]bool{false, true, true, true})
+	for _, c := range checks {
+		c := c
+		eng.Schedule(c.at, sim.PriorityMetrics, func(sim.Time) {
+			if got := avail(); got != c.want {
+				t.Errorf("t=%vs: available %v, want %v", c.at.Seconds(), got, c.want)
+			}
+		})
+	}
+	for eng.Step() {
+	}
+	st := fi.finish(sim.FromSeconds(7200), 3)
+	if st.SparesUsed != 1 || st.MinAvailableR != 2 {
+		t.Errorf("spares used %d, min available %d; want 1 and 2", st.SparesUsed, st.MinAvailableR)
+	}
+	// Only the short repair (300 s + 60 s cold start) cost capacity.
+	if want := 360.0; st.ReplicaDownS < want-1 || st.ReplicaDownS > want+1 {
+		t.Errorf("replica down %v s, want %v", st.ReplicaDownS, want)
+	}
+	// The spare idled 100 s, then replica 0 from its return to the end.
+	if got, want := fi.idleSpareS(sim.FromSeconds(7200)), 100+7200-3761.0; got < want-1 || got > want+1 {
+		t.Errorf("idle spare %v s, want %v", got, want)
+	}
+}
+
+// TestSparesRaiseAvailability: across seeds, two warm spares on an
+// eight-server fleet keep more of it serving under the same failure rates.
+func TestSparesRaiseAvailability(t *testing.T) {
+	base := mustParse(t, small+`
+[failures]
+enabled = true
+rate_multiplier = 3000
+cold_start_s = 60
+spare_after_s = 0
+`)
+	base, _ = base.Derive(OverrideOverlay("workload.duration_s", "1800"), OverrideOverlay("cluster.tp", "8"),
+		OverrideOverlay("cluster.replicas", "8"), OverrideOverlay("workload.arrival.rate_per_s", "20"))
+	mean := func(spares string) (avail, used float64) {
+		for seed := 1; seed <= 12; seed++ {
+			sc, err := base.Derive(OverrideOverlay("failures.spares", spares), OverrideOverlay("seed", fmt.Sprint(seed)))
+			require.NoError(t, err)
+			res, err := Run(sc, Options{})
+			require.NoError(t, err)
+			avail += res.Failures.Availability / 12
+			used += float64(res.Failures.SparesUsed)
+		}
+		return avail, used
+	}
+	a0, _ := mean("0")
+	a2, used := mean("2")
+	t.Logf("mean availability %.4f -> %.4f with 2 spares (%v swaps)", a0, a2, used)
+	if used == 0 {
+		t.Fatal("no spare was ever used: the test is vacuous")
+	}
+	if a2 <= a0 {
+		t.Errorf("spares did not raise availability: %v vs %v", a2, a0)
+	}
+}
+
+// TestSparesNeverOverServe: with spares, no more than cluster.replicas
+// replicas ever serve, and spares are paid for.
+func TestSparesNeverOverServe(t *testing.T) {
+	sc := mustParse(t, small+`
+[failures]
+enabled = true
+rate_multiplier = 30000
+cold_start_s = 60
+spares = 2
+spare_after_s = 0
+`)
+	sc, _ = sc.Derive(OverrideOverlay("workload.duration_s", "1200"), OverrideOverlay("cluster.tp", "8"),
+		OverrideOverlay("cluster.replicas", "8"), OverrideOverlay("workload.arrival.rate_per_s", "20"))
+	most := 0
+	var fleet *models.Fleet
+	testFleetHook = func(f *models.Fleet) { fleet = f }
+	defer func() { testFleetHook = nil }()
+	res, err := Run(sc, Options{OnDone: func(*models.Outcome) {
+		n := 0
+		for _, st := range fleet.States() {
+			if st.Available {
+				n++
+			}
+		}
+		most = max(most, n)
+	}})
+	require.NoError(t, err)
+	if most > 8 || most == 0 {
+		t.Errorf("%d replicas served at once; cluster.replicas is 8", most)
+	}
+	if len(res.Fleet.Replicas) != 10 {
+		t.Fatalf("fleet has %d replicas, want 8 + 2 spares", len(res.Fleet.Replicas))
+	}
+	if s := Summarize(res); s.Cost.Wasted.IdleSparesUSD <= 0 || s.Fleet.GPUs != 80 {
+		t.Errorf("spares should be paid for: idle $%v, %d GPUs", s.Cost.Wasted.IdleSparesUSD, s.Fleet.GPUs)
 	}
 }

@@ -3,6 +3,8 @@ package experiments
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,9 +21,12 @@ import (
 // what it holds; at the end everything has drained; and the runner gives
 // identical summaries twice. A property test
 // against the model's own invariants (3,200 configurations passed when it
-// was written; CI runs 24).
+// was written; CI runs 24; FLEETSIM_CHAOS_TRIALS=N runs N).
 func TestChaos(t *testing.T) {
 	trials := 24
+	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
+		trials = n
+	}
 	if testing.Short() {
 		trials = 6
 	}
@@ -52,24 +57,34 @@ func TestChaos(t *testing.T) {
 		if rng.IntN(3) == 0 {
 			fmt.Fprintf(&b, "[fallback]\nenabled = true\nreplicas = %d\n", 1+rng.IntN(2))
 		}
-		if rng.IntN(3) == 0 && replicas > 2 {
+		rollout := rng.IntN(3) == 0 && replicas > 2
+		if rollout {
 			fmt.Fprintf(&b, "[rollout]\nenabled = true\nstart_s = %d\nnew_replicas = %d\nstep_s = 20\nload_s = 5\nerror_rate = %v\nslow_factor = %v\n",
 				rng.IntN(40), 1+rng.IntN(replicas-1), []float64{0, 0.3}[rng.IntN(2)], []float64{1, 3}[rng.IntN(2)])
 		}
 		if rng.IntN(2) == 0 {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = 100000\ncold_start_s = 5\ndrain_on_precursor = %v\n", rng.IntN(2) == 0)
+			if !rollout {
+				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\n", rng.IntN(3), rng.IntN(2)*60)
+			}
 		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
-			router, err := policies.NewRouter(sc.Router, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
+			cluster := sc.Cluster
+			spares := 0
+			if sc.Failures.Enabled {
+				spares = sc.Failures.Spares
+			}
+			cluster.Replicas += spares
+			router, err := policies.NewRouter(sc.Router, cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
 			require.NoError(t, err)
 			rec := models.NewRecorder(sc.SLO)
-			fleet, err := models.NewFleet(eng, sc.Catalog(), sc.Cluster, router, rec, "cluster")
+			fleet, err := models.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
 			require.NoError(t, err)
-			fleet.SetPolicies(policies.BuildResilience(sc.Policies, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
+			fleet.SetPolicies(policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
 			if sc.Fallback.Enabled {
 				require.NoError(t, fleet.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"))
 			}
@@ -81,7 +96,7 @@ func TestChaos(t *testing.T) {
 				require.NoError(t, fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 			}
 			if sc.Failures.Enabled {
-				_, err := startFailures(eng, fleet, sc, sc.Seed)
+				_, err := startFailures(eng, fleet, sc, sc.Seed, spares)
 				require.NoError(t, err)
 			}
 			w, err := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
@@ -96,11 +111,14 @@ func TestChaos(t *testing.T) {
 				for _, r := range fleet.Replicas {
 					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
 				}
+				serving := 0
 				for i, r := range fleet.Replicas {
 					if fleet.States()[i].Available {
 						require.True(t, r.Up(), "replica %d available but down\n%s", i, src)
+						serving++
 					}
 				}
+				require.LessOrEqual(t, serving, sc.Cluster.Replicas, "more replicas serving than cluster.replicas (spares)\n%s", src)
 			}
 			if !fleet.Truncated {
 				require.Zero(t, rec.InFlight(), src)

@@ -37,11 +37,20 @@ type FailuresConfig struct {
 	// DrainGraceS is how long a drained replica may finish what it holds.
 	// Default 60 (the seed's drain grace, CALIBRATION.md §6).
 	DrainGraceS float64 `toml:"drain_grace_s"`
+	// Spares is the number of warm spare replicas (the k of N+k), built
+	// beyond cluster.replicas and paid for. When a replica fails with a
+	// repair longer than SpareAfterS, an idle spare takes its place at once
+	// (warm standby, ByteRobust, CALIBRATION.md §1); the repaired replica
+	// becomes a spare. Default 0.
+	Spares int `toml:"spares"`
+	// SpareAfterS: repairs shorter than this are waited out. Default 600.
+	SpareAfterS float64 `toml:"spare_after_s"`
 }
 
 // DefaultFailuresConfig is off, with the llama3 profile ready.
 func DefaultFailuresConfig() FailuresConfig {
-	return FailuresConfig{Profile: failures.ProfileLlama3, RateMultiplier: 1, ServersPerRack: 4, ColdStartS: 180, DrainGraceS: 60}
+	return FailuresConfig{Profile: failures.ProfileLlama3, RateMultiplier: 1, ServersPerRack: 4, ColdStartS: 180, DrainGraceS: 60,
+		SpareAfterS: 600}
 }
 
 // Validate records problems under prefix.
@@ -51,6 +60,10 @@ func (c *FailuresConfig) Validate(prefix string, ps *config.Problems) {
 	ps.PositiveInt(prefix+".servers_per_rack", c.ServersPerRack)
 	ps.NonNegative(prefix+".cold_start_s", c.ColdStartS)
 	ps.NonNegative(prefix+".drain_grace_s", c.DrainGraceS)
+	if c.Spares < 0 || c.Spares > 10000 {
+		ps.Add(prefix+".spares", "must be between 0 and 10000, found %d", c.Spares)
+	}
+	ps.NonNegative(prefix+".spare_after_s", c.SpareAfterS)
 }
 
 // FailureStats is summary.json's failures block.
@@ -70,6 +83,10 @@ type FailureStats struct {
 	// share of replicas out of service.
 	TimeDownFraction map[string]float64 `json:"time_down_fraction"`
 	Averted          int                `json:"averted"` // failures headed off by a proactive drain
+	// Spares is the number of warm spare replicas held out of rotation;
+	// SparesUsed counts the times one was swapped in for a long repair.
+	Spares     int `json:"spares"`
+	SparesUsed int `json:"spares_used"`
 }
 
 // DistS summarises durations in seconds (exact: outages are few).
@@ -114,6 +131,14 @@ type failureInjector struct {
 	// Timeline records every replica going down or coming back.
 	Timeline []TimelinePoint
 	gpusPer  int
+	slots    int // serving replicas (cluster.replicas; spares are extra)
+
+	// warm spares: idle[i] for a spare waiting; replaced[i] for a failed
+	// replica whose place a spare took (it becomes a spare when repaired).
+	idle, replaced []bool
+	spareAfter     sim.Time
+	idleSince      []sim.Time
+	idleNs         sim.Time
 }
 
 // TimelinePoint is one line of failures.csv.
@@ -125,7 +150,7 @@ type TimelinePoint struct {
 	Capacity float64 // fraction of replicas up
 }
 
-func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64) (*failureInjector, error) {
+func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64, spares int) (*failureInjector, error) {
 	c := sc.Failures
 	prof, err := failures.LookupProfile(c.Profile)
 	if err != nil {
@@ -149,12 +174,20 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 		return nil, err
 	}
 	fi := &failureInjector{eng: eng, fleet: fleet, src: failures.NewSignals(gen, scaled.MaxPrecursorLead()), tp: sc.Cluster.TP, cold: sim.FromSeconds(c.ColdStartS), gpusPer: sc.Cluster.TP,
-		stats: FailureStats{ByCategory: map[string]int{}, ByXid: map[string]int{}, MinAvailableR: sc.Cluster.Replicas},
-		down:  make([]sim.Time, sc.Cluster.Replicas)}
+		stats: FailureStats{ByCategory: map[string]int{}, ByXid: map[string]int{}, MinAvailableR: sc.Cluster.Replicas, Spares: spares},
+		down:  make([]sim.Time, len(fleet.Replicas)), slots: sc.Cluster.Replicas}
 	for i := range fi.down {
 		fi.down[i] = -1
 	}
-	fi.drained = make([]bool, sc.Cluster.Replicas)
+	fi.drained = make([]bool, len(fleet.Replicas))
+	fi.idle = make([]bool, len(fleet.Replicas))
+	fi.replaced = make([]bool, len(fleet.Replicas))
+	fi.idleSince = make([]sim.Time, len(fleet.Replicas))
+	fi.spareAfter = sim.FromSeconds(c.SpareAfterS)
+	for i := sc.Cluster.Replicas; i < len(fleet.Replicas); i++ {
+		fi.idle[i] = true
+		fleet.SetReserved(i, true)
+	}
 	fi.averted = map[failures.Event]bool{}
 	fi.grace = sim.FromSeconds(c.DrainGraceS)
 	if c.DrainOnPrecursor {
@@ -214,8 +247,8 @@ func (fi *failureInjector) precursor(ev failures.Event, now sim.Time) {
 	}
 	fi.averted[ev] = true
 	fi.replicasOn(ev, func(i int, r *models.Replica) {
-		if fi.drained[i] || !r.Up() {
-			return
+		if fi.drained[i] || !r.Up() || fi.idle[i] || fi.replaced[i] {
+			return // spares are not serving: nothing to drain
 		}
 		fi.drained[i] = true
 		fi.stats.Drained++
@@ -260,11 +293,23 @@ func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
 			}
 			r.Fail(now, reason)
 		}
-		fi.markDown(i, now)
+		switch {
+		case fi.idle[i]: // a waiting spare failed: it is repaired as a spare
+			fi.idle[i] = false
+			fi.idleNs += now - fi.idleSince[i]
+			fi.replaced[i] = true
+		case fi.replaced[i]: // already out, repairing as a spare
+		case ev.Repair >= fi.spareAfter && ev.Mode != failures.ModeHang && fi.swapInSpare(i, now):
+			// A long repair, and a spare took its place at once. (A hang is
+			// not swapped: it must first be detected, by probes or timeouts.)
+		default:
+			fi.markDown(i, now)
+		}
 		fi.fleet.Refresh(i)
 		fi.eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
 			if r.Up() && !r.Hung() {
 				fi.markUp(i, t) // already back (an earlier repair, a probe's restart)
+				fi.backAsSpare(i, t)
 				return
 			}
 			r.Recover(t, fi.cold, func() {
@@ -273,6 +318,7 @@ func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
 					fi.drained[i] = false
 					fi.fleet.SetInRotation(i, true)
 				}
+				fi.backAsSpare(i, fi.eng.Now())
 				fi.fleet.Refresh(i)
 			})
 			fi.fleet.Refresh(i)
@@ -287,18 +333,52 @@ func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
 	}
 }
 
+// swapInSpare puts an idle, healthy spare in failed replica i's place and
+// reports whether there was one.
+func (fi *failureInjector) swapInSpare(i int, now sim.Time) bool {
+	for j, idle := range fi.idle {
+		if r := fi.fleet.Replicas[j]; !idle || !r.Up() || r.Hung() {
+			continue
+		}
+		fi.idle[j] = false
+		fi.idleNs += now - fi.idleSince[j]
+		fi.replaced[i] = true
+		fi.fleet.SetReserved(i, true)
+		fi.fleet.SetReserved(j, false)
+		fi.stats.SparesUsed++
+		fi.record(now, "spare", fmt.Sprintf("replica %d for %d", j, i))
+		return true
+	}
+	return false
+}
+
+// backAsSpare makes a repaired replica whose place a spare took a spare.
+func (fi *failureInjector) backAsSpare(i int, now sim.Time) {
+	if !fi.replaced[i] {
+		return
+	}
+	fi.replaced[i] = false
+	fi.idle[i] = true
+	fi.idleSince[i] = now
+}
+
+// idleSpareS is the replica-seconds spares spent waiting, up to end.
+func (fi *failureInjector) idleSpareS(end sim.Time) float64 {
+	t := fi.idleNs
+	for i, idle := range fi.idle {
+		if idle && fi.idleSince[i] < end {
+			t += end - fi.idleSince[i]
+		}
+	}
+	return round6(t.Seconds())
+}
+
 func (fi *failureInjector) markDown(i int, now sim.Time) {
 	if fi.down[i] < 0 {
 		fi.down[i] = now
 		fi.record(now, "fail", fmt.Sprintf("replica %d", i))
 	}
-	up := 0
-	for _, d := range fi.down {
-		if d < 0 {
-			up++
-		}
-	}
-	fi.stats.MinAvailableR = min(fi.stats.MinAvailableR, up)
+	fi.stats.MinAvailableR = min(fi.stats.MinAvailableR, fi.slots-fi.downCount())
 }
 
 func (fi *failureInjector) markUp(i int, now sim.Time) {
@@ -310,14 +390,20 @@ func (fi *failureInjector) markUp(i int, now sim.Time) {
 }
 
 func (fi *failureInjector) record(now sim.Time, event, unit string) {
-	down := 0
+	down := fi.downCount()
+	fi.Timeline = append(fi.Timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: down * fi.gpusPer,
+		Capacity: 1 - float64(down)/float64(fi.slots)})
+}
+
+// downCount is the number of serving replicas out (spares are not serving).
+func (fi *failureInjector) downCount() int {
+	n := 0
 	for _, d := range fi.down {
 		if d >= 0 {
-			down++
+			n++
 		}
 	}
-	fi.Timeline = append(fi.Timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: down * fi.gpusPer,
-		Capacity: 1 - float64(down)/float64(len(fi.down))})
+	return n
 }
 
 // finish closes down intervals at end and returns the block.

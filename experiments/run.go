@@ -39,7 +39,12 @@ type Result struct {
 	Failures *FailureStats   // nil when failures are off
 	Training *TrainingStats  // training mode only
 	Timeline []TimelinePoint // replicas failing and coming back (with [failures])
+	// IdleSpareS is replica-seconds of warm spares waiting unused.
+	IdleSpareS float64
 }
+
+// testFleetHook, set by tests only, sees each serving run's fleet.
+var testFleetHook func(*models.Fleet)
 
 // Run simulates the scenario once with its seed.
 func Run(sc *Scenario, opt Options) (*Result, error) {
@@ -47,17 +52,28 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		return runTraining(sc)
 	}
 	eng := sim.NewEngine()
-	router, err := policies.NewRouter(sc.Router, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
+	// Warm spares ([failures] spares) are replicas beyond cluster.replicas,
+	// built like the others and kept out of rotation until needed.
+	cluster := sc.Cluster
+	spares := 0
+	if sc.Failures.Enabled {
+		spares = sc.Failures.Spares
+	}
+	cluster.Replicas += spares
+	router, err := policies.NewRouter(sc.Router, cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
 	if err != nil {
 		return nil, err
 	}
 	rec := models.NewRecorder(sc.SLO)
 	rec.OnDone = opt.OnDone
-	fleet, err := models.NewFleet(eng, sc.Catalog(), sc.Cluster, router, rec, "cluster")
+	fleet, err := models.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
 	if err != nil {
 		return nil, err
 	}
-	fleet.SetPolicies(policies.BuildResilience(sc.Policies, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
+	if testFleetHook != nil {
+		testFleetHook(fleet)
+	}
+	fleet.SetPolicies(policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
 	for i, fc := range sc.Faults {
 		if err := fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("%s/%d", streamFaults, i))); err != nil {
 			return nil, err
@@ -79,7 +95,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	}
 	var fi *failureInjector
 	if sc.Failures.Enabled {
-		if fi, err = startFailures(eng, fleet, sc, sc.Seed); err != nil {
+		if fi, err = startFailures(eng, fleet, sc, sc.Seed, spares); err != nil {
 			return nil, err
 		}
 	}
@@ -120,6 +136,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	res := &Result{Scenario: sc, Fleet: fleet, Rec: rec, Events: eng.Fired(), EndTime: end}
 	if fi != nil {
 		res.Failures = fi.finish(end, sc.Cluster.Replicas)
+		res.IdleSpareS = fi.idleSpareS(end)
 		for _, p := range fi.Timeline {
 			if p.Time <= end {
 				res.Timeline = append(res.Timeline, p)

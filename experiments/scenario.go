@@ -372,6 +372,11 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	}
 	if s.Rollout.Enabled {
 		s.Rollout.Validate("rollout", s.Cluster.Replicas, ps)
+		if s.Failures.Enabled && s.Failures.Spares > 0 {
+			// The rollout's green replicas are the fleet's last ones, where
+			// the spares would sit.
+			ps.Add("failures.spares", "cannot be combined with [rollout] (found %d spares)", s.Failures.Spares)
+		}
 	}
 	s.Workload.Validate("workload", ps)
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)

@@ -158,6 +158,10 @@ type Wasted struct {
 	// DownUSD is what replicas cost while out of service (failed, in
 	// repair, loading weights, or the run's down_replicas): idle spares.
 	DownUSD float64 `json:"down_usd"`
+	// IdleSparesUSD is what warm spares ([failures] spares) cost while they
+	// waited unused. (A failed replica whose place a spare took is repaired
+	// as a spare; its repair time is in neither figure.)
+	IdleSparesUSD float64 `json:"idle_spares_usd"`
 }
 
 // Resilience reports what the gateway's policies did and cost.
@@ -335,7 +339,8 @@ func Summarize(r *Result) *Summary {
 	s.Cost = Cost{USD: round6(usd), Tier: sc.Cost.Tier, GPUHours: round6(gpuHours), PricePerGPUHour: price,
 		EnergyKWh: round6(kwh), EnergyUSD: round6(kwh * sc.Cost.USDPerKWh),
 		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
-			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours * price)},
+			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours * price),
+			IdleSparesUSD: round6(r.IdleSpareS * float64(sc.Cluster.TP) / 3600 * price)},
 		USDPerMillionOutputTokens: round6(ratio(usd*1e6, float64(rec.GoodOutputTokens))),
 		USDPerMillionOutputRaw:    round6(ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:               round6((float64(f.Place.GPUs)*price + fbUSDPerHour) * HoursPerMonth)}

@@ -135,6 +135,7 @@ type Fleet struct {
 	GW         GatewayStats
 	pol        Policies
 	rot        []bool         // in rotation
+	reserved   []bool         // warm spares held out of service (SetReserved)
 	brk        []BreakerState // last breaker state applied
 	brkEv      []sim.EventID  // pending breaker re-checks
 	faultAt    []sim.Time     // first fault time of a not-yet-isolated replica, or -1
@@ -204,6 +205,7 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 		f.Replicas = append(f.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, f, &f.states[i]))
 	}
 	f.rot = make([]bool, cfg.Replicas)
+	f.reserved = make([]bool, cfg.Replicas)
 	f.brk = make([]BreakerState, cfg.Replicas)
 	f.brkEv = make([]sim.EventID, cfg.Replicas)
 	f.faultAt = make([]sim.Time, cfg.Replicas)

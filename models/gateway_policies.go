@@ -75,7 +75,15 @@ func (f *Fleet) SetPolicies(p Policies) {
 // refresh recomputes replica i's availability to the router: up, in
 // rotation, and its breaker not open.
 func (f *Fleet) refresh(i int) {
-	f.states[i].Available = f.Replicas[i].Up() && f.rot[i] && f.brk[i] != BreakerOpen
+	f.states[i].Available = f.Replicas[i].Up() && f.rot[i] && f.brk[i] != BreakerOpen && !f.reserved[i]
+}
+
+// SetReserved holds replica i out of service as a warm spare (or returns
+// it): unlike rotation, which drains, ejections and rollouts toggle,
+// only the spare pool's owner changes it.
+func (f *Fleet) SetReserved(i int, reserved bool) {
+	f.reserved[i] = reserved
+	f.refresh(i)
 }
 
 // Refresh recomputes replica i's availability after its health changed
