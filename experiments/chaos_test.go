@@ -89,7 +89,7 @@ func TestChaos(t *testing.T) {
 				require.NoError(t, fleet.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"))
 			}
 			if c := sc.Rollout; c.Enabled {
-				fleet.StartRollout(c, policies.MarginJudge{MinSamples: c.MinSamples, ErrorMargin: c.ErrorMargin, P99Ratio: c.P99Ratio},
+				fleet.StartRollout(c, policies.NewRolloutJudge(c),
 					sim.NewStream(sc.Seed, "rollout"))
 			}
 			for i, fc := range sc.Faults {

@@ -90,7 +90,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		}
 	}
 	if c := sc.Rollout; c.Enabled {
-		fleet.StartRollout(c, policies.MarginJudge{MinSamples: c.MinSamples, ErrorMargin: c.ErrorMargin, P99Ratio: c.P99Ratio},
+		fleet.StartRollout(c, policies.NewRolloutJudge(c),
 			sim.NewStream(sc.Seed, "rollout"))
 	}
 	var fi *failureInjector

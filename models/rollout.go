@@ -52,12 +52,31 @@ type RolloutConfig struct {
 	MinSamples  int     `toml:"min_samples"`
 	ErrorMargin float64 `toml:"error_margin"`
 	P99Ratio    float64 `toml:"p99_ratio"`
+	// Judge is "margin" (the rule above) or "mann-whitney": roll back only
+	// on a statistically significant regression, at level Alpha per check,
+	// that is also large enough to matter: green's error rate above blue's
+	// by ErrorMargin (one-sided two-proportion z-test), or green's TTFTs
+	// stochastically larger (one-sided Mann–Whitney U test) with a median
+	// above blue's × MedianRatio (Kayenta-style canary analysis).
+	// Defaults "margin", 0.001 (checks every second over a sliding window
+	// are correlated tests: a small per-check level keeps the run's false
+	// rollbacks rare; assumption), 1.1 (assumption).
+	Judge       string  `toml:"judge"`
+	Alpha       float64 `toml:"alpha"`
+	MedianRatio float64 `toml:"median_ratio"`
 }
+
+// Rollout judges.
+const (
+	JudgeMargin      = "margin"
+	JudgeMannWhitney = "mann-whitney"
+)
 
 // DefaultRolloutConfig is off, with the seed's canary ready.
 func DefaultRolloutConfig() RolloutConfig {
 	return RolloutConfig{StartS: 60, NewReplicas: 1, Steps: []string{"95:5", "80:20", "0:100"}, StepS: 100,
-		LoadS: 180, DryRunS: 5, SlowFactor: 1, CheckIntervalS: 1, WindowS: 30, MinSamples: 20, ErrorMargin: 0.05, P99Ratio: 1.5}
+		LoadS: 180, DryRunS: 5, SlowFactor: 1, CheckIntervalS: 1, WindowS: 30, MinSamples: 20, ErrorMargin: 0.05, P99Ratio: 1.5,
+		Judge: JudgeMargin, Alpha: 0.001, MedianRatio: 1.1}
 }
 
 // Validate records problems under prefix.
@@ -88,6 +107,13 @@ func (c *RolloutConfig) Validate(prefix string, replicas int, ps *config.Problem
 	if !(c.P99Ratio >= 1) || math.IsInf(c.P99Ratio, 0) {
 		ps.Add(prefix+".p99_ratio", "must be a finite number >= 1, found %v", c.P99Ratio)
 	}
+	ps.OneOf(prefix+".judge", c.Judge, []string{JudgeMargin, JudgeMannWhitney})
+	if !(c.Alpha > 0 && c.Alpha < 0.5) {
+		ps.Add(prefix+".alpha", "must be between 0 and 0.5 (exclusive), found %v", c.Alpha)
+	}
+	if !(c.MedianRatio >= 1) || math.IsInf(c.MedianRatio, 0) {
+		ps.Add(prefix+".median_ratio", "must be a finite number >= 1, found %v", c.MedianRatio)
+	}
 }
 
 // ParseSplit parses "BLUE:GREEN" percentages summing to 100 and returns the
@@ -107,6 +133,9 @@ type PoolStats struct {
 	Requests  int
 	Errors    int
 	P99TTFTMs float64
+	// TTFTMs are the successful requests' TTFTs in the window, sorted
+	// ascending; valid only during the judge's call.
+	TTFTMs []float64
 }
 
 // RolloutJudge decides whether the new version must be rolled back.
@@ -227,6 +256,7 @@ func (f *Fleet) rolloutCheck(now sim.Time) {
 			sort.Float64s(lat)
 			ps[p].P99TTFTMs = lat[int(math.Ceil(0.99*float64(len(lat))))-1]
 		}
+		ps[p].TTFTMs = lat
 	}
 	if ro.judge != nil && ro.judge.Rollback(ps[1], ps[0]) {
 		ro.done = true
