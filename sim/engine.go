@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Action is what an event does when it fires. now is the event's time, which
 // is also Engine.Now() during the call. Hot paths should store an Action once
@@ -25,7 +28,7 @@ const (
 // EventID names a scheduled event so that it can be cancelled. The zero
 // EventID names no event; cancelling it is a no-op.
 type EventID struct {
-	ev  *event
+	ev  uint32 // index into Engine.events, plus one
 	gen uint64
 }
 
@@ -47,7 +50,8 @@ type Engine struct {
 	now       Time
 	seq       uint64
 	q         radixQueue
-	free      []*event
+	events    []event  // every event record, live or free; slots index it
+	free      []uint32 // indices of free records
 	cancelled int
 	fired     uint64
 	lastFired Time
@@ -82,21 +86,26 @@ func (e *Engine) Schedule(at Time, p Priority, act Action) EventID {
 	if at == Forever {
 		panic("sim: schedule at Forever")
 	}
-	var ev *event
+	var i uint32
 	if n := len(e.free); n > 0 {
-		ev = e.free[n-1]
+		i = e.free[n-1]
 		e.free = e.free[:n-1]
 	} else {
-		ev = &event{}
+		if len(e.events) == math.MaxUint32-1 {
+			panic("sim: too many pending events")
+		}
+		i = uint32(len(e.events))
+		e.events = append(e.events, event{})
 	}
+	ev := &e.events[i]
 	ev.act = act
 	ev.cancelled = false
 	e.seq++
 	if e.seq >= 1<<seqBits {
 		panic("sim: sequence overflow")
 	}
-	e.q.push(slot{at: at, key: uint64(p)<<seqBits | e.seq, ev: ev})
-	return EventID{ev: ev, gen: ev.gen}
+	e.q.push(slot{at: at, key: uint64(p)<<seqBits | e.seq, ev: i})
+	return EventID{ev: i + 1, gen: ev.gen}
 }
 
 // After queues act to fire d after now.
@@ -107,11 +116,15 @@ func (e *Engine) After(d Time, p Priority, act Action) EventID {
 // Cancel removes the event if it is still pending and reports whether it was.
 // Cancelling a fired, already-cancelled or zero ID does nothing.
 func (e *Engine) Cancel(id EventID) bool {
-	if id.ev == nil || id.ev.gen != id.gen || id.ev.cancelled {
+	if id.ev == 0 || int(id.ev) > len(e.events) {
 		return false
 	}
-	id.ev.cancelled = true
-	id.ev.act = nil
+	ev := &e.events[id.ev-1]
+	if ev.gen != id.gen || ev.cancelled {
+		return false
+	}
+	ev.cancelled = true
+	ev.act = nil
 	e.cancelled++
 	if e.cancelled > 1024 && e.cancelled > e.q.len()/2 {
 		e.compact()
@@ -134,7 +147,7 @@ func (e *Engine) Run(until Time) {
 	e.stopped = false
 	for e.q.len() > 0 && !e.stopped {
 		top := e.q.top()
-		if top.ev.cancelled {
+		if e.events[top.ev].cancelled {
 			e.release(e.q.pop().ev)
 			e.cancelled--
 			continue
@@ -162,7 +175,7 @@ func (e *Engine) Step() bool {
 // fire runs a popped live event's action at its time.
 func (e *Engine) fire(s slot) {
 	e.now = s.at
-	act := s.ev.act
+	act := e.events[s.ev].act
 	e.release(s.ev)
 	e.fired++
 	e.lastFired = s.at
@@ -171,7 +184,7 @@ func (e *Engine) fire(s slot) {
 
 // NextTime is the time of the next live event, or Forever if none.
 func (e *Engine) NextTime() Time {
-	for e.q.len() > 0 && e.q.top().ev.cancelled {
+	for e.q.len() > 0 && e.events[e.q.top().ev].cancelled {
 		e.release(e.q.pop().ev)
 		e.cancelled--
 	}
@@ -181,17 +194,18 @@ func (e *Engine) NextTime() Time {
 	return e.q.top().at
 }
 
-func (e *Engine) release(ev *event) {
+func (e *Engine) release(i uint32) {
+	ev := &e.events[i]
 	ev.gen++
 	ev.act = nil
 	ev.cancelled = false
-	e.free = append(e.free, ev)
+	e.free = append(e.free, i)
 }
 
 // compact drops cancelled entries.
 func (e *Engine) compact() {
 	e.q.filter(func(s *slot) bool {
-		if s.ev.cancelled {
+		if e.events[s.ev].cancelled {
 			e.release(s.ev)
 			return false
 		}

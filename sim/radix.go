@@ -6,7 +6,7 @@ import "math/bits"
 type slot struct {
 	at  Time
 	key uint64 // priority<<56 | seq
-	ev  *event
+	ev  uint32 // index into Engine.events (no pointer: the GC skips the queue)
 }
 
 func (a *slot) less(b *slot) bool {
