@@ -192,3 +192,27 @@ spare_after_s = 0
 		t.Errorf("spares should be paid for: idle $%v, %d GPUs", s.Cost.Wasted.IdleSparesUSD, s.Fleet.GPUs)
 	}
 }
+
+// TestWarmSparesBuiltin: the warm-spares built-in shows what its README row
+// says: two spares raise SLO attainment and cost more.
+func TestWarmSparesBuiltin(t *testing.T) {
+	base, err := LoadBuiltin("warm-spares")
+	require.NoError(t, err)
+	attain := func(spares string) (slo, usd float64) {
+		for seed := 1; seed <= 4; seed++ {
+			sc, err := base.Derive(OverrideOverlay("failures.spares", spares), OverrideOverlay("seed", fmt.Sprint(seed)))
+			require.NoError(t, err)
+			res, err := Run(sc, Options{})
+			require.NoError(t, err)
+			s := Summarize(res)
+			slo += s.Goodput.SLOAttainment / 4
+			usd = s.Cost.USDPerMonth
+		}
+		return slo, usd
+	}
+	slo0, usd0 := attain("0")
+	slo2, usd2 := attain("2")
+	t.Logf("SLO attainment %.4f -> %.4f, $/month %.0f -> %.0f", slo0, slo2, usd0, usd2)
+	require.Greater(t, slo2, slo0+0.02)
+	require.InDelta(t, usd0*6/4, usd2, 1, "two spare servers on four: 1.5x the bill")
+}
