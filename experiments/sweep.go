@@ -25,6 +25,7 @@ func ParseAxis(spec string) (Axis, error) {
 	key, vals, ok := strings.Cut(spec, "=")
 	key, vals = strings.TrimSpace(key), strings.TrimSpace(vals)
 	if !ok || key == "" || vals == "" {
+		//lint:ignore ST1005 the message ends with the syntax it names
 		return Axis{}, fmt.Errorf("sweep parameter %q: expected KEY=LO..HI:STEP or KEY=V1,V2,...", spec)
 	}
 	ax := Axis{Key: key}

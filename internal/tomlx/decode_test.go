@@ -299,6 +299,7 @@ type withEmbedded struct {
 	Kind   int    `toml:"kind"` // hides embeddedBase.Kind
 	Hidden string `toml:"-"`
 	Plain  bool
+	//lint:ignore U1000 an unexported field the decoder must skip
 	secret int
 }
 
