@@ -150,6 +150,9 @@ type TimelinePoint struct {
 	Capacity float64 // fraction of replicas up
 }
 
+// maxFailureEvents bounds the failures one serving run may draw.
+const maxFailureEvents = 1e6
+
 func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64, spares int) (*failureInjector, error) {
 	c := sc.Failures
 	prof, err := failures.LookupProfile(c.Profile)
@@ -168,6 +171,15 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 		topo = failures.NVL72(n)
 	} else {
 		topo = failures.HGX(n, c.ServersPerRack)
+	}
+	if sc.Workload.DurationS > 0 {
+		// Failures stop with the arrivals; a multiplier that would draw
+		// more than maxFailureEvents in that time is a mistake, not a study.
+		expect := scaled.RatePerGPUHour() * float64(topo.GPUs()) * sc.Workload.DurationS / 3600
+		if expect > maxFailureEvents {
+			return nil, fmt.Errorf("failures.rate_multiplier: %g gives about %.3g failures on %d GPUs in workload.duration_s = %g; at most %g (lower the multiplier)",
+				c.RateMultiplier, expect, topo.GPUs(), sc.Workload.DurationS, float64(maxFailureEvents))
+		}
 	}
 	gen, err := failures.NewGenerator(&scaled, topo, sim.NewStream(seed, "failures"))
 	if err != nil {

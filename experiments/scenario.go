@@ -14,6 +14,7 @@ import (
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -338,6 +339,9 @@ func (s *Scenario) Catalog() *models.Catalog {
 	return cat
 }
 
+// maxSamples bounds the time series (timeseries.csv) of one run.
+const maxSamples = 1_000_000
+
 // Validate records every problem of the scenario.
 func (s *Scenario) Validate(ps *config.Problems) {
 	ps.NonNegative("run.horizon_s", s.Run.HorizonS)
@@ -346,6 +350,10 @@ func (s *Scenario) Validate(ps *config.Problems) {
 		ps.Add("run.replications", "at most 10000, found %d", s.Run.Replications)
 	}
 	ps.Positive("run.sample_interval_s", s.Run.SampleIntervalS)
+	if s.Run.SampleIntervalS > 0 && s.Workload.DurationS/s.Run.SampleIntervalS > maxSamples {
+		ps.Add("run.sample_interval_s", "%g s gives %.3g samples over workload.duration_s = %g; at most %d (raise the interval)",
+			s.Run.SampleIntervalS, s.Workload.DurationS/s.Run.SampleIntervalS, s.Workload.DurationS, maxSamples)
+	}
 	ps.NonNegative("run.drain_limit_s", s.Run.DrainLimitS)
 	if s.Run.DownReplicas < 0 || (s.Cluster.Replicas > 0 && s.Run.DownReplicas >= s.Cluster.Replicas) {
 		ps.Add("run.down_replicas", "must be between 0 and cluster.replicas−1 (%d), found %d", s.Cluster.Replicas-1, s.Run.DownReplicas)
@@ -367,6 +375,15 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	s.Router.Validate("router", ps)
 	s.Policies.Validate("policies", ps)
 	s.Failures.Validate("failures", ps)
+	if f := s.Failures; f.Enabled && f.RateMultiplier > 0 && s.Workload.DurationS > 0 {
+		if prof, err := failures.LookupProfile(f.Profile); err == nil {
+			gpus := (s.Cluster.Replicas + max(f.Spares, 0)) * s.Cluster.TP
+			if expect := prof.RatePerGPUHour() * f.RateMultiplier * float64(gpus) * s.Workload.DurationS / 3600; expect > maxFailureEvents {
+				ps.Add("failures.rate_multiplier", "%g gives about %.3g failures on %d GPUs in workload.duration_s = %g; at most %g (lower the multiplier)",
+					f.RateMultiplier, expect, gpus, s.Workload.DurationS, float64(maxFailureEvents))
+			}
+		}
+	}
 	if s.Fallback.Enabled {
 		s.Fallback.FleetConfig.Validate(s.Catalog(), "fallback", ps)
 	}

@@ -146,6 +146,30 @@ ttft_msec = 800
 	}
 }
 
+// TestRunawayInputIsRefused: valid-looking numbers that would make a run
+// effectively endless (a billion failures, a sample every microsecond) are
+// refused up front with the key and line, and nothing is written.
+func TestRunawayInputIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	base, _, code := fleetsim(t, nil, "scenarios", "show", "default")
+	require.Zero(t, code)
+	for _, c := range []struct{ extra, want string }{
+		{"[failures]\nenabled = true\nrate_multiplier = 1e12\n", "failures.rate_multiplier: 1e+12 gives about"},
+		{"[run]\nsample_interval_s = 1e-6\n", "run.sample_interval_s: 1e-06 s gives 6e+08 samples"},
+		{"[failures]\nenabled = true\nspares = 2\n[rollout]\nenabled = true\n", "failures.spares: cannot be combined with [rollout]"},
+	} {
+		f := filepath.Join(dir, "s.toml")
+		require.NoError(t, os.WriteFile(f, []byte(base+c.extra), 0o644))
+		out := filepath.Join(dir, "out")
+		_, stderr, code := fleetsim(t, nil, "run", f, "--out", out, "--quiet")
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, "s.toml:")
+		require.Contains(t, stderr, c.want)
+		_, err := os.Stat(out)
+		require.True(t, os.IsNotExist(err), "nothing written on bad input")
+	}
+}
+
 func TestScenariosShowRoundTrips(t *testing.T) {
 	list, _, code := fleetsim(t, nil, "scenarios")
 	require.Zero(t, code)
