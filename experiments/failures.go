@@ -310,6 +310,7 @@ func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
 			fi.idle[i] = false
 			fi.idleNs += now - fi.idleSince[i]
 			fi.replaced[i] = true
+			fi.record(now, "spare-fail", fmt.Sprintf("replica %d", i))
 		case fi.replaced[i]: // already out, repairing as a spare
 		case ev.Repair >= fi.spareAfter && ev.Mode != failures.ModeHang && fi.swapInSpare(i, now):
 			// A long repair, and a spare took its place at once. (A hang is
@@ -372,6 +373,7 @@ func (fi *failureInjector) backAsSpare(i int, now sim.Time) {
 	fi.replaced[i] = false
 	fi.idle[i] = true
 	fi.idleSince[i] = now
+	fi.record(now, "spare-ready", fmt.Sprintf("replica %d", i))
 }
 
 // idleSpareS is the replica-seconds spares spent waiting, up to end.
