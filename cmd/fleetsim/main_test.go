@@ -345,3 +345,39 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 	}))
 	return out
 }
+
+// TestSparesPlot: a run with warm spares writes their swaps to failures.csv
+// and fleetsim plot draws them on the failures timeline.
+func TestSparesPlot(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "spares.toml")
+	require.NoError(t, os.WriteFile(f, []byte(`name = "spares"
+seed = 3
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 8
+replicas = 8
+[workload]
+duration_s = 1200
+[workload.arrival]
+rate_per_s = 20
+[failures]
+enabled = true
+rate_multiplier = 30000
+cold_start_s = 60
+spares = 2
+spare_after_s = 0
+`), 0o644))
+	out := filepath.Join(dir, "out")
+	_, stderr, code := fleetsim(t, nil, "run", f, "--out", out, "--quiet")
+	require.Zero(t, code, stderr)
+	csv, err := os.ReadFile(filepath.Join(out, "failures.csv"))
+	require.NoError(t, err)
+	require.Contains(t, string(csv), ",spare,replica ", "a spare was swapped in")
+	_, stderr, code = fleetsim(t, nil, "plot", out)
+	require.Zero(t, code, stderr)
+	svg, err := os.ReadFile(filepath.Join(out, "plots", "failures_timeline.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "spare swapped in (")
+}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -120,7 +121,7 @@ type SearchPoint struct {
 // GPUs are down and CapacityFrac of the fleet is available.
 type FailureEvent struct {
 	TimeS        float64
-	Event        string // "fail" or "repair"
+	Event        string // one of FailureEventKinds
 	Unit         string
 	GPUsDown     int
 	CapacityFrac float64 // in [0, 1]
@@ -487,6 +488,10 @@ func readSearch(t *table) ([]SearchPoint, error) {
 	return out, nil
 }
 
+// FailureEventKinds are failures.csv's events: a replica down and back,
+// a warm spare swapped in, a spare failing while idle and ready again.
+var FailureEventKinds = []string{"fail", "repair", "spare", "spare-fail", "spare-ready"}
+
 func readFailures(t *table) ([]FailureEvent, error) {
 	if err := t.require("time_s", "event", "capacity_frac"); err != nil {
 		return nil, err
@@ -496,8 +501,8 @@ func readFailures(t *table) ([]FailureEvent, error) {
 		c := cursor{t: t, i: i}
 		e := FailureEvent{TimeS: c.num("time_s"), Event: c.str("event"), Unit: c.str("unit"),
 			GPUsDown: c.integer("gpus_down"), CapacityFrac: c.num("capacity_frac")}
-		if c.err == nil && e.Event != "fail" && e.Event != "repair" {
-			c.fail("event", "%q is not fail or repair", e.Event)
+		if c.err == nil && !slices.Contains(FailureEventKinds, e.Event) {
+			c.fail("event", "%q is not one of %s", e.Event, strings.Join(FailureEventKinds, ", "))
 		}
 		if c.err == nil && !(e.CapacityFrac >= 0 && e.CapacityFrac <= 1) {
 			c.fail("capacity_frac", "%v is not in [0, 1]", e.CapacityFrac)

@@ -541,7 +541,8 @@ func sizePlot(p *gplot.Plot, rows []SizeRow, search []SearchPoint, allowLog bool
 // FailuresTimeline draws the available capacity fraction as a step line
 // against time in hours, starting from 1 at time 0 and holding the last
 // value to m.HorizonS when that is later than the last event, with a cross
-// at each failure and a triangle at each repair. The figure is named
+// at each failure, a triangle at each repair and a circle at each warm
+// spare swapped in. The figure is named
 // failures_timeline.
 func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 	if len(events) == 0 {
@@ -549,14 +550,17 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 	}
 	p := newPlot(m, "Failures and repairs", "simulated time (h)", "available capacity (fraction of GPUs)")
 	steps := plotter.XYs{{X: 0, Y: 1}}
-	var fails, repairs plotter.XYs
+	var fails, repairs, swaps plotter.XYs
 	for _, e := range events {
 		xy := plotter.XY{X: e.TimeS / 3600, Y: e.CapacityFrac}
 		steps = append(steps, xy)
-		if e.Event == "fail" {
+		switch e.Event {
+		case "fail":
 			fails = append(fails, xy)
-		} else {
+		case "repair":
 			repairs = append(repairs, xy)
+		case "spare":
+			swaps = append(swaps, xy)
 		}
 	}
 	end := math.Max(m.HorizonS, events[len(events)-1].TimeS) / 3600
@@ -574,6 +578,11 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 		sc := scatter(repairs, palette[2], draw.TriangleGlyph{}, 3)
 		p.Add(sc)
 		p.Legend.Add(fmt.Sprintf("repair (%d)", len(repairs)), sc)
+	}
+	if len(swaps) > 0 {
+		sc := scatter(swaps, palette[3], draw.CircleGlyph{}, 3)
+		p.Add(sc)
+		p.Legend.Add(fmt.Sprintf("spare swapped in (%d)", len(swaps)), sc)
 	}
 	p.Y.Min = math.Min(p.Y.Min, 0)
 	p.Y.Max = 1.02

@@ -281,7 +281,7 @@ func TestDirMalformed(t *testing.T) {
 		{"sweep.csv", "workload.rate,replications,ttft_p99_ms,ttft_p99_ms_ci95\n10,3,100,-1\n", "sweep.csv:2: column ttft_p99_ms_ci95: -1 is negative"},
 		{"size_search.csv", "replicas,failures,ttft_p99_ms,met_slo,usd_per_month\n4,true,100,maybe,1\n", "size_search.csv:2: column met_slo: \"maybe\" is not true or false"},
 		{"size.csv", "row,replicas,usd_per_month\n,4,1\n", "size.csv:2: column row: empty label"},
-		{"failures.csv", "time_s,event,unit,gpus_down,capacity_frac\n10,explode,n0,8,0.5\n", "failures.csv:2: column event: \"explode\" is not fail or repair"},
+		{"failures.csv", "time_s,event,unit,gpus_down,capacity_frac\n10,explode,n0,8,0.5\n", "failures.csv:2: column event: \"explode\" is not one of fail, repair, spare"},
 		{"failures.csv", "time_s,event,unit,gpus_down,capacity_frac\n10,fail,n0,8,0.5\n5,repair,n0,0,1\n", "failures.csv:3: column time_s: 5 is before the previous event"},
 		{"ettr.csv", "checkpoint_interval_s,ettr,ettr_ci95\n0,0.9,0.01\n", "ettr.csv:2: column checkpoint_interval_s: 0 is not positive"},
 		{"summary.json", "{\n  \"scenario\": \"x\",\n  \"goodput\": {\"ttft_slo_ms\": \"fast\"}\n}\n", "summary.json:3:"},
