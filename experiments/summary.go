@@ -438,8 +438,12 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		b.WriteByte('\n')
 	}
 	if f := s.Failures; f != nil {
-		fmt.Fprintf(&b, "failures   %d events hit %d replicas; replica availability %.3f%%, fewest up %d\n",
+		fmt.Fprintf(&b, "failures   %d events hit %d replicas; replica availability %.3f%%, fewest up %d",
 			f.Events, f.ReplicaHits, 100*f.Availability, f.MinAvailableR)
+		if f.Spares > 0 {
+			fmt.Fprintf(&b, "; %d warm spares swapped in %d times, idle $%.2f", f.Spares, f.SparesUsed, s.Cost.Wasted.IdleSparesUSD)
+		}
+		b.WriteByte('\n')
 	}
 	if len(s.Failed) > 0 {
 		keys := make([]string, 0, len(s.Failed))
