@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -215,4 +216,30 @@ func TestWarmSparesBuiltin(t *testing.T) {
 	t.Logf("SLO attainment %.4f -> %.4f, $/month %.0f -> %.0f", slo0, slo2, usd0, usd2)
 	require.Greater(t, slo2, slo0+0.02)
 	require.InDelta(t, usd0*6/4, usd2, 1, "two spare servers on four: 1.5x the bill")
+}
+
+// TestSparesDeterministic: the same seed gives byte-identical summaries
+// with spares swapping in and out.
+func TestSparesDeterministic(t *testing.T) {
+	sc := mustParse(t, small+`
+[failures]
+enabled = true
+rate_multiplier = 30000
+cold_start_s = 60
+spares = 2
+spare_after_s = 0
+drain_on_precursor = true
+`)
+	sc, _ = sc.Derive(OverrideOverlay("workload.duration_s", "1200"), OverrideOverlay("cluster.tp", "8"),
+		OverrideOverlay("cluster.replicas", "8"), OverrideOverlay("workload.arrival.rate_per_s", "20"))
+	var outs []string
+	for range 2 {
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		require.Positive(t, res.Failures.SparesUsed)
+		var b bytes.Buffer
+		require.NoError(t, Summarize(res).WriteJSON(&b))
+		outs = append(outs, b.String())
+	}
+	require.Equal(t, outs[0], outs[1])
 }
