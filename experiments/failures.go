@@ -288,7 +288,9 @@ func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
 	fi.replicasOn(ev, func(i int, r *models.Replica) {
 		hit = true
 		fi.stats.ReplicaHits++
-		fi.fleet.MarkFault(i, now)
+		if !fi.idle[i] && !fi.replaced[i] {
+			fi.fleet.MarkFault(i, now) // (spares serve nothing: nothing to isolate)
+		}
 		switch ev.Mode {
 		case failures.ModeFailSlow:
 			r.SetSlow(1 / ev.SpeedFraction)

@@ -83,6 +83,9 @@ func (f *Fleet) refresh(i int) {
 // only the spare pool's owner changes it.
 func (f *Fleet) SetReserved(i int, reserved bool) {
 	f.reserved[i] = reserved
+	if reserved {
+		f.noteIsolated(i, f.eng.Now()) // out of service now: a fault is isolated
+	}
 	f.refresh(i)
 }
 
