@@ -122,6 +122,60 @@ spare_after_s = 600
 	}
 }
 
+// TestSparesOnPrecursor: with drain_on_precursor and a warm spare, the
+// spare takes the replica's place when the precursor is seen, the replica
+// drains and is repaired off the books, and no capacity is lost.
+func TestSparesOnPrecursor(t *testing.T) {
+	sc := mustParse(t, small+`
+[failures]
+enabled = true
+rate_multiplier = 1e-9
+cold_start_s = 60
+drain_on_precursor = true
+drain_grace_s = 30
+spares = 1
+spare_after_s = 600
+`)
+	sc, _ = sc.Derive(OverrideOverlay("cluster.tp", "8"), OverrideOverlay("cluster.replicas", "3"),
+		OverrideOverlay("workload.duration_s", "7200"), OverrideOverlay("workload.arrival.rate_per_s", "5"))
+	cluster := sc.Cluster
+	cluster.Replicas = 4
+	eng := sim.NewEngine()
+	router, _ := policies.NewRouter(sc.Router, 4, sim.NewStream(sc.Seed, streamRouter))
+	rec := models.NewRecorder(sc.SLO)
+	fleet, err := models.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
+	require.NoError(t, err)
+	fi, err := startFailures(eng, fleet, sc, sc.Seed, 1)
+	require.NoError(t, err)
+	src, _ := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
+	require.NoError(t, fleet.Start(src))
+	ev := failures.Event{Category: "hbm", Component: failures.Component("hbm"), Mode: failures.ModeFailStop,
+		FirstGPU: 0, GPUs: 8, DownFirstGPU: 0, DownGPUs: 8, Repair: 3600 * sim.Second}
+	avail := func() (v [4]bool) {
+		for i, st := range fleet.States() {
+			v[i] = st.Available
+		}
+		return v
+	}
+	var got [][4]bool
+	eng.Schedule(sim.FromSeconds(100), sim.PriorityFailure, func(now sim.Time) { fi.precursor(ev, now) })
+	for _, at := range []float64{101, 100 + 30 + 3600 + 61, 7000} {
+		eng.Schedule(sim.FromSeconds(at), sim.PriorityMetrics, func(sim.Time) { got = append(got, avail()) })
+	}
+	for eng.Step() {
+	}
+	require.Equal(t, [][4]bool{
+		{false, true, true, true}, // the spare serves at once; 0 drains
+		{false, true, true, true}, // 0 repaired, now the spare
+		{false, true, true, true},
+	}, got)
+	st := fi.finish(sim.FromSeconds(7200), 3)
+	require.Equal(t, 1, st.SparesUsed)
+	require.Equal(t, 1, st.Drained)
+	require.Zero(t, st.ReplicaDownS, "no capacity lost")
+	require.Equal(t, 3, st.MinAvailableR)
+}
+
 // TestSparesRaiseAvailability: across seeds, two warm spares on an
 // eight-server fleet keep more of it serving under the same failure rates.
 func TestSparesRaiseAvailability(t *testing.T) {

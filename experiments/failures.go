@@ -264,13 +264,20 @@ func (fi *failureInjector) precursor(ev failures.Event, now sim.Time) {
 		}
 		fi.drained[i] = true
 		fi.stats.Drained++
+		// With a warm spare, the spare takes the replica's place before it
+		// drains (ByteRobust's warm standby, CALIBRATION.md §1): no capacity
+		// is lost to the drain or the repair.
+		swapped := ev.Repair >= fi.spareAfter && fi.swapInSpare(i, now)
 		fi.fleet.Drain(i, fi.grace, func(t sim.Time) {
-			fi.markDown(i, t)
+			if !swapped {
+				fi.markDown(i, t)
+			}
 			fi.eng.Schedule(t+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
 				r.Recover(t, fi.cold, func() {
 					fi.markUp(i, fi.eng.Now())
 					fi.drained[i] = false
 					fi.fleet.SetInRotation(i, true)
+					fi.backAsSpare(i, fi.eng.Now())
 				})
 			})
 		})
