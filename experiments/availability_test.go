@@ -3,6 +3,7 @@ package experiments
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models/failures"
@@ -296,4 +297,27 @@ drain_on_precursor = true
 		outs = append(outs, b.String())
 	}
 	require.Equal(t, outs[0], outs[1])
+}
+
+// TestSweepReportsAvailability: a sweep of runs with failures adds
+// availability and success-rate columns to sweep.csv and the table; one
+// without does not.
+func TestSweepReportsAvailability(t *testing.T) {
+	base, err := LoadBuiltin("warm-spares")
+	require.NoError(t, err)
+	base, err = base.Derive(OverrideOverlay("run.replications", "2"), OverrideOverlay("workload.duration_s", "600"))
+	require.NoError(t, err)
+	ax, err := ParseAxis("failures.spares=0,2")
+	require.NoError(t, err)
+	res, err := RunSweep(base, []Axis{ax}, RunOptions{})
+	require.NoError(t, err)
+	header := strings.SplitN(string(res.CSV()), "\n", 2)[0]
+	require.Contains(t, header, ",availability,availability_ci95,success_rate,success_rate_ci95")
+	require.Contains(t, res.Table(), "avail.")
+
+	off, err := base.Derive(OverrideOverlay("failures.enabled", "false"))
+	require.NoError(t, err)
+	res, err = RunSweep(off, []Axis{ax}, RunOptions{})
+	require.NoError(t, err)
+	require.NotContains(t, string(res.CSV()), "availability")
 }

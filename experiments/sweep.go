@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -187,11 +188,38 @@ func pointName(axes []Axis, vals []string) string {
 	return strings.Join(parts, " ")
 }
 
-// sweepColumns are sweep.csv's metric columns: (column, summary key, with CI).
-var sweepColumns = []struct {
-	col, key string
-	ci       bool
-}{
+// sweepColumn is one of sweep.csv's metric columns.
+type sweepColumn struct {
+	col, key string // column name, summary key
+	ci       bool   // followed by a _ci95 column
+}
+
+// failureColumns are added when the sweep's runs had [failures].
+var failureColumns = []sweepColumn{
+	{"availability", "failures.availability", true},
+	{"success_rate", "resilience.success_rate", true},
+}
+
+// columns are this sweep's metric columns.
+func (r *SweepResult) columns() []sweepColumn {
+	cols := sweepColumns
+	if r.hasFailures() {
+		cols = append(slices.Clip(cols), failureColumns...)
+	}
+	return cols
+}
+
+// hasFailures reports whether the sweep's runs had [failures].
+func (r *SweepResult) hasFailures() bool {
+	if len(r.Points) == 0 {
+		return false
+	}
+	_, ok := StatMap(r.Points[0].Arm.Stats)["failures.availability"]
+	return ok
+}
+
+// sweepColumns are sweep.csv's metric columns for every sweep.
+var sweepColumns = []sweepColumn{
 	{"ttft_p99_ms", "latency_ms.ttft.p99", true},
 	{"e2e_p99_ms", "latency_ms.e2e.p99", true},
 	{"goodput_rps", "goodput.requests_per_s", true},
@@ -208,7 +236,8 @@ func (r *SweepResult) CSV() []byte {
 		b.WriteString(ax.Key + ",")
 	}
 	b.WriteString("replications")
-	for _, c := range sweepColumns {
+	cols := r.columns()
+	for _, c := range cols {
 		b.WriteString("," + c.col)
 		if c.ci {
 			b.WriteString("," + c.col + "_ci95")
@@ -221,7 +250,7 @@ func (r *SweepResult) CSV() []byte {
 		}
 		m := StatMap(p.Arm.Stats)
 		b.WriteString(strconv.Itoa(len(p.Arm.Reps)))
-		for _, c := range sweepColumns {
+		for _, c := range cols {
 			st := m[c.key]
 			b.WriteString("," + fmtF(round6(st.Mean)))
 			if c.ci {
@@ -274,15 +303,24 @@ func (r *SweepResult) Table() string {
 	for _, ax := range r.Axes {
 		fmt.Fprintf(&b, "%-16s ", trunc(ax.Key, 16))
 	}
-	fmt.Fprintf(&b, "%20s %20s %10s %12s\n", "TTFT p99 ms", "goodput req/s", "SLO att.", "$ / month")
+	fails := r.hasFailures()
+	fmt.Fprintf(&b, "%20s %20s %10s %12s", "TTFT p99 ms", "goodput req/s", "SLO att.", "$ / month")
+	if fails {
+		fmt.Fprintf(&b, " %10s", "avail.")
+	}
+	b.WriteByte('\n')
 	for _, p := range r.Points {
 		for _, v := range p.Values {
 			fmt.Fprintf(&b, "%-16s ", strings.Trim(v, "\""))
 		}
 		m := StatMap(p.Arm.Stats)
 		t, g := m["latency_ms.ttft.p99"], m["goodput.requests_per_s"]
-		fmt.Fprintf(&b, "%20s %20s %9.2f%% %12s\n", human(t.Mean)+" ± "+human(t.CI95), human(g.Mean)+" ± "+human(g.CI95),
+		fmt.Fprintf(&b, "%20s %20s %9.2f%% %12s", human(t.Mean)+" ± "+human(t.CI95), human(g.Mean)+" ± "+human(g.CI95),
 			100*m["goodput.slo_attainment"].Mean, human(m["cost.usd_per_month"].Mean))
+		if fails {
+			fmt.Fprintf(&b, " %9.2f%%", 100*m["failures.availability"].Mean)
+		}
+		b.WriteByte('\n')
 	}
 	return b.String()
 }
