@@ -243,6 +243,22 @@ var abTableKeys = []struct{ key, label string }{
 	{"fleet.mfu", "MFU"},
 	{"cost.usd", "cost $"},
 	{"cost.usd_per_million_output_tokens", "$ / 1M good tok"},
+	{"failures.availability", "availability"}, // rows from here on: only when present
+	{"failures.spares_used", "spare swaps"},
+}
+
+// abOptionalFrom is the first abTableKeys row shown only when some arm
+// reports it (a run without [failures] has no availability, not 0).
+const abOptionalFrom = "failures.availability"
+
+// anyArmHas reports whether some arm's statistics include key.
+func (r *ABResult) anyArmHas(key string) bool {
+	for _, a := range r.Arms {
+		if _, ok := StatMap(a.Stats)[key]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Report writes the side-by-side table and the verdicts.
@@ -258,7 +274,12 @@ func (r *ABResult) Report() string {
 		fmt.Fprintf(&b, " %22s", trunc(a.Name+" − "+r.Arms[0].Name, 22))
 	}
 	b.WriteByte('\n')
+	optional := false
 	for _, row := range abTableKeys {
+		optional = optional || row.key == abOptionalFrom
+		if optional && !r.anyArmHas(row.key) {
+			continue
+		}
 		fmt.Fprintf(&b, "%-18s", row.label)
 		for _, a := range r.Arms {
 			fmt.Fprintf(&b, " %14s", human(StatMap(a.Stats)[row.key].Mean))

@@ -188,6 +188,8 @@ var headline = []struct{ key, label, unit string }{
 	{"prefix_cache.hit_rate", "prefix hit rate", ""},
 	{"fleet.mfu", "MFU", ""},
 	{"cost.usd_per_million_output_tokens", "$ per 1M good tokens", "$"},
+	{"failures.availability", "replica availability", ""},
+	{"failures.spares_used", "spare swaps", ""},
 	{"training.ettr", "ETTR", ""},
 	{"training.interruptions", "interruptions", ""},
 	{"training.lost_gpu_hours.total", "lost GPU-hours", "GPU-h"},
