@@ -321,3 +321,25 @@ func TestSweepReportsAvailability(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(res.CSV()), "availability")
 }
+
+// TestABReportsAvailability: the A/B table has availability and spare
+// rows when the arms ran with [failures], and none when they did not.
+func TestABReportsAvailability(t *testing.T) {
+	base, err := LoadBuiltin("warm-spares")
+	require.NoError(t, err)
+	base, err = base.Derive(OverrideOverlay("run.replications", "2"), OverrideOverlay("workload.duration_s", "600"))
+	require.NoError(t, err)
+	report := func(sc *Scenario) string {
+		two, err := sc.Derive(OverrideOverlay("failures.spares", "2"))
+		require.NoError(t, err)
+		res, err := RunAB([]Arm{{Name: "none", Scenario: sc}, {Name: "two", Scenario: two}}, RunOptions{})
+		require.NoError(t, err)
+		return res.Report()
+	}
+	on := report(base)
+	require.Regexp(t, `(?m)^availability\s`, on)
+	require.Regexp(t, `(?m)^spare swaps\s`, on)
+	off, err := base.Derive(OverrideOverlay("failures.enabled", "false"))
+	require.NoError(t, err)
+	require.NotContains(t, report(off), "availability")
+}
