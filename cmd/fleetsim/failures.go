@@ -63,21 +63,27 @@ func failuresList(stdout io.Writer) error {
 
 // showJSON is `fleetsim failures show --json`.
 type showJSON struct {
-	Profile        string            `json:"profile"`
-	Description    string            `json:"description"`
-	Source         string            `json:"source"`
-	TTF            ttfJSON           `json:"ttf"`
-	GPUs           int               `json:"gpus"`
-	NodeGPUs       int               `json:"node_gpus"`
-	Rows           []rowJSON         `json:"rows"`
-	PerGPUHour     float64           `json:"per_gpu_hour"`
-	PerKNodeDays   float64           `json:"per_1000_node_days"`
-	RateConfidence string            `json:"rate_confidence"`
-	FailuresPerDay float64           `json:"failures_per_day"`
-	MTBFHours      float64           `json:"mtbf_hours"`
-	Repair         map[string]string `json:"repair"`
-	Notes          []string          `json:"notes"`
-	Unconfirmed    []string          `json:"unconfirmed"`
+	Profile        string    `json:"profile"`
+	Description    string    `json:"description"`
+	Source         string    `json:"source"`
+	TTF            ttfJSON   `json:"ttf"`
+	GPUs           int       `json:"gpus"`
+	NodeGPUs       int       `json:"node_gpus"`
+	Rows           []rowJSON `json:"rows"`
+	PerGPUHour     float64   `json:"per_gpu_hour"`
+	PerKNodeDays   float64   `json:"per_1000_node_days"`
+	RateConfidence string    `json:"rate_confidence"`
+	FailuresPerDay float64   `json:"failures_per_day"`
+	MTBFHours      float64   `json:"mtbf_hours"`
+	// MeanInRepair is the mean number of failed units out for repair at
+	// once (M/G/∞); Spares99 and Spares999 the spares that cover them 99%
+	// and 99.9% of the time.
+	MeanInRepair float64           `json:"mean_in_repair"`
+	Spares99     int               `json:"spares_99"`
+	Spares999    int               `json:"spares_999"`
+	Repair       map[string]string `json:"repair"`
+	Notes        []string          `json:"notes"`
+	Unconfirmed  []string          `json:"unconfirmed"`
 }
 
 type ttfJSON struct {
@@ -134,6 +140,8 @@ func failuresShow(args []string, stdout io.Writer) error {
 	if out.PerGPUHour > 0 {
 		out.MTBFHours = p.MTBFHours(*gpus)
 	}
+	out.MeanInRepair = p.MeanInRepair(*gpus)
+	out.Spares99, out.Spares999 = failures.SparesFor(out.MeanInRepair, 0.99), failures.SparesFor(out.MeanInRepair, 0.999)
 	for _, r := range p.Rows {
 		row := rowJSON{Category: r.Category, Label: r.Label, Component: string(r.Component), Scope: r.Scope.String(),
 			Mode: r.Mode.String(), Xid: r.Xid, Action: r.Action.String(), Count: r.Count, PerGPUHour: r.PerGPUHour,
@@ -193,6 +201,8 @@ func failuresShow(args []string, stdout io.Writer) error {
 		"total", "", "", "", "", "", tc, out.PerGPUHour, out.PerKNodeDays, p.RateConfidence)
 	if out.PerGPUHour > 0 {
 		fmt.Fprintf(w, "%d GPUs: %.2f failures/day, MTBF %s\n", *gpus, out.FailuresPerDay, hoursText(out.MTBFHours))
+		fmt.Fprintf(w, "spares    %.3g failed units (servers) in repair at once on average (M/G/∞: Poisson); spares to cover them 99%% of the time: %d, 99.9%%: %d\n",
+			out.MeanInRepair, out.Spares99, out.Spares999)
 	} else {
 		fmt.Fprintf(w, "%d GPUs: no failures\n", *gpus)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/stretchr/testify/require"
 )
 
@@ -68,6 +70,19 @@ func TestFailuresShowJSON(t *testing.T) {
 	}
 	require.NotNil(t, hbm.Precursor)
 	assert.Equal(t, 48, hbm.Xid)
+	// Spare sizing: the M/G/∞ mean is rate × mean repair, summed.
+	prof, err := failures.LookupProfile(failures.ProfileLlama3)
+	require.NoError(t, err)
+	var want float64
+	for _, r := range out.Rows {
+		a, _ := failures.ParseAction(r.Action)
+		if r.Mode != "fail-slow" {
+			want += r.PerGPUHour * 16384 * prof.Repair[a].MeanHours()
+		}
+	}
+	assert.InEpsilon(t, want, out.MeanInRepair, 1e-9)
+	assert.Less(t, out.Spares99, out.Spares999+1)
+	assert.Greater(t, float64(out.Spares99), out.MeanInRepair, "99% coverage needs more than the mean")
 }
 
 func TestFailuresBadInput(t *testing.T) {
