@@ -117,6 +117,10 @@ spare_after_s = 600
 	if want := 360.0; st.ReplicaDownS < want-1 || st.ReplicaDownS > want+1 {
 		t.Errorf("replica down %v s, want %v", st.ReplicaDownS, want)
 	}
+	// Replica 0 was repaired off the books from its failure to its return.
+	if got, want := fi.spareRepairS(sim.FromSeconds(7200)), 3761-100.0; got < want-1 || got > want+1 {
+		t.Errorf("spare-held repair %v s, want %v", got, want)
+	}
 	// The spare idled 100 s, then replica 0 from its return to the end.
 	if got, want := fi.idleSpareS(sim.FromSeconds(7200)), 100+7200-3761.0; got < want-1 || got > want+1 {
 		t.Errorf("idle spare %v s, want %v", got, want)

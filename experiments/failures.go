@@ -139,6 +139,10 @@ type failureInjector struct {
 	spareAfter     sim.Time
 	idleSince      []sim.Time
 	idleNs         sim.Time
+	// replacedSince[i] is when replica i left service for a spare-pool
+	// repair; spareRepairs are the closed [from, to) spans.
+	replacedSince []sim.Time
+	spareRepairs  [][2]sim.Time
 }
 
 // TimelinePoint is one line of failures.csv.
@@ -195,6 +199,7 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 	fi.idle = make([]bool, len(fleet.Replicas))
 	fi.replaced = make([]bool, len(fleet.Replicas))
 	fi.idleSince = make([]sim.Time, len(fleet.Replicas))
+	fi.replacedSince = make([]sim.Time, len(fleet.Replicas))
 	fi.spareAfter = sim.FromSeconds(c.SpareAfterS)
 	for i := sc.Cluster.Replicas; i < len(fleet.Replicas); i++ {
 		fi.idle[i] = true
@@ -318,7 +323,7 @@ func (fi *failureInjector) apply(ev failures.Event, now sim.Time) {
 		case fi.idle[i]: // a waiting spare failed: it is repaired as a spare
 			fi.idle[i] = false
 			fi.idleNs += now - fi.idleSince[i]
-			fi.replaced[i] = true
+			fi.replaced[i], fi.replacedSince[i] = true, now
 			fi.record(now, "spare-fail", fmt.Sprintf("replica %d", i))
 		case fi.replaced[i]: // already out, repairing as a spare
 		case ev.Repair >= fi.spareAfter && ev.Mode != failures.ModeHang && fi.swapInSpare(i, now):
@@ -364,7 +369,7 @@ func (fi *failureInjector) swapInSpare(i int, now sim.Time) bool {
 		}
 		fi.idle[j] = false
 		fi.idleNs += now - fi.idleSince[j]
-		fi.replaced[i] = true
+		fi.replaced[i], fi.replacedSince[i] = true, now
 		fi.fleet.SetReserved(i, true)
 		fi.fleet.SetReserved(j, false)
 		fi.stats.SparesUsed++
@@ -380,9 +385,26 @@ func (fi *failureInjector) backAsSpare(i int, now sim.Time) {
 		return
 	}
 	fi.replaced[i] = false
+	fi.spareRepairs = append(fi.spareRepairs, [2]sim.Time{fi.replacedSince[i], now})
 	fi.idle[i] = true
 	fi.idleSince[i] = now
 	fi.record(now, "spare-ready", fmt.Sprintf("replica %d", i))
+}
+
+// spareRepairS is the replica-seconds replicas spent out of service in
+// repair while a spare held their place (and spares that failed idle), up
+// to end: down time that availability does not count, since capacity held.
+func (fi *failureInjector) spareRepairS(end sim.Time) float64 {
+	var t sim.Time
+	for _, sp := range fi.spareRepairs {
+		t += max(0, min(sp[1], end)-min(sp[0], end))
+	}
+	for i, rep := range fi.replaced {
+		if rep && fi.replacedSince[i] < end {
+			t += end - fi.replacedSince[i]
+		}
+	}
+	return round6(t.Seconds())
 }
 
 // idleSpareS is the replica-seconds spares spent waiting, up to end.

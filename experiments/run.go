@@ -39,8 +39,9 @@ type Result struct {
 	Failures *FailureStats   // nil when failures are off
 	Training *TrainingStats  // training mode only
 	Timeline []TimelinePoint // replicas failing and coming back (with [failures])
-	// IdleSpareS is replica-seconds of warm spares waiting unused.
-	IdleSpareS float64
+	// IdleSpareS is replica-seconds of warm spares waiting unused;
+	// SpareRepairS of replicas repaired while a spare held their place.
+	IdleSpareS, SpareRepairS float64
 }
 
 // testFleetHook, set by tests only, sees each serving run's fleet.
@@ -137,6 +138,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if fi != nil {
 		res.Failures = fi.finish(end, sc.Cluster.Replicas)
 		res.IdleSpareS = fi.idleSpareS(end)
+		res.SpareRepairS = fi.spareRepairS(end)
 		for _, p := range fi.Timeline {
 			if p.Time <= end {
 				res.Timeline = append(res.Timeline, p)

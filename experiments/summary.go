@@ -156,11 +156,12 @@ type Wasted struct {
 	// of the bill.
 	DiscardedUSD float64 `json:"discarded_usd"`
 	// DownUSD is what replicas cost while out of service (failed, in
-	// repair, loading weights, or the run's down_replicas): idle spares.
+	// repair, loading weights, or the run's down_replicas), including
+	// replicas repaired while a warm spare held their place.
 	DownUSD float64 `json:"down_usd"`
 	// IdleSparesUSD is what warm spares ([failures] spares) cost while they
 	// waited unused. (A failed replica whose place a spare took is repaired
-	// as a spare; its repair time is in neither figure.)
+	// off the books of availability; its repair time is in DownUSD.)
 	IdleSparesUSD float64 `json:"idle_spares_usd"`
 }
 
@@ -332,7 +333,9 @@ func Summarize(r *Result) *Summary {
 	discardedFLOPs := float64(discarded) * 2 * f.ParamsPerGPU * float64(sc.Cluster.TP)
 	var downGPUHours float64
 	if r.Failures != nil {
-		downGPUHours = r.Failures.ReplicaDownS * float64(sc.Cluster.TP) / 3600
+		// Serving slots out of service, and replicas repaired while a spare
+		// held their place (out of service too, though capacity held).
+		downGPUHours = (r.Failures.ReplicaDownS + r.SpareRepairS) * float64(sc.Cluster.TP) / 3600
 	}
 	downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.TP) * secs / 3600
 	totalFLOPs := flops * float64(sc.Cluster.TP)
