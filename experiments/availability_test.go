@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -28,11 +27,11 @@ drain_on_precursor = true
 	sc, _ = sc.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "1200"),
 		OverrideOverlay("cluster.replicas", "8"), OverrideOverlay("workload.arrival.rate_per_s", "40"))
 	eng := sim.NewEngine()
-	router, _ := policies.NewRouter(sc.Router, 8, sim.NewStream(sc.Seed, streamRouter))
-	rec := models.NewRecorder(sc.SLO)
-	fleet, _ := models.NewFleet(eng, sc.Catalog(), sc.Cluster, router, rec, "cluster")
-	fleet.SetPolicies(policies.BuildResilience(sc.Policies, 8, sim.NewStream(sc.Seed, streamRetry)))
-	if _, err := startFailures(eng, fleet, sc, sc.Seed, 0); err != nil {
+	fleet, err := newFleet(eng, sc, models.NewRecorder(sc.SLO))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := startFailures(eng, fleet, sc, sc.Seed); err != nil {
 		t.Fatal(err)
 	}
 	src, _ := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
@@ -61,16 +60,12 @@ spare_after_s = 600
 `)
 	sc, _ = sc.Derive(OverrideOverlay("cluster.tp", "8"), OverrideOverlay("cluster.replicas", "3"),
 		OverrideOverlay("workload.duration_s", "7200"), OverrideOverlay("workload.arrival.rate_per_s", "5"))
-	cluster := sc.Cluster
-	cluster.Replicas = 4 // three serving, one spare
 	eng := sim.NewEngine()
-	router, _ := policies.NewRouter(sc.Router, 4, sim.NewStream(sc.Seed, streamRouter))
-	rec := models.NewRecorder(sc.SLO)
-	fleet, err := models.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
+	fleet, err := newFleet(eng, sc, models.NewRecorder(sc.SLO)) // three serving, one spare
 	if err != nil {
 		t.Fatal(err)
 	}
-	fi, err := startFailures(eng, fleet, sc, sc.Seed, 1)
+	fi, err := startFailures(eng, fleet, sc, sc.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,14 +138,10 @@ spare_after_s = 600
 `)
 	sc, _ = sc.Derive(OverrideOverlay("cluster.tp", "8"), OverrideOverlay("cluster.replicas", "3"),
 		OverrideOverlay("workload.duration_s", "7200"), OverrideOverlay("workload.arrival.rate_per_s", "5"))
-	cluster := sc.Cluster
-	cluster.Replicas = 4
 	eng := sim.NewEngine()
-	router, _ := policies.NewRouter(sc.Router, 4, sim.NewStream(sc.Seed, streamRouter))
-	rec := models.NewRecorder(sc.SLO)
-	fleet, err := models.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
+	fleet, err := newFleet(eng, sc, models.NewRecorder(sc.SLO)) // three serving, one spare
 	require.NoError(t, err)
-	fi, err := startFailures(eng, fleet, sc, sc.Seed, 1)
+	fi, err := startFailures(eng, fleet, sc, sc.Seed)
 	require.NoError(t, err)
 	src, _ := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
 	require.NoError(t, fleet.Start(src))

@@ -73,18 +73,9 @@ func TestChaos(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
-			cluster := sc.Cluster
-			spares := 0
-			if sc.Failures.Enabled {
-				spares = sc.Failures.Spares
-			}
-			cluster.Replicas += spares
-			router, err := policies.NewRouter(sc.Router, cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
-			require.NoError(t, err)
 			rec := models.NewRecorder(sc.SLO)
-			fleet, err := models.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
+			fleet, err := newFleet(eng, sc, rec)
 			require.NoError(t, err)
-			fleet.SetPolicies(policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
 			if sc.Fallback.Enabled {
 				require.NoError(t, fleet.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"))
 			}
@@ -96,7 +87,7 @@ func TestChaos(t *testing.T) {
 				require.NoError(t, fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 			}
 			if sc.Failures.Enabled {
-				_, err := startFailures(eng, fleet, sc, sc.Seed, spares)
+				_, err := startFailures(eng, fleet, sc, sc.Seed)
 				require.NoError(t, err)
 			}
 			w, err := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))

@@ -157,8 +157,11 @@ type TimelinePoint struct {
 // maxFailureEvents bounds the failures one serving run may draw.
 const maxFailureEvents = 1e6
 
-func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64, spares int) (*failureInjector, error) {
+// startFailures starts the failure injector on fleet, whose replicas
+// beyond cluster.replicas are warm spares (newFleet).
+func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64) (*failureInjector, error) {
 	c := sc.Failures
+	spares := len(fleet.Replicas) - sc.Cluster.Replicas
 	prof, err := failures.LookupProfile(c.Profile)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 
@@ -198,12 +197,9 @@ pause_s = 1
 func TestConservationWithEveryPolicy(t *testing.T) {
 	sc := mustParse(t, allPolicies)
 	eng := sim.NewEngine()
-	router, err := policies.NewRouter(sc.Router, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
-	require.NoError(t, err)
 	rec := models.NewRecorder(sc.SLO)
-	fleet, err := models.NewFleet(eng, sc.Catalog(), sc.Cluster, router, rec, "cluster")
+	fleet, err := newFleet(eng, sc, rec)
 	require.NoError(t, err)
-	fleet.SetPolicies(policies.BuildResilience(sc.Policies, sc.Cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
 	for i, fc := range sc.Faults {
 		require.NoError(t, fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 	}

@@ -47,34 +47,42 @@ type Result struct {
 // testFleetHook, set by tests only, sees each serving run's fleet.
 var testFleetHook func(*models.Fleet)
 
+// newFleet builds the scenario's serving cluster with its router and
+// gateway policies. Warm spares ([failures] spares) are replicas beyond
+// cluster.replicas, built like the others; startFailures holds them out of
+// service until needed.
+func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Fleet, error) {
+	cluster := sc.Cluster
+	if sc.Failures.Enabled {
+		cluster.Replicas += sc.Failures.Spares
+	}
+	router, err := policies.NewRouter(sc.Router, cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
+	if err != nil {
+		return nil, err
+	}
+	fleet, err := models.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
+	if err != nil {
+		return nil, err
+	}
+	fleet.SetPolicies(policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
+	return fleet, nil
+}
+
 // Run simulates the scenario once with its seed.
 func Run(sc *Scenario, opt Options) (*Result, error) {
 	if sc.Mode == ModeTraining {
 		return runTraining(sc)
 	}
 	eng := sim.NewEngine()
-	// Warm spares ([failures] spares) are replicas beyond cluster.replicas,
-	// built like the others and kept out of rotation until needed.
-	cluster := sc.Cluster
-	spares := 0
-	if sc.Failures.Enabled {
-		spares = sc.Failures.Spares
-	}
-	cluster.Replicas += spares
-	router, err := policies.NewRouter(sc.Router, cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
-	if err != nil {
-		return nil, err
-	}
 	rec := models.NewRecorder(sc.SLO)
 	rec.OnDone = opt.OnDone
-	fleet, err := models.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
+	fleet, err := newFleet(eng, sc, rec)
 	if err != nil {
 		return nil, err
 	}
 	if testFleetHook != nil {
 		testFleetHook(fleet)
 	}
-	fleet.SetPolicies(policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
 	for i, fc := range sc.Faults {
 		if err := fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("%s/%d", streamFaults, i))); err != nil {
 			return nil, err
@@ -96,7 +104,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	}
 	var fi *failureInjector
 	if sc.Failures.Enabled {
-		if fi, err = startFailures(eng, fleet, sc, sc.Seed, spares); err != nil {
+		if fi, err = startFailures(eng, fleet, sc, sc.Seed); err != nil {
 			return nil, err
 		}
 	}
