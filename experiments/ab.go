@@ -218,38 +218,39 @@ func AssembleAB(names []string, results [][]*RepResult) *ABResult {
 }
 
 // abTableKeys are the rows of the side-by-side table.
-var abTableKeys = []struct{ key, label string }{
-	{"requests.completed", "completed"},
-	{"requests.failed", "failed"},
-	{"requests.shed", "shed"},
-	{"latency_ms.ttft.p50", "TTFT p50 ms"},
-	{"latency_ms.ttft.p99", "TTFT p99 ms"},
-	{"latency_ms.ttft.p999", "TTFT p99.9 ms"},
-	{"latency_ms.ttft_client.p99", "client TTFT p99"},
-	{"latency_ms.tpot.p99", "TPOT p99 ms"},
-	{"latency_ms.e2e.p99", "e2e p99 ms"},
-	{"throughput.output_tokens_per_s", "output tok/s"},
-	{"goodput.requests_per_s", "goodput req/s"},
-	{"goodput.slo_attainment", "SLO attainment"},
-	{"resilience.success_rate", "success rate"},
-	{"resilience.hedge_rate", "hedge rate"},
-	{"resilience.wasted_token_fraction", "wasted tokens"},
-	{"resilience.cancelled_token_fraction", "cancelled tokens"},
-	{"resilience.isolation_ms_max", "isolation ms (max)"},
-	{"resilience.rollout.green_errors", "new-version errors"},
-	{"resilience.rollout.detection_s", "rollback after s"},
-	{"prefix_cache.hit_rate", "prefix hit rate"},
-	{"kv.preemptions", "preemptions"},
-	{"fleet.mfu", "MFU"},
-	{"cost.usd", "cost $"},
-	{"cost.usd_per_million_output_tokens", "$ / 1M good tok"},
-	{"failures.availability", "availability"}, // rows from here on: only when present
-	{"failures.spares_used", "spare swaps"},
+// Optional rows are shown only when some arm reports them (a run without
+// [failures] has no availability, not 0).
+var abTableKeys = []struct {
+	key, label string
+	optional   bool
+}{
+	{key: "requests.completed", label: "completed"},
+	{key: "requests.failed", label: "failed"},
+	{key: "requests.shed", label: "shed"},
+	{key: "latency_ms.ttft.p50", label: "TTFT p50 ms"},
+	{key: "latency_ms.ttft.p99", label: "TTFT p99 ms"},
+	{key: "latency_ms.ttft.p999", label: "TTFT p99.9 ms"},
+	{key: "latency_ms.ttft_client.p99", label: "client TTFT p99"},
+	{key: "latency_ms.tpot.p99", label: "TPOT p99 ms"},
+	{key: "latency_ms.e2e.p99", label: "e2e p99 ms"},
+	{key: "throughput.output_tokens_per_s", label: "output tok/s"},
+	{key: "goodput.requests_per_s", label: "goodput req/s"},
+	{key: "goodput.slo_attainment", label: "SLO attainment"},
+	{key: "resilience.success_rate", label: "success rate"},
+	{key: "resilience.hedge_rate", label: "hedge rate"},
+	{key: "resilience.wasted_token_fraction", label: "wasted tokens"},
+	{key: "resilience.cancelled_token_fraction", label: "cancelled tokens"},
+	{key: "resilience.isolation_ms_max", label: "isolation ms (max)"},
+	{key: "resilience.rollout.green_errors", label: "new-version errors"},
+	{key: "resilience.rollout.detection_s", label: "rollback after s"},
+	{key: "prefix_cache.hit_rate", label: "prefix hit rate"},
+	{key: "kv.preemptions", label: "preemptions"},
+	{key: "fleet.mfu", label: "MFU"},
+	{key: "cost.usd", label: "cost $"},
+	{key: "cost.usd_per_million_output_tokens", label: "$ / 1M good tok"},
+	{key: "failures.availability", label: "availability", optional: true},
+	{key: "failures.spares_used", label: "spare swaps", optional: true},
 }
-
-// abOptionalFrom is the first abTableKeys row shown only when some arm
-// reports it (a run without [failures] has no availability, not 0).
-const abOptionalFrom = "failures.availability"
 
 // anyArmHas reports whether some arm's statistics include key.
 func (r *ABResult) anyArmHas(key string) bool {
@@ -274,10 +275,8 @@ func (r *ABResult) Report() string {
 		fmt.Fprintf(&b, " %22s", trunc(a.Name+" − "+r.Arms[0].Name, 22))
 	}
 	b.WriteByte('\n')
-	optional := false
 	for _, row := range abTableKeys {
-		optional = optional || row.key == abOptionalFrom
-		if optional && !r.anyArmHas(row.key) {
+		if row.optional && !r.anyArmHas(row.key) {
 			continue
 		}
 		fmt.Fprintf(&b, "%-18s", row.label)
