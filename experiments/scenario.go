@@ -71,7 +71,10 @@ type Scenario struct {
 
 	src               []byte // the file, for Derive
 	filename, baseDir string
-	overlays          []Overlay // applied over src, in order
+	// profiles are the engine profile files the scenario names, by the path
+	// as written.
+	profiles map[string]models.PerfProfile
+	overlays []Overlay // applied over src, in order
 }
 
 // FallbackConfig is a scenario's [fallback] table: the keys of [cluster]
@@ -175,9 +178,9 @@ func DefaultScenario() Scenario {
 		Failures: DefaultFailuresConfig(),
 		Rollout:  models.DefaultRolloutConfig(),
 		Fallback: FallbackConfig{FleetConfig: models.FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 2,
-			Replica: models.DefaultReplicaConfig(), Perf: models.DefaultPerfConfig()}},
+			Replica: models.DefaultReplicaConfig()}},
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
-			Replica: models.DefaultReplicaConfig(), Perf: models.DefaultPerfConfig()},
+			Replica: models.DefaultReplicaConfig()},
 		Router:   policies.DefaultRouterConfig(),
 		Policies: policies.DefaultResilienceConfig(),
 		Workload: workloads.DefaultConfig(),
@@ -272,6 +275,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays
 	resolveTrace(&sc.Workload.Trace, baseDir)
 	var ps config.Problems
+	sc.loadProfiles(&ps)
 	sc.Validate(&ps)
 	if terr == nil && len(ps.List) == 0 {
 		return &sc, nil
@@ -336,7 +340,48 @@ func (s *Scenario) Catalog() *models.Catalog {
 	for _, m := range s.Models {
 		cat.LLMs[m.Name] = m
 	}
+	for k, p := range s.profiles {
+		cat.Profiles[k] = p
+	}
 	return cat
+}
+
+// loadProfiles reads the engine profile files the cluster and the fallback
+// pool name (relative to the scenario's folder), reporting a file that
+// cannot be read or is invalid under the key that names it.
+func (s *Scenario) loadProfiles(ps *config.Problems) {
+	for _, c := range []struct {
+		key  string
+		spec models.PerfSpec
+	}{
+		{"cluster.replica.perf.profile", s.Cluster.Replica.Perf},
+		{"fallback.replica.perf.profile", s.Fallback.Replica.Perf},
+	} {
+		if !c.spec.IsPath() {
+			continue
+		}
+		if _, ok := s.profiles[c.spec.Profile]; ok {
+			continue
+		}
+		path := c.spec.Profile
+		if s.baseDir != "" && !filepath.IsAbs(path) {
+			path = filepath.Join(s.baseDir, path)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			ps.Add(c.key, "cannot read profile: %v", err)
+			continue
+		}
+		pp, err := models.ParseProfile(path, data)
+		if err != nil {
+			ps.Add(c.key, "invalid profile:\n%v", err)
+			continue
+		}
+		if s.profiles == nil {
+			s.profiles = map[string]models.PerfProfile{}
+		}
+		s.profiles[c.spec.Profile] = pp
+	}
 }
 
 // maxSamples bounds the time series (timeseries.csv) of one run.

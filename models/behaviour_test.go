@@ -19,9 +19,10 @@ func TestMemoryPlanAddsUp(t *testing.T) {
 	}{{"H100", "llama-3-8b", 1}, {"H100", "llama-3-70b", 8}, {"H200", "llama-3-70b", 4}, {"GB200", "llama-3-405b", 8}} {
 		cfg := DefaultReplicaConfig()
 		var ps problemsT
-		p := PlanMemory(cat.GPUs[tc.gpu], cat.LLMs[tc.model], tc.tp, cfg, "cluster.model", &ps.Problems)
+		p := PlanMemory(cat.GPUs[tc.gpu], cat.LLMs[tc.model], tc.tp, cfg, DefaultPerfProfile(), "cluster.model", &ps.Problems)
 		require.Empty(t, ps.List, "%v", tc)
-		require.InDelta(t, p.BudgetBytes, p.WeightBytes+p.ActivationBytes+p.KVBytes, 1, "%v", tc)
+		require.InDelta(t, p.BudgetBytes, p.WeightBytes+p.ActivationBytes+p.RuntimeBytes+p.KVBytes, 1, "%v", tc)
+		require.Greater(t, p.RuntimeBytes, DefaultPerfProfile().RuntimeReserveBytes, "runtime reserve plus logits")
 		used := float64(p.KVBlocks) * p.KVBytesPerBlock
 		require.LessOrEqual(t, used, p.KVBytes)
 		require.Greater(t, used+p.KVBytesPerBlock, p.KVBytes)
@@ -32,7 +33,7 @@ func TestMemoryPlanAddsUp(t *testing.T) {
 	}
 	// 405B does not fit on 8 H100 in BF16: a clear problem, not a panic.
 	var ps problemsT
-	PlanMemory(cat.GPUs["H100"], cat.LLMs["llama-3-405b"], 8, DefaultReplicaConfig(), "cluster.model", &ps.Problems)
+	PlanMemory(cat.GPUs["H100"], cat.LLMs["llama-3-405b"], 8, DefaultReplicaConfig(), DefaultPerfProfile(), "cluster.model", &ps.Problems)
 	require.Len(t, ps.List, 1)
 	require.Contains(t, ps.List[0].Msg, "does not fit")
 }

@@ -16,6 +16,9 @@ type GPU struct {
 	// BF16FLOPS and FP8FLOPS are dense peak tensor throughput in FLOP/s.
 	BF16FLOPS float64 `toml:"bf16_flops"`
 	FP8FLOPS  float64 `toml:"fp8_flops"`
+	// FP4FLOPS is the dense FP4 peak in FLOP/s; 0 where the GPU has no FP4
+	// tensor cores (before Blackwell).
+	FP4FLOPS float64 `toml:"fp4_flops"`
 	// NVLinkBytesPerS is the total (bidirectional) NVLink bandwidth per GPU
 	// in bytes/s; one direction is half of it.
 	NVLinkBytesPerS float64 `toml:"nvlink_bytes_per_s"`
@@ -45,13 +48,16 @@ var builtinGPUs = []GPU{
 	// (assumption: same tier choice as H100).
 	{Name: "H200", HBMBytes: 141e9, HBMBytesPerS: 4.8e12, BF16FLOPS: 989e12, FP8FLOPS: 1979e12,
 		NVLinkBytesPerS: 900e9, TDPWatts: 700, DomainGPUs: 8, PricePerGPUHour: 7.00, ReservedPricePerGPUHour: 2.50},
-	// B200: 180 GB, 7.7 TB/s, 2,250 / 4,500 TF, 1.8 TB/s, 1,000 W.
+	// B200: 180 GB, 7.7 TB/s, 2,250 / 4,500 TF, 1.8 TB/s, 1,000 W. FP4 dense
+	// 9,000 TF (assumption: twice FP8, as NVIDIA's Blackwell datasheets give
+	// 18 PF sparse FP4 per B200).
 	// Price: assumption, $9.00 (no CALIBRATION.md row; ~1.4x H100).
-	{Name: "B200", HBMBytes: 180e9, HBMBytesPerS: 7.7e12, BF16FLOPS: 2250e12, FP8FLOPS: 4500e12,
+	{Name: "B200", HBMBytes: 180e9, HBMBytesPerS: 7.7e12, BF16FLOPS: 2250e12, FP8FLOPS: 4500e12, FP4FLOPS: 9000e12,
 		NVLinkBytesPerS: 1.8e12, TDPWatts: 1000, DomainGPUs: 8, PricePerGPUHour: 9.00, ReservedPricePerGPUHour: 4.00},
 	// GB200 per GPU in an NVL72 rack: 186 GB, 8 TB/s, 2,500 / 5,000 TF,
-	// 1.8 TB/s, 1,200 W. Price: assumption, $10.50 (no CALIBRATION.md row).
-	{Name: "GB200", HBMBytes: 186e9, HBMBytesPerS: 8e12, BF16FLOPS: 2500e12, FP8FLOPS: 5000e12,
+	// 1.8 TB/s, 1,200 W. FP4 dense 10,000 TF (assumption: twice FP8).
+	// Price: assumption, $10.50 (no CALIBRATION.md row).
+	{Name: "GB200", HBMBytes: 186e9, HBMBytesPerS: 8e12, BF16FLOPS: 2500e12, FP8FLOPS: 5000e12, FP4FLOPS: 10000e12,
 		NVLinkBytesPerS: 1.8e12, TDPWatts: 1200, DomainGPUs: 72, PricePerGPUHour: 10.50, ReservedPricePerGPUHour: 4.67},
 }
 
@@ -66,17 +72,22 @@ type LLM struct {
 	Intermediate int     `toml:"intermediate"`
 	Vocab        int     `toml:"vocab"`
 	Params       float64 `toml:"params"` // total parameters
+	// ContextTokens is the context window (prompt + output) in tokens; a
+	// longer request is refused. 0 means no limit is known.
+	ContextTokens int `toml:"context_tokens"`
 }
 
 // Built-in models: Llama 3 (arXiv 2407.21783, Table 3: layers, model
-// dimension, FFN dimension, attention heads, key/value heads, vocabulary).
+// dimension, FFN dimension, attention heads, key/value heads, vocabulary;
+// the 3.1 releases' 128K context window, §3.4.2 and the model cards'
+// max_position_embeddings = 131072).
 var builtinLLMs = []LLM{
 	{Name: "llama-3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
-		Intermediate: 14336, Vocab: 128256, Params: 8.03e9},
+		Intermediate: 14336, Vocab: 128256, Params: 8.03e9, ContextTokens: 131072},
 	{Name: "llama-3-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
-		Intermediate: 28672, Vocab: 128256, Params: 70.6e9},
+		Intermediate: 28672, Vocab: 128256, Params: 70.6e9, ContextTokens: 131072},
 	{Name: "llama-3-405b", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, HeadDim: 128,
-		Intermediate: 53248, Vocab: 128256, Params: 405.9e9},
+		Intermediate: 53248, Vocab: 128256, Params: 405.9e9, ContextTokens: 131072},
 }
 
 // KVBytesPerToken is the KV-cache size of one token across the whole model:
@@ -86,16 +97,33 @@ func (m *LLM) KVBytesPerToken(bytesPerElem float64) float64 {
 	return 2 * float64(m.Layers) * float64(m.KVHeads) * float64(m.HeadDim) * bytesPerElem
 }
 
+// KVBytesPerTokenGPU is one GPU's share of a token's KV at tensor
+// parallelism tp: its kv_heads/tp heads, but never less than one whole head
+// (past tp = kv_heads each KV head is replicated, so capacity stops growing).
+func (m *LLM) KVBytesPerTokenGPU(bytesPerElem float64, tp int) float64 {
+	heads := float64(m.KVHeads) / float64(tp)
+	if heads < 1 {
+		heads = 1
+	}
+	return 2 * float64(m.Layers) * heads * float64(m.HeadDim) * bytesPerElem
+}
+
 // Catalog holds the GPUs and models a scenario may name: the built-ins plus
 // any the scenario adds or overrides.
 type Catalog struct {
 	GPUs map[string]GPU
 	LLMs map[string]LLM
+	// Profiles are the engine profiles, by built-in name or by the path a
+	// scenario named.
+	Profiles map[string]PerfProfile
 }
 
 // NewCatalog returns the built-in catalog.
 func NewCatalog() *Catalog {
-	c := &Catalog{GPUs: map[string]GPU{}, LLMs: map[string]LLM{}}
+	c := &Catalog{GPUs: map[string]GPU{}, LLMs: map[string]LLM{}, Profiles: map[string]PerfProfile{}}
+	for name, p := range builtinProfiles {
+		c.Profiles[name] = p
+	}
 	for _, g := range builtinGPUs {
 		c.GPUs[g.Name] = g
 	}
@@ -129,6 +157,7 @@ func (g *GPU) Validate(prefix string, ps *config.Problems) {
 	ps.Positive(prefix+".hbm_bytes_per_s", g.HBMBytesPerS)
 	ps.Positive(prefix+".bf16_flops", g.BF16FLOPS)
 	ps.Positive(prefix+".fp8_flops", g.FP8FLOPS)
+	ps.NonNegative(prefix+".fp4_flops", g.FP4FLOPS)
 	ps.Positive(prefix+".nvlink_bytes_per_s", g.NVLinkBytesPerS)
 	ps.NonNegative(prefix+".tdp_watts", g.TDPWatts)
 	ps.PositiveInt(prefix+".domain_gpus", g.DomainGPUs)
@@ -149,6 +178,9 @@ func (m *LLM) Validate(prefix string, ps *config.Problems) {
 	ps.PositiveInt(prefix+".intermediate", m.Intermediate)
 	ps.PositiveInt(prefix+".vocab", m.Vocab)
 	ps.Positive(prefix+".params", m.Params)
+	if m.ContextTokens < 0 {
+		ps.Add(prefix+".context_tokens", "must be >= 0 (0: no known limit), found %d", m.ContextTokens)
+	}
 	if m.KVHeads > 0 && m.Heads > 0 && m.Heads%m.KVHeads != 0 {
 		ps.Add(prefix+".kv_heads", "must divide heads (%d), found %d", m.Heads, m.KVHeads)
 	}

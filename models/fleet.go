@@ -32,7 +32,6 @@ type FleetConfig struct {
 	// (as far as TP allows). Ignored by "pack".
 	Domains int           `toml:"domains"`
 	Replica ReplicaConfig `toml:"replica"`
-	Perf    PerfConfig    `toml:"perf"`
 }
 
 // Validate records every problem of the fleet under prefix (e.g.
@@ -72,11 +71,24 @@ func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems)
 	}
 	n := len(ps.List)
 	c.Replica.Validate(prefix+".replica", ps)
-	c.Perf.Validate(prefix+".perf", ps)
-	if !okG || !okM || len(ps.List) > n || c.TP <= 0 {
+	pp, okP := cat.Profiles[c.Replica.Perf.Profile]
+	if !okP && c.Replica.Perf.Profile != "" && !c.Replica.Perf.IsPath() {
+		ps.OneOf(prefix+".replica.perf.profile", c.Replica.Perf.Profile, BuiltinProfileNames())
+	} else if !okP && c.Replica.Perf.Profile != "" {
+		ps.Add(prefix+".replica.perf.profile", "profile file %q was not loaded", c.Replica.Perf.Profile)
+	}
+	if okG && okM && c.TP > 0 {
+		if err := CheckTP(llm, c.TP); err != nil {
+			ps.Add(prefix+".tp", "%v", err)
+		}
+		if err := CheckPrecision(gpu, Precision(c.Replica.Weights), Precision(c.Replica.KVDType)); err != nil {
+			ps.Add(prefix+".replica.weights", "%v", err)
+		}
+	}
+	if !okG || !okM || !okP || len(ps.List) > n || c.TP <= 0 {
 		return MemoryPlan{}
 	}
-	return PlanMemory(gpu, llm, c.TP, c.Replica, prefix+".model", ps)
+	return PlanMemory(gpu, llm, c.TP, c.Replica, pp, prefix+".model", ps)
 }
 
 // Placement is where the fleet's replicas sit.
@@ -192,7 +204,7 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 		return nil, err
 	}
 	gpu, llm := cat.GPUs[cfg.GPU], cat.LLMs[cfg.Model]
-	perf, err := NewStepModel(gpu, llm, cfg.TP, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cfg.Perf)
+	perf, err := NewStepModel(gpu, llm, cfg.TP, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +366,7 @@ func (f *Fleet) AddFallback(cat *Catalog, cfg FleetConfig, router Router, prefix
 		return err
 	}
 	gpu, llm := cat.GPUs[cfg.GPU], cat.LLMs[cfg.Model]
-	perf, err := NewStepModel(gpu, llm, cfg.TP, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cfg.Perf)
+	perf, err := NewStepModel(gpu, llm, cfg.TP, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
 	if err != nil {
 		return err
 	}

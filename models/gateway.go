@@ -193,7 +193,9 @@ func (f *Fleet) CopyFailed(c *Copy, at sim.Time, reason string) {
 	if len(cr.copies) > 0 {
 		return
 	}
-	if f.pol.Retry != nil {
+	// A request longer than the model's context window fails the same way
+	// everywhere: it is not retried.
+	if f.pol.Retry != nil && reason != FailContext {
 		if backoff, ok := f.pol.Retry.Retry(cr.attempts, reason, at); ok {
 			cr.firstSeen, cr.started = false, false
 			f.eng.Cancel(cr.hedge)

@@ -49,7 +49,7 @@ func testFleet(t testing.TB, cfg FleetConfig) (*sim.Engine, *Fleet) {
 
 func defaultFleet(replicas int) FleetConfig {
 	return FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: replicas,
-		Replica: DefaultReplicaConfig(), Perf: DefaultPerfConfig()}
+		Replica: DefaultReplicaConfig()}
 }
 
 // lognormalLen draws a token length with the given mean and sigma, clamped.

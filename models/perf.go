@@ -3,214 +3,254 @@ package models
 import (
 	"fmt"
 	"math"
-
-	"github.com/fleetsim/fleetsim/internal/config"
 )
-
-// PerfConfig holds the efficiency factors of the roofline step model. The
-// defaults are calibrated so that Llama-3.1-8B BF16 on one H100 serves a
-// ShareGPT-like offline load at about the 12.6k output tokens/s published for
-// vLLM (CALIBRATION.md §4, S); TestCalibrationVLLM8BH100 keeps it so.
-type PerfConfig struct {
-	// ComputeEfficiency is the fraction of dense peak FLOP/s that the GEMMs
-	// and attention kernels reach. Default 0.6 (assumption: inference GEMMs at
-	// large token counts; Llama 3 training reached 38–43% MFU end to end,
-	// CALIBRATION.md §3, P, which bounds it from below).
-	ComputeEfficiency float64 `toml:"compute_efficiency"`
-	// BandwidthEfficiency is the fraction of peak HBM bandwidth reached when
-	// streaming weights and KV. Default 0.8 (assumption: typical achieved
-	// HBM bandwidth of memory-bound decode kernels).
-	BandwidthEfficiency float64 `toml:"bandwidth_efficiency"`
-	// NVLinkEfficiency is the fraction of one-direction NVLink bandwidth an
-	// all-reduce reaches. Default 0.7 (assumption).
-	NVLinkEfficiency float64 `toml:"nvlink_efficiency"`
-	// AllReduceLatencyS is the fixed latency of one all-reduce in seconds;
-	// a TP layer does two. Default 8e-6 (assumption: NCCL small-message
-	// latency within an NVLink domain).
-	AllReduceLatencyS float64 `toml:"allreduce_latency_s"`
-	// StepOverheadS is the fixed per-step cost in seconds: scheduling,
-	// sampling, input preparation and kernel launches. Default 0.003
-	// (assumption, fitted by the calibration test).
-	StepOverheadS float64 `toml:"step_overhead_s"`
-}
-
-// DefaultPerfConfig returns the calibrated defaults documented on PerfConfig.
-func DefaultPerfConfig() PerfConfig {
-	return PerfConfig{
-		ComputeEfficiency:   0.7,
-		BandwidthEfficiency: 0.85,
-		NVLinkEfficiency:    0.7,
-		AllReduceLatencyS:   8e-6,
-		StepOverheadS:       0.001,
-	}
-}
-
-// Validate reports problems under key prefix.
-func (c *PerfConfig) Validate(prefix string, ps *config.Problems) {
-	for _, f := range []struct {
-		key string
-		v   float64
-	}{
-		{"compute_efficiency", c.ComputeEfficiency},
-		{"bandwidth_efficiency", c.BandwidthEfficiency},
-		{"nvlink_efficiency", c.NVLinkEfficiency},
-	} {
-		ps.Positive(prefix+"."+f.key, f.v)
-		if f.v > 1 {
-			ps.Add(prefix+"."+f.key, "must be at most 1, found %v", f.v)
-		}
-	}
-	ps.NonNegative(prefix+".allreduce_latency_s", c.AllReduceLatencyS)
-	ps.NonNegative(prefix+".step_overhead_s", c.StepOverheadS)
-}
 
 // Precision is how weights or KV are stored.
 type Precision string
 
-// Precisions.
+// Precisions. FP4 (NVFP4/MXFP4) needs Blackwell tensor cores (a GPU with
+// fp4_flops > 0).
 const (
 	BF16 Precision = "bf16"
 	FP8  Precision = "fp8"
+	FP4  Precision = "fp4"
 )
 
-// Bytes is the size of one element.
+// WeightPrecisions and KVPrecisions list what each may be.
+var (
+	WeightPrecisions = []string{string(BF16), string(FP4), string(FP8)}
+	KVPrecisions     = []string{string(BF16), string(FP8)}
+)
+
+// Bytes is the size of one element (FP4 packs two per byte; its block
+// scales are ignored, under 7% of the weights).
 func (p Precision) Bytes() float64 {
-	if p == FP8 {
+	switch p {
+	case FP8:
 		return 1
+	case FP4:
+		return 0.5
 	}
 	return 2
 }
 
-// StepModel gives the duration of one continuous-batching step of a replica:
-// a roofline over one GPU of the tensor-parallel group (compute-bound when
-// many tokens are processed, bandwidth-bound when weights and KV dominate),
-// plus the TP all-reduces over NVLink and a fixed overhead.
+// PeakFLOPS is gpu's dense tensor peak at precision p.
+func (p Precision) PeakFLOPS(gpu GPU) float64 {
+	switch p {
+	case FP8:
+		return gpu.FP8FLOPS
+	case FP4:
+		return gpu.FP4FLOPS
+	}
+	return gpu.BF16FLOPS
+}
+
+// StepShape is what one engine step does: the prompt tokens it prefills (in
+// PrefillSeqs sequences, attending PrefillPairs query–key pairs in all) and
+// the sequences that decode one token each, reading DecodeCtx tokens of KV
+// in all.
+type StepShape struct {
+	PrefillTokens float64
+	PrefillPairs  float64
+	PrefillSeqs   float64
+	DecodeSeqs    float64
+	DecodeCtx     float64
+}
+
+// Tokens is the number of tokens the step's GEMMs process.
+func (s StepShape) Tokens() float64 { return s.PrefillTokens + s.DecodeSeqs }
+
+// StepModel gives the duration of one engine step of a replica, per GPU of
+// its tensor-parallel group, with the structure of a real engine step: the
+// phases run one after another, not overlapped as a single roofline would
+// have them.
 //
-//	step = max(compute, memory) + allreduce + overhead
-//	compute = (2·params·tokens + 4·layers·hidden·attended) / (tp · peak · eff)
-//	memory  = (params·wbytes + kvBytesPerToken·kvRead) / (tp · hbmBW · eff)
-//	allreduce = 2·layers · (latency + 2(tp-1)/tp · tokens·hidden·2 B / (nvlink/2 · eff))
+//	step      = gemm + attention + (1 − tp_overlap)·allreduce + overhead
+//	gemm      = max(weights / (hbm·weight_bw_eff),
+//	                2·params/tp · (tokens + gemm_half_tokens) / (peak_w · gemm_eff_w))
+//	attention = 4·layers·heads·head_dim/tp · (pairs + attention_half_context·prefill_tokens)
+//	                / (peak_kv · attention_eff)
+//	          + kv_bytes_per_token/tp · decode_ctx / (hbm · kv_bw_eff)
+//	allreduce = 2·layers · (latency + 2(tp−1)/tp · tokens·hidden·2 B / (nvlink/2 · nvlink_eff))
+//	overhead  = step_overhead + seq_overhead · sequences
 //
-// where tokens is the number of tokens processed in the step (prefill chunk
-// tokens plus one per decoding sequence), attended the query-key pairs of
-// attention, and kvRead the KV tokens read. All quantities are per GPU.
+// The GEMM efficiency saturates with the step's token count
+// (eff(T) = gemm_eff·T/(T+gemm_half_tokens): small GEMMs do not fill the
+// tensor cores), and prefill attention's with the context each query attends
+// (eff(c) = attention_eff·c/(c+attention_half_context)); both are written in
+// the linear form above. peak_w is the dense peak at the weights' precision,
+// peak_kv at the KV cache's (attention runs in FP8 when the KV is FP8).
+// Every term is linear in the step's shape, so a decode-only run of k steps
+// has a closed form (DecodeRun), O(1) whatever k.
 type StepModel struct {
-	linFLOPsPerToken   float64 // 2·params/tp
-	attnFLOPsPerPair   float64 // 4·layers·hidden/tp
-	weightBytes        float64 // per GPU
-	kvBytesPerToken    float64 // per GPU
-	flops              float64 // effective FLOP/s
-	bw                 float64 // effective bytes/s
-	commFixedS         float64 // per step, independent of tokens
-	commPerTokenS      float64
-	overheadS          float64
-	peakFLOPS          float64 // dense peak FLOP/s of one GPU
+	gemmFLOPsPerToken float64 // 2·params/tp
+	attnFLOPsPerPair  float64 // 4·layers·heads·head_dim/tp
+	weightBytes       float64 // per GPU
+	kvBytesPerToken   float64 // per GPU, KV heads replicated past kv_heads
+	gemmFLOPS         float64 // peak_w · gemm efficiency
+	gemmHalf          float64
+	weightBW          float64
+	attnFLOPS         float64
+	attnHalf          float64
+	kvBW              float64
+	commFixedS        float64 // per step, after overlap
+	commPerTokenS     float64 // after overlap
+	overheadS         float64
+	seqOverheadS      float64
+	peakFLOPS         float64 // dense peak FLOP/s at the weights' precision
+	// WeightBytesPerGPU and KVBytesPerTokenGPU are the per-GPU weight and
+	// KV-per-token sizes the model (and the memory plan) use.
 	WeightBytesPerGPU  float64
 	KVBytesPerTokenGPU float64
+	// ContextTokens is the model's context window (0: no known limit).
+	ContextTokens int
 }
 
 // NewStepModel builds the step model for llm on gpu with tensor parallelism
-// tp, weights and KV at the given precisions.
-func NewStepModel(gpu GPU, llm LLM, tp int, weights, kv Precision, pc PerfConfig) (*StepModel, error) {
-	if tp < 1 {
-		return nil, fmt.Errorf("models: tensor parallelism %d < 1", tp)
-	}
-	peak := gpu.BF16FLOPS
-	if weights == FP8 {
-		peak = gpu.FP8FLOPS
+// tp, weights and KV at the given precisions, under engine profile pp. It
+// refuses physically impossible layouts (CheckLayout).
+func NewStepModel(gpu GPU, llm LLM, tp int, weights, kv Precision, pp PerfProfile) (*StepModel, error) {
+	if err := CheckLayout(gpu, llm, tp, weights, kv); err != nil {
+		return nil, err
 	}
 	t := float64(tp)
+	peakW := weights.PeakFLOPS(gpu)
+	peakKV := kv.PeakFLOPS(gpu)
 	m := &StepModel{
-		linFLOPsPerToken: 2 * llm.Params / t,
-		attnFLOPsPerPair: 4 * float64(llm.Layers) * float64(llm.Hidden) / t,
-		weightBytes:      llm.Params * weights.Bytes() / t,
-		kvBytesPerToken:  llm.KVBytesPerToken(kv.Bytes()) / t,
-		flops:            peak * pc.ComputeEfficiency,
-		bw:               gpu.HBMBytesPerS * pc.BandwidthEfficiency,
-		overheadS:        pc.StepOverheadS,
-		peakFLOPS:        peak,
+		gemmFLOPsPerToken: 2 * llm.Params / t,
+		attnFLOPsPerPair:  4 * float64(llm.Layers) * float64(llm.Heads*llm.HeadDim) / t,
+		weightBytes:       llm.Params * weights.Bytes() / t,
+		kvBytesPerToken:   llm.KVBytesPerTokenGPU(kv.Bytes(), tp),
+		gemmFLOPS:         peakW * pp.GEMMEfficiency(weights),
+		gemmHalf:          pp.GEMMHalfTokens,
+		weightBW:          gpu.HBMBytesPerS * pp.WeightBandwidthEfficiency,
+		attnFLOPS:         peakKV * pp.AttentionEfficiency,
+		attnHalf:          pp.AttentionHalfContext,
+		kvBW:              gpu.HBMBytesPerS * pp.KVBandwidthEfficiency,
+		overheadS:         pp.StepOverheadS,
+		seqOverheadS:      pp.SeqOverheadS,
+		peakFLOPS:         peakW,
 	}
 	if tp > 1 {
 		nAR := 2 * float64(llm.Layers)
-		oneDir := gpu.NVLinkBytesPerS / 2 * pc.NVLinkEfficiency
-		m.commFixedS = nAR * pc.AllReduceLatencyS
-		m.commPerTokenS = nAR * 2 * (t - 1) / t * float64(llm.Hidden) * 2 / oneDir
+		oneDir := gpu.NVLinkBytesPerS / 2 * pp.NVLinkEfficiency
+		exposed := 1 - pp.TPOverlap
+		m.commFixedS = exposed * nAR * pp.AllReduceLatencyS
+		m.commPerTokenS = exposed * nAR * 2 * (t - 1) / t * float64(llm.Hidden) * 2 / oneDir
 	}
 	m.WeightBytesPerGPU = m.weightBytes
 	m.KVBytesPerTokenGPU = m.kvBytesPerToken
+	m.ContextTokens = llm.ContextTokens
 	return m, nil
 }
 
-// Step returns the duration in seconds of one step that processes tokens
-// tokens in all (prefill chunk tokens plus decoding sequences), computes
-// attended query-key pairs of attention and reads kvRead tokens of KV.
-func (m *StepModel) Step(tokens, attended, kvRead float64) float64 {
-	c := (m.linFLOPsPerToken*tokens + m.attnFLOPsPerPair*attended) / m.flops
-	mem := (m.weightBytes + m.kvBytesPerToken*kvRead) / m.bw
-	return math.Max(c, mem) + m.commFixedS + m.commPerTokenS*tokens + m.overheadS
+// CheckLayout refuses a configuration no engine can run (CheckTP, then
+// CheckPrecision).
+func CheckLayout(gpu GPU, llm LLM, tp int, weights, kv Precision) error {
+	if err := CheckTP(llm, tp); err != nil {
+		return err
+	}
+	return CheckPrecision(gpu, weights, kv)
 }
 
-// FLOPs is the model FLOPs one GPU of the group does in a step with these
-// tokens and attended pairs (what MFU counts).
-func (m *StepModel) FLOPs(tokens, attended float64) float64 {
-	return m.linFLOPsPerToken*tokens + m.attnFLOPsPerPair*attended
+// CheckTP refuses a tensor parallelism no engine can shard llm over: it
+// must divide the attention heads, and past the KV-head count be a multiple
+// of it (each KV head is then replicated tp/kv_heads times, as vLLM and
+// TensorRT-LLM do); below it, divide it.
+func CheckTP(llm LLM, tp int) error {
+	if tp < 1 {
+		return fmt.Errorf("tensor parallelism %d < 1", tp)
+	}
+	if llm.Heads > 0 && llm.Heads%tp != 0 {
+		return fmt.Errorf("TP=%d does not divide %s's %d attention heads", tp, llm.Name, llm.Heads)
+	}
+	if llm.KVHeads > 0 && tp > llm.KVHeads && tp%llm.KVHeads != 0 {
+		return fmt.Errorf("TP=%d is above %s's %d KV heads but not a multiple of them (each KV head must be replicated a whole number of times)", tp, llm.Name, llm.KVHeads)
+	}
+	if llm.KVHeads > 0 && tp < llm.KVHeads && llm.KVHeads%tp != 0 {
+		return fmt.Errorf("TP=%d does not divide %s's %d KV heads", tp, llm.Name, llm.KVHeads)
+	}
+	return nil
+}
+
+// CheckPrecision refuses FP4 weights on a GPU without FP4 tensor cores and
+// an FP4 KV cache.
+func CheckPrecision(gpu GPU, weights, kv Precision) error {
+	if weights == FP4 && gpu.FP4FLOPS <= 0 {
+		return fmt.Errorf("fp4 weights need FP4 tensor cores (Blackwell); %s has none (fp4_flops = 0)", gpu.Name)
+	}
+	if kv == FP4 {
+		return fmt.Errorf("an fp4 KV cache is not supported; use bf16 or fp8")
+	}
+	return nil
+}
+
+// Step returns the duration in seconds of one step of shape s.
+func (m *StepModel) Step(s StepShape) float64 {
+	tokens := s.Tokens()
+	d := m.overheadS + m.seqOverheadS*(s.PrefillSeqs+s.DecodeSeqs)
+	if tokens > 0 {
+		d += m.gemm(tokens) + m.commFixedS + m.commPerTokenS*tokens
+	}
+	d += m.attnFLOPsPerPair * (s.PrefillPairs + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
+	d += m.kvBytesPerToken * s.DecodeCtx / m.kvBW
+	return d
+}
+
+// gemm is the GEMM phase of a step of tokens tokens: the weights are
+// streamed once, and the FLOPs run at an efficiency that grows with tokens.
+func (m *StepModel) gemm(tokens float64) float64 {
+	return math.Max(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS)
+}
+
+// FLOPs is the model FLOPs one GPU of the group does in a step of shape s
+// (what MFU counts: a decoding sequence attends its context and itself).
+func (m *StepModel) FLOPs(s StepShape) float64 {
+	return m.gemmFLOPsPerToken*s.Tokens() + m.attnFLOPsPerPair*(s.PrefillPairs+s.DecodeCtx+s.DecodeSeqs)
 }
 
 // PeakFLOPS is one GPU's dense peak FLOP/s at the weights' precision.
 func (m *StepModel) PeakFLOPS() float64 { return m.peakFLOPS }
 
+// RooflineBound is the least time any engine could take for a step of
+// shape s on this GPU: its FLOPs at the GPU's highest dense peak, or its
+// bytes (weights once, KV read) at peak bandwidth, whichever is larger.
+// Step never returns less (a physics check the tests make).
+func (m *StepModel) RooflineBound(gpu GPU, s StepShape) float64 {
+	peak := max(gpu.BF16FLOPS, gpu.FP8FLOPS, gpu.FP4FLOPS)
+	bytes := m.kvBytesPerToken * s.DecodeCtx
+	if s.Tokens() > 0 {
+		bytes += m.weightBytes
+	}
+	return max(m.FLOPs(s)/peak, bytes/gpu.HBMBytesPerS)
+}
+
 // DecodeRun describes k consecutive decode-only steps of n sequences whose
 // contexts sum to ctx0 tokens at the first step; each step adds n tokens to
-// the sum. Its duration has a closed form, so a run costs O(1) to simulate
-// whatever its length (DESIGN.md, fixed decision 5).
+// the sum. Step j lasts a + b·j, so the run has a closed form and costs O(1)
+// to simulate whatever its length (DESIGN.md, fixed decision 5).
 type DecodeRun struct {
-	ac, bc, am, bm float64 // compute and memory time of step j: a + b·j
-	rest           float64 // per-step constant (comm + overhead)
-	fa, fb         float64 // FLOPs of step j: fa + fb·j
+	a, b   float64 // duration of step j: a + b·j
+	fa, fb float64 // FLOPs of step j: fa + fb·j
 }
 
 // Decode returns the run of n sequences starting from total context ctx0.
 func (m *StepModel) Decode(n int, ctx0 float64) DecodeRun {
 	nf := float64(n)
+	s := StepShape{DecodeSeqs: nf, DecodeCtx: ctx0}
 	return DecodeRun{
-		ac:   (m.linFLOPsPerToken*nf + m.attnFLOPsPerPair*ctx0) / m.flops,
-		bc:   m.attnFLOPsPerPair * nf / m.flops,
-		am:   (m.weightBytes + m.kvBytesPerToken*ctx0) / m.bw,
-		bm:   m.kvBytesPerToken * nf / m.bw,
-		rest: m.commFixedS + m.commPerTokenS*nf + m.overheadS,
-		fa:   m.linFLOPsPerToken*nf + m.attnFLOPsPerPair*ctx0,
-		fb:   m.attnFLOPsPerPair * nf,
+		a:  m.Step(s),
+		b:  m.kvBytesPerToken * nf / m.kvBW,
+		fa: m.FLOPs(s),
+		fb: m.attnFLOPsPerPair * nf,
 	}
 }
 
 // FLOPs is the model FLOPs one GPU does in the first k steps of the run.
 func (r DecodeRun) FLOPs(k int64) float64 { return linSum(r.fa, r.fb, 0, float64(k)) }
 
-// Seconds is the duration of the first k steps of the run: the sum over
-// j < k of max(ac+bc·j, am+bm·j) + rest, in closed form.
-func (r DecodeRun) Seconds(k int64) float64 {
-	if k <= 0 {
-		return 0
-	}
-	kf := float64(k)
-	total := kf * r.rest
-	// Where does compute overtake memory (or the reverse)? f(j) = c(j)-m(j).
-	da, db := r.ac-r.am, r.bc-r.bm
-	compAt := func(j float64) bool { return da+db*j >= 0 }
-	if compAt(0) == compAt(kf-1) {
-		if compAt(0) {
-			return total + linSum(r.ac, r.bc, 0, kf)
-		}
-		return total + linSum(r.am, r.bm, 0, kf)
-	}
-	// One crossover inside [0, k-1]: split at the first integer step on the
-	// other side.
-	x := math.Ceil(-da / db)
-	if compAt(0) {
-		return total + linSum(r.ac, r.bc, 0, x) + linSum(r.am, r.bm, x, kf)
-	}
-	return total + linSum(r.am, r.bm, 0, x) + linSum(r.ac, r.bc, x, kf)
-}
+// Seconds is the duration of the first k steps of the run.
+func (r DecodeRun) Seconds(k int64) float64 { return linSum(r.a, r.b, 0, float64(k)) }
 
 // linSum is the sum of a+b·j for integer j in [lo, hi).
 func linSum(a, b, lo, hi float64) float64 {

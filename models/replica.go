@@ -24,6 +24,7 @@ type Outcome struct {
 // Failure reasons a replica reports.
 const (
 	FailTooLong     = "context exceeds KV capacity"
+	FailContext     = "exceeds the model's context window"
 	FailReplicaDown = "replica failed"
 )
 
@@ -108,8 +109,14 @@ type Replica struct {
 	runStart  sim.Time
 	run       DecodeRun
 	runSteps  int64 // > 0: a decode-only run of this many steps is under way
+	runBlocks int64 // KV blocks the run under way takes by its end
 	stepEnd   sim.Time
-	stepFLOPs float64 // FLOPs of the single step under way
+	stepFLOPs float64   // FLOPs of the single step under way
+	shape     StepShape // the step under way (first step of a run)
+
+	// stepRec, when set, hears of every step or run as it completes.
+	stepRec func(StepRecord)
+	firsts  int64 // first tokens emitted so far
 
 	// oom is set when a contiguous allocation failed for fragmentation: the
 	// worker dies with a CUDA out-of-memory error at the end of the event.
@@ -196,6 +203,19 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 	return r
 }
 
+// StepRecord is one executed step (Steps = 1) or decode-only run of Steps
+// steps, whose first step had Shape (each later one adds DecodeSeqs tokens to
+// DecodeCtx), and how many sequences emitted their first token at its end.
+type StepRecord struct {
+	Shape       StepShape
+	Steps       int64
+	FirstTokens int64
+}
+
+// RecordSteps makes the replica report every step or run it completes to
+// f (calibration replays them under other profiles; nil stops it).
+func (r *Replica) RecordSteps(f func(StepRecord)) { r.stepRec = f }
+
 // KV exposes the allocator (read-only use: tests and metrics).
 func (r *Replica) KV() *KVCache { return r.kv }
 
@@ -209,11 +229,16 @@ func (r *Replica) Submit(c *Copy) {
 	now := r.eng.Now()
 	req := c.Req
 	c.Replica = r.idx
-	need := r.blocksFor(int64(req.InputTokens) + int64(req.OutputTokens))
-	if r.down || need > r.kv.Total()-r.watermark {
+	total := int64(req.InputTokens) + int64(req.OutputTokens)
+	need := r.blocksFor(total)
+	overContext := r.perf.ContextTokens > 0 && total > int64(r.perf.ContextTokens)
+	if r.down || overContext || need > r.kv.Total()-r.watermark {
 		reason := FailTooLong
-		if r.down {
+		switch {
+		case r.down:
 			reason = FailReplicaDown
+		case overContext:
+			reason = FailContext
 		}
 		// Answer in an event of its own: the gateway is still sending this
 		// copy (arming its timers) and must not hear of its end before.
@@ -250,8 +275,10 @@ func (r *Replica) Submit(c *Copy) {
 		// at the first step boundary at or after now.
 		k := r.firstBoundary(now)
 		if k < r.runSteps {
+			r.account(now)
 			r.eng.Cancel(r.ev)
 			r.runSteps = k
+			r.runBlocks = r.demand(k)
 			r.stepEnd = r.runStart + r.runNs(k)
 			r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 		}
@@ -262,11 +289,27 @@ func (r *Replica) Submit(c *Copy) {
 func (r *Replica) account(now sim.Time) {
 	dt := float64(now - r.lastT)
 	if dt > 0 {
-		r.Stats.KVUsedBlockNs += dt * float64(r.kv.Used())
+		r.Stats.KVUsedBlockNs += dt*float64(r.kv.Used()) + r.runGrowth(r.lastT, now)
 		r.Stats.KVCachedBlockNs += dt * float64(r.kv.Cached())
 		r.Stats.FragNs += dt * r.kv.Fragmentation()
 	}
 	r.lastT = now
+}
+
+// runGrowth is ∫ dt over [a, b] of the blocks a decode run under way has
+// taken so far but allocates only when it ends, taking them to grow
+// linearly from the run's start to its end.
+func (r *Replica) runGrowth(a, b sim.Time) float64 {
+	if r.runSteps <= 0 || r.runBlocks <= 0 || r.stepEnd <= r.runStart {
+		return 0
+	}
+	a, b = max(a, r.runStart), min(b, r.stepEnd)
+	if b <= a {
+		return 0
+	}
+	l := float64(r.stepEnd - r.runStart)
+	x, y := float64(a-r.runStart), float64(b-r.runStart)
+	return float64(r.runBlocks) / (2 * l) * (y*y - x*x)
 }
 
 // Finish closes time-weighted statistics at now (end of the run).
@@ -307,12 +350,18 @@ func (r *Replica) stepDone(now sim.Time) {
 	r.Stats.Events++
 	r.account(now)
 	r.Stats.BusyNs += int64(now - r.runStart)
+	firsts := r.firsts
+	steps := int64(1)
 	if r.runSteps > 0 {
+		steps = r.runSteps
 		r.Stats.FLOPs += r.run.FLOPs(r.runSteps)
 		r.finishRun(now)
 	} else {
 		r.Stats.FLOPs += r.stepFLOPs
 		r.finishStep(now)
+	}
+	if r.stepRec != nil {
+		r.stepRec(StepRecord{Shape: r.shape, Steps: steps, FirstTokens: r.firsts - firsts})
 	}
 	r.plan(now)
 	r.flush()
@@ -431,6 +480,7 @@ func (r *Replica) finishStep(now sim.Time) {
 // emit records one output token of s produced at now.
 func (r *Replica) emit(s *seq, now sim.Time) {
 	if s.gen == 0 {
+		r.firsts++
 		s.first = now
 		r.notes = append(r.notes, note{kind: noteFirst, s: s, at: now})
 	}
@@ -606,14 +656,14 @@ func (r *Replica) planContinuous(now sim.Time) {
 			decoders++
 		}
 	}
-	var tokens, attended, kvRead float64
+	var sh StepShape
 	chunks := 0
 	addChunk := func(s *seq, c int) {
 		s.chunk = int32(c)
 		chunks++
-		tokens += float64(c)
-		attended += float64(c)*float64(s.kvTokens) + float64(c)*float64(c+1)/2
-		kvRead += float64(s.kvTokens)
+		sh.PrefillTokens += float64(c)
+		sh.PrefillPairs += float64(c)*float64(s.kvTokens) + float64(c)*float64(c+1)/2
+		sh.PrefillSeqs++
 	}
 	if chunked {
 		budget := r.cfg.MaxBatchedTokens - decoders
@@ -627,11 +677,14 @@ func (r *Replica) planContinuous(now sim.Time) {
 				budget -= c
 			}
 		}
-		reserve := r.decodeNeed()
+		reserve := r.admissionReserve()
 		for budget > 0 && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
 			s := r.head()
 			if !r.admit(s, now, reserve) {
 				break
+			}
+			if r.cfg.KVAdmission == KVAdmitFull {
+				reserve += r.growth(s)
 			}
 			r.waiting.popFront()
 			r.state.Waiting--
@@ -653,13 +706,20 @@ func (r *Replica) planContinuous(now sim.Time) {
 				budget -= c
 			}
 		}
-		for r.canAdmit() && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
+		var reserve int64
+		if r.cfg.KVAdmission == KVAdmitFull {
+			reserve = r.admissionReserve()
+		}
+		for r.canAdmit(reserve) && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
 			s := r.head()
 			if chunks > 0 && int(s.prompt) > budget {
 				break
 			}
-			if !r.admit(s, now, 0) {
+			if !r.admit(s, now, reserve) {
 				break
+			}
+			if r.cfg.KVAdmission == KVAdmitFull {
+				reserve += r.growth(s)
 			}
 			r.waiting.popFront()
 			r.state.Waiting--
@@ -699,14 +759,14 @@ func (r *Replica) planContinuous(now sim.Time) {
 				if r.blocksFor(s.tailTokens+1) > s.tailBlocks {
 					s.tailBlocks++
 				}
-				tokens++
-				attended += float64(s.kvTokens + 1)
-				kvRead += float64(s.kvTokens)
+				sh.DecodeSeqs++
+				sh.DecodeCtx += float64(s.kvTokens)
 			}
 		}
 	}
-	d := r.perf.Step(tokens, attended, kvRead)
-	r.stepFLOPs = r.perf.FLOPs(tokens, attended)
+	d := r.perf.Step(sh)
+	r.stepFLOPs = r.perf.FLOPs(sh)
+	r.shape = sh
 	r.stepEnd = now + r.stepNs(d)
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 }
@@ -737,9 +797,32 @@ func (r *Replica) head() *seq {
 	return nil
 }
 
+// admissionReserve is the KV blocks admission must leave free for the
+// running sequences: with "prompt" admission (vLLM) the blocks of their next
+// decode step, so a full cache later preempts; with "full" admission
+// (TensorRT-LLM's GUARANTEED_NO_EVICT) every block they will take until they
+// finish, so nothing is ever preempted.
+func (r *Replica) admissionReserve() int64 {
+	if r.cfg.KVAdmission != KVAdmitFull {
+		return r.decodeNeed()
+	}
+	var g int64
+	for _, s := range r.running {
+		g += r.growth(s)
+	}
+	return g
+}
+
+// growth is the blocks an admitted sequence will still take to finish its
+// output.
+func (r *Replica) growth(s *seq) int64 {
+	rem := int64(s.req.OutputTokens - s.gen)
+	return max(0, r.blocksFor(s.tailTokens+rem)-s.tailBlocks)
+}
+
 // canAdmit reports whether the head of the queue could be admitted now
 // (used by non-chunked continuous batching to choose a prefill step).
-func (r *Replica) canAdmit() bool {
+func (r *Replica) canAdmit(reserve int64) bool {
 	s := r.head()
 	if s == nil || len(r.running) >= r.cfg.MaxSeqs {
 		return false
@@ -748,7 +831,17 @@ func (r *Replica) canAdmit() bool {
 		return r.kv.Free()-r.blocksFor(int64(s.prompt)+int64(s.req.OutputTokens-s.gen)) >= r.watermark
 	}
 	_, _, need := r.matchPrefix(s)
-	return r.kv.Available()-need >= r.watermark
+	return r.kv.Available()-need-reserve-r.ownGrowth(s) >= r.watermark
+}
+
+// ownGrowth is the blocks a waiting sequence's output will take beyond its
+// prompt, which "full" admission reserves up front (0 otherwise).
+func (r *Replica) ownGrowth(s *seq) int64 {
+	if r.cfg.KVAdmission != KVAdmitFull {
+		return 0
+	}
+	p := int64(s.prompt)
+	return r.blocksFor(p+int64(s.req.OutputTokens-s.gen)) - r.blocksFor(p)
 }
 
 // matchPrefix returns the cached leading segments of s (count and tokens)
@@ -790,7 +883,7 @@ func (r *Replica) admit(s *seq, now sim.Time, reserve int64) bool {
 		return r.admitContiguous(s, now)
 	}
 	hits, hitTokens, need := r.matchPrefix(s)
-	if r.kv.Available()-need-reserve < r.watermark {
+	if r.kv.Available()-need-reserve-r.ownGrowth(s) < r.watermark {
 		return false
 	}
 	if r.cfg.PrefixCaching {
@@ -877,12 +970,14 @@ func (r *Replica) planDecodeRun(now sim.Time, n int) {
 	}
 	// Largest j <= k whose block demand fits in what is available.
 	avail := r.kv.Available()
-	if r.demand(k) > avail {
+	need := r.demand(k)
+	if need > avail {
 		lo, hi := int64(1), k
+		need = r.demand(1)
 		for lo < hi {
 			mid := lo + (hi-lo+1)/2
-			if r.demand(mid) <= avail {
-				lo = mid
+			if d := r.demand(mid); d <= avail {
+				lo, need = mid, d
 			} else {
 				hi = mid - 1
 			}
@@ -890,8 +985,10 @@ func (r *Replica) planDecodeRun(now sim.Time, n int) {
 		k = lo
 	}
 	r.run = r.perf.Decode(n, ctx)
+	r.shape = StepShape{DecodeSeqs: float64(n), DecodeCtx: ctx}
 	r.runSlow = r.slow
 	r.runSteps = k
+	r.runBlocks = need
 	r.stepEnd = now + r.runNs(k)
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 }
@@ -912,7 +1009,7 @@ func (r *Replica) demand(j int64) int64 {
 // decoding the current one.
 func (r *Replica) planStatic(now sim.Time) {
 	if len(r.running) == 0 {
-		var tokens, attended float64
+		var sh StepShape
 		for r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
 			s := r.head()
 			// Static batching reserves a request's whole length up front.
@@ -941,16 +1038,18 @@ func (r *Replica) planStatic(now sim.Time) {
 			r.notes = append(r.notes, note{kind: noteStarted, s: s, at: now})
 			r.Stats.PromptTokens += int64(s.req.InputTokens)
 			s.chunk = s.prompt
-			tokens += float64(s.prompt)
-			attended += float64(s.prompt) * float64(s.prompt+1) / 2
+			sh.PrefillTokens += float64(s.prompt)
+			sh.PrefillPairs += float64(s.prompt) * float64(s.prompt+1) / 2
+			sh.PrefillSeqs++
 			r.running = append(r.running, s)
 		}
 		if len(r.running) == 0 {
 			r.idle(now)
 			return
 		}
-		d := r.perf.Step(tokens, attended, 0)
-		r.stepFLOPs = r.perf.FLOPs(tokens, attended)
+		d := r.perf.Step(sh)
+		r.stepFLOPs = r.perf.FLOPs(sh)
+		r.shape = sh
 		r.stepEnd = now + r.stepNs(d)
 		r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 		return
@@ -977,8 +1076,10 @@ func (r *Replica) planStatic(now sim.Time) {
 		return
 	}
 	r.run = r.perf.Decode(len(r.running), ctx)
+	r.shape = StepShape{DecodeSeqs: float64(len(r.running)), DecodeCtx: ctx}
 	r.runSlow = r.slow
 	r.runSteps = k
+	r.runBlocks = 0 // static batching reserved every block up front
 	r.stepEnd = now + r.runNs(k)
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 }

@@ -235,7 +235,8 @@ func (r *Replica) Probe(kind ProbeKind, timeout sim.Time, kvPressure float64) Pr
 			n++
 		}
 	}
-	prefill := r.perf.Step(32+float64(n-1), 32*33/2+ctx, ctx)
+	prefill := r.perf.Step(StepShape{PrefillTokens: 32, PrefillPairs: 32 * 33 / 2, PrefillSeqs: 1,
+		DecodeSeqs: float64(n - 1), DecodeCtx: ctx})
 	decode := r.perf.Decode(n, ctx+32).Seconds(8)
 	lat := (prefill + decode) * r.slow * 1000
 	if timeout > 0 && lat > timeout.Milliseconds() {

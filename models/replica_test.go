@@ -84,7 +84,9 @@ func TestConservationAndKVAccounting(t *testing.T) {
 }
 
 // constStep returns a step model whose every step takes stepS seconds.
-func constStep(stepS float64) *StepModel { return &StepModel{overheadS: stepS, flops: 1, bw: 1} }
+func constStep(stepS float64) *StepModel {
+	return &StepModel{overheadS: stepS, gemmFLOPS: 1, weightBW: 1, attnFLOPS: 1, kvBW: 1}
+}
 
 // queueFleet is one replica serving up to c sequences at once with a
 // constant step time: each request is a geometric number of steps, so the

@@ -1,6 +1,8 @@
 package models
 
 import (
+	"strings"
+
 	"github.com/fleetsim/fleetsim/internal/config"
 )
 
@@ -24,6 +26,17 @@ const (
 const (
 	AllocPaged      = "paged"
 	AllocContiguous = "contiguous"
+)
+
+// KV admission policies of continuous and chunked batching.
+const (
+	// KVAdmitPrompt admits a request when its prompt's blocks fit; a full
+	// cache later preempts the newest sequence (vLLM).
+	KVAdmitPrompt = "prompt"
+	// KVAdmitFull admits a request only when its whole length (prompt and
+	// output) fits beside what the running sequences will still take, so
+	// nothing is preempted (TensorRT-LLM's GUARANTEED_NO_EVICT).
+	KVAdmitFull = "full"
 )
 
 // BatchingModes lists the valid batching modes.
@@ -70,9 +83,19 @@ type ReplicaConfig struct {
 	// ColdStartS. Defaults 30 (assumption) and 180 (CALIBRATION.md §4).
 	RestartS   float64 `toml:"restart_s"`
 	ColdStartS float64 `toml:"cold_start_s"`
-	// Weights and KV precisions: "bf16" (default) or "fp8".
+	// Weights precision: "bf16" (default), "fp8" or "fp4" (Blackwell);
+	// KV precision: "bf16" (default) or "fp8".
 	Weights string `toml:"weights"`
 	KVDType string `toml:"kv_dtype"`
+	// KVAdmission is how continuous and chunked batching admit requests
+	// into the KV cache: "prompt" (default, vLLM: the prompt's blocks; a full
+	// cache preempts) or "full" (TensorRT-LLM's GUARANTEED_NO_EVICT: the
+	// whole length is reserved; never preempts). Static batching and the
+	// contiguous allocator always reserve the whole length.
+	KVAdmission string `toml:"kv_admission"`
+	// Perf names the engine profile of the step model ([cluster.replica.perf]
+	// profile = "default", a built-in, or the path of a profile file).
+	Perf PerfSpec `toml:"perf"`
 }
 
 // DefaultReplicaConfig returns the documented defaults.
@@ -90,6 +113,8 @@ func DefaultReplicaConfig() ReplicaConfig {
 		Allocator:            AllocPaged,
 		RestartS:             30,
 		ColdStartS:           180,
+		KVAdmission:          KVAdmitPrompt,
+		Perf:                 PerfSpec{Profile: DefaultProfile},
 	}
 }
 
@@ -114,8 +139,12 @@ func (c *ReplicaConfig) Validate(prefix string, ps *config.Problems) {
 	}
 	ps.NonNegative(prefix+".restart_s", c.RestartS)
 	ps.NonNegative(prefix+".cold_start_s", c.ColdStartS)
-	ps.OneOf(prefix+".weights", c.Weights, []string{string(BF16), string(FP8)})
-	ps.OneOf(prefix+".kv_dtype", c.KVDType, []string{string(BF16), string(FP8)})
+	ps.OneOf(prefix+".weights", c.Weights, WeightPrecisions)
+	ps.OneOf(prefix+".kv_dtype", c.KVDType, KVPrecisions)
+	ps.OneOf(prefix+".kv_admission", c.KVAdmission, []string{KVAdmitFull, KVAdmitPrompt})
+	if c.Perf.Profile == "" {
+		ps.Add(prefix+".perf.profile", "must name a built-in profile (%s) or a profile file", strings.Join(BuiltinProfileNames(), ", "))
+	}
 }
 
 // MemoryPlan is how one GPU of a replica's TP group spends its HBM.
@@ -124,15 +153,20 @@ type MemoryPlan struct {
 	BudgetBytes     float64 // capacity × gpu_memory_utilization
 	WeightBytes     float64 // model weights per GPU
 	ActivationBytes float64 // activation workspace per GPU
+	RuntimeBytes    float64 // the engine's runtime reserve plus the sampler's logits, per GPU
 	KVBytes         float64 // left for KV per GPU
 	KVBytesPerBlock float64 // one block per GPU
 	KVBlocks        int64   // blocks of the replica (each spans the TP group)
 }
 
-// PlanMemory derives the KV budget: budget = HBM × utilisation, KV = budget −
-// weights − activations, all per GPU of the TP group. It reports a problem
-// (under prefix) if the weights and workspace do not fit.
-func PlanMemory(gpu GPU, llm LLM, tp int, c ReplicaConfig, prefix string, ps *config.Problems) MemoryPlan {
+// PlanMemory derives the KV budget per GPU of the TP group: budget = HBM ×
+// utilisation; KV = budget − weights − activations − runtime, where runtime
+// is the profile's reserve (CUDA graphs, context, communication buffers)
+// plus the sampler's fp32 logits for max_seqs sequences over the vocabulary.
+// A GPU holds kv_heads/tp KV heads, at least one (KV heads are replicated
+// past tp = kv_heads). It reports a problem (under prefix) if the weights and
+// workspace do not fit.
+func PlanMemory(gpu GPU, llm LLM, tp int, c ReplicaConfig, pp PerfProfile, prefix string, ps *config.Problems) MemoryPlan {
 	t := float64(tp)
 	p := MemoryPlan{HBMBytes: gpu.HBMBytes}
 	p.BudgetBytes = gpu.HBMBytes * c.GPUMemoryUtilization
@@ -141,15 +175,16 @@ func PlanMemory(gpu GPU, llm LLM, tp int, c ReplicaConfig, prefix string, ps *co
 	if p.ActivationBytes == 0 {
 		p.ActivationBytes = float64(c.MaxBatchedTokens)*(float64(llm.Hidden)+float64(llm.Intermediate)/t)*2*4 + (1 << 30)
 	}
-	p.KVBytes = p.BudgetBytes - p.WeightBytes - p.ActivationBytes
-	p.KVBytesPerBlock = llm.KVBytesPerToken(Precision(c.KVDType).Bytes()) / t * float64(c.BlockTokens)
+	p.RuntimeBytes = pp.RuntimeReserveBytes + float64(c.MaxSeqs)*float64(llm.Vocab)*4/t
+	p.KVBytes = p.BudgetBytes - p.WeightBytes - p.ActivationBytes - p.RuntimeBytes
+	p.KVBytesPerBlock = llm.KVBytesPerTokenGPU(Precision(c.KVDType).Bytes(), tp) * float64(c.BlockTokens)
 	if c.KVBlocks > 0 {
 		p.KVBlocks = c.KVBlocks
 		return p
 	}
 	if p.KVBytes <= 0 {
-		ps.Add(prefix, "%s (%.0f GB weights per GPU at TP=%d) does not fit in %s's %.0f GB × %.2f utilisation with %.1f GB of activations; raise tensor parallelism or use a larger GPU",
-			llm.Name, p.WeightBytes/1e9, tp, gpu.Name, gpu.HBMBytes/1e9, c.GPUMemoryUtilization, p.ActivationBytes/1e9)
+		ps.Add(prefix, "%s (%.0f GB weights per GPU at TP=%d) does not fit in %s's %.0f GB × %.2f utilisation with %.1f GB of activations and %.1f GB of runtime reserve; raise tensor parallelism or use a larger GPU",
+			llm.Name, p.WeightBytes/1e9, tp, gpu.Name, gpu.HBMBytes/1e9, c.GPUMemoryUtilization, p.ActivationBytes/1e9, p.RuntimeBytes/1e9)
 		return p
 	}
 	p.KVBlocks = int64(p.KVBytes / p.KVBytesPerBlock)

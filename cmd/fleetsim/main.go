@@ -45,6 +45,9 @@ usage:
       summarise a request trace (rows, rate, lengths, prefix reuse)
   fleetsim failures list | show PROFILE [--gpus N] | replay FILE
       failure profiles (rates, MTBF) and fault-log statistics
+  fleetsim calibrate BENCH.csv | RESULT.json... [--models FILE] [--out DIR] [--holdout K]
+      fit an engine profile (the step model's constants) to measured
+      throughput and latency; report each row's error (see calibrate --help)
 
 exit status: 0 success, 1 failure while running, 2 bad usage or bad input
 `
@@ -96,11 +99,13 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdFailures(args[1:], stdout, stderr)
 	case "plot":
 		return cmdPlot(args[1:], stdout, stderr)
+	case "calibrate":
+		return cmdCalibrate(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot (see fleetsim help)", args[0])
+		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot, calibrate (see fleetsim help)", args[0])
 	}
 }
 

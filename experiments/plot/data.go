@@ -134,6 +134,25 @@ type ETTRPoint struct {
 	LostGPUHours        float64
 }
 
+// CalibrationPoint is one row of calibration.csv, which `fleetsim
+// calibrate` writes: one measured metric of one benchmark row against the
+// calibrated profile's prediction.
+type CalibrationPoint struct {
+	Where     string  // FILE:LINE of the benchmark row
+	Metric    string  // one of CalibrationMetrics
+	Measured  float64 // > 0: tokens/s or ms, as Metric says
+	Predicted float64 // > 0, in the same unit
+	Fit       bool    // role "fit": the row was fitted; role "test": held out
+	// CVPredicted is the prediction for the row by a fit that did not see
+	// it; NaN without cross-validation (an empty field or no column).
+	CVPredicted float64
+}
+
+// CalibrationMetrics are the metrics of calibration.csv, in figure order:
+// output tokens per second, mean time to first token and mean time per
+// output token in ms.
+var CalibrationMetrics = []string{"output_tokens_per_s", "ttft_ms", "tpot_ms"}
+
 // readMeta reads summary.json. ok is false when the file does not exist.
 func readMeta(path string) (m Meta, ok bool, err error) {
 	b, err := os.ReadFile(path)
@@ -322,6 +341,15 @@ func (c *cursor) ci(name string) float64 {
 	v := c.num(name)
 	if v < 0 {
 		c.fail(name, "%v is negative", v)
+	}
+	return v
+}
+
+// positive is a finite number > 0; NaN when the column is absent.
+func (c *cursor) positive(name string) float64 {
+	v := c.num(name)
+	if c.err == nil && !(v > 0) && !math.IsNaN(v) {
+		c.fail(name, "%v is not positive", v)
 	}
 	return v
 }
@@ -532,6 +560,41 @@ func readETTR(t *table) ([]ETTRPoint, error) {
 			ETTRCI95: c.ci("ettr_ci95"), LostGPUHours: c.num("lost_gpu_hours")}
 		if c.err == nil && p.CheckpointIntervalS <= 0 {
 			c.fail("checkpoint_interval_s", "%v is not positive", p.CheckpointIntervalS)
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// readCalibration reads calibration.csv. Every row must have a known
+// metric and role and positive measured and predicted values (they are
+// drawn on log axes); cv_predicted, when the column is there, is empty (no
+// cross-validation) or positive.
+func readCalibration(t *table) ([]CalibrationPoint, error) {
+	if err := t.require("metric", "measured", "predicted", "role"); err != nil {
+		return nil, err
+	}
+	var out []CalibrationPoint
+	for i := range t.rows {
+		c := cursor{t: t, i: i}
+		p := CalibrationPoint{Where: c.str("where"), Metric: c.str("metric"), CVPredicted: math.NaN()}
+		if !slices.Contains(CalibrationMetrics, p.Metric) {
+			c.fail("metric", "%q is not one of %s", p.Metric, strings.Join(CalibrationMetrics, ", "))
+		}
+		p.Measured = c.positive("measured")
+		p.Predicted = c.positive("predicted")
+		switch role := c.str("role"); role {
+		case "fit":
+			p.Fit = true
+		case "test":
+		default:
+			c.fail("role", "%q is not fit or test", role)
+		}
+		if s, _ := c.raw("cv_predicted"); s != "" && !strings.EqualFold(s, "nan") {
+			p.CVPredicted = c.positive("cv_predicted")
 		}
 		if c.err != nil {
 			return nil, c.err

@@ -7,7 +7,7 @@ import (
 )
 
 // inputs are the results files Dir reads, in the order it reports them.
-var inputs = []string{"summary.json", "cdf.csv", "timeseries.csv", "sweep.csv", "size.csv", "size_search.csv", "failures.csv", "ettr.csv"}
+var inputs = []string{"summary.json", "cdf.csv", "timeseries.csv", "sweep.csv", "size.csv", "size_search.csv", "failures.csv", "ettr.csv", "calibration.csv"}
 
 // Dir draws every figure whose results exist in the run directory dir into
 // dir/plots/ and returns the paths written, sorted:
@@ -18,14 +18,18 @@ var inputs = []string{"summary.json", "cdf.csv", "timeseries.csv", "sweep.csv", 
 //	size.csv, size_search.csv    → size_cost, size_ttft
 //	failures.csv                 → failures_timeline
 //	ettr.csv                     → ettr
+//	calibration.csv              → calibration (output tokens/s),
+//	                               calibration_ttft, calibration_tpot
+//	                               (metrics present)
 //
 // summary.json, when present (else the first arms/NAME/summary.json, as in
 // an A/B or sweep directory), gives the titles their scenario name and the
-// SLO lines their thresholds. A missing file, or a missing optional column,
-// skips the figures that need it. Every input is read and checked before
-// anything is written: a malformed file is an error naming the file and
-// line, and so is a directory holding nothing to draw; both match
-// ErrBadInput.
+// SLO lines their thresholds; without one (a `fleetsim calibrate`
+// directory) the titles have no scenario name and there are no SLO lines.
+// A missing file, or a missing optional column, skips the figures that
+// need it. Every input is read and checked before anything is written: a
+// malformed file is an error naming the file and line, and so is a
+// directory holding nothing to draw; both match ErrBadInput.
 func Dir(dir string) ([]string, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -175,6 +179,22 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		if len(pts) > 0 {
 			if err := add(ETTR(m, pts)); err != nil {
 				return nil, err
+			}
+		}
+	}
+	if t := tables["calibration.csv"]; t != nil {
+		pts, err := readCalibration(t)
+		if err != nil {
+			return nil, err
+		}
+		for _, metric := range CalibrationMetrics {
+			for _, p := range pts {
+				if p.Metric == metric {
+					if err := add(Calibration(m, metric, pts)); err != nil {
+						return nil, err
+					}
+					break
+				}
 			}
 		}
 	}

@@ -638,6 +638,151 @@ func ETTR(m Meta, pts []ETTRPoint) (Figure, error) {
 	return Figure{Name: "ettr", Plot: p}, nil
 }
 
+// calibrationInfo names the figure of each calibration metric, the
+// quantity in its title and the quantity and unit on its axes.
+var calibrationInfo = map[string]struct{ file, title, axis string }{
+	"output_tokens_per_s": {"calibration", "output throughput", "output throughput (tok/s, log scale)"},
+	"ttft_ms":             {"calibration_ttft", "TTFT", "time to first token (ms, log scale)"},
+	"tpot_ms":             {"calibration_tpot", "TPOT", "time per output token (ms, log scale)"},
+}
+
+// calibrationBand is the relative error inside which a prediction is
+// counted good: the figures shade predicted = measured × (1 ± band).
+const calibrationBand = 0.15
+
+// Calibration draws, for one metric of calibration.csv ("output_tokens_per_s",
+// "ttft_ms" or "tpot_ms"), the predicted value (y) against the measured one
+// (x), both on the same log scale: fitted rows as circles, held-out rows
+// as triangles and, where there was cross-validation, the prediction of
+// the fit that did not see the row as crosses, each labelled with its
+// count and median absolute error; the line predicted = measured, and the
+// band within ±15% of it shaded between dashed edges. The figure is named
+// calibration (output throughput), calibration_ttft or calibration_tpot.
+// Rows of other metrics, and values that are not positive and finite, are
+// ignored; none left is an error.
+func Calibration(m Meta, metric string, pts []CalibrationPoint) (Figure, error) {
+	info, ok := calibrationInfo[metric]
+	if !ok {
+		return Figure{}, fmt.Errorf("plot: unknown calibration metric %q (want %s)", metric, strings.Join(CalibrationMetrics, ", "))
+	}
+	good := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+	type series struct {
+		xys  plotter.XYs
+		errs []float64
+	}
+	var fit, test, cv series
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, q := range pts {
+		if q.Metric != metric || !good(q.Measured) || !good(q.Predicted) {
+			continue
+		}
+		s := &test
+		if q.Fit {
+			s = &fit
+		}
+		s.xys = append(s.xys, plotter.XY{X: math.Log10(q.Measured), Y: math.Log10(q.Predicted)})
+		s.errs = append(s.errs, math.Abs(q.Predicted/q.Measured-1))
+		lo, hi = math.Min(lo, math.Min(q.Measured, q.Predicted)), math.Max(hi, math.Max(q.Measured, q.Predicted))
+		if good(q.CVPredicted) {
+			cv.xys = append(cv.xys, plotter.XY{X: math.Log10(q.Measured), Y: math.Log10(q.CVPredicted)})
+			cv.errs = append(cv.errs, math.Abs(q.CVPredicted/q.Measured-1))
+			lo, hi = math.Min(lo, q.CVPredicted), math.Max(hi, q.CVPredicted)
+		}
+	}
+	if len(fit.xys)+len(test.xys) == 0 {
+		return Figure{}, fmt.Errorf("plot: no %s rows to draw", metric)
+	}
+	// Both axes cover every value with a margin of 25% (past the band), so
+	// that predicted = measured is the diagonal of the axes.
+	lmin, lmax := math.Log10(lo/1.25), math.Log10(hi*1.25)
+	p := newPlot(m, "Calibration: measured vs predicted "+info.title, "measured "+info.axis, "predicted "+info.axis)
+	p.X.Tick.Marker, p.Y.Tick.Marker = calibrationTicks{}, calibrationTicks{}
+
+	under, over := math.Log10(1-calibrationBand), math.Log10(1+calibrationBand)
+	band, err := plotter.NewPolygon(plotter.XYs{{X: lmin, Y: lmin + under}, {X: lmax, Y: lmax + under}, {X: lmax, Y: lmax + over}, {X: lmin, Y: lmin + over}})
+	if err != nil {
+		panic("plot: " + err.Error()) // finite points cannot fail
+	}
+	band.Color = color.RGBA{0xE4, 0xE4, 0xE4, 0xff}
+	band.LineStyle.Width = 0
+	edgeLo := line(plotter.XYs{{X: lmin, Y: lmin + under}, {X: lmax, Y: lmax + under}}, markColour, dashed, 0.8)
+	edgeHi := line(plotter.XYs{{X: lmin, Y: lmin + over}, {X: lmax, Y: lmax + over}}, markColour, dashed, 0.8)
+	diag := line(plotter.XYs{{X: lmin, Y: lmin}, {X: lmax, Y: lmax}}, palette[6], nil, 1)
+	p.Add(band, edgeLo, edgeHi, diag)
+
+	label := func(name string, s series) string {
+		return fmt.Sprintf("%s (%d, median |error| %.1f%%)", name, len(s.xys), median(s.errs)*100)
+	}
+	for _, g := range []struct {
+		s      series
+		name   string
+		colour color.Color
+		glyph  draw.GlyphDrawer
+		radius float64
+	}{
+		{fit, "fitted rows", palette[0], draw.CircleGlyph{}, 3},
+		{test, "held-out rows", palette[1], draw.PyramidGlyph{}, 3.5},
+		{cv, "cross-validated", palette[2], thickCross{}, 3.5},
+	} {
+		if len(g.s.xys) == 0 {
+			continue
+		}
+		sc := scatter(g.s.xys, g.colour, g.glyph, g.radius)
+		p.Add(sc)
+		p.Legend.Add(label(g.name, g.s), sc)
+	}
+	p.Legend.Add("predicted = measured", diag)
+	p.Legend.Add(fmt.Sprintf("within ±%s%%", fmtTick(calibrationBand*100)), band, edgeHi)
+	p.X.Min, p.X.Max = lmin, lmax
+	p.Y.Min, p.Y.Max = lmin, lmax
+	return Figure{Name: info.file, Plot: p}, nil
+}
+
+// calibrationTicks labels a log axis (drawn over log10 of the data, see
+// scale) like logTicks when it spans a decade or more, and with round
+// values (numTicks) when it spans less, where logTicks would label one
+// value or none.
+type calibrationTicks struct{}
+
+func (calibrationTicks) Ticks(lmin, lmax float64) []gplot.Tick {
+	if !(lmax-lmin < 1) {
+		return logTicks{}.Ticks(lmin, lmax)
+	}
+	var ts []gplot.Tick
+	for _, t := range niceTicks(math.Pow(10, lmin), math.Pow(10, lmax), 5, false) {
+		if t.Value > 0 {
+			t.Value = math.Log10(t.Value)
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// thickCross is an X glyph drawn with 1.2 pt strokes: draw.CrossGlyph's
+// hairlines vanish among filled markers.
+type thickCross struct{}
+
+func (thickCross) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	ls := draw.LineStyle{Color: sty.Color, Width: vg.Points(1.2)}
+	r := sty.Radius * 0.8
+	c.StrokeLine2(ls, pt.X-r, pt.Y-r, pt.X+r, pt.Y+r)
+	c.StrokeLine2(ls, pt.X-r, pt.Y+r, pt.X+r, pt.Y-r)
+}
+
+// median of xs (not modified); 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
 // scale maps values to axis units: log10 for a log axis, else the value.
 // Log axes are drawn as linear gonum axes over log10 of the data, labelled
 // by logTicks: gonum's LogScale panics on values ≤ 0 and, centring the

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fleetsim/fleetsim/experiments/calibrate"
+	"github.com/fleetsim/fleetsim/experiments/plot"
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/tomlx"
+	"github.com/fleetsim/fleetsim/models"
+)
+
+const calibrateUsage = `usage: fleetsim calibrate BENCH.csv | RESULT.json... [flags]
+
+Fit an engine profile (the step model's efficiency constants) to measured
+throughput and latency, by simulating every row with the real replica code
+and least squares on log errors. Input: a CSV in the layout of
+public-benchmarks.csv (model,gpu,tp,weights,kv_dtype,batching,isl,osl,
+num_requests,max_seqs,output_tokens_per_s,ttft_ms,source), or vLLM
+benchmark_serving.py --save-result JSON files (give --gpu, --model, --tp).
+Writes DIR/profile.toml (name it in a scenario: [cluster.replica.perf]
+profile = "DIR/profile.toml"), DIR/calibration.csv and DIR/plots/calibration.*
+
+flags:
+`
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, " ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
+	modelsFile := fs.String("models", "", "TOML file of [[models]] (and [[gpus]]) the rows name beyond the built-in catalog")
+	out := fs.String("out", filepath.Join("fleetsim-out", "calibrate"), "output directory")
+	start := fs.String("profile", models.DefaultProfile, "profile to start from (built-in name or file); with --eval-only, the profile to evaluate")
+	name := fs.String("name", "calibrated", "name of the written profile")
+	holdout := fs.Int("holdout", 0, "K-fold cross-validation: fit K more times, each without every K-th row, and report the held-out errors (0: none)")
+	var train, params stringList
+	fs.Var(&train, "train", "fit only rows matching KEY=V1,V2 (model, gpu, tp, weights, kv_dtype, batching; repeatable, all must match); the others are predicted and reported as held out")
+	fs.Var(&params, "param", "a profile constant to fit (repeatable; default: those the rows constrain)")
+	evalOnly := fs.Bool("eval-only", false, "fit nothing: report --profile's error on every row")
+	maxSeqs := fs.Int("max-seqs", 0, "batch cap for rows that state none (default 2048, TensorRT-LLM's max_batch_size; use 256 for vLLM)")
+	maxTokens := fs.Int("max-batched-tokens", 0, "step token budget (default 8192)")
+	kvAdmit := fs.String("kv-admission", "full", "KV admission of inflight rows: full (TensorRT-LLM's GUARANTEED_NO_EVICT) or prompt (vLLM)")
+	gpuMem := fs.Float64("gpu-memory-utilization", 0, "fraction of HBM the engine takes (default 0.9)")
+	gpu := fs.String("gpu", "", "JSON inputs: GPU of the benchmarked replica")
+	model := fs.String("model", "", "JSON inputs: model")
+	tp := fs.Int("tp", 1, "JSON inputs: tensor parallelism")
+	weights := fs.String("weights", "bf16", "JSON inputs: weight precision")
+	kvDType := fs.String("kv-dtype", "bf16", "JSON inputs: KV-cache precision")
+	isl := fs.Int("isl", 0, "JSON inputs: input tokens per request, if the file lacks totals")
+	osl := fs.Int("osl", 0, "JSON inputs: output tokens per request, if the file lacks totals")
+	quiet := fs.Bool("quiet", false, "print only the summary")
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, calibrateUsage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("calibrate: no input; see fleetsim calibrate --help")
+	}
+	if *holdout < 0 || *holdout == 1 {
+		return usagef("calibrate: --holdout must be 0 or at least 2, found %d", *holdout)
+	}
+	if *maxSeqs < 0 || *maxTokens < 0 || *gpuMem < 0 || *gpuMem > 1 {
+		return usagef("calibrate: --max-seqs and --max-batched-tokens must be >= 0, --gpu-memory-utilization in [0, 1]")
+	}
+	filter, err := calibrate.ParseFilter(train)
+	if err != nil {
+		return usagef("calibrate: --train %v", err)
+	}
+	for _, p := range params {
+		if _, ok := models.LookupProfileParam(p); !ok {
+			keys := make([]string, len(models.ProfileParams))
+			for i, q := range models.ProfileParams {
+				keys[i] = q.Key
+			}
+			return usagef("calibrate: --param %q: not a profile constant (%s)", p, strings.Join(keys, ", "))
+		}
+	}
+
+	// Read everything and check it before anything is written.
+	cat := models.NewCatalog()
+	if *modelsFile != "" {
+		if err := loadCatalogFile(cat, *modelsFile); err != nil {
+			return usageError{err}
+		}
+	}
+	startPP, err := resolveProfile(cat, *start)
+	if err != nil {
+		return usageError{err}
+	}
+	var rows []calibrate.Row
+	var csvs, jsons []string
+	for _, p := range pos {
+		if strings.HasSuffix(strings.ToLower(p), ".json") {
+			jsons = append(jsons, p)
+		} else {
+			csvs = append(csvs, p)
+		}
+	}
+	for _, p := range csvs {
+		rs, err := calibrate.ReadCSV(p)
+		if err != nil {
+			return usageError{err}
+		}
+		rows = append(rows, rs...)
+	}
+	if len(jsons) > 0 {
+		rs, err := calibrate.ReadVLLMJSON(jsons, calibrate.Row{GPU: *gpu, Model: *model, TP: *tp, Weights: *weights,
+			KVDType: *kvDType, Batching: "inflight", ISL: *isl, OSL: *osl})
+		if err != nil {
+			return usageError{err}
+		}
+		rows = append(rows, rs...)
+	}
+	if *kvAdmit != models.KVAdmitFull && *kvAdmit != models.KVAdmitPrompt {
+		return usagef("calibrate: --kv-admission must be full or prompt, found %q", *kvAdmit)
+	}
+	opt := calibrate.Options{MaxSeqs: *maxSeqs, MaxBatchedTokens: *maxTokens, GPUMemoryUtilization: *gpuMem, KVAdmission: *kvAdmit}
+	if len(params) > 0 {
+		opt.Params = params
+	}
+	t0 := time.Now()
+	cases, err := calibrate.Prepare(rows, cat, startPP, opt)
+	if err != nil {
+		return usageError{err}
+	}
+	fit := make([]bool, len(cases))
+	var trainCases []*calibrate.Case
+	for i, c := range cases {
+		fit[i] = filter.Match(c.Row)
+		if fit[i] {
+			trainCases = append(trainCases, c)
+		}
+	}
+	if len(trainCases) == 0 && !*evalOnly {
+		return usagef("calibrate: no row matches --train %s", strings.Join(train, " "))
+	}
+
+	pp := startPP
+	var res calibrate.Result
+	if !*evalOnly {
+		res, err = calibrate.Fit(trainCases, startPP, opt)
+		if err != nil {
+			return err
+		}
+		pp = res.Profile
+		pp.Name = *name
+		pp.Description = "fitted by fleetsim calibrate from profile " + startPP.Name
+		pp.FittedOn = fmt.Sprintf("%d rows of %s", len(trainCases), strings.Join(pos, ", "))
+		if len(train) > 0 {
+			pp.FittedOn += " matching " + strings.Join(train, " ")
+		}
+	} else {
+		for i := range fit {
+			fit[i] = false
+		}
+	}
+	var cv []calibrate.Errors
+	if *holdout > 0 && !*evalOnly {
+		cvOpt := opt
+		cvOpt.Params = res.Params
+		cvAll, err := calibrate.CrossValidate(trainCases, startPP, cvOpt, *holdout)
+		if err != nil {
+			return usageError{err}
+		}
+		cv = make([]calibrate.Errors, len(cases))
+		j := 0
+		nan := calibrate.Errors{Throughput: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(),
+			Pred: calibrate.Prediction{OutputTokensPerS: math.NaN(), TTFTMs: math.NaN(), TPOTMs: math.NaN()}}
+		for i := range cases {
+			cv[i] = nan
+			if fit[i] {
+				cv[i] = cvAll[j]
+				j++
+			}
+		}
+	}
+	lines, err := calibrate.Lines(cases, fit, pp, cv)
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(t0)
+
+	if !*quiet {
+		printCalibrationTable(stdout, lines, !*evalOnly)
+	}
+	all := func(calibrate.Line) bool { return true }
+	fitted := func(l calibrate.Line) bool { return l.Fit }
+	held := func(l calibrate.Line) bool { return !l.Fit }
+	errOf := func(l calibrate.Line) float64 { return l.Error }
+	if *evalOnly {
+		s := calibrate.Summarise(lines, all, errOf)
+		fmt.Fprintf(stdout, "profile %s on %d measurements: median error %.1f%%, worst %.1f%%\n", pp.Name, s.N, 100*s.Median, 100*s.Worst)
+	} else {
+		s := calibrate.Summarise(lines, fitted, errOf)
+		fmt.Fprintf(stdout, "fitted %d constants (%s) on %d measurements in %d evaluations: median error %.1f%%, worst %.1f%%\n",
+			len(res.Params), strings.Join(res.Params, ", "), s.N, res.Evals, 100*s.Median, 100*s.Worst)
+		if h := calibrate.Summarise(lines, held, errOf); h.N > 0 {
+			fmt.Fprintf(stdout, "held-out rows (not fitted): %d measurements, median error %.1f%%, worst %.1f%%\n", h.N, 100*h.Median, 100*h.Worst)
+		}
+		if cv != nil {
+			c := calibrate.Summarise(lines, fitted, func(l calibrate.Line) float64 { return l.CVError })
+			fmt.Fprintf(stdout, "%d-fold cross-validated: median error %.1f%%, worst %.1f%%\n", *holdout, 100*c.Median, 100*c.Worst)
+		}
+	}
+	fmt.Fprintf(stdout, "took %.1f s\n", elapsed.Seconds())
+
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	written := []string{}
+	if !*evalOnly {
+		p := filepath.Join(*out, "profile.toml")
+		if err := writeFileAtomic(p, pp.MarshalTOML()); err != nil {
+			return err
+		}
+		written = append(written, p)
+	}
+	p := filepath.Join(*out, "calibration.csv")
+	if err := writeFileAtomic(p, calibrate.CSV(lines)); err != nil {
+		return err
+	}
+	written = append(written, p)
+	plots, err := plot.Dir(*out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s and %d plot files in %s\n", strings.Join(written, ", "), len(plots), filepath.Join(*out, "plots"))
+	return nil
+}
+
+func printCalibrationTable(w io.Writer, lines []calibrate.Line, roles bool) {
+	cv := len(lines) > 0 && !math.IsNaN(lines[0].CVError)
+	fmt.Fprintf(w, "%-28s %-12s %-5s %3s %-6s %13s %-19s %11s %11s %7s", "row", "model", "gpu", "tp", "batch", "isl/osl", "metric", "measured", "predicted", "error")
+	if cv {
+		fmt.Fprintf(w, " %8s", "cv error")
+	}
+	fmt.Fprintln(w)
+	for _, l := range lines {
+		r := l.Case.Row
+		batch := r.Batching
+		if r.MaxSeqs > 0 {
+			batch = fmt.Sprintf("%s/%d", r.Batching, r.MaxSeqs)
+		}
+		where := r.Where()
+		if len(where) > 28 {
+			where = "…" + where[len(where)-27:]
+		}
+		mark := ""
+		if roles && !l.Fit {
+			mark = " (held out)"
+		}
+		fmt.Fprintf(w, "%-28s %-12s %-5s %3d %-6s %13s %-19s %11.1f %11.1f %+6.1f%%", where, r.Model, r.GPU, r.TP, batch,
+			fmt.Sprintf("%d/%d", r.ISL, r.OSL), l.Metric, l.Measured, l.Predicted, 100*l.Error)
+		if cv {
+			if math.IsNaN(l.CVError) {
+				fmt.Fprintf(w, " %8s", "")
+			} else {
+				fmt.Fprintf(w, " %+7.1f%%", 100*l.CVError)
+			}
+		}
+		fmt.Fprintln(w, mark)
+	}
+}
+
+// resolveProfile finds a profile by built-in name or reads a file.
+func resolveProfile(cat *models.Catalog, spec string) (models.PerfProfile, error) {
+	if pp, ok := cat.Profiles[spec]; ok && !(models.PerfSpec{Profile: spec}).IsPath() {
+		return pp, nil
+	}
+	if !(models.PerfSpec{Profile: spec}).IsPath() {
+		return models.PerfProfile{}, fmt.Errorf("--profile %q: no such built-in profile (%s) and not a .toml file", spec, strings.Join(models.BuiltinProfileNames(), ", "))
+	}
+	data, err := os.ReadFile(spec)
+	if err != nil {
+		return models.PerfProfile{}, fmt.Errorf("--profile: %v", err)
+	}
+	return models.ParseProfile(spec, data)
+}
+
+// loadCatalogFile adds a TOML file's [[models]] and [[gpus]] to cat.
+func loadCatalogFile(cat *models.Catalog, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--models: %v", err)
+	}
+	var f struct {
+		Models []models.LLM `toml:"models"`
+		GPUs   []models.GPU `toml:"gpus"`
+	}
+	doc, err := tomlx.Decode(path, data, &f)
+	if err != nil {
+		return err
+	}
+	var ps config.Problems
+	for i := range f.Models {
+		f.Models[i].Validate(fmt.Sprintf("models.%d", i), &ps)
+	}
+	for i := range f.GPUs {
+		f.GPUs[i].Validate(fmt.Sprintf("gpus.%d", i), &ps)
+	}
+	if len(ps.List) > 0 {
+		return doc.Problems(ps.List)
+	}
+	for _, m := range f.Models {
+		cat.LLMs[m.Name] = m
+	}
+	for _, g := range f.GPUs {
+		cat.GPUs[g.Name] = g
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file and a
+// rename, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

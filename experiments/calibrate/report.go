@@ -1,0 +1,168 @@
+package calibrate
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/models"
+)
+
+// Filter selects rows by column values: every key's value must be one of
+// its list (model, gpu, tp, weights, kv_dtype, batching).
+type Filter map[string][]string
+
+// ParseFilter reads KEY=V1,V2 terms (several terms are all required).
+func ParseFilter(terms []string) (Filter, error) {
+	f := Filter{}
+	for _, t := range terms {
+		k, v, ok := strings.Cut(t, "=")
+		if !ok || v == "" {
+			return nil, fmt.Errorf("%q: want KEY=V1,V2,... with KEY one of model, gpu, tp, weights, kv_dtype, batching", t)
+		}
+		switch k {
+		case "model", "gpu", "tp", "weights", "kv_dtype", "batching":
+		default:
+			return nil, fmt.Errorf("%q: unknown key %q (model, gpu, tp, weights, kv_dtype, batching)", t, k)
+		}
+		f[k] = append(f[k], strings.Split(v, ",")...)
+	}
+	return f, nil
+}
+
+// Match says whether r passes the filter (an empty filter passes all).
+func (f Filter) Match(r Row) bool {
+	for k, vs := range f {
+		var v string
+		switch k {
+		case "model":
+			v = r.Model
+		case "gpu":
+			v = r.GPU
+		case "tp":
+			v = strconv.Itoa(r.TP)
+		case "weights":
+			v = r.Weights
+		case "kv_dtype":
+			v = r.KVDType
+		case "batching":
+			v = r.Batching
+		}
+		found := false
+		for _, w := range vs {
+			found = found || w == v
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// Line is one measured metric of one row against its prediction.
+type Line struct {
+	Case      *Case
+	Metric    string // output_tokens_per_s, ttft_ms or tpot_ms
+	Measured  float64
+	Predicted float64
+	Error     float64 // predicted/measured − 1
+	Fit       bool    // the row was fitted (else held out)
+	// CVPredicted and CVError come from the fit that did not see the row
+	// (NaN without cross-validation).
+	CVPredicted, CVError float64
+}
+
+// Lines compares every measured metric of every case under pp; fit marks
+// the fitted cases; cv (nil, or one entry per case) adds cross-validated
+// predictions.
+func Lines(cases []*Case, fit []bool, pp models.PerfProfile, cv []Errors) ([]Line, error) {
+	var out []Line
+	for i, c := range cases {
+		e, err := Compare(c, pp)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", c.Row.Where(), err)
+		}
+		r := c.Row
+		for _, m := range []struct {
+			name           string
+			meas, pred, er float64
+			cvPred, cvErr  func(Errors) float64
+		}{
+			{"output_tokens_per_s", r.OutputTokensPerS, e.Pred.OutputTokensPerS, e.Throughput,
+				func(x Errors) float64 { return x.Pred.OutputTokensPerS }, func(x Errors) float64 { return x.Throughput }},
+			{"ttft_ms", r.TTFTMs, e.Pred.TTFTMs, e.TTFT,
+				func(x Errors) float64 { return x.Pred.TTFTMs }, func(x Errors) float64 { return x.TTFT }},
+			{"tpot_ms", r.MeanTPOTMs, e.Pred.TPOTMs, e.TPOT,
+				func(x Errors) float64 { return x.Pred.TPOTMs }, func(x Errors) float64 { return x.TPOT }},
+		} {
+			if m.meas <= 0 {
+				continue
+			}
+			l := Line{Case: c, Metric: m.name, Measured: m.meas, Predicted: m.pred, Error: m.er, Fit: fit[i],
+				CVPredicted: math.NaN(), CVError: math.NaN()}
+			if cv != nil {
+				l.CVPredicted, l.CVError = m.cvPred(cv[i]), m.cvErr(cv[i])
+			}
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Stats are the median and worst absolute relative errors of some lines.
+type Stats struct {
+	N             int
+	Median, Worst float64
+}
+
+// Summarise gives the stats of the errors pick returns for the lines keep
+// selects (NaN errors are skipped).
+func Summarise(lines []Line, keep func(Line) bool, pick func(Line) float64) Stats {
+	var errs []float64
+	for _, l := range lines {
+		if keep(l) {
+			if e := pick(l); !math.IsNaN(e) {
+				errs = append(errs, math.Abs(e))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return Stats{}
+	}
+	sort.Float64s(errs)
+	med := errs[len(errs)/2]
+	if len(errs)%2 == 0 {
+		med = (errs[len(errs)/2-1] + errs[len(errs)/2]) / 2
+	}
+	return Stats{N: len(errs), Median: med, Worst: errs[len(errs)-1]}
+}
+
+// CSV renders the lines as calibration.csv (what `fleetsim plot` reads).
+func CSV(lines []Line) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	_ = w.Write([]string{"where", "model", "gpu", "tp", "weights", "kv_dtype", "batching", "isl", "osl", "max_seqs",
+		"metric", "measured", "predicted", "error", "role", "cv_predicted", "cv_error"})
+	f := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 7, 64)
+	}
+	for _, l := range lines {
+		r := l.Case.Row
+		role := "test"
+		if l.Fit {
+			role = "fit"
+		}
+		_ = w.Write([]string{r.Where(), r.Model, r.GPU, strconv.Itoa(r.TP), r.Weights, r.KVDType, r.Batching,
+			strconv.Itoa(r.ISL), strconv.Itoa(r.OSL), strconv.Itoa(r.MaxSeqs), l.Metric, f(l.Measured), f(l.Predicted),
+			f(l.Error), role, f(l.CVPredicted), f(l.CVError)})
+	}
+	w.Flush()
+	return b.Bytes()
+}

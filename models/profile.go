@@ -1,0 +1,277 @@
+package models
+
+import (
+	"embed"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/tomlx"
+)
+
+// PerfProfile holds the efficiency constants of one serving engine at one
+// version: how far from the hardware's peaks its kernels run, how much of the
+// tensor-parallel communication it hides, and what a step costs beyond its
+// kernels. The step model (StepModel) is the physics; a profile is the
+// engine. Profiles are TOML files: the built-ins are embedded from
+// models/profiles/, a scenario may name a file of its own, and
+// `fleetsim calibrate` fits and writes one.
+type PerfProfile struct {
+	// Name and Description say what the profile is; FittedOn says what data
+	// its constants come from.
+	Name        string `toml:"name"`
+	Description string `toml:"description"`
+	FittedOn    string `toml:"fitted_on"`
+
+	// GEMMEfficiencyBF16, FP8 and FP4 are the fractions of the dense peak
+	// at each weight precision that large GEMMs reach.
+	GEMMEfficiencyBF16 float64 `toml:"gemm_efficiency_bf16"`
+	GEMMEfficiencyFP8  float64 `toml:"gemm_efficiency_fp8"`
+	GEMMEfficiencyFP4  float64 `toml:"gemm_efficiency_fp4"`
+	// GEMMHalfTokens is the step token count at which the GEMM efficiency is
+	// half its large-GEMM value (small GEMMs do not fill the tensor cores).
+	GEMMHalfTokens float64 `toml:"gemm_half_tokens"`
+	// WeightBandwidthEfficiency is the fraction of peak HBM bandwidth
+	// reached streaming the weights.
+	WeightBandwidthEfficiency float64 `toml:"weight_bandwidth_efficiency"`
+	// AttentionEfficiency is the fraction of the dense peak (at the KV
+	// precision) prefill attention reaches on long contexts;
+	// AttentionHalfContext the attended context at which it is half that.
+	AttentionEfficiency  float64 `toml:"attention_efficiency"`
+	AttentionHalfContext float64 `toml:"attention_half_context"`
+	// KVBandwidthEfficiency is the fraction of peak HBM bandwidth decode
+	// attention reaches reading the KV cache.
+	KVBandwidthEfficiency float64 `toml:"kv_bandwidth_efficiency"`
+	// NVLinkEfficiency is the fraction of one-direction NVLink bandwidth a
+	// TP all-reduce reaches; AllReduceLatencyS the fixed cost of each of the
+	// two all-reduces per layer; TPOverlap the fraction of all-reduce time
+	// hidden under computation (0: none).
+	NVLinkEfficiency  float64 `toml:"nvlink_efficiency"`
+	AllReduceLatencyS float64 `toml:"allreduce_latency_s"`
+	TPOverlap         float64 `toml:"tp_overlap"`
+	// StepOverheadS is the fixed cost of one step (scheduling, input
+	// preparation, launches); SeqOverheadS what each sequence in the step
+	// adds (sampling, detokenisation, CUDA-graph padding, bookkeeping).
+	StepOverheadS float64 `toml:"step_overhead_s"`
+	SeqOverheadS  float64 `toml:"seq_overhead_s"`
+	// RuntimeReserveBytes is HBM per GPU the engine holds beyond weights,
+	// activations and KV: CUDA graphs, the CUDA context, communication
+	// buffers and allocator slack. The sampler's logits (max_seqs × vocab ×
+	// 4 B) are added to it by the memory plan.
+	RuntimeReserveBytes float64 `toml:"runtime_reserve_bytes"`
+}
+
+// GEMMEfficiency is the large-GEMM efficiency at weight precision p.
+func (pp *PerfProfile) GEMMEfficiency(p Precision) float64 {
+	switch p {
+	case FP8:
+		return pp.GEMMEfficiencyFP8
+	case FP4:
+		return pp.GEMMEfficiencyFP4
+	}
+	return pp.GEMMEfficiencyBF16
+}
+
+// ProfileParam is one fittable constant of a profile with the bounds that
+// keep it physical.
+type ProfileParam struct {
+	Key    string
+	Lo, Hi float64
+	// Log says the constant spans orders of magnitude (fit it on a log
+	// scale); such a constant's lower bound is positive.
+	Log bool
+	ptr func(*PerfProfile) *float64
+}
+
+// Get and Set read and write the constant of pp.
+func (p ProfileParam) Get(pp *PerfProfile) float64    { return *p.ptr(pp) }
+func (p ProfileParam) Set(pp *PerfProfile, v float64) { *p.ptr(pp) = v }
+
+// ProfileParams lists the constants, their bounds and scales. Bounds
+// (assumptions that keep a fit physical): kernel efficiencies at most 90% of
+// the dense tensor peak (the best cuBLAS/CUTLASS GEMMs on Hopper reach about
+// 75–85%) and 95% of the HBM or NVLink bandwidth (no kernel streams
+// faster; H100 HBM3 copies measure about 90%); the half points below 64k
+// tokens; overheads below 50 ms per step and 1 ms per sequence; overlap
+// below 95%.
+var ProfileParams = []ProfileParam{
+	{"gemm_efficiency_bf16", 0.05, 0.9, false, func(p *PerfProfile) *float64 { return &p.GEMMEfficiencyBF16 }},
+	{"gemm_efficiency_fp8", 0.05, 0.9, false, func(p *PerfProfile) *float64 { return &p.GEMMEfficiencyFP8 }},
+	{"gemm_efficiency_fp4", 0.05, 0.9, false, func(p *PerfProfile) *float64 { return &p.GEMMEfficiencyFP4 }},
+	{"gemm_half_tokens", 1, 65536, true, func(p *PerfProfile) *float64 { return &p.GEMMHalfTokens }},
+	{"weight_bandwidth_efficiency", 0.2, 0.95, false, func(p *PerfProfile) *float64 { return &p.WeightBandwidthEfficiency }},
+	{"attention_efficiency", 0.02, 0.9, false, func(p *PerfProfile) *float64 { return &p.AttentionEfficiency }},
+	{"attention_half_context", 1, 65536, true, func(p *PerfProfile) *float64 { return &p.AttentionHalfContext }},
+	{"kv_bandwidth_efficiency", 0.1, 0.95, false, func(p *PerfProfile) *float64 { return &p.KVBandwidthEfficiency }},
+	{"nvlink_efficiency", 0.05, 0.95, false, func(p *PerfProfile) *float64 { return &p.NVLinkEfficiency }},
+	{"allreduce_latency_s", 1e-7, 1e-3, true, func(p *PerfProfile) *float64 { return &p.AllReduceLatencyS }},
+	{"tp_overlap", 0, 0.95, false, func(p *PerfProfile) *float64 { return &p.TPOverlap }},
+	{"step_overhead_s", 1e-6, 0.05, true, func(p *PerfProfile) *float64 { return &p.StepOverheadS }},
+	{"seq_overhead_s", 1e-9, 1e-3, true, func(p *PerfProfile) *float64 { return &p.SeqOverheadS }},
+}
+
+// LookupProfileParam finds a constant by key.
+func LookupProfileParam(key string) (ProfileParam, bool) {
+	for _, p := range ProfileParams {
+		if p.Key == key {
+			return p, true
+		}
+	}
+	return ProfileParam{}, false
+}
+
+// Validate reports every constant outside its bounds under key prefix
+// ("" for a profile file of its own). The half points and the log-scaled
+// constants may also be 0.
+func (pp *PerfProfile) Validate(prefix string, ps *config.Problems) {
+	key := func(k string) string {
+		if prefix == "" {
+			return k
+		}
+		return prefix + "." + k
+	}
+	for _, p := range ProfileParams {
+		v := p.Get(pp)
+		lo := p.Lo
+		if p.Log {
+			lo = 0
+		}
+		if math.IsNaN(v) || v < lo || v > p.Hi || (!p.Log && p.Lo > 0 && v <= 0) {
+			ps.Add(key(p.Key), "must be between %g and %g, found %v", lo, p.Hi, v)
+		}
+	}
+	if math.IsNaN(pp.RuntimeReserveBytes) || pp.RuntimeReserveBytes < 0 || pp.RuntimeReserveBytes > 64e9 {
+		ps.Add(key("runtime_reserve_bytes"), "must be between 0 and 64e9, found %v", pp.RuntimeReserveBytes)
+	}
+}
+
+// MarshalTOML writes the profile as a TOML file that ParseProfile reads
+// back to the same values.
+func (pp *PerfProfile) MarshalTOML() []byte {
+	var b strings.Builder
+	q := func(s string) string { return fmt.Sprintf("%q", s) }
+	fmt.Fprintf(&b, "# fleetsim engine profile: the efficiency constants of the step model\n")
+	fmt.Fprintf(&b, "# (models/perf.go). Keys and bounds: README, \"Engine profiles\".\n")
+	fmt.Fprintf(&b, "name = %s\n", q(pp.Name))
+	fmt.Fprintf(&b, "description = %s\n", q(pp.Description))
+	fmt.Fprintf(&b, "fitted_on = %s\n\n", q(pp.FittedOn))
+	for _, p := range ProfileParams {
+		fmt.Fprintf(&b, "%s = %s\n", p.Key, fmtFloat(p.Get(pp)))
+	}
+	fmt.Fprintf(&b, "runtime_reserve_bytes = %s\n", fmtFloat(pp.RuntimeReserveBytes))
+	return []byte(b.String())
+}
+
+func fmtFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eEn") { // keep it a TOML float
+		s += ".0"
+	}
+	return s
+}
+
+// ParseProfile decodes a profile file (filename is used in messages) and
+// validates it: every problem as FILE:LINE: KEY: message. Keys it does not
+// set are an error: a profile states every constant.
+func ParseProfile(filename string, data []byte) (PerfProfile, error) {
+	var pp PerfProfile
+	for _, p := range ProfileParams {
+		p.Set(&pp, math.NaN()) // detect missing keys
+	}
+	pp.RuntimeReserveBytes = math.NaN()
+	doc, err := tomlx.Decode(filename, data, &pp)
+	if err != nil {
+		return PerfProfile{}, err
+	}
+	var ps config.Problems
+	for _, p := range ProfileParams {
+		if math.IsNaN(p.Get(&pp)) {
+			ps.Add(p.Key, "missing: a profile sets every constant")
+		}
+	}
+	if math.IsNaN(pp.RuntimeReserveBytes) {
+		ps.Add("runtime_reserve_bytes", "missing: a profile sets every constant")
+	}
+	if len(ps.List) == 0 {
+		pp.Validate("", &ps)
+	}
+	if pp.Name == "" {
+		ps.Add("name", "must not be empty")
+	}
+	if len(ps.List) > 0 {
+		return PerfProfile{}, doc.Problems(ps.List)
+	}
+	return pp, nil
+}
+
+//go:embed profiles/*.toml
+var profileFS embed.FS
+
+// DefaultProfile names the built-in profile a replica uses unless its
+// [cluster.replica.perf] names another.
+const DefaultProfile = "default"
+
+var builtinProfiles = func() map[string]PerfProfile {
+	out := map[string]PerfProfile{}
+	ents, err := profileFS.ReadDir("profiles")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range ents {
+		name := "profiles/" + e.Name()
+		data, err := profileFS.ReadFile(name)
+		if err != nil {
+			panic(err)
+		}
+		pp, err := ParseProfile(name, data)
+		if err != nil {
+			panic(fmt.Sprintf("models: built-in profile %s: %v", name, err))
+		}
+		if want := strings.TrimSuffix(path.Base(name), ".toml"); pp.Name != want {
+			panic(fmt.Sprintf("models: built-in profile %s is named %q", name, pp.Name))
+		}
+		out[pp.Name] = pp
+	}
+	return out
+}()
+
+// BuiltinProfile returns a built-in profile by name.
+func BuiltinProfile(name string) (PerfProfile, bool) {
+	pp, ok := builtinProfiles[name]
+	return pp, ok
+}
+
+// BuiltinProfileNames lists the built-in profiles, sorted.
+func BuiltinProfileNames() []string {
+	out := make([]string, 0, len(builtinProfiles))
+	for k := range builtinProfiles {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BuiltinProfileTOML is the embedded file of a built-in profile.
+func BuiltinProfileTOML(name string) ([]byte, bool) {
+	data, err := profileFS.ReadFile("profiles/" + name + ".toml")
+	return data, err == nil
+}
+
+// DefaultPerfProfile is the built-in default profile.
+func DefaultPerfProfile() PerfProfile { return builtinProfiles[DefaultProfile] }
+
+// PerfSpec is a replica's [cluster.replica.perf] table: which engine
+// profile its step model uses, by built-in name or by the path of a
+// profile file (relative to the scenario's folder).
+type PerfSpec struct {
+	Profile string `toml:"profile"`
+}
+
+// IsPath says whether the spec names a file rather than a built-in.
+func (s PerfSpec) IsPath() bool {
+	return strings.HasSuffix(s.Profile, ".toml") || strings.ContainsAny(s.Profile, `/\`)
+}
