@@ -74,7 +74,9 @@ func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems)
 	pp, okP := cat.Profiles[c.Replica.Perf.Profile]
 	if !okP && c.Replica.Perf.Profile != "" && !c.Replica.Perf.IsPath() {
 		ps.OneOf(prefix+".replica.perf.profile", c.Replica.Perf.Profile, BuiltinProfileNames())
-	} else if !okP && c.Replica.Perf.Profile != "" {
+	} else if !okP && c.Replica.Perf.Profile != "" && !ps.Has(prefix+".replica.perf.profile") {
+		// The scenario loader reads profile files into the catalog and
+		// reports a file it could not read under this key.
 		ps.Add(prefix+".replica.perf.profile", "profile file %q was not loaded", c.Replica.Perf.Profile)
 	}
 	if okG && okM && c.TP > 0 {

@@ -277,8 +277,11 @@ func (r *Replica) Submit(c *Copy) {
 		if k < r.runSteps {
 			r.account(now)
 			r.eng.Cancel(r.ev)
+			// The blocks the shorter run takes, at the linear rate
+			// runGrowth assumes (an exact count would scan the batch on
+			// every arrival).
+			r.runBlocks = r.runBlocks * k / r.runSteps
 			r.runSteps = k
-			r.runBlocks = r.demand(k)
 			r.stepEnd = r.runStart + r.runNs(k)
 			r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 		}

@@ -19,6 +19,16 @@ type Problems struct {
 	List []Problem
 }
 
+// Has reports whether a problem was recorded under key.
+func (ps *Problems) Has(key string) bool {
+	for _, p := range ps.List {
+		if p.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
 // Add records a problem at key.
 func (ps *Problems) Add(key, format string, args ...any) {
 	ps.List = append(ps.List, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
