@@ -29,9 +29,10 @@ func shareGPTOffline(n int, seed uint64) []workloads.Request {
 	return reqs
 }
 
-// TestCalibrationVLLM8BH100 keeps the step model calibrated: Llama-3.1-8B BF16
-// on one H100 serving a ShareGPT-like offline load at ~12.6k output tokens/s
-// (CALIBRATION.md §4, S). The issue's acceptance band is ±25%.
+// TestCalibrationVLLM8BH100 keeps the default engine profile calibrated:
+// Llama-3.1-8B BF16 on one H100 serving a ShareGPT-like offline load at
+// ~12.6k output tokens/s (CALIBRATION.md §4, S), within ±15% (issue 8's
+// band; the default's gemm_efficiency_bf16 was set against this figure).
 func TestCalibrationVLLM8BH100(t *testing.T) {
 	eng, f := testFleet(t, defaultFleet(1))
 	reqs := shareGPTOffline(2000, 7)
@@ -42,5 +43,5 @@ func TestCalibrationVLLM8BH100(t *testing.T) {
 	tps := float64(f.Rec.OutputTokens) / f.Rec.LastFinish.Seconds()
 	t.Logf("output tokens/s %.0f, steps %d, events %d, preemptions %d, kv blocks %d",
 		tps, f.Replicas[0].Stats.Steps, f.Replicas[0].Stats.Events, f.Replicas[0].Stats.Preemptions, f.Memory.KVBlocks)
-	require.InEpsilon(t, 12600, tps, 0.25)
+	require.InEpsilon(t, 12600, tps, 0.15)
 }

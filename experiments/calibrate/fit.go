@@ -36,7 +36,7 @@ type Options struct {
 	// Params are the profile keys to fit; nil chooses those the rows
 	// constrain (FitParams).
 	Params []string
-	// MaxEvals bounds the objective evaluations of one fit. Default 4000.
+	// MaxEvals bounds the objective evaluations of one fit. Default 10000.
 	MaxEvals int
 }
 
@@ -54,7 +54,7 @@ func (o *Options) defaults() {
 		o.KVAdmission = models.KVAdmitFull
 	}
 	if o.MaxEvals == 0 {
-		o.MaxEvals = 4000
+		o.MaxEvals = 10000
 	}
 }
 

@@ -1,7 +1,6 @@
 package calibrate
 
 import (
-	"os"
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models"
@@ -10,10 +9,7 @@ import (
 
 func sweepCases(t *testing.T) []*Case {
 	t.Helper()
-	if _, err := os.Stat(sharedCSV); err != nil {
-		t.Skip("shared calibration data not present")
-	}
-	rows, err := ReadCSV(sharedCSV)
+	rows, err := ReadCSV("testdata/public-benchmarks.csv") // a copy of ../shared/data/calibration
 	require.NoError(t, err)
 	var sweep []Row
 	for _, r := range rows {
@@ -74,4 +70,24 @@ func TestFastPathMatchesSimulation(t *testing.T) {
 		require.InEpsilon(t, float64(res.outputs)/res.makespanS, fast.OutputTokensPerS, 1e-6, c.Row.Where())
 		require.InEpsilon(t, res.ttftMs, fast.TTFTMs, 1e-4, c.Row.Where())
 	}
+}
+
+// The shipped trtllm-0.16 profile is the fit README and REPORT.md describe:
+// on the sweep it has the stated median and worst errors.
+func TestShippedTRTLLMProfile(t *testing.T) {
+	cases := sweepCases(t)
+	pp, ok := models.BuiltinProfile("trtllm-0.16")
+	require.True(t, ok)
+	fit := make([]bool, len(cases))
+	lines, err := Lines(cases, fit, pp, nil)
+	require.NoError(t, err)
+	st := Summarise(lines, func(Line) bool { return true }, func(l Line) float64 { return l.Error })
+	require.InDelta(t, 0.039, st.Median, 0.001)
+	require.InDelta(t, 0.195, st.Worst, 0.001)
+	// The default stands for a current engine, faster than 0.16: its error
+	// here is reported, not bounded.
+	lines, err = Lines(cases, fit, models.DefaultPerfProfile(), nil)
+	require.NoError(t, err)
+	st = Summarise(lines, func(Line) bool { return true }, func(l Line) float64 { return l.Error })
+	t.Logf("default on the sweep: median |error| %.1f%%, worst %.1f%%", 100*st.Median, 100*st.Worst)
 }
