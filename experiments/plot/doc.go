@@ -11,10 +11,11 @@
 //   - dir.go: Dir, the entry point, which maps each results file to the
 //     figures it feeds and skips those whose file or columns are missing.
 //   - data.go: the row types (CDFPoint, TimePoint, Sweep, SizeRow,
-//     SearchPoint, FailureEvent, ETTRPoint, Meta) and the strict readers of
+//     SearchPoint, FailureEvent, ETTRPoint, CalibrationPoint, Meta) and the strict readers of
 //     the files, whose errors name FILE:LINE and match ErrBadInput.
 //   - figures.go: one builder per figure (CDF, KVUtilisation, Load,
-//     SweepTTFT, SweepGoodput, SizeCost, SizeTTFT, FailuresTimeline, ETTR),
+//     SweepTTFT, SweepGoodput, SizeCost, SizeTTFT, FailuresTimeline, ETTR,
+//     Calibration: measured vs predicted from `fleetsim calibrate`),
 //     each taking parsed rows and returning a Figure.
 //   - render.go: Write, which renders figures in memory and writes each
 //     file through a temporary file and a rename, and the tick and colour
