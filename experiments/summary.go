@@ -125,6 +125,9 @@ type FleetStats struct {
 	MFU             float64 `json:"mfu"`
 	Router          string  `json:"router"`
 	Batching        string  `json:"batching"`
+	// EngineProfile is the step model's engine profile (a built-in name
+	// or the file a scenario named).
+	EngineProfile string `json:"engine_profile"`
 	StepsPerReplica float64 `json:"steps_per_replica"`
 }
 
@@ -294,7 +297,7 @@ func Summarize(r *Result) *Summary {
 		FragmentationAtOOM: round6(fragOOM), OOMCrashes: ooms}
 	s.Fleet = FleetStats{GPU: sc.Cluster.GPU, Model: sc.Cluster.Model, Replicas: sc.Cluster.Replicas, TP: sc.Cluster.TP,
 		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: round6(ratio(busy, n*float64(r.EndTime))),
-		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, StepsPerReplica: round6(float64(steps) / n),
+		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, EngineProfile: sc.Cluster.Replica.Perf.Profile, StepsPerReplica: round6(float64(steps) / n),
 		MFU: round6(ratio(flops*float64(sc.Cluster.TP), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
 	price := sc.Price()
 	// The fallback pool pays its own GPU's catalog price for the tier.
@@ -393,9 +396,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	if s.Fleet.Domains == 1 {
 		domains = "NVLink domain"
 	}
-	fmt.Fprintf(&b, "scenario %s — %d× %s TP=%d on %d %s (%d %s), router %s, %s batching\n",
+	fmt.Fprintf(&b, "scenario %s — %d× %s TP=%d on %d %s (%d %s), router %s, %s batching, engine profile %s\n",
 		s.Scenario, s.Fleet.Replicas, s.Fleet.Model, s.Fleet.TP, s.Fleet.GPUs, s.Fleet.GPU, s.Fleet.Domains, domains,
-		s.Fleet.Router, s.Fleet.Batching)
+		s.Fleet.Router, s.Fleet.Batching, s.Fleet.EngineProfile)
 	fmt.Fprintf(&b, "simulated %.1f s, %d events, seed %d\n\n", s.Sim.SimulatedSeconds, s.Sim.Events, s.Sim.Seed)
 	r := s.Requests
 	fmt.Fprintf(&b, "requests   arrived %d  completed %d  failed %d  shed %d  in flight %d  preempted %d\n\n",
