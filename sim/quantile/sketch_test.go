@@ -248,10 +248,13 @@ func TestMergeEqualsWhole(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 7))
 			var parts []*quantile.Sketch
 			parts = append(parts, quantile.New())
+			// Part sizes scale with n (-short uses fewer samples), so there
+			// are always more than 10 parts.
+			small, big := max(2, min(3000, n/30)), max(2, min(40_000, n/8))
 			for lo := 0; lo < n; {
-				size := 1 + r.IntN(3000)
+				size := 1 + r.IntN(small)
 				if r.IntN(5) == 0 {
-					size = 1 + r.IntN(40_000)
+					size = 1 + r.IntN(big)
 				}
 				hi := min(n, lo+size)
 				parts = append(parts, sketchOf(xs[lo:hi]))
