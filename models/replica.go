@@ -588,13 +588,17 @@ func (r *Replica) releaseKV(s *seq) {
 
 // cacheSegments moves s's freshly computed prefix segments into the cache.
 func (r *Replica) cacheSegments(s *seq) {
-	if !r.cfg.PrefixCaching || s.missBlocks == 0 {
+	n := int32(len(s.req.Prefix))
+	if !r.cfg.PrefixCaching || s.hitSegs >= n {
 		return
 	}
-	n := int32(len(s.req.Prefix))
-	for i := s.hitSegs; i < n; i++ {
+	var before int64
+	for i := int32(0); i < n; i++ {
 		seg := s.req.Prefix[i]
-		s.missBlocks -= r.share(s, seg, r.blocksFor(int64(seg.Tokens)))
+		if i >= s.hitSegs {
+			s.missBlocks -= r.share(s, seg, r.segmentBlocks(before, seg))
+		}
+		before += int64(seg.Tokens)
 	}
 	s.hitSegs = n
 }
@@ -611,14 +615,15 @@ func (r *Replica) cacheContinuation(s *seq) {
 	if c.Tokens <= 0 {
 		return
 	}
-	s.tailBlocks -= r.share(s, c, min(r.blocksFor(int64(c.Tokens)), s.tailBlocks))
+	b := r.segmentBlocks(int64(s.req.PrefixTokens()), c)
+	s.tailBlocks -= r.share(s, c, min(b, s.tailBlocks))
 }
 
 // share turns b of s's private blocks into the cache entry for seg, held by
 // s, and returns b. If another sequence cached the same prefix meanwhile, s
 // shares that entry and its own duplicate blocks are freed.
 func (r *Replica) share(s *seq, seg workloads.Segment, b int64) int64 {
-	e, fresh := r.kv.Insert(seg.Hash, b, seg.Tokens)
+	e, fresh := r.kv.Insert(seg.Hash, b, int32(b*r.blockTokens))
 	if !fresh {
 		r.kv.Acquire(e)
 		r.kv.Release(b)
@@ -847,20 +852,28 @@ func (r *Replica) ownGrowth(s *seq) int64 {
 	return r.blocksFor(p+int64(s.req.OutputTokens-s.gen)) - r.blocksFor(p)
 }
 
-// matchPrefix returns the cached leading segments of s (count and tokens)
-// and the blocks s would still need to allocate for its prompt.
+// matchPrefix returns the cached leading segments of s (count, and the
+// prompt tokens their whole blocks cover) and the blocks s would still need
+// to allocate for its prompt.
+//
+// Prefix hits are whole blocks of the replica's block_tokens: segment i,
+// ending at cumulative token C_i of the prompt, holds the full blocks that
+// end in it (C_i/B − C_{i−1}/B of them, maybe none); the tokens past the
+// prefix's last full block are the sequence's private tail. A hit on
+// segments 0..h−1 covers (C_{h−1}/B)·B tokens.
 func (r *Replica) matchPrefix(s *seq) (hits int32, hitTokens int64, need int64) {
-	var segBlocks, segTokens int64
+	var segBlocks, cum int64
 	var evictableHit int64
 	if r.cfg.PrefixCaching {
 		missing := false
 		for _, seg := range s.req.Prefix {
-			b := r.blocksFor(int64(seg.Tokens))
-			segTokens += int64(seg.Tokens)
+			prev := cum
+			cum += int64(seg.Tokens)
+			b := cum/r.blockTokens - prev/r.blockTokens
 			if !missing {
 				if e := r.kv.Lookup(seg.Hash); e != nil {
 					hits++
-					hitTokens += int64(seg.Tokens)
+					hitTokens = cum / r.blockTokens * r.blockTokens
 					if e.refs == 0 {
 						evictableHit += e.blocks
 					}
@@ -871,12 +884,15 @@ func (r *Replica) matchPrefix(s *seq) (hits int32, hitTokens int64, need int64) 
 			segBlocks += b
 		}
 	}
-	tail := int64(s.prompt) - segTokens
-	if !r.cfg.PrefixCaching {
-		tail = int64(s.prompt)
-	}
+	tail := int64(s.prompt) - cum/r.blockTokens*r.blockTokens
 	need = segBlocks + r.blocksFor(tail) + evictableHit
 	return hits, hitTokens, need
+}
+
+// segmentBlocks is the number of full blocks segment i of s's prefix holds
+// (see matchPrefix), given the tokens of the segments before it.
+func (r *Replica) segmentBlocks(before int64, seg workloads.Segment) int64 {
+	return (before+int64(seg.Tokens))/r.blockTokens - before/r.blockTokens
 }
 
 // admit moves s's KV into place if memory allows (keeping the watermark and
@@ -899,15 +915,15 @@ func (r *Replica) admit(s *seq, now sim.Time, reserve int64) bool {
 	var segTokens, segBlocks int64
 	if r.cfg.PrefixCaching {
 		for i, seg := range s.req.Prefix {
-			segTokens += int64(seg.Tokens)
 			if int32(i) >= hits {
-				segBlocks += r.blocksFor(int64(seg.Tokens))
+				segBlocks += r.segmentBlocks(segTokens, seg)
 			}
+			segTokens += int64(seg.Tokens)
 		}
 	}
 	s.hitSegs = hits
 	s.missBlocks = segBlocks
-	s.tailTokens = int64(s.prompt) - segTokens
+	s.tailTokens = int64(s.prompt) - segTokens/r.blockTokens*r.blockTokens
 	s.tailBlocks = r.blocksFor(s.tailTokens)
 	if !r.kv.Alloc(s.missBlocks + s.tailBlocks) {
 		panic(fmt.Sprintf("models: replica %d: admission checked but allocation failed", r.idx))

@@ -351,9 +351,9 @@ func (c *Config) validatePrompts(k func(string) string, ps *config.Problems) {
 	if c.SystemPrompts <= 0 {
 		return
 	}
-	if c.SystemPromptTokens <= 0 || c.SystemPromptTokens%BlockTokens != 0 || c.SystemPromptTokens > maxTokens {
+	if c.SystemPromptTokens <= 0 || c.SystemPromptTokens%SegmentTokens != 0 || c.SystemPromptTokens > maxTokens {
 		ps.Add(k("system_prompt_tokens"), "must be a positive multiple of %d (the KV block size) when system_prompts > 0, found %d",
-			BlockTokens, c.SystemPromptTokens)
+			SegmentTokens, c.SystemPromptTokens)
 	}
 	ps.OneOf(k("system_prompt_choice"), c.SystemPromptChoice, choiceNames)
 	if c.SystemPromptChoice == ChoiceZipf {

@@ -1,11 +1,13 @@
 package workloads
 
-// BlockTokens is the KV-cache block size, in tokens, that generated prefix
-// segments are aligned to: every Segment a generator (synthetic, sessions,
-// agentic) controls has Tokens that are a multiple of BlockTokens, and the
-// remainder of a prompt is its unique tail. Trace readers keep the trace's
-// own block sizes (Mooncake: 512, the last block of a request shorter).
-const BlockTokens = 16
+// SegmentTokens is the granularity, in tokens, of the prefix segments the
+// generators (synthetic, sessions, agentic) emit: every Segment they control
+// has Tokens that are a multiple of it, and the remainder of a prompt is its
+// unique tail. It is not the KV block size: a replica caches only the whole
+// blocks of its own block_tokens that a shared prefix covers (models.Replica
+// owns that). Trace readers keep the trace's own segments (Mooncake: 512
+// tokens, the last one of a request shorter).
+const SegmentTokens = 16
 
 // Mix64 is the splitmix64 finalizer: a fixed, bijective 64-bit mix. Hashes
 // built from it are the same on every platform and in every run.
@@ -28,7 +30,7 @@ func ChainHash(prev, content uint64) uint64 {
 // ContinuationSegment returns the segment that a follow-up turn of r's
 // session shares with r beyond r's own Prefix: r's unique prompt tail plus
 // its answer, rounded down so that the follow-up's whole prefix ends on a
-// BlockTokens boundary. A prefix cache that keeps the KV of generated tokens
+// SegmentTokens boundary. A prefix cache that keeps the KV of generated tokens
 // can insert this segment when r completes; the session generators (kinds
 // "sessions" and "agentic") put exactly this segment, with this Hash, after
 // r's Prefix in the next turn's Prefix. Tokens is 0 (and Hash meaningless)
@@ -42,7 +44,7 @@ func ContinuationSegment(r *Request) Segment {
 	if total > maxTokens {
 		total = maxTokens
 	}
-	end := total - total%BlockTokens
+	end := total - total%SegmentTokens
 	tokens := end - int64(r.PrefixTokens())
 	if tokens <= 0 {
 		return Segment{}

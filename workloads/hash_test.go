@@ -36,7 +36,7 @@ func TestContinuationSegment(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := ContinuationSegment(&tt.r)
 			assert.Equal(t, tt.wantTokens, c.Tokens)
-			assert.Zero(t, (tt.r.PrefixTokens()+c.Tokens)%BlockTokens)
+			assert.Zero(t, (tt.r.PrefixTokens()+c.Tokens)%SegmentTokens)
 		})
 	}
 	a := Request{InputTokens: 100, OutputTokens: 30, Session: 1}

@@ -19,7 +19,7 @@ import (
 //
 // where u_j (the new user message or tool result) is drawn from input and
 // o_j (the answer) from output. Its Prefix is turn k-1's Prefix followed by
-// ContinuationSegment(turn k-1), so the prefix ends at the last BlockTokens
+// ContinuationSegment(turn k-1), so the prefix ends at the last SegmentTokens
 // boundary of turn k-1's prompt + answer and the rest is the unique tail. A
 // session ends after T turns or, earlier, when the next prompt would exceed
 // maxInput tokens (the first turn is cut to maxInput instead).

@@ -32,7 +32,7 @@ func checkSession(t *testing.T, turns []Request, systemTokens int32) {
 		prev, cur := turns[k-1], turns[k]
 		require.GreaterOrEqual(t, cur.Arrival, prev.Arrival)
 		require.Greater(t, cur.InputTokens, prev.InputTokens+prev.OutputTokens, "prompt = history + new message")
-		require.Zero(t, cur.PrefixTokens()%BlockTokens, "prefix ends on a block boundary")
+		require.Zero(t, cur.PrefixTokens()%SegmentTokens, "prefix ends on a block boundary")
 		want := prev.Prefix
 		if c := ContinuationSegment(&prev); c.Tokens > 0 {
 			want = append(append([]Segment(nil), prev.Prefix...), c)
@@ -40,7 +40,7 @@ func checkSession(t *testing.T, turns []Request, systemTokens int32) {
 		if !slices.Equal(want, cur.Prefix) {
 			require.Equal(t, want, cur.Prefix, "turn %d shares turn %d's prompt and answer", k+1, k)
 		}
-		require.Equal(t, (prev.InputTokens+prev.OutputTokens)/BlockTokens*BlockTokens, cur.PrefixTokens())
+		require.Equal(t, (prev.InputTokens+prev.OutputTokens)/SegmentTokens*SegmentTokens, cur.PrefixTokens())
 	}
 }
 

@@ -17,7 +17,7 @@ type systemPrompts struct {
 }
 
 // newSystemPrompts returns n prompts of tokens tokens each (tokens a multiple
-// of BlockTokens), hashed under salt. zipfS > 0 chooses prompt i (0-based)
+// of SegmentTokens), hashed under salt. zipfS > 0 chooses prompt i (0-based)
 // with weight 1/(i+1)^zipfS; zipfS == 0 chooses uniformly. n == 0 returns nil.
 func newSystemPrompts(n int, tokens int32, zipfS float64, salt uint64) *systemPrompts {
 	if n <= 0 {
