@@ -122,12 +122,12 @@ type FleetStats struct {
 	BusyFraction float64 `json:"busy_fraction"`
 	// MFU is model FLOPs utilisation: the model FLOPs the fleet did over
 	// its GPUs' dense peak for the run's duration.
-	MFU             float64 `json:"mfu"`
-	Router          string  `json:"router"`
-	Batching        string  `json:"batching"`
+	MFU      float64 `json:"mfu"`
+	Router   string  `json:"router"`
+	Batching string  `json:"batching"`
 	// EngineProfile is the step model's engine profile (a built-in name
 	// or the file a scenario named).
-	EngineProfile string `json:"engine_profile"`
+	EngineProfile   string  `json:"engine_profile"`
 	StepsPerReplica float64 `json:"steps_per_replica"`
 }
 
