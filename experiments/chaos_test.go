@@ -80,8 +80,9 @@ func TestChaos(t *testing.T) {
 				require.NoError(t, fleet.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"))
 			}
 			if c := sc.Rollout; c.Enabled {
-				fleet.StartRollout(c, policies.NewRolloutJudge(c),
-					sim.NewStream(sc.Seed, "rollout"))
+				judge, err := policies.NewRolloutJudge(c)
+				require.NoError(t, err)
+				fleet.StartRollout(c, judge, sim.NewStream(sc.Seed, "rollout"))
 			}
 			for i, fc := range sc.Faults {
 				require.NoError(t, fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))

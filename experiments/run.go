@@ -64,7 +64,11 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if err != nil {
 		return nil, err
 	}
-	fleet.SetPolicies(policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streamRetry)))
+	pol, err := policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streamRetry))
+	if err != nil {
+		return nil, err
+	}
+	fleet.SetPolicies(pol)
 	return fleet, nil
 }
 
@@ -99,8 +103,11 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		}
 	}
 	if c := sc.Rollout; c.Enabled {
-		fleet.StartRollout(c, policies.NewRolloutJudge(c),
-			sim.NewStream(sc.Seed, "rollout"))
+		judge, err := policies.NewRolloutJudge(c)
+		if err != nil {
+			return nil, err
+		}
+		fleet.StartRollout(c, judge, sim.NewStream(sc.Seed, "rollout"))
 	}
 	var fi *failureInjector
 	if sc.Failures.Enabled {

@@ -434,6 +434,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	}
 	if s.Rollout.Enabled {
 		s.Rollout.Validate("rollout", s.Cluster.Replicas, ps)
+		policies.RolloutJudges.Validate("rollout.judge", s.Rollout.Judge, ps)
 		if s.Failures.Enabled && s.Failures.Spares > 0 {
 			// The rollout's green replicas are the fleet's last ones, where
 			// the spares would sit.

@@ -37,6 +37,10 @@ type LatencyAdmitter struct {
 	stale  bool
 }
 
+func newLatencyAdmitter(c AdmissionConfig, _ Env) (models.Admitter, error) {
+	return &LatencyAdmitter{maxMs: c.Limit, window: sim.FromSeconds(c.WindowS)}, nil
+}
+
 type ttftAt struct {
 	at sim.Time
 	ms float64

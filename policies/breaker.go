@@ -8,13 +8,13 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 )
 
-// Breaker is a per-replica circuit breaker over a sliding window of
+// WindowBreaker is a per-replica circuit breaker over a sliding window of
 // outcomes (CALIBRATION.md §6, the seed's settings: a 10 s window, trips on
 // an error rate of at least 15% or a p99 latency of at least 3,500 ms with at
 // least 20 samples, opens for a 5 s cooldown, then half-open lets a few probe
 // requests through and closes once enough of them succeed, ramping its
 // share of traffic back up).
-type Breaker struct {
+type WindowBreaker struct {
 	cfg  BreakerConfig
 	reps []breakerReplica
 }
@@ -36,17 +36,17 @@ type breakerReplica struct {
 	lats                []float64
 }
 
-var _ models.Breaker = (*Breaker)(nil)
+var _ models.Breaker = (*WindowBreaker)(nil)
 
-// NewBreaker builds breakers for replicas replicas.
-func NewBreaker(c BreakerConfig, replicas int) *Breaker {
-	return &Breaker{cfg: c, reps: make([]breakerReplica, replicas)}
+// NewWindowBreaker builds breakers for replicas replicas.
+func NewWindowBreaker(c BreakerConfig, replicas int) *WindowBreaker {
+	return &WindowBreaker{cfg: c, reps: make([]breakerReplica, replicas)}
 }
 
-func (b *Breaker) windowNs() sim.Time { return sim.FromSeconds(b.cfg.WindowS) }
+func (b *WindowBreaker) windowNs() sim.Time { return sim.FromSeconds(b.cfg.WindowS) }
 
 // Record implements models.Breaker.
-func (b *Breaker) Record(i int, now sim.Time, ok bool, latencyMs float64) {
+func (b *WindowBreaker) Record(i int, now sim.Time, ok bool, latencyMs float64) {
 	r := &b.reps[i]
 	b.advance(r, now)
 	switch r.state {
@@ -90,14 +90,14 @@ func (b *Breaker) Record(i int, now sim.Time, ok bool, latencyMs float64) {
 	}
 }
 
-func (b *Breaker) trip(r *breakerReplica, now sim.Time) {
+func (b *WindowBreaker) trip(r *breakerReplica, now sim.Time) {
 	r.state = models.BreakerOpen
 	r.openTill = now + sim.FromSeconds(b.cfg.CooldownS)
 	r.window = r.window[:0]
 }
 
 // expire drops outcomes older than the window.
-func (b *Breaker) expire(r *breakerReplica, now sim.Time) {
+func (b *WindowBreaker) expire(r *breakerReplica, now sim.Time) {
 	cut := 0
 	for cut < len(r.window) && r.window[cut].at < now-b.windowNs() {
 		cut++
@@ -108,7 +108,7 @@ func (b *Breaker) expire(r *breakerReplica, now sim.Time) {
 }
 
 // advance turns an open breaker half-open once its cooldown is over.
-func (b *Breaker) advance(r *breakerReplica, now sim.Time) {
+func (b *WindowBreaker) advance(r *breakerReplica, now sim.Time) {
 	if r.state == models.BreakerOpen && now >= r.openTill {
 		r.state = models.BreakerHalfOpen
 		r.admitted, r.succeeded, r.offered = 0, 0, 0
@@ -116,7 +116,7 @@ func (b *Breaker) advance(r *breakerReplica, now sim.Time) {
 }
 
 // State implements models.Breaker.
-func (b *Breaker) State(i int, now sim.Time) (models.BreakerState, sim.Time) {
+func (b *WindowBreaker) State(i int, now sim.Time) (models.BreakerState, sim.Time) {
 	r := &b.reps[i]
 	b.advance(r, now)
 	if r.state == models.BreakerOpen {
@@ -127,7 +127,7 @@ func (b *Breaker) State(i int, now sim.Time) (models.BreakerState, sim.Time) {
 
 // Admit implements models.Breaker: a half-open replica takes at most
 // HalfOpenProbes requests in flight until they succeed.
-func (b *Breaker) Admit(i int, now sim.Time) bool {
+func (b *WindowBreaker) Admit(i int, now sim.Time) bool {
 	r := &b.reps[i]
 	b.advance(r, now)
 	if r.state != models.BreakerHalfOpen {

@@ -8,7 +8,7 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 )
 
-// Hedger sends a backup copy of a request that has not streamed its first
+// DelayHedger sends a backup copy of a request that has not streamed its first
 // token within a delay: a fixed delay, or adaptive — the running quantile
 // (default p95) of recent TTFTs, the rule of Dean & Barroso's "The Tail at
 // Scale" (CACM 2013; CALIBRATION.md §5: holding the hedge until the p95
@@ -17,7 +17,7 @@ import (
 // bucket holds up to Budget × 1000 (assumption: enough to ride out the
 // burst of a replica going bad, not enough to double a fleet's load). With Tied set, both copies go at once and the loser is withdrawn
 // when the winner starts (tied requests).
-type Hedger struct {
+type DelayHedger struct {
 	fixed    sim.Time
 	adaptive bool
 	q        float64
@@ -34,11 +34,11 @@ type Hedger struct {
 	cached   sim.Time
 }
 
-var _ models.Hedger = (*Hedger)(nil)
+var _ models.Hedger = (*DelayHedger)(nil)
 
-// NewHedger builds a hedger from its configuration (validated).
-func NewHedger(c HedgeConfig) *Hedger {
-	h := &Hedger{fixed: sim.FromSeconds(c.DelayMs / 1000), adaptive: c.Name == HedgeAdaptive,
+// NewDelayHedger builds a hedger from its configuration (validated).
+func NewDelayHedger(c HedgeConfig) *DelayHedger {
+	h := &DelayHedger{fixed: sim.FromSeconds(c.DelayMs / 1000), adaptive: c.Name == HedgeAdaptive,
 		q: c.Quantile, minN: c.MinSamples, budget: c.Budget, burst: math.Max(1, c.Budget*1000),
 		tied: c.Name == HedgeTied}
 	h.credit = h.burst
@@ -49,11 +49,11 @@ func NewHedger(c HedgeConfig) *Hedger {
 }
 
 // Tied implements models.Hedger.
-func (h *Hedger) Tied() bool { return h.tied }
+func (h *DelayHedger) Tied() bool { return h.tied }
 
 // Delay implements models.Hedger: the fixed delay, or the running quantile
 // of recent TTFTs once MinSamples are in (the fixed delay before that).
-func (h *Hedger) Delay(sim.Time) (sim.Time, bool) {
+func (h *DelayHedger) Delay(sim.Time) (sim.Time, bool) {
 	if !h.adaptive {
 		return h.fixed, true
 	}
@@ -75,7 +75,7 @@ func (h *Hedger) Delay(sim.Time) (sim.Time, bool) {
 }
 
 // Allow implements models.Hedger: spend one hedge of budget.
-func (h *Hedger) Allow(sim.Time) bool {
+func (h *DelayHedger) Allow(sim.Time) bool {
 	if h.credit < 1 {
 		return false
 	}
@@ -84,7 +84,7 @@ func (h *Hedger) Allow(sim.Time) bool {
 }
 
 // Observe implements models.Hedger.
-func (h *Hedger) Observe(_ sim.Time, ttftMs float64) {
+func (h *DelayHedger) Observe(_ sim.Time, ttftMs float64) {
 	if ttftMs < 0 {
 		h.credit = math.Min(h.burst, h.credit+h.budget)
 		return

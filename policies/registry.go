@@ -63,7 +63,7 @@ func DefaultRouterConfig() RouterConfig {
 // dotted path of the router table, e.g. "router"; "" for none) and the field's
 // TOML key.
 func (c *RouterConfig) Validate(prefix string, ps *config.Problems) {
-	ps.OneOf(joinKey(prefix, "name"), c.Name, RouterNames())
+	Routers.Validate(joinKey(prefix, "name"), c.Name, ps)
 	if !(c.LoadBound >= 1) || math.IsInf(c.LoadBound, 0) {
 		ps.Add(joinKey(prefix, "load_bound"), "must be a finite number >= 1, found %v", c.LoadBound)
 	}
@@ -82,49 +82,141 @@ func joinKey(prefix, key string) string {
 	return prefix + "." + key
 }
 
-// RouterFactory builds a router for a fleet of replicas replicas from a
-// validated configuration. rng is the router's own random stream; factories
-// of routers that draw return an error when it is nil.
-type RouterFactory func(cfg RouterConfig, replicas int, rng *rand.Rand) (models.Router, error)
-
-// routerFactories is the router registry. It is built here, once, and never
-// modified: there is no registration from other packages.
-var routerFactories = map[string]RouterFactory{
-	RouterRoundRobin: func(RouterConfig, int, *rand.Rand) (models.Router, error) {
-		return NewRoundRobin(), nil
-	},
-	RouterRandom: func(_ RouterConfig, _ int, rng *rand.Rand) (models.Router, error) {
-		if rng == nil {
-			return nil, fmt.Errorf("policies: router %q needs a random stream, got nil", RouterRandom)
-		}
-		return NewRandom(rng), nil
-	},
-	RouterLeastOutstanding: func(RouterConfig, int, *rand.Rand) (models.Router, error) {
-		return NewLeastOutstanding(), nil
-	},
-	RouterP2C: func(_ RouterConfig, _ int, rng *rand.Rand) (models.Router, error) {
-		if rng == nil {
-			return nil, fmt.Errorf("policies: router %q needs a random stream, got nil", RouterP2C)
-		}
-		return NewPowerOfTwo(rng), nil
-	},
-	RouterLeastKV: func(RouterConfig, int, *rand.Rand) (models.Router, error) {
-		return NewLeastKV(), nil
-	},
-	RouterPrefixAffinity: func(cfg RouterConfig, replicas int, _ *rand.Rand) (models.Router, error) {
-		return NewPrefixAffinity(replicas, cfg.LoadBound, cfg.PrefixSegments, cfg.VirtualNodes)
-	},
+// Env is what a policy's constructor may use beyond its own configuration.
+type Env struct {
+	// Replicas is the number of replicas in the fleet (>= 1).
+	Replicas int
+	// RNG is the policy's own named random stream; nil where the caller
+	// has none (a constructor that draws refuses nil).
+	RNG *rand.Rand
 }
 
-// RouterNames returns the names of the registered routers, sorted.
-func RouterNames() []string {
-	names := make([]string, 0, len(routerFactories))
-	for n := range routerFactories {
+// Registry maps the names of one kind of policy (routers, hedgers,
+// breakers, retriers, admitters, probes, rollout judges) to constructors
+// that take the kind's configuration table. Every registry is built once, in
+// this file, and never modified: adding a policy is its own file plus one
+// line in its kind's table below. The valid names a scenario may write are
+// derived from the registry (never hand-listed), so a name that passes
+// validation always builds.
+type Registry[C, T any] struct {
+	kind      string
+	allowNone bool // "none" is valid and builds nothing (a nil policy)
+	entries   map[string]func(C, Env) (T, error)
+}
+
+func newRegistry[C, T any](kind string, allowNone bool, entries map[string]func(C, Env) (T, error)) *Registry[C, T] {
+	return &Registry[C, T]{kind: kind, allowNone: allowNone, entries: entries}
+}
+
+// Names lists the valid names, sorted ("none" among them where allowed).
+func (r *Registry[C, T]) Names() []string {
+	names := make([]string, 0, len(r.entries)+1)
+	for n := range r.entries {
 		names = append(names, n)
+	}
+	if r.allowNone {
+		names = append(names, None)
 	}
 	slices.Sort(names)
 	return names
 }
+
+// Validate records a problem under key when name is not registered.
+func (r *Registry[C, T]) Validate(key, name string, ps *config.Problems) {
+	ps.OneOf(key, name, r.Names())
+}
+
+// Build constructs the policy name names from cfg. "none" (where allowed)
+// gives the zero T (a nil interface: the decision is never taken). An
+// unknown name is an error listing the valid ones, never a panic.
+func (r *Registry[C, T]) Build(name string, cfg C, env Env) (T, error) {
+	var zero T
+	if r.allowNone && name == None {
+		return zero, nil
+	}
+	f, ok := r.entries[name]
+	if !ok {
+		return zero, fmt.Errorf("policies: unknown %s %q; valid names: %s", r.kind, name, strings.Join(r.Names(), ", "))
+	}
+	return f(cfg, env)
+}
+
+// needRNG is the error of a constructor that draws and was given no stream.
+func needRNG(kind, name string) error {
+	return fmt.Errorf("policies: %s %q needs a random stream, got nil", kind, name)
+}
+
+// Routers is the router registry.
+var Routers = newRegistry("router", false, map[string]func(RouterConfig, Env) (models.Router, error){
+	RouterRoundRobin: func(RouterConfig, Env) (models.Router, error) { return NewRoundRobin(), nil },
+	RouterRandom: func(_ RouterConfig, e Env) (models.Router, error) {
+		if e.RNG == nil {
+			return nil, needRNG("router", RouterRandom)
+		}
+		return NewRandom(e.RNG), nil
+	},
+	RouterLeastOutstanding: func(RouterConfig, Env) (models.Router, error) { return NewLeastOutstanding(), nil },
+	RouterP2C: func(_ RouterConfig, e Env) (models.Router, error) {
+		if e.RNG == nil {
+			return nil, needRNG("router", RouterP2C)
+		}
+		return NewPowerOfTwo(e.RNG), nil
+	},
+	RouterLeastKV: func(RouterConfig, Env) (models.Router, error) { return NewLeastKV(), nil },
+	RouterPrefixAffinity: func(c RouterConfig, e Env) (models.Router, error) {
+		return NewPrefixAffinity(e.Replicas, c.LoadBound, c.PrefixSegments, c.VirtualNodes)
+	},
+})
+
+// Hedgers is the hedging-policy registry ([policies.hedge] name).
+var Hedgers = newRegistry("hedger", true, map[string]func(HedgeConfig, Env) (models.Hedger, error){
+	HedgeFixed:    func(c HedgeConfig, _ Env) (models.Hedger, error) { return NewDelayHedger(c), nil },
+	HedgeAdaptive: func(c HedgeConfig, _ Env) (models.Hedger, error) { return NewDelayHedger(c), nil },
+	HedgeTied:     func(c HedgeConfig, _ Env) (models.Hedger, error) { return NewDelayHedger(c), nil },
+})
+
+// Breakers is the circuit-breaker registry ([policies.breaker] name).
+var Breakers = newRegistry("breaker", true, map[string]func(BreakerConfig, Env) (models.Breaker, error){
+	BreakerWindow: func(c BreakerConfig, e Env) (models.Breaker, error) { return NewWindowBreaker(c, e.Replicas), nil },
+})
+
+// Retriers is the retry-policy registry ([policies.retry] name).
+var Retriers = newRegistry("retrier", true, map[string]func(RetryConfig, Env) (models.Retrier, error){
+	RetryBudgeted: func(c RetryConfig, e Env) (models.Retrier, error) {
+		if e.RNG == nil {
+			return nil, needRNG("retrier", RetryBudgeted)
+		}
+		return NewBudgetRetrier(c, e.RNG), nil
+	},
+})
+
+// Admitters is the admission-control registry ([policies.admission] name).
+var Admitters = newRegistry("admitter", true, map[string]func(AdmissionConfig, Env) (models.Admitter, error){
+	AdmitQueue:   func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &QueueAdmitter{max: c.Limit}, nil },
+	AdmitTokens:  func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &TokenAdmitter{max: c.Limit}, nil },
+	AdmitKV:      func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &KVAdmitter{max: c.Limit}, nil },
+	AdmitLatency: newLatencyAdmitter,
+})
+
+// Probes is the health-probe registry ([policies.probe] kind): a probe
+// kind builds the gateway's probe schedule.
+var Probes = newRegistry("probe", true, map[string]func(ProbeConfig, Env) (models.ProbeConfig, error){
+	ProbeLive: func(c ProbeConfig, _ Env) (models.ProbeConfig, error) { return probeConfig(models.ProbeLiveness, c), nil },
+	ProbeDeep: func(c ProbeConfig, _ Env) (models.ProbeConfig, error) { return probeConfig(models.ProbeDeep, c), nil },
+})
+
+// RolloutJudges is the canary-judge registry ([rollout] judge).
+var RolloutJudges = newRegistry("rollout judge", false, map[string]func(models.RolloutConfig, Env) (models.RolloutJudge, error){
+	models.JudgeMargin: func(c models.RolloutConfig, _ Env) (models.RolloutJudge, error) {
+		return MarginJudge{MinSamples: c.MinSamples, ErrorMargin: c.ErrorMargin, P99Ratio: c.P99Ratio}, nil
+	},
+	models.JudgeMannWhitney: func(c models.RolloutConfig, _ Env) (models.RolloutJudge, error) {
+		return MannWhitneyJudge{MinSamples: c.MinSamples, ErrorMargin: c.ErrorMargin, Alpha: c.Alpha, MedianRatio: c.MedianRatio}, nil
+	},
+})
+
+// RouterNames returns the names of the registered routers, sorted.
+func RouterNames() []string { return Routers.Names() }
 
 // NewRouter builds the router cfg names for a fleet of replicas replicas
 // (>= 1), drawing any randomness from rng (the caller's named stream; it may
@@ -140,9 +232,5 @@ func NewRouter(cfg RouterConfig, replicas int, rng *rand.Rand) (models.Router, e
 	if replicas < 1 {
 		return nil, fmt.Errorf("policies: router %q: replicas must be >= 1, found %d", cfg.Name, replicas)
 	}
-	factory, ok := routerFactories[cfg.Name]
-	if !ok { // unreachable after Validate; kept so a bad name never panics
-		return nil, fmt.Errorf("policies: unknown router %q; valid names: %s", cfg.Name, strings.Join(RouterNames(), ", "))
-	}
-	return factory(cfg, replicas, rng)
+	return Routers.Build(cfg.Name, cfg, Env{Replicas: replicas, RNG: rng})
 }

@@ -2,12 +2,15 @@ package policies
 
 import (
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models"
 )
 
 func TestRouterNames(t *testing.T) {
@@ -179,4 +182,66 @@ func TestNewPrefixAffinityErrors(t *testing.T) {
 		_, err := NewPrefixAffinity(tc.replicas, tc.bound, tc.k, tc.vnodes)
 		assert.ErrorContains(t, err, tc.contains, tc.name)
 	}
+}
+
+// Every registered name of every kind builds a policy (and "none" builds
+// none); an unknown name is an error naming the kind and the valid names.
+func TestRegistriesBuildEveryName(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	env := Env{Replicas: 4, RNG: rng}
+	def := DefaultResilienceConfig()
+	check := func(kind string, names []string, build func(string) (any, error)) {
+		t.Helper()
+		require.NotEmpty(t, names, kind)
+		for _, n := range names {
+			p, err := build(n)
+			require.NoError(t, err, "%s %s", kind, n)
+			if n == None {
+				require.Nil(t, p, "%s none builds nothing", kind)
+			} else {
+				require.NotNil(t, p, "%s %s", kind, n)
+			}
+		}
+		_, err := build("no-such-policy")
+		require.ErrorContains(t, err, "unknown "+kind+` "no-such-policy"; valid names: `+strings.Join(names, ", "))
+	}
+	check("router", Routers.Names(), func(n string) (any, error) {
+		c := DefaultRouterConfig()
+		c.Name = n
+		p, err := Routers.Build(n, c, env)
+		return nilIfZero(p), err
+	})
+	check("hedger", Hedgers.Names(), func(n string) (any, error) {
+		p, err := Hedgers.Build(n, def.Hedge, env)
+		return nilIfZero(p), err
+	})
+	check("breaker", Breakers.Names(), func(n string) (any, error) {
+		p, err := Breakers.Build(n, def.Breaker, env)
+		return nilIfZero(p), err
+	})
+	check("retrier", Retriers.Names(), func(n string) (any, error) {
+		p, err := Retriers.Build(n, def.Retry, env)
+		return nilIfZero(p), err
+	})
+	check("admitter", Admitters.Names(), func(n string) (any, error) {
+		c := def.Admission
+		c.Limit = 1
+		p, err := Admitters.Build(n, c, env)
+		return nilIfZero(p), err
+	})
+	check("rollout judge", RolloutJudges.Names(), func(n string) (any, error) {
+		p, err := RolloutJudges.Build(n, models.DefaultRolloutConfig(), env)
+		return nilIfZero(p), err
+	})
+	// A policy that draws refuses a nil stream.
+	_, err := Retriers.Build(RetryBudgeted, def.Retry, Env{Replicas: 1})
+	require.ErrorContains(t, err, "needs a random stream")
+}
+
+// nilIfZero turns a nil interface of any policy type into an untyped nil.
+func nilIfZero[T any](p T) any {
+	if any(p) == nil {
+		return nil
+	}
+	return p
 }

@@ -167,7 +167,7 @@ func (c *ResilienceConfig) Validate(prefix string, ps *config.Problems) {
 	ps.NonNegative(k("timeout_s"), c.TimeoutS)
 	ps.NonNegative(k("total_timeout_s"), c.TotalTimeoutS)
 	h := c.Hedge
-	ps.OneOf(k("hedge.name"), h.Name, []string{HedgeAdaptive, HedgeFixed, None, HedgeTied})
+	Hedgers.Validate(k("hedge.name"), h.Name, ps)
 	ps.Positive(k("hedge.delay_ms"), h.DelayMs)
 	if h.Quantile <= 0 || h.Quantile >= 1 || math.IsNaN(h.Quantile) {
 		ps.Add(k("hedge.quantile"), "must be between 0 and 1 (exclusive), found %v", h.Quantile)
@@ -179,7 +179,7 @@ func (c *ResilienceConfig) Validate(prefix string, ps *config.Problems) {
 	}
 	budget(ps, k("hedge.budget"), h.Budget)
 	b := c.Breaker
-	ps.OneOf(k("breaker.name"), b.Name, []string{None, BreakerWindow})
+	Breakers.Validate(k("breaker.name"), b.Name, ps)
 	ps.Positive(k("breaker.window_s"), b.WindowS)
 	ps.Fraction(k("breaker.error_rate"), b.ErrorRate)
 	ps.NonNegative(k("breaker.p99_ms"), b.P99Ms)
@@ -190,13 +190,13 @@ func (c *ResilienceConfig) Validate(prefix string, ps *config.Problems) {
 	}
 	ps.PositiveInt(k("breaker.half_open_probes"), b.HalfOpenProbes)
 	r := c.Retry
-	ps.OneOf(k("retry.name"), r.Name, []string{RetryBudgeted, None})
+	Retriers.Validate(k("retry.name"), r.Name, ps)
 	ps.PositiveInt(k("retry.max_attempts"), r.MaxAttempts)
 	budget(ps, k("retry.budget"), r.Budget)
 	ps.Positive(k("retry.backoff_base_ms"), r.BackoffBaseMs)
 	ps.Positive(k("retry.backoff_max_ms"), r.BackoffMaxMs)
 	a := c.Admission
-	ps.OneOf(k("admission.name"), a.Name, []string{AdmitKV, AdmitLatency, None, AdmitQueue, AdmitTokens})
+	Admitters.Validate(k("admission.name"), a.Name, ps)
 	if a.Name != None {
 		ps.Positive(k("admission.limit"), a.Limit)
 	}
@@ -208,7 +208,7 @@ func (c *ResilienceConfig) Validate(prefix string, ps *config.Problems) {
 	ps.Positive(k("admission.defer_ms"), a.DeferMs)
 	ps.PositiveInt(k("admission.defer_max"), a.DeferMax)
 	p := c.Probe
-	ps.OneOf(k("probe.kind"), p.Kind, []string{ProbeDeep, ProbeLive, None})
+	Probes.Validate(k("probe.kind"), p.Kind, ps)
 	ps.Positive(k("probe.interval_s"), p.IntervalS)
 	ps.Positive(k("probe.timeout_ms"), p.TimeoutMs)
 	ps.PositiveInt(k("probe.failures_to_eject"), p.FailuresToEject)
@@ -224,42 +224,39 @@ func budget(ps *config.Problems, key string, v float64) {
 }
 
 // BuildResilience turns a validated configuration into the gateway's
-// policies; rng is the retry jitter's own stream.
-func BuildResilience(c ResilienceConfig, replicas int, rng *rand.Rand) models.Policies {
+// policies, each built by its kind's registry; rng is the retry jitter's
+// own stream.
+func BuildResilience(c ResilienceConfig, replicas int, rng *rand.Rand) (models.Policies, error) {
 	var p models.Policies
 	p.TimeoutNs = sim.FromSeconds(c.TimeoutS)
 	p.TotalTimeoutNs = sim.FromSeconds(c.TotalTimeoutS)
-	if c.Hedge.Name != None {
-		p.Hedge = NewHedger(c.Hedge)
+	env := Env{Replicas: replicas}
+	var err error
+	if p.Hedge, err = Hedgers.Build(c.Hedge.Name, c.Hedge, env); err != nil {
+		return p, err
 	}
-	if c.Breaker.Name != None {
-		p.Breaker = NewBreaker(c.Breaker, replicas)
+	if p.Breaker, err = Breakers.Build(c.Breaker.Name, c.Breaker, env); err != nil {
+		return p, err
 	}
-	if c.Retry.Name != None {
-		p.Retry = NewRetrier(c.Retry, rng)
+	if p.Retry, err = Retriers.Build(c.Retry.Name, c.Retry, Env{Replicas: replicas, RNG: rng}); err != nil {
+		return p, err
 	}
 	if c.Admission.Action == "defer" {
 		p.DeferNs, p.DeferMax = sim.FromSeconds(c.Admission.DeferMs/1000), c.Admission.DeferMax
 	}
-	switch c.Admission.Name {
-	case AdmitQueue:
-		p.Admit = &QueueAdmitter{max: c.Admission.Limit}
-	case AdmitTokens:
-		p.Admit = &TokenAdmitter{max: c.Admission.Limit}
-	case AdmitKV:
-		p.Admit = &KVAdmitter{max: c.Admission.Limit}
-	case AdmitLatency:
-		p.Admit = &LatencyAdmitter{maxMs: c.Admission.Limit, window: sim.FromSeconds(c.Admission.WindowS)}
+	if p.Admit, err = Admitters.Build(c.Admission.Name, c.Admission, env); err != nil {
+		return p, err
 	}
-	if c.Probe.Kind != None {
-		kind := models.ProbeLiveness
-		if c.Probe.Kind == ProbeDeep {
-			kind = models.ProbeDeep
-		}
-		p.Probe = models.ProbeConfig{Kind: kind, IntervalNs: sim.FromSeconds(c.Probe.IntervalS),
-			TimeoutNs: sim.FromSeconds(c.Probe.TimeoutMs / 1000), FailuresToEject: c.Probe.FailuresToEject,
-			KVPressure: c.Probe.KVPressure, RestartNs: sim.FromSeconds(c.Probe.RestartS),
-			ColdStartNs: sim.FromSeconds(c.Probe.ColdStartS)}
+	if p.Probe, err = Probes.Build(c.Probe.Kind, c.Probe, env); err != nil {
+		return p, err
 	}
-	return p
+	return p, nil
+}
+
+// probeConfig is the gateway's probe schedule of a given kind.
+func probeConfig(kind models.ProbeKind, c ProbeConfig) models.ProbeConfig {
+	return models.ProbeConfig{Kind: kind, IntervalNs: sim.FromSeconds(c.IntervalS),
+		TimeoutNs: sim.FromSeconds(c.TimeoutMs / 1000), FailuresToEject: c.FailuresToEject,
+		KVPressure: c.KVPressure, RestartNs: sim.FromSeconds(c.RestartS),
+		ColdStartNs: sim.FromSeconds(c.ColdStartS)}
 }

@@ -13,13 +13,13 @@ import (
 func TestHedgerFixedAdaptiveBudget(t *testing.T) {
 	c := DefaultResilienceConfig().Hedge
 	c.Name = HedgeFixed
-	h := NewHedger(c)
+	h := NewDelayHedger(c)
 	d, ok := h.Delay(0)
 	require.True(t, ok)
 	require.Equal(t, 800*sim.Millisecond, d)
 
 	c.Name, c.MinSamples, c.Window = HedgeAdaptive, 10, 100
-	h = NewHedger(c)
+	h = NewDelayHedger(c)
 	for i := 1; i <= 100; i++ {
 		h.Observe(0, float64(i)) // TTFTs 1..100 ms
 	}
@@ -28,7 +28,7 @@ func TestHedgerFixedAdaptiveBudget(t *testing.T) {
 
 	// Budget 5%: after the initial bucket, one hedge per 20 requests.
 	c.Budget = 0.05
-	h = NewHedger(c)
+	h = NewDelayHedger(c)
 	n := 0
 	for i := 0; i < 10000; i++ {
 		h.Observe(0, -1)
@@ -42,7 +42,7 @@ func TestHedgerFixedAdaptiveBudget(t *testing.T) {
 func TestBreakerTripsCoolsAndCloses(t *testing.T) {
 	c := DefaultResilienceConfig().Breaker
 	c.Name = BreakerWindow
-	b := NewBreaker(c, 2)
+	b := NewWindowBreaker(c, 2)
 	now := sim.Time(0)
 	// 19 failures are not enough samples; the 20th trips (100% errors).
 	for i := 0; i < 19; i++ {
@@ -80,7 +80,7 @@ func TestBreakerTripsCoolsAndCloses(t *testing.T) {
 	st, _ = b.State(1, now)
 	require.Equal(t, models.BreakerOpen, st)
 	// Old outcomes leave the window: 19 errors spread over a minute never trip.
-	b2 := NewBreaker(c, 1)
+	b2 := NewWindowBreaker(c, 1)
 	for i := 0; i < 40; i++ {
 		b2.Record(0, sim.Time(i)*3*sim.Second, i%2 == 0, 10)
 		st, _ := b2.State(0, sim.Time(i)*3*sim.Second)
@@ -90,7 +90,7 @@ func TestBreakerTripsCoolsAndCloses(t *testing.T) {
 
 func TestRetrierBudgetAndBackoff(t *testing.T) {
 	c := DefaultResilienceConfig().Retry
-	r := NewRetrier(c, rand.New(rand.NewPCG(1, 1)))
+	r := NewBudgetRetrier(c, rand.New(rand.NewPCG(1, 1)))
 	d, ok := r.Retry(1, "x", 0)
 	require.True(t, ok)
 	require.LessOrEqual(t, d, 50*sim.Millisecond, "first backoff within the base")

@@ -8,34 +8,34 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 )
 
-// Retrier retries failed requests on another replica with exponential
+// BudgetRetrier retries failed requests on another replica with exponential
 // backoff and full jitter (a delay drawn uniformly from [0, min(max,
 // base·2^(attempt−1))], from its own seeded stream), at most MaxAttempts
 // copies per request, under a retry budget: retries may not exceed Budget
 // times the requests seen (a token bucket holding up to Budget × 1000
 // retries, as for hedges), so a failing fleet is not flooded with retries.
-type Retrier struct {
+type BudgetRetrier struct {
 	cfg    RetryConfig
 	rng    *rand.Rand
 	credit float64
 	burst  float64
 }
 
-var _ models.Retrier = (*Retrier)(nil)
+var _ models.Retrier = (*BudgetRetrier)(nil)
 
-// NewRetrier builds a retrier drawing jitter from rng.
-func NewRetrier(c RetryConfig, rng *rand.Rand) *Retrier {
+// NewBudgetRetrier builds a retrier drawing jitter from rng.
+func NewBudgetRetrier(c RetryConfig, rng *rand.Rand) *BudgetRetrier {
 	b := math.Max(1, c.Budget*1000)
-	return &Retrier{cfg: c, rng: rng, credit: b, burst: b}
+	return &BudgetRetrier{cfg: c, rng: rng, credit: b, burst: b}
 }
 
 // Observe implements models.Retrier.
-func (r *Retrier) Observe(sim.Time) {
+func (r *BudgetRetrier) Observe(sim.Time) {
 	r.credit = math.Min(r.burst, r.credit+r.cfg.Budget)
 }
 
 // Retry implements models.Retrier.
-func (r *Retrier) Retry(attempts int, _ string, _ sim.Time) (sim.Time, bool) {
+func (r *BudgetRetrier) Retry(attempts int, _ string, _ sim.Time) (sim.Time, bool) {
 	if attempts >= r.cfg.MaxAttempts || r.credit < 1 {
 		return 0, false
 	}

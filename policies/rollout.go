@@ -41,12 +41,10 @@ func (j MarginJudge) Rollback(green, blue models.PoolStats) bool {
 	return blue.P99TTFTMs > 0 && green.P99TTFTMs > j.P99Ratio*blue.P99TTFTMs
 }
 
-// NewRolloutJudge builds the judge a [rollout] table names.
-func NewRolloutJudge(c models.RolloutConfig) models.RolloutJudge {
-	if c.Judge == models.JudgeMannWhitney {
-		return MannWhitneyJudge{MinSamples: c.MinSamples, ErrorMargin: c.ErrorMargin, Alpha: c.Alpha, MedianRatio: c.MedianRatio}
-	}
-	return MarginJudge{MinSamples: c.MinSamples, ErrorMargin: c.ErrorMargin, P99Ratio: c.P99Ratio}
+// NewRolloutJudge builds the judge a validated [rollout] table names (see
+// RolloutJudges).
+func NewRolloutJudge(c models.RolloutConfig) (models.RolloutJudge, error) {
+	return RolloutJudges.Build(c.Judge, c, Env{})
 }
 
 // MannWhitneyJudge rolls a new version back only on a regression that is

@@ -153,7 +153,14 @@ func TestMannWhitneyJudgeErrors(t *testing.T) {
 
 func TestNewRolloutJudge(t *testing.T) {
 	c := models.DefaultRolloutConfig()
-	require.IsType(t, MarginJudge{}, NewRolloutJudge(c))
+	j, err := NewRolloutJudge(c)
+	require.NoError(t, err)
+	require.IsType(t, MarginJudge{}, j)
 	c.Judge = models.JudgeMannWhitney
-	require.IsType(t, MannWhitneyJudge{}, NewRolloutJudge(c))
+	j, err = NewRolloutJudge(c)
+	require.NoError(t, err)
+	require.IsType(t, MannWhitneyJudge{}, j)
+	c.Judge = "coin-flip"
+	_, err = NewRolloutJudge(c)
+	require.ErrorContains(t, err, `unknown rollout judge "coin-flip"; valid names: mann-whitney, margin`)
 }
