@@ -201,7 +201,9 @@ var Admitters = newRegistry("admitter", true, map[string]func(AdmissionConfig, E
 // Probes is the health-probe registry ([policies.probe] kind): a probe
 // kind builds the gateway's probe schedule.
 var Probes = newRegistry("probe", true, map[string]func(ProbeConfig, Env) (models.ProbeConfig, error){
-	ProbeLive: func(c ProbeConfig, _ Env) (models.ProbeConfig, error) { return probeConfig(models.ProbeLiveness, c), nil },
+	ProbeLive: func(c ProbeConfig, _ Env) (models.ProbeConfig, error) {
+		return probeConfig(models.ProbeLiveness, c), nil
+	},
 	ProbeDeep: func(c ProbeConfig, _ Env) (models.ProbeConfig, error) { return probeConfig(models.ProbeDeep, c), nil },
 })
 
