@@ -192,10 +192,11 @@ var Retriers = newRegistry("retrier", true, map[string]func(RetryConfig, Env) (m
 
 // Admitters is the admission-control registry ([policies.admission] name).
 var Admitters = newRegistry("admitter", true, map[string]func(AdmissionConfig, Env) (models.Admitter, error){
-	AdmitQueue:   func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &QueueAdmitter{max: c.Limit}, nil },
-	AdmitTokens:  func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &TokenAdmitter{max: c.Limit}, nil },
-	AdmitKV:      func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &KVAdmitter{max: c.Limit}, nil },
-	AdmitLatency: newLatencyAdmitter,
+	AdmitQueue:             func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &QueueAdmitter{max: c.Limit}, nil },
+	AdmitTokens:            func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &TokenAdmitter{max: c.Limit}, nil },
+	AdmitKV:                func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &KVAdmitter{max: c.Limit}, nil },
+	AdmitLatency:           newLatencyAdmitter,
+	AdmitLeastLoadedTokens: newLeastLoadedTokensAdmitter,
 })
 
 // Probes is the health-probe registry ([policies.probe] kind): a probe
