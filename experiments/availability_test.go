@@ -3,6 +3,7 @@ package experiments
 import (
 	"bytes"
 	"fmt"
+	"github.com/fleetsim/fleetsim/internal/streams"
 	"strings"
 	"testing"
 
@@ -34,7 +35,7 @@ drain_on_precursor = true
 	if _, err := startFailures(eng, fleet, sc, sc.Seed); err != nil {
 		t.Fatal(err)
 	}
-	src, _ := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
+	src, _ := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	fleet.Start(src)
 	fleet.StartSampling(10 * sim.Second)
 	for eng.Step() {
@@ -69,7 +70,7 @@ spare_after_s = 600
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, _ := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
+	src, _ := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	fleet.Start(src)
 	avail := func() (v [4]bool) {
 		for i, st := range fleet.States() {
@@ -143,7 +144,7 @@ spare_after_s = 600
 	require.NoError(t, err)
 	fi, err := startFailures(eng, fleet, sc, sc.Seed)
 	require.NoError(t, err)
-	src, _ := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
+	src, _ := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	require.NoError(t, fleet.Start(src))
 	ev := failures.Event{Category: "hbm", Component: failures.Component("hbm"), Mode: failures.ModeFailStop,
 		FirstGPU: 0, GPUs: 8, DownFirstGPU: 0, DownGPUs: 8, Repair: 3600 * sim.Second}

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/fleetsim/fleetsim/internal/streams"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -91,7 +92,7 @@ func TestChaos(t *testing.T) {
 				_, err := startFailures(eng, fleet, sc, sc.Seed)
 				require.NoError(t, err)
 			}
-			w, err := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
+			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			require.NoError(t, fleet.Start(w))
 			fleet.StartSampling(10 * sim.Second)

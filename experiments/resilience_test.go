@@ -3,6 +3,7 @@ package experiments
 import (
 	"bytes"
 	"fmt"
+	"github.com/fleetsim/fleetsim/internal/streams"
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models"
@@ -203,7 +204,7 @@ func TestConservationWithEveryPolicy(t *testing.T) {
 	for i, fc := range sc.Faults {
 		require.NoError(t, fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 	}
-	src, err := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
+	src, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	require.NoError(t, err)
 	require.NoError(t, fleet.Start(src))
 	fleet.StartSampling(10 * sim.Second)

@@ -4,20 +4,11 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
-)
-
-// Stream names. Each component draws from its own stream so that changing
-// one (a router's coin flips, say) never moves another's draws: two arms of
-// an A/B see the same arrivals and lengths (DESIGN.md decision 3).
-const (
-	streamWorkload = "workload"
-	streamRouter   = "router"
-	streamRetry    = "retry"
-	streamFaults   = "faults"
 )
 
 // Options adjust a run without changing its scenario.
@@ -56,7 +47,7 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if sc.Failures.Enabled {
 		cluster.Replicas += sc.Failures.Spares
 	}
-	router, err := policies.NewRouter(sc.Router, cluster.Replicas, sim.NewStream(sc.Seed, streamRouter))
+	router, err := policies.NewRouter(sc.Router, cluster.Replicas, sim.NewStream(sc.Seed, streams.Router))
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +55,7 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if err != nil {
 		return nil, err
 	}
-	pol, err := policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streamRetry))
+	pol, err := policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streams.Retry))
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +79,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		testFleetHook(fleet)
 	}
 	for i, fc := range sc.Faults {
-		if err := fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("%s/%d", streamFaults, i))); err != nil {
+		if err := fleet.Inject(fc, sim.NewStream(sc.Seed, streams.Fault(i))); err != nil {
 			return nil, err
 		}
 	}
@@ -107,7 +98,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		fleet.StartRollout(c, judge, sim.NewStream(sc.Seed, "rollout"))
+		fleet.StartRollout(c, judge, sim.NewStream(sc.Seed, streams.Rollout))
 	}
 	var fi *failureInjector
 	if sc.Failures.Enabled {
@@ -115,7 +106,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	src, err := workloads.New(sc.Workload, sim.NewStream(sc.Seed, streamWorkload))
+	src, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	if err != nil {
 		return nil, err
 	}

@@ -31,3 +31,21 @@ func splitmix64(x uint64) uint64 {
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
 }
+
+// Streams derives named streams under one master seed and a name prefix:
+// Stream(name) is NewStream(master, prefix+name), and Sub(name) the streams
+// under prefix+name+"/". Deriving by name, never by draw order, keeps every
+// component's numbers independent of the others'.
+type Streams struct {
+	master uint64
+	prefix string
+}
+
+// NewStreams returns the streams under master.
+func NewStreams(master uint64) Streams { return Streams{master: master} }
+
+// Stream returns the stream name.
+func (s Streams) Stream(name string) *rand.Rand { return NewStream(s.master, s.prefix+name) }
+
+// Sub returns the streams under name.
+func (s Streams) Sub(name string) Streams { return Streams{master: s.master, prefix: s.prefix + name + "/"} }

@@ -1,14 +1,13 @@
 package workloads
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"math"
-	"math/rand/v2"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -471,18 +470,18 @@ func (t *TraceConfig) validate(prefix string, ps *config.Problems) {
 // New builds the Source that cfg describes. cfg is validated first (keys
 // without a prefix); an invalid cfg returns a config.ProblemsError.
 //
-// Randomness: New draws, in a fixed order, independent child streams from
-// rng for arrivals, input lengths, output lengths, system prompt choice,
-// turns and think times, and a salt for prefix hashes; so changing, say, the
-// output distribution does not move any arrival. rng may be nil for kind
-// "trace", which draws nothing. New keeps no reference to rng.
+// Randomness: each part draws from its own stream of st, by name
+// (internal/streams: arrivals, input lengths, output lengths, system prompt
+// choice, turns, think times, and a salt for prefix hashes), so changing,
+// say, the output distribution or adding a draw does not move any arrival.
+// Kind "trace" draws nothing.
 //
 // The Source stops at cfg.MaxRequests requests or at the first arrival
 // after cfg.DurationS, whichever comes first. It implements io.Closer; for
 // kind "trace" New opens the file and Close closes it, so always Close.
 // Prefix slices of emitted requests may be shared between requests and must
 // not be modified.
-func New(cfg Config, rng *rand.Rand) (Source, error) {
+func New(cfg Config, st sim.Streams) (Source, error) {
 	var ps config.Problems
 	cfg.Validate("", &ps)
 	if err := ps.Err(); err != nil {
@@ -500,13 +499,9 @@ func New(cfg Config, rng *rand.Rand) (Source, error) {
 		}
 		return Limit(tr, cfg.MaxRequests, until), nil
 	}
-	if rng == nil {
-		return nil, errors.New("workloads: New needs a random stream for kind " + cfg.Kind)
-	}
-	child := func() *rand.Rand { return rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())) }
-	arrivalRng, inputRng, outputRng := child(), child(), child()
-	promptRng, turnsRng, thinkRng := child(), child(), child()
-	salt := rng.Uint64()
+	arrivalRng, inputRng, outputRng := st.Stream(streams.Arrival), st.Stream(streams.Input), st.Stream(streams.Output)
+	promptRng, turnsRng, thinkRng := st.Stream(streams.Prompt), st.Stream(streams.Turns), st.Stream(streams.Think)
+	salt := st.Stream(streams.Salt).Uint64()
 
 	arrival := cfg.Arrival.build()
 	input, err := cfg.Input.Build()

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"errors"
+	"github.com/fleetsim/fleetsim/sim"
 	"math"
 	"slices"
 	"testing"
@@ -152,17 +153,14 @@ func TestDistTables(t *testing.T) {
 func TestNewRejectsInvalid(t *testing.T) {
 	c := DefaultConfig()
 	c.Arrival.RatePerS = -1
-	_, err := New(c, newRng(1))
+	_, err := New(c, sim.NewStreams(1))
 	var pe config.ProblemsError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "arrival.rate_per_s", pe[0].Key)
 
-	_, err = New(DefaultConfig(), nil)
-	assert.Error(t, err, "generated kinds need a stream")
-
 	c = DefaultConfigFor(KindTrace)
 	c.Trace.Path = "testdata/does-not-exist.jsonl"
-	_, err = New(c, nil)
+	_, err = New(c, sim.Streams{})
 	assert.Error(t, err)
 	assert.False(t, errors.As(err, &pe))
 }

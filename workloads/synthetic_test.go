@@ -12,7 +12,7 @@ import (
 
 func mustNew(t testing.TB, c Config, seed uint64) Source {
 	t.Helper()
-	src, err := New(c, newRng(seed))
+	src, err := New(c, sim.NewStreams(seed))
 	require.NoError(t, err)
 	return src
 }

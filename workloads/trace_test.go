@@ -86,7 +86,7 @@ func TestTraceOptions(t *testing.T) {
 	c := DefaultConfigFor(KindTrace)
 	c.Trace.Path = path
 	c.MaxRequests = 5000
-	src, err := New(c, nil)
+	src, err := New(c, sim.Streams{})
 	require.NoError(t, err)
 	defer src.(io.Closer).Close()
 	normal := drain(t, src, 0)
@@ -96,7 +96,7 @@ func TestTraceOptions(t *testing.T) {
 	}
 
 	c.MaxRequests, c.DurationS = 0, 60
-	src, err = New(c, nil)
+	src, err = New(c, sim.Streams{})
 	require.NoError(t, err)
 	defer src.(io.Closer).Close()
 	minute := drain(t, src, 0)
@@ -108,7 +108,7 @@ func TestAzureSample(t *testing.T) {
 	path := sampleTrace(t, "AzureLLMInferenceTrace_code.csv")
 	c := DefaultConfigFor(KindTrace)
 	c.Trace.Path = path
-	src, err := New(c, nil)
+	src, err := New(c, sim.Streams{})
 	require.NoError(t, err)
 	rs := drain(t, src, 0)
 	require.NoError(t, src.(io.Closer).Close())
