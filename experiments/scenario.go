@@ -276,6 +276,11 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	resolveTrace(&sc.Workload.Trace, baseDir)
 	var ps config.Problems
 	sc.loadProfiles(&ps)
+	for _, k := range workloads.IgnoredKeys(sc.Workload.Kind) {
+		if doc.Has("workload." + k) {
+			ps.Add("workload."+k, "has no effect with workload.kind = %q; remove it", sc.Workload.Kind)
+		}
+	}
 	sc.Validate(&ps)
 	if terr == nil && len(ps.List) == 0 {
 		return &sc, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
@@ -46,6 +47,37 @@ var (
 	distNames    = []string{DistEmpirical, DistFixed, DistGeometric, DistLogNormal}
 	choiceNames  = []string{ChoiceUniform, ChoiceZipf}
 )
+
+// kindParts are the Config keys each kind reads beyond kind, max_requests
+// and duration_s: a workload is a tagged union on Kind, and a key outside
+// its kind's parts has no effect (a scenario that sets one is refused, see
+// IgnoredKeys).
+var kindParts = map[string][]string{
+	KindSynthetic: {"arrival", "input", "output", "system_prompts", "system_prompt_tokens", "system_prompt_choice", "system_prompt_zipf_s"},
+	KindSessions:  {"arrival", "input", "output", "system_prompts", "system_prompt_tokens", "system_prompt_choice", "system_prompt_zipf_s", "sessions"},
+	KindAgentic:   {"arrival", "input", "output", "system_prompts", "system_prompt_tokens", "system_prompt_choice", "system_prompt_zipf_s", "sessions"},
+	KindTrace:     {"trace"},
+}
+
+// allParts is the union of every kind's parts, in a fixed order.
+var allParts = []string{"arrival", "input", "output", "system_prompts", "system_prompt_tokens", "system_prompt_choice", "system_prompt_zipf_s", "sessions", "trace"}
+
+// IgnoredKeys lists the workload keys (tables or values, without the
+// "workload." prefix) that kind does not read, in a fixed order; nil for an
+// unknown kind.
+func IgnoredKeys(kind string) []string {
+	parts, ok := kindParts[kind]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, k := range allParts {
+		if !slices.Contains(parts, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // maxDurationS is the largest duration sim.Time can hold, seconds (~292 y).
 const maxDurationS = float64(math.MaxInt64) / 1e9
