@@ -48,4 +48,6 @@ func NewStreams(master uint64) Streams { return Streams{master: master} }
 func (s Streams) Stream(name string) *rand.Rand { return NewStream(s.master, s.prefix+name) }
 
 // Sub returns the streams under name.
-func (s Streams) Sub(name string) Streams { return Streams{master: s.master, prefix: s.prefix + name + "/"} }
+func (s Streams) Sub(name string) Streams {
+	return Streams{master: s.master, prefix: s.prefix + name + "/"}
+}
