@@ -58,12 +58,18 @@ func ArmsFromScenario(base *Scenario) ([]Arm, error) {
 }
 
 // PairedDiff compares one metric of arm B with the baseline arm A over
-// paired replications (the same seeds): d_i = b_i − a_i and r_i = b_i/a_i − 1.
+// paired replications (the same seeds): d_i = b_i − a_i. The relative change
+// is the same estimate scaled by the baseline mean, Rel = mean(d)/mean(a) =
+// B/A − 1 with half-width DiffCI/|A|, so a verdict's percentage always
+// agrees with its endpoints (A → B) and it is significant exactly when the
+// table's difference is (|Diff| > DiffCI). The baseline's own sampling
+// error is not propagated into the ratio (with common random numbers it is
+// small next to the paired difference's).
 type PairedDiff struct {
 	Key          string
 	A, B         float64 // means
 	Diff, DiffCI float64 // mean of d_i and its 95% CI half-width
-	Rel, RelCI   float64 // mean of r_i and its half-width; NaN if some a_i = 0
+	Rel, RelCI   float64 // Diff/A and DiffCI/|A|; NaN when A = 0
 }
 
 // Paired computes the paired differences of every metric of b against a.
@@ -76,21 +82,14 @@ func Paired(a, b *ArmResult) []PairedDiff {
 			continue
 		}
 		d := make([]float64, len(sa.Values))
-		r := make([]float64, len(sa.Values))
-		rel := true
 		for i := range d {
 			d[i] = sb.Values[i] - sa.Values[i]
-			if sa.Values[i] == 0 {
-				rel = false
-				continue
-			}
-			r[i] = sb.Values[i]/sa.Values[i] - 1
 		}
 		pd := PairedDiff{Key: sa.Key, A: sa.Mean, B: sb.Mean}
 		pd.Diff, pd.DiffCI = MeanCI(d, 0.95)
 		pd.Rel, pd.RelCI = math.NaN(), math.NaN()
-		if rel {
-			pd.Rel, pd.RelCI = MeanCI(r, 0.95)
+		if sa.Mean != 0 {
+			pd.Rel, pd.RelCI = pd.Diff/sa.Mean, pd.DiffCI/math.Abs(sa.Mean)
 		}
 		out = append(out, pd)
 	}
@@ -148,7 +147,7 @@ func Verdicts(aName, bName string, diffs []PairedDiff, reps int) []string {
 			continue
 		}
 		if math.IsNaN(d.Rel) {
-			out = append(out, fmt.Sprintf("%s: %s %s vs %s %s (no relative change: a baseline value is 0)", v.label, bName, human(d.B), aName, human(d.A)))
+			out = append(out, fmt.Sprintf("%s: %s %s vs %s %s (no relative change: the baseline is 0)", v.label, bName, human(d.B), aName, human(d.A)))
 			continue
 		}
 		p, ci := 100*d.Rel, 100*d.RelCI
