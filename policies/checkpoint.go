@@ -36,11 +36,11 @@ func DefaultCheckpointConfig() CheckpointConfig {
 
 // Validate records every problem of c under prefix.
 func (c *CheckpointConfig) Validate(prefix string, ps *config.Problems) {
-	ps.OneOf(joinKey(prefix, "policy"), c.Policy, CheckpointPolicyNames())
+	ps.OneOf(config.Key(prefix, "policy"), c.Policy, CheckpointPolicyNames())
 	if c.Policy == CheckpointFixed {
-		ps.Positive(joinKey(prefix, "interval_s"), c.IntervalS)
+		ps.Positive(config.Key(prefix, "interval_s"), c.IntervalS)
 		if c.IntervalS > 100*365*86400 {
-			ps.Add(joinKey(prefix, "interval_s"), "must be at most 100 years, found %v", c.IntervalS)
+			ps.Add(config.Key(prefix, "interval_s"), "must be at most 100 years, found %v", c.IntervalS)
 		}
 	}
 }

@@ -63,24 +63,18 @@ func DefaultRouterConfig() RouterConfig {
 // dotted path of the router table, e.g. "router"; "" for none) and the field's
 // TOML key.
 func (c *RouterConfig) Validate(prefix string, ps *config.Problems) {
-	Routers.Validate(joinKey(prefix, "name"), c.Name, ps)
+	Routers.Validate(config.Key(prefix, "name"), c.Name, ps)
 	if !(c.LoadBound >= 1) || math.IsInf(c.LoadBound, 0) {
-		ps.Add(joinKey(prefix, "load_bound"), "must be a finite number >= 1, found %v", c.LoadBound)
+		ps.Add(config.Key(prefix, "load_bound"), "must be a finite number >= 1, found %v", c.LoadBound)
 	}
 	if c.PrefixSegments < 1 {
-		ps.Add(joinKey(prefix, "prefix_segments"), "must be an integer >= 1, found %d", c.PrefixSegments)
+		ps.Add(config.Key(prefix, "prefix_segments"), "must be an integer >= 1, found %d", c.PrefixSegments)
 	}
 	if c.VirtualNodes < 1 {
-		ps.Add(joinKey(prefix, "virtual_nodes"), "must be an integer >= 1, found %d", c.VirtualNodes)
+		ps.Add(config.Key(prefix, "virtual_nodes"), "must be an integer >= 1, found %d", c.VirtualNodes)
 	}
 }
 
-func joinKey(prefix, key string) string {
-	if prefix == "" {
-		return key
-	}
-	return prefix + "." + key
-}
 
 // Env is what a policy's constructor may use beyond its own configuration.
 type Env struct {

@@ -163,7 +163,7 @@ func DefaultResilienceConfig() ResilienceConfig {
 
 // Validate records every problem under prefix (e.g. "policies").
 func (c *ResilienceConfig) Validate(prefix string, ps *config.Problems) {
-	k := func(s string) string { return prefix + "." + s }
+	k := func(s string) string { return config.Key(prefix, s) }
 	ps.NonNegative(k("timeout_s"), c.TimeoutS)
 	ps.NonNegative(k("total_timeout_s"), c.TotalTimeoutS)
 	h := c.Hedge

@@ -335,13 +335,6 @@ func DefaultConfigFor(kind string) Config {
 	return c
 }
 
-func join(prefix, key string) string {
-	if prefix == "" {
-		return key
-	}
-	return prefix + "." + key
-}
-
 // Validate records in ps every problem with c, each under its dotted key
 // prefix + "." + key (just key when prefix is empty), e.g.
 // "workload.arrival.rate_per_s". Only the parts that c.Kind reads are
@@ -349,7 +342,7 @@ func join(prefix, key string) string {
 func (c *Config) Validate(prefix string, ps *config.Problems) {
 	rc := c.Resolved()
 	c = &rc
-	k := func(key string) string { return join(prefix, key) }
+	k := func(key string) string { return config.Key(prefix, key) }
 	ps.OneOf(k("kind"), c.Kind, kindNames)
 	if c.MaxRequests < 0 {
 		ps.Add(k("max_requests"), "must be an integer >= 0 (0: no limit), found %d", c.MaxRequests)
@@ -393,7 +386,7 @@ func (c *Config) validatePrompts(k func(string) string, ps *config.Problems) {
 }
 
 func (a *ArrivalConfig) validate(prefix string, ps *config.Problems) {
-	k := func(key string) string { return join(prefix, key) }
+	k := func(key string) string { return config.Key(prefix, key) }
 	ps.OneOf(k("process"), a.Process, processNames)
 	ps.Positive(k("rate_per_s"), a.RatePerS)
 	switch a.Process {
@@ -409,7 +402,7 @@ func (a *ArrivalConfig) validate(prefix string, ps *config.Problems) {
 }
 
 func (d *DistConfig) validate(prefix string, ps *config.Problems) {
-	k := func(key string) string { return join(prefix, key) }
+	k := func(key string) string { return config.Key(prefix, key) }
 	if d.Dist == "" {
 		ps.Add(k("dist"), "required when other keys of the table are set; valid names: %s", strings.Join(distNames, ", "))
 	} else {
@@ -472,7 +465,7 @@ func (d *DistConfig) validate(prefix string, ps *config.Problems) {
 }
 
 func (s *SessionsConfig) validate(prefix string, systemPromptTokens int, ps *config.Problems) {
-	k := func(key string) string { return join(prefix, key) }
+	k := func(key string) string { return config.Key(prefix, key) }
 	s.Turns.validate(k("turns"), ps)
 	ps.NonNegative(k("think_time_s_mean"), s.ThinkTimeSMean)
 	if s.MaxInputTokens < 0 || s.MaxInputTokens > maxTokens {
@@ -483,7 +476,7 @@ func (s *SessionsConfig) validate(prefix string, systemPromptTokens int, ps *con
 }
 
 func (t *TraceConfig) validate(prefix string, ps *config.Problems) {
-	k := func(key string) string { return join(prefix, key) }
+	k := func(key string) string { return config.Key(prefix, key) }
 	if t.Path == "" {
 		ps.Add(k("path"), "required: the trace file to replay")
 	}

@@ -14,6 +14,21 @@ type Problem struct {
 
 func (p Problem) Error() string { return p.Key + ": " + p.Msg }
 
+// Key is the dotted path of key under prefix ("cluster" + "tp" →
+// "cluster.tp"; just key when prefix is empty): the one way every
+// validator names a field in its messages.
+func Key(prefix string, key ...string) string {
+	out := prefix
+	for _, k := range key {
+		if out == "" {
+			out = k
+		} else {
+			out += "." + k
+		}
+	}
+	return out
+}
+
 // Problems collects Problem values. The zero value is ready to use.
 type Problems struct {
 	List []Problem

@@ -38,3 +38,20 @@ func TestChecks(t *testing.T) {
 		t.Fatalf("Err() = %q", got)
 	}
 }
+
+func TestKey(t *testing.T) {
+	for _, tc := range []struct {
+		prefix string
+		keys   []string
+		want   string
+	}{
+		{"cluster", []string{"tp"}, "cluster.tp"},
+		{"", []string{"tp"}, "tp"},
+		{"cluster", []string{"replica", "perf", "profile"}, "cluster.replica.perf.profile"},
+		{"faults.3", nil, "faults.3"},
+	} {
+		if got := Key(tc.prefix, tc.keys...); got != tc.want {
+			t.Errorf("Key(%q, %q) = %q, want %q", tc.prefix, tc.keys, got, tc.want)
+		}
+	}
+}
