@@ -75,7 +75,6 @@ func (c *RouterConfig) Validate(prefix string, ps *config.Problems) {
 	}
 }
 
-
 // Env is what a policy's constructor may use beyond its own configuration.
 type Env struct {
 	// Replicas is the number of replicas in the fleet (>= 1).
