@@ -8,12 +8,20 @@ import (
 	"github.com/fleetsim/fleetsim/experiments"
 )
 
+const abHelp = `usage: fleetsim ab SCENARIO.toml | fleetsim ab A.toml B.toml [flags]
+
+Paired A/B: the arms of a scenario's [[arms]] tables (or two scenario files,
+arms A and B) run on the same seeds (common random numbers). Prints both arms
+side by side and each arm's paired differences from the first with 95% CIs;
+writes ab.csv, arms/*/summary.json, summary.md, cdf.csv, timeseries.csv.
+`
+
 // cmdAB is `fleetsim ab SCENARIO.toml` (arms from its [[arms]] tables) or
 // `fleetsim ab A.toml B.toml` (two scenarios as arms A and B).
 func cmdAB(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ab", flag.ContinueOnError)
 	cf := addCommonFlags(fs, "ab")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, args, stdout, abHelp)
 	if err != nil {
 		return err
 	}

@@ -20,18 +20,23 @@ type commonFlags struct {
 	sh            experiments.Shard
 }
 
-// addCommonFlags registers --out, --replications, --seed, --workers and
-// --quiet on fs for command name.
+// addCommonFlags registers --out, --replications, --seed, --workers,
+// --quiet and --shard on fs for command name.
 func addCommonFlags(fs *flag.FlagSet, name string) *commonFlags {
-	return &commonFlags{
+	out := filepath.Join("fleetsim-out", "NAME-"+name)
+	if name == "run" {
+		out = filepath.Join("fleetsim-out", "NAME")
+	}
+	c := &commonFlags{
 		name:    name,
-		out:     fs.String("out", "", "output directory (default fleetsim-out/NAME, or NAME-"+name+")"),
+		out:     fs.String("out", "", "output directory (default "+out+", NAME the scenario's name)"),
 		reps:    fs.Int("replications", 0, "replications (0 keeps [run] replications)"),
 		seed:    fs.Uint64("seed", 0, "master seed (0 keeps the scenario's)"),
 		workers: fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it"),
 		quiet:   fs.Bool("quiet", false, "no progress bar"),
 		shard:   fs.String("shard", "", "run shard i/n of the replications and write a part file (merge them with fleetsim merge)"),
 	}
+	return c
 }
 
 // check validates the flags' values.

@@ -21,7 +21,7 @@ const usage = `fleetsim — a deterministic discrete-event simulator of GPU serv
 
 usage:
   fleetsim run [SCENARIO.toml | BUILTIN] [--out DIR] [--seed N] [--replications N]
-               [--workers N] [--requests] [--quiet]
+               [--workers N] [--requests] [--shard i/n] [--quiet]
       simulate a scenario (default: the built-in "default"), print a results
       table and write the run directory (DIR defaults to fleetsim-out/NAME);
       --requests also streams DIR/requests.csv, one row per completed request
@@ -47,7 +47,21 @@ usage:
       failure profiles (rates, MTBF) and fault-log statistics
   fleetsim calibrate BENCH.csv | RESULT.json... [--models FILE] [--out DIR] [--holdout K]
       fit an engine profile (the step model's constants) to measured
-      throughput and latency; report each row's error (see calibrate --help)
+      throughput and latency; report each row's error
+  fleetsim version | fleetsim --version
+      print the module version and VCS revision this binary was built from
+
+flags of run, ab, sweep and size (before or after the scenario):
+  --out DIR          output directory (default fleetsim-out/NAME, or NAME-ab, NAME-sweep, NAME-size)
+  --seed N           master seed (0 keeps the scenario's)
+  --replications N   replications per scenario (default: the scenario's [run] replications)
+  --workers N        runs at once (default: all cores); results do not depend on it
+  --shard i/n        run, ab and sweep only: run shard i of n and write a part file
+  --quiet            no progress bar
+
+fleetsim COMMAND --help (or fleetsim help COMMAND) lists a command's flags.
+Results go to stdout and are byte-identical for the same scenario and seed;
+progress and notes go to stderr.
 
 exit status: 0 success, 1 failure while running, 2 bad usage or bad input
 `
@@ -101,25 +115,34 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdPlot(args[1:], stdout, stderr)
 	case "calibrate":
 		return cmdCalibrate(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
+	case "version", "--version", "-version":
+		return cmdVersion(args[1:], stdout)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" && args[1] != "help" {
+			return dispatch([]string{args[1], "--help"}, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot, calibrate (see fleetsim help)", args[0])
+		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot, calibrate, version (see fleetsim help)", args[0])
 	}
 }
 
 // parseFlags parses fs from args allowing flags before and after positional
-// arguments, and returns the positionals.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+// arguments, and returns the positionals. On -h, -help or --help it prints
+// help (the command's usage and description) and every flag with its
+// description to stdout, and returns flag.ErrHelp, which run maps to exit
+// status 0.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, help string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				printHelp(stdout, fs, help)
 				return nil, err
 			}
-			return nil, usagef("%s: %v", fs.Name(), err)
+			return nil, usagef("%s: %v (see fleetsim %s --help)", fs.Name(), err, fs.Name())
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -131,4 +154,18 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// printHelp writes a command's help and its flags to w.
+func printHelp(w io.Writer, fs *flag.FlagSet, help string) {
+	fmt.Fprint(w, help)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprint(w, "\nflags:\n")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
 }

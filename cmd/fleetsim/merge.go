@@ -8,13 +8,20 @@ import (
 	"github.com/fleetsim/fleetsim/experiments"
 )
 
+const mergeHelp = `usage: fleetsim merge PART.json... [flags]
+
+Combine the part files that run, ab and sweep write with --shard i/n (one
+per shard, all of them) into the directory and report that one machine
+would have written, byte for byte.
+`
+
 // cmdMerge is `fleetsim merge PART... [--out DIR]`: combine the part files
 // of a sharded run, ab or sweep into the directory one machine would have
 // written.
 func cmdMerge(args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	out := fs.String("out", "", "output directory (default fleetsim-out/NAME, NAME-ab or NAME-sweep)")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, args, stdout, mergeHelp)
 	if err != nil {
 		return err
 	}

@@ -34,11 +34,18 @@ func loadScenario(arg string) (*experiments.Scenario, error) {
 	return sc, nil
 }
 
+const runHelp = `usage: fleetsim run [SCENARIO.toml | BUILTIN] [flags]
+
+Simulate a scenario (default: the built-in "default"; fleetsim scenarios
+lists the others), print a results table and write the run directory:
+summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv.
+`
+
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	cf := addCommonFlags(fs, "run")
 	records := fs.Bool("requests", false, "also stream one CSV row per completed request of replication 0 to DIR/requests.csv")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, args, stdout, runHelp)
 	if err != nil {
 		return err
 	}
@@ -123,9 +130,21 @@ func delayedBar(w io.Writer, name string) func(float64) {
 	}
 }
 
+const validateHelp = `usage: fleetsim validate SCENARIO.toml
+
+Check a scenario file (or a built-in by name) and report every problem with
+file, line and key; exit status 2 if there is any.
+`
+
+const scenariosHelp = `usage: fleetsim scenarios [show NAME]
+
+List the built-in scenarios, or print one's TOML as a starting point
+(fleetsim scenarios show default > mine.toml).
+`
+
 func cmdValidate(args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, args, stdout, validateHelp)
 	if err != nil {
 		return err
 	}
@@ -142,7 +161,7 @@ func cmdValidate(args []string, stdout, _ io.Writer) error {
 
 func cmdScenarios(args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("scenarios", flag.ContinueOnError)
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, args, stdout, scenariosHelp)
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,21 @@ import (
 	"github.com/fleetsim/fleetsim/experiments"
 )
 
+const sizeHelp = `usage: fleetsim size SCENARIO.toml --slo ttft_p99=800ms,success=99.9% [flags]
+
+Find the fewest replicas that meet the SLO (the one-sided confidence bound
+of each term's mean over replications within its limit), with and without
+the scenario's failures, and report N, N+1 and N+2 with $ per month. Writes
+size.csv, size_search.csv and the run at N.
+`
+
 // cmdSize is `fleetsim size SCENARIO.toml --slo ...`.
 func cmdSize(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("size", flag.ContinueOnError)
 	slo := fs.String("slo", "", "target, e.g. ttft_p99=800ms,success=99.9% (default: the scenario's [size] slo)")
 	conf := fs.Float64("confidence", 0, "one-sided confidence level (default: [size] confidence, 0.95)")
 	cf := addCommonFlags(fs, "size")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, args, stdout, sizeHelp)
 	if err != nil {
 		return err
 	}
