@@ -20,7 +20,7 @@ writes ab.csv, arms/*/summary.json, summary.md, cdf.csv, timeseries.csv.
 // `fleetsim ab A.toml B.toml` (two scenarios as arms A and B).
 func cmdAB(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ab", flag.ContinueOnError)
-	cf := addCommonFlags(fs, "ab")
+	cf := addCommonFlags(fs, "ab", true)
 	pos, err := parseFlags(fs, args, stdout, abHelp)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"runtime/debug"
 	"testing"
 
@@ -76,4 +77,27 @@ func TestVersion(t *testing.T) {
 	// go run and go test: no version, no VCS stamp, or no build info at all.
 	assert.Equal(t, "fleetsim (devel) unknown go1.26.8", versionText(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}, true))
 	assert.Equal(t, "fleetsim (devel) unknown unknown", versionText(nil, false))
+}
+
+// TestRefusedFlags: a flag a command or mode does not support is refused
+// with exit status 2, a message that says why, and nothing written.
+func TestRefusedFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"size", "n-plus-2", "--shard", "1/2"}, "size does not take --shard: a sizing search"},
+		{[]string{"size", "n-plus-2", "--shard=1/2"}, "size does not take --shard"},
+		{[]string{"run", "--shard", "1/2", "--requests"}, "--requests cannot be combined with --shard"},
+		{[]string{"run", "--bogus"}, "run: flag provided but not defined: -bogus (see fleetsim run --help)"},
+	} {
+		out := filepath.Join(dir, "out")
+		stdout, stderr, code := fleetsim(t, nil, append(tc.args, "--out", out)...)
+		require.Equal(t, 2, code, "%v: %s", tc.args, stderr)
+		require.Empty(t, stdout)
+		require.Contains(t, stderr, tc.want)
+		require.NotContains(t, stderr, "panic")
+		require.NoDirExists(t, out, "nothing written")
+	}
 }

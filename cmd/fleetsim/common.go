@@ -16,13 +16,13 @@ type commonFlags struct {
 	reps, workers *int
 	seed          *uint64
 	quiet         *bool
-	shard         *string
+	shard         *string // nil for a command that cannot be sharded
 	sh            experiments.Shard
 }
 
-// addCommonFlags registers --out, --replications, --seed, --workers,
-// --quiet and --shard on fs for command name.
-func addCommonFlags(fs *flag.FlagSet, name string) *commonFlags {
+// addCommonFlags registers --out, --replications, --seed, --workers and
+// --quiet on fs for command name, and --shard when shardable.
+func addCommonFlags(fs *flag.FlagSet, name string, shardable bool) *commonFlags {
 	out := filepath.Join("fleetsim-out", "NAME-"+name)
 	if name == "run" {
 		out = filepath.Join("fleetsim-out", "NAME")
@@ -34,7 +34,9 @@ func addCommonFlags(fs *flag.FlagSet, name string) *commonFlags {
 		seed:    fs.Uint64("seed", 0, "master seed (0 keeps the scenario's)"),
 		workers: fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it"),
 		quiet:   fs.Bool("quiet", false, "no progress bar"),
-		shard:   fs.String("shard", "", "run shard i/n of the replications and write a part file (merge them with fleetsim merge)"),
+	}
+	if shardable {
+		c.shard = fs.String("shard", "", "run shard i/n of the replications and write a part file (merge them with fleetsim merge)")
 	}
 	return c
 }
@@ -44,7 +46,7 @@ func (c *commonFlags) check() error {
 	if *c.reps < 0 || *c.workers < 0 {
 		return usagef("%s: --replications and --workers must be >= 0", c.name)
 	}
-	if *c.shard != "" {
+	if c.shard != nil && *c.shard != "" {
 		sh, err := experiments.ParseShard(*c.shard)
 		if err != nil {
 			return usageError{err}

@@ -132,7 +132,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 // arguments, and returns the positionals. On -h, -help or --help it prints
 // help (the command's usage and description) and every flag with its
 // description to stdout, and returns flag.ErrHelp, which run maps to exit
-// status 0.
+// status 0. A flag the command does not take is a usageError that says why
+// when refused explains it.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, help string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
@@ -141,6 +142,11 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, help string) 
 			if errors.Is(err, flag.ErrHelp) {
 				printHelp(stdout, fs, help)
 				return nil, err
+			}
+			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+				if why, ok := refused[fs.Name()][name]; ok {
+					return nil, usagef("%s does not take --%s: %s", fs.Name(), name, why)
+				}
 			}
 			return nil, usagef("%s: %v (see fleetsim %s --help)", fs.Name(), err, fs.Name())
 		}
@@ -154,6 +160,13 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, help string) 
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// refused explains, by command and flag name, flags that a command does
+// not take though its neighbours do.
+var refused = map[string]map[string]string{
+	"size": {"shard": "a sizing search picks each fleet size from the results of the last, so it cannot be split " +
+		"into shards; run it on one machine (it uses every core; see --workers)"},
 }
 
 // printHelp writes a command's help and its flags to w.

@@ -43,7 +43,7 @@ summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv.
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	cf := addCommonFlags(fs, "run")
+	cf := addCommonFlags(fs, "run", true)
 	records := fs.Bool("requests", false, "also stream one CSV row per completed request of replication 0 to DIR/requests.csv")
 	pos, err := parseFlags(fs, args, stdout, runHelp)
 	if err != nil {
@@ -54,6 +54,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := cf.check(); err != nil {
 		return err
+	}
+	if *records && cf.sh.Active() {
+		return usagef("run: --requests cannot be combined with --shard: requests.csv streams replication 0 of an unsharded run")
 	}
 	arg := ""
 	if len(pos) == 1 {
@@ -70,7 +73,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	opt := cf.options(stderr)
 	var reqFile *os.File
 	var reqWriter *experiments.RequestWriter
-	if *records && !cf.sh.Active() {
+	if *records {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}

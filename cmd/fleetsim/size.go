@@ -21,7 +21,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("size", flag.ContinueOnError)
 	slo := fs.String("slo", "", "target, e.g. ttft_p99=800ms,success=99.9% (default: the scenario's [size] slo)")
 	conf := fs.Float64("confidence", 0, "one-sided confidence level (default: [size] confidence, 0.95)")
-	cf := addCommonFlags(fs, "size")
+	cf := addCommonFlags(fs, "size", false)
 	pos, err := parseFlags(fs, args, stdout, sizeHelp)
 	if err != nil {
 		return err

@@ -27,7 +27,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	var params multiFlag
 	fs.Var(&params, "param", "grid axis KEY=LO..HI:STEP or KEY=V1,V2,... (repeatable; default: the scenario's [sweep] params)")
-	cf := addCommonFlags(fs, "sweep")
+	cf := addCommonFlags(fs, "sweep", true)
 	pos, err := parseFlags(fs, args, stdout, sweepHelp)
 	if err != nil {
 		return err
