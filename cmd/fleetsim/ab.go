@@ -73,12 +73,13 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 	return experiments.FinishAB(dir, experiments.AssembleAB(names, results), stdout)
 }
 
-// applyRunFlags applies --seed and --replications, when given, as
-// overlays (so that scenarios derived from it keep them).
-func applyRunFlags(sc *experiments.Scenario, seed uint64, reps int) (*experiments.Scenario, error) {
+// applyRunFlags applies --seed (when seed is not nil: 0 is a seed like any
+// other) and --replications (when reps > 0) as overlays, so that scenarios
+// derived from sc keep them.
+func applyRunFlags(sc *experiments.Scenario, seed *uint64, reps int) (*experiments.Scenario, error) {
 	var ovs []experiments.Overlay
-	if seed != 0 {
-		ovs = append(ovs, experiments.Overlay{Name: "--seed", TOML: []byte(fmt.Sprintf("seed = %d\n", seed))})
+	if seed != nil {
+		ovs = append(ovs, experiments.Overlay{Name: "--seed", TOML: []byte(fmt.Sprintf("seed = %d\n", *seed))})
 	}
 	if reps > 0 {
 		ovs = append(ovs, experiments.Overlay{Name: "--replications", TOML: []byte(fmt.Sprintf("run.replications = %d\n", reps))})

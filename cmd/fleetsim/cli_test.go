@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"testing"
@@ -100,4 +102,29 @@ func TestRefusedFlags(t *testing.T) {
 		require.NotContains(t, stderr, "panic")
 		require.NoDirExists(t, out, "nothing written")
 	}
+}
+
+// TestSeedZero: --seed 0 is a seed like any other: it differs from the
+// scenario's seed 1, and gives the same result twice.
+func TestSeedZero(t *testing.T) {
+	summary := func(args ...string) map[string]any {
+		t.Helper()
+		out := t.TempDir()
+		_, stderr, code := fleetsim(t, nil, append([]string{"run", "default", "--quiet", "--out", out}, args...)...)
+		require.Zero(t, code, stderr)
+		b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(b, &m))
+		return m
+	}
+	seed := func(m map[string]any) float64 { return m["sim"].(map[string]any)["seed"].(float64) }
+	one, zero, again := summary(), summary("--seed", "0"), summary("--seed", "0")
+	require.Equal(t, 1.0, seed(one), "the default scenario's seed")
+	require.Equal(t, 0.0, seed(zero))
+	require.Equal(t, zero, again, "same seed, same result")
+	delete(one["sim"].(map[string]any), "seed")
+	delete(zero["sim"].(map[string]any), "seed")
+	require.NotEqual(t, one["requests"], zero["requests"], "seed 0 is not seed 1")
+	require.NotEqual(t, one["latency_ms"], zero["latency_ms"])
 }

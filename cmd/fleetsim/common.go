@@ -12,12 +12,14 @@ import (
 // commonFlags are the flags every multi-run command takes.
 type commonFlags struct {
 	name          string
+	fs            *flag.FlagSet
 	out           *string
 	reps, workers *int
 	seed          *uint64
 	quiet         *bool
 	shard         *string // nil for a command that cannot be sharded
 	sh            experiments.Shard
+	set           map[string]bool // flags given on the command line
 }
 
 // addCommonFlags registers --out, --replications, --seed, --workers and
@@ -29,9 +31,10 @@ func addCommonFlags(fs *flag.FlagSet, name string, shardable bool) *commonFlags 
 	}
 	c := &commonFlags{
 		name:    name,
+		fs:      fs,
 		out:     fs.String("out", "", "output directory (default "+out+", NAME the scenario's name)"),
-		reps:    fs.Int("replications", 0, "replications (0 keeps [run] replications)"),
-		seed:    fs.Uint64("seed", 0, "master seed (0 keeps the scenario's)"),
+		reps:    fs.Int("replications", 0, "replications (default: the scenario's [run] replications)"),
+		seed:    fs.Uint64("seed", 0, "master seed (default: the scenario's; 0 is a seed like any other)"),
 		workers: fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it"),
 		quiet:   fs.Bool("quiet", false, "no progress bar"),
 	}
@@ -41,8 +44,9 @@ func addCommonFlags(fs *flag.FlagSet, name string, shardable bool) *commonFlags 
 	return c
 }
 
-// check validates the flags' values.
+// check validates the flags' values; call it after parsing.
 func (c *commonFlags) check() error {
+	c.set = flagsSet(c.fs)
 	if *c.reps < 0 || *c.workers < 0 {
 		return usagef("%s: --replications and --workers must be >= 0", c.name)
 	}
@@ -68,13 +72,17 @@ func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part) er
 }
 
 // load reads a scenario (file or built-in) and applies --seed and
-// --replications.
+// --replications when given.
 func (c *commonFlags) load(arg string) (*experiments.Scenario, error) {
 	sc, err := loadScenario(arg)
 	if err != nil {
 		return nil, err
 	}
-	return applyRunFlags(sc, *c.seed, *c.reps)
+	var seed *uint64
+	if c.set["seed"] {
+		seed = c.seed
+	}
+	return applyRunFlags(sc, seed, *c.reps)
 }
 
 // dir is the output directory for scenario name.

@@ -53,7 +53,7 @@ usage:
 
 flags of run, ab, sweep and size (before or after the scenario):
   --out DIR          output directory (default fleetsim-out/NAME, or NAME-ab, NAME-sweep, NAME-size)
-  --seed N           master seed (0 keeps the scenario's)
+  --seed N           master seed (default: the scenario's; 0 is a seed like any other)
   --replications N   replications per scenario (default: the scenario's [run] replications)
   --workers N        runs at once (default: all cores); results do not depend on it
   --shard i/n        run, ab and sweep only: run shard i of n and write a part file
@@ -181,4 +181,11 @@ func printHelp(w io.Writer, fs *flag.FlagSet, help string) {
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
+}
+
+// flagsSet lists the flags given on the command line, by name.
+func flagsSet(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }
