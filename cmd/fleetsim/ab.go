@@ -70,7 +70,7 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 	if cf.sh.Active() {
 		return cf.writePart(stdout, dir, experiments.NewPart("ab", cf.sh, arms[0].Scenario.Name, names, results))
 	}
-	return experiments.FinishAB(dir, experiments.AssembleAB(names, results), stdout)
+	return finishAB(dir, experiments.AssembleAB(names, results), stdout, *cf.json)
 }
 
 // applyRunFlags applies --seed (when seed is not nil: 0 is a seed like any

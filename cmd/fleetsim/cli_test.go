@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,11 +20,11 @@ func TestHelp(t *testing.T) {
 		usage string
 		flags []string
 	}{
-		{[]string{"run"}, "usage: fleetsim run", []string{"-out", "-seed", "-replications", "-workers", "-quiet", "-shard", "-requests"}},
-		{[]string{"ab"}, "usage: fleetsim ab", []string{"-out", "-seed", "-replications", "-shard"}},
-		{[]string{"sweep"}, "usage: fleetsim sweep", []string{"-param", "-shard"}},
-		{[]string{"size"}, "usage: fleetsim size", []string{"-slo", "-confidence", "-quiet"}},
-		{[]string{"merge"}, "usage: fleetsim merge", []string{"-out"}},
+		{[]string{"run"}, "usage: fleetsim run", []string{"-out", "-seed", "-replications", "-workers", "-quiet", "-json", "-shard", "-requests"}},
+		{[]string{"ab"}, "usage: fleetsim ab", []string{"-out", "-seed", "-replications", "-json", "-shard"}},
+		{[]string{"sweep"}, "usage: fleetsim sweep", []string{"-param", "-json", "-shard"}},
+		{[]string{"size"}, "usage: fleetsim size", []string{"-slo", "-confidence", "-json", "-quiet"}},
+		{[]string{"merge"}, "usage: fleetsim merge", []string{"-out", "-json"}},
 		{[]string{"validate"}, "usage: fleetsim validate", nil},
 		{[]string{"scenarios"}, "usage: fleetsim scenarios", nil},
 		{[]string{"trace"}, "usage: fleetsim trace stats", []string{"-format", "-json"}},
@@ -56,7 +57,7 @@ func TestHelp(t *testing.T) {
 	for _, h := range []string{"help", "--help", "-h"} {
 		stdout, _, code := fleetsim(t, nil, h)
 		require.Zero(t, code)
-		for _, want := range []string{"--shard i/n", "--version", "--quiet", "exit status: 0 success"} {
+		for _, want := range []string{"--shard i/n", "--json", "--version", "--quiet", "exit status: 0 success"} {
 			require.Contains(t, stdout, want)
 		}
 	}
@@ -91,6 +92,8 @@ func TestRefusedFlags(t *testing.T) {
 	}{
 		{[]string{"size", "n-plus-2", "--shard", "1/2"}, "size does not take --shard: a sizing search"},
 		{[]string{"size", "n-plus-2", "--shard=1/2"}, "size does not take --shard"},
+		{[]string{"run", "--shard", "1/2", "--json"}, "--json cannot be combined with --shard"},
+		{[]string{"ab", "cache-affinity", "--shard", "1/2", "--json"}, "--json cannot be combined with --shard"},
 		{[]string{"run", "--shard", "1/2", "--requests"}, "--requests cannot be combined with --shard"},
 		{[]string{"run", "--bogus"}, "run: flag provided but not defined: -bogus (see fleetsim run --help)"},
 	} {
@@ -127,4 +130,130 @@ func TestSeedZero(t *testing.T) {
 	delete(zero["sim"].(map[string]any), "seed")
 	require.NotEqual(t, one["requests"], zero["requests"], "seed 0 is not seed 1")
 	require.NotEqual(t, one["latency_ms"], zero["latency_ms"])
+}
+
+// TestJSON: --json prints the results as one JSON document on stdout and
+// nothing else, and still writes the run directory.
+func TestJSON(t *testing.T) {
+	d := t.TempDir()
+	decode := func(stdout string, v any) {
+		t.Helper()
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		require.NoError(t, dec.Decode(v), stdout)
+		require.False(t, dec.More(), "one document")
+		require.NotContains(t, stdout, "wrote")
+	}
+
+	t.Run("run", func(t *testing.T) {
+		out := filepath.Join(d, "run")
+		stdout, stderr, code := fleetsim(t, nil, "run", "--json", "--out", out)
+		require.Zero(t, code, stderr)
+		var sum struct {
+			LatencyMs struct {
+				TTFT struct {
+					P99 float64 `json:"p99"`
+				} `json:"ttft"`
+			} `json:"latency_ms"`
+		}
+		decode(stdout, &sum)
+		require.Positive(t, sum.LatencyMs.TTFT.P99)
+		b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+		require.NoError(t, err)
+		require.Equal(t, string(b), stdout, "stdout is summary.json")
+	})
+
+	t.Run("ab", func(t *testing.T) {
+		stdout, stderr, code := fleetsim(t, nil, "ab", "cache-affinity", "--replications", "2", "--json", "--out", filepath.Join(d, "ab"))
+		require.Zero(t, code, stderr)
+		var ab struct {
+			Baseline string                    `json:"baseline"`
+			ArmNames []string                  `json:"arm_names"`
+			Arms     map[string]map[string]any `json:"arms"`
+			Diffs    []struct {
+				Metric string   `json:"metric"`
+				ArmA   string   `json:"arm_a"`
+				ArmB   string   `json:"arm_b"`
+				Rel    *float64 `json:"rel"`
+			} `json:"diffs"`
+		}
+		decode(stdout, &ab)
+		require.Equal(t, "round-robin", ab.Baseline)
+		require.Equal(t, []string{"round-robin", "prefix-affinity"}, ab.ArmNames)
+		require.Contains(t, ab.Arms["prefix-affinity"], "latency_ms")
+		require.Contains(t, ab.Arms["round-robin"], "ci95")
+		found := false
+		for _, df := range ab.Diffs {
+			if df.Metric == "latency_ms.ttft.p99" {
+				found = true
+				require.Equal(t, "round-robin", df.ArmA)
+				require.Equal(t, "prefix-affinity", df.ArmB)
+				require.NotNil(t, df.Rel)
+			}
+		}
+		require.True(t, found, "paired difference of the p99 TTFT")
+		require.FileExists(t, filepath.Join(d, "ab", "ab.csv"))
+	})
+
+	t.Run("sweep", func(t *testing.T) {
+		stdout, stderr, code := fleetsim(t, nil, "sweep", "default", "--param", "cluster.replicas=3..4", "--param", "workload.duration_s=60",
+			"--json", "--out", filepath.Join(d, "sweep"))
+		require.Zero(t, code, stderr)
+		var sw struct {
+			Scenario string           `json:"scenario"`
+			Rows     []map[string]any `json:"rows"`
+		}
+		decode(stdout, &sw)
+		require.Equal(t, "default", sw.Scenario)
+		require.Len(t, sw.Rows, 2)
+		require.Equal(t, 4.0, sw.Rows[1]["cluster.replicas"])
+		require.Positive(t, sw.Rows[1]["ttft_p99_ms"])
+		require.FileExists(t, filepath.Join(d, "sweep", "sweep.csv"))
+	})
+
+	t.Run("size", func(t *testing.T) {
+		stdout, stderr, code := fleetsim(t, nil, "size", tinySize(t), "--replications", "2", "--json", "--out", filepath.Join(d, "size"))
+		require.Zero(t, code, stderr)
+		var sz struct {
+			N      int              `json:"n"`
+			Rows   []map[string]any `json:"rows"`
+			Search []map[string]any `json:"search"`
+		}
+		decode(stdout, &sz)
+		require.Positive(t, sz.N)
+		require.Len(t, sz.Rows, 4)
+		require.Equal(t, "N", sz.Rows[1]["row"])
+		require.Equal(t, float64(sz.N), sz.Rows[1]["replicas"])
+		require.Equal(t, true, sz.Rows[1]["met_slo"])
+		require.NotEmpty(t, sz.Search)
+		require.FileExists(t, filepath.Join(d, "size", "size.csv"))
+	})
+
+	t.Run("merge", func(t *testing.T) {
+		parts := filepath.Join(d, "parts")
+		for _, sh := range []string{"1/2", "2/2"} {
+			_, stderr, code := fleetsim(t, nil, "run", "--replications", "2", "--shard", sh, "--quiet", "--out", parts)
+			require.Zero(t, code, stderr)
+		}
+		out := filepath.Join(d, "merged")
+		stdout, stderr, code := fleetsim(t, nil, "merge", "--json", "--out", out,
+			filepath.Join(parts, "part-1-of-2.json"), filepath.Join(parts, "part-2-of-2.json"))
+		require.Zero(t, code, stderr)
+		var sum map[string]any
+		decode(stdout, &sum)
+		b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+		require.NoError(t, err)
+		require.Equal(t, string(b), stdout)
+	})
+}
+
+// tinySize writes a sizing scenario that searches in well under a second.
+func tinySize(t *testing.T) string {
+	t.Helper()
+	toml, _, code := fleetsim(t, nil, "scenarios", "show", "n-plus-2")
+	require.Zero(t, code)
+	toml = strings.Replace(toml, "duration_s = 300", "duration_s = 20", 1)
+	toml = strings.Replace(toml, "rate_per_s = 150", "rate_per_s = 40", 1)
+	f := filepath.Join(t.TempDir(), "tiny-size.toml")
+	require.NoError(t, os.WriteFile(f, []byte(toml), 0o644))
+	return f
 }

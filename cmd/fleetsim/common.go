@@ -16,14 +16,14 @@ type commonFlags struct {
 	out           *string
 	reps, workers *int
 	seed          *uint64
-	quiet         *bool
+	quiet, json   *bool
 	shard         *string // nil for a command that cannot be sharded
 	sh            experiments.Shard
 	set           map[string]bool // flags given on the command line
 }
 
-// addCommonFlags registers --out, --replications, --seed, --workers and
-// --quiet on fs for command name, and --shard when shardable.
+// addCommonFlags registers --out, --replications, --seed, --workers,
+// --quiet and --json on fs for command name, and --shard when shardable.
 func addCommonFlags(fs *flag.FlagSet, name string, shardable bool) *commonFlags {
 	out := filepath.Join("fleetsim-out", "NAME-"+name)
 	if name == "run" {
@@ -37,6 +37,7 @@ func addCommonFlags(fs *flag.FlagSet, name string, shardable bool) *commonFlags 
 		seed:    fs.Uint64("seed", 0, "master seed (default: the scenario's; 0 is a seed like any other)"),
 		workers: fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it"),
 		quiet:   fs.Bool("quiet", false, "no progress bar"),
+		json:    fs.Bool("json", false, "print the results as JSON on stdout, and nothing else (the run directory is still written)"),
 	}
 	if shardable {
 		c.shard = fs.String("shard", "", "run shard i/n of the replications and write a part file (merge them with fleetsim merge)")
@@ -56,6 +57,10 @@ func (c *commonFlags) check() error {
 			return usageError{err}
 		}
 		c.sh = sh
+		if *c.json {
+			return usagef("%s: --json cannot be combined with --shard: a shard writes a part file, not results; "+
+				"merge the parts with fleetsim merge --json", c.name)
+		}
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ const usage = `fleetsim — a deterministic discrete-event simulator of GPU serv
 
 usage:
   fleetsim run [SCENARIO.toml | BUILTIN] [--out DIR] [--seed N] [--replications N]
-               [--workers N] [--requests] [--shard i/n] [--quiet]
+               [--workers N] [--requests] [--shard i/n] [--json] [--quiet]
       simulate a scenario (default: the built-in "default"), print a results
       table and write the run directory (DIR defaults to fleetsim-out/NAME);
       --requests also streams DIR/requests.csv, one row per completed request
@@ -32,7 +32,7 @@ usage:
       run a grid over scenario keys; writes sweep.csv
   fleetsim size SCENARIO.toml --slo ttft_p99=800ms,success=99.9% [--confidence 0.95]
       find the fewest replicas that meet the SLO; report N, N+1, N+2 with $ per month
-  fleetsim merge PART.json... [--out DIR]
+  fleetsim merge PART.json... [--out DIR] [--json]
       run, ab and sweep take --shard i/n to run one shard and write a part
       file; merge combines the parts into what one machine would write
   fleetsim validate SCENARIO.toml
@@ -57,6 +57,7 @@ flags of run, ab, sweep and size (before or after the scenario):
   --replications N   replications per scenario (default: the scenario's [run] replications)
   --workers N        runs at once (default: all cores); results do not depend on it
   --shard i/n        run, ab and sweep only: run shard i of n and write a part file
+  --json             print the results as JSON on stdout instead of the table
   --quiet            no progress bar
 
 fleetsim COMMAND --help (or fleetsim help COMMAND) lists a command's flags.

@@ -21,6 +21,7 @@ would have written, byte for byte.
 func cmdMerge(args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	out := fs.String("out", "", "output directory (default fleetsim-out/NAME, NAME-ab or NAME-sweep)")
+	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, as run, ab and sweep --json do")
 	pos, err := parseFlags(fs, args, stdout, mergeHelp)
 	if err != nil {
 		return err
@@ -41,11 +42,11 @@ func cmdMerge(args []string, stdout, _ io.Writer) error {
 	}
 	switch part.Kind {
 	case "run":
-		return experiments.FinishRun(dir, experiments.NewArmResult("", results[0]), stdout, "")
+		return finishRun(dir, experiments.NewArmResult("", results[0]), stdout, "", *asJSON)
 	case "ab":
-		return experiments.FinishAB(dir, experiments.AssembleAB(part.Names, results), stdout)
+		return finishAB(dir, experiments.AssembleAB(part.Names, results), stdout, *asJSON)
 	case "sweep":
-		return experiments.FinishSweep(dir, part.Scenario, part.Reps[0], experiments.AssembleSweep(part.Axes, part.Values, results), stdout)
+		return finishSweep(dir, part.Scenario, part.Reps[0], experiments.AssembleSweep(part.Axes, part.Values, results), stdout, *asJSON)
 	}
 	return usagef("merge: unknown part kind %q", part.Kind)
 }

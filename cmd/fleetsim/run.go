@@ -108,7 +108,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		extra = ", requests.csv"
 	}
-	return experiments.FinishRun(dir, experiments.NewArmResult("", results[0]), stdout, extra)
+	return finishRun(dir, experiments.NewArmResult("", results[0]), stdout, extra, *cf.json)
 }
 
 // delayedBar returns a progress callback that shows a bar on w only once the

@@ -68,6 +68,13 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if err := experiments.WriteFiles(dir, map[string][]byte{"size.csv": res.CSV(), "size_search.csv": res.SearchCSV()}); err != nil {
 		return err
 	}
+	if *cf.json {
+		out, err := newSizeJSON(base.Name, res)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, out)
+	}
 	fmt.Fprintf(stdout, "%s\nwrote %s (size.csv, size_search.csv, and the run at N: summary.json, summary.md, cdf.csv, timeseries.csv)\n", table, dir)
 	return nil
 }

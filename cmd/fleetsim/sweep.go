@@ -68,5 +68,5 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		p.Axes, p.Values = axes, values
 		return cf.writePart(stdout, dir, p)
 	}
-	return experiments.FinishSweep(dir, base.Name, max(base.Run.Replications, 1), experiments.AssembleSweep(axes, values, results), stdout)
+	return finishSweep(dir, base.Name, max(base.Run.Replications, 1), experiments.AssembleSweep(axes, values, results), stdout, *cf.json)
 }
