@@ -61,11 +61,13 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 		return usagef("usage: fleetsim ab SCENARIO.toml | fleetsim ab A.toml B.toml [--replications N] [--out DIR]")
 	}
 	dir := cf.dir(arms[0].Scenario.Name)
-	opt := cf.options(stderr)
+	opt, prog := cf.options(stderr, arms[0].Scenario.Name)
 	results, err := experiments.RunScenarios(experiments.ArmScenarios(arms), opt)
 	if err != nil {
+		prog.stop()
 		return err
 	}
+	prog.finish()
 	names := experiments.ArmNames(arms)
 	if cf.sh.Active() {
 		return cf.writePart(stdout, dir, experiments.NewPart("ab", cf.sh, arms[0].Scenario.Name, names, results))

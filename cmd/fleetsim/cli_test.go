@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -256,4 +258,85 @@ func tinySize(t *testing.T) string {
 	f := filepath.Join(t.TempDir(), "tiny-size.toml")
 	require.NoError(t, os.WriteFile(f, []byte(toml), 0o644))
 	return f
+}
+
+// TestSizeProgress: size reports each size it tries on stderr (a pipe
+// here: plain lines, no carriage returns), stdout is unchanged by it, and
+// --quiet silences it.
+func TestSizeProgress(t *testing.T) {
+	f := tinySize(t)
+	stdout, stderr, code := fleetsim(t, nil, "size", f, "--replications", "2", "--out", filepath.Join(t.TempDir(), "a"))
+	require.Zero(t, code, stderr)
+	require.NotContains(t, stderr, "\r")
+	require.Regexp(t, `(?m)^fleetsim: size n-plus-2: \d+ replicas? with failures: meets the SLO, \d+ s elapsed$`, stderr)
+	require.Regexp(t, `(?m)^fleetsim: size n-plus-2: 1 replica without failures: misses ttft_p99 bound \d+ ms \(limit 800\), \d+ s elapsed$`, stderr)
+	require.Regexp(t, `fleetsim: size n-plus-2: done in \d+ s\n$`, stderr)
+	quiet, qerr, code := fleetsim(t, nil, "size", f, "--replications", "2", "--quiet", "--out", filepath.Join(t.TempDir(), "b"))
+	require.Zero(t, code, qerr)
+	require.Empty(t, qerr)
+	strip := func(s string) string { return s[:strings.LastIndex(s, "wrote")] }
+	require.Equal(t, strip(stdout), strip(quiet), "progress never touches stdout")
+}
+
+// fakeClock is a clock that moves only when told.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// TestProgressNotATerminal: on a writer that is not a terminal, progress is
+// plain lines, at most one every logEvery, with a final line; no bar frames.
+func TestProgressNotATerminal(t *testing.T) {
+	var buf bytes.Buffer
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	p := newProgressAt(&buf, "run default", false, clk.now)
+	for done := 1; done <= 8; done++ {
+		clk.advance(2 * time.Second)
+		p.step(done, 8) // as runMany calls them: the step, then the fraction
+		p.set(float64(done) / 8)
+	}
+	p.finish()
+	require.NotContains(t, buf.String(), "\r")
+	require.Equal(t, "fleetsim: run default: 38% (3 of 8 replications), 6 s elapsed\n"+
+		"fleetsim: run default: 75% (6 of 8 replications), 12 s elapsed\n"+
+		"fleetsim: run default: done, 8 replications in 16 s\n", buf.String())
+
+	// A run too short for a line writes nothing at all.
+	buf.Reset()
+	p = newProgressAt(&buf, "run default", false, clk.now)
+	p.set(0.5)
+	clk.advance(time.Second)
+	p.set(1)
+	p.finish()
+	require.Empty(t, buf.String())
+
+	// isTerminal: a buffer and a regular file are not terminals.
+	require.False(t, isTerminal(&buf))
+	f, err := os.Create(filepath.Join(t.TempDir(), "err"))
+	require.NoError(t, err)
+	defer f.Close()
+	require.False(t, isTerminal(f))
+
+	// A nil progress (--quiet) does nothing.
+	var quiet *progress
+	quiet.set(0.5)
+	quiet.step(1, 2)
+	quiet.note("x")
+	quiet.finish()
+	quiet.stop()
+}
+
+// TestProgressTerminal: on a terminal, a bar appears once the command has
+// run barDelay, and is cleared at the end.
+func TestProgressTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	p := newProgressAt(&buf, "run default", true, clk.now)
+	p.set(0.1)
+	require.Empty(t, buf.String(), "no bar before barDelay")
+	clk.advance(2 * time.Second)
+	p.set(0.5)
+	p.finish()
+	require.Contains(t, buf.String(), "\r")
+	require.Contains(t, buf.String(), "run default")
 }

@@ -36,7 +36,7 @@ func addCommonFlags(fs *flag.FlagSet, name string, shardable bool) *commonFlags 
 		reps:    fs.Int("replications", 0, "replications (default: the scenario's [run] replications)"),
 		seed:    fs.Uint64("seed", 0, "master seed (default: the scenario's; 0 is a seed like any other)"),
 		workers: fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it"),
-		quiet:   fs.Bool("quiet", false, "no progress bar"),
+		quiet:   fs.Bool("quiet", false, "no progress on stderr"),
 		json:    fs.Bool("json", false, "print the results as JSON on stdout, and nothing else (the run directory is still written)"),
 	}
 	if shardable {
@@ -101,11 +101,15 @@ func (c *commonFlags) dir(name string) string {
 	return filepath.Join("fleetsim-out", name+"-"+c.name)
 }
 
-// options are the run options: workers and a progress bar on stderr.
-func (c *commonFlags) options(stderr io.Writer) experiments.RunOptions {
+// options are the run options: workers, the shard, and progress on stderr
+// (nil with --quiet) labelled with what runs. Call the progress's finish
+// when the work is done.
+func (c *commonFlags) options(stderr io.Writer, what string) (experiments.RunOptions, *progress) {
 	opt := experiments.RunOptions{Workers: *c.workers, Shard: c.sh}
-	if !*c.quiet {
-		opt.Progress = delayedBar(stderr, c.name)
+	if *c.quiet {
+		return opt, nil
 	}
-	return opt
+	p := newProgress(stderr, c.name+" "+what)
+	p.hook(&opt)
+	return opt, p
 }

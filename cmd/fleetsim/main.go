@@ -58,7 +58,7 @@ flags of run, ab, sweep and size (before or after the scenario):
   --workers N        runs at once (default: all cores); results do not depend on it
   --shard i/n        run, ab and sweep only: run shard i of n and write a part file
   --json             print the results as JSON on stdout instead of the table
-  --quiet            no progress bar
+  --quiet            no progress on stderr
 
 fleetsim COMMAND --help (or fleetsim help COMMAND) lists a command's flags.
 Results go to stdout and are byte-identical for the same scenario and seed;

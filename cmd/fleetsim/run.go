@@ -7,10 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/fleetsim/fleetsim/experiments"
-	"github.com/schollz/progressbar/v3"
 )
 
 // loadScenario reads a scenario file, or a built-in by name.
@@ -70,7 +68,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if len(sc.Arms) > 0 {
 		fmt.Fprintf(stderr, "fleetsim: %s has [[arms]]: this runs its base scenario; `fleetsim ab %s` compares the arms\n", sc.Name, arg)
 	}
-	opt := cf.options(stderr)
+	opt, prog := cf.options(stderr, sc.Name)
 	var reqFile *os.File
 	var reqWriter *experiments.RequestWriter
 	if *records {
@@ -87,8 +85,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	results, err := experiments.RunScenarios([]*experiments.Scenario{sc}, opt)
 	if err != nil {
+		prog.stop()
 		return err
 	}
+	prog.finish()
 	if cf.sh.Active() {
 		return cf.writePart(stdout, dir, experiments.NewPart("run", cf.sh, sc.Name, []string{""}, results))
 	}
@@ -109,28 +109,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		extra = ", requests.csv"
 	}
 	return finishRun(dir, experiments.NewArmResult("", results[0]), stdout, extra, *cf.json)
-}
-
-// delayedBar returns a progress callback that shows a bar on w only once the
-// run has taken more than a second of wall time (stdout stays
-// deterministic: the bar never touches it).
-func delayedBar(w io.Writer, name string) func(float64) {
-	start := time.Now()
-	var bar *progressbar.ProgressBar
-	return func(frac float64) {
-		if bar == nil {
-			if time.Since(start) < time.Second || frac >= 1 {
-				return
-			}
-			bar = progressbar.NewOptions(1000, progressbar.OptionSetWriter(w),
-				progressbar.OptionSetDescription(name), progressbar.OptionShowElapsedTimeOnFinish(),
-				progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
-		}
-		_ = bar.Set(int(frac * 1000))
-		if frac >= 1 {
-			_ = bar.Finish()
-		}
-	}
 }
 
 const validateHelp = `usage: fleetsim validate SCENARIO.toml

@@ -54,15 +54,17 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		axes = append(axes, ax)
 	}
 	dir := cf.dir(base.Name)
-	opt := cf.options(stderr)
 	scs, values, err := experiments.SweepScenarios(base, axes)
 	if err != nil {
 		return usageError{err}
 	}
+	opt, prog := cf.options(stderr, base.Name)
 	results, err := experiments.RunScenarios(scs, opt)
 	if err != nil {
+		prog.stop()
 		return err
 	}
+	prog.finish()
 	if cf.sh.Active() {
 		p := experiments.NewPart("sweep", cf.sh, base.Name, experiments.PointNames(axes, values), results)
 		p.Axes, p.Values = axes, values
