@@ -64,3 +64,23 @@ func NewABResult(arms []*ArmResult) *ABResult {
 	}
 	return out
 }
+
+// SizeVerdict judges one fleet size of a sizing search as the search does
+// (the one-sided bound at confidence conf of each target's mean over the
+// arm's replications) and says so for a progress report: "meets the SLO",
+// or "misses" and each missed target's bound and limit.
+func SizeVerdict(a *ArmResult, targets []Target, conf float64) (bool, string) {
+	ok, bounds := meets(a, targets, conf)
+	if ok {
+		return true, "meets the SLO"
+	}
+	miss := &SizePoint{}
+	var missed []Target
+	for i, t := range targets {
+		if t.Upper && !(bounds[i] <= t.Limit) || !t.Upper && !(bounds[i] >= t.Limit) {
+			missed = append(missed, t)
+			miss.Bounds = append(miss.Bounds, bounds[i])
+		}
+	}
+	return false, "misses " + describeBounds(miss, missed)
+}

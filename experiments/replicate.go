@@ -44,6 +44,15 @@ type RunOptions struct {
 	// fraction of the work done, 0..1: within the run for one replication,
 	// replications finished over the total for several.
 	Progress func(frac float64)
+	// Step, if set, is called (under the same lock as Progress, and before
+	// it) each time a replication finishes, with the replications finished
+	// and the number this call runs.
+	Step func(done, total int)
+	// Batch, if set, is called once this call's replications have all
+	// finished without error, with the scenarios and the results it
+	// returns (with Shard, other shards' results are nil). A caller that runs several batches on the same options (a
+	// sizing search runs one per fleet size) learns from it which one ended.
+	Batch func(scs []*Scenario, results [][]*RepResult)
 	// OnDone streams completed requests of replication 0 (requests.csv).
 	// When set, replication 0 runs alone before the others start.
 	OnDone func(o *models.Outcome)
@@ -121,6 +130,9 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 		}
 		mu.Lock()
 		done++
+		if opt.Step != nil {
+			opt.Step(done, total)
+		}
 		if opt.Progress != nil && !single {
 			opt.Progress(float64(done) / float64(total))
 		}
@@ -157,6 +169,9 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 				return nil, fmt.Errorf("%s, replication %d (seed %d): %w", scs[s].Name, i, ReplicationSeed(scs[s].Seed, i), err)
 			}
 		}
+	}
+	if opt.Batch != nil {
+		opt.Batch(scs, results)
 	}
 	return results, nil
 }

@@ -8,12 +8,20 @@ import (
 	"github.com/fleetsim/fleetsim/experiments"
 )
 
+const abHelp = `usage: fleetsim ab SCENARIO.toml | fleetsim ab A.toml B.toml [flags]
+
+Paired A/B: the arms of a scenario's [[arms]] tables (or two scenario files,
+arms A and B) run on the same seeds (common random numbers). Prints both arms
+side by side and each arm's paired differences from the first with 95% CIs;
+writes ab.csv, arms/*/summary.json, summary.md, cdf.csv, timeseries.csv.
+`
+
 // cmdAB is `fleetsim ab SCENARIO.toml` (arms from its [[arms]] tables) or
 // `fleetsim ab A.toml B.toml` (two scenarios as arms A and B).
 func cmdAB(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ab", flag.ContinueOnError)
-	cf := addCommonFlags(fs, "ab")
-	pos, err := parseFlags(fs, args)
+	cf := addCommonFlags(fs, "ab", true)
+	pos, err := parseFlags(fs, args, stdout, abHelp)
 	if err != nil {
 		return err
 	}
@@ -53,24 +61,27 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 		return usagef("usage: fleetsim ab SCENARIO.toml | fleetsim ab A.toml B.toml [--replications N] [--out DIR]")
 	}
 	dir := cf.dir(arms[0].Scenario.Name)
-	opt := cf.options(stderr)
+	opt, prog := cf.options(stderr, arms[0].Scenario.Name)
 	results, err := experiments.RunScenarios(experiments.ArmScenarios(arms), opt)
 	if err != nil {
+		prog.stop()
 		return err
 	}
+	prog.finish()
 	names := experiments.ArmNames(arms)
 	if cf.sh.Active() {
 		return cf.writePart(stdout, dir, experiments.NewPart("ab", cf.sh, arms[0].Scenario.Name, names, results))
 	}
-	return experiments.FinishAB(dir, experiments.AssembleAB(names, results), stdout)
+	return finishAB(dir, experiments.AssembleAB(names, results), stdout, *cf.json)
 }
 
-// applyRunFlags applies --seed and --replications, when given, as
-// overlays (so that scenarios derived from it keep them).
-func applyRunFlags(sc *experiments.Scenario, seed uint64, reps int) (*experiments.Scenario, error) {
+// applyRunFlags applies --seed (when seed is not nil: 0 is a seed like any
+// other) and --replications (when reps > 0) as overlays, so that scenarios
+// derived from sc keep them.
+func applyRunFlags(sc *experiments.Scenario, seed *uint64, reps int) (*experiments.Scenario, error) {
 	var ovs []experiments.Overlay
-	if seed != 0 {
-		ovs = append(ovs, experiments.Overlay{Name: "--seed", TOML: []byte(fmt.Sprintf("seed = %d\n", seed))})
+	if seed != nil {
+		ovs = append(ovs, experiments.Overlay{Name: "--seed", TOML: []byte(fmt.Sprintf("seed = %d\n", *seed))})
 	}
 	if reps > 0 {
 		ovs = append(ovs, experiments.Overlay{Name: "--replications", TOML: []byte(fmt.Sprintf("run.replications = %d\n", reps))})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,8 +27,6 @@ num_requests,max_seqs,output_tokens_per_s,ttft_ms,source), or vLLM
 benchmark_serving.py --save-result JSON files (give --gpu, --model, --tp).
 Writes DIR/profile.toml (name it in a scenario: [cluster.replica.perf]
 profile = "DIR/profile.toml"), DIR/calibration.csv and DIR/plots/calibration.*
-
-flags:
 `
 
 // stringList is a repeatable flag.
@@ -61,13 +58,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	isl := fs.Int("isl", 0, "JSON inputs: input tokens per request, if the file lacks totals")
 	osl := fs.Int("osl", 0, "JSON inputs: output tokens per request, if the file lacks totals")
 	quiet := fs.Bool("quiet", false, "print only the summary")
-	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, calibrateUsage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		return nil
-	}
+	pos, err := parseFlags(fs, args, stdout, calibrateUsage)
 	if err != nil {
 		return err
 	}

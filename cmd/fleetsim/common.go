@@ -12,39 +12,55 @@ import (
 // commonFlags are the flags every multi-run command takes.
 type commonFlags struct {
 	name          string
+	fs            *flag.FlagSet
 	out           *string
 	reps, workers *int
 	seed          *uint64
-	quiet         *bool
-	shard         *string
+	quiet, json   *bool
+	shard         *string // nil for a command that cannot be sharded
 	sh            experiments.Shard
+	set           map[string]bool // flags given on the command line
 }
 
-// addCommonFlags registers --out, --replications, --seed, --workers and
-// --quiet on fs for command name.
-func addCommonFlags(fs *flag.FlagSet, name string) *commonFlags {
-	return &commonFlags{
-		name:    name,
-		out:     fs.String("out", "", "output directory (default fleetsim-out/NAME, or NAME-"+name+")"),
-		reps:    fs.Int("replications", 0, "replications (0 keeps [run] replications)"),
-		seed:    fs.Uint64("seed", 0, "master seed (0 keeps the scenario's)"),
-		workers: fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it"),
-		quiet:   fs.Bool("quiet", false, "no progress bar"),
-		shard:   fs.String("shard", "", "run shard i/n of the replications and write a part file (merge them with fleetsim merge)"),
+// addCommonFlags registers --out, --replications, --seed, --workers,
+// --quiet and --json on fs for command name, and --shard when shardable.
+func addCommonFlags(fs *flag.FlagSet, name string, shardable bool) *commonFlags {
+	out := filepath.Join("fleetsim-out", "NAME-"+name)
+	if name == "run" {
+		out = filepath.Join("fleetsim-out", "NAME")
 	}
+	c := &commonFlags{
+		name:    name,
+		fs:      fs,
+		out:     fs.String("out", "", "output directory (default "+out+", NAME the scenario's name)"),
+		reps:    fs.Int("replications", 0, "replications (default: the scenario's [run] replications)"),
+		seed:    fs.Uint64("seed", 0, "master seed (default: the scenario's; 0 is a seed like any other)"),
+		workers: fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it"),
+		quiet:   fs.Bool("quiet", false, "no progress on stderr"),
+		json:    fs.Bool("json", false, "print the results as JSON on stdout, and nothing else (the run directory is still written)"),
+	}
+	if shardable {
+		c.shard = fs.String("shard", "", "run shard i/n of the replications and write a part file (merge them with fleetsim merge)")
+	}
+	return c
 }
 
-// check validates the flags' values.
+// check validates the flags' values; call it after parsing.
 func (c *commonFlags) check() error {
+	c.set = flagsSet(c.fs)
 	if *c.reps < 0 || *c.workers < 0 {
 		return usagef("%s: --replications and --workers must be >= 0", c.name)
 	}
-	if *c.shard != "" {
+	if c.shard != nil && *c.shard != "" {
 		sh, err := experiments.ParseShard(*c.shard)
 		if err != nil {
 			return usageError{err}
 		}
 		c.sh = sh
+		if *c.json {
+			return usagef("%s: --json cannot be combined with --shard: a shard writes a part file, not results; "+
+				"merge the parts with fleetsim merge --json", c.name)
+		}
 	}
 	return nil
 }
@@ -61,13 +77,17 @@ func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part) er
 }
 
 // load reads a scenario (file or built-in) and applies --seed and
-// --replications.
+// --replications when given.
 func (c *commonFlags) load(arg string) (*experiments.Scenario, error) {
 	sc, err := loadScenario(arg)
 	if err != nil {
 		return nil, err
 	}
-	return applyRunFlags(sc, *c.seed, *c.reps)
+	var seed *uint64
+	if c.set["seed"] {
+		seed = c.seed
+	}
+	return applyRunFlags(sc, seed, *c.reps)
 }
 
 // dir is the output directory for scenario name.
@@ -81,11 +101,15 @@ func (c *commonFlags) dir(name string) string {
 	return filepath.Join("fleetsim-out", name+"-"+c.name)
 }
 
-// options are the run options: workers and a progress bar on stderr.
-func (c *commonFlags) options(stderr io.Writer) experiments.RunOptions {
+// options are the run options: workers, the shard, and progress on stderr
+// (nil with --quiet) labelled with what runs. Call the progress's finish
+// when the work is done.
+func (c *commonFlags) options(stderr io.Writer, what string) (experiments.RunOptions, *progress) {
 	opt := experiments.RunOptions{Workers: *c.workers, Shard: c.sh}
-	if !*c.quiet {
-		opt.Progress = delayedBar(stderr, c.name)
+	if *c.quiet {
+		return opt, nil
 	}
-	return opt
+	p := newProgress(stderr, c.name+" "+what)
+	p.hook(&opt)
+	return opt, p
 }

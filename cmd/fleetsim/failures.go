@@ -43,7 +43,7 @@ func cmdFailures(args []string, stdout, stderr io.Writer) error {
 		return failuresShow(args[1:], stdout)
 	case "replay":
 		return failuresReplay(args[1:], stdout)
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, failuresUsage)
 		return nil
 	}
@@ -115,9 +115,15 @@ type precursorJSON struct {
 func failuresShow(args []string, stdout io.Writer) error {
 	const u = "usage: fleetsim failures show PROFILE [--gpus N] [--json]"
 	fs := flag.NewFlagSet("failures show", flag.ContinueOnError)
-	gpus := fs.Int("gpus", 16384, "GPUs in the fleet or job (default: Llama 3's 16,384)")
+	gpus := fs.Int("gpus", 16384, "GPUs in the fleet or job (Llama 3 trained on 16,384)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, args, stdout, u+`
+
+Per-category failure rates of a built-in profile (per GPU-hour and per
+1,000 node-days of 8 GPUs), the MTBF of a fleet or job of N GPUs, the spares
+that cover its repairs, repair times, and the figures CALIBRATION.md flags
+as unconfirmed.
+`)
 	if err != nil {
 		return err
 	}
@@ -265,7 +271,12 @@ func failuresReplay(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("failures replay", flag.ContinueOnError)
 	servers := fs.Int("servers", 400, "servers to replay the log on (InfiniteHBD: 400)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, args, stdout, u+`
+
+Statistics of an InfiniteHBD-format fault log replayed on N servers: faults
+by class, component, mode and Xid, repair times, and the share of time with
+at least one server (or a share of the GPUs) down.
+`)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ const usage = `fleetsim — a deterministic discrete-event simulator of GPU serv
 
 usage:
   fleetsim run [SCENARIO.toml | BUILTIN] [--out DIR] [--seed N] [--replications N]
-               [--workers N] [--requests] [--quiet]
+               [--workers N] [--requests] [--shard i/n] [--json] [--quiet]
       simulate a scenario (default: the built-in "default"), print a results
       table and write the run directory (DIR defaults to fleetsim-out/NAME);
       --requests also streams DIR/requests.csv, one row per completed request
@@ -32,7 +32,7 @@ usage:
       run a grid over scenario keys; writes sweep.csv
   fleetsim size SCENARIO.toml --slo ttft_p99=800ms,success=99.9% [--confidence 0.95]
       find the fewest replicas that meet the SLO; report N, N+1, N+2 with $ per month
-  fleetsim merge PART.json... [--out DIR]
+  fleetsim merge PART.json... [--out DIR] [--json]
       run, ab and sweep take --shard i/n to run one shard and write a part
       file; merge combines the parts into what one machine would write
   fleetsim validate SCENARIO.toml
@@ -47,7 +47,22 @@ usage:
       failure profiles (rates, MTBF) and fault-log statistics
   fleetsim calibrate BENCH.csv | RESULT.json... [--models FILE] [--out DIR] [--holdout K]
       fit an engine profile (the step model's constants) to measured
-      throughput and latency; report each row's error (see calibrate --help)
+      throughput and latency; report each row's error
+  fleetsim version | fleetsim --version
+      print the module version and VCS revision this binary was built from
+
+flags of run, ab, sweep and size (before or after the scenario):
+  --out DIR          output directory (default fleetsim-out/NAME, or NAME-ab, NAME-sweep, NAME-size)
+  --seed N           master seed (default: the scenario's; 0 is a seed like any other)
+  --replications N   replications per scenario (default: the scenario's [run] replications)
+  --workers N        runs at once (default: all cores); results do not depend on it
+  --shard i/n        run, ab and sweep only: run shard i of n and write a part file
+  --json             print the results as JSON on stdout instead of the table
+  --quiet            no progress on stderr
+
+fleetsim COMMAND --help (or fleetsim help COMMAND) lists a command's flags.
+Results go to stdout and are byte-identical for the same scenario and seed;
+progress and notes go to stderr.
 
 exit status: 0 success, 1 failure while running, 2 bad usage or bad input
 `
@@ -101,25 +116,40 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdPlot(args[1:], stdout, stderr)
 	case "calibrate":
 		return cmdCalibrate(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
+	case "version", "--version", "-version":
+		return cmdVersion(args[1:], stdout)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" && args[1] != "help" {
+			return dispatch([]string{args[1], "--help"}, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot, calibrate (see fleetsim help)", args[0])
+		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot, calibrate, version (see fleetsim help)", args[0])
 	}
 }
 
 // parseFlags parses fs from args allowing flags before and after positional
-// arguments, and returns the positionals.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+// arguments, and returns the positionals. On -h, -help or --help it prints
+// help (the command's usage and description) and every flag with its
+// description to stdout, and returns flag.ErrHelp, which run maps to exit
+// status 0. A flag the command does not take is a usageError that says why
+// when refused explains it.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, help string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				printHelp(stdout, fs, help)
 				return nil, err
 			}
-			return nil, usagef("%s: %v", fs.Name(), err)
+			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+				if why, ok := refused[fs.Name()][name]; ok {
+					return nil, usagef("%s does not take --%s: %s", fs.Name(), name, why)
+				}
+			}
+			return nil, usagef("%s: %v (see fleetsim %s --help)", fs.Name(), err, fs.Name())
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -131,4 +161,32 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// refused explains, by command and flag name, flags that a command does
+// not take though its neighbours do.
+var refused = map[string]map[string]string{
+	"size": {"shard": "a sizing search picks each fleet size from the results of the last, so it cannot be split " +
+		"into shards; run it on one machine (it uses every core; see --workers)"},
+}
+
+// printHelp writes a command's help and its flags to w.
+func printHelp(w io.Writer, fs *flag.FlagSet, help string) {
+	fmt.Fprint(w, help)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprint(w, "\nflags:\n")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// flagsSet lists the flags given on the command line, by name.
+func flagsSet(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }

@@ -8,13 +8,21 @@ import (
 	"github.com/fleetsim/fleetsim/experiments"
 )
 
+const mergeHelp = `usage: fleetsim merge PART.json... [flags]
+
+Combine the part files that run, ab and sweep write with --shard i/n (one
+per shard, all of them) into the directory and report that one machine
+would have written, byte for byte.
+`
+
 // cmdMerge is `fleetsim merge PART... [--out DIR]`: combine the part files
 // of a sharded run, ab or sweep into the directory one machine would have
 // written.
 func cmdMerge(args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	out := fs.String("out", "", "output directory (default fleetsim-out/NAME, NAME-ab or NAME-sweep)")
-	pos, err := parseFlags(fs, args)
+	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, as run, ab and sweep --json do")
+	pos, err := parseFlags(fs, args, stdout, mergeHelp)
 	if err != nil {
 		return err
 	}
@@ -34,11 +42,11 @@ func cmdMerge(args []string, stdout, _ io.Writer) error {
 	}
 	switch part.Kind {
 	case "run":
-		return experiments.FinishRun(dir, experiments.NewArmResult("", results[0]), stdout, "")
+		return finishRun(dir, experiments.NewArmResult("", results[0]), stdout, "", *asJSON)
 	case "ab":
-		return experiments.FinishAB(dir, experiments.AssembleAB(part.Names, results), stdout)
+		return finishAB(dir, experiments.AssembleAB(part.Names, results), stdout, *asJSON)
 	case "sweep":
-		return experiments.FinishSweep(dir, part.Scenario, part.Reps[0], experiments.AssembleSweep(part.Axes, part.Values, results), stdout)
+		return finishSweep(dir, part.Scenario, part.Reps[0], experiments.AssembleSweep(part.Axes, part.Values, results), stdout, *asJSON)
 	}
 	return usagef("merge: unknown part kind %q", part.Kind)
 }

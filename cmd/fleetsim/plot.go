@@ -9,17 +9,20 @@ import (
 	"github.com/fleetsim/fleetsim/experiments/plot"
 )
 
+const plotHelp = `usage: fleetsim plot DIR
+
+Draw the figures of a run directory (cdf.csv, timeseries.csv, sweep.csv,
+size.csv, size_search.csv, failures.csv, ettr.csv) into DIR/plots/ as PNG
+and SVG, one line per file written.
+`
+
 // cmdPlot is `fleetsim plot DIR`: redraw the figures of a run directory
 // from its saved results into DIR/plots/, printing one line per file
 // written, in sorted order. A missing or empty directory, or a malformed
 // results file, is bad input (exit status 2).
 func cmdPlot(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("fleetsim plot", flag.ContinueOnError)
-	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, "usage: fleetsim plot DIR\n  draw the figures of a run directory (cdf.csv, timeseries.csv, sweep.csv,\n  size.csv, size_search.csv, failures.csv, ettr.csv) into DIR/plots/ as PNG and SVG\n")
-		return err
-	}
+	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
+	pos, err := parseFlags(fs, args, stdout, plotHelp)
 	if err != nil {
 		return err
 	}

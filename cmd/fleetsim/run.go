@@ -7,10 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/fleetsim/fleetsim/experiments"
-	"github.com/schollz/progressbar/v3"
 )
 
 // loadScenario reads a scenario file, or a built-in by name.
@@ -34,11 +32,18 @@ func loadScenario(arg string) (*experiments.Scenario, error) {
 	return sc, nil
 }
 
+const runHelp = `usage: fleetsim run [SCENARIO.toml | BUILTIN] [flags]
+
+Simulate a scenario (default: the built-in "default"; fleetsim scenarios
+lists the others), print a results table and write the run directory:
+summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv.
+`
+
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	cf := addCommonFlags(fs, "run")
+	cf := addCommonFlags(fs, "run", true)
 	records := fs.Bool("requests", false, "also stream one CSV row per completed request of replication 0 to DIR/requests.csv")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, args, stdout, runHelp)
 	if err != nil {
 		return err
 	}
@@ -47,6 +52,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := cf.check(); err != nil {
 		return err
+	}
+	if *records && cf.sh.Active() {
+		return usagef("run: --requests cannot be combined with --shard: requests.csv streams replication 0 of an unsharded run")
 	}
 	arg := ""
 	if len(pos) == 1 {
@@ -60,10 +68,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if len(sc.Arms) > 0 {
 		fmt.Fprintf(stderr, "fleetsim: %s has [[arms]]: this runs its base scenario; `fleetsim ab %s` compares the arms\n", sc.Name, arg)
 	}
-	opt := cf.options(stderr)
+	opt, prog := cf.options(stderr, sc.Name)
 	var reqFile *os.File
 	var reqWriter *experiments.RequestWriter
-	if *records && !cf.sh.Active() {
+	if *records {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
@@ -77,8 +85,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	results, err := experiments.RunScenarios([]*experiments.Scenario{sc}, opt)
 	if err != nil {
+		prog.stop()
 		return err
 	}
+	prog.finish()
 	if cf.sh.Active() {
 		return cf.writePart(stdout, dir, experiments.NewPart("run", cf.sh, sc.Name, []string{""}, results))
 	}
@@ -98,34 +108,24 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		extra = ", requests.csv"
 	}
-	return experiments.FinishRun(dir, experiments.NewArmResult("", results[0]), stdout, extra)
+	return finishRun(dir, experiments.NewArmResult("", results[0]), stdout, extra, *cf.json)
 }
 
-// delayedBar returns a progress callback that shows a bar on w only once the
-// run has taken more than a second of wall time (stdout stays
-// deterministic: the bar never touches it).
-func delayedBar(w io.Writer, name string) func(float64) {
-	start := time.Now()
-	var bar *progressbar.ProgressBar
-	return func(frac float64) {
-		if bar == nil {
-			if time.Since(start) < time.Second || frac >= 1 {
-				return
-			}
-			bar = progressbar.NewOptions(1000, progressbar.OptionSetWriter(w),
-				progressbar.OptionSetDescription(name), progressbar.OptionShowElapsedTimeOnFinish(),
-				progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
-		}
-		_ = bar.Set(int(frac * 1000))
-		if frac >= 1 {
-			_ = bar.Finish()
-		}
-	}
-}
+const validateHelp = `usage: fleetsim validate SCENARIO.toml
+
+Check a scenario file (or a built-in by name) and report every problem with
+file, line and key; exit status 2 if there is any.
+`
+
+const scenariosHelp = `usage: fleetsim scenarios [show NAME]
+
+List the built-in scenarios, or print one's TOML as a starting point
+(fleetsim scenarios show default > mine.toml).
+`
 
 func cmdValidate(args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, args, stdout, validateHelp)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func cmdValidate(args []string, stdout, _ io.Writer) error {
 
 func cmdScenarios(args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("scenarios", flag.ContinueOnError)
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(fs, args, stdout, scenariosHelp)
 	if err != nil {
 		return err
 	}

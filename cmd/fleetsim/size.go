@@ -8,13 +8,22 @@ import (
 	"github.com/fleetsim/fleetsim/experiments"
 )
 
+const sizeHelp = `usage: fleetsim size SCENARIO.toml --slo ttft_p99=800ms,success=99.9% [flags]
+
+Find the fewest replicas that meet the SLO (the one-sided confidence bound
+of each term's mean over replications within its limit), with and without
+the scenario's failures, and report N, N+1 and N+2 with $ per month. Writes
+size.csv, size_search.csv and the run at N. Progress on stderr reports each
+size tried.
+`
+
 // cmdSize is `fleetsim size SCENARIO.toml --slo ...`.
 func cmdSize(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("size", flag.ContinueOnError)
 	slo := fs.String("slo", "", "target, e.g. ttft_p99=800ms,success=99.9% (default: the scenario's [size] slo)")
 	conf := fs.Float64("confidence", 0, "one-sided confidence level (default: [size] confidence, 0.95)")
-	cf := addCommonFlags(fs, "size")
-	pos, err := parseFlags(fs, args)
+	cf := addCommonFlags(fs, "size", false)
+	pos, err := parseFlags(fs, args, stdout, sizeHelp)
 	if err != nil {
 		return err
 	}
@@ -47,11 +56,17 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 		return usagef("size: --confidence must be between 0 and 1, found %v", c)
 	}
 	dir := cf.dir(base.Name)
-	opt := cf.options(stderr)
+	opt, prog := cf.options(stderr, base.Name)
+	if prog != nil {
+		prog.of = " of the size being tried"
+		opt.Batch = sizeProgress(prog, base, targets, c)
+	}
 	res, err := experiments.Size(base, targets, c, opt)
 	if err != nil {
+		prog.stop()
 		return err
 	}
+	prog.finish()
 	table := res.Table(base.Name)
 	arms := []*experiments.ArmResult{res.Rows[1].Point.Arm}
 	if err := experiments.WriteRunDir(dir, arms, "## Sizing\n\n```\n"+table+"```\n"); err != nil {
@@ -60,6 +75,36 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if err := experiments.WriteFiles(dir, map[string][]byte{"size.csv": res.CSV(), "size_search.csv": res.SearchCSV()}); err != nil {
 		return err
 	}
+	if *cf.json {
+		out, err := newSizeJSON(base.Name, res)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, out)
+	}
 	fmt.Fprintf(stdout, "%s\nwrote %s (size.csv, size_search.csv, and the run at N: summary.json, summary.md, cdf.csv, timeseries.csv)\n", table, dir)
 	return nil
+}
+
+// sizeProgress reports the search's verdict on each size it tries: "6
+// replicas: meets the SLO", "4 replicas with failures: misses ttft_p99
+// bound 912 ms (limit 800)".
+func sizeProgress(prog *progress, base *experiments.Scenario, targets []experiments.Target, conf float64) func([]*experiments.Scenario, [][]*experiments.RepResult) {
+	hasFailures := func(sc *experiments.Scenario) bool { return sc.Failures.Enabled || sc.Run.DownReplicas > 0 }
+	return func(scs []*experiments.Scenario, results [][]*experiments.RepResult) {
+		sc := scs[0]
+		size := fmt.Sprintf("%d replicas", sc.Cluster.Replicas)
+		if sc.Cluster.Replicas == 1 {
+			size = "1 replica"
+		}
+		if hasFailures(base) {
+			if hasFailures(sc) {
+				size += " with failures"
+			} else {
+				size += " without failures"
+			}
+		}
+		_, verdict := experiments.SizeVerdict(experiments.NewArmResult("", results[0]), targets, conf)
+		prog.note(size + ": " + verdict)
+	}
 }

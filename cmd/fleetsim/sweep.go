@@ -14,13 +14,21 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+const sweepHelp = `usage: fleetsim sweep SCENARIO.toml [--param KEY=LO..HI:STEP | KEY=V1,V2,...]... [flags]
+
+Run a grid over scenario keys (every combination of the --param axes, the
+last varying fastest), every point on the same seeds; prints a table and
+writes sweep.csv (ettr.csv for a training scenario), summary.md and
+replications.csv.
+`
+
 // cmdSweep is `fleetsim sweep SCENARIO.toml [--param KEY=SPEC]...`.
 func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	var params multiFlag
 	fs.Var(&params, "param", "grid axis KEY=LO..HI:STEP or KEY=V1,V2,... (repeatable; default: the scenario's [sweep] params)")
-	cf := addCommonFlags(fs, "sweep")
-	pos, err := parseFlags(fs, args)
+	cf := addCommonFlags(fs, "sweep", true)
+	pos, err := parseFlags(fs, args, stdout, sweepHelp)
 	if err != nil {
 		return err
 	}
@@ -46,19 +54,21 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		axes = append(axes, ax)
 	}
 	dir := cf.dir(base.Name)
-	opt := cf.options(stderr)
 	scs, values, err := experiments.SweepScenarios(base, axes)
 	if err != nil {
 		return usageError{err}
 	}
+	opt, prog := cf.options(stderr, base.Name)
 	results, err := experiments.RunScenarios(scs, opt)
 	if err != nil {
+		prog.stop()
 		return err
 	}
+	prog.finish()
 	if cf.sh.Active() {
 		p := experiments.NewPart("sweep", cf.sh, base.Name, experiments.PointNames(axes, values), results)
 		p.Axes, p.Values = axes, values
 		return cf.writePart(stdout, dir, p)
 	}
-	return experiments.FinishSweep(dir, base.Name, max(base.Run.Replications, 1), experiments.AssembleSweep(axes, values, results), stdout)
+	return finishSweep(dir, base.Name, max(base.Run.Replications, 1), experiments.AssembleSweep(axes, values, results), stdout, *cf.json)
 }

@@ -33,14 +33,23 @@ type lengthsJSON struct {
 	Max  int64   `json:"max"`
 }
 
+const traceHelp = `usage: fleetsim trace stats FILE [--format mooncake|azure] [--json]
+
+Summarise a request trace: rows, span and rate, input and output lengths,
+and prefix reuse (an unbounded cache) where the trace has block hashes.
+`
+
 func cmdTrace(args []string, stdout, _ io.Writer) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
+		args = []string{"stats", "--help"}
+	}
 	if len(args) == 0 || args[0] != "stats" {
 		return usagef("usage: fleetsim trace stats FILE [--format mooncake|azure] [--json]")
 	}
 	fs := flag.NewFlagSet("trace stats", flag.ContinueOnError)
 	format := fs.String("format", "", "trace format: mooncake or azure (default: from the extension)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args[1:])
+	pos, err := parseFlags(fs, args[1:], stdout, traceHelp)
 	if err != nil {
 		return err
 	}
