@@ -104,6 +104,7 @@ func (f *Fleet) Inject(fc FaultConfig, rng *rand.Rand) error {
 	}
 	i := fc.Replica
 	r := f.Replicas[i]
+	eng := f.Pool.eng
 	at := sim.FromSeconds(fc.AtS)
 	cold := sim.FromSeconds(fc.ColdStartS)
 	restart := func(now sim.Time) {
@@ -118,7 +119,7 @@ func (f *Fleet) Inject(fc FaultConfig, rng *rand.Rand) error {
 		r.Fail(now, reason)
 		f.refresh(i)
 		if fc.RestartS > 0 {
-			f.eng.Schedule(now+sim.FromSeconds(fc.RestartS), sim.PriorityFailure, func(t sim.Time) {
+			eng.Schedule(now+sim.FromSeconds(fc.RestartS), sim.PriorityFailure, func(t sim.Time) {
 				if !r.Up() && !r.recovering {
 					restart(t)
 				}
@@ -127,28 +128,28 @@ func (f *Fleet) Inject(fc FaultConfig, rng *rand.Rand) error {
 	}
 	switch fc.Mode {
 	case FaultFail:
-		f.eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, FailCrashed) })
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, FailCrashed) })
 	case FaultOOM:
-		f.eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, FailOOM) })
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, FailOOM) })
 	case FaultHang:
-		f.eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 			f.MarkFault(i, now)
 			r.Hang(now)
 		})
 		if fc.DurationS > 0 {
-			f.eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(now sim.Time) {
+			eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(now sim.Time) {
 				if r.Hung() {
 					r.Unhang(now)
 				}
 			})
 		}
 	case FaultSlow:
-		f.eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 			f.MarkFault(i, now)
 			r.SetSlow(fc.Factor)
 		})
 		if fc.DurationS > 0 {
-			f.eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
+			eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
 		}
 	case FaultFlap:
 		end := at + sim.FromSeconds(fc.DurationS)
@@ -159,21 +160,21 @@ func (f *Fleet) Inject(fc FaultConfig, rng *rand.Rand) error {
 				f.MarkFault(i, now)
 				r.FailInFlight(now, FailNVLink)
 				r.Hang(now)
-				f.eng.Schedule(now+pause, sim.PriorityFailure, func(t sim.Time) {
+				eng.Schedule(now+pause, sim.PriorityFailure, func(t sim.Time) {
 					if r.Hung() {
 						r.Unhang(t)
 					}
 				})
 			}
 			if now+period < end {
-				f.eng.Schedule(now+period, sim.PriorityFailure, flap)
+				eng.Schedule(now+period, sim.PriorityFailure, flap)
 			}
 		}
-		f.eng.Schedule(at, sim.PriorityFailure, flap)
+		eng.Schedule(at, sim.PriorityFailure, flap)
 	case FaultMaintenance:
-		f.eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 			f.Drain(i, sim.FromSeconds(fc.DrainGraceS), func(t sim.Time) {
-				f.eng.Schedule(t+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(t sim.Time) {
+				eng.Schedule(t+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(t sim.Time) {
 					r.Recover(t, cold, func() { f.SetInRotation(i, true) })
 				})
 			})
@@ -186,18 +187,18 @@ func (f *Fleet) Inject(fc FaultConfig, rng *rand.Rand) error {
 		stall = func(now sim.Time) {
 			if r.Up() && !r.Hung() {
 				r.Hang(now)
-				f.eng.Schedule(now+pause, sim.PriorityFailure, func(t sim.Time) {
+				eng.Schedule(now+pause, sim.PriorityFailure, func(t sim.Time) {
 					if r.Hung() {
 						r.Unhang(t)
 					}
 				})
 			}
 			if t := next(now); t < end {
-				f.eng.Schedule(t, sim.PriorityFailure, stall)
+				eng.Schedule(t, sim.PriorityFailure, stall)
 			}
 		}
 		if t := next(at); t < end {
-			f.eng.Schedule(t, sim.PriorityFailure, stall)
+			eng.Schedule(t, sim.PriorityFailure, stall)
 		}
 	default:
 		return fmt.Errorf("models: unknown fault mode %q", fc.Mode)
