@@ -99,3 +99,15 @@ func (p *Pool) Drain(i int, grace sim.Time, then func(now sim.Time)) {
 	}
 	p.eng.Schedule(min(p.eng.Now()+sim.Second, deadline), sim.PriorityNormal, check)
 }
+
+// Recovering reports whether replica r is restarting: a Recover is under way
+// (its cold start), so it is down but will come back by itself.
+func (r *Replica) Recovering() bool { return r.recovering }
+
+// Failure reasons of faults (package faults applies them; FailOOM is also
+// the reason of the replica's own OOM crashes).
+const (
+	FailOOM     = "OOM crash"
+	FailNVLink  = "NVLink error (Xid 74)"
+	FailCrashed = "replica crashed"
+)
