@@ -88,11 +88,11 @@ spare_after_s = 600
 	}
 	var checks []check
 	at := func(s float64, want [4]bool) { checks = append(checks, check{sim.FromSeconds(s), want}) }
-	eng.Schedule(sim.FromSeconds(100), sim.PriorityFailure, func(now sim.Time) { fi.apply(host(0, 3600*sim.Second), now) })
+	eng.Schedule(sim.FromSeconds(100), sim.PriorityFailure, func(now sim.Time) { fi.Apply(host(0, 3600*sim.Second), now) })
 	at(50, [4]bool{true, true, true, false})          // the spare waits
 	at(101, [4]bool{false, true, true, true})         // spare 3 took 0's place
 	at(3600+100+61, [4]bool{false, true, true, true}) // 0 repaired and warm: now the spare
-	eng.Schedule(sim.FromSeconds(4000), sim.PriorityFailure, func(now sim.Time) { fi.apply(host(1, 300*sim.Second), now) })
+	eng.Schedule(sim.FromSeconds(4000), sim.PriorityFailure, func(now sim.Time) { fi.Apply(host(1, 300*sim.Second), now) })
 	at(4001, [4]bool{false, false, true, true}) // short repair: waited out
 	at(4000+300+61, [4]bool{false, true, true, true})
 	for _, c := range checks {
@@ -105,7 +105,7 @@ spare_after_s = 600
 	}
 	for eng.Step() {
 	}
-	st := fi.finish(sim.FromSeconds(7200), 3)
+	st := failureStats(fi.Report(sim.FromSeconds(7200)), sim.FromSeconds(7200), 3)
 	if st.SparesUsed != 1 || st.MinAvailableR != 2 {
 		t.Errorf("spares used %d, min available %d; want 1 and 2", st.SparesUsed, st.MinAvailableR)
 	}
@@ -114,11 +114,11 @@ spare_after_s = 600
 		t.Errorf("replica down %v s, want %v", st.ReplicaDownS, want)
 	}
 	// Replica 0 was repaired off the books from its failure to its return.
-	if got, want := fi.spareRepairS(sim.FromSeconds(7200)), 3761-100.0; got < want-1 || got > want+1 {
+	if got, want := round6(fi.Report(sim.FromSeconds(7200)).SpareRepairNs.Seconds()), 3761-100.0; got < want-1 || got > want+1 {
 		t.Errorf("spare-held repair %v s, want %v", got, want)
 	}
 	// The spare idled 100 s, then replica 0 from its return to the end.
-	if got, want := fi.idleSpareS(sim.FromSeconds(7200)), 100+7200-3761.0; got < want-1 || got > want+1 {
+	if got, want := round6(fi.Report(sim.FromSeconds(7200)).IdleSpareNs.Seconds()), 100+7200-3761.0; got < want-1 || got > want+1 {
 		t.Errorf("idle spare %v s, want %v", got, want)
 	}
 }
@@ -155,7 +155,7 @@ spare_after_s = 600
 		return v
 	}
 	var got [][4]bool
-	eng.Schedule(sim.FromSeconds(100), sim.PriorityFailure, func(now sim.Time) { fi.precursor(ev, now) })
+	eng.Schedule(sim.FromSeconds(100), sim.PriorityFailure, func(now sim.Time) { fi.Precursor(ev, now) })
 	for _, at := range []float64{101, 100 + 30 + 3600 + 61, 7000} {
 		eng.Schedule(sim.FromSeconds(at), sim.PriorityMetrics, func(sim.Time) { got = append(got, avail()) })
 	}
@@ -166,7 +166,7 @@ spare_after_s = 600
 		{false, true, true, true}, // 0 repaired, now the spare
 		{false, true, true, true},
 	}, got)
-	st := fi.finish(sim.FromSeconds(7200), 3)
+	st := failureStats(fi.Report(sim.FromSeconds(7200)), sim.FromSeconds(7200), 3)
 	require.Equal(t, 1, st.SparesUsed)
 	require.Equal(t, 1, st.Drained)
 	require.Zero(t, st.ReplicaDownS, "no capacity lost")

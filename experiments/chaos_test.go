@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -86,7 +87,7 @@ func TestChaos(t *testing.T) {
 				fleet.StartRollout(c, judge, sim.NewStream(sc.Seed, "rollout"))
 			}
 			for i, fc := range sc.Faults {
-				require.NoError(t, fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
+				require.NoError(t, faults.NewApplier(eng, fleet).Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 			}
 			if sc.Failures.Enabled {
 				_, err := startFailures(eng, fleet, sc, sc.Seed)

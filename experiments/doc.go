@@ -5,5 +5,8 @@
 // JSON and as a terminal table.
 //
 // Read scenario.go for the schema, run.go for how a run is assembled, and
-// summary.go for what a run reports.
+// summary.go for what a run reports. The models are wired, not written,
+// here: failures.go starts models/faults (serving failures, spares,
+// availability) and reports its block; training.go calls
+// training.Simulate.
 package experiments

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -32,7 +33,7 @@ type RepResult struct {
 	// Samples is the fleet time series and Timeline its failures (kept for
 	// replication 0 only).
 	Samples  []models.Sample
-	Timeline []TimelinePoint
+	Timeline []faults.TimelinePoint
 }
 
 // RunOptions control a multi-replication run.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 
@@ -202,7 +203,7 @@ func TestConservationWithEveryPolicy(t *testing.T) {
 	fleet, err := newFleet(eng, sc, rec)
 	require.NoError(t, err)
 	for i, fc := range sc.Faults {
-		require.NoError(t, fleet.Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
+		require.NoError(t, faults.NewApplier(eng, fleet).Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 	}
 	src, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -27,9 +28,9 @@ type Result struct {
 	Rec      *models.Recorder
 	Events   uint64
 	EndTime  sim.Time
-	Failures *FailureStats   // nil when failures are off
-	Training *TrainingStats  // training mode only
-	Timeline []TimelinePoint // replicas failing and coming back (with [failures])
+	Failures *FailureStats          // nil when failures are off
+	Training *TrainingStats         // training mode only
+	Timeline []faults.TimelinePoint // replicas failing and coming back (with [failures])
 	// IdleSpareS is replica-seconds of warm spares waiting unused;
 	// SpareRepairS of replicas repaired while a spare held their place.
 	IdleSpareS, SpareRepairS float64
@@ -40,8 +41,8 @@ var testFleetHook func(*models.Fleet)
 
 // newFleet builds the scenario's serving cluster with its router and
 // gateway policies. Warm spares ([failures] spares) are replicas beyond
-// cluster.replicas, built like the others; startFailures holds them out of
-// service until needed.
+// cluster.replicas, built like the others; the failures' spare pool
+// (models/faults) holds them out of service until needed.
 func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Fleet, error) {
 	cluster := sc.Cluster
 	if sc.Failures.Enabled {
@@ -78,15 +79,14 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if testFleetHook != nil {
 		testFleetHook(fleet)
 	}
+	ap := faults.NewApplier(eng, fleet)
 	for i, fc := range sc.Faults {
-		if err := fleet.Inject(fc, sim.NewStream(sc.Seed, streams.Fault(i))); err != nil {
+		if err := ap.Inject(fc, sim.NewStream(sc.Seed, streams.Fault(i))); err != nil {
 			return nil, err
 		}
 	}
 	for k := 0; k < sc.Run.DownReplicas; k++ {
-		i := sc.Cluster.Replicas - 1 - k
-		fleet.Replicas[i].Fail(0, models.FailReplicaDown)
-		fleet.Refresh(i)
+		ap.Remove(sc.Cluster.Replicas - 1 - k)
 	}
 	if sc.Fallback.Enabled {
 		if err := fleet.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"); err != nil {
@@ -100,7 +100,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		}
 		fleet.StartRollout(c, judge, sim.NewStream(sc.Seed, streams.Rollout))
 	}
-	var fi *failureInjector
+	var fi *faults.Injector
 	if sc.Failures.Enabled {
 		if fi, err = startFailures(eng, fleet, sc, sc.Seed); err != nil {
 			return nil, err
@@ -142,14 +142,11 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	fleet.Finish(end)
 	res := &Result{Scenario: sc, Fleet: fleet, Rec: rec, Events: eng.Fired(), EndTime: end}
 	if fi != nil {
-		res.Failures = fi.finish(end, sc.Cluster.Replicas)
-		res.IdleSpareS = fi.idleSpareS(end)
-		res.SpareRepairS = fi.spareRepairS(end)
-		for _, p := range fi.Timeline {
-			if p.Time <= end {
-				res.Timeline = append(res.Timeline, p)
-			}
-		}
+		r := fi.Report(end)
+		res.Failures = failureStats(r, end, sc.Cluster.Replicas)
+		res.IdleSpareS = round6(r.IdleSpareNs.Seconds())
+		res.SpareRepairS = round6(r.SpareRepairNs.Seconds())
+		res.Timeline = r.Timeline
 	}
 	return res, nil
 }

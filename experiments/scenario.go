@@ -15,6 +15,7 @@ import (
 	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -47,7 +48,7 @@ type Scenario struct {
 	Cost     CostConfig                `toml:"cost"`
 	// Faults are injected into replicas at fixed times ([[faults]] tables):
 	// fault-injection tests of the resilience stack.
-	Faults []models.FaultConfig `toml:"faults"`
+	Faults []faults.Scripted `toml:"faults"`
 	// Fallback is a secondary pool (often a smaller model) that takes the
 	// requests no primary replica can: [fallback]; off by default.
 	Fallback FallbackConfig `toml:"fallback"`
@@ -56,9 +57,9 @@ type Scenario struct {
 	Rollout models.RolloutConfig `toml:"rollout"`
 	// Failures are stochastic hardware and software failures from a
 	// calibrated profile ([failures]); off by default.
-	Failures FailuresConfig `toml:"failures"`
-	GPUs     []models.GPU   `toml:"gpus"`
-	Models   []models.LLM   `toml:"models"`
+	Failures faults.Config `toml:"failures"`
+	GPUs     []models.GPU  `toml:"gpus"`
+	Models   []models.LLM  `toml:"models"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
@@ -175,7 +176,7 @@ func DefaultScenario() Scenario {
 		Run:      RunConfig{Replications: 1, SampleIntervalS: 10, DrainLimitS: 3600},
 		Size:     SizeConfig{Confidence: 0.95},
 		Cost:     CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
-		Failures: DefaultFailuresConfig(),
+		Failures: faults.DefaultConfig(),
 		Rollout:  models.DefaultRolloutConfig(),
 		Fallback: FallbackConfig{FleetConfig: models.FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 2,
 			Replica: models.DefaultReplicaConfig()}},
@@ -428,9 +429,8 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	if f := s.Failures; f.Enabled && f.RateMultiplier > 0 && s.Workload.DurationS > 0 {
 		if prof, err := failures.LookupProfile(f.Profile); err == nil {
 			gpus := (s.Cluster.Replicas + max(f.Spares, 0)) * s.Cluster.TP
-			if expect := prof.RatePerGPUHour() * f.RateMultiplier * float64(gpus) * s.Workload.DurationS / 3600; expect > maxFailureEvents {
-				ps.Add("failures.rate_multiplier", "%g gives about %.3g failures on %d GPUs in workload.duration_s = %g; at most %g (lower the multiplier)",
-					f.RateMultiplier, expect, gpus, s.Workload.DurationS, float64(maxFailureEvents))
+			if err := f.CheckRate(prof, gpus, s.Workload.DurationS); err != nil {
+				ps.Add("failures.rate_multiplier", "%v", err)
 			}
 		}
 	}
@@ -503,7 +503,7 @@ func resolveTrace(tc *workloads.TraceConfig, baseDir string) {
 // it does not set (array elements have no defaults of their own when
 // decoded).
 func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
-	def := models.DefaultFaultConfig()
+	def := faults.DefaultScripted()
 	for i := range sc.Faults {
 		f := &sc.Faults[i]
 		has := func(k string) bool { return doc != nil && doc.Has(fmt.Sprintf("faults.%d.%s", i, k)) }

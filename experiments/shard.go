@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
 
@@ -56,15 +57,15 @@ type Part struct {
 
 // PartJob is one replication's results.
 type PartJob struct {
-	Scenario    int              `json:"scenario"`
-	Replication int              `json:"replication"`
-	Seed        uint64           `json:"seed"`
-	Summary     *Summary         `json:"summary"`
-	TTFT        *quantile.Sketch `json:"ttft,omitempty"`
-	TPOT        *quantile.Sketch `json:"tpot,omitempty"`
-	E2E         *quantile.Sketch `json:"e2e,omitempty"`
-	Samples     []models.Sample  `json:"samples,omitempty"`
-	Timeline    []TimelinePoint  `json:"timeline,omitempty"`
+	Scenario    int                    `json:"scenario"`
+	Replication int                    `json:"replication"`
+	Seed        uint64                 `json:"seed"`
+	Summary     *Summary               `json:"summary"`
+	TTFT        *quantile.Sketch       `json:"ttft,omitempty"`
+	TPOT        *quantile.Sketch       `json:"tpot,omitempty"`
+	E2E         *quantile.Sketch       `json:"e2e,omitempty"`
+	Samples     []models.Sample        `json:"samples,omitempty"`
+	Timeline    []faults.TimelinePoint `json:"timeline,omitempty"`
 }
 
 const partVersion = 1

@@ -1,13 +1,8 @@
 package models
 
 import (
-	"errors"
-	"fmt"
-	"io"
-
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/sim"
-	"github.com/fleetsim/fleetsim/workloads"
 )
 
 // FleetConfig describes a homogeneous serving fleet (the scenario's
@@ -129,71 +124,28 @@ func placement(cfg FleetConfig, domainGPUs int) Placement {
 	return p
 }
 
-// Fleet is a gateway with a router in front of N identical replicas. It pulls
-// requests from a Source one at a time (one pending arrival event), so memory
-// does not depend on the number of requests.
+// Fleet is a serving fleet: a gateway with a router in front of a pool of
+// identical replicas. It is wired from parts with one job each, embedded so
+// that their methods and fields are the fleet's:
+//
+//	Pool     the replicas and their routing snapshot (availability flags,
+//	         rotation, reservation as warm spares, drains)     pool.go
+//	Gateway  the request path and its policies (admission, timeouts,
+//	         hedges, retries, breakers, fallback, rollout split) gateway*.go
+//	Health   probes, ejection and time to isolate               health.go
+//	Sampler  the time series and the drain limit                sampling.go
+//	intake   the workload, pulled one request at a time         intake.go
+//
+// The parts share the pool and the gateway's statistics by pointer; only
+// NewFleet (through newFleet) connects them.
 type Fleet struct {
-	eng      *sim.Engine
-	Replicas []*Replica
-	states   []ReplicaState
-	router   Router
-	Rec      *Recorder
-	Memory   MemoryPlan
-	Place    Placement
-	// PeakFLOPS is one GPU's dense peak at the weights' precision.
-	PeakFLOPS float64
-	// ParamsPerGPU is the model's parameters over the TP degree.
-	ParamsPerGPU float64
+	*Pool
+	*Gateway
+	*Health
+	*Sampler
+	*intake
 
-	// GW counts copies, hedges, retries and cancellations.
-	GW         GatewayStats
-	pol        Policies
-	rot        []bool         // in rotation
-	reserved   []bool         // warm spares held out of service (SetReserved)
-	brk        []BreakerState // last breaker state applied
-	brkEv      []sim.EventID  // pending breaker re-checks
-	faultAt    []sim.Time     // first fault time of a not-yet-isolated replica, or -1
-	probeFails []int
-	ro         *rollout
-	tp         int
-
-	// Fallback is a secondary pool that takes what the primary cannot
-	// (AddFallback); its replicas' indices follow the primary's.
-	Fallback     []*Replica
-	fbStates     []ReplicaState
-	fbRouter     Router
-	FallbackGPUs int
-	spareCR      []*clientReq
-	spareCopy    []*Copy
-
-	src       workloads.Source
-	next      workloads.Request
-	onArrival sim.Action
-	srcErr    error
-	srcDone   bool
-
-	// DrainLimit stops the run this long after the last arrival even if
-	// requests are still in flight (0: no limit); Truncated says it did.
-	DrainLimit  sim.Time
-	Truncated   bool
-	lastArrival sim.Time
-
-	// Samples is the fleet's time series (see StartSampling).
-	Samples  []Sample
-	sampleNs sim.Time
-	onSample sim.Action
-}
-
-// Sample is the fleet's state at one instant of its time series.
-type Sample struct {
-	Time              sim.Time
-	Arrived           int64 // cumulative
-	Completed         int64 // cumulative
-	InFlight          int64
-	Waiting           int64
-	KVUsedFrac        float64 // used blocks / total, over all replicas
-	KVCachedFrac      float64 // cached-only blocks / total
-	AvailableReplicas int
+	Rec *Recorder
 }
 
 // NewFleet builds the fleet; problems in the configuration (unknown names,
@@ -210,95 +162,49 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 	if err != nil {
 		return nil, err
 	}
-	f := &Fleet{eng: eng, router: router, Rec: rec, Memory: mem, PeakFLOPS: perf.PeakFLOPS(),
-		ParamsPerGPU: llm.Params / float64(cfg.TP),
-		states:       make([]ReplicaState, cfg.Replicas)}
-	f.Place = placement(cfg, gpu.DomainGPUs)
-	f.tp = cfg.TP
+	f := newFleet(eng, router, rec, cfg.Replicas)
+	p := f.Pool
+	p.Memory, p.PeakFLOPS, p.ParamsPerGPU = mem, perf.PeakFLOPS(), llm.Params/float64(cfg.TP)
+	p.Place = placement(cfg, gpu.DomainGPUs)
+	p.tp = cfg.TP
 	for i := 0; i < cfg.Replicas; i++ {
-		f.Replicas = append(f.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, f, &f.states[i]))
+		p.Replicas = append(p.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, f.Gateway, &p.states[i]))
 	}
-	f.rot = make([]bool, cfg.Replicas)
-	f.reserved = make([]bool, cfg.Replicas)
-	f.brk = make([]BreakerState, cfg.Replicas)
-	f.brkEv = make([]sim.EventID, cfg.Replicas)
-	f.faultAt = make([]sim.Time, cfg.Replicas)
-	for i := range f.rot {
-		f.rot[i] = true
-		f.faultAt[i] = -1
-	}
-	for i, r := range f.Replicas {
-		i := i
-		r.onChange = func() { f.refresh(i) }
-	}
-	f.onArrival = f.arrive
+	p.watch()
 	return f, nil
 }
 
-// Start pulls the first request from src and schedules its arrival.
-func (f *Fleet) Start(src workloads.Source) error {
-	f.src = src
-	return f.pull()
+// newFleet wires the parts of a fleet of n replicas (not built yet).
+func newFleet(eng *sim.Engine, router Router, rec *Recorder, n int) *Fleet {
+	pool := newPool(eng, n)
+	gw := newGateway(eng, pool, router, rec)
+	in := newIntake(eng, gw)
+	f := &Fleet{Pool: pool, Gateway: gw, intake: in, Rec: rec,
+		Sampler: &Sampler{eng: eng, rec: rec, pool: pool, in: in}}
+	f.Health = newHealth(eng, pool, &gw.GW, f.busy)
+	gw.health = f.Health
+	return f
 }
 
-// Err is the first error the source returned during the run, if any.
-func (f *Fleet) Err() error { return f.srcErr }
+// busy reports whether the fleet still has work: arrivals to come or
+// requests in flight.
+func (f *Fleet) busy() bool { return !f.srcDone || f.Rec.InFlight() > 0 }
 
-func (f *Fleet) pull() error {
-	req, err := f.src.Next()
-	if errors.Is(err, io.EOF) {
-		f.srcDone = true
-		return nil
-	}
-	if err != nil {
-		f.srcErr = err
-		f.eng.Stop()
-		return err
-	}
-	if req.Arrival < f.eng.Now() {
-		f.srcErr = fmt.Errorf("workload: request %d arrives at %v, before the previous one (%v)", req.ID, req.Arrival, f.eng.Now())
-		f.eng.Stop()
-		return f.srcErr
-	}
-	f.next = req
-	f.eng.Schedule(req.Arrival, sim.PriorityArrival, f.onArrival)
-	return nil
+// SetPolicies installs the gateway's policies and starts the health
+// probes they configure; call before Start.
+func (f *Fleet) SetPolicies(p Policies) {
+	f.Gateway.pol = p
+	f.Health.start(p.Probe)
 }
 
-func (f *Fleet) arrive(now sim.Time) {
-	f.lastArrival = now
-	f.Rec.Touch(now)
-	f.Rec.Arrived++
-	if f.pol.Retry != nil {
-		f.pol.Retry.Observe(now)
+// SetReserved holds replica i out of service as a warm spare (or returns
+// it): unlike rotation, which drains, ejections and rollouts toggle,
+// only the spare pool's owner changes it.
+func (f *Fleet) SetReserved(i int, reserved bool) {
+	if reserved {
+		f.Health.noteIsolated(i, f.Pool.eng.Now()) // out of service now: a fault is isolated
 	}
-	cr := f.newClientReq(&f.next) // f.next is reused by pull below
-	f.admit(cr, now, 0)
-	_ = f.pull()
-}
-
-// admit applies admission control to a new request, then sends it. A
-// refused request is shed, or, with a defer policy, held at the gateway
-// and asked again every DeferNs up to DeferMax times before it is shed.
-func (f *Fleet) admit(cr *clientReq, now sim.Time, tries int) {
-	if f.pol.Admit != nil && !f.pol.Admit.Admit(&cr.req, f.states, now) {
-		if tries < f.pol.DeferMax {
-			f.GW.Deferred++
-			f.eng.Schedule(now+f.pol.DeferNs, sim.PriorityArrival, func(at sim.Time) { f.admit(cr, at, tries+1) })
-			return
-		}
-		f.Rec.Touch(now)
-		f.Rec.Shed++
-		f.releaseClientReq(cr)
-		return
-	}
-	if !f.send(cr, CopyPrimary) {
-		f.Rec.Touch(now)
-		f.Rec.Shed++
-		f.releaseClientReq(cr)
-		return
-	}
-	f.startPolicies(cr, now)
+	f.Pool.setReserved(i, reserved)
 }
 
 // Finish closes time-weighted statistics at end, the end of the run.
@@ -311,52 +217,6 @@ func (f *Fleet) Finish(end sim.Time) {
 		r.Finish(end)
 	}
 }
-
-// StartSampling records a Sample every interval from now on, until the
-// workload is exhausted and every request has finished. One sample costs
-// O(replicas); nothing else in the run depends on it.
-func (f *Fleet) StartSampling(interval sim.Time) {
-	if interval <= 0 {
-		return
-	}
-	f.sampleNs = interval
-	f.onSample = f.sample
-	f.eng.Schedule(f.eng.Now(), sim.PriorityMetrics, f.onSample)
-}
-
-func (f *Fleet) sample(now sim.Time) {
-	s := Sample{Time: now, Arrived: f.Rec.Arrived, Completed: f.Rec.Completed, InFlight: f.Rec.InFlight()}
-	var used, cached, total int64
-	for i, r := range f.Replicas {
-		s.Waiting += int64(f.states[i].Waiting)
-		if f.states[i].Available {
-			s.AvailableReplicas++
-		}
-		used += r.kv.Used()
-		cached += r.kv.Cached()
-		total += r.kv.Total()
-	}
-	if total > 0 {
-		s.KVUsedFrac = float64(used) / float64(total)
-		s.KVCachedFrac = float64(cached) / float64(total)
-	}
-	f.Samples = append(f.Samples, s)
-	if f.srcDone && f.Rec.InFlight() == 0 {
-		return
-	}
-	if f.srcDone && f.DrainLimit > 0 && now-f.lastArrival > f.DrainLimit {
-		// Requests stuck where they can never finish (a zombie nobody
-		// restarts, no client timeout) would keep the run alive forever:
-		// stop, and report them as in flight.
-		f.Truncated = true
-		f.eng.Stop()
-		return
-	}
-	f.eng.Schedule(now+f.sampleNs, sim.PriorityMetrics, f.onSample)
-}
-
-// States is the routing snapshot (read-only; for tests and reports).
-func (f *Fleet) States() []ReplicaState { return f.states }
 
 // AddFallback builds a secondary pool (its own GPU, model and TP; often a
 // smaller model) that the gateway uses when no primary replica can take a
@@ -372,17 +232,14 @@ func (f *Fleet) AddFallback(cat *Catalog, cfg FleetConfig, router Router, prefix
 	if err != nil {
 		return err
 	}
-	f.fbStates = make([]ReplicaState, cfg.Replicas)
-	f.fbRouter = router
-	f.FallbackGPUs = cfg.Replicas * cfg.TP
+	fb := &f.Gateway.fallbackPool
+	fb.fbStates = make([]ReplicaState, cfg.Replicas)
+	fb.fbRouter = router
+	fb.FallbackGPUs = cfg.Replicas * cfg.TP
 	for j := 0; j < cfg.Replicas; j++ {
-		r := NewReplica(len(f.Replicas)+j, f.eng, cfg.Replica, perf, mem.KVBlocks, f, &f.fbStates[j])
-		f.fbStates[j].Index = j
-		f.Fallback = append(f.Fallback, r)
+		r := NewReplica(len(f.Replicas)+j, f.Pool.eng, cfg.Replica, perf, mem.KVBlocks, f.Gateway, &fb.fbStates[j])
+		fb.fbStates[j].Index = j
+		fb.Fallback = append(fb.Fallback, r)
 	}
 	return nil
 }
-
-// Drained reports whether the workload is exhausted and no request is in
-// flight: nothing left to simulate but background processes.
-func (f *Fleet) Drained() bool { return f.srcDone && f.Rec.InFlight() == 0 }

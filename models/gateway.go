@@ -62,12 +62,65 @@ type GatewayStats struct {
 	IsolationNs []int64
 }
 
+// Gateway is the fleet's front door: it routes each client request to a
+// replica of the pool and applies the request policies (admission, client
+// timeouts, hedges and tied requests, retries, circuit breakers, the
+// fallback pool, a rollout's traffic split). It is the replicas' Observer:
+// it hears every copy start, stream, finish or fail, and reports finished
+// client requests to the Recorder. Its records (client requests, copies)
+// are pooled, so steady-state routing allocates nothing.
+type Gateway struct {
+	eng    *sim.Engine
+	pool   *Pool
+	router Router
+	rec    *Recorder
+	health *Health  // told when a breaker isolates a replica
+	ro     *rollout // nil without a rollout
+	pol    Policies
+	brkEv  []sim.EventID // pending breaker re-checks
+
+	// GW counts copies, hedges, retries and cancellations.
+	GW GatewayStats
+
+	fallbackPool
+
+	spareCR   []*clientReq
+	spareCopy []*Copy
+}
+
+// fallbackPool is a secondary pool that takes what the primary cannot
+// (Fleet.AddFallback); its replicas' indices follow the primary's.
+type fallbackPool struct {
+	Fallback     []*Replica
+	fbStates     []ReplicaState
+	fbRouter     Router
+	FallbackGPUs int
+}
+
+var _ Observer = (*Gateway)(nil)
+
+func newGateway(eng *sim.Engine, pool *Pool, router Router, rec *Recorder) *Gateway {
+	return &Gateway{eng: eng, pool: pool, router: router, rec: rec, brkEv: make([]sim.EventID, len(pool.states))}
+}
+
+// accept takes a new client request arriving now: it is counted, then
+// admitted (or deferred, or shed) and sent.
+func (g *Gateway) accept(req *workloads.Request, now sim.Time) {
+	g.rec.Touch(now)
+	g.rec.Arrived++
+	if g.pol.Retry != nil {
+		g.pol.Retry.Observe(now)
+	}
+	cr := g.newClientReq(req)
+	g.admit(cr, now, 0)
+}
+
 // newClientReq takes a client request record from the pool.
-func (f *Fleet) newClientReq(req *workloads.Request) *clientReq {
+func (g *Gateway) newClientReq(req *workloads.Request) *clientReq {
 	var cr *clientReq
-	if n := len(f.spareCR); n > 0 {
-		cr = f.spareCR[n-1]
-		f.spareCR = f.spareCR[:n-1]
+	if n := len(g.spareCR); n > 0 {
+		cr = g.spareCR[n-1]
+		g.spareCR = g.spareCR[:n-1]
 	} else {
 		cr = &clientReq{}
 	}
@@ -75,37 +128,37 @@ func (f *Fleet) newClientReq(req *workloads.Request) *clientReq {
 	return cr
 }
 
-func (f *Fleet) releaseClientReq(cr *clientReq) {
-	f.eng.Cancel(cr.timeout)
-	f.eng.Cancel(cr.deadline)
-	f.eng.Cancel(cr.hedge)
-	f.eng.Cancel(cr.retry)
+func (g *Gateway) releaseClientReq(cr *clientReq) {
+	g.eng.Cancel(cr.timeout)
+	g.eng.Cancel(cr.deadline)
+	g.eng.Cancel(cr.hedge)
+	g.eng.Cancel(cr.retry)
 	for _, c := range cr.copies {
-		f.releaseCopy(c)
+		g.releaseCopy(c)
 	}
 	copies := cr.copies[:0]
 	*cr = clientReq{copies: copies}
-	f.spareCR = append(f.spareCR, cr)
+	g.spareCR = append(g.spareCR, cr)
 }
 
-func (f *Fleet) newCopy(cr *clientReq, kind CopyKind) *Copy {
+func (g *Gateway) newCopy(cr *clientReq, kind CopyKind) *Copy {
 	var c *Copy
-	if n := len(f.spareCopy); n > 0 {
-		c = f.spareCopy[n-1]
-		f.spareCopy = f.spareCopy[:n-1]
+	if n := len(g.spareCopy); n > 0 {
+		c = g.spareCopy[n-1]
+		g.spareCopy = g.spareCopy[:n-1]
 	} else {
 		c = &Copy{}
 	}
-	*c = Copy{Req: &cr.req, Kind: kind, SentAt: f.eng.Now(), cr: cr, gen: c.gen}
+	*c = Copy{Req: &cr.req, Kind: kind, SentAt: g.eng.Now(), cr: cr, gen: c.gen}
 	cr.copies = append(cr.copies, c)
 	cr.attempts++
-	f.GW.Copies++
+	g.GW.Copies++
 	return c
 }
 
-func (f *Fleet) releaseCopy(c *Copy) {
+func (g *Gateway) releaseCopy(c *Copy) {
 	*c = Copy{gen: c.gen + 1}
-	f.spareCopy = append(f.spareCopy, c)
+	g.spareCopy = append(g.spareCopy, c)
 }
 
 // dropCopy removes c from its request's live copies (not yet released).
@@ -122,138 +175,139 @@ func dropCopy(cr *clientReq, c *Copy) {
 
 // FirstToken implements Observer: the first copy to stream wins; the
 // others are withdrawn and their work counted as wasted.
-func (f *Fleet) FirstToken(c *Copy, at sim.Time) {
+func (g *Gateway) FirstToken(c *Copy, at sim.Time) {
 	cr := c.cr
 	if cr.firstSeen {
 		return
 	}
 	cr.firstSeen = true
-	f.eng.Cancel(cr.hedge)
-	f.eng.Cancel(cr.timeout) // the client's deadline is for the first token
-	if f.pol.Hedge != nil {
-		f.pol.Hedge.Observe(at, (at - cr.req.Arrival).Milliseconds())
+	g.eng.Cancel(cr.hedge)
+	g.eng.Cancel(cr.timeout) // the client's deadline is for the first token
+	if g.pol.Hedge != nil {
+		g.pol.Hedge.Observe(at, (at - cr.req.Arrival).Milliseconds())
 	}
-	f.withdrawOthers(cr, c)
+	g.withdrawOthers(cr, c)
 }
 
 // CopyStarted implements Observer: for tied requests, the first copy
 // admitted into a batch withdraws the others.
-func (f *Fleet) CopyStarted(c *Copy, at sim.Time) {
+func (g *Gateway) CopyStarted(c *Copy, at sim.Time) {
 	cr := c.cr
-	if cr.started || f.pol.Hedge == nil || !f.pol.Hedge.Tied() {
+	if cr.started || g.pol.Hedge == nil || !g.pol.Hedge.Tied() {
 		return
 	}
 	cr.started = true
-	f.withdrawOthers(cr, c)
+	g.withdrawOthers(cr, c)
 }
 
 // withdrawOthers cancels every live copy of cr but c.
-func (f *Fleet) withdrawOthers(cr *clientReq, c *Copy) {
+func (g *Gateway) withdrawOthers(cr *clientReq, c *Copy) {
 	for i := 0; i < len(cr.copies); {
 		o := cr.copies[i]
 		if o == c {
 			i++
 			continue
 		}
-		f.replicaAt(o.Replica).Cancel(o)
-		f.GW.Cancelled++
+		g.replicaAt(o.Replica).Cancel(o)
+		g.GW.Cancelled++
 		dropCopy(cr, o)
-		f.releaseCopy(o)
+		g.releaseCopy(o)
 	}
 }
 
 // CopyDone implements Observer: the client request completes.
-func (f *Fleet) CopyDone(c *Copy, o *Outcome) {
+func (g *Gateway) CopyDone(c *Copy, o *Outcome) {
 	now := o.Finished
-	if f.ro != nil && f.rolloutOutcome(c.Replica, now, (o.FirstToken-c.SentAt).Milliseconds()) {
-		f.CopyFailed(c, now, FailNewVersion)
+	if g.ro != nil && g.ro.outcome(c.Replica, now, (o.FirstToken-c.SentAt).Milliseconds()) {
+		g.CopyFailed(c, now, FailNewVersion)
 		return
 	}
 	// The breaker's latency rule looks at time to first token: end-to-end
 	// latency grows with output length, not with the replica's health.
-	f.recordBreaker(c.Replica, now, true, (o.FirstToken - c.SentAt).Milliseconds())
-	if f.pol.Admit != nil {
-		f.pol.Admit.Observe(now, (o.FirstToken - o.Req.Arrival).Milliseconds())
+	g.recordBreaker(c.Replica, now, true, (o.FirstToken - c.SentAt).Milliseconds())
+	if g.pol.Admit != nil {
+		g.pol.Admit.Observe(now, (o.FirstToken - o.Req.Arrival).Milliseconds())
 	}
-	f.Rec.RequestDone(o)
-	f.releaseClientReq(c.cr)
+	g.rec.RequestDone(o)
+	g.releaseClientReq(c.cr)
 }
 
 // CopyFailed implements Observer: the client request fails when its last
 // live copy fails.
-func (f *Fleet) CopyFailed(c *Copy, at sim.Time, reason string) {
+func (g *Gateway) CopyFailed(c *Copy, at sim.Time, reason string) {
 	cr := c.cr
-	if f.ro != nil && reason != FailNewVersion {
-		f.rolloutFailed(c.Replica, at)
+	if g.ro != nil && reason != FailNewVersion {
+		g.ro.failed(c.Replica, at)
 	}
-	f.recordBreaker(c.Replica, at, false, (at - c.SentAt).Milliseconds())
+	g.recordBreaker(c.Replica, at, false, (at - c.SentAt).Milliseconds())
 	cr.last = c.Replica
 	dropCopy(cr, c)
-	f.releaseCopy(c)
+	g.releaseCopy(c)
 	if len(cr.copies) > 0 {
 		return
 	}
 	// A request longer than the model's context window fails the same way
 	// everywhere: it is not retried.
-	if f.pol.Retry != nil && reason != FailContext {
-		if backoff, ok := f.pol.Retry.Retry(cr.attempts, reason, at); ok {
+	if g.pol.Retry != nil && reason != FailContext {
+		if backoff, ok := g.pol.Retry.Retry(cr.attempts, reason, at); ok {
 			cr.firstSeen, cr.started = false, false
-			f.eng.Cancel(cr.hedge)
-			cr.retry = f.eng.Schedule(at+backoff, sim.PriorityNormal, func(now sim.Time) {
+			g.eng.Cancel(cr.hedge)
+			cr.retry = g.eng.Schedule(at+backoff, sim.PriorityNormal, func(now sim.Time) {
 				cr.retry = sim.EventID{}
-				f.GW.Retries++
-				if !f.sendAvoiding(cr, CopyRetry, cr.last) {
-					f.Rec.RequestFailed(&cr.req, cr.last, now, reason)
-					f.releaseClientReq(cr)
+				g.GW.Retries++
+				if !g.sendAvoiding(cr, CopyRetry, cr.last) {
+					g.rec.RequestFailed(&cr.req, cr.last, now, reason)
+					g.releaseClientReq(cr)
 				}
 			})
 			return
 		}
 	}
-	f.Rec.RequestFailed(&cr.req, c.Replica, at, reason)
-	f.releaseClientReq(cr)
+	g.rec.RequestFailed(&cr.req, c.Replica, at, reason)
+	g.releaseClientReq(cr)
 }
 
 // send routes a new copy of cr and submits it; false if no replica can
 // take it. Replicas whose breaker is half-open take only what their
 // breaker admits.
-func (f *Fleet) send(cr *clientReq, kind CopyKind) bool {
-	return f.sendAvoiding(cr, kind, -1)
+func (g *Gateway) send(cr *clientReq, kind CopyKind) bool {
+	return g.sendAvoiding(cr, kind, -1)
 }
 
 // sendAvoiding is send that also avoids replica avoid (-1: none) and the
 // replicas already holding a copy of cr.
-func (f *Fleet) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
+func (g *Gateway) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
+	p := g.pool
 	var hidden [8]int
 	masked := hidden[:0]
 	hide := func(i int) {
-		if i >= 0 && i < len(f.states) && f.states[i].Available { // fallback replicas are not in the snapshot
-			f.states[i].Available = false
+		if i >= 0 && i < len(p.states) && p.states[i].Available { // fallback replicas are not in the snapshot
+			p.states[i].Available = false
 			masked = append(masked, i)
 		}
 	}
 	defer func() {
 		for _, i := range masked {
-			f.states[i].Available = true
+			p.states[i].Available = true
 		}
 	}()
 	hide(avoid)
 	for _, c := range cr.copies {
 		hide(c.Replica)
 	}
-	masked = f.rolloutPool(masked)
-	now := f.eng.Now()
-	for tries := 0; tries <= len(f.Replicas); tries++ {
-		i, ok := f.router.Route(&cr.req, f.states)
-		if !ok || i < 0 || i >= len(f.Replicas) {
-			return f.sendFallback(cr, kind)
+	masked = g.ro.split(masked)
+	now := g.eng.Now()
+	for tries := 0; tries <= len(p.Replicas); tries++ {
+		i, ok := g.router.Route(&cr.req, p.states)
+		if !ok || i < 0 || i >= len(p.Replicas) {
+			return g.sendFallback(cr, kind)
 		}
-		if f.pol.Breaker != nil && f.brk[i] == BreakerHalfOpen && !f.pol.Breaker.Admit(i, now) {
+		if g.pol.Breaker != nil && p.brk[i] == BreakerHalfOpen && !g.pol.Breaker.Admit(i, now) {
 			hide(i)
 			continue
 		}
-		c := f.newCopy(cr, kind)
-		f.Replicas[i].Submit(c)
+		c := g.newCopy(cr, kind)
+		p.Replicas[i].Submit(c)
 		return true
 	}
 	return false
@@ -261,25 +315,25 @@ func (f *Fleet) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 
 // replicaAt is replica i of the fleet: the primary pool's, then the
 // fallback pool's.
-func (f *Fleet) replicaAt(i int) *Replica {
-	if i < len(f.Replicas) {
-		return f.Replicas[i]
+func (g *Gateway) replicaAt(i int) *Replica {
+	if i < len(g.pool.Replicas) {
+		return g.pool.Replicas[i]
 	}
-	return f.Fallback[i-len(f.Replicas)]
+	return g.Fallback[i-len(g.pool.Replicas)]
 }
 
 // sendFallback sends a copy to the fallback pool (a secondary pool, maybe
 // a smaller model) when the primary pool has no replica that can take it.
-func (f *Fleet) sendFallback(cr *clientReq, kind CopyKind) bool {
-	if len(f.Fallback) == 0 {
+func (g *Gateway) sendFallback(cr *clientReq, kind CopyKind) bool {
+	if len(g.Fallback) == 0 {
 		return false
 	}
-	j, ok := f.fbRouter.Route(&cr.req, f.fbStates)
-	if !ok || j < 0 || j >= len(f.Fallback) {
+	j, ok := g.fbRouter.Route(&cr.req, g.fbStates)
+	if !ok || j < 0 || j >= len(g.Fallback) {
 		return false
 	}
-	c := f.newCopy(cr, kind)
-	f.GW.Fallbacks++
-	f.Fallback[j].Submit(c) // sets c.Replica to len(f.Replicas)+j
+	c := g.newCopy(cr, kind)
+	g.GW.Fallbacks++
+	g.Fallback[j].Submit(c) // sets c.Replica to len(Replicas)+j
 	return true
 }

@@ -14,9 +14,12 @@ type SLO struct {
 	TPOTMs float64 `toml:"tpot_ms"`
 }
 
-// Recorder is the fleet's Observer: it counts outcomes and keeps streaming
+// Recorder counts the fleet's client-request outcomes and keeps streaming
 // latency sketches (memory does not grow with requests; DESIGN.md decision 6).
-// All latencies are in milliseconds.
+// It is not the replicas' Observer: the Gateway is, and it reports each
+// client request to the Recorder once, when it completes (RequestDone) or
+// fails (RequestFailed), whatever its copies did. All latencies are in
+// milliseconds.
 type Recorder struct {
 	SLO SLO
 
@@ -52,7 +55,7 @@ func NewRecorder(slo SLO) *Recorder {
 		TTFT: quantile.New(), TPOT: quantile.New(), E2E: quantile.New(), Queue: quantile.New(), ClientTTFT: quantile.New()}
 }
 
-// RequestDone implements Observer.
+// RequestDone records a completed client request (its winning copy's outcome).
 func (m *Recorder) RequestDone(o *Outcome) {
 	m.Touch(o.Finished)
 	m.Completed++
@@ -88,7 +91,7 @@ func (m *Recorder) RequestDone(o *Outcome) {
 	}
 }
 
-// RequestFailed implements Observer.
+// RequestFailed records a failed client request, at the time it failed.
 func (m *Recorder) RequestFailed(req *workloads.Request, _ int, at sim.Time, reason string) {
 	m.Touch(at)
 	m.ClientTTFT.Add(max(0, (at - req.Arrival).Milliseconds()))

@@ -98,9 +98,8 @@ func queueFleet(t testing.TB, c int, stepS float64) (*sim.Engine, *Fleet) {
 	cfg.MaxSeqs = c
 	cfg.KVBlocks = 1 << 40
 	cfg.PrefixCaching = false
-	f := &Fleet{eng: eng, router: leastOutstanding{}, Rec: rec, states: make([]ReplicaState, 1)}
+	f := newFleet(eng, leastOutstanding{}, rec, 1)
 	f.Replicas = []*Replica{NewReplica(0, eng, cfg, constStep(stepS), cfg.KVBlocks, f, &f.states[0])}
-	f.onArrival = f.arrive
 	return eng, f
 }
 

@@ -161,8 +161,13 @@ type outcomeAt struct {
 	ttftM float64
 }
 
-// rollout is the fleet's blue-green state.
+// rollout is the fleet's blue-green state: which replicas are green, the
+// traffic split, the judge's windows. The gateway asks it which pool a new
+// request may go to and tells it every outcome.
 type rollout struct {
+	eng    *sim.Engine
+	pool   *Pool
+	busy   func() bool // the fleet still has work: keep judging
 	cfg    RolloutConfig
 	judge  RolloutJudge
 	rng    *rand.Rand
@@ -177,43 +182,44 @@ type rollout struct {
 
 // StartRollout arms a blue-green rollout; call before Start.
 func (f *Fleet) StartRollout(c RolloutConfig, judge RolloutJudge, rng *rand.Rand) {
-	n := len(f.Replicas)
-	ro := &rollout{cfg: c, judge: judge, rng: rng, green: make([]bool, n), stats: RolloutStats{State: "not started"}}
+	p := f.Pool
+	n := len(p.Replicas)
+	ro := &rollout{eng: p.eng, pool: p, busy: f.busy, cfg: c, judge: judge, rng: rng, green: make([]bool, n),
+		stats: RolloutStats{State: "not started"}}
 	for i := n - c.NewReplicas; i < n; i++ {
 		ro.green[i] = true
-		f.rot[i] = false // not loaded yet
-		f.refresh(i)
+		p.rot[i] = false // not loaded yet
+		p.refresh(i)
 	}
-	f.ro = ro
+	f.Gateway.ro = ro
 	start := sim.FromSeconds(c.StartS)
-	f.eng.Schedule(start, sim.PriorityNormal, func(now sim.Time) {
+	ro.eng.Schedule(start, sim.PriorityNormal, func(now sim.Time) {
 		ro.stats.State = "loading"
 		ready := now + sim.FromSeconds(c.LoadS+c.DryRunS)
-		f.eng.Schedule(ready, sim.PriorityNormal, func(now sim.Time) {
+		ro.eng.Schedule(ready, sim.PriorityNormal, func(now sim.Time) {
 			for i := range ro.green {
 				if ro.green[i] {
-					f.Replicas[i].SetSlow(c.SlowFactor)
-					f.SetInRotation(i, true)
+					p.Replicas[i].SetSlow(c.SlowFactor)
+					p.SetInRotation(i, true)
 				}
 			}
 			ro.stats.State = "in progress"
 			ro.stats.FirstTrafficS = now.Seconds()
-			f.rolloutStep(now)
-			f.eng.Schedule(now+sim.FromSeconds(c.CheckIntervalS), sim.PriorityNormal, f.rolloutCheck)
+			ro.nextStep(now)
+			ro.eng.Schedule(now+sim.FromSeconds(c.CheckIntervalS), sim.PriorityNormal, ro.check)
 		})
 	})
 }
 
 // Rollout reports the rollout, or nil if there is none.
 func (f *Fleet) Rollout() *RolloutStats {
-	if f.ro == nil {
+	if f.Gateway.ro == nil {
 		return nil
 	}
-	return &f.ro.stats
+	return &f.Gateway.ro.stats
 }
 
-func (f *Fleet) rolloutStep(now sim.Time) {
-	ro := f.ro
+func (ro *rollout) nextStep(now sim.Time) {
 	if ro.done {
 		return
 	}
@@ -227,11 +233,10 @@ func (f *Fleet) rolloutStep(now sim.Time) {
 		return
 	}
 	ro.step++
-	f.eng.Schedule(now+sim.FromSeconds(ro.cfg.StepS), sim.PriorityNormal, f.rolloutStep)
+	ro.eng.Schedule(now+sim.FromSeconds(ro.cfg.StepS), sim.PriorityNormal, ro.nextStep)
 }
 
-func (f *Fleet) rolloutCheck(now sim.Time) {
-	ro := f.ro
+func (ro *rollout) check(now sim.Time) {
 	if ro.done {
 		return
 	}
@@ -267,22 +272,22 @@ func (f *Fleet) rolloutCheck(now sim.Time) {
 		ro.stats.DetectionS = now.Seconds() - ro.stats.FirstTrafficS
 		for i := range ro.green {
 			if ro.green[i] {
-				f.SetInRotation(i, false)
+				ro.pool.SetInRotation(i, false)
 			}
 		}
 		return
 	}
-	if f.srcDone && f.Rec.InFlight() == 0 {
+	if !ro.busy() {
 		return
 	}
-	f.eng.Schedule(now+sim.FromSeconds(ro.cfg.CheckIntervalS), sim.PriorityNormal, f.rolloutCheck)
+	ro.eng.Schedule(now+sim.FromSeconds(ro.cfg.CheckIntervalS), sim.PriorityNormal, ro.check)
 }
 
-// rolloutPool says which pool a new request goes to: green when the green
-// pool is behind its share (deterministic, no coin flips), and hides the
-// other pool from the router. It returns the replicas hidden.
-func (f *Fleet) rolloutPool(hidden []int) []int {
-	ro := f.ro
+// split says which pool a new request goes to: green when the green pool is
+// behind its share (deterministic, no coin flips), and hides the other pool
+// from the router. It returns the replicas hidden. A nil rollout hides
+// nothing.
+func (ro *rollout) split(hidden []int) []int {
 	if ro == nil || ro.stats.State == "not started" || ro.stats.State == "loading" || ro.done && ro.share == 0 {
 		return hidden
 	}
@@ -293,20 +298,20 @@ func (f *Fleet) rolloutPool(hidden []int) []int {
 	} else {
 		ro.sent[0]++
 	}
+	states := ro.pool.states
 	for i, g := range ro.green {
-		if g != green && f.states[i].Available {
-			f.states[i].Available = false
+		if g != green && states[i].Available {
+			states[i].Available = false
 			hidden = append(hidden, i)
 		}
 	}
 	return hidden
 }
 
-// rolloutOutcome records a finished copy for the judge; it reports whether
-// the new version turns it into an error.
-func (f *Fleet) rolloutOutcome(replica int, now sim.Time, ttftMs float64) (fail bool) {
-	ro := f.ro
-	if ro == nil || replica < 0 || replica >= len(ro.green) || ro.stats.State != "in progress" && ro.stats.State != "completed" {
+// outcome records a finished copy for the judge; it reports whether the
+// new version turns it into an error.
+func (ro *rollout) outcome(replica int, now sim.Time, ttftMs float64) (fail bool) {
+	if replica < 0 || replica >= len(ro.green) || ro.stats.State != "in progress" && ro.stats.State != "completed" {
 		return false
 	}
 	pool := 0
@@ -322,10 +327,9 @@ func (f *Fleet) rolloutOutcome(replica int, now sim.Time, ttftMs float64) (fail 
 	return fail
 }
 
-// rolloutFailed records a copy that failed on replica, for the judge.
-func (f *Fleet) rolloutFailed(replica int, now sim.Time) {
-	ro := f.ro
-	if ro == nil || replica < 0 || replica >= len(ro.green) || ro.stats.State != "in progress" && ro.stats.State != "completed" {
+// failed records a copy that failed on replica, for the judge.
+func (ro *rollout) failed(replica int, now sim.Time) {
+	if replica < 0 || replica >= len(ro.green) || ro.stats.State != "in progress" && ro.stats.State != "completed" {
 		return
 	}
 	pool := 0

@@ -10,9 +10,12 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 )
 
-// Config selects and adjusts a failure profile (a scenario's [failures]
-// table). Start from DefaultConfig; absent keys keep the base profile's
-// values.
+// Config selects and adjusts a failure profile: a base profile with
+// per-category overrides, a time-to-failure distribution and repair-time
+// distributions. Scenarios do not read it: a scenario's [failures] table
+// is faults.Config, which names a built-in profile and a rate multiplier;
+// Config is for building custom profiles in code and tests (Build). Start
+// from DefaultConfig; absent keys keep the base profile's values.
 type Config struct {
 	// Profile is the base profile, one of ProfileNames(). Default "llama3";
 	// "none" starts empty.

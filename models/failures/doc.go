@@ -13,10 +13,11 @@
 //	              (CALIBRATION.md §2) and each component's defaults (Spec)
 //	topology.go   Topology: HGX servers of 8 GPUs or GB200 NVL72 racks of 72
 //	              (18 trays of 4) behind ToR switches; the GPUs of each unit
-//	profile.go    Profile (rows of per-GPU-hour rates), the registry of
+//	profile.go    Profile (rows of per-GPU-hour rates; Scaled, the rate
+//	              multiplier), the registry of
 //	builtin.go    built-in profiles: llama3, byterobust, meta-rsc, meta-rsc-2,
 //	              none; default repair times
-//	config.go     Config: a scenario's [failures] table (base profile,
+//	config.go     Config: a custom profile in code (base profile,
 //	              per-category overrides, Weibull time to failure, repair
 //	              distributions per action) with Validate and Build
 //	dist.go       repair-time distributions (fixed, lognormal, empirical), TTF

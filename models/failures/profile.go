@@ -86,6 +86,17 @@ func (p *Profile) MaxPrecursorLead() sim.Time {
 	return m
 }
 
+// Scaled returns a copy of p with every rate multiplied by mult: a stress
+// test's rate multiplier (see in hours what a fleet sees in months); 0
+// fails nothing.
+func (p *Profile) Scaled(mult float64) *Profile {
+	q := p.Clone()
+	for i := range q.Rows {
+		q.Rows[i].PerGPUHour *= mult
+	}
+	return q
+}
+
 // Row returns the row with the given category.
 func (p *Profile) Row(category string) (Row, bool) {
 	for _, r := range p.Rows {

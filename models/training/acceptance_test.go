@@ -73,7 +73,7 @@ func TestLlama3Pretrain(t *testing.T) {
 	var fails, inter, ettr, waits []float64
 	var lost training.LostGPUHours
 	for seed := uint64(1); seed <= reps; seed++ {
-		r, err := training.Simulate(cfg, p, topo, pol, seed)
+		r, err := training.Simulate(training.Spec{Config: cfg, Profile: p, RateMultiplier: 1, Topology: topo, Checkpoint: pol, Seed: seed})
 		require.NoError(t, err)
 		fails = append(fails, float64(r.Failures))
 		inter = append(inter, float64(r.Interruptions))
@@ -174,7 +174,7 @@ func TestMetaETTRFormula(t *testing.T) {
 					cfg := metaConfig(nodes, u0Min*60, writeS, hours)
 					p := nodeProfile(t, perNodeDay)
 					pol := policies.FixedInterval{Interval: sim.FromSeconds(dtMin * 60)}
-					r, err := training.Simulate(cfg, p, failures.HGX(nodes, 4), pol, uint64(points+1))
+					r, err := training.Simulate(training.Spec{Config: cfg, Profile: p, RateMultiplier: 1, Topology: failures.HGX(nodes, 4), Checkpoint: pol, Seed: uint64(points + 1)})
 					require.NoError(t, err)
 					want := (1 - lambdaH*(u0H+dtH/2)) / (1 + writeS/(dtMin*60))
 					diff := r.ETTR - want
@@ -201,7 +201,7 @@ func TestOptimalInterval(t *testing.T) {
 	hours := 5000 * mtbf.Seconds() / 3600
 	cfg := metaConfig(nodes, 600, 300, hours)
 	lost := func(iv sim.Time) float64 {
-		r, err := training.Simulate(cfg, p, failures.HGX(nodes, 4), policies.FixedInterval{Interval: iv}, 42)
+		r, err := training.Simulate(training.Spec{Config: cfg, Profile: p, RateMultiplier: 1, Topology: failures.HGX(nodes, 4), Checkpoint: policies.FixedInterval{Interval: iv}, Seed: 42})
 		require.NoError(t, err)
 		return 1 - r.ETTR
 	}
@@ -282,7 +282,7 @@ func BenchmarkLlama3Pretrain(b *testing.B) {
 	cfg := training.Llama3PretrainConfig()
 	topo := failures.HGX(2048, 4)
 	for i := 0; b.Loop(); i++ {
-		if _, err := training.Simulate(cfg, p, topo, policies.Daly{}, uint64(i)); err != nil {
+		if _, err := training.Simulate(training.Spec{Config: cfg, Profile: p, RateMultiplier: 1, Topology: topo, Checkpoint: policies.Daly{}, Seed: uint64(i)}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,14 +2,16 @@
 // cluster and reports its effective training time ratio (ETTR), its
 // interruptions and where the lost GPU-hours went.
 //
-//	config.go  Config (a scenario's [training] table) with its cited
-//	           defaults and Validate; the CheckpointPolicy interface,
-//	           implemented in package policies (fixed, young, daly)
-//	job.go     Job: the state machine (running → detecting → waiting for
-//	           spares → restarting → running) driven by a sim.Engine and a
-//	           failures.Source, with a spare pool of hosts and repairs
-//	result.go  Result and LostGPUHours; Simulate, one replication from a
-//	           seed
+//	config.go    Config (a scenario's [training] table) with its cited
+//	             defaults and Validate; the CheckpointPolicy interface,
+//	             implemented in package policies (fixed, young, daly)
+//	job.go       Job: the state machine (running → detecting → waiting for
+//	             spares → restarting → running) driven by a sim.Engine and
+//	             a failures.Source, with a spare pool of hosts and repairs
+//	result.go    Result and LostGPUHours
+//	simulate.go  Simulate: one replication of a Spec (profile and rate
+//	             multiplier, stragglers, checkpoint policy, seed); the one
+//	             path of the runner and the tests
 //
 // The job schedules an event per failure, detection, restart, repair and
 // straggler, never per step or checkpoint: progress between events is a

@@ -220,12 +220,12 @@ func TestSimulateConservesAndRepeats(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.GPUs, cfg.HorizonHours, cfg.SpareServers = 4096, 24*30, 2
 	for seed := uint64(1); seed <= 5; seed++ {
-		a, err := Simulate(cfg, p, failures.HGX(512, 4), fixed(20*sim.Minute), seed)
+		a, err := Simulate(Spec{Config: cfg, Profile: p, RateMultiplier: 1, Topology: failures.HGX(512, 4), Checkpoint: fixed(20 * sim.Minute), Seed: seed})
 		require.NoError(t, err)
-		b, err := Simulate(cfg, p, failures.HGX(512, 4), fixed(20*sim.Minute), seed)
+		b, err := Simulate(Spec{Config: cfg, Profile: p, RateMultiplier: 1, Topology: failures.HGX(512, 4), Checkpoint: fixed(20 * sim.Minute), Seed: seed})
 		require.NoError(t, err)
 		assert.Equal(t, a, b)
-		checkConservation(t, a)
+		checkConservation(t, a.Result)
 		assert.Greater(t, a.Failures, 100)
 		assert.Greater(t, a.FailSlow, 0)
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/fleetsim/fleetsim/models/failures"
-	"github.com/fleetsim/fleetsim/sim"
 )
 
 // LostGPUHours splits the GPU-hours that did not become kept training
@@ -112,30 +111,6 @@ func countList(m map[string]int) []failures.Count {
 		return cmp.Compare(a.Name, b.Name)
 	})
 	return out
-}
-
-// Simulate runs one replication of a job of cfg on topo, failing as
-// profile says: failures from the stream "failures" of seed on the whole
-// topology, the job's draws from the stream "training". The checkpoint
-// policy sees the profile's MTBF for cfg.GPUs.
-func Simulate(cfg Config, profile *failures.Profile, topo failures.Topology, policy CheckpointPolicy, seed uint64) (Result, error) {
-	gen, err := failures.NewGenerator(profile, topo, sim.NewStream(seed, "failures"))
-	if err != nil {
-		return Result{}, err
-	}
-	mtbf := profile.MTBF(cfg.GPUs)
-	if mtbf == sim.Forever {
-		mtbf = sim.FromSeconds(cfg.HorizonHours * 3600 * 1000)
-	}
-	eng := sim.NewEngine()
-	job, err := New(cfg, Deps{Engine: eng, Topology: topo, Failures: gen, Checkpoint: policy, MTBF: mtbf,
-		Rand: sim.NewStream(seed, "training")})
-	if err != nil {
-		return Result{}, err
-	}
-	job.Start()
-	eng.Run(job.Horizon())
-	return job.Result(), nil
 }
 
 // String is a one-line summary.

@@ -1,0 +1,121 @@
+package faults
+
+import (
+	"fmt"
+
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// TimelinePoint is one line of failures.csv: a replica going down or
+// coming back, or a spare swapping in.
+type TimelinePoint struct {
+	Time     sim.Time
+	Event    string // "fail", "repair", "spare", "spare-fail" or "spare-ready"
+	Unit     string // the replica (or the swap) it is about
+	GPUsDown int
+	Capacity float64 // fraction of serving slots up
+}
+
+// outage is one replica's time out of service, [from, to).
+type outage struct {
+	replica  int
+	from, to sim.Time
+}
+
+// Availability tallies the serving slots out of service: when each replica
+// went down and came back, the fewest slots available, and the timeline.
+// Spares waiting are not serving and are not counted down.
+type Availability struct {
+	slots    int        // serving replicas (cluster.replicas)
+	gpusPer  int        // GPUs per replica (TP)
+	down     []sim.Time // when each replica went down, or -1
+	outages  []outage   // closed
+	minAvail int
+	timeline []TimelinePoint
+}
+
+func newAvailability(replicas, slots, gpusPer int) *Availability {
+	a := &Availability{slots: slots, gpusPer: gpusPer, down: make([]sim.Time, replicas), minAvail: slots}
+	for i := range a.down {
+		a.down[i] = -1
+	}
+	return a
+}
+
+func (a *Availability) markDown(i int, now sim.Time) {
+	if a.down[i] < 0 {
+		a.down[i] = now
+		a.record(now, "fail", fmt.Sprintf("replica %d", i))
+	}
+	a.minAvail = min(a.minAvail, a.slots-a.downCount())
+}
+
+func (a *Availability) markUp(i int, now sim.Time) {
+	if a.down[i] >= 0 {
+		a.outages = append(a.outages, outage{i, a.down[i], now})
+		a.down[i] = -1
+		a.record(now, "repair", fmt.Sprintf("replica %d", i))
+	}
+}
+
+func (a *Availability) record(now sim.Time, event, unit string) {
+	down := a.downCount()
+	a.timeline = append(a.timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: down * a.gpusPer,
+		Capacity: 1 - float64(down)/float64(a.slots)})
+}
+
+// downCount is the number of serving replicas out (spares are not serving).
+func (a *Availability) downCount() int {
+	n := 0
+	for _, d := range a.down {
+		if d >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// DownShares are the shares of serving slots whose time out of service
+// Report.TimeDown measures, by name.
+var DownShares = []struct {
+	Name string
+	Frac float64
+}{{"any", 1e-9}, {"10%", 0.10}, {"25%", 0.25}, {"50%", 0.50}}
+
+// report fills r's availability figures over [0, end]. Repairs can end
+// after the run (the engine fires them anyway): every outage is clipped to
+// the run.
+func (a *Availability) report(r *Report, end sim.Time) {
+	// The share of time with at least x% of the slots down is the failures
+	// package's sweep line, one unit per slot.
+	tally := failures.NewTally(a.slots)
+	add := func(o outage) {
+		r.DownNs += max(0, min(o.to, end)-min(o.from, end))
+		tally.Add(failures.Event{Time: o.from, Repair: o.to - o.from, DownFirstGPU: o.replica, DownGPUs: 1, Precursor: failures.NoPrecursor})
+	}
+	for _, o := range a.outages {
+		add(o)
+		r.Outages = append(r.Outages, o.to-o.from)
+	}
+	for i, d := range a.down {
+		if d >= 0 && d < end {
+			add(outage{i, d, end})
+		}
+	}
+	shares := make([]float64, len(DownShares))
+	for k, sh := range DownShares {
+		shares[k] = sh.Frac
+	}
+	down := tally.Report(end, shares).Down
+	r.TimeDown = map[string]float64{}
+	for k, sh := range DownShares {
+		r.TimeDown[sh.Name] = down[k].TimeFraction
+	}
+	r.MinAvailable = a.minAvail
+	for _, p := range a.timeline {
+		if p.Time <= end {
+			r.Timeline = append(r.Timeline, p)
+		}
+	}
+}

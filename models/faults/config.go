@@ -1,0 +1,78 @@
+package faults
+
+import (
+	"fmt"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/failures"
+)
+
+// Config is a scenario's [failures] table: stochastic hardware and software
+// failures of the serving fleet, drawn from a built-in profile
+// (models/failures; `fleetsim failures show PROFILE` prints its rates),
+// with warm spares and drains on precursors.
+type Config struct {
+	// Enabled turns failures on. Default false.
+	Enabled bool `toml:"enabled"`
+	// Profile: "llama3" (default; Llama 3 Table 5 counts), "byterobust",
+	// "meta-rsc", ... (see `fleetsim failures list`).
+	Profile string `toml:"profile"`
+	// RateMultiplier scales every rate, to see in hours what a fleet sees
+	// in months (a stress test, not a forecast). Default 1.
+	RateMultiplier float64 `toml:"rate_multiplier"`
+	// ServersPerRack groups HGX servers behind a ToR switch. Default 4
+	// (assumption).
+	ServersPerRack int `toml:"servers_per_rack"`
+	// ColdStartS is the weight loading of a serving replica after its
+	// repair. Default 180 (the seeds' 2–4 min, CALIBRATION.md §4).
+	ColdStartS float64 `toml:"cold_start_s"`
+	// DrainOnPrecursor drains a replica gracefully when a precursor of its
+	// failure is seen (policies.PrecursorDrain), so the failure finds it
+	// empty. Default false.
+	DrainOnPrecursor bool `toml:"drain_on_precursor"`
+	// DrainGraceS is how long a drained replica may finish what it holds.
+	// Default 60 (the seed's drain grace, CALIBRATION.md §6).
+	DrainGraceS float64 `toml:"drain_grace_s"`
+	// Spares is the number of warm spare replicas (the k of N+k), built
+	// beyond cluster.replicas and paid for. When a replica fails with a
+	// repair longer than SpareAfterS, an idle spare takes its place at once
+	// (warm standby, ByteRobust, CALIBRATION.md §1); the repaired replica
+	// becomes a spare. Default 0.
+	Spares int `toml:"spares"`
+	// SpareAfterS: repairs shorter than this are waited out. Default 600.
+	SpareAfterS float64 `toml:"spare_after_s"`
+}
+
+// DefaultConfig is off, with the llama3 profile ready.
+func DefaultConfig() Config {
+	return Config{Profile: failures.ProfileLlama3, RateMultiplier: 1, ServersPerRack: 4, ColdStartS: 180, DrainGraceS: 60,
+		SpareAfterS: 600}
+}
+
+// Validate records problems under prefix.
+func (c *Config) Validate(prefix string, ps *config.Problems) {
+	ps.OneOf(prefix+".profile", c.Profile, failures.ProfileNames())
+	ps.Positive(prefix+".rate_multiplier", c.RateMultiplier)
+	ps.PositiveInt(prefix+".servers_per_rack", c.ServersPerRack)
+	ps.NonNegative(prefix+".cold_start_s", c.ColdStartS)
+	ps.NonNegative(prefix+".drain_grace_s", c.DrainGraceS)
+	if c.Spares < 0 || c.Spares > 10000 {
+		ps.Add(prefix+".spares", "must be between 0 and 10000, found %d", c.Spares)
+	}
+	ps.NonNegative(prefix+".spare_after_s", c.SpareAfterS)
+}
+
+// MaxEvents bounds the failures one serving run may draw: a multiplier that
+// would draw more while the workload arrives is a mistake, not a study.
+const MaxEvents = 1e6
+
+// CheckRate is the runaway-rate guard: an error (without a key; it belongs
+// to failures.rate_multiplier) when prof's rates × RateMultiplier draw more
+// than MaxEvents failures on gpus GPUs in durationS seconds.
+func (c *Config) CheckRate(prof *failures.Profile, gpus int, durationS float64) error {
+	if expect := prof.RatePerGPUHour() * c.RateMultiplier * float64(gpus) * durationS / 3600; expect > MaxEvents {
+		return fmt.Errorf("%g gives about %.3g failures on %d GPUs in workload.duration_s = %g; at most %g (lower the multiplier)",
+			c.RateMultiplier, expect, gpus, durationS, float64(MaxEvents))
+	}
+	return nil
+}

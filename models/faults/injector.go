@@ -1,0 +1,261 @@
+package faults
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// Deps are what stochastic failures need beside the fleet and their
+// configuration.
+type Deps struct {
+	// Slots is the number of serving replicas (cluster.replicas); the
+	// fleet's replicas beyond them are warm spares.
+	Slots int
+	// Rand is the failure stream, sim.NewStream(seed, "failures").
+	Rand *rand.Rand
+	// Drainer decides which precursors drain their replica
+	// (policies.PrecursorDrain); nil drains none.
+	Drainer models.PrecursorPolicy
+	// DurationS is how long the workload arrives, in seconds (0: until the
+	// source ends); HorizonS is the run's hard stop (0: none). Failures stop
+	// with the first of them: a failure after the workload ends would only
+	// keep a drained run alive.
+	DurationS, HorizonS float64
+}
+
+// Injector feeds a failure source into a serving fleet, one pending event
+// at a time: each failure hits the replicas placed on its GPUs
+// (Placement.ReplicaGPUs) through the Applier, and is repaired after its
+// repair time plus a cold start; a precursor may drain its replicas first.
+// It keeps the spare pool and the availability tally.
+type Injector struct {
+	ap      *Applier
+	src     *failures.Signals
+	drainer models.PrecursorPolicy
+	grace   sim.Time
+	cold    sim.Time
+	stop    sim.Time // no events after this
+	drained []bool
+	averted map[failures.Event]bool // failures headed off by a proactive drain and repair
+	spares  *SparePool
+	avail   *Availability
+	counts  Report // the counts; the rest is filled by Report
+}
+
+// Start draws c's failures on the fleet's GPUs and schedules the first.
+// The failure topology is the fleet's placement: NVL72 racks for a 72-GPU
+// NVLink domain, else HGX servers, ServersPerRack to a rack.
+func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
+	fleet := a.fleet
+	prof, err := failures.LookupProfile(c.Profile)
+	if err != nil {
+		return nil, err
+	}
+	scaled := prof.Scaled(c.RateMultiplier)
+	var topo failures.Topology
+	if n := fleet.Place.Domains; fleet.Place.DomainGPUs == 72 {
+		topo = failures.NVL72(n)
+	} else {
+		topo = failures.HGX(n, c.ServersPerRack)
+	}
+	if d.DurationS > 0 {
+		if err := c.CheckRate(prof, topo.GPUs(), d.DurationS); err != nil {
+			return nil, fmt.Errorf("failures.rate_multiplier: %w", err)
+		}
+	}
+	gen, err := failures.NewGenerator(scaled, topo, d.Rand)
+	if err != nil {
+		return nil, err
+	}
+	n := len(fleet.Replicas)
+	in := &Injector{ap: a, src: failures.NewSignals(gen, scaled.MaxPrecursorLead()), drainer: d.Drainer,
+		grace: sim.FromSeconds(c.DrainGraceS), cold: sim.FromSeconds(c.ColdStartS),
+		drained: make([]bool, n), averted: map[failures.Event]bool{},
+		avail:  newAvailability(n, d.Slots, fleet.Place.TP),
+		counts: Report{ByCategory: map[string]int{}, ByXid: map[string]int{}}}
+	in.spares = newSparePool(fleet, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS))
+	in.stop = sim.Forever
+	if d.DurationS > 0 {
+		in.stop = sim.FromSeconds(d.DurationS)
+	}
+	if d.HorizonS > 0 {
+		in.stop = min(in.stop, sim.FromSeconds(d.HorizonS))
+	}
+	in.pull()
+	return in, nil
+}
+
+func (in *Injector) pull() {
+	sig, ok := in.src.Next()
+	if !ok || sig.Time > in.stop {
+		return
+	}
+	in.ap.eng.Schedule(sig.Time, sim.PriorityFailure, func(now sim.Time) {
+		if in.ap.fleet.Drained() {
+			return // the workload is over and every request done: stop failing
+		}
+		if sig.Precursor {
+			in.Precursor(sig.Event, now)
+		} else {
+			in.Apply(sig.Event, now)
+		}
+		in.pull()
+	})
+}
+
+// replicasOn calls fn for every replica on the event's GPUs: the GPUs out
+// of service for its repair, or the failed unit's when none are.
+func (in *Injector) replicasOn(ev failures.Event, fn func(i int, r *models.Replica)) {
+	first, n := ev.FirstGPU, ev.GPUs
+	if ev.DownGPUs > 0 {
+		first, n = ev.DownFirstGPU, ev.DownGPUs
+	}
+	fleet := in.ap.fleet
+	for i, r := range fleet.Replicas {
+		rf, rn := fleet.Place.ReplicaGPUs(i)
+		if first < rf+rn && first+n > rf {
+			fn(i, r)
+		}
+	}
+}
+
+// Precursor drains the replicas a coming failure ev will hit, if the
+// drainer says so, and repairs them at once: the part is replaced before
+// it fails, so the failure is averted.
+func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
+	if in.drainer == nil || !in.drainer.Drain(string(ev.Component)) {
+		return
+	}
+	eng, fleet := in.ap.eng, in.ap.fleet
+	in.averted[ev] = true
+	in.replicasOn(ev, func(i int, r *models.Replica) {
+		if in.drained[i] || !r.Up() || in.spares.out(i) {
+			return // spares are not serving: nothing to drain
+		}
+		in.drained[i] = true
+		in.counts.Drained++
+		// With a warm spare, the spare takes the replica's place before it
+		// drains (ByteRobust's warm standby, CALIBRATION.md §1): no capacity
+		// is lost to the drain or the repair.
+		swapped := in.spares.covers(ev.Repair) && in.spares.swapIn(i, now)
+		fleet.Drain(i, in.grace, func(t sim.Time) {
+			if !swapped {
+				in.avail.markDown(i, t)
+			}
+			eng.Schedule(t+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
+				r.Recover(t, in.cold, func() {
+					in.avail.markUp(i, eng.Now())
+					in.drained[i] = false
+					fleet.SetInRotation(i, true)
+					in.spares.backAsSpare(i, eng.Now())
+				})
+			})
+		})
+	})
+}
+
+// Apply hits every replica on the failure ev's GPUs at now, and schedules
+// their repair.
+func (in *Injector) Apply(ev failures.Event, now sim.Time) {
+	if in.averted[ev] {
+		delete(in.averted, ev)
+		in.counts.Averted++
+		return
+	}
+	eng, fleet, spares := in.ap.eng, in.ap.fleet, in.spares
+	hit := false
+	in.replicasOn(ev, func(i int, r *models.Replica) {
+		hit = true
+		in.counts.ReplicaHits++
+		if !spares.out(i) {
+			fleet.MarkFault(i, now) // (spares serve nothing: nothing to isolate)
+		}
+		var reason string
+		switch ev.Mode {
+		case failures.ModeFailSlow, failures.ModeHang, failures.ModeLinkFlap:
+		default:
+			reason = crashReason(&ev)
+		}
+		strike(r, now, ev.Mode, reason, 1/ev.SpeedFraction)
+		if ev.Mode == failures.ModeFailSlow {
+			eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
+			return
+		}
+		switch {
+		case spares.idle[i]: // a waiting spare failed: it is repaired as a spare
+			spares.failIdle(i, now)
+		case spares.replaced[i]: // already out, repairing as a spare
+		case spares.covers(ev.Repair) && ev.Mode != failures.ModeHang && spares.swapIn(i, now):
+			// A long repair, and a spare took its place at once. (A hang is
+			// not swapped: it must first be detected, by probes or timeouts.)
+		default:
+			in.avail.markDown(i, now)
+		}
+		fleet.Refresh(i)
+		eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
+			if r.Up() && !r.Hung() {
+				in.avail.markUp(i, t) // already back (an earlier repair, a probe's restart)
+				spares.backAsSpare(i, t)
+				return
+			}
+			r.Recover(t, in.cold, func() {
+				in.avail.markUp(i, eng.Now())
+				if in.drained[i] {
+					in.drained[i] = false
+					fleet.SetInRotation(i, true)
+				}
+				spares.backAsSpare(i, eng.Now())
+				fleet.Refresh(i)
+			})
+			fleet.Refresh(i)
+		})
+	})
+	if hit {
+		in.counts.Events++
+		in.counts.ByCategory[ev.Category]++
+		if ev.Xid != 0 {
+			in.counts.ByXid[fmt.Sprint(ev.Xid)]++
+		}
+	}
+}
+
+// Report is what stochastic failures did to the fleet over a run.
+type Report struct {
+	Events      int            // failures that hit the fleet's GPUs
+	ByCategory  map[string]int // events per profile row
+	ByXid       map[string]int // events per Xid code
+	ReplicaHits int            // replicas hit (one event can hit several)
+	Drained     int            // replicas drained ahead of their failure
+	Averted     int            // failures headed off by a proactive drain
+	// Spares is the number of warm spares; SparesUsed counts the times one
+	// was swapped in for a long repair.
+	Spares, SparesUsed int
+	// MinAvailable is the fewest serving slots in service at once.
+	MinAvailable int
+	// DownNs is the serving-slot time out of service within the run.
+	DownNs sim.Time
+	// Outages are the completed outages' lengths, failure to back in
+	// service (repair plus cold start), in the order they ended.
+	Outages []sim.Time
+	// TimeDown is, for each of DownShares by name, the fraction of the run
+	// with at least that share of the slots out of service.
+	TimeDown map[string]float64
+	// IdleSpareNs is the replica-time spares spent waiting; SpareRepairNs
+	// that of replicas repaired while a spare held their place.
+	IdleSpareNs, SpareRepairNs sim.Time
+	// Timeline is every replica going down or coming back, and every swap,
+	// up to the end of the run.
+	Timeline []TimelinePoint
+}
+
+// Report closes the books at end, the end of the run.
+func (in *Injector) Report(end sim.Time) Report {
+	r := in.counts
+	in.avail.report(&r, end)
+	in.spares.report(&r, end)
+	return r
+}

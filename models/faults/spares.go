@@ -1,0 +1,115 @@
+package faults
+
+import (
+	"fmt"
+
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// SparePool keeps the fleet's warm spares: replicas beyond the serving
+// slots, held out of service (Fleet.SetReserved) until a replica fails with
+// a long repair; then an idle, healthy spare takes its place at once (warm
+// standby, ByteRobust, CALIBRATION.md §1) and the failed replica, once
+// repaired, becomes a spare. It measures the replica-time spares spent idle
+// and the repairs they covered (down time that availability does not
+// count, since capacity held).
+type SparePool struct {
+	fleet *models.Fleet
+	avail *Availability // the timeline the swaps are logged on
+	after sim.Time      // repairs shorter than this are waited out
+
+	// idle[i]: spare i waits; replaced[i]: a spare took failed replica
+	// i's place (it becomes a spare when repaired).
+	idle, replaced []bool
+	idleSince      []sim.Time
+	idleNs         sim.Time
+	// replacedSince[i] is when replica i left service for a spare-covered
+	// repair; repairs are the closed [from, to) spans.
+	replacedSince []sim.Time
+	repairs       [][2]sim.Time
+	size, used    int
+}
+
+// newSparePool holds fleet's replicas from slots on out of service as
+// spares.
+func newSparePool(fleet *models.Fleet, avail *Availability, slots int, after sim.Time) *SparePool {
+	n := len(fleet.Replicas)
+	sp := &SparePool{fleet: fleet, avail: avail, after: after, size: n - slots,
+		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n)}
+	for i := slots; i < n; i++ {
+		sp.idle[i] = true
+		fleet.SetReserved(i, true)
+	}
+	return sp
+}
+
+// out reports whether replica i is out of the serving slots: a spare
+// waiting, or a failed replica whose place a spare took.
+func (sp *SparePool) out(i int) bool { return sp.idle[i] || sp.replaced[i] }
+
+// covers reports whether a repair of this length is covered by a spare
+// (if one is idle).
+func (sp *SparePool) covers(repair sim.Time) bool { return repair >= sp.after }
+
+// swapIn puts an idle, healthy spare in failed replica i's place and
+// reports whether there was one.
+func (sp *SparePool) swapIn(i int, now sim.Time) bool {
+	for j, idle := range sp.idle {
+		if r := sp.fleet.Replicas[j]; !idle || !r.Up() || r.Hung() {
+			continue
+		}
+		sp.idle[j] = false
+		sp.idleNs += now - sp.idleSince[j]
+		sp.replaced[i], sp.replacedSince[i] = true, now
+		sp.fleet.SetReserved(i, true)
+		sp.fleet.SetReserved(j, false)
+		sp.used++
+		sp.avail.record(now, "spare", fmt.Sprintf("replica %d for %d", j, i))
+		return true
+	}
+	return false
+}
+
+// failIdle takes a waiting spare that failed out of the pool: it is
+// repaired as a spare.
+func (sp *SparePool) failIdle(i int, now sim.Time) {
+	sp.idle[i] = false
+	sp.idleNs += now - sp.idleSince[i]
+	sp.replaced[i], sp.replacedSince[i] = true, now
+	sp.avail.record(now, "spare-fail", fmt.Sprintf("replica %d", i))
+}
+
+// backAsSpare makes a repaired replica whose place a spare took a spare.
+func (sp *SparePool) backAsSpare(i int, now sim.Time) {
+	if !sp.replaced[i] {
+		return
+	}
+	sp.replaced[i] = false
+	sp.repairs = append(sp.repairs, [2]sim.Time{sp.replacedSince[i], now})
+	sp.idle[i] = true
+	sp.idleSince[i] = now
+	sp.avail.record(now, "spare-ready", fmt.Sprintf("replica %d", i))
+}
+
+// report fills r's spare figures up to end.
+func (sp *SparePool) report(r *Report, end sim.Time) {
+	r.Spares, r.SparesUsed = sp.size, sp.used
+	// Replicas out of service in repair while a spare held their place
+	// (and spares that failed idle).
+	for _, s := range sp.repairs {
+		r.SpareRepairNs += max(0, min(s[1], end)-min(s[0], end))
+	}
+	for i, rep := range sp.replaced {
+		if rep && sp.replacedSince[i] < end {
+			r.SpareRepairNs += end - sp.replacedSince[i]
+		}
+	}
+	// Spares waiting. (A wait that ended after end counts whole.)
+	r.IdleSpareNs = sp.idleNs
+	for i, idle := range sp.idle {
+		if idle && sp.idleSince[i] < end {
+			r.IdleSpareNs += end - sp.idleSince[i]
+		}
+	}
+}

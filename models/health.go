@@ -1,0 +1,108 @@
+package models
+
+import "github.com/fleetsim/fleetsim/sim"
+
+// Health is the gateway's health checking of the primary pool: periodic
+// probes that eject a replica after consecutive failures, restart it and
+// let it rejoin after its cold start; and the time-to-isolate statistic
+// (from a replica's first fault to its leaving rotation, by any means).
+// It counts into the gateway's GatewayStats.
+type Health struct {
+	eng        *sim.Engine
+	pool       *Pool
+	stats      *GatewayStats
+	cfg        ProbeConfig
+	faultAt    []sim.Time // first fault time of a not-yet-isolated replica, or -1
+	probeFails []int
+	// busy reports whether the fleet still has work (arrivals to come or
+	// requests in flight): probing stops when it has none.
+	busy func() bool
+}
+
+func newHealth(eng *sim.Engine, pool *Pool, stats *GatewayStats, busy func() bool) *Health {
+	h := &Health{eng: eng, pool: pool, stats: stats, busy: busy, faultAt: make([]sim.Time, len(pool.states))}
+	for i := range h.faultAt {
+		h.faultAt[i] = -1
+	}
+	return h
+}
+
+// start probes every replica every cfg.IntervalNs (none when it is 0),
+// staggered across the interval.
+func (h *Health) start(cfg ProbeConfig) {
+	h.cfg = cfg
+	if cfg.IntervalNs <= 0 {
+		return
+	}
+	n := len(h.pool.Replicas)
+	h.probeFails = make([]int, n)
+	for i := range h.pool.Replicas {
+		i := i
+		// Stagger the probes across the interval (deterministically).
+		first := cfg.IntervalNs * sim.Time(i+1) / sim.Time(n+1)
+		var tick sim.Action
+		tick = func(now sim.Time) {
+			h.probe(i, now)
+			if h.busy() {
+				h.eng.Schedule(now+cfg.IntervalNs, sim.PriorityMetrics-1, tick)
+			}
+		}
+		h.eng.Schedule(first, sim.PriorityMetrics-1, tick)
+	}
+}
+
+// noteIsolated records how long replica i served traffic after its fault.
+func (h *Health) noteIsolated(i int, now sim.Time) {
+	if t := h.faultAt[i]; t >= 0 {
+		h.stats.IsolationNs = append(h.stats.IsolationNs, int64(now-t))
+		h.faultAt[i] = -1
+	}
+}
+
+// MarkFault records that replica i became faulty at now (for the time to
+// isolate it).
+func (h *Health) MarkFault(i int, now sim.Time) {
+	if h.faultAt[i] < 0 {
+		h.faultAt[i] = now
+	}
+}
+
+// probe runs one health probe of replica i.
+func (h *Health) probe(i int, now sim.Time) {
+	p := h.pool
+	r := p.Replicas[i]
+	if !p.rot[i] || r.recovering {
+		return // out of rotation or being repaired
+	}
+	res := r.Probe(h.cfg.Kind, h.cfg.TimeoutNs, h.cfg.KVPressure)
+	h.stats.Probes++
+	if h.cfg.Kind == ProbeDeep {
+		// The probe's own load: its canned inference's time on the replica's
+		// GPUs (an upper bound: it rides in the running batch).
+		h.stats.ProbeGPUSeconds += res.LatencyMs / 1000 * float64(p.tp)
+	}
+	if res.OK {
+		h.probeFails[i] = 0
+		return
+	}
+	h.probeFails[i]++
+	if h.probeFails[i] < h.cfg.FailuresToEject {
+		return
+	}
+	// Eject, restart, rejoin after the cold start.
+	h.probeFails[i] = 0
+	h.stats.Ejections++
+	h.noteIsolated(i, now)
+	p.SetInRotation(i, false)
+	restart := h.cfg.RestartNs
+	h.eng.Schedule(now+restart, sim.PriorityFailure, func(at sim.Time) {
+		if r.recovering {
+			// Already restarting (a supervisor got there first): rejoin
+			// when it is ready.
+			r.onReady = append(r.onReady, func() { p.SetInRotation(i, true) })
+			return
+		}
+		r.Recover(at, h.cfg.ColdStartNs, func() { p.SetInRotation(i, true) })
+		p.refresh(i)
+	})
+}

@@ -1,0 +1,113 @@
+package models
+
+import "github.com/fleetsim/fleetsim/sim"
+
+// Pool is the fleet's primary replicas and the routing snapshot they keep up
+// to date: one ReplicaState per replica, whose Available flag the pool
+// derives from four sources (the replica is up, in rotation, not behind an
+// open breaker, not reserved as a warm spare). The pool owns those flags;
+// the gateway, the health checker, rollouts and fault appliers change them
+// through its methods and never write the snapshot's Available directly
+// (the gateway masks it for the length of one routing decision only).
+type Pool struct {
+	eng      *sim.Engine
+	Replicas []*Replica
+	states   []ReplicaState
+	rot      []bool         // in rotation
+	reserved []bool         // warm spares held out of service (Fleet.SetReserved)
+	brk      []BreakerState // last breaker state applied
+	tp       int
+
+	Memory MemoryPlan
+	Place  Placement
+	// PeakFLOPS is one GPU's dense peak at the weights' precision.
+	PeakFLOPS float64
+	// ParamsPerGPU is the model's parameters over the TP degree.
+	ParamsPerGPU float64
+}
+
+// newPool sizes the flags and the snapshot for n replicas, every one in
+// rotation; the replicas themselves are added by the caller (NewFleet),
+// which points each at its entry of states.
+func newPool(eng *sim.Engine, n int) *Pool {
+	p := &Pool{eng: eng, states: make([]ReplicaState, n), rot: make([]bool, n), reserved: make([]bool, n),
+		brk: make([]BreakerState, n)}
+	for i := range p.rot {
+		p.rot[i] = true
+	}
+	return p
+}
+
+// watch makes every replica's up/down changes refresh its availability.
+func (p *Pool) watch() {
+	for i, r := range p.Replicas {
+		i := i
+		r.onChange = func() { p.refresh(i) }
+	}
+}
+
+// States is the routing snapshot (read-only; for tests and reports).
+func (p *Pool) States() []ReplicaState { return p.states }
+
+// refresh recomputes replica i's availability to the router: up, in
+// rotation, and its breaker not open.
+func (p *Pool) refresh(i int) {
+	p.states[i].Available = p.Replicas[i].Up() && p.rot[i] && p.brk[i] != BreakerOpen && !p.reserved[i]
+}
+
+// Refresh recomputes replica i's availability after its health changed
+// (a failure, a repair).
+func (p *Pool) Refresh(i int) { p.refresh(i) }
+
+// SetInRotation puts replica i in or out of rotation (drain, ejection,
+// rollout).
+func (p *Pool) SetInRotation(i int, in bool) {
+	p.rot[i] = in
+	p.refresh(i)
+}
+
+// setBreaker records the breaker state the gateway applied to replica i.
+func (p *Pool) setBreaker(i int, st BreakerState) {
+	p.brk[i] = st
+	p.refresh(i)
+}
+
+// setReserved holds replica i out of service as a warm spare, or returns it.
+func (p *Pool) setReserved(i int, reserved bool) {
+	p.reserved[i] = reserved
+	p.refresh(i)
+}
+
+// Drain takes replica i out of rotation and lets what it holds finish: it
+// stops as soon as it is empty (checked every second), or at the end of
+// grace, failing what is left (reason "drained"; a retry policy may send
+// it elsewhere). Then it calls then, if set.
+func (p *Pool) Drain(i int, grace sim.Time, then func(now sim.Time)) {
+	p.SetInRotation(i, false)
+	deadline := p.eng.Now() + grace
+	var check sim.Action
+	check = func(now sim.Time) {
+		r := p.Replicas[i]
+		if r.Outstanding() > 0 && now < deadline {
+			p.eng.Schedule(min(now+sim.Second, deadline), sim.PriorityNormal, check)
+			return
+		}
+		r.Fail(now, FailDrained)
+		if then != nil {
+			then(now)
+		}
+	}
+	p.eng.Schedule(min(p.eng.Now()+sim.Second, deadline), sim.PriorityNormal, check)
+}
+
+// Recovering reports whether replica r is restarting: a Recover is under way
+// (its cold start), so it is down but will come back by itself.
+func (r *Replica) Recovering() bool { return r.recovering }
+
+// Failure reasons of faults (package faults applies them; FailOOM is also
+// the reason of the replica's own OOM crashes).
+const (
+	FailOOM     = "OOM crash"
+	FailNVLink  = "NVLink error (Xid 74)"
+	FailCrashed = "replica crashed"
+)

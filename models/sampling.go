@@ -1,0 +1,78 @@
+package models
+
+import "github.com/fleetsim/fleetsim/sim"
+
+// Sample is the fleet's state at one instant of its time series.
+type Sample struct {
+	Time              sim.Time
+	Arrived           int64 // cumulative
+	Completed         int64 // cumulative
+	InFlight          int64
+	Waiting           int64
+	KVUsedFrac        float64 // used blocks / total, over all replicas
+	KVCachedFrac      float64 // cached-only blocks / total
+	AvailableReplicas int
+}
+
+// Sampler records the fleet's time series and ends a run that cannot
+// drain: on each sample after the last arrival it checks DrainLimit.
+type Sampler struct {
+	eng  *sim.Engine
+	rec  *Recorder
+	pool *Pool
+	in   *intake
+
+	// Samples is the fleet's time series (see StartSampling).
+	Samples  []Sample
+	sampleNs sim.Time
+	onSample sim.Action
+
+	// DrainLimit stops the run this long after the last arrival even if
+	// requests are still in flight (0: no limit); Truncated says it did.
+	DrainLimit sim.Time
+	Truncated  bool
+}
+
+// StartSampling records a Sample every interval from now on, until the
+// workload is exhausted and every request has finished. One sample costs
+// O(replicas); nothing else in the run depends on it.
+func (s *Sampler) StartSampling(interval sim.Time) {
+	if interval <= 0 {
+		return
+	}
+	s.sampleNs = interval
+	s.onSample = s.sample
+	s.eng.Schedule(s.eng.Now(), sim.PriorityMetrics, s.onSample)
+}
+
+func (s *Sampler) sample(now sim.Time) {
+	rec, states := s.rec, s.pool.states
+	x := Sample{Time: now, Arrived: rec.Arrived, Completed: rec.Completed, InFlight: rec.InFlight()}
+	var used, cached, total int64
+	for i, r := range s.pool.Replicas {
+		x.Waiting += int64(states[i].Waiting)
+		if states[i].Available {
+			x.AvailableReplicas++
+		}
+		used += r.kv.Used()
+		cached += r.kv.Cached()
+		total += r.kv.Total()
+	}
+	if total > 0 {
+		x.KVUsedFrac = float64(used) / float64(total)
+		x.KVCachedFrac = float64(cached) / float64(total)
+	}
+	s.Samples = append(s.Samples, x)
+	if s.in.srcDone && rec.InFlight() == 0 {
+		return
+	}
+	if s.in.srcDone && s.DrainLimit > 0 && now-s.in.lastArrival > s.DrainLimit {
+		// Requests stuck where they can never finish (a zombie nobody
+		// restarts, no client timeout) would keep the run alive forever:
+		// stop, and report them as in flight.
+		s.Truncated = true
+		s.eng.Stop()
+		return
+	}
+	s.eng.Schedule(now+s.sampleNs, sim.PriorityMetrics, s.onSample)
+}
