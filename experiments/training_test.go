@@ -52,3 +52,13 @@ func TestLlama3PretrainScenario(t *testing.T) {
 	require.NoError(t, reps[0].Summary.WriteTable(&b))
 	require.Contains(t, b.String(), "ETTR")
 }
+
+// A training scenario with failures on and the failure-free profile "none"
+// runs (the MTBF of no failures overflowed when divided by the multiplier).
+func TestTrainingWithProfileNone(t *testing.T) {
+	sc, err := Parse("tn.toml", []byte("name = \"tn\"\nmode = \"training\"\n[failures]\nenabled = true\nprofile = \"none\"\n"))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	require.NotNil(t, Summarize(res))
+}

@@ -79,7 +79,7 @@ func Simulate(s Spec) (Run, error) {
 		src.gen = gen
 	}
 	mtbf := s.Profile.MTBF(t.GPUs)
-	if mult > 0 {
+	if mult > 0 && mtbf != sim.Forever { // a failure-free profile stays failure-free
 		mtbf = sim.Time(float64(mtbf) / mult)
 	}
 	if mtbf == sim.Forever || mult == 0 {
