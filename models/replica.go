@@ -40,42 +40,6 @@ type Observer interface {
 	CopyFailed(c *Copy, at sim.Time, reason string)
 }
 
-// seq is one request copy inside a replica.
-type seq struct {
-	cp       *Copy
-	req      workloads.Request
-	enqueued sim.Time
-	sched    sim.Time
-	first    sim.Time
-
-	prompt int32 // tokens to prefill in this admission (input, or input+generated after preemption)
-	done   int32 // prompt tokens whose KV is computed (cache hits included)
-	// kvTokens is the context in KV: computed prompt tokens plus decode
-	// tokens written since admission.
-	kvTokens int64
-	gen      int32 // output tokens produced
-
-	hitSegs     int32 // leading prefix segments held through cache entries
-	entries     []*cacheEntry
-	missBlocks  int64 // blocks privately held for prefix segments not yet cached
-	tailTokens  int64 // private tokens outside prefix segments (unique prompt tail + decode)
-	tailBlocks  int64
-	cachedFirst int32
-	preempts    int32
-	admitted    bool // ever admitted
-	finished    bool // static batching: done but still padding the batch
-	cancelled   bool // the gateway withdrew it; dropped at the next chance
-	inBatch     bool // in running (else waiting)
-	// chunk is this step's work: > 0 prompt tokens to prefill, 0 one decode
-	// token (if decoding), -1 paused (non-chunked prefill step).
-	chunk int32
-	// region is the first block of its contiguous KV region (contiguous
-	// allocator only).
-	region int64
-}
-
-func (s *seq) decoding() bool { return s.done == s.prompt }
-
 // Replica is a vLLM-like serving engine on one TP group: a waiting queue, a
 // running batch under a token budget and a sequence cap, chunked prefill, a
 // paged KV allocator with watermark and preemption by recompute, and a prefix
@@ -140,47 +104,6 @@ type Replica struct {
 	Stats ReplicaStats
 	lastT sim.Time
 	out   Outcome
-}
-
-// note is a deferred observer call.
-type note struct {
-	kind   uint8 // noteFirst, noteDone, noteFailed
-	s      *seq
-	at     sim.Time
-	reason string
-}
-
-const (
-	noteFirst uint8 = iota
-	noteDone
-	noteFailed
-	noteStarted
-)
-
-// ReplicaStats are a replica's counters, read at the end of a run.
-type ReplicaStats struct {
-	Steps           int64   // steps executed (a decode run of k steps counts k)
-	Events          int64   // step events fired
-	Preemptions     int64   // sequences preempted (recompute)
-	PrefillTokens   int64   // prompt tokens computed (excluding cache hits, including recompute)
-	DecodeTokens    int64   // output tokens generated
-	PromptTokens    int64   // prompt tokens at first admission
-	CachedTokens    int64   // of which served by the prefix cache
-	BusyNs          int64   // time with a step in progress
-	KVUsedBlockNs   float64 // ∫ used blocks dt, for time-weighted utilisation
-	KVCachedBlockNs float64 // ∫ cached blocks dt
-	FragNs          float64 // ∫ external fragmentation dt (contiguous allocator)
-	OOMCrashes      int64   // worker crashes: a contiguous allocation failed for fragmentation
-	FragAtOOM       float64 // the largest fragmentation seen at such a failure
-	FLOPs           float64 // model FLOPs done by one GPU of the group (for MFU)
-	// Work on copies that were cancelled or failed: prompt tokens prefilled
-	// and output tokens generated for nothing.
-	WastedPrefillTokens int64
-	WastedDecodeTokens  int64
-	// CancelledTokens is the part of that work on copies the gateway
-	// withdrew (losing hedges, timed-out requests), as opposed to failed.
-	CancelledTokens   int64
-	Cancelled, Failed int64 // copies
 }
 
 // NewReplica builds replica idx. state is the replica's entry in the fleet's
@@ -288,36 +211,6 @@ func (r *Replica) Submit(c *Copy) {
 	}
 }
 
-// account integrates time-weighted statistics up to now.
-func (r *Replica) account(now sim.Time) {
-	dt := float64(now - r.lastT)
-	if dt > 0 {
-		r.Stats.KVUsedBlockNs += dt*float64(r.kv.Used()) + r.runGrowth(r.lastT, now)
-		r.Stats.KVCachedBlockNs += dt * float64(r.kv.Cached())
-		r.Stats.FragNs += dt * r.kv.Fragmentation()
-	}
-	r.lastT = now
-}
-
-// runGrowth is ∫ dt over [a, b] of the blocks a decode run under way has
-// taken so far but allocates only when it ends, taking them to grow
-// linearly from the run's start to its end.
-func (r *Replica) runGrowth(a, b sim.Time) float64 {
-	if r.runSteps <= 0 || r.runBlocks <= 0 || r.stepEnd <= r.runStart {
-		return 0
-	}
-	a, b = max(a, r.runStart), min(b, r.stepEnd)
-	if b <= a {
-		return 0
-	}
-	l := float64(r.stepEnd - r.runStart)
-	x, y := float64(a-r.runStart), float64(b-r.runStart)
-	return float64(r.runBlocks) / (2 * l) * (y*y - x*x)
-}
-
-// Finish closes time-weighted statistics at now (end of the run).
-func (r *Replica) Finish(now sim.Time) { r.account(now) }
-
 func (r *Replica) runNs(k int64) sim.Time {
 	return sim.Time(math.Round(r.run.Seconds(k) * r.runSlow * 1e9))
 }
@@ -369,47 +262,6 @@ func (r *Replica) stepDone(now sim.Time) {
 	r.plan(now)
 	r.flush()
 	r.checkOOM(now)
-}
-
-// flush delivers the held observer calls, then recycles finished
-// sequences.
-func (r *Replica) flush() {
-	if t := r.kv.Total(); t > 0 {
-		r.state.KVUtilization = float64(r.kv.Used()) / float64(t)
-	}
-	for i := 0; i < len(r.notes); i++ { // the observer may add notes
-		n := r.notes[i]
-		switch n.kind {
-		case noteFirst:
-			if !n.s.cancelled {
-				r.obs.FirstToken(n.s.cp, n.at)
-			}
-		case noteStarted:
-			if !n.s.cancelled {
-				r.obs.CopyStarted(n.s.cp, n.at)
-			}
-		case noteDone:
-			o := Outcome{Copy: n.s.cp, Req: &n.s.req, Replica: r.idx, Enqueued: n.s.enqueued, Scheduled: n.s.sched,
-				FirstToken: n.s.first, Finished: n.at, CachedTokens: n.s.cachedFirst, Preemptions: n.s.preempts}
-			r.out = o
-			n.s.cp.seq = nil
-			r.obs.CopyDone(n.s.cp, &r.out)
-			if r.cfg.Batching != BatchStatic {
-				r.recycle(n.s)
-			}
-		case noteFailed:
-			n.s.cp.seq = nil
-			r.obs.CopyFailed(n.s.cp, n.at, n.reason)
-			r.recycle(n.s)
-		}
-	}
-	clear(r.notes)
-	r.notes = r.notes[:0]
-	for _, s := range r.later {
-		r.reuse(s)
-	}
-	clear(r.later)
-	r.later = r.later[:0]
 }
 
 // finishRun applies k decode steps to every running sequence.
@@ -546,29 +398,6 @@ func (r *Replica) complete(s *seq, now sim.Time) {
 	}
 	r.state.Outstanding--
 	r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
-}
-
-// newSeq takes a sequence from the spares, or allocates one.
-func (r *Replica) newSeq() *seq {
-	if n := len(r.spare); n > 0 {
-		s := r.spare[n-1]
-		r.spare = r.spare[:n-1]
-		return s
-	}
-	return &seq{}
-}
-
-// recycle keeps a finished sequence (holding no KV) for reuse, once the
-// held observer calls that may still name it are delivered (flush).
-func (r *Replica) recycle(s *seq) {
-	r.later = append(r.later, s)
-}
-
-// reuse puts a sequence back among the spares.
-func (r *Replica) reuse(s *seq) {
-	entries := s.entries[:0]
-	*s = seq{entries: entries}
-	r.spare = append(r.spare, s)
 }
 
 // releaseKV returns every block s holds.
