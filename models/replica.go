@@ -54,7 +54,8 @@ type Replica struct {
 	eng   *sim.Engine
 	cfg   ReplicaConfig
 	perf  *StepModel
-	kv    *KVCache
+	kv    *KVCache    // the blocks
+	alloc kvAllocator // places sequences' KV in them
 	obs   Observer
 	state *ReplicaState
 
@@ -111,14 +112,12 @@ type Replica struct {
 func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kvBlocks int64, obs Observer, state *ReplicaState) *Replica {
 	r := &Replica{
 		idx: idx, eng: eng, cfg: cfg, perf: perf, obs: obs, state: state,
-		kv:          NewKVCache(kvBlocks),
 		blockTokens: int64(cfg.BlockTokens),
 		watermark:   int64(math.Ceil(cfg.WatermarkFraction * float64(kvBlocks))),
 	}
+	r.alloc = newKVAllocator(r)
+	r.kv = r.alloc.newCache(kvBlocks)
 	r.slow, r.runSlow = 1, 1
-	if cfg.Allocator == AllocContiguous {
-		r.kv.EnableContiguous()
-	}
 	r.onStep = r.stepDone
 	r.onKick = func(now sim.Time) { r.account(now); r.plan(now); r.flush(); r.checkOOM(now) }
 	state.Index = idx
@@ -296,7 +295,7 @@ func (r *Replica) finishRun(now sim.Time) {
 			r.state.OutstandingTokens -= k
 		}
 	}
-	if need > 0 && !r.kv.Alloc(need) {
+	if need > 0 && !r.alloc.grow(need) {
 		panic(fmt.Sprintf("models: replica %d: decode run of %d steps planned without %d KV blocks", r.idx, k, need))
 	}
 	r.reap(now)
@@ -320,7 +319,7 @@ func (r *Replica) finishStep(now sim.Time) {
 			}
 			s.chunk = 0
 			if s.done == s.prompt {
-				r.cacheSegments(s)
+				r.alloc.prefilled(s)
 				r.emit(s, now)
 			}
 		case s.decoding():
@@ -380,7 +379,7 @@ func (r *Replica) reap(now sim.Time) {
 	r.running = keep
 	if static && allDone {
 		for _, s := range r.running {
-			r.releaseKV(s)
+			r.alloc.release(s)
 			r.recycle(s)
 		}
 		for i := range r.running {
@@ -393,72 +392,10 @@ func (r *Replica) reap(now sim.Time) {
 
 func (r *Replica) complete(s *seq, now sim.Time) {
 	if r.cfg.Batching != BatchStatic {
-		r.cacheContinuation(s)
-		r.releaseKV(s)
+		r.alloc.finish(s)
 	}
 	r.state.Outstanding--
 	r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
-}
-
-// releaseKV returns every block s holds.
-func (r *Replica) releaseKV(s *seq) {
-	for _, e := range s.entries {
-		r.kv.Unref(e)
-	}
-	s.entries = s.entries[:0]
-	if r.kv.Contiguous() {
-		r.kv.FreeRegion(s.region, s.tailBlocks)
-	} else {
-		r.kv.Release(s.missBlocks + s.tailBlocks)
-	}
-	s.missBlocks, s.tailBlocks, s.tailTokens = 0, 0, 0
-	s.hitSegs = 0
-}
-
-// cacheSegments moves s's freshly computed prefix segments into the cache.
-func (r *Replica) cacheSegments(s *seq) {
-	n := int32(len(s.req.Prefix))
-	if !r.cfg.PrefixCaching || s.hitSegs >= n {
-		return
-	}
-	var before int64
-	for i := int32(0); i < n; i++ {
-		seg := s.req.Prefix[i]
-		if i >= s.hitSegs {
-			s.missBlocks -= r.share(s, seg, r.segmentBlocks(before, seg))
-		}
-		before += int64(seg.Tokens)
-	}
-	s.hitSegs = n
-}
-
-// cacheContinuation keeps the KV of a finished session turn's prompt tail
-// and answer in the prefix cache, as the segment the session's next turn
-// will name (workloads.ContinuationSegment), the way vLLM keeps a finished
-// request's full blocks cached.
-func (r *Replica) cacheContinuation(s *seq) {
-	if !r.cfg.PrefixCaching || s.req.Session == 0 || int(s.hitSegs) != len(s.req.Prefix) {
-		return
-	}
-	c := workloads.ContinuationSegment(&s.req)
-	if c.Tokens <= 0 {
-		return
-	}
-	b := r.segmentBlocks(int64(s.req.PrefixTokens()), c)
-	s.tailBlocks -= r.share(s, c, min(b, s.tailBlocks))
-}
-
-// share turns b of s's private blocks into the cache entry for seg, held by
-// s, and returns b. If another sequence cached the same prefix meanwhile, s
-// shares that entry and its own duplicate blocks are freed.
-func (r *Replica) share(s *seq, seg workloads.Segment, b int64) int64 {
-	e, fresh := r.kv.Insert(seg.Hash, b, int32(b*r.blockTokens))
-	if !fresh {
-		r.kv.Acquire(e)
-		r.kv.Release(b)
-	}
-	s.entries = append(s.entries, e)
-	return b
 }
 
 // plan chooses the next step, or goes idle.
@@ -588,7 +525,7 @@ func (r *Replica) planContinuous(now sim.Time) {
 	}
 	// A single mixed step: decoders' blocks are taken now.
 	if decoders > 0 {
-		if need := r.decodeNeed(); need > 0 && !r.kv.Alloc(need) {
+		if need := r.decodeNeed(); need > 0 && !r.alloc.grow(need) {
 			panic(fmt.Sprintf("models: replica %d: decode blocks reserved but unavailable", r.idx))
 		}
 		for _, s := range r.running {
@@ -664,11 +601,7 @@ func (r *Replica) canAdmit(reserve int64) bool {
 	if s == nil || len(r.running) >= r.cfg.MaxSeqs {
 		return false
 	}
-	if r.kv.Contiguous() {
-		return r.kv.Free()-r.blocksFor(int64(s.prompt)+int64(s.req.OutputTokens-s.gen)) >= r.watermark
-	}
-	_, _, need := r.matchPrefix(s)
-	return r.kv.Available()-need-reserve-r.ownGrowth(s) >= r.watermark
+	return r.alloc.fits(s, reserve+r.ownGrowth(s))
 }
 
 // ownGrowth is the blocks a waiting sequence's output will take beyond its
@@ -679,98 +612,6 @@ func (r *Replica) ownGrowth(s *seq) int64 {
 	}
 	p := int64(s.prompt)
 	return r.blocksFor(p+int64(s.req.OutputTokens-s.gen)) - r.blocksFor(p)
-}
-
-// matchPrefix returns the cached leading segments of s (count, and the
-// prompt tokens their whole blocks cover) and the blocks s would still need
-// to allocate for its prompt.
-//
-// Prefix hits are whole blocks of the replica's block_tokens: segment i,
-// ending at cumulative token C_i of the prompt, holds the full blocks that
-// end in it (C_i/B − C_{i−1}/B of them, maybe none); the tokens past the
-// prefix's last full block are the sequence's private tail. A hit on
-// segments 0..h−1 covers (C_{h−1}/B)·B tokens.
-func (r *Replica) matchPrefix(s *seq) (hits int32, hitTokens int64, need int64) {
-	var segBlocks, cum int64
-	var evictableHit int64
-	if r.cfg.PrefixCaching {
-		missing := false
-		for _, seg := range s.req.Prefix {
-			prev := cum
-			cum += int64(seg.Tokens)
-			b := cum/r.blockTokens - prev/r.blockTokens
-			if !missing {
-				if e := r.kv.Lookup(seg.Hash); e != nil {
-					hits++
-					hitTokens = cum / r.blockTokens * r.blockTokens
-					if e.refs == 0 {
-						evictableHit += e.blocks
-					}
-					continue
-				}
-				missing = true
-			}
-			segBlocks += b
-		}
-	}
-	tail := int64(s.prompt) - cum/r.blockTokens*r.blockTokens
-	need = segBlocks + r.blocksFor(tail) + evictableHit
-	return hits, hitTokens, need
-}
-
-// segmentBlocks is the number of full blocks segment i of s's prefix holds
-// (see matchPrefix), given the tokens of the segments before it.
-func (r *Replica) segmentBlocks(before int64, seg workloads.Segment) int64 {
-	return (before+int64(seg.Tokens))/r.blockTokens - before/r.blockTokens
-}
-
-// admit moves s's KV into place if memory allows (keeping the watermark and
-// reserve blocks free) and reports whether it did.
-func (r *Replica) admit(s *seq, now sim.Time, reserve int64) bool {
-	if r.kv.Contiguous() {
-		return r.admitContiguous(s, now)
-	}
-	hits, hitTokens, need := r.matchPrefix(s)
-	if r.kv.Available()-need-reserve-r.ownGrowth(s) < r.watermark {
-		return false
-	}
-	if r.cfg.PrefixCaching {
-		for i := int32(0); i < hits; i++ {
-			e := r.kv.Lookup(s.req.Prefix[i].Hash)
-			r.kv.Acquire(e)
-			s.entries = append(s.entries, e)
-		}
-	}
-	var segTokens, segBlocks int64
-	if r.cfg.PrefixCaching {
-		for i, seg := range s.req.Prefix {
-			if int32(i) >= hits {
-				segBlocks += r.segmentBlocks(segTokens, seg)
-			}
-			segTokens += int64(seg.Tokens)
-		}
-	}
-	s.hitSegs = hits
-	s.missBlocks = segBlocks
-	s.tailTokens = int64(s.prompt) - segTokens/r.blockTokens*r.blockTokens
-	s.tailBlocks = r.blocksFor(s.tailTokens)
-	if !r.kv.Alloc(s.missBlocks + s.tailBlocks) {
-		panic(fmt.Sprintf("models: replica %d: admission checked but allocation failed", r.idx))
-	}
-	// Cache hits count as computed, but the last prompt token is always
-	// recomputed to produce logits (as vLLM does).
-	s.done = int32(min(hitTokens, int64(s.prompt)-1))
-	s.kvTokens = int64(s.done)
-	r.state.OutstandingTokens -= int64(s.done)
-	if !s.admitted {
-		s.admitted = true
-		s.sched = now
-		r.notes = append(r.notes, note{kind: noteStarted, s: s, at: now})
-		s.cachedFirst = s.done
-		r.Stats.PromptTokens += int64(s.req.InputTokens)
-		r.Stats.CachedTokens += int64(s.done)
-	}
-	return true
 }
 
 // preemptNewest evicts the most recently admitted running sequence back to
@@ -787,7 +628,7 @@ func (r *Replica) preemptNewest(now sim.Time) {
 		r.drop(s) // withdrawn: free it, do not queue it again
 		return
 	}
-	r.releaseKV(s)
+	r.alloc.release(s)
 	old := int64(s.prompt - s.done)
 	s.prompt = s.req.InputTokens + s.gen
 	s.done, s.kvTokens, s.chunk = 0, 0, 0
@@ -862,29 +703,15 @@ func (r *Replica) planStatic(now sim.Time) {
 			s := r.head()
 			// Static batching reserves a request's whole length up front.
 			need := r.blocksFor(int64(s.req.InputTokens) + int64(s.req.OutputTokens))
-			if r.kv.Available()-need < r.watermark {
+			if !r.alloc.whole(s, need) {
 				break
-			}
-			if r.kv.Contiguous() {
-				off, ok, frag := r.kv.AllocRegion(need)
-				if !ok {
-					if frag {
-						r.oom = true
-					}
-					break
-				}
-				s.region = off
-			} else {
-				r.kv.Alloc(need)
 			}
 			r.waiting.popFront()
 			r.state.Waiting--
 			s.inBatch = true
 			s.tailBlocks = need
 			s.tailTokens = int64(s.prompt)
-			s.admitted, s.sched = true, now
-			r.notes = append(r.notes, note{kind: noteStarted, s: s, at: now})
-			r.Stats.PromptTokens += int64(s.req.InputTokens)
+			r.started(s, now)
 			s.chunk = s.prompt
 			sh.PrefillTokens += float64(s.prompt)
 			sh.PrefillPairs += float64(s.prompt) * float64(s.prompt+1) / 2
@@ -914,7 +741,7 @@ func (r *Replica) planStatic(now sim.Time) {
 	if k == math.MaxInt32 {
 		// Every request of the batch is done or withdrawn: end the batch.
 		for _, s := range r.running {
-			r.releaseKV(s)
+			r.alloc.release(s)
 			r.recycle(s)
 		}
 		clear(r.running)

@@ -57,7 +57,7 @@ func (r *Replica) drop(s *seq) {
 	r.Stats.WastedPrefillTokens += int64(s.done)
 	r.Stats.WastedDecodeTokens += int64(s.gen)
 	r.Stats.CancelledTokens += int64(s.done) + int64(s.gen)
-	r.releaseKV(s)
+	r.alloc.release(s)
 	r.recycle(s)
 }
 
@@ -91,10 +91,7 @@ func (r *Replica) Fail(now sim.Time, reason string) {
 		return
 	}
 	r.dropAll(now, reason, false)
-	r.kv = NewKVCache(r.kv.Total())
-	if r.cfg.Allocator == AllocContiguous {
-		r.kv.EnableContiguous()
-	}
+	r.kv = r.alloc.newCache(r.kv.Total())
 	r.oom = false
 	r.down, r.hung = true, false
 	idx, avail := r.state.Index, r.state.Available
@@ -290,7 +287,7 @@ func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 	}
 	for _, s := range r.running {
 		if keepKV {
-			r.releaseKV(s)
+			r.alloc.release(s)
 		}
 		fail(s)
 	}
@@ -300,37 +297,6 @@ func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 		fail(r.waiting.popFront())
 	}
 	r.padding = 0
-}
-
-// admitContiguous gives s one contiguous region for its whole length
-// (prompt and every output token: a contiguous allocator cannot grow a
-// region in place). When no region is large enough although the free
-// space would be, the allocation fails the way a fragmented CUDA heap does:
-// the worker dies out of memory (checkOOM), and the scheduler cannot know
-// in advance. When the free space is simply too small, s waits.
-func (r *Replica) admitContiguous(s *seq, now sim.Time) bool {
-	need := r.blocksFor(int64(s.prompt) + int64(s.req.OutputTokens-s.gen))
-	if r.kv.Free()-need < r.watermark {
-		return false
-	}
-	off, ok, frag := r.kv.AllocRegion(need)
-	if !ok {
-		if frag {
-			r.oom = true
-			r.Stats.FragAtOOM = max(r.Stats.FragAtOOM, r.kv.Fragmentation())
-		}
-		return false
-	}
-	s.region, s.tailBlocks, s.tailTokens = off, need, int64(s.prompt)
-	s.missBlocks, s.hitSegs = 0, 0
-	s.done, s.kvTokens = 0, 0
-	if !s.admitted {
-		s.admitted = true
-		s.sched = now
-		r.notes = append(r.notes, note{kind: noteStarted, s: s, at: now})
-		r.Stats.PromptTokens += int64(s.req.InputTokens)
-	}
-	return true
 }
 
 // checkOOM crashes the worker after a failed contiguous allocation and
