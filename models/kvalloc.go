@@ -47,7 +47,7 @@ func newKVAllocator(r *Replica) kvAllocator {
 // policy reserves, and reports whether it did. Tokens served by the prefix
 // cache count as computed.
 func (r *Replica) admit(s *seq, now sim.Time, reserve int64) bool {
-	done, ok := r.alloc.place(s, reserve+r.ownGrowth(s))
+	done, ok := r.alloc.place(s, reserve+r.adm.own(r, s))
 	if !ok {
 		return false
 	}

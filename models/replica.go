@@ -56,6 +56,7 @@ type Replica struct {
 	perf  *StepModel
 	kv    *KVCache    // the blocks
 	alloc kvAllocator // places sequences' KV in them
+	adm   kvAdmission // how much KV an admission leaves for others
 	obs   Observer
 	state *ReplicaState
 
@@ -116,6 +117,7 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 		watermark:   int64(math.Ceil(cfg.WatermarkFraction * float64(kvBlocks))),
 	}
 	r.alloc = newKVAllocator(r)
+	r.adm = newKVAdmission(cfg)
 	r.kv = r.alloc.newCache(kvBlocks)
 	r.slow, r.runSlow = 1, 1
 	r.onStep = r.stepDone
@@ -451,15 +453,13 @@ func (r *Replica) planContinuous(now sim.Time) {
 				budget -= c
 			}
 		}
-		reserve := r.admissionReserve()
+		reserve := r.adm.stepReserve(r)
 		for budget > 0 && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
 			s := r.head()
 			if !r.admit(s, now, reserve) {
 				break
 			}
-			if r.cfg.KVAdmission == KVAdmitFull {
-				reserve += r.growth(s)
-			}
+			reserve += r.adm.added(r, s)
 			r.waiting.popFront()
 			r.state.Waiting--
 			s.inBatch = true
@@ -480,10 +480,7 @@ func (r *Replica) planContinuous(now sim.Time) {
 				budget -= c
 			}
 		}
-		var reserve int64
-		if r.cfg.KVAdmission == KVAdmitFull {
-			reserve = r.admissionReserve()
-		}
+		reserve := r.adm.pausedReserve(r)
 		for r.canAdmit(reserve) && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
 			s := r.head()
 			if chunks > 0 && int(s.prompt) > budget {
@@ -492,9 +489,7 @@ func (r *Replica) planContinuous(now sim.Time) {
 			if !r.admit(s, now, reserve) {
 				break
 			}
-			if r.cfg.KVAdmission == KVAdmitFull {
-				reserve += r.growth(s)
-			}
+			reserve += r.adm.added(r, s)
 			r.waiting.popFront()
 			r.state.Waiting--
 			s.inBatch = true
@@ -571,22 +566,6 @@ func (r *Replica) head() *seq {
 	return nil
 }
 
-// admissionReserve is the KV blocks admission must leave free for the
-// running sequences: with "prompt" admission (vLLM) the blocks of their next
-// decode step, so a full cache later preempts; with "full" admission
-// (TensorRT-LLM's GUARANTEED_NO_EVICT) every block they will take until they
-// finish, so nothing is ever preempted.
-func (r *Replica) admissionReserve() int64 {
-	if r.cfg.KVAdmission != KVAdmitFull {
-		return r.decodeNeed()
-	}
-	var g int64
-	for _, s := range r.running {
-		g += r.growth(s)
-	}
-	return g
-}
-
 // growth is the blocks an admitted sequence will still take to finish its
 // output.
 func (r *Replica) growth(s *seq) int64 {
@@ -601,17 +580,7 @@ func (r *Replica) canAdmit(reserve int64) bool {
 	if s == nil || len(r.running) >= r.cfg.MaxSeqs {
 		return false
 	}
-	return r.alloc.fits(s, reserve+r.ownGrowth(s))
-}
-
-// ownGrowth is the blocks a waiting sequence's output will take beyond its
-// prompt, which "full" admission reserves up front (0 otherwise).
-func (r *Replica) ownGrowth(s *seq) int64 {
-	if r.cfg.KVAdmission != KVAdmitFull {
-		return 0
-	}
-	p := int64(s.prompt)
-	return r.blocksFor(p+int64(s.req.OutputTokens-s.gen)) - r.blocksFor(p)
+	return r.alloc.fits(s, reserve+r.adm.own(r, s))
 }
 
 // preemptNewest evicts the most recently admitted running sequence back to
