@@ -1,7 +1,6 @@
 package models
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/fleetsim/fleetsim/sim"
@@ -57,6 +56,7 @@ type Replica struct {
 	kv    *KVCache    // the blocks
 	alloc kvAllocator // places sequences' KV in them
 	adm   kvAdmission // how much KV an admission leaves for others
+	sched scheduler   // the batching mode
 	obs   Observer
 	state *ReplicaState
 
@@ -66,7 +66,6 @@ type Replica struct {
 	waiting deque
 	running []*seq
 	spare   []*seq // finished sequences for reuse: no allocation per request
-	padding int    // static batching: finished sequences still in the batch
 
 	busy      bool
 	ev        sim.EventID
@@ -118,6 +117,7 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 	}
 	r.alloc = newKVAllocator(r)
 	r.adm = newKVAdmission(cfg)
+	r.sched = newScheduler(r)
 	r.kv = r.alloc.newCache(kvBlocks)
 	r.slow, r.runSlow = 1, 1
 	r.onStep = r.stepDone
@@ -194,7 +194,7 @@ func (r *Replica) Submit(c *Copy) {
 		r.runSteps = 0
 		r.runStart, r.stepEnd = now, now
 		r.ev = r.eng.Schedule(now, sim.PriorityStep, r.onKick)
-	case r.runSteps > 1 && wasEmpty && r.cfg.Batching != BatchStatic && len(r.running) < r.cfg.MaxSeqs:
+	case r.runSteps > 1 && wasEmpty && r.sched.canJoin():
 		// A decode run is under way and the newcomer could join: end the run
 		// at the first step boundary at or after now.
 		k := r.firstBoundary(now)
@@ -252,7 +252,7 @@ func (r *Replica) stepDone(now sim.Time) {
 	if r.runSteps > 0 {
 		steps = r.runSteps
 		r.Stats.FLOPs += r.run.FLOPs(r.runSteps)
-		r.finishRun(now)
+		r.sched.finishRun(now)
 	} else {
 		r.Stats.FLOPs += r.stepFLOPs
 		r.finishStep(now)
@@ -263,44 +263,6 @@ func (r *Replica) stepDone(now sim.Time) {
 	r.plan(now)
 	r.flush()
 	r.checkOOM(now)
-}
-
-// finishRun applies k decode steps to every running sequence.
-func (r *Replica) finishRun(now sim.Time) {
-	k := r.runSteps
-	r.Stats.Steps += k
-	static := r.cfg.Batching == BatchStatic
-	var need int64
-	for _, s := range r.running {
-		if !s.decoding() {
-			continue // a prefill left without budget waits for the next step
-		}
-		s.kvTokens += k
-		if static {
-			if !s.finished {
-				s.gen += int32(k)
-				r.Stats.DecodeTokens += k
-				if !s.cancelled { // a withdrawn copy was already taken off
-					r.state.OutstandingTokens -= k
-				}
-			}
-			continue
-		}
-		if nb := r.blocksFor(s.tailTokens + k); nb > s.tailBlocks { // a contiguous region is reserved whole
-			need += nb - s.tailBlocks
-			s.tailBlocks = nb
-		}
-		s.tailTokens += k
-		s.gen += int32(k)
-		r.Stats.DecodeTokens += k
-		if !s.cancelled { // a withdrawn copy was already taken off
-			r.state.OutstandingTokens -= k
-		}
-	}
-	if need > 0 && !r.alloc.grow(need) {
-		panic(fmt.Sprintf("models: replica %d: decode run of %d steps planned without %d KV blocks", r.idx, k, need))
-	}
-	r.reap(now)
 }
 
 // finishStep applies a single step: prefill chunks, and one decode token for
@@ -330,7 +292,7 @@ func (r *Replica) finishStep(now sim.Time) {
 			r.emit(s, now)
 		}
 	}
-	r.reap(now)
+	r.sched.reap(now)
 }
 
 // emit records one output token of s produced at now.
@@ -347,70 +309,12 @@ func (r *Replica) emit(s *seq, now sim.Time) {
 	}
 }
 
-// reap completes sequences that produced all their tokens.
-func (r *Replica) reap(now sim.Time) {
-	static := r.cfg.Batching == BatchStatic
-	keep := r.running[:0]
-	allDone := true
-	for _, s := range r.running {
-		if s.cancelled && !static {
-			r.drop(s)
-			continue
-		}
-		if !s.finished && s.gen >= s.req.OutputTokens && s.decoding() {
-			r.complete(s, now)
-			if static {
-				s.finished = true
-				r.padding++
-			}
-		}
-		if static {
-			if !s.finished {
-				allDone = false
-			}
-			keep = append(keep, s)
-			continue
-		}
-		if s.gen < s.req.OutputTokens || !s.decoding() {
-			keep = append(keep, s)
-		}
-	}
-	for i := len(keep); i < len(r.running); i++ {
-		r.running[i] = nil
-	}
-	r.running = keep
-	if static && allDone {
-		for _, s := range r.running {
-			r.alloc.release(s)
-			r.recycle(s)
-		}
-		for i := range r.running {
-			r.running[i] = nil
-		}
-		r.running = r.running[:0]
-		r.padding = 0
-	}
-}
-
-func (r *Replica) complete(s *seq, now sim.Time) {
-	if r.cfg.Batching != BatchStatic {
-		r.alloc.finish(s)
-	}
-	r.state.Outstanding--
-	r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
-}
-
 // plan chooses the next step, or goes idle.
 func (r *Replica) plan(now sim.Time) {
 	r.runStart = now
 	r.runSteps = 0
 	r.stepFLOPs = 0
-	switch r.cfg.Batching {
-	case BatchStatic:
-		r.planStatic(now)
-	default:
-		r.planContinuous(now)
-	}
+	r.sched.plan(now)
 }
 
 func (r *Replica) idle(sim.Time) {
@@ -418,121 +322,8 @@ func (r *Replica) idle(sim.Time) {
 	r.ev = sim.EventID{}
 }
 
-// planContinuous builds one step for continuous or chunked batching.
-func (r *Replica) planContinuous(now sim.Time) {
-	chunked := r.cfg.Batching == BatchChunked
-	// Decoding sequences each need one token, and a block when their last
-	// block is full; preempt the newest sequences until they fit.
-	for r.decodeNeed() > r.kv.Available() {
-		r.preemptNewest(now)
-	}
-	decoders := 0
-	for _, s := range r.running {
-		if s.decoding() {
-			decoders++
-		}
-	}
-	var sh StepShape
-	chunks := 0
-	addChunk := func(s *seq, c int) {
-		s.chunk = int32(c)
-		chunks++
-		sh.PrefillTokens += float64(c)
-		sh.PrefillPairs += float64(c)*float64(s.kvTokens) + float64(c)*float64(c+1)/2
-		sh.PrefillSeqs++
-	}
-	if chunked {
-		budget := r.cfg.MaxBatchedTokens - decoders
-		for _, s := range r.running {
-			if budget <= 0 {
-				break
-			}
-			if !s.decoding() {
-				c := min(int(s.prompt-s.done), budget)
-				addChunk(s, c)
-				budget -= c
-			}
-		}
-		reserve := r.adm.stepReserve(r)
-		for budget > 0 && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
-			s := r.head()
-			if !r.admit(s, now, reserve) {
-				break
-			}
-			reserve += r.adm.added(r, s)
-			r.waiting.popFront()
-			r.state.Waiting--
-			s.inBatch = true
-			r.running = append(r.running, s)
-			c := min(int(s.prompt-s.done), budget)
-			addChunk(s, c)
-			budget -= c
-		}
-	} else {
-		// Without chunking, a prefill step runs whole prompts (at least one,
-		// even past the budget) and decoding pauses for it. A prefill cut
-		// short (by a hang) is finished first.
-		budget := r.cfg.MaxBatchedTokens
-		for _, s := range r.running {
-			if !s.decoding() {
-				c := int(s.prompt - s.done)
-				addChunk(s, c)
-				budget -= c
-			}
-		}
-		reserve := r.adm.pausedReserve(r)
-		for r.canAdmit(reserve) && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
-			s := r.head()
-			if chunks > 0 && int(s.prompt) > budget {
-				break
-			}
-			if !r.admit(s, now, reserve) {
-				break
-			}
-			reserve += r.adm.added(r, s)
-			r.waiting.popFront()
-			r.state.Waiting--
-			s.inBatch = true
-			r.running = append(r.running, s)
-			c := int(s.prompt - s.done)
-			addChunk(s, c)
-			budget -= c
-		}
-		if chunks > 0 {
-			for _, s := range r.running {
-				if s.decoding() {
-					s.chunk = -1 // paused this step
-				}
-			}
-			decoders = 0
-		}
-	}
-	if chunks == 0 {
-		if decoders == 0 {
-			if len(r.running) > 0 {
-				panic(fmt.Sprintf("models: replica %d: %d running sequences but nothing to do", r.idx, len(r.running)))
-			}
-			r.idle(now)
-			return
-		}
-		r.planDecodeRun(now, decoders)
-		return
-	}
-	// A single mixed step: decoders' blocks are taken now.
-	if decoders > 0 {
-		if need := r.decodeNeed(); need > 0 && !r.alloc.grow(need) {
-			panic(fmt.Sprintf("models: replica %d: decode blocks reserved but unavailable", r.idx))
-		}
-		for _, s := range r.running {
-			if s.decoding() {
-				if r.blocksFor(s.tailTokens+1) > s.tailBlocks {
-					s.tailBlocks++
-				}
-				sh.DecodeSeqs++
-				sh.DecodeCtx += float64(s.kvTokens)
-			}
-		}
-	}
+// startStep schedules the end of a single step of shape sh.
+func (r *Replica) startStep(now sim.Time, sh StepShape) {
 	d := r.perf.Step(sh)
 	r.stepFLOPs = r.perf.FLOPs(sh)
 	r.shape = sh
@@ -540,190 +331,15 @@ func (r *Replica) planContinuous(now sim.Time) {
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 }
 
-// decodeNeed is the number of blocks the decoding sequences need for one
-// more step.
-func (r *Replica) decodeNeed() int64 {
-	var need int64
-	for _, s := range r.running {
-		if s.decoding() && r.blocksFor(s.tailTokens+1) > s.tailBlocks {
-			need++
-		}
-	}
-	return need
-}
-
-// head is the first live sequence of the queue, dropping cancelled ones
-// (lazy deletion: Cancel is O(1)), or nil.
-func (r *Replica) head() *seq {
-	for r.waiting.len() > 0 {
-		s := r.waiting.front()
-		if !s.cancelled {
-			return s
-		}
-		r.waiting.popFront()
-		r.recycle(s)
-	}
-	return nil
-}
-
-// growth is the blocks an admitted sequence will still take to finish its
-// output.
-func (r *Replica) growth(s *seq) int64 {
-	rem := int64(s.req.OutputTokens - s.gen)
-	return max(0, r.blocksFor(s.tailTokens+rem)-s.tailBlocks)
-}
-
-// canAdmit reports whether the head of the queue could be admitted now
-// (used by non-chunked continuous batching to choose a prefill step).
-func (r *Replica) canAdmit(reserve int64) bool {
-	s := r.head()
-	if s == nil || len(r.running) >= r.cfg.MaxSeqs {
-		return false
-	}
-	return r.alloc.fits(s, reserve+r.adm.own(r, s))
-}
-
-// preemptNewest evicts the most recently admitted running sequence back to
-// the head of the queue; it will recompute its prompt and output so far.
-func (r *Replica) preemptNewest(now sim.Time) {
-	n := len(r.running)
-	if n == 0 {
-		panic(fmt.Sprintf("models: replica %d: out of KV with nothing to preempt", r.idx))
-	}
-	s := r.running[n-1]
-	r.running[n-1] = nil
-	r.running = r.running[:n-1]
-	if s.cancelled {
-		r.drop(s) // withdrawn: free it, do not queue it again
-		return
-	}
-	r.alloc.release(s)
-	old := int64(s.prompt - s.done)
-	s.prompt = s.req.InputTokens + s.gen
-	s.done, s.kvTokens, s.chunk = 0, 0, 0
-	r.state.OutstandingTokens += int64(s.prompt) - old
-	s.preempts++
-	r.Stats.Preemptions++
-	s.inBatch = false
-	r.waiting.pushFront(s)
-	r.state.Waiting++
-}
-
-// planDecodeRun schedules k decode-only steps of the running batch, k being
-// the largest run before a sequence finishes or the KV runs out.
-func (r *Replica) planDecodeRun(now sim.Time, n int) {
-	var ctx float64
-	k := int64(math.MaxInt32)
-	for _, s := range r.running {
-		if !s.decoding() {
-			continue
-		}
-		ctx += float64(s.kvTokens)
-		if rem := int64(s.req.OutputTokens - s.gen); rem < k {
-			k = rem
-		}
-	}
-	if k < 1 {
-		panic(fmt.Sprintf("models: replica %d: decode run with a finished sequence", r.idx))
-	}
-	// Largest j <= k whose block demand fits in what is available.
-	avail := r.kv.Available()
-	need := r.demand(k)
-	if need > avail {
-		lo, hi := int64(1), k
-		need = r.demand(1)
-		for lo < hi {
-			mid := lo + (hi-lo+1)/2
-			if d := r.demand(mid); d <= avail {
-				lo, need = mid, d
-			} else {
-				hi = mid - 1
-			}
-		}
-		k = lo
-	}
+// startRun schedules the end of a run of k decode-only steps of n
+// sequences that read ctx tokens of KV at its first step and take blocks
+// more KV blocks by its end.
+func (r *Replica) startRun(now sim.Time, n int, ctx float64, k, blocks int64) {
 	r.run = r.perf.Decode(n, ctx)
 	r.shape = StepShape{DecodeSeqs: float64(n), DecodeCtx: ctx}
 	r.runSlow = r.slow
 	r.runSteps = k
-	r.runBlocks = need
-	r.stepEnd = now + r.runNs(k)
-	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
-}
-
-// demand is the number of new blocks the running batch needs for j more
-// decode steps.
-func (r *Replica) demand(j int64) int64 {
-	var need int64
-	for _, s := range r.running {
-		if s.decoding() {
-			need += max(0, r.blocksFor(s.tailTokens+j)-s.tailBlocks)
-		}
-	}
-	return need
-}
-
-// planStatic forms a new batch when the previous one is over, or continues
-// decoding the current one.
-func (r *Replica) planStatic(now sim.Time) {
-	if len(r.running) == 0 {
-		var sh StepShape
-		for r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
-			s := r.head()
-			// Static batching reserves a request's whole length up front.
-			need := r.blocksFor(int64(s.req.InputTokens) + int64(s.req.OutputTokens))
-			if !r.alloc.whole(s, need) {
-				break
-			}
-			r.waiting.popFront()
-			r.state.Waiting--
-			s.inBatch = true
-			s.tailBlocks = need
-			s.tailTokens = int64(s.prompt)
-			r.started(s, now)
-			s.chunk = s.prompt
-			sh.PrefillTokens += float64(s.prompt)
-			sh.PrefillPairs += float64(s.prompt) * float64(s.prompt+1) / 2
-			sh.PrefillSeqs++
-			r.running = append(r.running, s)
-		}
-		if len(r.running) == 0 {
-			r.idle(now)
-			return
-		}
-		d := r.perf.Step(sh)
-		r.stepFLOPs = r.perf.FLOPs(sh)
-		r.shape = sh
-		r.stepEnd = now + r.stepNs(d)
-		r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
-		return
-	}
-	// Decode the whole padded batch until the next unfinished request ends.
-	k := int64(math.MaxInt32)
-	var ctx float64
-	for _, s := range r.running {
-		ctx += float64(s.kvTokens)
-		if !s.finished {
-			k = min(k, int64(s.req.OutputTokens-s.gen))
-		}
-	}
-	if k == math.MaxInt32 {
-		// Every request of the batch is done or withdrawn: end the batch.
-		for _, s := range r.running {
-			r.alloc.release(s)
-			r.recycle(s)
-		}
-		clear(r.running)
-		r.running = r.running[:0]
-		r.padding = 0
-		r.planStatic(now)
-		return
-	}
-	r.run = r.perf.Decode(len(r.running), ctx)
-	r.shape = StepShape{DecodeSeqs: float64(len(r.running)), DecodeCtx: ctx}
-	r.runSlow = r.slow
-	r.runSteps = k
-	r.runBlocks = 0 // static batching reserved every block up front
+	r.runBlocks = blocks
 	r.stepEnd = now + r.runNs(k)
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 }

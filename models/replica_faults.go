@@ -20,24 +20,7 @@ func (r *Replica) Cancel(c *Copy) {
 		r.state.Waiting--
 		return // head() drops it
 	}
-	if r.cfg.Batching == BatchStatic {
-		// The batch runs on; the copy is padding until it ends.
-		if !s.finished {
-			s.finished = true
-			r.padding++
-			r.Stats.WastedPrefillTokens += int64(s.done)
-			r.Stats.WastedDecodeTokens += int64(s.gen)
-			r.Stats.CancelledTokens += int64(s.done) + int64(s.gen)
-		}
-		return
-	}
-	if r.hung {
-		r.removeRunning(s)
-		return
-	}
-	if r.runSteps > 1 {
-		r.endRunEarly(r.eng.Now())
-	}
+	r.sched.cancel(s)
 }
 
 // endRunEarly ends the decode run under way at its first step boundary at
@@ -146,7 +129,7 @@ func (r *Replica) Hang(now sim.Time) {
 		if lo > 0 {
 			r.runSteps = lo
 			r.Stats.FLOPs += r.run.FLOPs(lo)
-			r.finishRun(now)
+			r.sched.finishRun(now)
 			r.flush()
 		}
 	}
@@ -296,7 +279,6 @@ func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 	for r.waiting.len() > 0 {
 		fail(r.waiting.popFront())
 	}
-	r.padding = 0
 }
 
 // checkOOM crashes the worker after a failed contiguous allocation and

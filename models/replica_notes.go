@@ -15,6 +15,9 @@ const (
 	noteDone
 	noteFailed
 	noteStarted
+	// noteDoneInBatch is noteDone for a sequence that stays in its static
+	// batch as padding: the batch recycles it when it ends.
+	noteDoneInBatch
 )
 
 // flush delivers the held observer calls, then recycles finished
@@ -34,13 +37,13 @@ func (r *Replica) flush() {
 			if !n.s.cancelled {
 				r.obs.CopyStarted(n.s.cp, n.at)
 			}
-		case noteDone:
+		case noteDone, noteDoneInBatch:
 			o := Outcome{Copy: n.s.cp, Req: &n.s.req, Replica: r.idx, Enqueued: n.s.enqueued, Scheduled: n.s.sched,
 				FirstToken: n.s.first, Finished: n.at, CachedTokens: n.s.cachedFirst, Preemptions: n.s.preempts}
 			r.out = o
 			n.s.cp.seq = nil
 			r.obs.CopyDone(n.s.cp, &r.out)
-			if r.cfg.Batching != BatchStatic {
+			if n.kind == noteDone {
 				r.recycle(n.s)
 			}
 		case noteFailed:

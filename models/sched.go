@@ -1,0 +1,93 @@
+package models
+
+import "github.com/fleetsim/fleetsim/sim"
+
+// scheduler is a batching mode (ReplicaConfig.Batching): how the replica
+// builds each step from its queue and batch, and what the end of a decode
+// run does to the batch. There is one per mode: staticSched,
+// continuousSched and chunkedSched (the last two share iterSched).
+// The replica calls it once per event, never per sequence.
+type scheduler interface {
+	// plan chooses the next step or decode run at now and schedules its
+	// end (Replica.startStep, startRun), or leaves the replica idle.
+	plan(now sim.Time)
+	// finishRun applies the decode run of r.runSteps steps that ended at
+	// now to the batch, then reaps it.
+	finishRun(now sim.Time)
+	// reap takes finished and withdrawn sequences out of the batch.
+	reap(now sim.Time)
+	// canJoin reports whether a newcomer may join the running batch at the
+	// next step boundary (an arrival then ends a decode run under way).
+	canJoin() bool
+	// cancel withdraws running s, whose copy the gateway let go (already
+	// counted by Replica.Cancel).
+	cancel(s *seq)
+}
+
+// newScheduler returns the scheduler of r's batching mode.
+func newScheduler(r *Replica) scheduler {
+	switch r.cfg.Batching {
+	case BatchStatic:
+		return &staticSched{r: r}
+	case BatchChunked:
+		return &chunkedSched{iterSched{r: r}}
+	default:
+		return &continuousSched{iterSched{r: r}}
+	}
+}
+
+// stepBuild accumulates the prefill part of a step being planned.
+type stepBuild struct {
+	sh     StepShape
+	chunks int // sequences prefilling in the step
+}
+
+// add makes c prompt tokens of s part of the step.
+func (b *stepBuild) add(s *seq, c int) {
+	s.chunk = int32(c)
+	b.chunks++
+	b.sh.PrefillTokens += float64(c)
+	b.sh.PrefillPairs += float64(c)*float64(s.kvTokens) + float64(c)*float64(c+1)/2
+	b.sh.PrefillSeqs++
+}
+
+// head is the first live sequence of the queue, dropping cancelled ones
+// (lazy deletion: Cancel is O(1)), or nil.
+func (r *Replica) head() *seq {
+	for r.waiting.len() > 0 {
+		s := r.waiting.front()
+		if !s.cancelled {
+			return s
+		}
+		r.waiting.popFront()
+		r.recycle(s)
+	}
+	return nil
+}
+
+// join moves s, the head of the queue, into the running batch.
+func (r *Replica) join(s *seq) {
+	r.waiting.popFront()
+	r.state.Waiting--
+	s.inBatch = true
+	r.running = append(r.running, s)
+}
+
+// decodeNeed is the number of blocks the decoding sequences need for one
+// more step.
+func (r *Replica) decodeNeed() int64 {
+	var need int64
+	for _, s := range r.running {
+		if s.decoding() && r.blocksFor(s.tailTokens+1) > s.tailBlocks {
+			need++
+		}
+	}
+	return need
+}
+
+// growth is the blocks an admitted sequence will still take to finish its
+// output.
+func (r *Replica) growth(s *seq) int64 {
+	rem := int64(s.req.OutputTokens - s.gen)
+	return max(0, r.blocksFor(s.tailTokens+rem)-s.tailBlocks)
+}
