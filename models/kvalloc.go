@@ -37,9 +37,9 @@ type kvAllocator interface {
 // newKVAllocator returns the allocator r's configuration names.
 func newKVAllocator(r *Replica) kvAllocator {
 	if r.cfg.Allocator == AllocContiguous {
-		return &contiguousKV{r: r}
+		return contiguousKV{r: r}
 	}
-	return &pagedKV{r: r}
+	return pagedKV{r: r}
 }
 
 // admit places waiting s's KV if memory allows, keeping reserve blocks free

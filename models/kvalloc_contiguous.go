@@ -15,27 +15,27 @@ import "fmt"
 // A sequence holds s.tailBlocks blocks from block s.region.
 type contiguousKV struct{ r *Replica }
 
-var _ kvAllocator = (*contiguousKV)(nil)
+var _ kvAllocator = contiguousKV{}
 
-func (a *contiguousKV) newCache(blocks int64) *KVCache {
+func (a contiguousKV) newCache(blocks int64) *KVCache {
 	c := NewKVCache(blocks)
 	c.EnableContiguous()
 	return c
 }
 
 // length is the blocks of s's whole remaining length.
-func (a *contiguousKV) length(s *seq) int64 {
+func (a contiguousKV) length(s *seq) int64 {
 	return a.r.blocksFor(int64(s.prompt) + int64(s.req.OutputTokens-s.gen))
 }
 
 // fits ignores reserve: a region is reserved whole, so running sequences
 // never take more blocks.
-func (a *contiguousKV) fits(s *seq, _ int64) bool {
+func (a contiguousKV) fits(s *seq, _ int64) bool {
 	r := a.r
 	return r.kv.Free()-a.length(s) >= r.watermark
 }
 
-func (a *contiguousKV) place(s *seq, _ int64) (int32, bool) {
+func (a contiguousKV) place(s *seq, _ int64) (int32, bool) {
 	r := a.r
 	need := a.length(s)
 	if r.kv.Free()-need < r.watermark {
@@ -54,7 +54,7 @@ func (a *contiguousKV) place(s *seq, _ int64) (int32, bool) {
 	return 0, true
 }
 
-func (a *contiguousKV) whole(s *seq, need int64) bool {
+func (a contiguousKV) whole(s *seq, need int64) bool {
 	r := a.r
 	if r.kv.Available()-need < r.watermark {
 		return false
@@ -71,15 +71,15 @@ func (a *contiguousKV) whole(s *seq, need int64) bool {
 }
 
 // grow is never needed: every region covers its sequence's whole length.
-func (a *contiguousKV) grow(n int64) bool {
+func (a contiguousKV) grow(n int64) bool {
 	panic(fmt.Sprintf("models: replica %d: a contiguous KV region cannot grow by %d blocks", a.r.idx, n))
 }
 
-func (a *contiguousKV) prefilled(*seq) {}
+func (a contiguousKV) prefilled(*seq) {}
 
-func (a *contiguousKV) finish(s *seq) { a.release(s) }
+func (a contiguousKV) finish(s *seq) { a.release(s) }
 
-func (a *contiguousKV) release(s *seq) {
+func (a contiguousKV) release(s *seq) {
 	a.r.kv.FreeRegion(s.region, s.tailBlocks)
 	s.missBlocks, s.tailBlocks, s.tailTokens = 0, 0, 0
 	s.hitSegs = 0

@@ -17,17 +17,17 @@ import (
 // (private blocks of the rest of its prompt and its output).
 type pagedKV struct{ r *Replica }
 
-var _ kvAllocator = (*pagedKV)(nil)
+var _ kvAllocator = pagedKV{}
 
-func (a *pagedKV) newCache(blocks int64) *KVCache { return NewKVCache(blocks) }
+func (a pagedKV) newCache(blocks int64) *KVCache { return NewKVCache(blocks) }
 
-func (a *pagedKV) fits(s *seq, reserve int64) bool {
+func (a pagedKV) fits(s *seq, reserve int64) bool {
 	r := a.r
 	_, _, need := a.matchPrefix(s)
 	return r.kv.Available()-need-reserve >= r.watermark
 }
 
-func (a *pagedKV) place(s *seq, reserve int64) (int32, bool) {
+func (a pagedKV) place(s *seq, reserve int64) (int32, bool) {
 	r := a.r
 	hits, hitTokens, need := a.matchPrefix(s)
 	if r.kv.Available()-need-reserve < r.watermark {
@@ -61,7 +61,7 @@ func (a *pagedKV) place(s *seq, reserve int64) (int32, bool) {
 	return int32(min(hitTokens, int64(s.prompt)-1)), true
 }
 
-func (a *pagedKV) whole(s *seq, need int64) bool {
+func (a pagedKV) whole(s *seq, need int64) bool {
 	r := a.r
 	if r.kv.Available()-need < r.watermark {
 		return false
@@ -70,16 +70,16 @@ func (a *pagedKV) whole(s *seq, need int64) bool {
 	return true
 }
 
-func (a *pagedKV) grow(n int64) bool { return a.r.kv.Alloc(n) }
+func (a pagedKV) grow(n int64) bool { return a.r.kv.Alloc(n) }
 
-func (a *pagedKV) prefilled(s *seq) { a.cacheSegments(s) }
+func (a pagedKV) prefilled(s *seq) { a.cacheSegments(s) }
 
-func (a *pagedKV) finish(s *seq) {
+func (a pagedKV) finish(s *seq) {
 	a.cacheContinuation(s)
 	a.release(s)
 }
 
-func (a *pagedKV) release(s *seq) {
+func (a pagedKV) release(s *seq) {
 	r := a.r
 	for _, e := range s.entries {
 		r.kv.Unref(e)
@@ -99,7 +99,7 @@ func (a *pagedKV) release(s *seq) {
 // end in it (C_i/B − C_{i−1}/B of them, maybe none); the tokens past the
 // prefix's last full block are the sequence's private tail. A hit on
 // segments 0..h−1 covers (C_{h−1}/B)·B tokens.
-func (a *pagedKV) matchPrefix(s *seq) (hits int32, hitTokens int64, need int64) {
+func (a pagedKV) matchPrefix(s *seq) (hits int32, hitTokens int64, need int64) {
 	r := a.r
 	var segBlocks, cum int64
 	var evictableHit int64
@@ -130,12 +130,12 @@ func (a *pagedKV) matchPrefix(s *seq) (hits int32, hitTokens int64, need int64) 
 
 // segmentBlocks is the number of full blocks segment i of s's prefix holds
 // (see matchPrefix), given the tokens of the segments before it.
-func (a *pagedKV) segmentBlocks(before int64, seg workloads.Segment) int64 {
+func (a pagedKV) segmentBlocks(before int64, seg workloads.Segment) int64 {
 	return (before+int64(seg.Tokens))/a.r.blockTokens - before/a.r.blockTokens
 }
 
 // cacheSegments moves s's freshly computed prefix segments into the cache.
-func (a *pagedKV) cacheSegments(s *seq) {
+func (a pagedKV) cacheSegments(s *seq) {
 	n := int32(len(s.req.Prefix))
 	if !a.r.cfg.PrefixCaching || s.hitSegs >= n {
 		return
@@ -155,7 +155,7 @@ func (a *pagedKV) cacheSegments(s *seq) {
 // and answer in the prefix cache, as the segment the session's next turn
 // will name (workloads.ContinuationSegment), the way vLLM keeps a finished
 // request's full blocks cached.
-func (a *pagedKV) cacheContinuation(s *seq) {
+func (a pagedKV) cacheContinuation(s *seq) {
 	if !a.r.cfg.PrefixCaching || s.req.Session == 0 || int(s.hitSegs) != len(s.req.Prefix) {
 		return
 	}
@@ -170,7 +170,7 @@ func (a *pagedKV) cacheContinuation(s *seq) {
 // share turns b of s's private blocks into the cache entry for seg, held by
 // s, and returns b. If another sequence cached the same prefix meanwhile, s
 // shares that entry and its own duplicate blocks are freed.
-func (a *pagedKV) share(s *seq, seg workloads.Segment, b int64) int64 {
+func (a pagedKV) share(s *seq, seg workloads.Segment, b int64) int64 {
 	r := a.r
 	e, fresh := r.kv.Insert(seg.Hash, b, int32(b*r.blockTokens))
 	if !fresh {

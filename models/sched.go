@@ -28,11 +28,11 @@ type scheduler interface {
 func newScheduler(r *Replica) scheduler {
 	switch r.cfg.Batching {
 	case BatchStatic:
-		return &staticSched{r: r}
+		return staticSched{r: r}
 	case BatchChunked:
-		return &chunkedSched{iterSched{r: r}}
+		return chunkedSched{iterSched{r: r}}
 	default:
-		return &continuousSched{iterSched{r: r}}
+		return continuousSched{iterSched{r: r}}
 	}
 }
 

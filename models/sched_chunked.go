@@ -8,9 +8,9 @@ import "github.com/fleetsim/fleetsim/sim"
 // last.
 type chunkedSched struct{ iterSched }
 
-var _ scheduler = (*chunkedSched)(nil)
+var _ scheduler = chunkedSched{}
 
-func (c *chunkedSched) plan(now sim.Time) {
+func (c chunkedSched) plan(now sim.Time) {
 	r := c.r
 	decoders := c.begin(now)
 	var st stepBuild

@@ -7,12 +7,12 @@ import "github.com/fleetsim/fleetsim/sim"
 // whole prompts prefilled in a prefill-only step that pauses decoding.
 type continuousSched struct{ iterSched }
 
-var _ scheduler = (*continuousSched)(nil)
+var _ scheduler = continuousSched{}
 
 // plan: a prefill step runs whole prompts (at least one, even past the
 // token budget) while decoding pauses; a prefill cut short (by a hang) is
 // finished first. With nothing to prefill, the batch decodes.
-func (c *continuousSched) plan(now sim.Time) {
+func (c continuousSched) plan(now sim.Time) {
 	r := c.r
 	decoders := c.begin(now)
 	var st stepBuild
@@ -51,7 +51,7 @@ func (c *continuousSched) plan(now sim.Time) {
 }
 
 // canAdmit reports whether the head of the queue could be admitted now.
-func (c *continuousSched) canAdmit(reserve int64) bool {
+func (c continuousSched) canAdmit(reserve int64) bool {
 	r := c.r
 	s := r.head()
 	if s == nil || len(r.running) >= r.cfg.MaxSeqs {

@@ -18,7 +18,7 @@ type iterSched struct{ r *Replica }
 // begin starts planning a step: decoding sequences each need one token,
 // and a block when their last block is full; it preempts the newest
 // sequences until they fit, and returns how many are decoding.
-func (b *iterSched) begin(now sim.Time) (decoders int) {
+func (b iterSched) begin(now sim.Time) (decoders int) {
 	r := b.r
 	for r.decodeNeed() > r.kv.Available() {
 		b.preemptNewest(now)
@@ -34,7 +34,7 @@ func (b *iterSched) begin(now sim.Time) (decoders int) {
 // launch schedules the step planned in st with decoders decoding
 // sequences: a decode-only run when it prefills nothing, else a single step
 // whose decoders' blocks are taken now; or goes idle.
-func (b *iterSched) launch(now sim.Time, st *stepBuild, decoders int) {
+func (b iterSched) launch(now sim.Time, st *stepBuild, decoders int) {
 	r := b.r
 	if st.chunks == 0 {
 		if decoders == 0 {
@@ -67,7 +67,7 @@ func (b *iterSched) launch(now sim.Time, st *stepBuild, decoders int) {
 
 // planDecodeRun schedules k decode-only steps of the running batch, k being
 // the largest run before a sequence finishes or the KV runs out.
-func (b *iterSched) planDecodeRun(now sim.Time, n int) {
+func (b iterSched) planDecodeRun(now sim.Time, n int) {
 	r := b.r
 	var ctx float64
 	k := int64(math.MaxInt32)
@@ -104,7 +104,7 @@ func (b *iterSched) planDecodeRun(now sim.Time, n int) {
 
 // demand is the number of new blocks the running batch needs for j more
 // decode steps.
-func (b *iterSched) demand(j int64) int64 {
+func (b iterSched) demand(j int64) int64 {
 	r := b.r
 	var need int64
 	for _, s := range r.running {
@@ -117,7 +117,7 @@ func (b *iterSched) demand(j int64) int64 {
 
 // preemptNewest evicts the most recently admitted running sequence back to
 // the head of the queue; it will recompute its prompt and output so far.
-func (b *iterSched) preemptNewest(now sim.Time) {
+func (b iterSched) preemptNewest(now sim.Time) {
 	r := b.r
 	n := len(r.running)
 	if n == 0 {
@@ -144,7 +144,7 @@ func (b *iterSched) preemptNewest(now sim.Time) {
 
 // finishRun applies k decode steps to every decoding sequence and takes the
 // blocks they grew into (planDecodeRun made sure they are there).
-func (b *iterSched) finishRun(now sim.Time) {
+func (b iterSched) finishRun(now sim.Time) {
 	r := b.r
 	k := r.runSteps
 	r.Stats.Steps += k
@@ -173,7 +173,7 @@ func (b *iterSched) finishRun(now sim.Time) {
 
 // reap completes the sequences that produced all their tokens and drops
 // withdrawn ones, releasing their KV.
-func (b *iterSched) reap(now sim.Time) {
+func (b iterSched) reap(now sim.Time) {
 	r := b.r
 	keep := r.running[:0]
 	for _, s := range r.running {
@@ -195,11 +195,11 @@ func (b *iterSched) reap(now sim.Time) {
 	r.running = keep
 }
 
-func (b *iterSched) canJoin() bool { return len(b.r.running) < b.r.cfg.MaxSeqs }
+func (b iterSched) canJoin() bool { return len(b.r.running) < b.r.cfg.MaxSeqs }
 
 // cancel ends the decode run under way at its next step boundary so the
 // batch shrinks promptly (a hung replica is not stepping: s leaves now).
-func (b *iterSched) cancel(s *seq) {
+func (b iterSched) cancel(s *seq) {
 	r := b.r
 	if r.hung {
 		r.removeRunning(s)

@@ -14,11 +14,11 @@ import (
 // wait for the whole batch (head-of-line blocking).
 type staticSched struct{ r *Replica }
 
-var _ scheduler = (*staticSched)(nil)
+var _ scheduler = staticSched{}
 
 // plan forms a new batch when the previous one is over, or continues
 // decoding the current one.
-func (b *staticSched) plan(now sim.Time) {
+func (b staticSched) plan(now sim.Time) {
 	r := b.r
 	if len(r.running) == 0 {
 		b.form(now)
@@ -43,7 +43,7 @@ func (b *staticSched) plan(now sim.Time) {
 }
 
 // form admits a new batch and schedules its prefill step, or goes idle.
-func (b *staticSched) form(now sim.Time) {
+func (b staticSched) form(now sim.Time) {
 	r := b.r
 	var sh StepShape
 	for r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
@@ -70,7 +70,7 @@ func (b *staticSched) form(now sim.Time) {
 }
 
 // end releases the whole batch.
-func (b *staticSched) end() {
+func (b staticSched) end() {
 	r := b.r
 	for _, s := range r.running {
 		r.alloc.release(s)
@@ -81,7 +81,7 @@ func (b *staticSched) end() {
 }
 
 // finishRun: the padding decodes too (its KV grows) but produces nothing.
-func (b *staticSched) finishRun(now sim.Time) {
+func (b staticSched) finishRun(now sim.Time) {
 	r := b.r
 	k := r.runSteps
 	r.Stats.Steps += k
@@ -103,7 +103,7 @@ func (b *staticSched) finishRun(now sim.Time) {
 
 // reap marks the sequences that produced all their tokens done, keeping
 // them in the batch as padding, and ends the batch when all are.
-func (b *staticSched) reap(now sim.Time) {
+func (b staticSched) reap(now sim.Time) {
 	r := b.r
 	allDone := true
 	for _, s := range r.running {
@@ -121,10 +121,10 @@ func (b *staticSched) reap(now sim.Time) {
 	}
 }
 
-func (b *staticSched) canJoin() bool { return false }
+func (b staticSched) canJoin() bool { return false }
 
 // cancel: the batch runs on; the copy is padding until it ends.
-func (b *staticSched) cancel(s *seq) {
+func (b staticSched) cancel(s *seq) {
 	if !s.finished {
 		r := b.r
 		s.finished = true
