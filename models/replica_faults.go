@@ -2,59 +2,20 @@ package models
 
 import "github.com/fleetsim/fleetsim/sim"
 
-// Cancel withdraws a copy the gateway no longer wants (a hedge that lost,
-// a timed-out request). Work already done on it is counted as wasted. It
-// is O(1) for a waiting copy (dropped lazily) and ends a decode run at its
-// next step boundary for a running one, so the batch shrinks promptly.
-func (r *Replica) Cancel(c *Copy) {
-	s := c.seq
-	if s == nil || s.cancelled {
-		return
-	}
-	c.seq = nil
-	s.cancelled = true
-	r.Stats.Cancelled++
-	r.state.Outstanding--
-	r.state.OutstandingTokens -= int64(s.prompt-s.done) + int64(s.req.OutputTokens-s.gen)
-	if !s.inBatch {
-		r.state.Waiting--
-		return // head() drops it
-	}
-	r.sched.cancel(s)
-}
-
-// endRunEarly ends the decode run under way at its first step boundary at
-// or after now.
-func (r *Replica) endRunEarly(now sim.Time) {
-	k := r.firstBoundary(now)
-	if k < r.runSteps {
-		r.eng.Cancel(r.ev)
-		r.runSteps = k
-		r.stepEnd = r.runStart + r.runNs(k)
-		r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
-	}
-}
-
-// drop removes a cancelled running sequence at a step boundary.
-func (r *Replica) drop(s *seq) {
-	r.Stats.WastedPrefillTokens += int64(s.done)
-	r.Stats.WastedDecodeTokens += int64(s.gen)
-	r.Stats.CancelledTokens += int64(s.done) + int64(s.gen)
-	r.alloc.release(s)
-	r.recycle(s)
-}
-
-// removeRunning takes s out of the batch now (the replica is not stepping).
-func (r *Replica) removeRunning(s *seq) {
-	for i, x := range r.running {
-		if x == s {
-			copy(r.running[i:], r.running[i+1:])
-			r.running[len(r.running)-1] = nil
-			r.running = r.running[:len(r.running)-1]
-			break
-		}
-	}
-	r.drop(s)
+// faultState is what failures do to a replica: whether its process is
+// dead, hung or slow, the callbacks of a recovery, and a pending out-of-memory
+// crash.
+type faultState struct {
+	down       bool     // failed: holds nothing, takes nothing until Recover
+	recovering bool     // a Recover is under way
+	onReady    []func() // more callbacks for when it is up
+	onChange   func()   // the fleet's hook: up/down changed
+	hung       bool     // a zombie: accepts requests, never finishes a step
+	slow       float64  // step-time factor (1 = healthy; fail-slow > 1)
+	// oom is set when a contiguous allocation failed for fragmentation: the
+	// worker dies with a CUDA out-of-memory error at the end of the event
+	// (checkOOM).
+	oom bool
 }
 
 // Up reports whether the replica's process is alive (it may still be hung).
@@ -232,10 +193,7 @@ func (r *Replica) Unhang(now sim.Time) {
 	}
 	r.hung = false
 	r.account(now)
-	r.busy = true
-	r.runSteps = 0
-	r.runStart, r.stepEnd = now, now
-	r.ev = r.eng.Schedule(now, sim.PriorityStep, r.onKick)
+	r.kick(now)
 }
 
 // FailInFlight errors every copy the replica holds (a link error kills the

@@ -39,21 +39,5 @@ func (r *Replica) account(now sim.Time) {
 	r.lastT = now
 }
 
-// runGrowth is ∫ dt over [a, b] of the blocks a decode run under way has
-// taken so far but allocates only when it ends, taking them to grow
-// linearly from the run's start to its end.
-func (r *Replica) runGrowth(a, b sim.Time) float64 {
-	if r.runSteps <= 0 || r.runBlocks <= 0 || r.stepEnd <= r.runStart {
-		return 0
-	}
-	a, b = max(a, r.runStart), min(b, r.stepEnd)
-	if b <= a {
-		return 0
-	}
-	l := float64(r.stepEnd - r.runStart)
-	x, y := float64(a-r.runStart), float64(b-r.runStart)
-	return float64(r.runBlocks) / (2 * l) * (y*y - x*x)
-}
-
 // Finish closes time-weighted statistics at now (end of the run).
 func (r *Replica) Finish(now sim.Time) { r.account(now) }

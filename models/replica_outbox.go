@@ -2,9 +2,19 @@ package models
 
 import "github.com/fleetsim/fleetsim/sim"
 
+// outbox holds what a replica owes its observer until its state is
+// settled for the event (flush): the observer calls, and the sequences to
+// recycle once those calls no longer name them; and the recycled ones.
+type outbox struct {
+	notes []note  // held observer calls, in order
+	later []*seq  // sequences to recycle after the notes are delivered
+	spare []*seq  // recycled sequences: no allocation per request
+	out   Outcome // the Outcome of the CopyDone call under way
+}
+
 // note is a deferred observer call.
 type note struct {
-	kind   uint8 // noteFirst, noteDone, noteFailed
+	kind   uint8 // noteStarted, noteFirst, noteDone, noteDoneInBatch, noteFailed
 	s      *seq
 	at     sim.Time
 	reason string
@@ -59,4 +69,27 @@ func (r *Replica) flush() {
 	}
 	clear(r.later)
 	r.later = r.later[:0]
+}
+
+// newSeq takes a sequence from the spares, or allocates one.
+func (o *outbox) newSeq() *seq {
+	if n := len(o.spare); n > 0 {
+		s := o.spare[n-1]
+		o.spare = o.spare[:n-1]
+		return s
+	}
+	return &seq{}
+}
+
+// recycle keeps a finished sequence (holding no KV) for reuse, once the
+// held observer calls that may still name it are delivered (flush).
+func (o *outbox) recycle(s *seq) {
+	o.later = append(o.later, s)
+}
+
+// reuse puts a sequence back among the spares.
+func (o *outbox) reuse(s *seq) {
+	entries := s.entries[:0]
+	*s = seq{seqKV: seqKV{entries: entries}}
+	o.spare = append(o.spare, s)
 }
