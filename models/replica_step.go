@@ -81,9 +81,18 @@ func (r *Replica) plan(now sim.Time) {
 	r.sched.plan(now)
 }
 
+// idle leaves the replica with nothing under way: the next arrival kicks
+// it.
 func (r *Replica) idle(sim.Time) {
 	r.busy = false
 	r.ev = sim.EventID{}
+}
+
+// stepNs is a single step of d seconds at the current slow-down, which it
+// records for the step.
+func (r *Replica) stepNs(d float64) sim.Time {
+	r.runSlow = r.slow
+	return sim.Time(math.Round(d * r.slow * 1e9))
 }
 
 // startStep schedules the end of a single step of shape sh.
@@ -124,13 +133,6 @@ func (r *Replica) endRunEarly(now sim.Time) {
 	if k < r.runSteps {
 		r.cutRun(k)
 	}
-}
-
-// stepNs is a single step of d seconds at the current slow-down, which it
-// records for the step.
-func (r *Replica) stepNs(d float64) sim.Time {
-	r.runSlow = r.slow
-	return sim.Time(math.Round(d * r.slow * 1e9))
 }
 
 // stepDone fires at the end of a step or decode run: apply its effects, then
