@@ -52,9 +52,10 @@ func (b *stepBuild) add(s *seq, c int) {
 }
 
 // head is the first live sequence of the queue, dropping cancelled ones
-// (lazy deletion: Cancel is O(1)), or nil.
+// (lazy deletion: Cancel is O(1)), or nil. It is called in every planning
+// loop and kept small enough to inline.
 func (r *Replica) head() *seq {
-	for r.waiting.len() > 0 {
+	for r.waiting.size > 0 {
 		s := r.waiting.front()
 		if !s.cancelled {
 			return s
