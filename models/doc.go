@@ -17,12 +17,13 @@
 //	replica_seq.go         seq, one request copy inside a replica, and the KV it holds (seqKV)
 //	replica_stats.go       ReplicaStats and time-weighted accounting
 //	replica_check.go       CheckInvariants, which tests call after every event
-//	sched.go               the scheduler interface (one per batching mode) and batch helpers
+//	sched.go               the scheduler interface (one per batching mode) and what all share:
+//	                       the queue head, admission of a sequence, its KV growth
 //	sched_static.go        static (request-level) batching
 //	sched_iteration.go     what continuous and chunked batching share: decode runs, preemption
 //	sched_continuous.go    continuous batching: whole-prompt prefill steps that pause decoding
 //	sched_chunked.go       chunked prefill beside decoding, under the token budget
-//	kvalloc.go             the kvAllocator interface (one per allocator mode) and admission
+//	kvalloc.go             the kvAllocator interface (one per allocator mode)
 //	kvalloc_paged.go       the paged allocator and the prefix cache's use of it
 //	kvalloc_contiguous.go  the contiguous allocator: first-fit regions, fragmentation, OOM
 //	kvadmission.go         KV admission: "prompt" (vLLM) or "full" (no preemption)

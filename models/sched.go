@@ -74,6 +74,33 @@ func (r *Replica) join(s *seq) {
 	r.running = append(r.running, s)
 }
 
+// admit places waiting s's KV if memory allows, keeping reserve blocks free
+// besides the watermark and the blocks of s's own output that the admission
+// policy reserves, and reports whether it did. Tokens served by the prefix
+// cache count as computed.
+func (r *Replica) admit(s *seq, now sim.Time, reserve int64) bool {
+	done, ok := r.alloc.place(s, reserve+r.adm.own(r, s))
+	if !ok {
+		return false
+	}
+	s.done = done
+	s.kvTokens = int64(s.done)
+	r.state.OutstandingTokens -= int64(s.done)
+	if !s.admitted {
+		r.started(s, now)
+		s.cachedFirst = s.done
+		r.Stats.CachedTokens += int64(s.done)
+	}
+	return true
+}
+
+// started records s's first admission into a batch.
+func (r *Replica) started(s *seq, now sim.Time) {
+	s.admitted, s.sched = true, now
+	r.notes = append(r.notes, note{kind: noteStarted, s: s, at: now})
+	r.Stats.PromptTokens += int64(s.req.InputTokens)
+}
+
 // decodeNeed is the number of blocks the decoding sequences need for one
 // more step.
 func (r *Replica) decodeNeed() int64 {
