@@ -6,12 +6,12 @@ import "github.com/fleetsim/fleetsim/sim"
 // dead, hung or slow, the callbacks of a recovery, and a pending out-of-memory
 // crash.
 type faultState struct {
-	down       bool     // failed: holds nothing, takes nothing until Recover
-	recovering bool     // a Recover is under way
 	onReady    []func() // more callbacks for when it is up
 	onChange   func()   // the fleet's hook: up/down changed
-	hung       bool     // a zombie: accepts requests, never finishes a step
 	slow       float64  // step-time factor (1 = healthy; fail-slow > 1)
+	down       bool     // failed: holds nothing, takes nothing until Recover
+	recovering bool     // a Recover is under way
+	hung       bool     // a zombie: accepts requests, never finishes a step
 	// oom is set when a contiguous allocation failed for fragmentation: the
 	// worker dies with a CUDA out-of-memory error at the end of the event
 	// (checkOOM).
