@@ -10,8 +10,9 @@ package models
 // reserve a request's whole length anyway and do not ask it.
 type kvAdmission interface {
 	// stepReserve is the reserve for the running batch when its decoders
-	// step beside the admitted prompts (chunked prefill).
-	stepReserve(r *Replica) int64
+	// step beside the admitted prompts (chunked prefill); next is the
+	// blocks their next decode token takes.
+	stepReserve(r *Replica, next int64) int64
 	// pausedReserve is the reserve for the running batch when decoding
 	// pauses for a prefill step (continuous batching without chunking).
 	pausedReserve(r *Replica) int64
@@ -37,10 +38,10 @@ type promptAdmission struct{}
 
 var _ kvAdmission = promptAdmission{}
 
-func (promptAdmission) stepReserve(r *Replica) int64 { return r.decodeNeed() }
-func (promptAdmission) pausedReserve(*Replica) int64 { return 0 }
-func (promptAdmission) added(*Replica, *seq) int64   { return 0 }
-func (promptAdmission) own(*Replica, *seq) int64     { return 0 }
+func (promptAdmission) stepReserve(_ *Replica, next int64) int64 { return next }
+func (promptAdmission) pausedReserve(*Replica) int64             { return 0 }
+func (promptAdmission) added(*Replica, *seq) int64               { return 0 }
+func (promptAdmission) own(*Replica, *seq) int64                 { return 0 }
 
 // fullAdmission admits a request only when its whole length fits beside
 // every block the running sequences will take until they finish.
@@ -48,7 +49,7 @@ type fullAdmission struct{}
 
 var _ kvAdmission = fullAdmission{}
 
-func (fullAdmission) stepReserve(r *Replica) int64 {
+func (fullAdmission) stepReserve(r *Replica, _ int64) int64 {
 	var g int64
 	for _, s := range r.running {
 		g += r.growth(s)
@@ -56,7 +57,7 @@ func (fullAdmission) stepReserve(r *Replica) int64 {
 	return g
 }
 
-func (a fullAdmission) pausedReserve(r *Replica) int64 { return a.stepReserve(r) }
+func (a fullAdmission) pausedReserve(r *Replica) int64 { return a.stepReserve(r, 0) }
 
 func (fullAdmission) added(r *Replica, s *seq) int64 { return r.growth(s) }
 

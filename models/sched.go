@@ -101,18 +101,6 @@ func (r *Replica) started(s *seq, now sim.Time) {
 	r.Stats.PromptTokens += int64(s.req.InputTokens)
 }
 
-// decodeNeed is the number of blocks the decoding sequences need for one
-// more step.
-func (r *Replica) decodeNeed() int64 {
-	var need int64
-	for _, s := range r.running {
-		if s.decoding() && r.blocksFor(s.tailTokens+1) > s.tailBlocks {
-			need++
-		}
-	}
-	return need
-}
-
 // growth is the blocks an admitted sequence will still take to finish its
 // output.
 func (r *Replica) growth(s *seq) int64 {

@@ -12,7 +12,7 @@ var _ scheduler = chunkedSched{}
 
 func (c chunkedSched) plan(now sim.Time) {
 	r := c.r
-	decoders := c.begin(now)
+	decoders, next := c.begin(now)
 	var st stepBuild
 	budget := r.cfg.MaxBatchedTokens - decoders
 	for _, s := range r.running {
@@ -25,7 +25,7 @@ func (c chunkedSched) plan(now sim.Time) {
 			budget -= n
 		}
 	}
-	reserve := r.adm.stepReserve(r)
+	reserve := r.adm.stepReserve(r, next)
 	for budget > 0 && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
 		s := r.head()
 		if !r.admit(s, now, reserve) {

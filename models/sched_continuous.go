@@ -14,7 +14,7 @@ var _ scheduler = continuousSched{}
 // finished first. With nothing to prefill, the batch decodes.
 func (c continuousSched) plan(now sim.Time) {
 	r := c.r
-	decoders := c.begin(now)
+	decoders, _ := c.begin(now)
 	var st stepBuild
 	budget := r.cfg.MaxBatchedTokens
 	for _, s := range r.running {

@@ -17,18 +17,25 @@ type iterSched struct{ r *Replica }
 
 // begin starts planning a step: decoding sequences each need one token,
 // and a block when their last block is full; it preempts the newest
-// sequences until they fit, and returns how many are decoding.
-func (b iterSched) begin(now sim.Time) (decoders int) {
+// sequences until they fit, and returns how many are decoding and the
+// blocks their next token takes (one pass over the batch per try).
+func (b iterSched) begin(now sim.Time) (decoders int, need int64) {
 	r := b.r
-	for r.decodeNeed() > r.kv.Available() {
+	for {
+		decoders, need = 0, 0
+		for _, s := range r.running {
+			if s.decoding() {
+				decoders++
+				if r.blocksFor(s.tailTokens+1) > s.tailBlocks {
+					need++
+				}
+			}
+		}
+		if need <= r.kv.Available() {
+			return decoders, need
+		}
 		b.preemptNewest(now)
 	}
-	for _, s := range r.running {
-		if s.decoding() {
-			decoders++
-		}
-	}
-	return decoders
 }
 
 // launch schedules the step planned in st with decoders decoding
@@ -49,17 +56,19 @@ func (b iterSched) launch(now sim.Time, st *stepBuild, decoders int) {
 	}
 	// A single mixed step: decoders' blocks are taken now.
 	if decoders > 0 {
-		if need := r.decodeNeed(); need > 0 && !r.alloc.grow(need) {
-			panic(fmt.Sprintf("models: replica %d: decode blocks reserved but unavailable", r.idx))
-		}
+		var need int64
 		for _, s := range r.running {
 			if s.decoding() {
 				if r.blocksFor(s.tailTokens+1) > s.tailBlocks {
 					s.tailBlocks++
+					need++
 				}
 				st.sh.DecodeSeqs++
 				st.sh.DecodeCtx += float64(s.kvTokens)
 			}
+		}
+		if need > 0 && !r.alloc.grow(need) {
+			panic(fmt.Sprintf("models: replica %d: decode blocks reserved but unavailable", r.idx))
 		}
 	}
 	r.startStep(now, st.sh)
