@@ -6,8 +6,9 @@ package models
 // still take. promptAdmission (vLLM) reserves only the next decode step, so
 // a full cache later preempts; fullAdmission (TensorRT-LLM's
 // GUARANTEED_NO_EVICT) reserves every block until the sequences finish, so
-// nothing is ever preempted. Static batching and the contiguous allocator
-// reserve a request's whole length anyway and do not ask it.
+// nothing is ever preempted. Static batching does not ask it; the
+// contiguous allocator reserves a request's whole length anyway and
+// ignores the reserve.
 type kvAdmission interface {
 	// stepReserve is the reserve for the running batch when its decoders
 	// step beside the admitted prompts (chunked prefill); next is the

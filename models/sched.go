@@ -6,7 +6,8 @@ import "github.com/fleetsim/fleetsim/sim"
 // builds each step from its queue and batch, and what the end of a decode
 // run does to the batch. There is one per mode: staticSched,
 // continuousSched and chunkedSched (the last two share iterSched).
-// The replica calls it once per event, never per sequence.
+// The replica calls it once per event (cancel: once per withdrawn
+// sequence), never inside a loop over the batch.
 type scheduler interface {
 	// plan chooses the next step or decode run at now and schedules its
 	// end (Replica.startStep, startRun), or leaves the replica idle.
