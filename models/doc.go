@@ -1,5 +1,5 @@
 // Package models is the simulated world: the hardware and LLM catalogs, the
-// roofline performance model of one continuous-batching step, the paged KV
+// step-time model of one engine step (with its engine profiles), the paged KV
 // allocator with its prefix cache, the vLLM-like serving replica, and the
 // fleet with its gateway.
 //
@@ -24,4 +24,31 @@
 //	intake.go            the workload, pulled one request at a time
 //	rollout.go           a blue-green rollout: traffic split and judge
 //	metrics.go           Recorder: outcome counts and latency sketches
+//
+// The serving replica is split by concern, one job per file:
+//
+//	replica.go             Replica, its construction, Submit, and the Observer it reports to
+//	replica_step.go        the step or decode run under way (stepState): planning, its end, tokens
+//	replica_cancel.go      Cancel: a copy the gateway withdraws
+//	replica_faults.go      failures, hangs, fail-slow, recovery, probes, OOM crashes (faultState)
+//	replica_outbox.go      observer calls held until the event settles, and spare sequences (outbox)
+//	replica_seq.go         seq, one request copy inside a replica, and the KV it holds (seqKV)
+//	replica_stats.go       ReplicaStats and time-weighted accounting
+//	replica_check.go       CheckInvariants, which tests call after every event
+//	sched.go               the scheduler interface (one per batching mode) and what all share:
+//	                       the queue head, admission of a sequence, its KV growth
+//	sched_static.go        static (request-level) batching
+//	sched_iteration.go     what continuous and chunked batching share: decode runs, preemption
+//	sched_continuous.go    continuous batching: whole-prompt prefill steps that pause decoding
+//	sched_chunked.go       chunked prefill beside decoding, under the token budget
+//	kvalloc.go             the kvAllocator interface (one per allocator mode)
+//	kvalloc_paged.go       the paged allocator and the prefix cache's use of it
+//	kvalloc_contiguous.go  the contiguous allocator: first-fit regions, fragmentation, OOM
+//	kvadmission.go         KV admission: "prompt" (vLLM) or "full" (no preemption)
+//	kvcache.go             KVCache, the block store with its prefix-cache entries and regions
+//	perf.go, steptally.go  the step-time model, and step records tallied for calibration
+//
+// A replica calls its scheduler, allocator and admission policy through
+// interfaces once per event or per admitted sequence; the loops over the
+// batch inside each are concrete code.
 package models

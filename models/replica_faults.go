@@ -1,81 +1,21 @@
 package models
 
-import (
-	"fmt"
+import "github.com/fleetsim/fleetsim/sim"
 
-	"github.com/fleetsim/fleetsim/sim"
-)
-
-// Cancel withdraws a copy the gateway no longer wants (a hedge that lost,
-// a timed-out request). Work already done on it is counted as wasted. It
-// is O(1) for a waiting copy (dropped lazily) and ends a decode run at its
-// next step boundary for a running one, so the batch shrinks promptly.
-func (r *Replica) Cancel(c *Copy) {
-	s := c.seq
-	if s == nil || s.cancelled {
-		return
-	}
-	c.seq = nil
-	s.cancelled = true
-	r.Stats.Cancelled++
-	r.state.Outstanding--
-	r.state.OutstandingTokens -= int64(s.prompt-s.done) + int64(s.req.OutputTokens-s.gen)
-	if !s.inBatch {
-		r.state.Waiting--
-		return // head() drops it
-	}
-	if r.cfg.Batching == BatchStatic {
-		// The batch runs on; the copy is padding until it ends.
-		if !s.finished {
-			s.finished = true
-			r.padding++
-			r.Stats.WastedPrefillTokens += int64(s.done)
-			r.Stats.WastedDecodeTokens += int64(s.gen)
-			r.Stats.CancelledTokens += int64(s.done) + int64(s.gen)
-		}
-		return
-	}
-	if r.hung {
-		r.removeRunning(s)
-		return
-	}
-	if r.runSteps > 1 {
-		r.endRunEarly(r.eng.Now())
-	}
-}
-
-// endRunEarly ends the decode run under way at its first step boundary at
-// or after now.
-func (r *Replica) endRunEarly(now sim.Time) {
-	k := r.firstBoundary(now)
-	if k < r.runSteps {
-		r.eng.Cancel(r.ev)
-		r.runSteps = k
-		r.stepEnd = r.runStart + r.runNs(k)
-		r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
-	}
-}
-
-// drop removes a cancelled running sequence at a step boundary.
-func (r *Replica) drop(s *seq) {
-	r.Stats.WastedPrefillTokens += int64(s.done)
-	r.Stats.WastedDecodeTokens += int64(s.gen)
-	r.Stats.CancelledTokens += int64(s.done) + int64(s.gen)
-	r.releaseKV(s)
-	r.recycle(s)
-}
-
-// removeRunning takes s out of the batch now (the replica is not stepping).
-func (r *Replica) removeRunning(s *seq) {
-	for i, x := range r.running {
-		if x == s {
-			copy(r.running[i:], r.running[i+1:])
-			r.running[len(r.running)-1] = nil
-			r.running = r.running[:len(r.running)-1]
-			break
-		}
-	}
-	r.drop(s)
+// faultState is what failures do to a replica: whether its process is
+// dead, hung or slow, the callbacks of a recovery, and a pending out-of-memory
+// crash.
+type faultState struct {
+	onReady    []func() // more callbacks for when it is up
+	onChange   func()   // the fleet's hook: up/down changed
+	slow       float64  // step-time factor (1 = healthy; fail-slow > 1)
+	down       bool     // failed: holds nothing, takes nothing until Recover
+	recovering bool     // a Recover is under way
+	hung       bool     // a zombie: accepts requests, never finishes a step
+	// oom is set when a contiguous allocation failed for fragmentation: the
+	// worker dies with a CUDA out-of-memory error at the end of the event
+	// (checkOOM).
+	oom bool
 }
 
 // Up reports whether the replica's process is alive (it may still be hung).
@@ -95,10 +35,7 @@ func (r *Replica) Fail(now sim.Time, reason string) {
 		return
 	}
 	r.dropAll(now, reason, false)
-	r.kv = NewKVCache(r.kv.Total())
-	if r.cfg.Allocator == AllocContiguous {
-		r.kv.EnableContiguous()
-	}
+	r.kv = r.alloc.newCache(r.kv.Total())
 	r.oom = false
 	r.down, r.hung = true, false
 	idx, avail := r.state.Index, r.state.Available
@@ -153,7 +90,7 @@ func (r *Replica) Hang(now sim.Time) {
 		if lo > 0 {
 			r.runSteps = lo
 			r.Stats.FLOPs += r.run.FLOPs(lo)
-			r.finishRun(now)
+			r.sched.finishRun(now)
 			r.flush()
 		}
 	}
@@ -256,10 +193,7 @@ func (r *Replica) Unhang(now sim.Time) {
 	}
 	r.hung = false
 	r.account(now)
-	r.busy = true
-	r.runSteps = 0
-	r.runStart, r.stepEnd = now, now
-	r.ev = r.eng.Schedule(now, sim.PriorityStep, r.onKick)
+	r.kick(now)
 }
 
 // FailInFlight errors every copy the replica holds (a link error kills the
@@ -294,7 +228,7 @@ func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 	}
 	for _, s := range r.running {
 		if keepKV {
-			r.releaseKV(s)
+			r.alloc.release(s)
 		}
 		fail(s)
 	}
@@ -303,38 +237,6 @@ func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 	for r.waiting.len() > 0 {
 		fail(r.waiting.popFront())
 	}
-	r.padding = 0
-}
-
-// admitContiguous gives s one contiguous region for its whole length
-// (prompt and every output token: a contiguous allocator cannot grow a
-// region in place). When no region is large enough although the free
-// space would be, the allocation fails the way a fragmented CUDA heap does:
-// the worker dies out of memory (checkOOM), and the scheduler cannot know
-// in advance. When the free space is simply too small, s waits.
-func (r *Replica) admitContiguous(s *seq, now sim.Time) bool {
-	need := r.blocksFor(int64(s.prompt) + int64(s.req.OutputTokens-s.gen))
-	if r.kv.Free()-need < r.watermark {
-		return false
-	}
-	off, ok, frag := r.kv.AllocRegion(need)
-	if !ok {
-		if frag {
-			r.oom = true
-			r.Stats.FragAtOOM = max(r.Stats.FragAtOOM, r.kv.Fragmentation())
-		}
-		return false
-	}
-	s.region, s.tailBlocks, s.tailTokens = off, need, int64(s.prompt)
-	s.missBlocks, s.hitSegs = 0, 0
-	s.done, s.kvTokens = 0, 0
-	if !s.admitted {
-		s.admitted = true
-		s.sched = now
-		r.notes = append(r.notes, note{kind: noteStarted, s: s, at: now})
-		r.Stats.PromptTokens += int64(s.req.InputTokens)
-	}
-	return true
 }
 
 // checkOOM crashes the worker after a failed contiguous allocation and
@@ -352,50 +254,4 @@ func (r *Replica) checkOOM(now sim.Time) {
 			r.Recover(t, cold, nil)
 		}
 	})
-}
-
-// CheckInvariants recomputes the replica's bookkeeping from its sequences
-// and reports the first mismatch: the routing snapshot's counts, and KV
-// blocks used = blocks held by running sequences + blocks of referenced
-// cache entries. Tests call it after every event.
-func (r *Replica) CheckInvariants() error {
-	live, waiting := 0, 0
-	var held int64
-	entries := map[*cacheEntry]bool{}
-	for _, s := range r.running {
-		held += s.missBlocks + s.tailBlocks
-		for _, e := range s.entries {
-			entries[e] = true
-		}
-		if !s.cancelled && !s.finished {
-			live++
-		}
-	}
-	for i := 0; i < r.waiting.len(); i++ {
-		s := r.waiting.buf[(r.waiting.head+i)%len(r.waiting.buf)]
-		if !s.cancelled {
-			waiting++
-			live++
-		}
-		if s.missBlocks+s.tailBlocks != 0 || len(s.entries) != 0 {
-			return fmt.Errorf("replica %d: a waiting sequence holds KV", r.idx)
-		}
-	}
-	for e := range entries {
-		if e.refs <= 0 {
-			return fmt.Errorf("replica %d: a running sequence holds an unreferenced cache entry", r.idx)
-		}
-		held += e.blocks
-	}
-	switch {
-	case r.state.Outstanding != live:
-		return fmt.Errorf("replica %d: snapshot says %d outstanding, it holds %d", r.idx, r.state.Outstanding, live)
-	case r.state.Waiting != waiting:
-		return fmt.Errorf("replica %d: snapshot says %d waiting, it holds %d", r.idx, r.state.Waiting, waiting)
-	case !r.down && held != r.kv.Used():
-		return fmt.Errorf("replica %d: %d KV blocks used, sequences hold %d", r.idx, r.kv.Used(), held)
-	case r.kv.Used()+r.kv.Cached()+r.kv.Free() != r.kv.Total():
-		return fmt.Errorf("replica %d: KV blocks do not add up", r.idx)
-	}
-	return nil
 }

@@ -1,0 +1,44 @@
+package models
+
+// Cancel withdraws a copy the gateway no longer wants (a hedge that lost,
+// a timed-out request). Work already done on it is counted as wasted. It
+// is O(1) for a waiting copy (dropped lazily) and ends a decode run at its
+// next step boundary for a running one, so the batch shrinks promptly.
+func (r *Replica) Cancel(c *Copy) {
+	s := c.seq
+	if s == nil || s.cancelled {
+		return
+	}
+	c.seq = nil
+	s.cancelled = true
+	r.Stats.Cancelled++
+	r.state.Outstanding--
+	r.state.OutstandingTokens -= int64(s.prompt-s.done) + int64(s.req.OutputTokens-s.gen)
+	if !s.inBatch {
+		r.state.Waiting--
+		return // head() drops it
+	}
+	r.sched.cancel(s)
+}
+
+// drop removes a cancelled running sequence at a step boundary.
+func (r *Replica) drop(s *seq) {
+	r.Stats.WastedPrefillTokens += int64(s.done)
+	r.Stats.WastedDecodeTokens += int64(s.gen)
+	r.Stats.CancelledTokens += int64(s.done) + int64(s.gen)
+	r.alloc.release(s)
+	r.recycle(s)
+}
+
+// removeRunning takes s out of the batch now (the replica is not stepping).
+func (r *Replica) removeRunning(s *seq) {
+	for i, x := range r.running {
+		if x == s {
+			copy(r.running[i:], r.running[i+1:])
+			r.running[len(r.running)-1] = nil
+			r.running = r.running[:len(r.running)-1]
+			break
+		}
+	}
+	r.drop(s)
+}

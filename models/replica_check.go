@@ -1,0 +1,49 @@
+package models
+
+import "fmt"
+
+// CheckInvariants recomputes the replica's bookkeeping from its sequences
+// and reports the first mismatch: the routing snapshot's counts, and KV
+// blocks used = blocks held by running sequences + blocks of referenced
+// cache entries. Tests call it after every event.
+func (r *Replica) CheckInvariants() error {
+	live, waiting := 0, 0
+	var held int64
+	entries := map[*cacheEntry]bool{}
+	for _, s := range r.running {
+		held += s.missBlocks + s.tailBlocks
+		for _, e := range s.entries {
+			entries[e] = true
+		}
+		if !s.cancelled && !s.finished {
+			live++
+		}
+	}
+	for i := 0; i < r.waiting.len(); i++ {
+		s := r.waiting.buf[(r.waiting.head+i)%len(r.waiting.buf)]
+		if !s.cancelled {
+			waiting++
+			live++
+		}
+		if s.missBlocks+s.tailBlocks != 0 || len(s.entries) != 0 {
+			return fmt.Errorf("replica %d: a waiting sequence holds KV", r.idx)
+		}
+	}
+	for e := range entries {
+		if e.refs <= 0 {
+			return fmt.Errorf("replica %d: a running sequence holds an unreferenced cache entry", r.idx)
+		}
+		held += e.blocks
+	}
+	switch {
+	case r.state.Outstanding != live:
+		return fmt.Errorf("replica %d: snapshot says %d outstanding, it holds %d", r.idx, r.state.Outstanding, live)
+	case r.state.Waiting != waiting:
+		return fmt.Errorf("replica %d: snapshot says %d waiting, it holds %d", r.idx, r.state.Waiting, waiting)
+	case !r.down && held != r.kv.Used():
+		return fmt.Errorf("replica %d: %d KV blocks used, sequences hold %d", r.idx, r.kv.Used(), held)
+	case r.kv.Used()+r.kv.Cached()+r.kv.Free() != r.kv.Total():
+		return fmt.Errorf("replica %d: KV blocks do not add up", r.idx)
+	}
+	return nil
+}

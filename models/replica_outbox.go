@@ -1,0 +1,95 @@
+package models
+
+import "github.com/fleetsim/fleetsim/sim"
+
+// outbox holds what a replica owes its observer until its state is
+// settled for the event (flush): the observer calls, and the sequences to
+// recycle once those calls no longer name them; and the recycled ones.
+type outbox struct {
+	notes []note  // held observer calls, in order
+	later []*seq  // sequences to recycle after the notes are delivered
+	spare []*seq  // recycled sequences: no allocation per request
+	out   Outcome // the Outcome of the CopyDone call under way
+}
+
+// note is a deferred observer call.
+type note struct {
+	kind   uint8 // noteStarted, noteFirst, noteDone, noteDoneInBatch, noteFailed
+	s      *seq
+	at     sim.Time
+	reason string
+}
+
+const (
+	noteFirst uint8 = iota
+	noteDone
+	noteFailed
+	noteStarted
+	// noteDoneInBatch is noteDone for a sequence that stays in its static
+	// batch as padding: the batch recycles it when it ends.
+	noteDoneInBatch
+)
+
+// flush delivers the held observer calls, then recycles finished
+// sequences.
+func (r *Replica) flush() {
+	if t := r.kv.Total(); t > 0 {
+		r.state.KVUtilization = float64(r.kv.Used()) / float64(t)
+	}
+	for i := 0; i < len(r.notes); i++ { // the observer may add notes
+		n := r.notes[i]
+		switch n.kind {
+		case noteFirst:
+			if !n.s.cancelled {
+				r.obs.FirstToken(n.s.cp, n.at)
+			}
+		case noteStarted:
+			if !n.s.cancelled {
+				r.obs.CopyStarted(n.s.cp, n.at)
+			}
+		case noteDone, noteDoneInBatch:
+			o := Outcome{Copy: n.s.cp, Req: &n.s.req, Replica: r.idx, Enqueued: n.s.enqueued, Scheduled: n.s.sched,
+				FirstToken: n.s.first, Finished: n.at, CachedTokens: n.s.cachedFirst, Preemptions: n.s.preempts}
+			r.out = o
+			n.s.cp.seq = nil
+			r.obs.CopyDone(n.s.cp, &r.out)
+			if n.kind == noteDone {
+				r.recycle(n.s)
+			}
+		case noteFailed:
+			n.s.cp.seq = nil
+			r.obs.CopyFailed(n.s.cp, n.at, n.reason)
+			r.recycle(n.s)
+		}
+	}
+	clear(r.notes)
+	r.notes = r.notes[:0]
+	for _, s := range r.later {
+		r.reuse(s)
+	}
+	clear(r.later)
+	r.later = r.later[:0]
+}
+
+// newSeq takes a sequence from the spares, or allocates one.
+func (o *outbox) newSeq() *seq {
+	if n := len(o.spare); n > 0 {
+		s := o.spare[n-1]
+		o.spare = o.spare[:n-1]
+		return s
+	}
+	return &seq{}
+}
+
+// recycle keeps a finished sequence (holding no KV) for reuse, once the
+// held observer calls that may still name it are delivered (flush).
+func (o *outbox) recycle(s *seq) {
+	o.later = append(o.later, s)
+}
+
+// reuse puts a sequence back among the spares.
+func (o *outbox) reuse(s *seq) {
+	entries := s.entries[:0]
+	*s = seq{seqKV: seqKV{entries: entries}}
+	o.spare = append(o.spare, s)
+}

@@ -1,0 +1,49 @@
+package models
+
+import (
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// seq is one request copy inside a replica.
+type seq struct {
+	cp       *Copy
+	req      workloads.Request
+	enqueued sim.Time
+	sched    sim.Time
+	first    sim.Time
+
+	prompt      int32 // tokens to prefill in this admission (input, or input+generated after preemption)
+	done        int32 // prompt tokens whose KV is computed (cache hits included)
+	gen         int32 // output tokens produced
+	cachedFirst int32 // prompt tokens served by the prefix cache at first admission
+	// kvTokens is the context in KV: computed prompt tokens plus decode
+	// tokens written since admission.
+	kvTokens int64
+
+	seqKV // the KV blocks it holds
+
+	preempts int32
+	// chunk is this step's work: > 0 prompt tokens to prefill, 0 one decode
+	// token (if decoding), -1 paused (non-chunked prefill step).
+	chunk     int32
+	admitted  bool // ever admitted
+	finished  bool // static batching: done but still padding the batch
+	cancelled bool // the gateway withdrew it; dropped at the next chance
+	inBatch   bool // in running (else waiting)
+}
+
+// seqKV is the KV a running sequence holds, as its allocator placed it
+// (kvalloc_paged.go, kvalloc_contiguous.go); a waiting sequence holds none.
+type seqKV struct {
+	entries    []*cacheEntry // prefix-cache entries it references (paged)
+	hitSegs    int32         // leading prefix segments held through entries
+	missBlocks int64         // blocks privately held for prefix segments not yet cached
+	tailTokens int64         // private tokens outside prefix segments (unique prompt tail + decode)
+	tailBlocks int64         // blocks holding them
+	// region is the first block of its contiguous KV region (contiguous
+	// allocator only).
+	region int64
+}
+
+func (s *seq) decoding() bool { return s.done == s.prompt }

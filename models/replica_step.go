@@ -1,0 +1,204 @@
+package models
+
+import (
+	"math"
+
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// stepState is the step or decode-only run a replica has under way, and
+// how its end is scheduled. A replica is busy from the moment it has
+// something to plan until it goes idle; while busy, exactly one of its
+// events (onKick or onStep) is pending, unless it is hung.
+type stepState struct {
+	busy      bool        // a step or run is under way, or planning is due
+	ev        sim.EventID // the pending onKick or onStep event
+	onStep    sim.Action  // Replica.stepDone, bound once
+	onKick    sim.Action  // plan at the end of an instant, bound once
+	runStart  sim.Time    // start of the step or run under way
+	stepEnd   sim.Time    // its end
+	runSteps  int64       // > 0: a decode-only run of this many steps is under way
+	run       DecodeRun   // its closed form
+	runBlocks int64       // KV blocks the run under way takes by its end
+	runSlow   float64     // the step-time factor it was planned with
+	stepFLOPs float64     // FLOPs of the single step under way
+	shape     StepShape   // the step under way (first step of a run)
+
+	// stepRec, when set, hears of every step or run as it completes.
+	stepRec func(StepRecord)
+	firsts  int64 // first tokens emitted so far
+}
+
+// runNs is the length of the first k steps of the run under way.
+func (st *stepState) runNs(k int64) sim.Time {
+	return sim.Time(math.Round(st.run.Seconds(k) * st.runSlow * 1e9))
+}
+
+// firstBoundary is the smallest k >= 1 with runStart + runNs(k) >= now.
+func (st *stepState) firstBoundary(now sim.Time) int64 {
+	lo, hi := int64(1), st.runSteps
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if st.runStart+st.runNs(mid) >= now {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// runGrowth is ∫ dt over [a, b] of the blocks a decode run under way has
+// taken so far but allocates only when it ends, taking them to grow
+// linearly from the run's start to its end.
+func (st *stepState) runGrowth(a, b sim.Time) float64 {
+	if st.runSteps <= 0 || st.runBlocks <= 0 || st.stepEnd <= st.runStart {
+		return 0
+	}
+	a, b = max(a, st.runStart), min(b, st.stepEnd)
+	if b <= a {
+		return 0
+	}
+	l := float64(st.stepEnd - st.runStart)
+	x, y := float64(a-st.runStart), float64(b-st.runStart)
+	return float64(st.runBlocks) / (2 * l) * (y*y - x*x)
+}
+
+// kick has the replica plan at the end of this instant (after every
+// arrival at the same time has queued).
+func (r *Replica) kick(now sim.Time) {
+	r.busy = true
+	r.runSteps = 0
+	r.runStart, r.stepEnd = now, now
+	r.ev = r.eng.Schedule(now, sim.PriorityStep, r.onKick)
+}
+
+// plan chooses the next step, or goes idle.
+func (r *Replica) plan(now sim.Time) {
+	r.runStart = now
+	r.runSteps = 0
+	r.stepFLOPs = 0
+	r.sched.plan(now)
+}
+
+// idle leaves the replica with nothing under way: the next arrival kicks
+// it.
+func (r *Replica) idle(sim.Time) {
+	r.busy = false
+	r.ev = sim.EventID{}
+}
+
+// stepNs is a single step of d seconds at the current slow-down, which it
+// records for the step.
+func (r *Replica) stepNs(d float64) sim.Time {
+	r.runSlow = r.slow
+	return sim.Time(math.Round(d * r.slow * 1e9))
+}
+
+// startStep schedules the end of a single step of shape sh.
+func (r *Replica) startStep(now sim.Time, sh StepShape) {
+	d := r.perf.Step(sh)
+	r.stepFLOPs = r.perf.FLOPs(sh)
+	r.shape = sh
+	r.stepEnd = now + r.stepNs(d)
+	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+}
+
+// startRun schedules the end of a run of k decode-only steps of n
+// sequences that read ctx tokens of KV at its first step and take blocks
+// more KV blocks by its end.
+func (r *Replica) startRun(now sim.Time, n int, ctx float64, k, blocks int64) {
+	r.run = r.perf.Decode(n, ctx)
+	r.shape = StepShape{DecodeSeqs: float64(n), DecodeCtx: ctx}
+	r.runSlow = r.slow
+	r.runSteps = k
+	r.runBlocks = blocks
+	r.stepEnd = now + r.runNs(k)
+	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+}
+
+// cutRun shortens the decode run under way to its first k < runSteps
+// steps.
+func (r *Replica) cutRun(k int64) {
+	r.eng.Cancel(r.ev)
+	r.runSteps = k
+	r.stepEnd = r.runStart + r.runNs(k)
+	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+}
+
+// endRunEarly ends the decode run under way at its first step boundary at
+// or after now.
+func (r *Replica) endRunEarly(now sim.Time) {
+	k := r.firstBoundary(now)
+	if k < r.runSteps {
+		r.cutRun(k)
+	}
+}
+
+// stepDone fires at the end of a step or decode run: apply its effects, then
+// plan the next.
+func (r *Replica) stepDone(now sim.Time) {
+	r.Stats.Events++
+	r.account(now)
+	r.Stats.BusyNs += int64(now - r.runStart)
+	firsts := r.firsts
+	steps := int64(1)
+	if r.runSteps > 0 {
+		steps = r.runSteps
+		r.Stats.FLOPs += r.run.FLOPs(r.runSteps)
+		r.sched.finishRun(now)
+	} else {
+		r.Stats.FLOPs += r.stepFLOPs
+		r.finishStep(now)
+	}
+	if r.stepRec != nil {
+		r.stepRec(StepRecord{Shape: r.shape, Steps: steps, FirstTokens: r.firsts - firsts})
+	}
+	r.plan(now)
+	r.flush()
+	r.checkOOM(now)
+}
+
+// finishStep applies a single step: prefill chunks, and one decode token for
+// every sequence that was decoding (their blocks were taken when planned).
+func (r *Replica) finishStep(now sim.Time) {
+	r.Stats.Steps++
+	for _, s := range r.running {
+		switch {
+		case s.finished:
+		case s.chunk < 0:
+			s.chunk = 0
+		case s.chunk > 0:
+			s.done += s.chunk
+			s.kvTokens += int64(s.chunk)
+			r.Stats.PrefillTokens += int64(s.chunk)
+			if !s.cancelled { // a withdrawn copy was already taken off
+				r.state.OutstandingTokens -= int64(s.chunk)
+			}
+			s.chunk = 0
+			if s.done == s.prompt {
+				r.alloc.prefilled(s)
+				r.emit(s, now)
+			}
+		case s.decoding():
+			s.kvTokens++
+			s.tailTokens++
+			r.emit(s, now)
+		}
+	}
+	r.sched.reap(now)
+}
+
+// emit records one output token of s produced at now.
+func (r *Replica) emit(s *seq, now sim.Time) {
+	if s.gen == 0 {
+		r.firsts++
+		s.first = now
+		r.notes = append(r.notes, note{kind: noteFirst, s: s, at: now})
+	}
+	s.gen++
+	r.Stats.DecodeTokens++
+	if !s.cancelled {
+		r.state.OutstandingTokens--
+	}
+}

@@ -1,0 +1,110 @@
+package models
+
+import "github.com/fleetsim/fleetsim/sim"
+
+// scheduler is a batching mode (ReplicaConfig.Batching): how the replica
+// builds each step from its queue and batch, and what the end of a decode
+// run does to the batch. There is one per mode: staticSched,
+// continuousSched and chunkedSched (the last two share iterSched).
+// The replica calls it once per event (cancel: once per withdrawn
+// sequence), never inside a loop over the batch.
+type scheduler interface {
+	// plan chooses the next step or decode run at now and schedules its
+	// end (Replica.startStep, startRun), or leaves the replica idle.
+	plan(now sim.Time)
+	// finishRun applies the decode run of r.runSteps steps that ended at
+	// now to the batch, then reaps it.
+	finishRun(now sim.Time)
+	// reap takes finished and withdrawn sequences out of the batch.
+	reap(now sim.Time)
+	// canJoin reports whether a newcomer may join the running batch at the
+	// next step boundary (an arrival then ends a decode run under way).
+	canJoin() bool
+	// cancel withdraws running s, whose copy the gateway let go (already
+	// counted by Replica.Cancel).
+	cancel(s *seq)
+}
+
+// newScheduler returns the scheduler of r's batching mode.
+func newScheduler(r *Replica) scheduler {
+	switch r.cfg.Batching {
+	case BatchStatic:
+		return staticSched{r: r}
+	case BatchChunked:
+		return chunkedSched{iterSched{r: r}}
+	default:
+		return continuousSched{iterSched{r: r}}
+	}
+}
+
+// stepBuild accumulates the prefill part of a step being planned.
+type stepBuild struct {
+	sh     StepShape
+	chunks int // sequences prefilling in the step
+}
+
+// add makes c prompt tokens of s part of the step.
+func (b *stepBuild) add(s *seq, c int) {
+	s.chunk = int32(c)
+	b.chunks++
+	b.sh.PrefillTokens += float64(c)
+	b.sh.PrefillPairs += float64(c)*float64(s.kvTokens) + float64(c)*float64(c+1)/2
+	b.sh.PrefillSeqs++
+}
+
+// head is the first live sequence of the queue, dropping cancelled ones
+// (lazy deletion: Cancel is O(1)), or nil. It is called in every planning
+// loop and kept small enough to inline.
+func (r *Replica) head() *seq {
+	for r.waiting.size > 0 {
+		s := r.waiting.front()
+		if !s.cancelled {
+			return s
+		}
+		r.waiting.popFront()
+		r.recycle(s)
+	}
+	return nil
+}
+
+// join moves s, the head of the queue, into the running batch.
+func (r *Replica) join(s *seq) {
+	r.waiting.popFront()
+	r.state.Waiting--
+	s.inBatch = true
+	r.running = append(r.running, s)
+}
+
+// admit places waiting s's KV if memory allows, keeping reserve blocks free
+// besides the watermark and the blocks of s's own output that the admission
+// policy reserves, and reports whether it did. Tokens served by the prefix
+// cache count as computed.
+func (r *Replica) admit(s *seq, now sim.Time, reserve int64) bool {
+	done, ok := r.alloc.place(s, reserve+r.adm.own(r, s))
+	if !ok {
+		return false
+	}
+	s.done = done
+	s.kvTokens = int64(s.done)
+	r.state.OutstandingTokens -= int64(s.done)
+	if !s.admitted {
+		r.started(s, now)
+		s.cachedFirst = s.done
+		r.Stats.CachedTokens += int64(s.done)
+	}
+	return true
+}
+
+// started records s's first admission into a batch.
+func (r *Replica) started(s *seq, now sim.Time) {
+	s.admitted, s.sched = true, now
+	r.notes = append(r.notes, note{kind: noteStarted, s: s, at: now})
+	r.Stats.PromptTokens += int64(s.req.InputTokens)
+}
+
+// growth is the blocks an admitted sequence will still take to finish its
+// output.
+func (r *Replica) growth(s *seq) int64 {
+	rem := int64(s.req.OutputTokens - s.gen)
+	return max(0, r.blocksFor(s.tailTokens+rem)-s.tailBlocks)
+}

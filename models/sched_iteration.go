@@ -1,0 +1,220 @@
+package models
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// iterSched is what the two iteration-level batching modes share
+// (continuousSched, chunkedSched): sequences join and leave the batch at
+// any step; a step is prefill work plus a decode token for each decoding
+// sequence, and a decode-only batch runs as one event (planDecodeRun); KV
+// blocks are taken as sequences grow, and a full cache preempts the newest
+// sequence, which recomputes later. Each mode brings only its plan.
+type iterSched struct{ r *Replica }
+
+// begin starts planning a step: decoding sequences each need one token,
+// and a block when their last block is full; it preempts the newest
+// sequences until they fit, and returns how many are decoding and the
+// blocks their next token takes (one pass over the batch per try).
+func (b iterSched) begin(now sim.Time) (decoders int, need int64) {
+	r := b.r
+	for {
+		decoders, need = 0, 0
+		for _, s := range r.running {
+			if s.decoding() {
+				decoders++
+				if r.blocksFor(s.tailTokens+1) > s.tailBlocks {
+					need++
+				}
+			}
+		}
+		if need <= r.kv.Available() {
+			return decoders, need
+		}
+		b.preemptNewest(now)
+	}
+}
+
+// launch schedules the step planned in st with decoders decoding
+// sequences: a decode-only run when it prefills nothing, else a single step
+// whose decoders' blocks are taken now; or goes idle.
+func (b iterSched) launch(now sim.Time, st *stepBuild, decoders int) {
+	r := b.r
+	if st.chunks == 0 {
+		if decoders == 0 {
+			if len(r.running) > 0 {
+				panic(fmt.Sprintf("models: replica %d: %d running sequences but nothing to do", r.idx, len(r.running)))
+			}
+			r.idle(now)
+			return
+		}
+		b.planDecodeRun(now, decoders)
+		return
+	}
+	// A single mixed step: decoders' blocks are taken now.
+	if decoders > 0 {
+		var need int64
+		for _, s := range r.running {
+			if s.decoding() {
+				if r.blocksFor(s.tailTokens+1) > s.tailBlocks {
+					s.tailBlocks++
+					need++
+				}
+				st.sh.DecodeSeqs++
+				st.sh.DecodeCtx += float64(s.kvTokens)
+			}
+		}
+		if need > 0 && !r.alloc.grow(need) {
+			panic(fmt.Sprintf("models: replica %d: decode blocks reserved but unavailable", r.idx))
+		}
+	}
+	r.startStep(now, st.sh)
+}
+
+// planDecodeRun schedules k decode-only steps of the running batch, k being
+// the largest run before a sequence finishes or the KV runs out.
+func (b iterSched) planDecodeRun(now sim.Time, n int) {
+	r := b.r
+	var ctx float64
+	k := int64(math.MaxInt32)
+	for _, s := range r.running {
+		if !s.decoding() {
+			continue
+		}
+		ctx += float64(s.kvTokens)
+		if rem := int64(s.req.OutputTokens - s.gen); rem < k {
+			k = rem
+		}
+	}
+	if k < 1 {
+		panic(fmt.Sprintf("models: replica %d: decode run with a finished sequence", r.idx))
+	}
+	// Largest j <= k whose block demand fits in what is available.
+	avail := r.kv.Available()
+	need := b.demand(k)
+	if need > avail {
+		lo, hi := int64(1), k
+		need = b.demand(1)
+		for lo < hi {
+			mid := lo + (hi-lo+1)/2
+			if d := b.demand(mid); d <= avail {
+				lo, need = mid, d
+			} else {
+				hi = mid - 1
+			}
+		}
+		k = lo
+	}
+	r.startRun(now, n, ctx, k, need)
+}
+
+// demand is the number of new blocks the running batch needs for j more
+// decode steps.
+func (b iterSched) demand(j int64) int64 {
+	r := b.r
+	var need int64
+	for _, s := range r.running {
+		if s.decoding() {
+			need += max(0, r.blocksFor(s.tailTokens+j)-s.tailBlocks)
+		}
+	}
+	return need
+}
+
+// preemptNewest evicts the most recently admitted running sequence back to
+// the head of the queue; it will recompute its prompt and output so far.
+func (b iterSched) preemptNewest(now sim.Time) {
+	r := b.r
+	n := len(r.running)
+	if n == 0 {
+		panic(fmt.Sprintf("models: replica %d: out of KV with nothing to preempt", r.idx))
+	}
+	s := r.running[n-1]
+	r.running[n-1] = nil
+	r.running = r.running[:n-1]
+	if s.cancelled {
+		r.drop(s) // withdrawn: free it, do not queue it again
+		return
+	}
+	r.alloc.release(s)
+	old := int64(s.prompt - s.done)
+	s.prompt = s.req.InputTokens + s.gen
+	s.done, s.kvTokens, s.chunk = 0, 0, 0
+	r.state.OutstandingTokens += int64(s.prompt) - old
+	s.preempts++
+	r.Stats.Preemptions++
+	s.inBatch = false
+	r.waiting.pushFront(s)
+	r.state.Waiting++
+}
+
+// finishRun applies k decode steps to every decoding sequence and takes the
+// blocks they grew into (planDecodeRun made sure they are there).
+func (b iterSched) finishRun(now sim.Time) {
+	r := b.r
+	k := r.runSteps
+	r.Stats.Steps += k
+	var need int64
+	for _, s := range r.running {
+		if !s.decoding() {
+			continue // a prefill left without budget waits for the next step
+		}
+		s.kvTokens += k
+		if nb := r.blocksFor(s.tailTokens + k); nb > s.tailBlocks {
+			need += nb - s.tailBlocks
+			s.tailBlocks = nb
+		}
+		s.tailTokens += k
+		s.gen += int32(k)
+		r.Stats.DecodeTokens += k
+		if !s.cancelled { // a withdrawn copy was already taken off
+			r.state.OutstandingTokens -= k
+		}
+	}
+	if need > 0 && !r.alloc.grow(need) {
+		panic(fmt.Sprintf("models: replica %d: decode run of %d steps planned without %d KV blocks", r.idx, k, need))
+	}
+	b.reap(now)
+}
+
+// reap completes the sequences that produced all their tokens and drops
+// withdrawn ones, releasing their KV.
+func (b iterSched) reap(now sim.Time) {
+	r := b.r
+	keep := r.running[:0]
+	for _, s := range r.running {
+		if s.cancelled {
+			r.drop(s)
+			continue
+		}
+		if s.gen >= s.req.OutputTokens && s.decoding() {
+			r.alloc.finish(s)
+			r.state.Outstanding--
+			r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
+			continue
+		}
+		keep = append(keep, s)
+	}
+	for i := len(keep); i < len(r.running); i++ {
+		r.running[i] = nil
+	}
+	r.running = keep
+}
+
+func (b iterSched) canJoin() bool { return len(b.r.running) < b.r.cfg.MaxSeqs }
+
+// cancel ends the decode run under way at its next step boundary so the
+// batch shrinks promptly (a hung replica is not stepping: s leaves now).
+func (b iterSched) cancel(s *seq) {
+	r := b.r
+	if r.hung {
+		r.removeRunning(s)
+		return
+	}
+	if r.runSteps > 1 {
+		r.endRunEarly(r.eng.Now())
+	}
+}
