@@ -1,11 +1,11 @@
 package training
 
 import (
-	"github.com/fleetsim/fleetsim/internal/streams"
 	"math"
 	"sort"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/sim"
 )
