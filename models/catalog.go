@@ -151,37 +151,37 @@ func sortedKeys[V any](m map[string]V) []string {
 // Validate checks a GPU definition, reporting under key prefix.
 func (g *GPU) Validate(prefix string, ps *config.Problems) {
 	if g.Name == "" {
-		ps.Add(prefix+".name", "must not be empty")
+		ps.Add(config.Key(prefix, "name"), "must not be empty")
 	}
-	ps.Positive(prefix+".hbm_bytes", g.HBMBytes)
-	ps.Positive(prefix+".hbm_bytes_per_s", g.HBMBytesPerS)
-	ps.Positive(prefix+".bf16_flops", g.BF16FLOPS)
-	ps.Positive(prefix+".fp8_flops", g.FP8FLOPS)
-	ps.NonNegative(prefix+".fp4_flops", g.FP4FLOPS)
-	ps.Positive(prefix+".nvlink_bytes_per_s", g.NVLinkBytesPerS)
-	ps.NonNegative(prefix+".tdp_watts", g.TDPWatts)
-	ps.PositiveInt(prefix+".domain_gpus", g.DomainGPUs)
-	ps.NonNegative(prefix+".price_per_gpu_hour", g.PricePerGPUHour)
-	ps.NonNegative(prefix+".reserved_price_per_gpu_hour", g.ReservedPricePerGPUHour)
+	ps.Positive(config.Key(prefix, "hbm_bytes"), g.HBMBytes)
+	ps.Positive(config.Key(prefix, "hbm_bytes_per_s"), g.HBMBytesPerS)
+	ps.Positive(config.Key(prefix, "bf16_flops"), g.BF16FLOPS)
+	ps.Positive(config.Key(prefix, "fp8_flops"), g.FP8FLOPS)
+	ps.NonNegative(config.Key(prefix, "fp4_flops"), g.FP4FLOPS)
+	ps.Positive(config.Key(prefix, "nvlink_bytes_per_s"), g.NVLinkBytesPerS)
+	ps.NonNegative(config.Key(prefix, "tdp_watts"), g.TDPWatts)
+	ps.PositiveInt(config.Key(prefix, "domain_gpus"), g.DomainGPUs)
+	ps.NonNegative(config.Key(prefix, "price_per_gpu_hour"), g.PricePerGPUHour)
+	ps.NonNegative(config.Key(prefix, "reserved_price_per_gpu_hour"), g.ReservedPricePerGPUHour)
 }
 
 // Validate checks a model definition, reporting under key prefix.
 func (m *LLM) Validate(prefix string, ps *config.Problems) {
 	if m.Name == "" {
-		ps.Add(prefix+".name", "must not be empty")
+		ps.Add(config.Key(prefix, "name"), "must not be empty")
 	}
-	ps.PositiveInt(prefix+".layers", m.Layers)
-	ps.PositiveInt(prefix+".hidden", m.Hidden)
-	ps.PositiveInt(prefix+".heads", m.Heads)
-	ps.PositiveInt(prefix+".kv_heads", m.KVHeads)
-	ps.PositiveInt(prefix+".head_dim", m.HeadDim)
-	ps.PositiveInt(prefix+".intermediate", m.Intermediate)
-	ps.PositiveInt(prefix+".vocab", m.Vocab)
-	ps.Positive(prefix+".params", m.Params)
+	ps.PositiveInt(config.Key(prefix, "layers"), m.Layers)
+	ps.PositiveInt(config.Key(prefix, "hidden"), m.Hidden)
+	ps.PositiveInt(config.Key(prefix, "heads"), m.Heads)
+	ps.PositiveInt(config.Key(prefix, "kv_heads"), m.KVHeads)
+	ps.PositiveInt(config.Key(prefix, "head_dim"), m.HeadDim)
+	ps.PositiveInt(config.Key(prefix, "intermediate"), m.Intermediate)
+	ps.PositiveInt(config.Key(prefix, "vocab"), m.Vocab)
+	ps.Positive(config.Key(prefix, "params"), m.Params)
 	if m.ContextTokens < 0 {
-		ps.Add(prefix+".context_tokens", "must be >= 0 (0: no known limit), found %d", m.ContextTokens)
+		ps.Add(config.Key(prefix, "context_tokens"), "must be >= 0 (0: no known limit), found %d", m.ContextTokens)
 	}
 	if m.KVHeads > 0 && m.Heads > 0 && m.Heads%m.KVHeads != 0 {
-		ps.Add(prefix+".kv_heads", "must divide heads (%d), found %d", m.Heads, m.KVHeads)
+		ps.Add(config.Key(prefix, "kv_heads"), "must divide heads (%d), found %d", m.Heads, m.KVHeads)
 	}
 }

@@ -35,24 +35,24 @@ type FleetConfig struct {
 func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems) MemoryPlan {
 	gpu, okG := cat.GPUs[c.GPU]
 	if !okG {
-		ps.OneOf(prefix+".gpu", c.GPU, cat.GPUNames())
+		ps.OneOf(config.Key(prefix, "gpu"), c.GPU, cat.GPUNames())
 	}
 	llm, okM := cat.LLMs[c.Model]
 	if !okM {
-		ps.OneOf(prefix+".model", c.Model, cat.LLMNames())
+		ps.OneOf(config.Key(prefix, "model"), c.Model, cat.LLMNames())
 	}
-	ps.PositiveInt(prefix+".replicas", c.Replicas)
-	ps.PositiveInt(prefix+".tp", c.TP)
+	ps.PositiveInt(config.Key(prefix, "replicas"), c.Replicas)
+	ps.PositiveInt(config.Key(prefix, "tp"), c.TP)
 	if okG && c.TP > 0 && (c.TP > gpu.DomainGPUs || gpu.DomainGPUs%c.TP != 0) {
-		ps.Add(prefix+".tp", "a TP=%d replica does not fit %s's %d-GPU NVLink domain (TP must divide %d)",
+		ps.Add(config.Key(prefix, "tp"), "a TP=%d replica does not fit %s's %d-GPU NVLink domain (TP must divide %d)",
 			c.TP, gpu.Name, gpu.DomainGPUs, gpu.DomainGPUs)
 	}
 	if c.Placement == "" {
 		c.Placement = "pack"
 	}
-	ps.OneOf(prefix+".placement", c.Placement, Placements)
+	ps.OneOf(config.Key(prefix, "placement"), c.Placement, Placements)
 	if c.Domains < 0 {
-		ps.Add(prefix+".domains", "must be >= 0, found %d", c.Domains)
+		ps.Add(config.Key(prefix, "domains"), "must be >= 0, found %d", c.Domains)
 	}
 	if okG && c.Placement == "spread" && c.TP > 0 && c.Replicas > 0 && c.TP <= gpu.DomainGPUs {
 		d := c.Domains
@@ -61,31 +61,31 @@ func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems)
 		}
 		d = min(d, c.Replicas)
 		if per := (c.Replicas + d - 1) / d; per > gpu.DomainGPUs/c.TP {
-			ps.Add(prefix+".domains", "%d domains cannot hold %d TP=%d replicas (%d per domain at most)", d, c.Replicas, c.TP, gpu.DomainGPUs/c.TP)
+			ps.Add(config.Key(prefix, "domains"), "%d domains cannot hold %d TP=%d replicas (%d per domain at most)", d, c.Replicas, c.TP, gpu.DomainGPUs/c.TP)
 		}
 	}
 	n := len(ps.List)
-	c.Replica.Validate(prefix+".replica", ps)
+	c.Replica.Validate(config.Key(prefix, "replica"), ps)
 	pp, okP := cat.Profiles[c.Replica.Perf.Profile]
 	if !okP && c.Replica.Perf.Profile != "" && !c.Replica.Perf.IsPath() {
-		ps.OneOf(prefix+".replica.perf.profile", c.Replica.Perf.Profile, BuiltinProfileNames())
-	} else if !okP && c.Replica.Perf.Profile != "" && !ps.Has(prefix+".replica.perf.profile") {
+		ps.OneOf(config.Key(prefix, "replica", "perf", "profile"), c.Replica.Perf.Profile, BuiltinProfileNames())
+	} else if !okP && c.Replica.Perf.Profile != "" && !ps.Has(config.Key(prefix, "replica", "perf", "profile")) {
 		// The scenario loader reads profile files into the catalog and
 		// reports a file it could not read under this key.
-		ps.Add(prefix+".replica.perf.profile", "profile file %q was not loaded", c.Replica.Perf.Profile)
+		ps.Add(config.Key(prefix, "replica", "perf", "profile"), "profile file %q was not loaded", c.Replica.Perf.Profile)
 	}
 	if okG && okM && c.TP > 0 {
 		if err := CheckTP(llm, c.TP); err != nil {
-			ps.Add(prefix+".tp", "%v", err)
+			ps.Add(config.Key(prefix, "tp"), "%v", err)
 		}
 		if err := CheckPrecision(gpu, Precision(c.Replica.Weights), Precision(c.Replica.KVDType)); err != nil {
-			ps.Add(prefix+".replica.weights", "%v", err)
+			ps.Add(config.Key(prefix, "replica", "weights"), "%v", err)
 		}
 	}
 	if !okG || !okM || !okP || len(ps.List) > n || c.TP <= 0 {
 		return MemoryPlan{}
 	}
-	return PlanMemory(gpu, llm, c.TP, c.Replica, pp, prefix+".model", ps)
+	return PlanMemory(gpu, llm, c.TP, c.Replica, pp, config.Key(prefix, "model"), ps)
 }
 
 // Placement is where the fleet's replicas sit.

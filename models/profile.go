@@ -128,12 +128,6 @@ func LookupProfileParam(key string) (ProfileParam, bool) {
 // ("" for a profile file of its own). The half points and the log-scaled
 // constants may also be 0.
 func (pp *PerfProfile) Validate(prefix string, ps *config.Problems) {
-	key := func(k string) string {
-		if prefix == "" {
-			return k
-		}
-		return prefix + "." + k
-	}
 	for _, p := range ProfileParams {
 		v := p.Get(pp)
 		lo := p.Lo
@@ -141,11 +135,11 @@ func (pp *PerfProfile) Validate(prefix string, ps *config.Problems) {
 			lo = 0
 		}
 		if math.IsNaN(v) || v < lo || v > p.Hi || (!p.Log && p.Lo > 0 && v <= 0) {
-			ps.Add(key(p.Key), "must be between %g and %g, found %v", lo, p.Hi, v)
+			ps.Add(config.Key(prefix, p.Key), "must be between %g and %g, found %v", lo, p.Hi, v)
 		}
 	}
 	if math.IsNaN(pp.RuntimeReserveBytes) || pp.RuntimeReserveBytes < 0 || pp.RuntimeReserveBytes > 64e9 {
-		ps.Add(key("runtime_reserve_bytes"), "must be between 0 and 64e9, found %v", pp.RuntimeReserveBytes)
+		ps.Add(config.Key(prefix, "runtime_reserve_bytes"), "must be between 0 and 64e9, found %v", pp.RuntimeReserveBytes)
 	}
 }
 

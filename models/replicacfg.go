@@ -120,30 +120,30 @@ func DefaultReplicaConfig() ReplicaConfig {
 
 // Validate reports problems under key prefix.
 func (c *ReplicaConfig) Validate(prefix string, ps *config.Problems) {
-	ps.OneOf(prefix+".batching", c.Batching, BatchingModes)
-	ps.PositiveInt(prefix+".max_batched_tokens", c.MaxBatchedTokens)
-	ps.PositiveInt(prefix+".max_seqs", c.MaxSeqs)
-	ps.PositiveInt(prefix+".block_tokens", c.BlockTokens)
-	ps.Positive(prefix+".gpu_memory_utilization", c.GPUMemoryUtilization)
+	ps.OneOf(config.Key(prefix, "batching"), c.Batching, BatchingModes)
+	ps.PositiveInt(config.Key(prefix, "max_batched_tokens"), c.MaxBatchedTokens)
+	ps.PositiveInt(config.Key(prefix, "max_seqs"), c.MaxSeqs)
+	ps.PositiveInt(config.Key(prefix, "block_tokens"), c.BlockTokens)
+	ps.Positive(config.Key(prefix, "gpu_memory_utilization"), c.GPUMemoryUtilization)
 	if c.GPUMemoryUtilization > 1 {
-		ps.Add(prefix+".gpu_memory_utilization", "must be at most 1, found %v", c.GPUMemoryUtilization)
+		ps.Add(config.Key(prefix, "gpu_memory_utilization"), "must be at most 1, found %v", c.GPUMemoryUtilization)
 	}
-	ps.NonNegative(prefix+".activation_bytes_per_gpu", c.ActivationBytesPerGPU)
-	ps.Fraction(prefix+".watermark_fraction", c.WatermarkFraction)
+	ps.NonNegative(config.Key(prefix, "activation_bytes_per_gpu"), c.ActivationBytesPerGPU)
+	ps.Fraction(config.Key(prefix, "watermark_fraction"), c.WatermarkFraction)
 	if c.KVBlocks < 0 {
-		ps.Add(prefix+".kv_blocks", "must be >= 0 (0 derives it from HBM), found %d", c.KVBlocks)
+		ps.Add(config.Key(prefix, "kv_blocks"), "must be >= 0 (0 derives it from HBM), found %d", c.KVBlocks)
 	}
-	ps.OneOf(prefix+".allocator", c.Allocator, []string{AllocContiguous, AllocPaged})
+	ps.OneOf(config.Key(prefix, "allocator"), c.Allocator, []string{AllocContiguous, AllocPaged})
 	if c.Allocator == AllocContiguous && c.PrefixCaching {
-		ps.Add(prefix+".prefix_caching", "the prefix cache needs the paged allocator: set prefix_caching = false with allocator = \"contiguous\"")
+		ps.Add(config.Key(prefix, "prefix_caching"), "the prefix cache needs the paged allocator: set prefix_caching = false with allocator = \"contiguous\"")
 	}
-	ps.NonNegative(prefix+".restart_s", c.RestartS)
-	ps.NonNegative(prefix+".cold_start_s", c.ColdStartS)
-	ps.OneOf(prefix+".weights", c.Weights, WeightPrecisions)
-	ps.OneOf(prefix+".kv_dtype", c.KVDType, KVPrecisions)
-	ps.OneOf(prefix+".kv_admission", c.KVAdmission, []string{KVAdmitFull, KVAdmitPrompt})
+	ps.NonNegative(config.Key(prefix, "restart_s"), c.RestartS)
+	ps.NonNegative(config.Key(prefix, "cold_start_s"), c.ColdStartS)
+	ps.OneOf(config.Key(prefix, "weights"), c.Weights, WeightPrecisions)
+	ps.OneOf(config.Key(prefix, "kv_dtype"), c.KVDType, KVPrecisions)
+	ps.OneOf(config.Key(prefix, "kv_admission"), c.KVAdmission, []string{KVAdmitFull, KVAdmitPrompt})
 	if c.Perf.Profile == "" {
-		ps.Add(prefix+".perf.profile", "must name a built-in profile (%s) or a profile file", strings.Join(BuiltinProfileNames(), ", "))
+		ps.Add(config.Key(prefix, "perf", "profile"), "must name a built-in profile (%s) or a profile file", strings.Join(BuiltinProfileNames(), ", "))
 	}
 }
 

@@ -81,39 +81,39 @@ func DefaultRolloutConfig() RolloutConfig {
 
 // Validate records problems under prefix.
 func (c *RolloutConfig) Validate(prefix string, replicas int, ps *config.Problems) {
-	ps.NonNegative(prefix+".start_s", c.StartS)
+	ps.NonNegative(config.Key(prefix, "start_s"), c.StartS)
 	if c.NewReplicas < 1 || c.NewReplicas >= replicas {
-		ps.Add(prefix+".new_replicas", "must be between 1 and cluster.replicas−1 (%d), found %d", replicas-1, c.NewReplicas)
+		ps.Add(config.Key(prefix, "new_replicas"), "must be between 1 and cluster.replicas−1 (%d), found %d", replicas-1, c.NewReplicas)
 	}
 	if len(c.Steps) == 0 {
-		ps.Add(prefix+".steps", "needs at least one step such as \"95:5\"")
+		ps.Add(config.Key(prefix, "steps"), "needs at least one step such as \"95:5\"")
 	}
 	for i, st := range c.Steps {
 		if _, err := ParseSplit(st); err != nil {
-			ps.Add(prefix+".steps", "step %d: %v", i, err)
+			ps.Add(config.Key(prefix, "steps"), "step %d: %v", i, err)
 		}
 	}
-	ps.Positive(prefix+".step_s", c.StepS)
-	ps.NonNegative(prefix+".load_s", c.LoadS)
-	ps.NonNegative(prefix+".dry_run_s", c.DryRunS)
+	ps.Positive(config.Key(prefix, "step_s"), c.StepS)
+	ps.NonNegative(config.Key(prefix, "load_s"), c.LoadS)
+	ps.NonNegative(config.Key(prefix, "dry_run_s"), c.DryRunS)
 	if !(c.SlowFactor >= 1) || math.IsInf(c.SlowFactor, 0) {
-		ps.Add(prefix+".slow_factor", "must be a finite number >= 1, found %v", c.SlowFactor)
+		ps.Add(config.Key(prefix, "slow_factor"), "must be a finite number >= 1, found %v", c.SlowFactor)
 	}
-	ps.Fraction(prefix+".error_rate", c.ErrorRate)
-	ps.Positive(prefix+".check_interval_s", c.CheckIntervalS)
-	ps.Positive(prefix+".window_s", c.WindowS)
-	ps.PositiveInt(prefix+".min_samples", c.MinSamples)
-	ps.Fraction(prefix+".error_margin", c.ErrorMargin)
+	ps.Fraction(config.Key(prefix, "error_rate"), c.ErrorRate)
+	ps.Positive(config.Key(prefix, "check_interval_s"), c.CheckIntervalS)
+	ps.Positive(config.Key(prefix, "window_s"), c.WindowS)
+	ps.PositiveInt(config.Key(prefix, "min_samples"), c.MinSamples)
+	ps.Fraction(config.Key(prefix, "error_margin"), c.ErrorMargin)
 	if !(c.P99Ratio >= 1) || math.IsInf(c.P99Ratio, 0) {
-		ps.Add(prefix+".p99_ratio", "must be a finite number >= 1, found %v", c.P99Ratio)
+		ps.Add(config.Key(prefix, "p99_ratio"), "must be a finite number >= 1, found %v", c.P99Ratio)
 	}
 	// The judge's name is checked against policies.RolloutJudges, where
 	// the judges are registered.
 	if !(c.Alpha > 0 && c.Alpha < 0.5) {
-		ps.Add(prefix+".alpha", "must be between 0 and 0.5 (exclusive), found %v", c.Alpha)
+		ps.Add(config.Key(prefix, "alpha"), "must be between 0 and 0.5 (exclusive), found %v", c.Alpha)
 	}
 	if !(c.MedianRatio >= 1) || math.IsInf(c.MedianRatio, 0) {
-		ps.Add(prefix+".median_ratio", "must be a finite number >= 1, found %v", c.MedianRatio)
+		ps.Add(config.Key(prefix, "median_ratio"), "must be a finite number >= 1, found %v", c.MedianRatio)
 	}
 }
 

@@ -49,6 +49,11 @@ func TestKey(t *testing.T) {
 		{"", []string{"tp"}, "tp"},
 		{"cluster", []string{"replica", "perf", "profile"}, "cluster.replica.perf.profile"},
 		{"faults.3", nil, "faults.3"},
+		{"", nil, ""},
+		{"", []string{"ttf", "dist"}, "ttf.dist"},
+		{"", []string{"", "x"}, "x"},
+		{"failures", []string{"repair", "", "x"}, "failures.repair..x"},
+		{"failures", []string{"values_hours", "0"}, "failures.values_hours.0"},
 	} {
 		if got := Key(tc.prefix, tc.keys...); got != tc.want {
 			t.Errorf("Key(%q, %q) = %q, want %q", tc.prefix, tc.keys, got, tc.want)

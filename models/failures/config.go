@@ -79,8 +79,7 @@ const maxPrecursorLeadS = 365 * 24 * 3600
 // Validate records every problem of c under prefix (e.g. "failures"), each
 // with its dotted key: "failures.components.hbm.rate_per_gpu_hour".
 func (c *Config) Validate(prefix string, ps *config.Problems) {
-	k := func(key string) string { return join(prefix, key) }
-	ps.OneOf(k("profile"), c.Profile, ProfileNames())
+	ps.OneOf(config.Key(prefix, "profile"), c.Profile, ProfileNames())
 	var base *Profile
 	if p, err := LookupProfile(c.Profile); err == nil {
 		base = p
@@ -91,18 +90,18 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 		if base != nil {
 			_, existing = base.Row(cat)
 		}
-		rc.validate(join(k("components"), cat), cat, existing || base == nil, ps)
+		rc.validate(config.Key(prefix, "components", cat), cat, existing || base == nil, ps)
 	}
-	ps.OneOf(k("ttf.dist"), c.TTF.Dist, []string{TTFExponential, TTFWeibull})
+	ps.OneOf(config.Key(prefix, "ttf", "dist"), c.TTF.Dist, []string{TTFExponential, TTFWeibull})
 	if c.TTF.Dist == TTFWeibull {
-		ps.Positive(k("ttf.shape"), c.TTF.Shape)
-		ps.NonNegative(k("ttf.initial_age_hours"), c.TTF.InitialAgeHours)
+		ps.Positive(config.Key(prefix, "ttf", "shape"), c.TTF.Shape)
+		ps.NonNegative(config.Key(prefix, "ttf", "initial_age_hours"), c.TTF.InitialAgeHours)
 		if c.TTF.InitialAgeHours > maxRepairHours*10 {
-			ps.Add(k("ttf.initial_age_hours"), "must be at most %g, found %v", float64(maxRepairHours*10), c.TTF.InitialAgeHours)
+			ps.Add(config.Key(prefix, "ttf", "initial_age_hours"), "must be at most %g, found %v", float64(maxRepairHours*10), c.TTF.InitialAgeHours)
 		}
 	}
 	for _, a := range sortedKeys(c.Repair) {
-		key := join(k("repair"), a)
+		key := config.Key(prefix, "repair", a)
 		if _, err := ParseAction(a); err != nil {
 			ps.Add(key, "unknown action %q; valid actions: %s", a, strings.Join(actionNames[:], ", "))
 			continue
@@ -113,10 +112,9 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 }
 
 func (rc *RowConfig) validate(prefix, cat string, existing bool, ps *config.Problems) {
-	k := func(key string) string { return join(prefix, key) }
 	if !existing || rc.Component != "" {
 		comp := rc.Component
-		key := k("component")
+		key := config.Key(prefix, "component")
 		if comp == "" {
 			comp, key = cat, prefix
 		}
@@ -127,22 +125,22 @@ func (rc *RowConfig) validate(prefix, cat string, existing bool, ps *config.Prob
 	}
 	if rc.RatePerGPUHour == nil {
 		if !existing {
-			ps.Add(k("rate_per_gpu_hour"), "a new category needs a rate (failures per GPU-hour, >= 0)")
+			ps.Add(config.Key(prefix, "rate_per_gpu_hour"), "a new category needs a rate (failures per GPU-hour, >= 0)")
 		}
 	} else {
-		ps.NonNegative(k("rate_per_gpu_hour"), *rc.RatePerGPUHour)
+		ps.NonNegative(config.Key(prefix, "rate_per_gpu_hour"), *rc.RatePerGPUHour)
 		if *rc.RatePerGPUHour > 1 {
-			ps.Add(k("rate_per_gpu_hour"), "must be at most 1 failure per GPU-hour, found %v", *rc.RatePerGPUHour)
+			ps.Add(config.Key(prefix, "rate_per_gpu_hour"), "must be at most 1 failure per GPU-hour, found %v", *rc.RatePerGPUHour)
 		}
 	}
 	if rc.Scope != "" {
-		ps.OneOf(k("scope"), rc.Scope, scopeNames[:])
+		ps.OneOf(config.Key(prefix, "scope"), rc.Scope, scopeNames[:])
 	}
 	if rc.Mode != "" {
-		ps.OneOf(k("mode"), rc.Mode, modeNames[:])
+		ps.OneOf(config.Key(prefix, "mode"), rc.Mode, modeNames[:])
 	}
 	if rc.Action != "" {
-		ps.OneOf(k("action"), rc.Action, actionNames[:])
+		ps.OneOf(config.Key(prefix, "action"), rc.Action, actionNames[:])
 	}
 	if rc.Xid != nil && *rc.Xid != 0 {
 		if _, ok := LookupXid(*rc.Xid); !ok {
@@ -150,22 +148,22 @@ func (rc *RowConfig) validate(prefix, cat string, existing bool, ps *config.Prob
 			for i, x := range xids {
 				codes[i] = strconv.Itoa(x.Code)
 			}
-			ps.Add(k("xid"), "unknown Xid %d; known codes: %s (0: none)", *rc.Xid, strings.Join(codes, ", "))
+			ps.Add(config.Key(prefix, "xid"), "unknown Xid %d; known codes: %s (0: none)", *rc.Xid, strings.Join(codes, ", "))
 		}
 	}
 	if rc.SpeedFraction != nil {
 		if f := *rc.SpeedFraction; !(f > 0 && f <= 1) {
-			ps.Add(k("speed_fraction"), "must be > 0 and <= 1, found %v", f)
+			ps.Add(config.Key(prefix, "speed_fraction"), "must be > 0 and <= 1, found %v", f)
 		}
 	}
 	if rc.PrecursorLeadS != nil {
-		ps.NonNegative(k("precursor_lead_s"), *rc.PrecursorLeadS)
+		ps.NonNegative(config.Key(prefix, "precursor_lead_s"), *rc.PrecursorLeadS)
 		if *rc.PrecursorLeadS > maxPrecursorLeadS {
-			ps.Add(k("precursor_lead_s"), "must be at most %d (a year), found %v", maxPrecursorLeadS, *rc.PrecursorLeadS)
+			ps.Add(config.Key(prefix, "precursor_lead_s"), "must be at most %d (a year), found %v", maxPrecursorLeadS, *rc.PrecursorLeadS)
 		}
 	}
 	if rc.PrecursorProbability != nil {
-		ps.Fraction(k("precursor_probability"), *rc.PrecursorProbability)
+		ps.Fraction(config.Key(prefix, "precursor_probability"), *rc.PrecursorProbability)
 	}
 }
 

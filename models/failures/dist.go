@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/sim"
@@ -43,44 +44,43 @@ type RepairConfig struct {
 
 // Validate records every problem of c under prefix.
 func (c *RepairConfig) Validate(prefix string, ps *config.Problems) {
-	k := func(key string) string { return join(prefix, key) }
-	ps.OneOf(k("dist"), c.Dist, repairDistNames)
+	ps.OneOf(config.Key(prefix, "dist"), c.Dist, repairDistNames)
 	switch c.Dist {
 	case DistFixed:
-		ps.NonNegative(k("hours"), c.Hours)
+		ps.NonNegative(config.Key(prefix, "hours"), c.Hours)
 		if c.Hours > maxRepairHours {
-			ps.Add(k("hours"), "must be at most %g, found %v", float64(maxRepairHours), c.Hours)
+			ps.Add(config.Key(prefix, "hours"), "must be at most %g, found %v", float64(maxRepairHours), c.Hours)
 		}
 	case DistLognormal:
-		ps.Positive(k("median_hours"), c.MedianHours)
-		ps.Positive(k("mean_hours"), c.MeanHours)
+		ps.Positive(config.Key(prefix, "median_hours"), c.MedianHours)
+		ps.Positive(config.Key(prefix, "mean_hours"), c.MeanHours)
 		if c.MeanHours < c.MedianHours {
-			ps.Add(k("mean_hours"), "must be >= median_hours (%v) for a lognormal, found %v", c.MedianHours, c.MeanHours)
+			ps.Add(config.Key(prefix, "mean_hours"), "must be >= median_hours (%v) for a lognormal, found %v", c.MedianHours, c.MeanHours)
 		}
 		if c.MedianHours > maxRepairHours {
-			ps.Add(k("median_hours"), "must be at most %g, found %v", float64(maxRepairHours), c.MedianHours)
+			ps.Add(config.Key(prefix, "median_hours"), "must be at most %g, found %v", float64(maxRepairHours), c.MedianHours)
 		}
 	case DistEmpirical:
 		if len(c.ValuesHours) == 0 {
-			ps.Add(k("values_hours"), "must list at least one repair time")
+			ps.Add(config.Key(prefix, "values_hours"), "must list at least one repair time")
 		}
 		for i, v := range c.ValuesHours {
-			ps.NonNegative(fmt.Sprintf("%s.%d", k("values_hours"), i), v)
+			ps.NonNegative(config.Key(prefix, "values_hours", strconv.Itoa(i)), v)
 			if v > maxRepairHours {
-				ps.Add(fmt.Sprintf("%s.%d", k("values_hours"), i), "must be at most %g, found %v", float64(maxRepairHours), v)
+				ps.Add(config.Key(prefix, "values_hours", strconv.Itoa(i)), "must be at most %g, found %v", float64(maxRepairHours), v)
 			}
 		}
 		if len(c.Weights) > 0 {
 			if len(c.Weights) != len(c.ValuesHours) {
-				ps.Add(k("weights"), "must have one weight per value (%d), found %d", len(c.ValuesHours), len(c.Weights))
+				ps.Add(config.Key(prefix, "weights"), "must have one weight per value (%d), found %d", len(c.ValuesHours), len(c.Weights))
 			}
 			sum := 0.0
 			for i, w := range c.Weights {
-				ps.NonNegative(fmt.Sprintf("%s.%d", k("weights"), i), w)
+				ps.NonNegative(config.Key(prefix, "weights", strconv.Itoa(i)), w)
 				sum += w
 			}
 			if !(sum > 0) {
-				ps.Add(k("weights"), "must have a positive sum")
+				ps.Add(config.Key(prefix, "weights"), "must have a positive sum")
 			}
 		}
 	}

@@ -125,20 +125,19 @@ func DefaultTopologyConfig() TopologyConfig {
 
 // Validate records every problem of c under prefix.
 func (c *TopologyConfig) Validate(prefix string, ps *config.Problems) {
-	k := func(key string) string { return join(prefix, key) }
-	ps.OneOf(k("kind"), c.Kind, []string{KindHGX, KindNVL72})
+	ps.OneOf(config.Key(prefix, "kind"), c.Kind, []string{KindHGX, KindNVL72})
 	switch c.Kind {
 	case KindHGX:
-		ps.PositiveInt(k("servers"), c.Servers)
-		ps.PositiveInt(k("servers_per_rack"), c.ServersPerRack)
+		ps.PositiveInt(config.Key(prefix, "servers"), c.Servers)
+		ps.PositiveInt(config.Key(prefix, "servers_per_rack"), c.ServersPerRack)
 	case KindNVL72:
-		ps.PositiveInt(k("racks"), c.Racks)
+		ps.PositiveInt(config.Key(prefix, "racks"), c.Racks)
 	}
 	if c.Servers > 1<<27 {
-		ps.Add(k("servers"), "must be at most %d, found %d", 1<<27, c.Servers)
+		ps.Add(config.Key(prefix, "servers"), "must be at most %d, found %d", 1<<27, c.Servers)
 	}
 	if c.Racks > 1<<24 {
-		ps.Add(k("racks"), "must be at most %d, found %d", 1<<24, c.Racks)
+		ps.Add(config.Key(prefix, "racks"), "must be at most %d, found %d", 1<<24, c.Racks)
 	}
 }
 
@@ -148,11 +147,4 @@ func (c *TopologyConfig) Topology() Topology {
 		return NVL72(c.Racks)
 	}
 	return HGX(c.Servers, c.ServersPerRack)
-}
-
-func join(prefix, key string) string {
-	if prefix == "" {
-		return key
-	}
-	return prefix + "." + key
 }

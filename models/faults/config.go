@@ -51,15 +51,15 @@ func DefaultConfig() Config {
 
 // Validate records problems under prefix.
 func (c *Config) Validate(prefix string, ps *config.Problems) {
-	ps.OneOf(prefix+".profile", c.Profile, failures.ProfileNames())
-	ps.Positive(prefix+".rate_multiplier", c.RateMultiplier)
-	ps.PositiveInt(prefix+".servers_per_rack", c.ServersPerRack)
-	ps.NonNegative(prefix+".cold_start_s", c.ColdStartS)
-	ps.NonNegative(prefix+".drain_grace_s", c.DrainGraceS)
+	ps.OneOf(config.Key(prefix, "profile"), c.Profile, failures.ProfileNames())
+	ps.Positive(config.Key(prefix, "rate_multiplier"), c.RateMultiplier)
+	ps.PositiveInt(config.Key(prefix, "servers_per_rack"), c.ServersPerRack)
+	ps.NonNegative(config.Key(prefix, "cold_start_s"), c.ColdStartS)
+	ps.NonNegative(config.Key(prefix, "drain_grace_s"), c.DrainGraceS)
 	if c.Spares < 0 || c.Spares > 10000 {
-		ps.Add(prefix+".spares", "must be between 0 and 10000, found %d", c.Spares)
+		ps.Add(config.Key(prefix, "spares"), "must be between 0 and 10000, found %d", c.Spares)
 	}
-	ps.NonNegative(prefix+".spare_after_s", c.SpareAfterS)
+	ps.NonNegative(config.Key(prefix, "spare_after_s"), c.SpareAfterS)
 }
 
 // MaxEvents bounds the failures one serving run may draw: a multiplier that

@@ -60,26 +60,26 @@ func DefaultScripted() Scripted {
 
 // Validate records problems under prefix (e.g. "faults.0").
 func (c *Scripted) Validate(prefix string, replicas int, ps *config.Problems) {
-	ps.NonNegative(prefix+".at_s", c.AtS)
+	ps.NonNegative(config.Key(prefix, "at_s"), c.AtS)
 	if c.Replica < 0 || c.Replica >= replicas {
-		ps.Add(prefix+".replica", "must be a replica index in 0..%d, found %d", replicas-1, c.Replica)
+		ps.Add(config.Key(prefix, "replica"), "must be a replica index in 0..%d, found %d", replicas-1, c.Replica)
 	}
-	ps.OneOf(prefix+".mode", c.Mode, Modes)
-	ps.NonNegative(prefix+".duration_s", c.DurationS)
+	ps.OneOf(config.Key(prefix, "mode"), c.Mode, Modes)
+	ps.NonNegative(config.Key(prefix, "duration_s"), c.DurationS)
 	if c.Mode == Slow && !(c.Factor > 1) {
-		ps.Add(prefix+".factor", "a slow replica's factor must be > 1, found %v", c.Factor)
+		ps.Add(config.Key(prefix, "factor"), "a slow replica's factor must be > 1, found %v", c.Factor)
 	}
-	ps.NonNegative(prefix+".restart_s", c.RestartS)
-	ps.NonNegative(prefix+".cold_start_s", c.ColdStartS)
-	ps.NonNegative(prefix+".drain_grace_s", c.DrainGraceS)
+	ps.NonNegative(config.Key(prefix, "restart_s"), c.RestartS)
+	ps.NonNegative(config.Key(prefix, "cold_start_s"), c.ColdStartS)
+	ps.NonNegative(config.Key(prefix, "drain_grace_s"), c.DrainGraceS)
 	if c.Mode == Flap || c.Mode == Stall {
-		ps.Positive(prefix+".period_s", c.PeriodS)
-		ps.Positive(prefix+".pause_s", c.PauseS)
+		ps.Positive(config.Key(prefix, "period_s"), c.PeriodS)
+		ps.Positive(config.Key(prefix, "pause_s"), c.PauseS)
 		if c.PauseS >= c.PeriodS {
-			ps.Add(prefix+".pause_s", "must be shorter than period_s (%g), found %g", c.PeriodS, c.PauseS)
+			ps.Add(config.Key(prefix, "pause_s"), "must be shorter than period_s (%g), found %g", c.PeriodS, c.PauseS)
 		}
 		if c.DurationS <= 0 {
-			ps.Add(prefix+".duration_s", "flapping needs a duration > 0")
+			ps.Add(config.Key(prefix, "duration_s"), "flapping needs a duration > 0")
 		}
 	}
 }

@@ -84,35 +84,29 @@ const maxHorizonHours = 100 * 365 * 24
 
 // Validate records every problem of c under prefix.
 func (c *Config) Validate(prefix string, ps *config.Problems) {
-	k := func(key string) string {
-		if prefix == "" {
-			return key
-		}
-		return prefix + "." + key
-	}
-	ps.PositiveInt(k("gpus"), c.GPUs)
-	ps.Positive(k("horizon_hours"), c.HorizonHours)
+	ps.PositiveInt(config.Key(prefix, "gpus"), c.GPUs)
+	ps.Positive(config.Key(prefix, "horizon_hours"), c.HorizonHours)
 	if c.HorizonHours > maxHorizonHours {
-		ps.Add(k("horizon_hours"), "must be at most %d (100 years), found %v", maxHorizonHours, c.HorizonHours)
+		ps.Add(config.Key(prefix, "horizon_hours"), "must be at most %d (100 years), found %v", maxHorizonHours, c.HorizonHours)
 	}
 	if c.SpareServers < 0 {
-		ps.Add(k("spare_servers"), "must be an integer >= 0, found %d", c.SpareServers)
+		ps.Add(config.Key(prefix, "spare_servers"), "must be an integer >= 0, found %d", c.SpareServers)
 	}
 	pair := func(lo, hi string, a, b float64) {
-		ps.NonNegative(k(lo), a)
-		ps.NonNegative(k(hi), b)
+		ps.NonNegative(config.Key(prefix, lo), a)
+		ps.NonNegative(config.Key(prefix, hi), b)
 		if b < a {
-			ps.Add(k(hi), "must be >= %s (%v), found %v", lo, a, b)
+			ps.Add(config.Key(prefix, hi), "must be >= %s (%v), found %v", lo, a, b)
 		}
 		if b > maxHorizonHours*3600 {
-			ps.Add(k(hi), "must be at most %d, found %v", maxHorizonHours*3600, b)
+			ps.Add(config.Key(prefix, hi), "must be at most %d, found %v", maxHorizonHours*3600, b)
 		}
 	}
 	pair("detection_min_s", "detection_max_s", c.DetectionMinS, c.DetectionMaxS)
 	pair("restart_min_s", "restart_max_s", c.RestartMinS, c.RestartMaxS)
-	ps.NonNegative(k("checkpoint_write_s"), c.CheckpointWriteS)
+	ps.NonNegative(config.Key(prefix, "checkpoint_write_s"), c.CheckpointWriteS)
 	if c.CheckpointWriteS > 30*24*3600 {
-		ps.Add(k("checkpoint_write_s"), "must be at most 30 days, found %v", c.CheckpointWriteS)
+		ps.Add(config.Key(prefix, "checkpoint_write_s"), "must be at most 30 days, found %v", c.CheckpointWriteS)
 	}
-	ps.NonNegative(k("price_per_gpu_hour"), c.PricePerGPUHour)
+	ps.NonNegative(config.Key(prefix, "price_per_gpu_hour"), c.PricePerGPUHour)
 }

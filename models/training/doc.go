@@ -7,7 +7,11 @@
 //	             implemented in package policies (fixed, young, daly)
 //	job.go       Job: the state machine (running → detecting → waiting for
 //	             spares → restarting → running) driven by a sim.Engine and
-//	             a failures.Source, with a spare pool of hosts and repairs
+//	             a failures.Source
+//	parts.go     what a Job owns, each part with its methods: the
+//	             checkpoint cycle (closed-form progress), the stragglers
+//	             in progress, the host pool (hosts out for repair, spares),
+//	             the loss accounts by cause and the failure tally
 //	result.go    Result and LostGPUHours
 //	simulate.go  Simulate: one replication of a Spec (profile and rate
 //	             multiplier, stragglers, checkpoint policy, seed); the one

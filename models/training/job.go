@@ -3,7 +3,6 @@ package training
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/fleetsim/fleetsim/internal/config"
@@ -68,50 +67,27 @@ type Deps struct {
 // events only for failures, detections, restarts, repairs and stragglers'
 // ends, never per checkpoint or step. Failed hosts are out for the event's
 // repair time from the failure; repaired, they join the spare pool.
+//
+// Job holds the state machine and its event handlers; the state each part
+// alone changes lives in that part (parts.go): the checkpoint cycle, the
+// stragglers, the host pool, the loss accounts and the failure tally.
 type Job struct {
-	cfg      Config
-	eng      *sim.Engine
-	topo     failures.Topology
-	src      failures.Source
-	rng      *rand.Rand
-	horizon  sim.Time
-	hostGPUs int
-	hosts    int
+	cfg     Config
+	eng     *sim.Engine
+	src     failures.Source
+	rng     *rand.Rand
+	horizon sim.Time
 
-	intervalS, writeS float64
-	state             State
-	since             sim.Time // last settle
-	inWrite           bool
-	leftS             float64 // compute: work left in the interval; write: time left
-	uncommittedS      float64
-	stragglers        []straggler
-	pending           sim.EventID // detection or restart completion
+	state   State
+	since   sim.Time    // last settle
+	pending sim.EventID // detection or restart completion
+	done    bool        // Result has booked the time to the horizon
 
-	empty map[int]bool // job host positions whose host is out for repair
-	pool  int          // spare hosts ready
-
-	acc        accounts
-	failures   map[string]int
-	interrupts map[string]int
-	nFail      int
-	nInterrupt int
-	nSlow      int
-	nWaits     int
-	minPool    int
-	maxOut     int
-	out        int // job hosts out for repair, counted at failure
-	done       bool
-}
-
-type straggler struct {
-	speed float64
-	until sim.Time
-}
-
-// accounts are wall-clock seconds by where they went; they sum to the
-// elapsed time.
-type accounts struct {
-	committed, recompute, checkpoint, slowdown, detection, waiting, restart float64
+	ckpt  cycle      // the checkpoint schedule and the work not yet committed
+	slow  stragglers // fail-slow failures in progress
+	hosts hostPool   // the job's hosts, those out for repair, the spares
+	acc   accounts   // wall-clock seconds by where they went
+	count tally      // failures and interruptions by category
 }
 
 // New returns a job ready to Start. It validates cfg (problems keyed under
@@ -141,14 +117,13 @@ func New(cfg Config, d Deps) (*Job, error) {
 		return nil, fmt.Errorf("training: checkpoint interval must be > 0, found %v", iv)
 	}
 	j := &Job{
-		cfg: cfg, eng: d.Engine, topo: d.Topology, src: d.Failures, rng: d.Rand,
-		horizon:  d.Engine.Now() + sim.FromSeconds(cfg.HorizonHours*3600),
-		hostGPUs: d.Topology.HostGPUs, hosts: cfg.GPUs / d.Topology.HostGPUs,
-		intervalS: iv.Seconds(), writeS: cfg.CheckpointWriteS,
-		empty: map[int]bool{}, pool: cfg.SpareServers, minPool: cfg.SpareServers,
-		failures: map[string]int{}, interrupts: map[string]int{},
+		cfg: cfg, eng: d.Engine, src: d.Failures, rng: d.Rand,
+		horizon: d.Engine.Now() + sim.FromSeconds(cfg.HorizonHours*3600),
+		ckpt:    cycle{intervalS: iv.Seconds(), writeS: cfg.CheckpointWriteS},
+		hosts:   newHostPool(d.Topology.HostGPUs, cfg.GPUs/d.Topology.HostGPUs, cfg.SpareServers),
+		count:   newTally(),
 	}
-	j.leftS = j.intervalS
+	j.ckpt.restart()
 	return j, nil
 }
 
@@ -184,53 +159,37 @@ func (j *Job) onFailure(ev failures.Event) {
 	}
 	now := j.eng.Now()
 	j.settle(now)
-	j.nFail++
-	j.failures[ev.Category]++
+	j.count.failure(ev.Category)
 	if ev.Mode == failures.ModeFailSlow {
-		j.nSlow++
+		j.count.nSlow++
 		if ev.Repair > 0 && ev.SpeedFraction < 1 {
-			j.stragglers = append(j.stragglers, straggler{ev.SpeedFraction, now + ev.Repair})
+			j.slow = append(j.slow, straggler{ev.SpeedFraction, now + ev.Repair})
 			j.eng.Schedule(min(now+ev.Repair, sim.Forever-1), sim.PriorityNormal, j.onStragglerEnd)
 		}
 		return
 	}
 	if ev.Repair > 0 && ev.Scope != failures.ScopeProcess {
-		j.takeHostsOut(ev, now)
+		for range j.hosts.takeOut(ev) {
+			j.eng.Schedule(min(now+ev.Repair, sim.Forever-1), sim.PriorityNormal, j.onRepaired)
+		}
 	}
 	switch j.state {
 	case Running:
-		j.acc.recompute += j.uncommittedS
-		j.uncommittedS, j.inWrite, j.leftS = 0, false, j.intervalS
+		j.acc.recompute += j.ckpt.uncommittedS
+		j.ckpt.restart()
 	case Restarting:
 		j.eng.Cancel(j.pending)
 	default: // already stopped: the failure is handled with the current one
 		return
 	}
-	j.nInterrupt++
-	j.interrupts[ev.Category]++
+	j.count.interruption(ev.Category)
 	j.state = Detecting
 	j.pending = j.eng.Schedule(now+j.uniform(j.cfg.DetectionMinS, j.cfg.DetectionMaxS), sim.PriorityNormal, j.onDetected)
 }
 
-// takeHostsOut sends the job's hosts under ev to repair.
-func (j *Job) takeHostsOut(ev failures.Event, now sim.Time) {
-	lo := ev.FirstGPU / j.hostGPUs
-	hi := (ev.FirstGPU + ev.GPUs - 1) / j.hostGPUs
-	for h := max(lo, 0); h <= min(hi, j.hosts-1); h++ {
-		if j.empty[h] {
-			continue // no host in that position yet
-		}
-		j.empty[h] = true
-		j.out++
-		j.maxOut = max(j.maxOut, j.out)
-		j.eng.Schedule(min(now+ev.Repair, sim.Forever-1), sim.PriorityNormal, j.onRepaired)
-	}
-}
-
 func (j *Job) onRepaired(now sim.Time) {
 	j.settle(now)
-	j.out--
-	j.pool++
+	j.hosts.repaired()
 	if j.state == WaitingSpares {
 		j.tryRestart(now)
 	}
@@ -241,20 +200,16 @@ func (j *Job) onDetected(now sim.Time) {
 	j.tryRestart(now)
 }
 
-// tryRestart fills every empty position from the pool and restarts, or
+// tryRestart fills every empty position from the spares and restarts, or
 // waits for repairs.
 func (j *Job) tryRestart(now sim.Time) {
-	need := len(j.empty)
-	if need > j.pool {
+	if !j.hosts.fill() {
 		if j.state != WaitingSpares {
-			j.nWaits++
+			j.hosts.waits++
 		}
 		j.state = WaitingSpares
 		return
 	}
-	j.pool -= need
-	j.minPool = min(j.minPool, j.pool)
-	clear(j.empty)
 	j.state = Restarting
 	j.pending = j.eng.Schedule(now+j.uniform(j.cfg.RestartMinS, j.cfg.RestartMaxS), sim.PriorityNormal, j.onRestarted)
 }
@@ -262,33 +217,18 @@ func (j *Job) tryRestart(now sim.Time) {
 func (j *Job) onRestarted(now sim.Time) {
 	j.settle(now)
 	j.state = Running
-	j.inWrite, j.leftS, j.uncommittedS = false, j.intervalS, 0
+	j.ckpt.restart()
 }
 
 func (j *Job) onStragglerEnd(now sim.Time) {
 	j.settle(now)
-	k := 0
-	for _, s := range j.stragglers {
-		if s.until > now {
-			j.stragglers[k] = s
-			k++
-		}
-	}
-	j.stragglers = j.stragglers[:k]
+	j.slow.expire(now)
 }
 
 // uniform draws a duration uniform in [lo, hi] seconds (one Float64 always,
 // so that changing the bounds never shifts later draws).
 func (j *Job) uniform(lo, hi float64) sim.Time {
 	return sim.FromSeconds(lo + (hi-lo)*j.rng.Float64())
-}
-
-func (j *Job) speed() float64 {
-	s := 1.0
-	for _, st := range j.stragglers {
-		s = min(s, st.speed)
-	}
-	return s
 }
 
 // settle books the time since the last settle to the current state.
@@ -298,53 +238,9 @@ func (j *Job) settle(now sim.Time) {
 	if dt <= 0 {
 		return
 	}
-	switch j.state {
-	case Running:
-		j.run(dt)
-	case Detecting:
-		j.acc.detection += dt
-	case WaitingSpares:
-		j.acc.waiting += dt
-	case Restarting:
-		j.acc.restart += dt
+	if j.state == Running {
+		j.ckpt.run(dt, j.slow.speed(), &j.acc)
+		return
 	}
-}
-
-// run advances a running job by dt wall seconds, in closed form.
-func (j *Job) run(dt float64) {
-	s := j.speed()
-	for dt > 0 {
-		if !j.inWrite {
-			wall := j.leftS / s
-			if dt < wall {
-				w := dt * s
-				j.uncommittedS += w
-				j.leftS -= w
-				j.acc.slowdown += dt - w
-				return
-			}
-			dt -= wall
-			j.uncommittedS += j.leftS
-			j.acc.slowdown += wall - j.leftS
-			j.inWrite, j.leftS = true, j.writeS
-			continue
-		}
-		if dt < j.leftS {
-			j.acc.checkpoint += dt
-			j.leftS -= dt
-			return
-		}
-		dt -= j.leftS
-		j.acc.checkpoint += j.leftS
-		j.acc.committed += j.uncommittedS
-		j.uncommittedS, j.inWrite, j.leftS = 0, false, j.intervalS
-		// Whole cycles at once.
-		cycle := j.intervalS/s + j.writeS
-		if n := math.Floor(dt / cycle); n >= 1 {
-			j.acc.committed += n * j.intervalS
-			j.acc.checkpoint += n * j.writeS
-			j.acc.slowdown += n * (j.intervalS/s - j.intervalS)
-			dt -= n * cycle
-		}
-	}
+	j.acc.stopped(j.state, dt)
 }

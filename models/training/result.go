@@ -74,20 +74,20 @@ func (j *Job) Result() Result {
 	gh := float64(j.cfg.GPUs) / 3600
 	productive := a.committed
 	if j.state == Running {
-		productive += j.uncommittedS
+		productive += j.ckpt.uncommittedS
 	}
 	l := LostGPUHours{Recompute: a.recompute * gh, Restart: a.restart * gh, Detection: a.detection * gh,
 		WaitingSpares: a.waiting * gh, CheckpointWrites: a.checkpoint * gh, Slowdown: a.slowdown * gh}
 	if j.state != Running { // work since the last checkpoint is lost if stopped at the end
-		l.Recompute += j.uncommittedS * gh
+		l.Recompute += j.ckpt.uncommittedS * gh
 	}
 	l.Total = l.Recompute + l.Restart + l.Detection + l.WaitingSpares + l.CheckpointWrites + l.Slowdown
 	wall := j.cfg.HorizonHours * 3600
 	r := Result{
-		GPUs: j.cfg.GPUs, WallHours: wall / 3600, CheckpointIntervalS: j.intervalS,
-		Failures: j.nFail, FailuresByCategory: countList(j.failures),
-		Interruptions: j.nInterrupt, InterruptionsByCategory: countList(j.interrupts), FailSlow: j.nSlow,
-		SpareWaits: j.nWaits, MinSparesAvailable: j.minPool, MaxHostsOut: j.maxOut,
+		GPUs: j.cfg.GPUs, WallHours: wall / 3600, CheckpointIntervalS: j.ckpt.intervalS,
+		Failures: j.count.nFail, FailuresByCategory: countList(j.count.failures),
+		Interruptions: j.count.nInterrupt, InterruptionsByCategory: countList(j.count.interrupts), FailSlow: j.count.nSlow,
+		SpareWaits: j.hosts.waits, MinSparesAvailable: j.hosts.minSpares, MaxHostsOut: j.hosts.maxOut,
 		ProductiveGPUHours: productive * gh, Lost: l, PricePerGPUHour: j.cfg.PricePerGPUHour,
 		FinalState: j.state.String(),
 	}

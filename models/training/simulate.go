@@ -1,11 +1,11 @@
 package training
 
 import (
-	"github.com/fleetsim/fleetsim/internal/streams"
 	"math"
 	"sort"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -25,10 +25,10 @@ type Straggler struct {
 // prefix (e.g. "training.stragglers.0").
 func (s *Straggler) Validate(prefix string, gpus int, ps *config.Problems) {
 	if s.GPU < 0 || s.GPU >= gpus {
-		ps.Add(prefix+".gpu", "must be a GPU of the job, 0..%d, found %d", gpus-1, s.GPU)
+		ps.Add(config.Key(prefix, "gpu"), "must be a GPU of the job, 0..%d, found %d", gpus-1, s.GPU)
 	}
 	if !(s.SpeedFraction > 0 && s.SpeedFraction < 1) {
-		ps.Add(prefix+".speed_fraction", "must be between 0 and 1 (exclusive), found %v", s.SpeedFraction)
+		ps.Add(config.Key(prefix, "speed_fraction"), "must be between 0 and 1 (exclusive), found %v", s.SpeedFraction)
 	}
 }
 
