@@ -7,6 +7,8 @@ import (
 	"sort"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/fleetsim/fleetsim/experiments/results"
 )
 
 // Arm is one arm of an A/B: a name and its scenario.
@@ -266,12 +268,22 @@ func (r *ABResult) Report() string {
 	var b bytes.Buffer
 	reps := len(r.Arms[0].Reps)
 	fmt.Fprintf(&b, "A/B of %s: %d arms × %d replications, paired (common random numbers)\n\n", r.Arms[0].Reps[0].Summary.Scenario, len(r.Arms), reps)
-	fmt.Fprintf(&b, "%-18s", "metric")
-	for _, a := range r.Arms {
-		fmt.Fprintf(&b, " %14s", trunc(a.Name, 14))
+	// Columns are as wide as their labels: arm names are never truncated,
+	// so two arms whose names share a long prefix stay apart.
+	armW := make([]int, len(r.Arms))
+	for i, a := range r.Arms {
+		armW[i] = max(14, runeLen(a.Name))
 	}
-	for _, a := range r.Arms[1:] {
-		fmt.Fprintf(&b, " %22s", trunc(a.Name+" − "+r.Arms[0].Name, 22))
+	diffW := make([]int, len(r.Diffs))
+	for k := range r.Diffs {
+		diffW[k] = max(22, runeLen(r.Arms[k+1].Name+" − "+r.Arms[0].Name))
+	}
+	fmt.Fprintf(&b, "%-18s", "metric")
+	for i, a := range r.Arms {
+		fmt.Fprintf(&b, " %*s", armW[i], a.Name)
+	}
+	for k, a := range r.Arms[1:] {
+		fmt.Fprintf(&b, " %*s", diffW[k], a.Name+" − "+r.Arms[0].Name)
 	}
 	b.WriteByte('\n')
 	for _, row := range abTableKeys {
@@ -279,13 +291,13 @@ func (r *ABResult) Report() string {
 			continue
 		}
 		fmt.Fprintf(&b, "%-18s", row.label)
-		for _, a := range r.Arms {
-			fmt.Fprintf(&b, " %14s", human(StatMap(a.Stats)[row.key].Mean))
+		for i, a := range r.Arms {
+			fmt.Fprintf(&b, " %*s", armW[i], human(StatMap(a.Stats)[row.key].Mean))
 		}
-		for _, diffs := range r.Diffs {
+		for k, diffs := range r.Diffs {
 			for _, d := range diffs {
 				if d.Key == row.key {
-					fmt.Fprintf(&b, " %22s", human(d.Diff)+" ± "+human(d.DiffCI))
+					fmt.Fprintf(&b, " %*s", diffW[k], human(d.Diff)+" ± "+human(d.DiffCI))
 				}
 			}
 		}
@@ -300,26 +312,18 @@ func (r *ABResult) Report() string {
 	return b.String()
 }
 
-func trunc(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}
-
-// ABCSV is ab.csv: one row per metric and compared arm.
+// ABCSV is ab.csv (results.ABFile): one row per metric and compared arm.
 func (r *ABResult) ABCSV() []byte {
-	var b bytes.Buffer
-	b.WriteString("metric,arm_a,arm_b,a_mean,b_mean,diff,diff_ci95,rel,rel_ci95\n")
+	t := results.NewTable(results.ABFile, nil, nil)
 	for k, diffs := range r.Diffs {
 		for _, d := range diffs {
 			rel, relCI := "", ""
 			if !math.IsNaN(d.Rel) {
 				rel, relCI = fmtF(round6(d.Rel)), fmtF(round6(d.RelCI))
 			}
-			fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s,%s,%s,%s\n", d.Key, r.Arms[0].Name, r.Arms[k+1].Name,
+			t.Row(d.Key, r.Arms[0].Name, r.Arms[k+1].Name,
 				fmtF(round6(d.A)), fmtF(round6(d.B)), fmtF(round6(d.Diff)), fmtF(round6(d.DiffCI)), rel, relCI)
 		}
 	}
-	return b.Bytes()
+	return t.Bytes()
 }

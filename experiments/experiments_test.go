@@ -1,11 +1,11 @@
 package experiments
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,10 +55,12 @@ func TestReplicationsIndependentOfWorkers(t *testing.T) {
 		a := NewArmResult("", reps)
 		js, err := a.SummaryJSON()
 		require.NoError(t, err)
-		var b bytes.Buffer
-		a.CDFRows(&b)
-		a.ReplicationRows(&b)
-		outs = append(outs, append(js, b.Bytes()...))
+		cdf := results.NewTable(results.CDFFile, nil, nil)
+		a.CDFRows(cdf)
+		keys := ReplicationKeys([]*ArmResult{a})
+		rt := results.NewTable(results.ReplicationsFile, nil, keys)
+		a.ReplicationRows(rt, keys)
+		outs = append(outs, append(append(js, cdf.Bytes()...), rt.Bytes()...))
 	}
 	require.Equal(t, string(outs[0]), string(outs[1]))
 	require.Equal(t, string(outs[0]), string(outs[2]))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+
+	"github.com/fleetsim/fleetsim/experiments/results"
 )
 
 // Finishing a command: writing its run directory and printing its report.
@@ -26,7 +28,7 @@ func FinishAB(dir string, res *ABResult, w io.Writer) error {
 	if err := WriteRunDir(dir, res.Arms, "## A/B\n\n```\n"+report+"```\n"); err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, "ab.csv"), res.ABCSV()); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, results.ABFile.Name), res.ABCSV()); err != nil {
 		return err
 	}
 	fmt.Fprint(w, report)
@@ -44,9 +46,9 @@ func FinishSweep(dir, name string, reps int, res *SweepResult, w io.Writer) erro
 	if err := WriteRunDir(dir, arms, "## Sweep\n\n```\n"+table+"```\n"); err != nil {
 		return err
 	}
-	file, data := "sweep.csv", res.CSV()
+	file, data := results.SweepFile.Name, res.CSV()
 	if res.Training() {
-		file, data = "ettr.csv", res.ETTRCSV() // the serving columns would be empty
+		file, data = results.ETTRFile.Name, res.ETTRCSV() // the serving columns would be empty
 	}
 	if err := WriteFileAtomic(filepath.Join(dir, file), data); err != nil {
 		return err

@@ -4,16 +4,22 @@ import (
 	"bufio"
 	"io"
 	"strconv"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/experiments/results"
 
 	"github.com/fleetsim/fleetsim/models"
 )
 
-// RequestsHeader is the header of requests.csv.
-const RequestsHeader = "id,session,replica,arrival_s,input_tokens,output_tokens,cached_tokens,queue_ms,ttft_ms,tpot_ms,e2e_ms,preemptions\n"
+// RequestsHeader is the header of requests.csv, from results.RequestsFile.
+var RequestsHeader = strings.Join(results.RequestsFile.Names(), ",") + "\n"
 
 // RequestWriter streams one CSV row per completed request (requests.csv),
 // so per-request records never accumulate in memory. Rows come in
-// completion order. Call Flush at the end and check its error.
+// completion order. Call Flush at the end and check its error. Every field
+// is a number (or empty), so rows are appended directly, without
+// encoding/csv's per-field work; TestRequestsCSVSchema checks them against
+// results.RequestsFile.
 type RequestWriter struct {
 	w   *bufio.Writer
 	buf []byte

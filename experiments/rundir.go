@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
 
@@ -69,7 +70,7 @@ func (a *ArmResult) pooled(get func(*RepResult) *quantile.Sketch) *quantile.Sket
 
 // CDFRows appends the arm's cdf.csv rows (arm,metric,quantile,value_ms),
 // pooled over replications.
-func (a *ArmResult) CDFRows(b *bytes.Buffer) {
+func (a *ArmResult) CDFRows(t *results.Table) {
 	for _, m := range []struct {
 		name string
 		get  func(*RepResult) *quantile.Sketch
@@ -83,13 +84,13 @@ func (a *ArmResult) CDFRows(b *bytes.Buffer) {
 			continue
 		}
 		for _, q := range CDFQuantiles {
-			fmt.Fprintf(b, "%s,%s,%s,%s\n", a.Name, m.name, fmtF(q), fmtF(round6(s.Quantile(q))))
+			t.Row(a.Name, m.name, fmtF(q), fmtF(round6(s.Quantile(q))))
 		}
 	}
 }
 
 // TimeseriesRows appends the arm's timeseries.csv rows (replication 0).
-func (a *ArmResult) TimeseriesRows(b *bytes.Buffer) {
+func (a *ArmResult) TimeseriesRows(t *results.Table) {
 	samples := a.Reps[0].Samples
 	for i, s := range samples {
 		var arr, comp float64
@@ -100,55 +101,64 @@ func (a *ArmResult) TimeseriesRows(b *bytes.Buffer) {
 				comp = float64(s.Completed-samples[i-1].Completed) / dt
 			}
 		}
-		fmt.Fprintf(b, "%s,0,%s,%s,%s,%d,%d,%s,%s,%d\n", a.Name, fmtF(round6(s.Time.Seconds())),
-			fmtF(round6(arr)), fmtF(round6(comp)), s.InFlight, s.Waiting,
-			fmtF(round6(s.KVUsedFrac)), fmtF(round6(s.KVCachedFrac)), s.AvailableReplicas)
+		t.Row(a.Name, "0", fmtF(round6(s.Time.Seconds())),
+			fmtF(round6(arr)), fmtF(round6(comp)), strconv.FormatInt(s.InFlight, 10), strconv.FormatInt(s.Waiting, 10),
+			fmtF(round6(s.KVUsedFrac)), fmtF(round6(s.KVCachedFrac)), strconv.Itoa(s.AvailableReplicas))
 	}
 }
 
 // ReplicationRows appends replications.csv rows: one per replication, one
-// column per metric (header from ReplicationHeader).
-func (a *ArmResult) ReplicationRows(b *bytes.Buffer) {
+// column per metric key of keys (ReplicationKeys), empty where the arm
+// has no such metric.
+func (a *ArmResult) ReplicationRows(t *results.Table, keys []string) {
+	m := StatMap(a.Stats)
 	for i, r := range a.Reps {
-		fmt.Fprintf(b, "%s,%d,%d", a.Name, i, r.Seed)
-		for _, st := range a.Stats {
-			b.WriteByte(',')
-			b.WriteString(fmtF(st.Values[i]))
+		row := make([]string, 0, 3+len(keys))
+		row = append(row, a.Name, strconv.Itoa(i), strconv.FormatUint(r.Seed, 10))
+		for _, k := range keys {
+			if st, ok := m[k]; ok {
+				row = append(row, fmtF(st.Values[i]))
+			} else {
+				row = append(row, "")
+			}
 		}
-		b.WriteByte('\n')
+		t.Row(row...)
 	}
 }
 
-// ReplicationHeader is replications.csv's header for these stats.
-func ReplicationHeader(stats []Stat) string {
-	var b bytes.Buffer
-	b.WriteString("arm,replication,seed")
-	for _, st := range stats {
-		b.WriteByte(',')
-		b.WriteString(st.Key)
+// ReplicationKeys are replications.csv's metric columns: every arm's
+// metric keys, sorted (arms of an A/B or sweep can report different
+// metrics, e.g. only one has a rollout).
+func ReplicationKeys(arms []*ArmResult) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, a := range arms {
+		for _, st := range a.Stats {
+			if !seen[st.Key] {
+				seen[st.Key] = true
+				keys = append(keys, st.Key)
+			}
+		}
 	}
-	b.WriteByte('\n')
-	return b.String()
+	sort.Strings(keys)
+	return keys
 }
 
 func fmtF(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
-// Headers of the run directory's CSV files.
-const (
-	CDFHeader        = "arm,metric,quantile,value_ms\n"
-	TimeseriesHeader = "arm,replication,time_s,arrivals_per_s,completions_per_s,in_flight,waiting,kv_used_frac,kv_cached_frac,available_replicas\n"
-)
-
 // WriteRunDir writes a run directory for one or more arms: summary.json
 // (the first arm's; each arm's under arms/NAME/ when there are several),
-// summary.md, replications.csv, cdf.csv and timeseries.csv. Each file is
-// written whole or not at all.
+// summary.md, replications.csv, cdf.csv and timeseries.csv, and
+// failures.csv when the first arm's replication 0 had a failure timeline.
+// The CSV files follow package results. Each file is written whole or not
+// at all.
 func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	files := map[string][]byte{}
-	var md, cdf, ts, reps bytes.Buffer
-	cdf.WriteString(CDFHeader)
-	ts.WriteString(TimeseriesHeader)
-	reps.WriteString(ReplicationHeader(arms[0].Stats))
+	var md bytes.Buffer
+	keys := ReplicationKeys(arms)
+	cdf := results.NewTable(results.CDFFile, nil, nil)
+	ts := results.NewTable(results.TimeseriesFile, nil, nil)
+	reps := results.NewTable(results.ReplicationsFile, nil, keys)
 	for _, a := range arms {
 		js, err := a.SummaryJSON()
 		if err != nil {
@@ -161,25 +171,24 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 			fmt.Fprintf(&md, "## Arm %s\n\n", a.Name)
 		}
 		fmt.Fprintf(&md, "```\n%s```\n\n", a.Table())
-		a.CDFRows(&cdf)
-		a.TimeseriesRows(&ts)
-		a.ReplicationRows(&reps)
+		a.CDFRows(cdf)
+		a.TimeseriesRows(ts)
+		a.ReplicationRows(reps, keys)
 	}
 	if extraMD != "" {
 		md.WriteString(extraMD)
 	}
 	title := arms[0].Reps[0].Summary.Scenario
 	files["summary.md"] = append([]byte("# fleetsim: "+title+"\n\n"), md.Bytes()...)
-	files["cdf.csv"] = cdf.Bytes()
-	files["timeseries.csv"] = ts.Bytes()
-	files["replications.csv"] = reps.Bytes()
+	files[results.CDFFile.Name] = cdf.Bytes()
+	files[results.TimeseriesFile.Name] = ts.Bytes()
+	files[results.ReplicationsFile.Name] = reps.Bytes()
 	if tl := arms[0].Reps[0].Timeline; len(tl) > 0 {
-		var f bytes.Buffer
-		f.WriteString("time_s,event,unit,gpus_down,capacity_frac\n")
+		f := results.NewTable(results.FailuresFile, nil, nil)
 		for _, p := range tl {
-			fmt.Fprintf(&f, "%s,%s,%s,%d,%s\n", fmtF(round6(p.Time.Seconds())), p.Event, p.Unit, p.GPUsDown, fmtF(round6(p.Capacity)))
+			f.Row(fmtF(round6(p.Time.Seconds())), p.Event, p.Unit, strconv.Itoa(p.GPUsDown), fmtF(round6(p.Capacity)))
 		}
-		files["failures.csv"] = f.Bytes()
+		files[results.FailuresFile.Name] = f.Bytes()
 	}
 	return WriteFiles(dir, files)
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fleetsim/fleetsim/experiments/results"
 )
 
 // Target is one SLO term of a sizing search.
@@ -297,33 +299,32 @@ func (r *SizeResult) usdPerMonth(replicas int) float64 {
 	return float64(replicas*r.GPUsPer) * r.PriceHour * HoursPerMonth
 }
 
-// CSV is size.csv.
+// CSV is size.csv (results.SizeFile).
 func (r *SizeResult) CSV() []byte {
-	var b bytes.Buffer
-	b.WriteString("row,replicas,gpus,failures,usd_per_month,utilization,headroom_pct,ttft_p99_ms,ttft_p99_ms_ci95,success,met_slo\n")
+	t := results.NewTable(results.SizeFile, nil, nil)
 	for _, row := range r.Rows {
 		p := row.Point
 		m := StatMap(p.Arm.Stats)
-		fmt.Fprintf(&b, "%s,%d,%d,%t,%s,%s,%s,%s,%s,%s,%t\n", row.Label, p.Replicas, p.Replicas*r.GPUsPer,
-			p.Failures, fmtF(round6(r.usdPerMonth(p.Replicas))),
+		t.Row(row.Label, strconv.Itoa(p.Replicas), strconv.Itoa(p.Replicas*r.GPUsPer),
+			strconv.FormatBool(p.Failures), fmtF(round6(r.usdPerMonth(p.Replicas))),
 			fmtF(round6(m["fleet.mfu"].Mean)), fmtF(round6(r.headroom(p.Replicas))),
 			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
-			fmtF(round6(successMean(p.Arm))), p.Met)
+			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met))
 	}
-	return b.Bytes()
+	return t.Bytes()
 }
 
-// SearchCSV is size_search.csv: every size evaluated.
+// SearchCSV is size_search.csv (results.SizeSearchFile): every size
+// evaluated.
 func (r *SizeResult) SearchCSV() []byte {
-	var b bytes.Buffer
-	b.WriteString("replicas,failures,ttft_p99_ms,ttft_p99_ms_ci95,success,met_slo,usd_per_month\n")
+	t := results.NewTable(results.SizeSearchFile, nil, nil)
 	for _, p := range r.Search {
 		m := StatMap(p.Arm.Stats)
-		fmt.Fprintf(&b, "%d,%t,%s,%s,%s,%t,%s\n", p.Replicas, p.Failures,
+		t.Row(strconv.Itoa(p.Replicas), strconv.FormatBool(p.Failures),
 			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
-			fmtF(round6(successMean(p.Arm))), p.Met, fmtF(round6(r.usdPerMonth(p.Replicas))))
+			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met), fmtF(round6(r.usdPerMonth(p.Replicas))))
 	}
-	return b.Bytes()
+	return t.Bytes()
 }
 
 // headroom is the share of replicas beyond the minimum that meets the SLO

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fleetsim/fleetsim/experiments/results"
 )
 
 // Axis is one dimension of a sweep: a scenario key and its values (as TOML
@@ -188,16 +190,18 @@ func pointName(axes []Axis, vals []string) string {
 	return strings.Join(parts, " ")
 }
 
-// sweepColumn is one of sweep.csv's metric columns.
+// sweepColumn is one of sweep.csv's metric columns: a column of
+// results.SweepFile and the summary key it is the mean of.
 type sweepColumn struct {
 	col, key string // column name, summary key
 	ci       bool   // followed by a _ci95 column
 }
 
-// failureColumns are added when the sweep's runs had [failures].
+// failureColumns are added when the sweep's runs had [failures]
+// (results.SweepFile.Optional).
 var failureColumns = []sweepColumn{
-	{"availability", "failures.availability", true},
-	{"success_rate", "resilience.success_rate", true},
+	{results.Availability, "failures.availability", true},
+	{results.SuccessRate, "resilience.success_rate", true},
 }
 
 // columns are this sweep's metric columns.
@@ -218,48 +222,71 @@ func (r *SweepResult) hasFailures() bool {
 	return ok
 }
 
-// sweepColumns are sweep.csv's metric columns for every sweep.
+// sweepColumns are sweep.csv's metric columns for every sweep, after
+// results.Replications.
 var sweepColumns = []sweepColumn{
-	{"ttft_p99_ms", "latency_ms.ttft.p99", true},
-	{"e2e_p99_ms", "latency_ms.e2e.p99", true},
-	{"goodput_rps", "goodput.requests_per_s", true},
-	{"throughput_rps", "throughput.requests_per_s", false},
-	{"slo_attainment", "goodput.slo_attainment", true},
-	{"usd_per_month", "cost.usd_per_month", false},
-	{"usd_per_million_output_tokens", "cost.usd_per_million_output_tokens", false},
+	{results.TTFTP99Ms, "latency_ms.ttft.p99", true},
+	{results.E2EP99Ms, "latency_ms.e2e.p99", true},
+	{results.GoodputRPS, "goodput.requests_per_s", true},
+	{results.ThroughputRPS, "throughput.requests_per_s", false},
+	{results.SLOAttainment, "goodput.slo_attainment", true},
+	{results.USDPerMonth, "cost.usd_per_month", false},
+	{results.USDPerMillionOutputTokens, "cost.usd_per_million_output_tokens", false},
 }
 
-// CSV is sweep.csv: the axes' keys, then replications and the metrics.
-func (r *SweepResult) CSV() []byte {
-	var b bytes.Buffer
-	for _, ax := range r.Axes {
-		b.WriteString(ax.Key + ",")
-	}
-	b.WriteString("replications")
-	cols := r.columns()
+// names are the columns' names, each followed by its _ci95 column.
+func columnNames(cols []sweepColumn) []string {
+	var out []string
 	for _, c := range cols {
-		b.WriteString("," + c.col)
+		out = append(out, c.col)
 		if c.ci {
-			b.WriteString("," + c.col + "_ci95")
+			out = append(out, c.col+"_ci95")
 		}
 	}
-	b.WriteByte('\n')
+	return out
+}
+
+// axisKeys are the swept keys: the leading columns of sweep.csv and
+// ettr.csv.
+func (r *SweepResult) axisKeys() []string {
+	keys := make([]string, len(r.Axes))
+	for i, ax := range r.Axes {
+		keys[i] = ax.Key
+	}
+	return keys
+}
+
+// axisValues are a point's values as written in sweep.csv and ettr.csv.
+func axisValues(p Point) []string {
+	out := make([]string, len(p.Values))
+	for i, v := range p.Values {
+		out[i] = strings.Trim(v, "\"")
+	}
+	return out
+}
+
+// CSV is sweep.csv (results.SweepFile): the axes' keys, then replications
+// and the metrics.
+func (r *SweepResult) CSV() []byte {
+	cols := r.columns()
+	var after []string
+	if r.hasFailures() {
+		after = columnNames(failureColumns)
+	}
+	t := results.NewTable(results.SweepFile, r.axisKeys(), after)
 	for _, p := range r.Points {
-		for _, v := range p.Values {
-			b.WriteString(strings.Trim(v, "\"") + ",")
-		}
 		m := StatMap(p.Arm.Stats)
-		b.WriteString(strconv.Itoa(len(p.Arm.Reps)))
+		row := append(axisValues(p), strconv.Itoa(len(p.Arm.Reps)))
 		for _, c := range cols {
 			st := m[c.key]
-			b.WriteString("," + fmtF(round6(st.Mean)))
+			row = append(row, fmtF(round6(st.Mean)))
 			if c.ci {
-				b.WriteString("," + fmtF(round6(st.CI95)))
+				row = append(row, fmtF(round6(st.CI95)))
 			}
 		}
-		b.WriteByte('\n')
+		t.Row(row...)
 	}
-	return b.Bytes()
+	return t.Bytes()
 }
 
 // Training reports whether the sweep is of a training scenario.
@@ -267,32 +294,43 @@ func (r *SweepResult) Training() bool {
 	return len(r.Points) > 0 && r.Points[0].Arm.Reps[0].Summary.Mode == ModeTraining
 }
 
-// ETTRCSV is ettr.csv for a training sweep: ETTR against the checkpoint
-// interval each point ran with.
+// ETTRCSV is ettr.csv (results.ETTRFile) for a training sweep: the axes'
+// keys, then the checkpoint interval each point ran with, ETTR and the
+// GPU-hours lost.
 func (r *SweepResult) ETTRCSV() []byte {
-	var b bytes.Buffer
-	b.WriteString("checkpoint_interval_s,ettr,ettr_ci95,lost_gpu_hours\n")
+	t := results.NewTable(results.ETTRFile, r.axisKeys(), nil)
 	for _, p := range r.Points {
 		m := StatMap(p.Arm.Stats)
-		fmt.Fprintf(&b, "%s,%s,%s,%s\n", fmtF(round6(m["training.checkpoint_interval_s"].Mean)),
+		t.Row(append(axisValues(p), fmtF(round6(m["training.checkpoint_interval_s"].Mean)),
 			fmtF(round6(m["training.ettr"].Mean)), fmtF(round6(m["training.ettr"].CI95)),
-			fmtF(round6(m["training.lost_gpu_hours.total"].Mean)))
+			fmtF(round6(m["training.lost_gpu_hours.total"].Mean)))...)
 	}
-	return b.Bytes()
+	return t.Bytes()
 }
 
-// Table is the sweep as a terminal table.
+// Table is the sweep as a terminal table. Each axis column is headed by
+// the shortest tail of its key's segments that tells it from the other
+// axes (the whole key when that is needed), and is as wide as its label.
 func (r *SweepResult) Table() string {
 	var b bytes.Buffer
-	if r.Training() {
-		for _, ax := range r.Axes {
-			fmt.Fprintf(&b, "%-16s ", trunc(ax.Key, 16))
+	labels := columnLabels(r.axisKeys())
+	widths := make([]int, len(labels))
+	for i, l := range labels {
+		widths[i] = max(16, runeLen(l))
+		for _, p := range r.Points {
+			widths[i] = max(widths[i], runeLen(strings.Trim(p.Values[i], "\"")))
 		}
+	}
+	axisCells := func(cells []string) {
+		for i, c := range cells {
+			b.WriteString(c + strings.Repeat(" ", widths[i]-runeLen(c)) + " ")
+		}
+	}
+	if r.Training() {
+		axisCells(labels)
 		fmt.Fprintf(&b, "%20s %14s %16s\n", "ETTR", "interruptions", "lost GPU-h")
 		for _, p := range r.Points {
-			for _, v := range p.Values {
-				fmt.Fprintf(&b, "%-16s ", strings.Trim(v, "\""))
-			}
+			axisCells(axisValues(p))
 			m := StatMap(p.Arm.Stats)
 			e := m["training.ettr"]
 			fmt.Fprintf(&b, "%20s %14s %16s\n", fmt.Sprintf("%.2f%% ± %.2f", 100*e.Mean, 100*e.CI95),
@@ -300,9 +338,7 @@ func (r *SweepResult) Table() string {
 		}
 		return b.String()
 	}
-	for _, ax := range r.Axes {
-		fmt.Fprintf(&b, "%-16s ", trunc(ax.Key, 16))
-	}
+	axisCells(labels)
 	fails := r.hasFailures()
 	fmt.Fprintf(&b, "%20s %20s %10s %12s", "TTFT p99 ms", "goodput req/s", "SLO att.", "$ / month")
 	if fails {
@@ -310,9 +346,7 @@ func (r *SweepResult) Table() string {
 	}
 	b.WriteByte('\n')
 	for _, p := range r.Points {
-		for _, v := range p.Values {
-			fmt.Fprintf(&b, "%-16s ", strings.Trim(v, "\""))
-		}
+		axisCells(axisValues(p))
 		m := StatMap(p.Arm.Stats)
 		t, g := m["latency_ms.ttft.p99"], m["goodput.requests_per_s"]
 		fmt.Fprintf(&b, "%20s %20s %9.2f%% %12s", human(t.Mean)+" ± "+human(t.CI95), human(g.Mean)+" ± "+human(g.CI95),
@@ -323,4 +357,44 @@ func (r *SweepResult) Table() string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+func runeLen(s string) int { return len([]rune(s)) }
+
+// columnLabels shortens dotted keys for table headings: each key becomes
+// the fewest trailing segments that no other key ends with (so
+// training.spare_servers and cluster.spare_servers stay apart), and equal
+// keys are numbered. Labels are never truncated.
+func columnLabels(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		segs := strings.Split(k, ".")
+		out[i] = k
+		for n := 1; n <= len(segs); n++ {
+			tail := strings.Join(segs[len(segs)-n:], ".")
+			unique := true
+			for j, o := range keys {
+				if j != i && o != k && (o == tail || strings.HasSuffix(o, "."+tail)) {
+					unique = false
+					break
+				}
+			}
+			if unique {
+				out[i] = tail
+				break
+			}
+		}
+	}
+	count := map[string]int{}
+	for _, l := range out {
+		count[l]++
+	}
+	seen := map[string]int{}
+	for i, l := range out {
+		if count[l] > 1 {
+			seen[l]++
+			out[i] = fmt.Sprintf("%s (%d)", l, seen[l])
+		}
+	}
+	return out
 }

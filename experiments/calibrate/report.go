@@ -1,14 +1,13 @@
 package calibrate
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/models"
 )
 
@@ -141,12 +140,10 @@ func Summarise(lines []Line, keep func(Line) bool, pick func(Line) float64) Stat
 	return Stats{N: len(errs), Median: med, Worst: errs[len(errs)-1]}
 }
 
-// CSV renders the lines as calibration.csv (what `fleetsim plot` reads).
+// CSV renders the lines as calibration.csv (results.CalibrationFile; what
+// `fleetsim plot` reads).
 func CSV(lines []Line) []byte {
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	_ = w.Write([]string{"where", "model", "gpu", "tp", "weights", "kv_dtype", "batching", "isl", "osl", "max_seqs",
-		"metric", "measured", "predicted", "error", "role", "cv_predicted", "cv_error"})
+	t := results.NewTable(results.CalibrationFile, nil, nil)
 	f := func(v float64) string {
 		if math.IsNaN(v) {
 			return ""
@@ -159,10 +156,9 @@ func CSV(lines []Line) []byte {
 		if l.Fit {
 			role = "fit"
 		}
-		_ = w.Write([]string{r.Where(), r.Model, r.GPU, strconv.Itoa(r.TP), r.Weights, r.KVDType, r.Batching,
+		t.Row(r.Where(), r.Model, r.GPU, strconv.Itoa(r.TP), r.Weights, r.KVDType, r.Batching,
 			strconv.Itoa(r.ISL), strconv.Itoa(r.OSL), strconv.Itoa(r.MaxSeqs), l.Metric, f(l.Measured), f(l.Predicted),
-			f(l.Error), role, f(l.CVPredicted), f(l.CVError)})
+			f(l.Error), role, f(l.CVPredicted), f(l.CVError))
 	}
-	w.Flush()
-	return b.Bytes()
+	return t.Bytes()
 }

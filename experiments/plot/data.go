@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fleetsim/fleetsim/experiments/results"
 )
 
 // ErrBadInput is matched (errors.Is) by every error that comes from the
@@ -127,8 +129,17 @@ type FailureEvent struct {
 	CapacityFrac float64 // in [0, 1]
 }
 
+// ETTRSweep is ettr.csv: the swept parameters (scenario key paths, in
+// column order; none in a file written before they were recorded) and one
+// point per grid point.
+type ETTRSweep struct {
+	Params []string
+	Points []ETTRPoint
+}
+
 // ETTRPoint is one row of ettr.csv.
 type ETTRPoint struct {
+	Values              []string // parameter values as written, one per ETTRSweep.Params
 	CheckpointIntervalS float64
 	ETTR, ETTRCI95      float64 // effective training time ratio, in [0, 1]
 	LostGPUHours        float64
@@ -384,18 +395,18 @@ func (c *cursor) boolean(name string) bool {
 // readCDF reads cdf.csv. Rows of metrics other than ttft, tpot and e2e are
 // skipped.
 func readCDF(t *table) ([]CDFPoint, error) {
-	if err := t.require("arm", "metric", "quantile", "value_ms"); err != nil {
+	if err := t.require(results.Arm, results.Metric, results.Quantile, results.ValueMs); err != nil {
 		return nil, err
 	}
 	var out []CDFPoint
 	for i := range t.rows {
 		c := cursor{t: t, i: i}
-		p := CDFPoint{Arm: c.str("arm"), Metric: c.str("metric"), Quantile: c.num("quantile"), ValueMs: c.num("value_ms")}
+		p := CDFPoint{Arm: c.str(results.Arm), Metric: c.str(results.Metric), Quantile: c.num(results.Quantile), ValueMs: c.num(results.ValueMs)}
 		if c.err == nil && !(p.Quantile > 0 && p.Quantile < 1) {
-			c.fail("quantile", "%v is not in (0, 1)", p.Quantile)
+			c.fail(results.Quantile, "%v is not in (0, 1)", p.Quantile)
 		}
 		if c.err == nil && p.ValueMs < 0 {
-			c.fail("value_ms", "%v is negative", p.ValueMs)
+			c.fail(results.ValueMs, "%v is negative", p.ValueMs)
 		}
 		if c.err != nil {
 			return nil, c.err
@@ -409,18 +420,18 @@ func readCDF(t *table) ([]CDFPoint, error) {
 }
 
 func readTimeseries(t *table) ([]TimePoint, error) {
-	if err := t.require("arm", "replication", "time_s"); err != nil {
+	if err := t.require(results.Arm, results.Replication, results.TimeS); err != nil {
 		return nil, err
 	}
 	out := make([]TimePoint, 0, len(t.rows))
 	for i := range t.rows {
 		c := cursor{t: t, i: i}
 		out = append(out, TimePoint{
-			Arm: c.str("arm"), Replication: c.integer("replication"), TimeS: c.num("time_s"),
-			ArrivalsPerS: c.num("arrivals_per_s"), CompletionsPerS: c.num("completions_per_s"),
-			InFlight: c.num("in_flight"), Waiting: c.num("waiting"),
-			KVUsedFrac: c.num("kv_used_frac"), KVCachedFrac: c.num("kv_cached_frac"),
-			AvailableReplicas: c.num("available_replicas"),
+			Arm: c.str(results.Arm), Replication: c.integer(results.Replication), TimeS: c.num(results.TimeS),
+			ArrivalsPerS: c.num(results.ArrivalsPerS), CompletionsPerS: c.num(results.CompletionsPerS),
+			InFlight: c.num(results.InFlight), Waiting: c.num(results.Waiting),
+			KVUsedFrac: c.num(results.KVUsedFrac), KVCachedFrac: c.num(results.KVCachedFrac),
+			AvailableReplicas: c.num(results.AvailableReplicas),
 		})
 		if c.err != nil {
 			return nil, c.err
@@ -429,33 +440,28 @@ func readTimeseries(t *table) ([]TimePoint, error) {
 	return out, nil
 }
 
-// readSweep reads sweep.csv: every column before "replications" whose name
-// contains a '.' is a swept parameter.
+// readSweep reads sweep.csv: every column before results.Replications
+// whose name contains a '.' is a swept parameter.
 func readSweep(t *table) (Sweep, error) {
-	if err := t.require("replications"); err != nil {
+	if err := t.require(results.Replications); err != nil {
 		return Sweep{}, err
 	}
 	var s Sweep
 	var idx []int
-	for j, n := range t.names[:t.col["replications"]] {
-		if strings.Contains(n, ".") {
-			s.Params = append(s.Params, n)
-			idx = append(idx, j)
-		}
-	}
+	s.Params, idx = params(t, results.SweepFile)
 	if len(s.Params) == 0 {
-		return Sweep{}, badInput("%s:1: no parameter columns (scenario key paths such as workload.arrival.rate_per_s) before \"replications\"", t.path)
+		return Sweep{}, badInput("%s:1: no parameter columns (scenario key paths such as workload.arrival.rate_per_s) before %q", t.path, results.Replications)
 	}
 	for i, rec := range t.rows {
 		c := cursor{t: t, i: i}
 		r := SweepRow{
-			Replications: c.integer("replications"),
-			TTFTP99Ms:    c.num("ttft_p99_ms"), TTFTP99MsCI95: c.ci("ttft_p99_ms_ci95"),
-			E2EP99Ms: c.num("e2e_p99_ms"), E2EP99MsCI95: c.ci("e2e_p99_ms_ci95"),
-			GoodputRPS: c.num("goodput_rps"), GoodputRPSCI95: c.ci("goodput_rps_ci95"),
-			ThroughputRPS: c.num("throughput_rps"),
-			SLOAttainment: c.num("slo_attainment"), SLOAttainmentCI95: c.ci("slo_attainment_ci95"),
-			USDPerMonth: c.num("usd_per_month"), USDPerMillionOutputTokens: c.num("usd_per_million_output_tokens"),
+			Replications: c.integer(results.Replications),
+			TTFTP99Ms:    c.num(results.TTFTP99Ms), TTFTP99MsCI95: c.ci(results.TTFTP99MsCI95),
+			E2EP99Ms: c.num(results.E2EP99Ms), E2EP99MsCI95: c.ci(results.E2EP99MsCI95),
+			GoodputRPS: c.num(results.GoodputRPS), GoodputRPSCI95: c.ci(results.GoodputRPSCI95),
+			ThroughputRPS: c.num(results.ThroughputRPS),
+			SLOAttainment: c.num(results.SLOAttainment), SLOAttainmentCI95: c.ci(results.SLOAttainmentCI95),
+			USDPerMonth: c.num(results.USDPerMonth), USDPerMillionOutputTokens: c.num(results.USDPerMillionOutputTokens),
 		}
 		for k, j := range idx {
 			v := strings.TrimSpace(rec[j])
@@ -473,21 +479,21 @@ func readSweep(t *table) (Sweep, error) {
 }
 
 func readSize(t *table) ([]SizeRow, error) {
-	if err := t.require("row", "replicas"); err != nil {
+	if err := t.require(results.Row, results.Replicas); err != nil {
 		return nil, err
 	}
 	var out []SizeRow
 	for i := range t.rows {
 		c := cursor{t: t, i: i}
 		r := SizeRow{
-			Row: c.str("row"), Replicas: c.integer("replicas"), GPUs: c.integer("gpus"),
-			Failures: c.boolean("failures"), USDPerMonth: c.num("usd_per_month"),
-			Utilization: c.num("utilization"), HeadroomPct: c.num("headroom_pct"),
-			TTFTP99Ms: c.num("ttft_p99_ms"), TTFTP99MsCI95: c.ci("ttft_p99_ms_ci95"),
-			Success: c.num("success"), MetSLO: c.boolean("met_slo"),
+			Row: c.str(results.Row), Replicas: c.integer(results.Replicas), GPUs: c.integer(results.GPUs),
+			Failures: c.boolean(results.Failures), USDPerMonth: c.num(results.USDPerMonth),
+			Utilization: c.num(results.Utilization), HeadroomPct: c.num(results.HeadroomPct),
+			TTFTP99Ms: c.num(results.TTFTP99Ms), TTFTP99MsCI95: c.ci(results.TTFTP99MsCI95),
+			Success: c.num(results.Success), MetSLO: c.boolean(results.MetSLO),
 		}
 		if c.err == nil && r.Row == "" {
-			c.fail("row", "empty label")
+			c.fail(results.Row, "empty label")
 		}
 		if c.err != nil {
 			return nil, c.err
@@ -498,16 +504,16 @@ func readSize(t *table) ([]SizeRow, error) {
 }
 
 func readSearch(t *table) ([]SearchPoint, error) {
-	if err := t.require("replicas"); err != nil {
+	if err := t.require(results.Replicas); err != nil {
 		return nil, err
 	}
 	var out []SearchPoint
 	for i := range t.rows {
 		c := cursor{t: t, i: i}
 		out = append(out, SearchPoint{
-			Replicas: c.integer("replicas"), Failures: c.boolean("failures"),
-			TTFTP99Ms: c.num("ttft_p99_ms"), TTFTP99MsCI95: c.ci("ttft_p99_ms_ci95"),
-			Success: c.num("success"), MetSLO: c.boolean("met_slo"), USDPerMonth: c.num("usd_per_month"),
+			Replicas: c.integer(results.Replicas), Failures: c.boolean(results.Failures),
+			TTFTP99Ms: c.num(results.TTFTP99Ms), TTFTP99MsCI95: c.ci(results.TTFTP99MsCI95),
+			Success: c.num(results.Success), MetSLO: c.boolean(results.MetSLO), USDPerMonth: c.num(results.USDPerMonth),
 		})
 		if c.err != nil {
 			return nil, c.err
@@ -521,25 +527,25 @@ func readSearch(t *table) ([]SearchPoint, error) {
 var FailureEventKinds = []string{"fail", "repair", "spare", "spare-fail", "spare-ready"}
 
 func readFailures(t *table) ([]FailureEvent, error) {
-	if err := t.require("time_s", "event", "capacity_frac"); err != nil {
+	if err := t.require(results.TimeS, results.Event, results.CapacityFrac); err != nil {
 		return nil, err
 	}
 	var out []FailureEvent
 	for i := range t.rows {
 		c := cursor{t: t, i: i}
-		e := FailureEvent{TimeS: c.num("time_s"), Event: c.str("event"), Unit: c.str("unit"),
-			GPUsDown: c.integer("gpus_down"), CapacityFrac: c.num("capacity_frac")}
+		e := FailureEvent{TimeS: c.num(results.TimeS), Event: c.str(results.Event), Unit: c.str(results.Unit),
+			GPUsDown: c.integer(results.GPUsDown), CapacityFrac: c.num(results.CapacityFrac)}
 		if c.err == nil && !slices.Contains(FailureEventKinds, e.Event) {
-			c.fail("event", "%q is not one of %s", e.Event, strings.Join(FailureEventKinds, ", "))
+			c.fail(results.Event, "%q is not one of %s", e.Event, strings.Join(FailureEventKinds, ", "))
 		}
 		if c.err == nil && !(e.CapacityFrac >= 0 && e.CapacityFrac <= 1) {
-			c.fail("capacity_frac", "%v is not in [0, 1]", e.CapacityFrac)
+			c.fail(results.CapacityFrac, "%v is not in [0, 1]", e.CapacityFrac)
 		}
 		if c.err == nil && e.TimeS < 0 {
-			c.fail("time_s", "%v is negative", e.TimeS)
+			c.fail(results.TimeS, "%v is negative", e.TimeS)
 		}
 		if c.err == nil && len(out) > 0 && e.TimeS < out[len(out)-1].TimeS {
-			c.fail("time_s", "%v is before the previous event (%v): events must be in time order", e.TimeS, out[len(out)-1].TimeS)
+			c.fail(results.TimeS, "%v is before the previous event (%v): events must be in time order", e.TimeS, out[len(out)-1].TimeS)
 		}
 		if c.err != nil {
 			return nil, c.err
@@ -549,24 +555,50 @@ func readFailures(t *table) ([]FailureEvent, error) {
 	return out, nil
 }
 
-func readETTR(t *table) ([]ETTRPoint, error) {
-	if err := t.require("checkpoint_interval_s", "ettr"); err != nil {
-		return nil, err
+// params are the swept parameters of a sweep.csv or ettr.csv: the
+// leading columns before f's first fixed column whose names contain a '.'
+// (scenario key paths), and their indexes.
+func params(t *table, f *results.File) ([]string, []int) {
+	var names []string
+	var idx []int
+	for j, n := range f.Leading(t.names) {
+		if strings.Contains(n, ".") {
+			names = append(names, n)
+			idx = append(idx, j)
+		}
 	}
-	var out []ETTRPoint
-	for i := range t.rows {
+	return names, idx
+}
+
+// readETTR reads ettr.csv: its leading columns with a '.' in their names
+// are the swept parameters (none in files written before they were).
+func readETTR(t *table) (ETTRSweep, error) {
+	if err := t.require(results.CheckpointIntervalS, results.ETTR); err != nil {
+		return ETTRSweep{}, err
+	}
+	var s ETTRSweep
+	var idx []int
+	s.Params, idx = params(t, results.ETTRFile)
+	for i, rec := range t.rows {
 		c := cursor{t: t, i: i}
-		p := ETTRPoint{CheckpointIntervalS: c.num("checkpoint_interval_s"), ETTR: c.num("ettr"),
-			ETTRCI95: c.ci("ettr_ci95"), LostGPUHours: c.num("lost_gpu_hours")}
+		p := ETTRPoint{CheckpointIntervalS: c.num(results.CheckpointIntervalS), ETTR: c.num(results.ETTR),
+			ETTRCI95: c.ci(results.ETTRCI95), LostGPUHours: c.num(results.LostGPUHours)}
 		if c.err == nil && p.CheckpointIntervalS <= 0 {
-			c.fail("checkpoint_interval_s", "%v is not positive", p.CheckpointIntervalS)
+			c.fail(results.CheckpointIntervalS, "%v is not positive", p.CheckpointIntervalS)
+		}
+		for k, j := range idx {
+			v := strings.TrimSpace(rec[j])
+			if v == "" {
+				c.fail(s.Params[k], "empty parameter value")
+			}
+			p.Values = append(p.Values, v)
 		}
 		if c.err != nil {
-			return nil, c.err
+			return ETTRSweep{}, c.err
 		}
-		out = append(out, p)
+		s.Points = append(s.Points, p)
 	}
-	return out, nil
+	return s, nil
 }
 
 // readCalibration reads calibration.csv. Every row must have a known
@@ -574,27 +606,27 @@ func readETTR(t *table) ([]ETTRPoint, error) {
 // drawn on log axes); cv_predicted, when the column is there, is empty (no
 // cross-validation) or positive.
 func readCalibration(t *table) ([]CalibrationPoint, error) {
-	if err := t.require("metric", "measured", "predicted", "role"); err != nil {
+	if err := t.require(results.Metric, results.Measured, results.Predicted, results.Role); err != nil {
 		return nil, err
 	}
 	var out []CalibrationPoint
 	for i := range t.rows {
 		c := cursor{t: t, i: i}
-		p := CalibrationPoint{Where: c.str("where"), Metric: c.str("metric"), CVPredicted: math.NaN()}
+		p := CalibrationPoint{Where: c.str(results.Where), Metric: c.str(results.Metric), CVPredicted: math.NaN()}
 		if !slices.Contains(CalibrationMetrics, p.Metric) {
-			c.fail("metric", "%q is not one of %s", p.Metric, strings.Join(CalibrationMetrics, ", "))
+			c.fail(results.Metric, "%q is not one of %s", p.Metric, strings.Join(CalibrationMetrics, ", "))
 		}
-		p.Measured = c.positive("measured")
-		p.Predicted = c.positive("predicted")
-		switch role := c.str("role"); role {
+		p.Measured = c.positive(results.Measured)
+		p.Predicted = c.positive(results.Predicted)
+		switch role := c.str(results.Role); role {
 		case "fit":
 			p.Fit = true
 		case "test":
 		default:
-			c.fail("role", "%q is not fit or test", role)
+			c.fail(results.Role, "%q is not fit or test", role)
 		}
-		if s, _ := c.raw("cv_predicted"); s != "" && !strings.EqualFold(s, "nan") {
-			p.CVPredicted = c.positive("cv_predicted")
+		if s, _ := c.raw(results.CVPredicted); s != "" && !strings.EqualFold(s, "nan") {
+			p.CVPredicted = c.positive(results.CVPredicted)
 		}
 		if c.err != nil {
 			return nil, c.err

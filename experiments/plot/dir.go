@@ -4,10 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fleetsim/fleetsim/experiments/results"
 )
 
 // inputs are the results files Dir reads, in the order it reports them.
-var inputs = []string{"summary.json", "cdf.csv", "timeseries.csv", "sweep.csv", "size.csv", "size_search.csv", "failures.csv", "ettr.csv", "calibration.csv"}
+var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFile.Name, results.SweepFile.Name,
+	results.SizeFile.Name, results.SizeSearchFile.Name, results.FailuresFile.Name, results.ETTRFile.Name,
+	results.CalibrationFile.Name}
 
 // Dir draws every figure whose results exist in the run directory dir into
 // dir/plots/ and returns the paths written, sorted:
@@ -80,7 +84,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		figs = append(figs, f)
 		return nil
 	}
-	if t := tables["cdf.csv"]; t != nil {
+	if t := tables[results.CDFFile.Name]; t != nil {
 		pts, err := readCDF(t)
 		if err != nil {
 			return nil, err
@@ -96,33 +100,33 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 			}
 		}
 	}
-	if t := tables["timeseries.csv"]; t != nil {
+	if t := tables[results.TimeseriesFile.Name]; t != nil {
 		pts, err := readTimeseries(t)
 		if err != nil {
 			return nil, err
 		}
-		if len(pts) > 0 && (t.has("kv_used_frac") || t.has("kv_cached_frac")) {
+		if len(pts) > 0 && (t.has(results.KVUsedFrac) || t.has(results.KVCachedFrac)) {
 			if err := add(KVUtilisation(m, pts)); err != nil {
 				return nil, err
 			}
 		}
-		if len(pts) > 0 && (t.has("in_flight") || t.has("waiting")) {
+		if len(pts) > 0 && (t.has(results.InFlight) || t.has(results.Waiting)) {
 			if err := add(Load(m, pts)); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if t := tables["sweep.csv"]; t != nil {
+	if t := tables[results.SweepFile.Name]; t != nil {
 		s, err := readSweep(t)
 		if err != nil {
 			return nil, err
 		}
-		if len(s.Rows) > 0 && t.has("ttft_p99_ms") {
+		if len(s.Rows) > 0 && t.has(results.TTFTP99Ms) {
 			if err := add(SweepTTFT(m, s)); err != nil {
 				return nil, err
 			}
 		}
-		if len(s.Rows) > 0 && (t.has("goodput_rps") || t.has("throughput_rps")) {
+		if len(s.Rows) > 0 && (t.has(results.GoodputRPS) || t.has(results.ThroughputRPS)) {
 			if err := add(SweepGoodput(m, s)); err != nil {
 				return nil, err
 			}
@@ -131,36 +135,36 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 	var rows []SizeRow
 	var search []SearchPoint
 	has := func(col string) bool {
-		for _, name := range []string{"size.csv", "size_search.csv"} {
+		for _, name := range []string{results.SizeFile.Name, results.SizeSearchFile.Name} {
 			if t := tables[name]; t != nil && len(t.rows) > 0 && t.has(col) {
 				return true
 			}
 		}
 		return false
 	}
-	if t := tables["size.csv"]; t != nil {
+	if t := tables[results.SizeFile.Name]; t != nil {
 		var err error
 		if rows, err = readSize(t); err != nil {
 			return nil, err
 		}
 	}
-	if t := tables["size_search.csv"]; t != nil {
+	if t := tables[results.SizeSearchFile.Name]; t != nil {
 		var err error
 		if search, err = readSearch(t); err != nil {
 			return nil, err
 		}
 	}
-	if has("usd_per_month") {
+	if has(results.USDPerMonth) {
 		if err := add(SizeCost(m, rows, search)); err != nil {
 			return nil, err
 		}
 	}
-	if has("ttft_p99_ms") {
+	if has(results.TTFTP99Ms) {
 		if err := add(SizeTTFT(m, rows, search)); err != nil {
 			return nil, err
 		}
 	}
-	if t := tables["failures.csv"]; t != nil {
+	if t := tables[results.FailuresFile.Name]; t != nil {
 		ev, err := readFailures(t)
 		if err != nil {
 			return nil, err
@@ -171,18 +175,18 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 			}
 		}
 	}
-	if t := tables["ettr.csv"]; t != nil {
+	if t := tables[results.ETTRFile.Name]; t != nil {
 		pts, err := readETTR(t)
 		if err != nil {
 			return nil, err
 		}
-		if len(pts) > 0 {
+		if len(pts.Points) > 0 {
 			if err := add(ETTR(m, pts)); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if t := tables["calibration.csv"]; t != nil {
+	if t := tables[results.CalibrationFile.Name]; t != nil {
 		pts, err := readCalibration(t)
 		if err != nil {
 			return nil, err

@@ -245,54 +245,76 @@ type sweepSeries struct {
 	value   func(SweepRow) (v, ci95 float64)
 }
 
-// sweepLines sets the x axis from the first parameter (numeric when every
-// value is a number, else one nominal tick per value) and adds one line per
-// (series, value of the other parameters). It returns how many lines.
-// sy maps the values to the y axis.
+// sweepLines draws series over the sweep's rows with gridLines.
 func sweepLines(p *gplot.Plot, s Sweep, sy scale, series []sweepSeries) (int, error) {
-	if len(s.Params) == 0 {
+	values := make([][]string, len(s.Rows))
+	for i, r := range s.Rows {
+		values[i] = r.Values
+	}
+	gs := make([]gridSeries, len(series))
+	for k, se := range series {
+		gs[k] = gridSeries{se.name, se.dashes, se.markers, func(i int) (float64, float64) { return se.value(s.Rows[i]) }}
+	}
+	return gridLines(p, s.Params, values, sy, gs)
+}
+
+// gridSeries is one quantity drawn over a grid's rows, by row index.
+type gridSeries struct {
+	name    string
+	dashes  []vg.Length
+	markers bool
+	value   func(row int) (v, ci95 float64)
+}
+
+// gridLines sets the x axis from the first parameter (numeric when every
+// value is a number, else one nominal tick per value) and adds one line per
+// (series, value of the other parameters). values holds each row's
+// parameter values, one per params. It returns how many lines. sy maps the
+// values to the y axis.
+func gridLines(p *gplot.Plot, params []string, values [][]string, sy scale, series []gridSeries) (int, error) {
+	if len(params) == 0 {
 		return 0, fmt.Errorf("plot: the sweep has no parameters")
 	}
-	for i, r := range s.Rows {
-		if len(r.Values) != len(s.Params) {
-			return 0, fmt.Errorf("plot: sweep row %d has %d parameter values for %d parameters", i, len(r.Values), len(s.Params))
+	for i, v := range values {
+		if len(v) != len(params) {
+			return 0, fmt.Errorf("plot: sweep row %d has %d parameter values for %d parameters", i, len(v), len(params))
 		}
 	}
-	p.X.Label.Text = paramLabel(s.Params[0])
-	xs := make([]float64, len(s.Rows))
+	p.X.Label.Text = paramLabel(params[0])
+	xs := make([]float64, len(values))
 	numeric := true
-	for i, r := range s.Rows {
-		v, err := strconv.ParseFloat(r.Values[0], 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+	for i, v := range values {
+		x, err := strconv.ParseFloat(v[0], 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			numeric = false
 			break
 		}
-		xs[i] = v
+		xs[i] = x
 	}
 	if !numeric {
-		names, _ := groupBy(s.Rows, func(r SweepRow) string { return r.Values[0] })
+		names, _ := groupBy(values, func(v []string) string { return v[0] })
 		pos := map[string]float64{}
 		for i, n := range names {
 			pos[n] = float64(i)
 		}
-		for i, r := range s.Rows {
-			xs[i] = pos[r.Values[0]]
+		for i, v := range values {
+			xs[i] = pos[v[0]]
 		}
 		p.NominalX(names...)
-		p.X.Label.Text = s.Params[0]
+		p.X.Label.Text = params[0]
 	}
 	type pt struct {
 		x float64
-		r SweepRow
+		i int
 	}
-	all := make([]pt, len(s.Rows))
-	for i, r := range s.Rows {
-		all[i] = pt{xs[i], r}
+	all := make([]pt, len(values))
+	for i := range values {
+		all[i] = pt{xs[i], i}
 	}
 	keys, groups := groupBy(all, func(q pt) string {
 		var parts []string
-		for k, v := range q.r.Values[1:] {
-			parts = append(parts, s.Params[k+1]+"="+v)
+		for k, v := range values[q.i][1:] {
+			parts = append(parts, params[k+1]+"="+v)
 		}
 		return strings.Join(parts, ", ")
 	})
@@ -312,7 +334,7 @@ func sweepLines(p *gplot.Plot, s Sweep, sy scale, series []sweepSeries) (int, er
 			var xys plotter.XYs
 			var eb errBars
 			for _, q := range g {
-				v, ci := se.value(q.r)
+				v, ci := se.value(q.i)
 				if math.IsNaN(v) {
 					continue
 				}
@@ -590,13 +612,38 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 	return Figure{Name: "failures_timeline", Plot: p}, nil
 }
 
-// ETTR draws the effective training time ratio against the checkpoint
-// interval in minutes (log scale when the intervals span 20x or more),
-// with 95% confidence-interval bars, and marks the interval with the
-// highest ETTR (the shortest of equals). The figure is named ettr.
-func ETTR(m Meta, pts []ETTRPoint) (Figure, error) {
+// checkpointKey is the scenario key of the checkpoint interval.
+const checkpointKey = "training.checkpoint_interval_s"
+
+// ETTR draws the effective training time ratio of a training sweep
+// against its first swept key, one line per value of the other keys, as
+// the sweep figures do (with 95% confidence-interval bars). When the sweep
+// swept only the checkpoint interval, or ettr.csv has no swept columns
+// (an older file), it draws ETTR against the checkpoint interval in
+// minutes (log scale when the intervals span 20x or more) and marks the
+// interval with the highest ETTR (the shortest of equals). The figure is
+// named ettr.
+func ETTR(m Meta, s ETTRSweep) (Figure, error) {
+	pts := s.Points
 	if len(pts) == 0 {
 		return Figure{}, fmt.Errorf("plot: no ETTR points to draw")
+	}
+	if len(s.Params) > 0 && !(len(s.Params) == 1 && s.Params[0] == checkpointKey) {
+		p := newPlot(m, "Effective training time ratio across the sweep", "", "ETTR (productive fraction of time)")
+		values := make([][]string, len(pts))
+		for i, q := range pts {
+			values[i] = q.Values
+		}
+		n, err := gridLines(p, s.Params, values, linear, []gridSeries{
+			{"ETTR", nil, true, func(i int) (float64, float64) { return pts[i].ETTR, pts[i].ETTRCI95 }},
+		})
+		if err != nil {
+			return Figure{}, err
+		}
+		if n == 0 {
+			return Figure{}, fmt.Errorf("plot: no ETTR in the sweep")
+		}
+		return Figure{Name: "ettr", Plot: p}, nil
 	}
 	sorted := append([]ETTRPoint(nil), pts...)
 	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].CheckpointIntervalS < sorted[b].CheckpointIntervalS })

@@ -378,7 +378,7 @@ func TestBuilders(t *testing.T) {
 	require.Error(t, err)
 	_, err = FailuresTimeline(m, nil)
 	require.Error(t, err)
-	_, err = ETTR(m, nil)
+	_, err = ETTR(m, ETTRSweep{})
 	require.Error(t, err)
 
 	// Write of nothing writes nothing.

@@ -1,0 +1,311 @@
+package results
+
+import "slices"
+
+// Column is one fixed column of a results file.
+type Column struct {
+	Name    string // header name
+	Unit    string // "" for a label or count without unit
+	Meaning string // one line
+}
+
+// File is one CSV file of a run directory.
+type File struct {
+	Name    string   // file name in the run directory
+	Meaning string   // what a row is
+	Columns []Column // fixed columns, in header order
+	// Before and After say how the dynamic columns before and after the
+	// fixed ones are named; "" when there are none.
+	Before, After string
+	// Optional are trailing columns written only in some runs (After names
+	// when); readers treat them as absent otherwise.
+	Optional []Column
+}
+
+// Names are the file's fixed column names, in order.
+func (f *File) Names() []string {
+	out := make([]string, len(f.Columns))
+	for i, c := range f.Columns {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// Header is the file's header: before, the fixed columns, then after.
+func (f *File) Header(before, after []string) []string {
+	h := make([]string, 0, len(before)+len(f.Columns)+len(after))
+	h = append(h, before...)
+	h = append(h, f.Names()...)
+	return append(h, after...)
+}
+
+// Leading is the dynamic columns of header that come before the file's
+// first fixed column (the swept keys of sweep.csv and ettr.csv); nil when
+// that column is missing.
+func (f *File) Leading(header []string) []string {
+	i := slices.Index(header, f.Columns[0].Name)
+	if i < 0 {
+		return nil
+	}
+	return header[:i:i]
+}
+
+// Column names. A name used by several files means the same there.
+const (
+	Arm               = "arm"
+	Metric            = "metric"
+	Quantile          = "quantile"
+	ValueMs           = "value_ms"
+	Replication       = "replication"
+	Seed              = "seed"
+	TimeS             = "time_s"
+	ArrivalsPerS      = "arrivals_per_s"
+	CompletionsPerS   = "completions_per_s"
+	InFlight          = "in_flight"
+	Waiting           = "waiting"
+	KVUsedFrac        = "kv_used_frac"
+	KVCachedFrac      = "kv_cached_frac"
+	AvailableReplicas = "available_replicas"
+
+	Replications              = "replications"
+	TTFTP99Ms                 = "ttft_p99_ms"
+	TTFTP99MsCI95             = "ttft_p99_ms_ci95"
+	E2EP99Ms                  = "e2e_p99_ms"
+	E2EP99MsCI95              = "e2e_p99_ms_ci95"
+	GoodputRPS                = "goodput_rps"
+	GoodputRPSCI95            = "goodput_rps_ci95"
+	ThroughputRPS             = "throughput_rps"
+	SLOAttainment             = "slo_attainment"
+	SLOAttainmentCI95         = "slo_attainment_ci95"
+	USDPerMonth               = "usd_per_month"
+	USDPerMillionOutputTokens = "usd_per_million_output_tokens"
+	Availability              = "availability"
+	AvailabilityCI95          = "availability_ci95"
+	SuccessRate               = "success_rate"
+	SuccessRateCI95           = "success_rate_ci95"
+
+	CheckpointIntervalS = "checkpoint_interval_s"
+	ETTR                = "ettr"
+	ETTRCI95            = "ettr_ci95"
+	LostGPUHours        = "lost_gpu_hours"
+
+	Row         = "row"
+	Replicas    = "replicas"
+	GPUs        = "gpus"
+	Failures    = "failures"
+	Utilization = "utilization"
+	HeadroomPct = "headroom_pct"
+	Success     = "success"
+	MetSLO      = "met_slo"
+
+	Event        = "event"
+	Unit         = "unit"
+	GPUsDown     = "gpus_down"
+	CapacityFrac = "capacity_frac"
+
+	ArmA     = "arm_a"
+	ArmB     = "arm_b"
+	AMean    = "a_mean"
+	BMean    = "b_mean"
+	Diff     = "diff"
+	DiffCI95 = "diff_ci95"
+	Rel      = "rel"
+	RelCI95  = "rel_ci95"
+
+	ID           = "id"
+	Session      = "session"
+	Replica      = "replica"
+	ArrivalS     = "arrival_s"
+	InputTokens  = "input_tokens"
+	OutputTokens = "output_tokens"
+	CachedTokens = "cached_tokens"
+	QueueMs      = "queue_ms"
+	TTFTMs       = "ttft_ms"
+	TPOTMs       = "tpot_ms"
+	E2EMs        = "e2e_ms"
+	Preemptions  = "preemptions"
+
+	Where       = "where"
+	Model       = "model"
+	GPU         = "gpu"
+	TP          = "tp"
+	Weights     = "weights"
+	KVDType     = "kv_dtype"
+	Batching    = "batching"
+	ISL         = "isl"
+	OSL         = "osl"
+	MaxSeqs     = "max_seqs"
+	Measured    = "measured"
+	Predicted   = "predicted"
+	RelError    = "error"
+	Role        = "role"
+	CVPredicted = "cv_predicted"
+	CVError     = "cv_error"
+)
+
+const armMeaning = "arm name (\"\" for a plain run; a sweep point's is KEY=VALUE ...)"
+
+// The files of a run directory.
+var (
+	CDFFile = &File{Name: "cdf.csv", Meaning: "one row per arm, metric and quantile, pooled over replications",
+		Columns: []Column{
+			{Arm, "", armMeaning},
+			{Metric, "", "ttft, tpot or e2e"},
+			{Quantile, "fraction", "the quantile, in (0, 1)"},
+			{ValueMs, "ms", "the latency at that quantile"},
+		}}
+
+	TimeseriesFile = &File{Name: "timeseries.csv", Meaning: "one row per arm and sample of replication 0",
+		Columns: []Column{
+			{Arm, "", armMeaning},
+			{Replication, "index", "the replication sampled (0)"},
+			{TimeS, "s", "simulated time of the sample"},
+			{ArrivalsPerS, "req/s", "arrivals since the previous sample"},
+			{CompletionsPerS, "req/s", "completions since the previous sample"},
+			{InFlight, "requests", "admitted and not finished"},
+			{Waiting, "requests", "queued, not yet admitted"},
+			{KVUsedFrac, "fraction", "KV blocks held by running sequences / total"},
+			{KVCachedFrac, "fraction", "KV blocks held only by the prefix cache / total"},
+			{AvailableReplicas, "replicas", "replicas in service"},
+		}}
+
+	ReplicationsFile = &File{Name: "replications.csv", Meaning: "one row per arm and replication",
+		Columns: []Column{
+			{Arm, "", armMeaning},
+			{Replication, "index", "replication number, from 0"},
+			{Seed, "", "the replication's seed"},
+		},
+		After: "one column per numeric leaf of summary.json, named by its dotted path (latency_ms.ttft.p99), sorted; the union over all arms, empty where an arm lacks it"}
+
+	SweepFile = &File{Name: "sweep.csv", Meaning: "one row per grid point of a serving sweep; metrics are means over replications",
+		Before: "one column per swept scenario key (workload.arrival.rate_per_s), in --param order, holding the point's value (TOML string quotes removed)",
+		Columns: []Column{
+			{Replications, "count", "replications per point"},
+			{TTFTP99Ms, "ms", "p99 time to first token"},
+			{TTFTP99MsCI95, "ms", "its 95% CI half-width"},
+			{E2EP99Ms, "ms", "p99 end-to-end latency"},
+			{E2EP99MsCI95, "ms", "its 95% CI half-width"},
+			{GoodputRPS, "req/s", "requests meeting the SLO per second"},
+			{GoodputRPSCI95, "req/s", "its 95% CI half-width"},
+			{ThroughputRPS, "req/s", "completed requests per second"},
+			{SLOAttainment, "fraction", "share of requests meeting the SLO"},
+			{SLOAttainmentCI95, "fraction", "its 95% CI half-width"},
+			{USDPerMonth, "USD/month", "fleet cost per 720-h month"},
+			{USDPerMillionOutputTokens, "USD", "cost per million good output tokens"},
+		},
+		After: "the Optional columns, when the runs had [failures]",
+		Optional: []Column{
+			{Availability, "fraction", "replica availability"},
+			{AvailabilityCI95, "fraction", "its 95% CI half-width"},
+			{SuccessRate, "fraction", "completed / arrived"},
+			{SuccessRateCI95, "fraction", "its 95% CI half-width"},
+		}}
+
+	ETTRFile = &File{Name: "ettr.csv", Meaning: "one row per grid point of a training sweep; means over replications",
+		Before: "one column per swept scenario key (training.spare_servers), in --param order, holding the point's value",
+		Columns: []Column{
+			{CheckpointIntervalS, "s", "checkpoint interval the point ran with"},
+			{ETTR, "fraction", "effective training time ratio"},
+			{ETTRCI95, "fraction", "its 95% CI half-width"},
+			{LostGPUHours, "GPU-h", "GPU-hours lost to failures, restarts, checkpoints and slowdown"},
+		}}
+
+	SizeFile = &File{Name: "size.csv", Meaning: "one row per reported fleet size: N (no failures), N, N+1, N+2",
+		Columns: []Column{
+			{Row, "", "the size's label"},
+			{Replicas, "replicas", "fleet size"},
+			{GPUs, "GPUs", "replicas × GPUs per replica"},
+			{Failures, "bool", "evaluated with the scenario's failures"},
+			{USDPerMonth, "USD/month", "fleet cost per 720-h month"},
+			{Utilization, "fraction", "model FLOPs utilisation (MFU)"},
+			{HeadroomPct, "%", "replicas beyond the minimum meeting the SLO without failures"},
+			{TTFTP99Ms, "ms", "p99 time to first token"},
+			{TTFTP99MsCI95, "ms", "its 95% CI half-width"},
+			{Success, "fraction", "completed / arrived"},
+			{MetSLO, "bool", "the one-sided confidence bound meets every target"},
+		}}
+
+	SizeSearchFile = &File{Name: "size_search.csv", Meaning: "one row per fleet size the search evaluated",
+		Columns: []Column{
+			{Replicas, "replicas", "fleet size"},
+			{Failures, "bool", "evaluated with the scenario's failures"},
+			{TTFTP99Ms, "ms", "p99 time to first token"},
+			{TTFTP99MsCI95, "ms", "its 95% CI half-width"},
+			{Success, "fraction", "completed / arrived"},
+			{MetSLO, "bool", "the one-sided confidence bound meets every target"},
+			{USDPerMonth, "USD/month", "fleet cost per 720-h month"},
+		}}
+
+	FailuresFile = &File{Name: "failures.csv", Meaning: "one row per failure timeline event of the first arm's replication 0",
+		Columns: []Column{
+			{TimeS, "s", "simulated time of the event"},
+			{Event, "", "fail, repair, spare, spare-fail or spare-ready"},
+			{Unit, "", "the replica or spare the event is about"},
+			{GPUsDown, "GPUs", "GPUs down after the event"},
+			{CapacityFrac, "fraction", "share of the fleet available after the event"},
+		}}
+
+	ABFile = &File{Name: "ab.csv", Meaning: "one row per metric (flattened summary.json key, in column metric) and arm compared with the first",
+		Columns: []Column{
+			{Metric, "", "dotted summary.json key"},
+			{ArmA, "", "the baseline arm"},
+			{ArmB, "", "the compared arm"},
+			{AMean, "metric's", "the baseline's mean"},
+			{BMean, "metric's", "the compared arm's mean"},
+			{Diff, "metric's", "paired mean difference b − a"},
+			{DiffCI95, "metric's", "its 95% CI half-width"},
+			{Rel, "fraction", "diff / a_mean; empty when undefined"},
+			{RelCI95, "fraction", "its 95% CI half-width; empty when undefined"},
+		}}
+
+	RequestsFile = &File{Name: "requests.csv", Meaning: "one row per completed request of replication 0, in completion order",
+		Columns: []Column{
+			{ID, "", "request id"},
+			{Session, "", "session id"},
+			{Replica, "index", "replica that served it"},
+			{ArrivalS, "s", "arrival time"},
+			{InputTokens, "tokens", "prompt length"},
+			{OutputTokens, "tokens", "output length"},
+			{CachedTokens, "tokens", "prompt tokens served from the prefix cache"},
+			{QueueMs, "ms", "arrival to scheduling"},
+			{TTFTMs, "ms", "time to first token"},
+			{TPOTMs, "ms", "time per output token after the first; empty for one token"},
+			{E2EMs, "ms", "arrival to last token"},
+			{Preemptions, "count", "times the request was preempted"},
+		}}
+
+	CalibrationFile = &File{Name: "calibration.csv", Meaning: "one row per benchmark row and metric: measured against predicted",
+		Columns: []Column{
+			{Where, "", "FILE:LINE of the benchmark row"},
+			{Model, "", "model"},
+			{GPU, "", "GPU"},
+			{TP, "GPUs", "tensor parallelism"},
+			{Weights, "", "weight precision"},
+			{KVDType, "", "KV cache precision"},
+			{Batching, "", "batching mode"},
+			{ISL, "tokens", "input sequence length"},
+			{OSL, "tokens", "output sequence length"},
+			{MaxSeqs, "sequences", "batch size limit"},
+			{Metric, "", "output_tokens_per_s, ttft_ms or tpot_ms"},
+			{Measured, "metric's", "benchmark value (tok/s or ms)"},
+			{Predicted, "metric's", "the calibrated profile's prediction"},
+			{RelError, "fraction", "predicted / measured − 1"},
+			{Role, "", "fit (fitted) or test (held out)"},
+			{CVPredicted, "metric's", "prediction by a fit that did not see the row; empty without cross-validation"},
+			{CVError, "fraction", "its relative error; empty without cross-validation"},
+		}}
+)
+
+// Files are every CSV file of a run directory.
+var Files = []*File{CDFFile, TimeseriesFile, ReplicationsFile, SweepFile, ETTRFile, SizeFile, SizeSearchFile,
+	FailuresFile, ABFile, RequestsFile, CalibrationFile}
+
+// Lookup finds a file by name.
+func Lookup(name string) (*File, bool) {
+	for _, f := range Files {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,239 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/stretchr/testify/require"
+)
+
+// schemaReps are two short replications of the small scenario, run once.
+var schemaReps = sync.OnceValues(func() ([]*RepResult, error) {
+	src := strings.Replace(strings.Replace(small, "replications = 4", "replications = 2", 1), "duration_s = 60", "duration_s = 10", 1)
+	sc, err := Parse("test.toml", []byte(src))
+	if err != nil {
+		return nil, err
+	}
+	return RunReplications(sc, RunOptions{})
+})
+
+// armNamed is an arm over the shared replications, with its own name and
+// a copy of their statistics.
+func armNamed(t *testing.T, name string) *ArmResult {
+	t.Helper()
+	reps, err := schemaReps()
+	require.NoError(t, err)
+	return NewArmResult(name, reps)
+}
+
+// readCSV reads a whole CSV file strictly: every row as wide as the header.
+func readCSV(t *testing.T, data []byte) [][]string {
+	t.Helper()
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	return recs
+}
+
+func readFile(t *testing.T, path string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return readCSV(t, b)
+}
+
+// trainingArm is an arm of a training run with the statistics ETTRCSV and
+// Table read.
+func trainingArm(name string, ettr float64) *ArmResult {
+	rep := &RepResult{Summary: &Summary{Scenario: "llama3-pretrain", Mode: ModeTraining}}
+	return &ArmResult{Name: name, Reps: []*RepResult{rep}, Stats: []Stat{
+		{Key: "training.checkpoint_interval_s", Mean: 3600, Values: []float64{3600}},
+		{Key: "training.ettr", Mean: ettr, CI95: 0.01, Values: []float64{ettr}},
+		{Key: "training.interruptions", Mean: 3, Values: []float64{3}},
+		{Key: "training.lost_gpu_hours.total", Mean: 100, Values: []float64{100}},
+	}}
+}
+
+// trainingSweep sweeps training.spare_servers (and more axes) over
+// training arms.
+func trainingSweep(axes ...Axis) *SweepResult {
+	res := &SweepResult{Axes: axes}
+	var grid func(prefix []string, k int)
+	grid = func(prefix []string, k int) {
+		if k == len(axes) {
+			vals := append([]string(nil), prefix...)
+			res.Points = append(res.Points, Point{Values: vals, Arm: trainingArm(pointName(axes, vals), 0.9+0.001*float64(len(res.Points)))})
+			return
+		}
+		for _, v := range axes[k].Values {
+			grid(append(prefix, v), k+1)
+		}
+	}
+	grid(nil, 0)
+	return res
+}
+
+// TestWritersFollowSchema: every writer's header is its file's schema:
+// the declared dynamic columns around the fixed ones, in order.
+func TestWritersFollowSchema(t *testing.T) {
+	a, b := armNamed(t, "a"), armNamed(t, "b")
+	a.Reps = append([]*RepResult(nil), a.Reps...)
+	r0 := *a.Reps[0]
+	r0.Timeline = []faults.TimelinePoint{{Time: 0, Event: "fail", Unit: "r0", GPUsDown: 1, Capacity: 0.5}}
+	a.Reps[0] = &r0
+	dir := t.TempDir()
+	ab := NewABResult([]*ArmResult{a, b})
+	require.NoError(t, FinishAB(dir, ab, &bytes.Buffer{}))
+
+	header := func(name string) []string { return readFile(t, filepath.Join(dir, name))[0] }
+	require.Equal(t, results.CDFFile.Names(), header("cdf.csv"))
+	require.Equal(t, results.TimeseriesFile.Names(), header("timeseries.csv"))
+	require.Equal(t, results.FailuresFile.Header(nil, nil), header("failures.csv"))
+	require.Equal(t, results.ABFile.Names(), header("ab.csv"))
+	require.Equal(t, results.ReplicationsFile.Header(nil, ReplicationKeys([]*ArmResult{a, b})), header("replications.csv"))
+
+	serving := &SweepResult{Axes: []Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
+	require.Equal(t, results.SweepFile.Header([]string{"cluster.replicas"}, nil), readCSV(t, serving.CSV())[0])
+
+	ax := Axis{Key: "training.spare_servers", Values: []string{"4", "7"}}
+	require.Equal(t, results.ETTRFile.Header([]string{ax.Key}, nil), readCSV(t, trainingSweep(ax).ETTRCSV())[0])
+
+	p := &SizePoint{Replicas: 2, Arm: a, Bounds: []float64{1}}
+	size := &SizeResult{Rows: []SizeRow{{Label: "N", Point: p}}, Search: []*SizePoint{p}, GPUsPer: 1, PriceHour: 2}
+	require.Equal(t, results.SizeFile.Names(), readCSV(t, size.CSV())[0])
+	require.Equal(t, results.SizeSearchFile.Names(), readCSV(t, size.SearchCSV())[0])
+
+	var req bytes.Buffer
+	rw := NewRequestWriter(&req)
+	rw.Write(&models.Outcome{Req: &workloads.Request{ID: 1, InputTokens: 10, OutputTokens: 5}})
+	require.NoError(t, rw.Flush())
+	recs := readCSV(t, req.Bytes())
+	require.Equal(t, results.RequestsFile.Names(), recs[0])
+	require.Len(t, recs[1], len(recs[0]))
+}
+
+// TestSweepCSVWithFailuresFollowsSchema: a sweep with [failures] appends
+// the schema's optional columns.
+func TestSweepCSVWithFailuresFollowsSchema(t *testing.T) {
+	a := armNamed(t, "x")
+	a.Stats = append(append([]Stat(nil), a.Stats...), Stat{Key: "failures.availability", Values: []float64{1, 1}})
+	res := &SweepResult{Axes: []Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
+	var opt []string
+	for _, c := range results.SweepFile.Optional {
+		opt = append(opt, c.Name)
+	}
+	require.Equal(t, results.SweepFile.Header([]string{"cluster.replicas"}, opt), readCSV(t, res.CSV())[0])
+}
+
+// TestArmNameWithCommaQuotesAndNewline: an arm name holding a comma, a
+// quote and a newline comes back whole from ab.csv, cdf.csv, timeseries.csv
+// and replications.csv (issue 16: CSVs were never quoted).
+func TestArmNameWithCommaQuotesAndNewline(t *testing.T) {
+	name := "big, \"fast\"\nv2"
+	base, odd := armNamed(t, "base"), armNamed(t, name)
+	dir := t.TempDir()
+	require.NoError(t, FinishAB(dir, NewABResult([]*ArmResult{base, odd}), &bytes.Buffer{}))
+	for _, f := range []string{"cdf.csv", "timeseries.csv", "replications.csv"} {
+		recs := readFile(t, filepath.Join(dir, f))
+		arms := map[string]bool{}
+		for _, r := range recs[1:] {
+			arms[r[0]] = true
+		}
+		require.Equal(t, map[string]bool{"base": true, name: true}, arms, f)
+	}
+	recs := readFile(t, filepath.Join(dir, "ab.csv"))
+	require.Greater(t, len(recs), 1)
+	for _, r := range recs[1:] {
+		require.Equal(t, []string{"base", name}, r[1:3])
+	}
+}
+
+// TestReplicationsHeaderIsTheUnionOfArms: arms reporting different metrics
+// (a canary rollout's arms) give one header with every arm's columns,
+// sorted, and empty cells where an arm lacks one (issue 16: the header came
+// from the first arm, and later rows were wider).
+func TestReplicationsHeaderIsTheUnionOfArms(t *testing.T) {
+	a, b := armNamed(t, "blue"), armNamed(t, "canary")
+	b.Stats = append(append([]Stat(nil), b.Stats...), Stat{Key: "resilience.rollout.green_errors", Mean: 3, Values: []float64{2, 4}})
+	dir := t.TempDir()
+	require.NoError(t, WriteRunDir(dir, []*ArmResult{a, b}, ""))
+	recs := readFile(t, filepath.Join(dir, "replications.csv")) // strict: equal widths
+	h := recs[0]
+	col := -1
+	for j, n := range h {
+		if n == "resilience.rollout.green_errors" {
+			col = j
+		}
+	}
+	require.GreaterOrEqual(t, col, 0, "header lacks the second arm's column")
+	require.True(t, sortedStrings(h[3:]), "metric columns are sorted")
+	for _, r := range recs[1:] {
+		switch r[0] {
+		case "blue":
+			require.Equal(t, "", r[col])
+		case "canary":
+			require.Contains(t, []string{"2", "4"}, r[col])
+		}
+	}
+}
+
+func sortedStrings(xs []string) bool {
+	for i := 1; i < len(xs); i++ {
+		if xs[i] < xs[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestETTRCSVHasEverySweptKey: a training sweep over something other than
+// the checkpoint interval keeps the swept column (issue 16: every point sat
+// at the same checkpoint interval and the key was dropped).
+func TestETTRCSVHasEverySweptKey(t *testing.T) {
+	spares := Axis{Key: "training.spare_servers", Values: []string{"4", "7", "10", "14"}}
+	policy := Axis{Key: "training.restart", Values: []string{`"fast"`, `"slow"`}}
+	recs := readCSV(t, trainingSweep(spares, policy).ETTRCSV())
+	require.Equal(t, []string{spares.Key, policy.Key}, recs[0][:2])
+	require.Len(t, recs, 1+8)
+	seen := map[string]bool{}
+	for _, r := range recs[1:] {
+		seen[r[0]+"/"+r[1]] = true
+		require.Equal(t, "3600", r[2])
+	}
+	require.Len(t, seen, 8)
+	require.True(t, seen["14/slow"], "TOML quotes are removed: %v", seen)
+}
+
+// TestSweepTableLabelsAreUnique: axis headings of a sweep's table are
+// neither truncated nor duplicated (issue 16: "training.checkp…" twice).
+func TestSweepTableLabelsAreUnique(t *testing.T) {
+	res := trainingSweep(Axis{Key: "training.checkpoint_interval_s", Values: []string{"600"}},
+		Axis{Key: "training.checkpoint_write_s", Values: []string{"30"}})
+	head := strings.SplitN(res.Table(), "\n", 2)[0]
+	require.NotContains(t, head, "…")
+	require.Contains(t, head, "checkpoint_interval_s")
+	require.Contains(t, head, "checkpoint_write_s")
+
+	require.Equal(t, []string{"cluster.spare_servers", "training.spare_servers", "rate_per_s", "x (1)", "x (2)"},
+		columnLabels([]string{"cluster.spare_servers", "training.spare_servers", "workload.arrival.rate_per_s", "x", "x"}))
+}
+
+// TestABReportLabelsAreUnique: arms whose names share a long prefix keep
+// their whole names in the A/B table's headings.
+func TestABReportLabelsAreUnique(t *testing.T) {
+	n1, n2 := "--param training.checkpoint_interval_s=600", "--param training.checkpoint_interval_s=1800"
+	a, b := armNamed(t, n1), armNamed(t, n2)
+	head := strings.SplitN(strings.SplitN(NewABResult([]*ArmResult{a, b}).Report(), "\n\n", 2)[1], "\n", 2)[0]
+	require.NotContains(t, head, "…")
+	require.Contains(t, head, " "+n1)
+	require.Contains(t, head, " "+n2+" − "+n1)
+}
