@@ -493,3 +493,39 @@ cold_start_s = 120
 		require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
 	}
 }
+
+// size says when its confidence bound is not one: with one replication, and
+// when every replication is identical (a trace replay draws nothing).
+func TestSizeSaysWhenThereIsNoBound(t *testing.T) {
+	targets, err := ParseSLO("ttft_p99=800ms")
+	require.NoError(t, err)
+	sc, err := mustParse(t, small).Derive(OverrideOverlay("run.replications", "1"))
+	require.NoError(t, err)
+	res, err := Size(sc, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	require.Contains(t, res.Table(sc.Name), "1 replication per size: no confidence bound")
+
+	tr, err := Parse("tr.toml", []byte(`name = "tr"
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 1
+[workload]
+kind = "trace"
+max_requests = 500
+[workload.trace]
+path = "builtin:AzureLLMInferenceTrace_code.csv"
+[run]
+replications = 3
+`))
+	require.NoError(t, err)
+	res, err = Size(tr, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	require.Contains(t, res.Table(tr.Name), "3 replications per size, all identical")
+	sc, err = mustParse(t, small).Derive(OverrideOverlay("run.replications", "3"))
+	require.NoError(t, err)
+	res, err = Size(sc, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	require.Contains(t, res.Table(sc.Name), "a size meets the SLO when the one-sided 95% confidence bound does")
+}

@@ -261,15 +261,7 @@ func meets(a *ArmResult, targets []Target, conf float64) (bool, []float64) {
 	ok := true
 	bounds := make([]float64, len(targets))
 	for i, t := range targets {
-		var xs []float64
-		if t.Key == "success" {
-			for _, r := range a.Reps {
-				xs = append(xs, ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived)))
-			}
-		} else {
-			xs = m[t.Key].Values
-		}
-		mean, half := oneSided(xs, conf)
+		mean, half := oneSided(targetValues(a, m, t), conf)
 		if t.Upper {
 			bounds[i] = mean + half
 			ok = ok && bounds[i] <= t.Limit
@@ -279,6 +271,19 @@ func meets(a *ArmResult, targets []Target, conf float64) (bool, []float64) {
 		}
 	}
 	return ok, bounds
+}
+
+// targetValues are the per-replication values of t's metric in a (m is
+// a's stats by key).
+func targetValues(a *ArmResult, m map[string]Stat, t Target) []float64 {
+	if t.Key != "success" {
+		return m[t.Key].Values
+	}
+	var xs []float64
+	for _, r := range a.Reps {
+		xs = append(xs, ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived)))
+	}
+	return xs
 }
 
 // oneSided is the mean and the one-sided confidence margin at level conf.
@@ -354,8 +359,17 @@ func (r *SizeResult) Table(name string) string {
 		terms[i] = t.Name + " " + op + " " + v
 	}
 	reps := len(r.Rows[0].Point.Arm.Reps)
-	fmt.Fprintf(&b, "sizing %s for %s\n(%d replications per size; a size meets the SLO when the one-sided %.0f%% confidence bound does)\n\n",
-		name, strings.Join(terms, ", "), reps, 100*r.Confidence)
+	switch {
+	case reps < 2:
+		fmt.Fprintf(&b, "sizing %s for %s\n(1 replication per size: no confidence bound; a size meets the SLO when its one run does — use --replications 5 or more for a bound)\n\n",
+			name, strings.Join(terms, ", "))
+	case r.identicalReplications():
+		fmt.Fprintf(&b, "sizing %s for %s\n(%d replications per size, all identical: nothing in this scenario varies with the seed, e.g. a trace replay without failures, so there is no confidence bound; the sizes rest on one run)\n\n",
+			name, strings.Join(terms, ", "), reps)
+	default:
+		fmt.Fprintf(&b, "sizing %s for %s\n(%d replications per size; a size meets the SLO when the one-sided %.0f%% confidence bound does)\n\n",
+			name, strings.Join(terms, ", "), reps, 100*r.Confidence)
+	}
 	fmt.Fprintf(&b, "%-16s %8s %6s %14s %8s %9s %18s %9s %5s\n", "", "replicas", "GPUs", "$ / month", "MFU", "headroom", "TTFT p99 ms", "success", "meets")
 	for _, row := range r.Rows {
 		p := row.Point
@@ -419,4 +433,22 @@ func describeBounds(p *SizePoint, targets []Target) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// identicalReplications reports whether every size searched gave the same
+// value of every target metric in every replication: the seed changed
+// nothing, so a confidence bound would only pretend.
+func (r *SizeResult) identicalReplications() bool {
+	for _, p := range r.Search {
+		m := StatMap(p.Arm.Stats)
+		for _, t := range r.Targets {
+			vs := targetValues(p.Arm, m, t)
+			for _, v := range vs {
+				if v != vs[0] {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
