@@ -292,14 +292,20 @@ func (r *ABResult) Report() string {
 		}
 		fmt.Fprintf(&b, "%-18s", row.label)
 		for i, a := range r.Arms {
-			fmt.Fprintf(&b, " %*s", armW[i], human(StatMap(a.Stats)[row.key].Mean))
+			cell := "n/a" // undefined in this arm (see Aggregate)
+			if st, ok := StatMap(a.Stats)[row.key]; ok {
+				cell = human(st.Mean)
+			}
+			fmt.Fprintf(&b, " %*s", armW[i], cell)
 		}
 		for k, diffs := range r.Diffs {
+			cell := "n/a"
 			for _, d := range diffs {
 				if d.Key == row.key {
-					fmt.Fprintf(&b, " %*s", diffW[k], human(d.Diff)+" ± "+human(d.DiffCI))
+					cell = human(d.Diff) + " ± " + human(d.DiffCI)
 				}
 			}
+			fmt.Fprintf(&b, " %*s", diffW[k], cell)
 		}
 		b.WriteByte('\n')
 	}

@@ -94,8 +94,14 @@ func MeanCI(xs []float64, conf float64) (mean, half float64) {
 // Aggregate computes a Stat for every metric of the replications. A metric
 // missing from a replication (a failure reason that did not occur there)
 // counts as 0 in it.
+//
+// An undefined metric (optionalMetrics: absent from a replication's summary
+// because it has no value there, e.g. $ per good token when nothing met the
+// SLO) is undefined for the aggregate too unless every replication has it:
+// counting it as 0 would make the worst configuration look cheapest.
 func Aggregate(reps []*RepResult) []Stat {
 	vals := map[string][]float64{}
+	seen := map[string]int{}
 	for i, r := range reps {
 		for _, m := range Flatten(r.Summary) {
 			v, ok := vals[m.Key]
@@ -104,10 +110,14 @@ func Aggregate(reps []*RepResult) []Stat {
 				vals[m.Key] = v
 			}
 			v[i] = m.Value
+			seen[m.Key]++
 		}
 	}
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
+		if optionalMetrics[k] && seen[k] < len(reps) {
+			continue
+		}
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -118,6 +128,13 @@ func Aggregate(reps []*RepResult) []Stat {
 		stats[i] = st
 	}
 	return stats
+}
+
+// optionalMetrics are summary keys that are absent when they have no value
+// (see Aggregate).
+var optionalMetrics = map[string]bool{
+	"goodput.slo_attainment":             true,
+	"cost.usd_per_million_output_tokens": true,
 }
 
 // StatMap indexes stats by key.
@@ -143,6 +160,15 @@ func AggregateJSON(reps []*RepResult, stats []Stat) ([]byte, error) {
 		return nil, err
 	}
 	ci := map[string]any{}
+	have := map[string]bool{}
+	for _, st := range stats {
+		have[st.Key] = true
+	}
+	for k := range optionalMetrics {
+		if !have[k] {
+			deletePath(mean, k)
+		}
+	}
 	for _, st := range stats {
 		setPath(mean, st.Key, round6(st.Mean))
 		setPath(ci, st.Key, round6(st.CI95))
@@ -160,6 +186,18 @@ func AggregateJSON(reps []*RepResult, stats []Stat) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+func deletePath(m map[string]any, key string) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		sub, ok := m[p].(map[string]any)
+		if !ok {
+			return
+		}
+		m = sub
+	}
+	delete(m, parts[len(parts)-1])
 }
 
 func setPath(m map[string]any, key string, v float64) {

@@ -257,7 +257,7 @@ func TestWarmSparesBuiltin(t *testing.T) {
 			res, err := Run(sc, Options{})
 			require.NoError(t, err)
 			s := Summarize(res)
-			slo += s.Goodput.SLOAttainment / 4
+			slo += *s.Goodput.SLOAttainment / 4
 			usd = s.Cost.USDPerMonth
 		}
 		return slo, usd

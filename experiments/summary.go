@@ -77,9 +77,11 @@ type Throughput struct {
 type Goodput struct {
 	RequestsPerS     float64 `json:"requests_per_s"`
 	OutputTokensPerS float64 `json:"output_tokens_per_s"`
-	SLOAttainment    float64 `json:"slo_attainment"` // met / arrived
-	TTFTSLOMs        float64 `json:"ttft_slo_ms"`
-	TPOTSLOMs        float64 `json:"tpot_slo_ms"`
+	// SLOAttainment is met / arrived; absent (null) when no SLO is set,
+	// where every request would "meet" it.
+	SLOAttainment *float64 `json:"slo_attainment,omitempty"`
+	TTFTSLOMs     float64  `json:"ttft_slo_ms"`
+	TPOTSLOMs     float64  `json:"tpot_slo_ms"`
 }
 
 // PrefixCache reports prompt tokens served from the prefix cache.
@@ -142,12 +144,14 @@ type Cost struct {
 	// Wasted splits out the $ of work that produced nothing: recompute
 	// after preemption (prefill FLOPs done twice, priced as a share of all
 	// FLOPs).
-	Wasted                    Wasted  `json:"wasted"`
-	GPUHours                  float64 `json:"gpu_hours"`
-	PricePerGPUHour           float64 `json:"price_per_gpu_hour"`
-	USDPerMillionOutputTokens float64 `json:"usd_per_million_output_tokens"`     // on goodput: SLO-meeting output tokens
-	USDPerMillionOutputRaw    float64 `json:"usd_per_million_output_tokens_raw"` // on all completed output tokens
-	USDPerMonth               float64 `json:"usd_per_month"`                     // the fleet for 720 h (price only)
+	Wasted          Wasted  `json:"wasted"`
+	GPUHours        float64 `json:"gpu_hours"`
+	PricePerGPUHour float64 `json:"price_per_gpu_hour"`
+	// USDPerMillionOutputTokens is on goodput (SLO-meeting output tokens);
+	// absent when no output token met the SLO: undefined, not free.
+	USDPerMillionOutputTokens *float64 `json:"usd_per_million_output_tokens,omitempty"`
+	USDPerMillionOutputRaw    float64  `json:"usd_per_million_output_tokens_raw"` // on all completed output tokens
+	USDPerMonth               float64  `json:"usd_per_month"`                     // the fleet for 720 h (price only)
 }
 
 // Wasted is money spent on work that produced nothing.
@@ -266,8 +270,10 @@ func Summarize(r *Result) *Summary {
 	s.Goodput = Goodput{
 		RequestsPerS:     round6(ratio(float64(rec.MetSLO), secs)),
 		OutputTokensPerS: round6(ratio(float64(rec.GoodOutputTokens), secs)),
-		SLOAttainment:    round6(ratio(float64(rec.MetSLO), float64(rec.Arrived))),
 		TTFTSLOMs:        sc.SLO.TTFTMs, TPOTSLOMs: sc.SLO.TPOTMs,
+	}
+	if sc.SLO.TTFTMs > 0 || sc.SLO.TPOTMs > 0 {
+		s.Goodput.SLOAttainment = ptr(round6(ratio(float64(rec.MetSLO), float64(rec.Arrived))))
 	}
 	var prompt, cached, evict, preempt, steps, ooms int64
 	var fragNs, fragOOM float64
@@ -347,9 +353,11 @@ func Summarize(r *Result) *Summary {
 		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
 			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours * price),
 			IdleSparesUSD: round6(r.IdleSpareS * float64(sc.Cluster.TP) / 3600 * price)},
-		USDPerMillionOutputTokens: round6(ratio(usd*1e6, float64(rec.GoodOutputTokens))),
-		USDPerMillionOutputRaw:    round6(ratio(usd*1e6, float64(rec.OutputTokens))),
-		USDPerMonth:               round6((float64(f.Place.GPUs)*price + fbUSDPerHour) * HoursPerMonth)}
+		USDPerMillionOutputRaw: round6(ratio(usd*1e6, float64(rec.OutputTokens))),
+		USDPerMonth:            round6((float64(f.Place.GPUs)*price + fbUSDPerHour) * HoursPerMonth)}
+	if rec.GoodOutputTokens > 0 {
+		s.Cost.USDPerMillionOutputTokens = ptr(round6(usd * 1e6 / float64(rec.GoodOutputTokens)))
+	}
 	gw := f.GW
 	var wp, wd, pt, dt, ct int64
 	for _, rp := range f.Replicas {
@@ -423,14 +431,22 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	if len(terms) > 0 {
 		slo = "SLO " + strings.Join(terms, ", ")
 	}
-	fmt.Fprintf(&b, "goodput     %.2f req/s  %.0f output tok/s  attainment %.2f%%  (%s)\n",
-		s.Goodput.RequestsPerS, s.Goodput.OutputTokensPerS, 100*s.Goodput.SLOAttainment, slo)
+	att := "n/a"
+	if a := s.Goodput.SLOAttainment; a != nil {
+		att = fmt.Sprintf("%.2f%%", 100**a)
+	}
+	fmt.Fprintf(&b, "goodput     %.2f req/s  %.0f output tok/s  attainment %s  (%s)\n",
+		s.Goodput.RequestsPerS, s.Goodput.OutputTokensPerS, att, slo)
 	fmt.Fprintf(&b, "prefix     hit rate %.1f%% of %d prompt tokens, %d evictions\n",
 		100*s.Prefix.HitRate, s.Prefix.PromptTokens, s.Prefix.Evictions)
 	fmt.Fprintf(&b, "kv         utilisation %.1f%% mean (+%.1f%% cached), %d blocks/replica, %d preemptions; MFU %.1f%%\n",
 		100*s.KV.UtilizationMean, 100*s.KV.CachedFractionMean, s.KV.BlocksPerReplica, s.KV.Preemptions, 100*s.Fleet.MFU)
-	fmt.Fprintf(&b, "cost       $%.2f (%.1f GPU-h at $%.2f), $%.3f per 1M good output tokens, $%.0f per month\n",
-		s.Cost.USD, s.Cost.GPUHours, s.Cost.PricePerGPUHour, s.Cost.USDPerMillionOutputTokens, s.Cost.USDPerMonth)
+	perM := "n/a (no good output tokens)"
+	if v := s.Cost.USDPerMillionOutputTokens; v != nil {
+		perM = fmt.Sprintf("$%.3f", *v)
+	}
+	fmt.Fprintf(&b, "cost       $%.2f (%.1f GPU-h at $%.2f), %s per 1M good output tokens, $%.0f per month\n",
+		s.Cost.USD, s.Cost.GPUHours, s.Cost.PricePerGPUHour, perM, s.Cost.USDPerMonth)
 	rs := s.Resilience
 	if rs.Copies > s.Requests.Completed+s.Requests.Failed+s.Requests.InFlight || rs.Timeouts > 0 || rs.Ejections > 0 {
 		fmt.Fprintf(&b, "resilience success %.3f%%, hedges %d (%.1f%%), retries %d, timeouts %d, ejections %d, wasted tokens %.1f%%\n",
@@ -483,3 +499,5 @@ func (s *Summary) writeTrainingTable(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+func ptr(v float64) *float64 { return &v }

@@ -278,10 +278,14 @@ func (r *SweepResult) CSV() []byte {
 		m := StatMap(p.Arm.Stats)
 		row := append(axisValues(p), strconv.Itoa(len(p.Arm.Reps)))
 		for _, c := range cols {
-			st := m[c.key]
-			row = append(row, fmtF(round6(st.Mean)))
+			st, ok := m[c.key]
+			mean, ci := fmtF(round6(st.Mean)), fmtF(round6(st.CI95))
+			if !ok && optionalMetrics[c.key] {
+				mean, ci = "", "" // undefined at this point (see Aggregate)
+			}
+			row = append(row, mean)
 			if c.ci {
-				row = append(row, fmtF(round6(st.CI95)))
+				row = append(row, ci)
 			}
 		}
 		t.Row(row...)
@@ -349,8 +353,12 @@ func (r *SweepResult) Table() string {
 		axisCells(axisValues(p))
 		m := StatMap(p.Arm.Stats)
 		t, g := m["latency_ms.ttft.p99"], m["goodput.requests_per_s"]
-		fmt.Fprintf(&b, "%20s %20s %9.2f%% %12s", human(t.Mean)+" ± "+human(t.CI95), human(g.Mean)+" ± "+human(g.CI95),
-			100*m["goodput.slo_attainment"].Mean, human(m["cost.usd_per_month"].Mean))
+		att := "n/a"
+		if a, ok := m["goodput.slo_attainment"]; ok {
+			att = fmt.Sprintf("%.2f%%", 100*a.Mean)
+		}
+		fmt.Fprintf(&b, "%20s %20s %10s %12s", human(t.Mean)+" ± "+human(t.CI95), human(g.Mean)+" ± "+human(g.CI95),
+			att, human(m["cost.usd_per_month"].Mean))
 		if fails {
 			fmt.Fprintf(&b, " %9.2f%%", 100*m["failures.availability"].Mean)
 		}

@@ -341,6 +341,15 @@ func (c *cursor) num(name string) float64 {
 
 // ci is a confidence-interval half-width: ≥ 0; an empty field or NaN (one
 // replication has none) reads as 0, an absent column as NaN.
+// optNum is num for a metric that may be undefined (an empty cell: no SLO
+// set, no good output token), which reads as NaN and is not drawn.
+func (c *cursor) optNum(name string) float64 {
+	if s, ok := c.raw(name); ok && strings.TrimSpace(s) == "" {
+		return math.NaN()
+	}
+	return c.num(name)
+}
+
 func (c *cursor) ci(name string) float64 {
 	s, ok := c.raw(name)
 	if !ok {
@@ -460,8 +469,8 @@ func readSweep(t *table) (Sweep, error) {
 			E2EP99Ms: c.num(results.E2EP99Ms), E2EP99MsCI95: c.ci(results.E2EP99MsCI95),
 			GoodputRPS: c.num(results.GoodputRPS), GoodputRPSCI95: c.ci(results.GoodputRPSCI95),
 			ThroughputRPS: c.num(results.ThroughputRPS),
-			SLOAttainment: c.num(results.SLOAttainment), SLOAttainmentCI95: c.ci(results.SLOAttainmentCI95),
-			USDPerMonth: c.num(results.USDPerMonth), USDPerMillionOutputTokens: c.num(results.USDPerMillionOutputTokens),
+			SLOAttainment: c.optNum(results.SLOAttainment), SLOAttainmentCI95: c.ci(results.SLOAttainmentCI95),
+			USDPerMonth: c.num(results.USDPerMonth), USDPerMillionOutputTokens: c.optNum(results.USDPerMillionOutputTokens),
 		}
 		for k, j := range idx {
 			v := strings.TrimSpace(rec[j])
