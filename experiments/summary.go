@@ -49,6 +49,7 @@ type Dist struct {
 	Mean float64 `json:"mean"`
 	P50  float64 `json:"p50"`
 	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p999"`
 	Max  float64 `json:"max"`
@@ -213,7 +214,7 @@ func dist(s *quantile.Sketch) Dist {
 		return Dist{}
 	}
 	return Dist{Mean: round6(s.Mean()), P50: round6(s.Quantile(0.5)), P90: round6(s.Quantile(0.9)),
-		P99: round6(s.Quantile(0.99)), P999: round6(s.Quantile(0.999)), Max: round6(s.Max()), N: s.Count()}
+		P95: round6(s.Quantile(0.95)), P99: round6(s.Quantile(0.99)), P999: round6(s.Quantile(0.999)), Max: round6(s.Max()), N: s.Count()}
 }
 
 // round6 keeps six decimals: stable, readable JSON.
@@ -411,12 +412,12 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	r := s.Requests
 	fmt.Fprintf(&b, "requests   arrived %d  completed %d  failed %d  shed %d  in flight %d  preempted %d\n\n",
 		r.Arrived, r.Completed, r.Failed, r.Shed, r.InFlight, r.Preempted)
-	fmt.Fprintf(&b, "%-12s %10s %10s %10s %10s %10s\n", "latency ms", "mean", "p50", "p90", "p99", "p99.9")
+	fmt.Fprintf(&b, "%-12s %10s %10s %10s %10s %10s %10s\n", "latency ms", "mean", "p50", "p90", "p95", "p99", "p99.9")
 	for _, row := range []struct {
 		name string
 		d    Dist
 	}{{"TTFT", s.LatencyMs.TTFT}, {"TPOT", s.LatencyMs.TPOT}, {"end-to-end", s.LatencyMs.E2E}, {"queueing", s.LatencyMs.Queue}} {
-		fmt.Fprintf(&b, "%-12s %10.1f %10.1f %10.1f %10.1f %10.1f\n", row.name, row.d.Mean, row.d.P50, row.d.P90, row.d.P99, row.d.P999)
+		fmt.Fprintf(&b, "%-12s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", row.name, row.d.Mean, row.d.P50, row.d.P90, row.d.P95, row.d.P99, row.d.P999)
 	}
 	fmt.Fprintf(&b, "\nthroughput  %.2f req/s  %.0f output tok/s  %.0f input tok/s\n",
 		s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS, s.Throughput.InputTokensPerS)
