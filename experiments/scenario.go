@@ -449,6 +449,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	s.Workload.Validate("workload", ps)
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)
+	ps.NonNegative("slo.e2e_ms", s.SLO.E2EMs)
 	ps.NonNegative("cost.price_per_gpu_hour", s.Cost.PricePerGPUHour)
 	ps.OneOf("cost.tier", s.Cost.Tier, []string{TierOnDemand, TierReserved})
 	ps.NonNegative("cost.watts_per_gpu", s.Cost.WattsPerGPU)

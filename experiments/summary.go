@@ -83,6 +83,7 @@ type Goodput struct {
 	SLOAttainment *float64 `json:"slo_attainment,omitempty"`
 	TTFTSLOMs     float64  `json:"ttft_slo_ms"`
 	TPOTSLOMs     float64  `json:"tpot_slo_ms"`
+	E2ESLOMs      float64  `json:"e2e_slo_ms,omitempty"`
 }
 
 // PrefixCache reports prompt tokens served from the prefix cache.
@@ -271,9 +272,9 @@ func Summarize(r *Result) *Summary {
 	s.Goodput = Goodput{
 		RequestsPerS:     round6(ratio(float64(rec.MetSLO), secs)),
 		OutputTokensPerS: round6(ratio(float64(rec.GoodOutputTokens), secs)),
-		TTFTSLOMs:        sc.SLO.TTFTMs, TPOTSLOMs: sc.SLO.TPOTMs,
+		TTFTSLOMs:        sc.SLO.TTFTMs, TPOTSLOMs: sc.SLO.TPOTMs, E2ESLOMs: sc.SLO.E2EMs,
 	}
-	if sc.SLO.TTFTMs > 0 || sc.SLO.TPOTMs > 0 {
+	if sc.SLO.Set() {
 		s.Goodput.SLOAttainment = ptr(round6(ratio(float64(rec.MetSLO), float64(rec.Arrived))))
 	}
 	var prompt, cached, evict, preempt, steps, ooms int64
@@ -427,6 +428,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	if s.Goodput.TPOTSLOMs > 0 {
 		terms = append(terms, fmt.Sprintf("TPOT ≤ %g ms", s.Goodput.TPOTSLOMs))
+	}
+	if s.Goodput.E2ESLOMs > 0 {
+		terms = append(terms, fmt.Sprintf("end-to-end ≤ %g ms", s.Goodput.E2ESLOMs))
 	}
 	slo := "no SLO set"
 	if len(terms) > 0 {

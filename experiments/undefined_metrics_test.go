@@ -82,3 +82,18 @@ func mustAxis(t *testing.T, spec string) Axis {
 	require.NoError(t, err)
 	return ax
 }
+
+// An end-to-end SLO counts in goodput: a request that streams its first
+// token in time but finishes late does not meet it.
+func TestE2ESLO(t *testing.T) {
+	base, err := mustParse(t, small).Derive(OverrideOverlay("run.replications", "1"))
+	require.NoError(t, err)
+	tight, err := base.Derive(OverrideOverlay("slo.e2e_ms", "2000"))
+	require.NoError(t, err)
+	a, err := RunReplications(base, RunOptions{Workers: 1})
+	require.NoError(t, err)
+	b, err := RunReplications(tight, RunOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Less(t, *b[0].Summary.Goodput.SLOAttainment, *a[0].Summary.Goodput.SLOAttainment)
+	require.Contains(t, NewArmResult("", b).Table(), "end-to-end ≤ 2000 ms")
+}

@@ -7,12 +7,16 @@ import (
 )
 
 // SLO is a per-request service-level objective. A request meets it when it
-// completes with TTFT <= TTFTMs and TPOT <= TPOTMs (a zero threshold is not
-// checked).
+// completes with TTFT <= TTFTMs, TPOT <= TPOTMs and end-to-end latency <=
+// E2EMs (a zero threshold is not checked).
 type SLO struct {
 	TTFTMs float64 `toml:"ttft_ms"`
 	TPOTMs float64 `toml:"tpot_ms"`
+	E2EMs  float64 `toml:"e2e_ms"`
 }
+
+// Set reports whether any threshold is set.
+func (s SLO) Set() bool { return s.TTFTMs > 0 || s.TPOTMs > 0 || s.E2EMs > 0 }
 
 // Recorder counts the fleet's client-request outcomes and keeps streaming
 // latency sketches (memory does not grow with requests; DESIGN.md decision 6).
@@ -65,7 +69,7 @@ func (m *Recorder) RequestDone(o *Outcome) {
 	m.ClientTTFT.Add(ttft)
 	m.E2E.Add(e2e)
 	m.Queue.Add((o.Scheduled - o.Req.Arrival).Milliseconds())
-	met := m.SLO.TTFTMs <= 0 || ttft <= m.SLO.TTFTMs
+	met := (m.SLO.TTFTMs <= 0 || ttft <= m.SLO.TTFTMs) && (m.SLO.E2EMs <= 0 || e2e <= m.SLO.E2EMs)
 	if o.Req.OutputTokens > 1 {
 		tpot := (o.Finished - o.FirstToken).Milliseconds() / float64(o.Req.OutputTokens-1)
 		m.TPOT.Add(tpot)
