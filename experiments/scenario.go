@@ -283,6 +283,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 		}
 	}
 	sc.Validate(&ps)
+	sc.checkTrace(&ps)
 	if terr == nil && len(ps.List) == 0 {
 		return &sc, nil
 	}
@@ -387,6 +388,25 @@ func (s *Scenario) loadProfiles(ps *config.Problems) {
 			s.profiles = map[string]models.PerfProfile{}
 		}
 		s.profiles[c.spec.Profile] = pp
+	}
+}
+
+// checkTrace opens a kind "trace" workload's file and reads its header and
+// first rows (workloads.CheckRows), reporting a missing file or a
+// malformed line under workload.trace.path, so that bad input is refused
+// before anything runs. It is skipped when the trace keys already have
+// problems.
+func (s *Scenario) checkTrace(ps *config.Problems) {
+	if s.Workload.Kind != workloads.KindTrace {
+		return
+	}
+	for _, p := range ps.List {
+		if strings.HasPrefix(p.Key, "workload.trace.") {
+			return
+		}
+	}
+	if err := s.Workload.Trace.Check(workloads.CheckRows); err != nil {
+		ps.Add("workload.trace.path", "%v", err)
 	}
 }
 

@@ -194,3 +194,34 @@ func offsetArrival(offsetNs, mult float64) (sim.Time, bool) {
 	}
 	return sim.Time(ns), true
 }
+
+// CheckRows is how many rows Check reads after the header.
+const CheckRows = 100
+
+// Check opens the trace t names and reads its header and first rows rows,
+// so that a missing file, a bad header or a malformed row near the top is
+// found before a run starts. It returns the first problem, naming the file
+// (and, for a bad line, the line: a *TraceError); a trace with no rows is
+// one too. Rows past the first rows are read by the replay itself.
+func (t TraceConfig) Check(rows int) error {
+	tr, err := OpenTraceFS(t.FS, t.Path, t.Format, TraceOptions{RateMultiplier: t.RateMultiplier, MaxRequests: int64(rows)})
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "workloads: "))
+	}
+	defer tr.Close()
+	n := 0
+	for {
+		_, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: the trace has no rows", t.Path)
+	}
+	return nil
+}
