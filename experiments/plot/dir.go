@@ -16,7 +16,9 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 // Dir draws every figure whose results exist in the run directory dir into
 // dir/plots/ and returns the paths written, sorted:
 //
-//	cdf.csv                      → ttft_cdf, tpot_cdf, e2e_cdf (metrics present)
+//	cdf.csv                      → ttft_cdf, tpot_cdf, e2e_cdf and their
+//	                               tails ttft_ccdf, tpot_ccdf, e2e_ccdf
+//	                               (metrics present)
 //	timeseries.csv               → kv_utilisation, load_timeseries
 //	sweep.csv                    → sweep_ttft_p99, sweep_goodput
 //	size.csv, size_search.csv    → size_cost, size_ttft
@@ -93,6 +95,9 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 			for _, p := range pts {
 				if p.Metric == metric {
 					if err := add(CDF(m, metric, pts)); err != nil {
+						return nil, err
+					}
+					if err := add(CCDF(m, metric, pts)); err != nil {
 						return nil, err
 					}
 					break

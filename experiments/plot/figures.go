@@ -29,8 +29,27 @@ var metricInfo = map[string]struct {
 // ms, log scale), one line per arm in order of first appearance, and a
 // vertical dashed line at the TTFT or TPOT SLO of m when it is set. The
 // figure is named ttft_cdf, tpot_cdf or e2e_cdf. Rows of other metrics are
-// ignored; none of metric is an error.
+// ignored; none of metric is an error. Its linear y axis hides the tail:
+// CCDF draws that.
 func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
+	return latencyDist(m, metric, pts, false)
+}
+
+// CCDF draws the tail of the latency distribution of metric: the fraction
+// of requests (y, log scale, from 1 down to 1e-4 or the smallest recorded
+// tail fraction) above a latency (x, ms, log scale), 1 − F, one line per
+// arm, with the SLO line of CDF. A p99.9 that one arm cuts is a visible
+// gap at y = 0.001 here, where the CDF shows nothing. Quantiles of 1 (no
+// tail left) are left out. The figure is named ttft_ccdf, tpot_ccdf or
+// e2e_ccdf.
+func CCDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
+	return latencyDist(m, metric, pts, true)
+}
+
+// ccdfFloor is the lowest tail fraction the CCDF's y axis shows at least.
+const ccdfFloor = 1e-4
+
+func latencyDist(m Meta, metric string, pts []CDFPoint, tail bool) (Figure, error) {
 	info, ok := metricInfo[metric]
 	if !ok {
 		return Figure{}, fmt.Errorf("plot: unknown latency metric %q (want ttft, tpot or e2e)", metric)
@@ -38,7 +57,7 @@ func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
 	var sel []CDFPoint
 	logX := true
 	for _, p := range pts {
-		if p.Metric == metric {
+		if p.Metric == metric && (!tail || p.Quantile < 1) {
 			sel = append(sel, p)
 			logX = logX && p.ValueMs > 0
 		}
@@ -50,10 +69,23 @@ func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
 	if !logX {
 		xlabel = strings.Replace(xlabel, ", log scale", "", 1)
 	}
-	p := newPlot(m, info.title, xlabel, "fraction of requests ≤ latency")
+	title, ylabel, file := info.title, "fraction of requests ≤ latency", info.file
+	if tail {
+		title = strings.TrimSuffix(title, "CDF") + "tail (1 − CDF)"
+		ylabel = "fraction of requests > latency (log scale)"
+		file = strings.TrimSuffix(file, "_cdf") + "_ccdf"
+	}
+	p := newPlot(m, title, xlabel, ylabel)
 	sx := scale(logX)
 	if logX {
 		p.X.Tick.Marker = logTicks{}
+	}
+	y := func(q float64) float64 { return q }
+	ymin, ymax := 0.0, 1.0
+	if tail {
+		p.Y.Tick.Marker = logTicks{}
+		y = func(q float64) float64 { return math.Log10(1 - q) }
+		ymin, ymax = math.Log10(ccdfFloor), 0
 	}
 	arms, byArm := groupBy(sel, func(p CDFPoint) string { return p.Arm })
 	for i, arm := range arms {
@@ -61,7 +93,10 @@ func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
 		sort.SliceStable(g, func(a, b int) bool { return g[a].Quantile < g[b].Quantile })
 		xys := make(plotter.XYs, len(g))
 		for j, q := range g {
-			xys[j] = plotter.XY{X: sx.f(q.ValueMs), Y: q.Quantile}
+			xys[j] = plotter.XY{X: sx.f(q.ValueMs), Y: y(q.Quantile)}
+			if tail {
+				ymin = math.Min(ymin, math.Floor(xys[j].Y+1e-9)) // 1 − 0.9999 is a hair under 1e-4
+			}
 		}
 		c, d := lineStyle(i)
 		l := line(xys, c, d, 1.5)
@@ -76,12 +111,12 @@ func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
 		slo = m.TPOTSLOMs
 	}
 	if slo > 0 {
-		l := line(plotter.XYs{{X: sx.f(slo), Y: 0}, {X: sx.f(slo), Y: 1}}, sloColour, dashed, 1.2)
+		l := line(plotter.XYs{{X: sx.f(slo), Y: ymin}, {X: sx.f(slo), Y: ymax}}, sloColour, dashed, 1.2)
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s SLO %s ms", info.slo, fmtTick(slo)), l)
 	}
-	p.Y.Min, p.Y.Max = 0, 1
-	return Figure{Name: info.file, Plot: p}, nil
+	p.Y.Min, p.Y.Max = ymin, ymax
+	return Figure{Name: file, Plot: p}, nil
 }
 
 // KVUtilisation draws, for replication 0 (or the lowest present) of each

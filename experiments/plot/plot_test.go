@@ -122,6 +122,9 @@ var want = map[string][]string{
 	"ttft_cdf":          {"Time to first token, CDF — default", "time to first token (ms, log scale)", "fraction of requests ≤ latency", "round-robin", "least-outstanding", "TTFT SLO 800 ms"},
 	"tpot_cdf":          {"Time per output token, CDF — default", "time per output token (ms, log scale)", "round-robin", "TPOT SLO 100 ms"},
 	"e2e_cdf":           {"End-to-end latency, CDF — default", "end-to-end latency (ms, log scale)", "fraction of requests ≤ latency", "least-outstanding"},
+	"ttft_ccdf":         {"Time to first token, tail (1 − CDF) — default", "time to first token (ms, log scale)", "fraction of requests > latency (log scale)", "round-robin", "least-outstanding", "TTFT SLO 800 ms", "0.0001"},
+	"tpot_ccdf":         {"Time per output token, tail (1 − CDF) — default", "round-robin", "TPOT SLO 100 ms"},
+	"e2e_ccdf":          {"End-to-end latency, tail (1 − CDF) — default", "end-to-end latency (ms, log scale)", "least-outstanding"},
 	"kv_utilisation":    {"KV-cache utilisation — default", "simulated time (s)", "fraction of KV-cache blocks", "round-robin: KV used", "least-outstanding: KV cached only"},
 	"load_timeseries":   {"Requests in the system — default", "simulated time (s)", "requests", "round-robin: in flight", "least-outstanding: waiting"},
 	"sweep_ttft_p99":    {"p99 TTFT across the sweep — default", "workload.arrival.rate_per_s (requests/s)", "p99 time to first token (ms, log scale)", "p99 TTFT, cluster.replicas=4 (95% CI)", "p99 TTFT, cluster.replicas=6 (95% CI)", "TTFT SLO 800 ms"},
@@ -200,7 +203,7 @@ func TestDirOptional(t *testing.T) {
 		{
 			name: "cdf only, no summary",
 			drop: []string{"summary.json", "timeseries.csv", "sweep.csv", "size.csv", "size_search.csv", "failures.csv", "ettr.csv"},
-			want: []string{"ttft_cdf", "tpot_cdf", "e2e_cdf"},
+			want: []string{"ttft_cdf", "tpot_cdf", "e2e_cdf", "ttft_ccdf", "tpot_ccdf", "e2e_ccdf"},
 		},
 		{
 			name: "no failures or ettr",
@@ -224,7 +227,7 @@ func TestDirOptional(t *testing.T) {
 					return rec
 				})
 			},
-			want: []string{"ttft_cdf", "e2e_cdf", "load_timeseries"},
+			want: []string{"ttft_cdf", "e2e_cdf", "ttft_ccdf", "e2e_ccdf", "load_timeseries"},
 		},
 		{
 			name: "sweep without goodput",
@@ -316,7 +319,7 @@ func TestDirArmsMeta(t *testing.T) {
 	text := svgText(t, b)
 	require.Contains(t, text, "Time to first token, CDF — ab-least-outstanding")
 	require.Contains(t, text, "TTFT SLO 650 ms")
-	require.Len(t, written, 6)
+	require.Len(t, written, 12) // three CDFs and their CCDFs
 }
 
 func TestDirEmpty(t *testing.T) {

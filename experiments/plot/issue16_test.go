@@ -1,0 +1,58 @@
+package plot
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	gplot "gonum.org/v1/plot"
+)
+
+// tickLabels are the labelled ticks the axis's marker gives for its range.
+func tickLabels(a gplot.Axis) []string {
+	var out []string
+	for _, t := range a.Tick.Marker.Ticks(a.Min, a.Max) {
+		if t.Label != "" {
+			out = append(out, t.Label)
+		}
+	}
+	return out
+}
+
+// TestCCDFShowsTail: the CCDF of tail-at-scale-like quantiles (p99.9 TTFT
+// 1900 ms without hedging, 95 ms with) has a log y axis from 1 down to
+// 1e-4, where p99.9 is the labelled 0.001 line; the CDF keeps its 0–1
+// axis.
+func TestCCDFShowsTail(t *testing.T) {
+	var pts []CDFPoint
+	for _, arm := range []struct {
+		name      string
+		p99, p999 float64
+		p9999     float64
+	}{{"no-hedge", 55, 1900, 2000}, {"hedge-p95", 59, 95, 1050}} {
+		for _, q := range []struct{ q, v float64 }{{0.5, 9}, {0.9, 20}, {0.99, arm.p99}, {0.999, arm.p999}, {0.9999, arm.p9999}, {1, 3000}} {
+			pts = append(pts, CDFPoint{Arm: arm.name, Metric: "ttft", Quantile: q.q, ValueMs: q.v})
+		}
+	}
+	m := Meta{Scenario: "tail-at-scale", TTFTSLOMs: 500}
+	f, err := CCDF(m, "ttft", pts)
+	require.NoError(t, err)
+	require.Equal(t, "ttft_ccdf", f.Name)
+	p := f.Plot
+	require.Equal(t, -4.0, p.Y.Min)
+	require.Equal(t, 0.0, p.Y.Max)
+	require.Equal(t, []string{"0.0001", "0.001", "0.01", "0.1", "1"}, tickLabels(p.Y))
+	written, err := Write(t.TempDir(), f)
+	require.NoError(t, err)
+	checkPNG(t, written[0])
+
+	c, err := CDF(m, "ttft", pts)
+	require.NoError(t, err)
+	require.Equal(t, "ttft_cdf", c.Name)
+	require.Equal(t, 0.0, c.Plot.Y.Min)
+	require.Equal(t, 1.0, c.Plot.Y.Max)
+
+	// A deeper recorded tail extends the axis below 1e-4.
+	f, err = CCDF(m, "ttft", append(pts, CDFPoint{Arm: "no-hedge", Metric: "ttft", Quantile: 0.99999, ValueMs: 2500}))
+	require.NoError(t, err)
+	require.Equal(t, -5.0, f.Plot.Y.Min)
+}
