@@ -122,6 +122,9 @@ func latencyDist(m Meta, metric string, pts []CDFPoint, tail bool) (Figure, erro
 // KVUtilisation draws, for replication 0 (or the lowest present) of each
 // arm, the fraction of KV-cache blocks held by running sequences (solid)
 // and held only by the prefix cache (dashed) against simulated time in s.
+// The y axis runs from 0 to 10% above the highest fraction drawn (at most
+// 1 when no fraction exceeds it), so that a cache that is never more than
+// a few per cent full is not a flat line at 0.
 // Points whose fraction is NaN (column not recorded) are left out; no
 // points at all is an error. With more than four arms each gets only its
 // KV-used line. The figure is named kv_utilisation.
@@ -134,8 +137,7 @@ func KVUtilisation(m Meta, pts []TimePoint) (Figure, error) {
 	if n == 0 {
 		return Figure{}, fmt.Errorf("plot: no KV utilisation in the time series")
 	}
-	p.Y.Min = 0
-	p.Y.Max = math.Max(p.Y.Max, 1)
+	p.Y.Min, p.Y.Max = 0, headroom(p.Y.Max, 1)
 	return Figure{Name: "kv_utilisation", Plot: p}, nil
 }
 
@@ -154,6 +156,20 @@ func Load(m Meta, pts []TimePoint) (Figure, error) {
 	}
 	p.Y.Min = 0
 	return Figure{Name: "load_timeseries", Plot: p}, nil
+}
+
+// headroom is the top of a y axis from 0 whose highest value is hi: 10%
+// above it, but no more than limit when hi ≤ limit (a fraction's axis
+// stops at 1), and limit when there is nothing above 0 to show.
+func headroom(hi, limit float64) float64 {
+	if !(hi > 0) || math.IsInf(hi, 0) {
+		return limit
+	}
+	top := hi * 1.1
+	if hi <= limit {
+		top = math.Min(top, limit)
+	}
+	return top
 }
 
 // maxTimeArms is the most arms whose time series are drawn with every

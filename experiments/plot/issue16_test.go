@@ -56,3 +56,22 @@ func TestCCDFShowsTail(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, -5.0, f.Plot.Y.Min)
 }
+
+// TestKVUtilisationScalesToData: a KV cache never more than 0.5% full
+// fills the axis (0 to 10% above the peak), not a flat line under a fixed
+// 0–1 axis; a nearly full cache stops at 1, an empty one shows 0–1.
+func TestKVUtilisationScalesToData(t *testing.T) {
+	series := func(peak float64) []TimePoint {
+		var pts []TimePoint
+		for i, v := range []float64{0, peak / 2, peak, peak / 3} {
+			pts = append(pts, TimePoint{Arm: "a", TimeS: float64(i), KVUsedFrac: v, KVCachedFrac: 0})
+		}
+		return pts
+	}
+	for _, tc := range []struct{ peak, top float64 }{{0.005, 0.0055}, {0.95, 1}, {0, 1}} {
+		f, err := KVUtilisation(Meta{}, series(tc.peak))
+		require.NoError(t, err)
+		require.Equal(t, 0.0, f.Plot.Y.Min)
+		require.InDelta(t, tc.top, f.Plot.Y.Max, 1e-12, "peak %v", tc.peak)
+	}
+}
