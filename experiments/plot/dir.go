@@ -19,7 +19,9 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 //	cdf.csv                      → ttft_cdf, tpot_cdf, e2e_cdf and their
 //	                               tails ttft_ccdf, tpot_ccdf, e2e_ccdf
 //	                               (metrics present)
-//	timeseries.csv               → kv_utilisation, load_timeseries
+//	timeseries.csv               → kv_utilisation, load_timeseries,
+//	                               arrivals_timeseries,
+//	                               availability_timeseries
 //	sweep.csv                    → sweep_ttft_p99, sweep_goodput
 //	size.csv, size_search.csv    → size_cost, size_ttft
 //	failures.csv                 → failures_timeline
@@ -117,6 +119,16 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		}
 		if len(pts) > 0 && (t.has(results.InFlight) || t.has(results.Waiting)) {
 			if err := add(Load(m, pts)); err != nil {
+				return nil, err
+			}
+		}
+		if len(pts) > 0 && (t.has(results.ArrivalsPerS) || t.has(results.CompletionsPerS)) {
+			if err := add(Arrivals(m, pts)); err != nil {
+				return nil, err
+			}
+		}
+		if len(pts) > 0 && t.has(results.AvailableReplicas) {
+			if err := add(Availability(m, pts)); err != nil {
 				return nil, err
 			}
 		}

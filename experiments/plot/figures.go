@@ -172,6 +172,40 @@ func headroom(hi, limit float64) float64 {
 	return top
 }
 
+// Arrivals draws, for replication 0 (or the lowest present) of each arm,
+// the arrival rate (solid) and the completion rate (dashed), in requests
+// per simulated second since the previous sample, against simulated time
+// in s; with more than four arms, only arrivals. The figure is named
+// arrivals_timeseries.
+func Arrivals(m Meta, pts []TimePoint) (Figure, error) {
+	p := newPlot(m, "Arrivals and completions", "simulated time (s)", "requests per second (req/s)")
+	n := timeLines(p, pts, []timeSeries{
+		{"arrivals", nil, func(t TimePoint) float64 { return t.ArrivalsPerS }},
+		{"completions", dashed, func(t TimePoint) float64 { return t.CompletionsPerS }},
+	})
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no arrival or completion rates in the time series")
+	}
+	p.Y.Min, p.Y.Max = 0, headroom(p.Y.Max, 1)
+	return Figure{Name: "arrivals_timeseries", Plot: p}, nil
+}
+
+// Availability draws, for replication 0 (or the lowest present) of each
+// arm, the replicas in service against simulated time in s, on
+// an integer y axis from 0. The figure is named availability_timeseries.
+func Availability(m Meta, pts []TimePoint) (Figure, error) {
+	p := newPlot(m, "Replicas in service", "simulated time (s)", "available replicas")
+	n := timeLines(p, pts, []timeSeries{
+		{"available replicas", nil, func(t TimePoint) float64 { return t.AvailableReplicas }},
+	})
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no available replicas in the time series")
+	}
+	p.Y.Tick.Marker = integerTicks{}
+	p.Y.Min, p.Y.Max = 0, math.Max(1, math.Ceil(headroom(p.Y.Max, 1)))
+	return Figure{Name: "availability_timeseries", Plot: p}, nil
+}
+
 // maxTimeArms is the most arms whose time series are drawn with every
 // series; beyond it (a sweep's many points) each arm gets one line, its
 // first series (KV used, in flight).

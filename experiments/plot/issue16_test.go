@@ -75,3 +75,23 @@ func TestKVUtilisationScalesToData(t *testing.T) {
 		require.InDelta(t, tc.top, f.Plot.Y.Max, 1e-12, "peak %v", tc.peak)
 	}
 }
+
+// TestAvailabilityAndArrivals: timeseries.csv's arrivals_per_s and
+// available_replicas are drawn (arrivals_timeseries,
+// availability_timeseries), the replicas on an integer axis from 0.
+func TestAvailabilityAndArrivals(t *testing.T) {
+	pts := []TimePoint{
+		{Arm: "a", TimeS: 0, ArrivalsPerS: 30, CompletionsPerS: 29, AvailableReplicas: 4},
+		{Arm: "a", TimeS: 10, ArrivalsPerS: 40, CompletionsPerS: 38, AvailableReplicas: 3},
+	}
+	f, err := Availability(Meta{}, pts)
+	require.NoError(t, err)
+	require.Equal(t, "availability_timeseries", f.Name)
+	require.Equal(t, 0.0, f.Plot.Y.Min)
+	require.Equal(t, 5.0, f.Plot.Y.Max)
+	require.Equal(t, []string{"0", "1", "2", "3", "4", "5"}, tickLabels(f.Plot.Y))
+	f, err = Arrivals(Meta{}, pts)
+	require.NoError(t, err)
+	require.Equal(t, "arrivals_timeseries", f.Name)
+	require.InDelta(t, 44, f.Plot.Y.Max, 1e-9)
+}
