@@ -386,7 +386,8 @@ func gridLines(p *gplot.Plot, params []string, values [][]string, sy scale, seri
 			xs[i] = pos[v[0]]
 		}
 		p.NominalX(names...)
-		p.X.Label.Text = params[0]
+	} else if integers(xs) {
+		p.X.Tick.Marker = integerTicks{}
 	}
 	type pt struct {
 		x float64
@@ -451,6 +452,17 @@ func gridLines(p *gplot.Plot, params []string, values [][]string, sy scale, seri
 		}
 	}
 	return n, nil
+}
+
+// integers reports whether every x is a whole number (replica or spare
+// counts), whose axis then has no fractional ticks.
+func integers(xs []float64) bool {
+	for _, x := range xs {
+		if x != math.Trunc(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // SizeCost draws $ per month against replicas: the sizes the search
@@ -1047,41 +1059,50 @@ func armLabel(arm string) string {
 	return strings.Join(fields, ", ")
 }
 
-// paramLabel is a swept scenario key with its unit, read from the key's
-// suffix where it has one.
+// paramLabel is a swept scenario key as an axis label: the quantity its
+// last segment names (the one before too when that alone is one short
+// word such as "rate"), with its unit read from the key's suffix, and the full
+// key in parentheses: "arrival rate, requests/s
+// (workload.arrival.rate_per_s)", "spares (failures.spares)".
 func paramLabel(key string) string {
-	last := key[strings.LastIndex(key, ".")+1:]
-	unit := ""
+	segs := strings.Split(key, ".")
+	last := segs[len(segs)-1]
+	stem, unit := last, ""
+	cut := func(suffix, u string) bool {
+		if strings.HasSuffix(last, suffix) && len(last) > len(suffix) {
+			stem, unit = strings.TrimSuffix(last, suffix), u
+			return true
+		}
+		return false
+	}
 	switch {
-	case strings.HasSuffix(last, "rate_per_s"):
+	case cut("_per_s", "") && stem == "rate":
 		unit = "requests/s"
 	case strings.HasSuffix(last, "_per_s"):
-		unit = "per s"
-	case strings.HasSuffix(last, "_ms"):
-		unit = "ms"
-	case strings.HasSuffix(last, "_us"):
-		unit = "µs"
-	case strings.HasSuffix(last, "_s"):
-		unit = "s"
-	case strings.HasSuffix(last, "_h"):
-		unit = "h"
-	case strings.HasSuffix(last, "_pct"):
-		unit = "%"
+		stem, unit = last, "" // "tokens_per_s" reads as "tokens per s"
+	case cut("_ms", "ms"), cut("_us", "µs"), cut("_s", "s"), cut("_h", "h"), cut("_pct", "%"),
+		cut("_frac", "fraction"), cut("_fraction", "fraction"):
 	case strings.HasSuffix(last, "_tokens"):
 		unit = "tokens"
-	case strings.HasSuffix(last, "_frac"), strings.HasSuffix(last, "_fraction"), strings.HasSuffix(last, "utilization"):
+	case strings.HasSuffix(last, "utilization"):
 		unit = "fraction"
-	case last == "replicas":
-		unit = "count"
 	case last == "tp":
-		unit = "GPUs per replica"
+		stem, unit = "tensor parallelism", "GPUs per replica"
 	case last == "max_seqs":
 		unit = "sequences"
 	}
-	if unit == "" {
+	name := strings.ReplaceAll(stem, "_", " ")
+	if len(segs) > 1 && len(name) <= 5 && !strings.Contains(name, " ") {
+		name = strings.ReplaceAll(segs[len(segs)-2], "_", " ") + " " + name
+	}
+	label := name
+	if unit != "" {
+		label += ", " + unit
+	}
+	if label == key {
 		return key
 	}
-	return key + " (" + unit + ")"
+	return label + " (" + key + ")"
 }
 
 // groupBy groups xs by key, keys in order of first appearance.

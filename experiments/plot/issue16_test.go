@@ -95,3 +95,35 @@ func TestAvailabilityAndArrivals(t *testing.T) {
 	require.Equal(t, "arrivals_timeseries", f.Name)
 	require.InDelta(t, 44, f.Plot.Y.Max, 1e-9)
 }
+
+// TestSweepAxis: a sweep over whole numbers (warm spares 0, 1, 2) has
+// integer ticks only, not 0.5 steps, and the axis names the quantity
+// before the full key.
+func TestSweepAxis(t *testing.T) {
+	s := Sweep{Params: []string{"failures.spares"}}
+	for i, v := range []string{"0", "1", "2"} {
+		s.Rows = append(s.Rows, SweepRow{Values: []string{v}, TTFTP99Ms: 800 - 100*float64(i), TTFTP99MsCI95: 50, GoodputRPS: 28, GoodputRPSCI95: 1, ThroughputRPS: 30})
+	}
+	for _, build := range []func(Meta, Sweep) (Figure, error){SweepTTFT, SweepGoodput} {
+		f, err := build(Meta{}, s)
+		require.NoError(t, err)
+		require.Equal(t, []string{"0", "1", "2"}, tickLabels(f.Plot.X))
+		require.Equal(t, "spares (failures.spares)", f.Plot.X.Label.Text)
+	}
+	// Fractional values keep round-number ticks.
+	s.Rows[1].Values[0] = "0.5"
+	f, err := SweepTTFT(Meta{}, s)
+	require.NoError(t, err)
+	require.Contains(t, tickLabels(f.Plot.X), "0.5")
+
+	for key, want := range map[string]string{
+		"workload.arrival.rate_per_s":    "arrival rate, requests/s (workload.arrival.rate_per_s)",
+		"cluster.replicas":               "replicas (cluster.replicas)",
+		"cluster.tp":                     "tensor parallelism, GPUs per replica (cluster.tp)",
+		"training.checkpoint_interval_s": "checkpoint interval, s (training.checkpoint_interval_s)",
+		"router.hedge.after_ms":          "hedge after, ms (router.hedge.after_ms)",
+		"seed":                           "seed",
+	} {
+		require.Equal(t, want, paramLabel(key), key)
+	}
+}
