@@ -127,3 +127,21 @@ func TestSweepAxis(t *testing.T) {
 		require.Equal(t, want, paramLabel(key), key)
 	}
 }
+
+// TestBigTickLabels: size_ttft's log axis up to 10^7 ms reads 1e7, not
+// 10000000; values under a million stay plain.
+func TestBigTickLabels(t *testing.T) {
+	for v, want := range map[float64]string{
+		1e7: "1e7", 2.5e6: "2.5e6", 1e6: "1e6", 999999: "999999", 400000: "400000", 1e12: "1e12",
+		1e-5: "1e-5", 0.0001: "0.0001", -3e8: "-3e8", 9.999e6: "1e7",
+	} {
+		require.Equal(t, want, fmtTick(v), "%v", v)
+	}
+	var labels []string
+	for _, tk := range (logTicks{}).Ticks(1, 7) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	require.Equal(t, []string{"10", "100", "1000", "10000", "100000", "1e6", "1e7"}, labels)
+}
