@@ -101,7 +101,7 @@ func latencyDist(m Meta, metric string, pts []CDFPoint, tail bool) (Figure, erro
 		c, d := lineStyle(i)
 		l := line(xys, c, d, 1.5)
 		p.Add(l)
-		p.Legend.Add(armLabel(arm), l)
+		p.Legend.Add(armLabel(m, arm), l)
 	}
 	slo := 0.0
 	switch info.slo {
@@ -130,7 +130,7 @@ func latencyDist(m Meta, metric string, pts []CDFPoint, tail bool) (Figure, erro
 // KV-used line. The figure is named kv_utilisation.
 func KVUtilisation(m Meta, pts []TimePoint) (Figure, error) {
 	p := newPlot(m, "KV-cache utilisation", "simulated time (s)", "fraction of KV-cache blocks")
-	n := timeLines(p, pts, []timeSeries{
+	n := timeLines(p, m, pts, []timeSeries{
 		{"KV used", nil, func(t TimePoint) float64 { return t.KVUsedFrac }},
 		{"KV cached only", dashed, func(t TimePoint) float64 { return t.KVCachedFrac }},
 	})
@@ -147,7 +147,7 @@ func KVUtilisation(m Meta, pts []TimePoint) (Figure, error) {
 // arms, only in flight. The figure is named load_timeseries.
 func Load(m Meta, pts []TimePoint) (Figure, error) {
 	p := newPlot(m, "Requests in the system", "simulated time (s)", "requests")
-	n := timeLines(p, pts, []timeSeries{
+	n := timeLines(p, m, pts, []timeSeries{
 		{"in flight", nil, func(t TimePoint) float64 { return t.InFlight }},
 		{"waiting", dashed, func(t TimePoint) float64 { return t.Waiting }},
 	})
@@ -179,7 +179,7 @@ func headroom(hi, limit float64) float64 {
 // arrivals_timeseries.
 func Arrivals(m Meta, pts []TimePoint) (Figure, error) {
 	p := newPlot(m, "Arrivals and completions", "simulated time (s)", "requests per second (req/s)")
-	n := timeLines(p, pts, []timeSeries{
+	n := timeLines(p, m, pts, []timeSeries{
 		{"arrivals", nil, func(t TimePoint) float64 { return t.ArrivalsPerS }},
 		{"completions", dashed, func(t TimePoint) float64 { return t.CompletionsPerS }},
 	})
@@ -195,7 +195,7 @@ func Arrivals(m Meta, pts []TimePoint) (Figure, error) {
 // an integer y axis from 0. The figure is named availability_timeseries.
 func Availability(m Meta, pts []TimePoint) (Figure, error) {
 	p := newPlot(m, "Replicas in service", "simulated time (s)", "available replicas")
-	n := timeLines(p, pts, []timeSeries{
+	n := timeLines(p, m, pts, []timeSeries{
 		{"available replicas", nil, func(t TimePoint) float64 { return t.AvailableReplicas }},
 	})
 	if n == 0 {
@@ -218,7 +218,7 @@ type timeSeries struct {
 }
 
 // timeLines adds one line per (arm, series) and returns how many it added.
-func timeLines(p *gplot.Plot, pts []TimePoint, series []timeSeries) int {
+func timeLines(p *gplot.Plot, m Meta, pts []TimePoint, series []timeSeries) int {
 	arms, byArm := groupBy(pts, func(t TimePoint) string { return t.Arm })
 	if len(arms) > maxTimeArms {
 		// Many arms (a sweep's points): one line each, the first series.
@@ -256,7 +256,7 @@ func timeLines(p *gplot.Plot, pts []TimePoint, series []timeSeries) int {
 			p.Add(l)
 			label := s.name
 			if len(arms) > 1 || arm != "" {
-				label = armLabel(arm) + ": " + s.name
+				label = armLabel(m, arm) + ": " + s.name
 			}
 			p.Legend.Add(label, l)
 			n++
@@ -400,7 +400,7 @@ func gridLines(p *gplot.Plot, params []string, values [][]string, sy scale, seri
 	keys, groups := groupBy(all, func(q pt) string {
 		var parts []string
 		for k, v := range values[q.i][1:] {
-			parts = append(parts, params[k+1]+"="+v)
+			parts = append(parts, params[k+1]+" = "+v)
 		}
 		return strings.Join(parts, ", ")
 	})
@@ -1041,12 +1041,20 @@ func scatter(xys plotter.XYs, c color.Color, shape draw.GlyphDrawer, radius floa
 	return s
 }
 
-// armLabel is an arm's name in a legend: "run" for a single run's "", and
-// a sweep point's "workload.arrival.rate_per_s=10 cluster.replicas=3"
-// shortened to "rate_per_s=10, replicas=3".
-func armLabel(arm string) string {
+// armLabel is an arm's name in a legend: a single run's "" is its
+// scenario's name ("all requests" without one); a sweep point's
+// "workload.arrival.rate_per_s=10 cluster.replicas=3" is shortened to
+// "rate_per_s = 10, replicas = 3"; a bare value ("8", a sizing's run at
+// N) is "replicas = 8" when m.ArmKey says what it is.
+func armLabel(m Meta, arm string) string {
 	if arm == "" {
-		return "run"
+		if m.Scenario != "" {
+			return m.Scenario
+		}
+		return "all requests"
+	}
+	if m.ArmKey != "" && !strings.ContainsAny(arm, "= ") {
+		return m.ArmKey[strings.LastIndex(m.ArmKey, ".")+1:] + " = " + arm
 	}
 	fields := strings.Fields(arm)
 	for i, f := range fields {
@@ -1054,7 +1062,7 @@ func armLabel(arm string) string {
 		if !ok || !strings.Contains(k, ".") {
 			return arm
 		}
-		fields[i] = k[strings.LastIndex(k, ".")+1:] + "=" + v
+		fields[i] = k[strings.LastIndex(k, ".")+1:] + " = " + v
 	}
 	return strings.Join(fields, ", ")
 }

@@ -1,6 +1,9 @@
 package plot
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -144,4 +147,47 @@ func TestBigTickLabels(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"10", "100", "1000", "10000", "100000", "1e6", "1e7"}, labels)
+}
+
+// TestLegendNames: legends name the arm or "key = value": a single run is
+// its scenario, not "run"; a sizing's run at N is "replicas = 8", not "8".
+func TestLegendNames(t *testing.T) {
+	for _, tc := range []struct {
+		m         Meta
+		arm, want string
+	}{
+		{Meta{Scenario: "default"}, "", "default"},
+		{Meta{}, "", "all requests"},
+		{Meta{ArmKey: "replicas"}, "8", "replicas = 8"},
+		{Meta{}, "8", "8"},
+		{Meta{}, "workload.arrival.rate_per_s=10 cluster.replicas=3", "rate_per_s = 10, replicas = 3"},
+		{Meta{}, "no-hedge", "no-hedge"},
+	} {
+		require.Equal(t, tc.want, armLabel(tc.m, tc.arm), "%+v %q", tc.m, tc.arm)
+	}
+	f, err := CDF(Meta{Scenario: "default"}, "ttft", []CDFPoint{{Metric: "ttft", Quantile: 0.5, ValueMs: 10}, {Metric: "ttft", Quantile: 0.99, ValueMs: 90}})
+	require.NoError(t, err)
+	written, err := Write(t.TempDir(), f)
+	require.NoError(t, err)
+	b, err := os.ReadFile(written[1])
+	require.NoError(t, err)
+	text := svgText(t, b)
+	require.True(t, strings.HasPrefix(text, "default\n"), text) // the legend is drawn first
+	require.NotContains(t, text, "\nrun\n")
+
+	// In a sizing's directory the run at N is named by its replicas.
+	dir := fixture(t, "sweep.csv", "failures.csv", "ettr.csv")
+	rewrite(t, filepath.Join(dir, "cdf.csv"), func(rec []string) []string {
+		if rec[0] == "round-robin" {
+			rec[0] = "8"
+		} else if rec[0] != "arm" {
+			return nil
+		}
+		return rec
+	})
+	_, err = Dir(dir)
+	require.NoError(t, err)
+	b, err = os.ReadFile(filepath.Join(dir, "plots", "ttft_cdf.svg"))
+	require.NoError(t, err)
+	require.Contains(t, svgText(t, b), "replicas = 8")
 }

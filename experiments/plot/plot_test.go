@@ -129,8 +129,8 @@ var want = map[string][]string{
 	"load_timeseries":         {"Requests in the system — default", "simulated time (s)", "requests", "round-robin: in flight", "least-outstanding: waiting"},
 	"arrivals_timeseries":     {"Arrivals and completions — default", "simulated time (s)", "requests per second (req/s)", "round-robin: arrivals", "least-outstanding: completions"},
 	"availability_timeseries": {"Replicas in service — default", "simulated time (s)", "available replicas", "round-robin: available replicas", "least-outstanding: available replicas"},
-	"sweep_ttft_p99":          {"p99 TTFT across the sweep — default", "arrival rate, requests/s (workload.arrival.rate_per_s)", "p99 time to first token (ms, log scale)", "p99 TTFT, cluster.replicas=4 (95% CI)", "p99 TTFT, cluster.replicas=6 (95% CI)", "TTFT SLO 800 ms"},
-	"sweep_goodput":           {"Goodput and throughput across the sweep — default", "arrival rate, requests/s (workload.arrival.rate_per_s)", "requests per second (req/s)", "goodput, cluster.replicas=4 (95% CI)", "throughput, cluster.replicas=6"},
+	"sweep_ttft_p99":          {"p99 TTFT across the sweep — default", "arrival rate, requests/s (workload.arrival.rate_per_s)", "p99 time to first token (ms, log scale)", "p99 TTFT, cluster.replicas = 4 (95% CI)", "p99 TTFT, cluster.replicas = 6 (95% CI)", "TTFT SLO 800 ms"},
+	"sweep_goodput":           {"Goodput and throughput across the sweep — default", "arrival rate, requests/s (workload.arrival.rate_per_s)", "requests per second (req/s)", "goodput, cluster.replicas = 4 (95% CI)", "throughput, cluster.replicas = 6"},
 	"size_cost":               {"Fleet cost by size — default", "serving replicas", "fleet cost (USD per month)", "met the SLO", "missed the SLO", "reported sizes", "search with failures", "search without failures", "N (no failures)", "N+1", "N+2"},
 	"size_ttft":               {"p99 TTFT by fleet size — default", "serving replicas", "p99 time to first token (ms, log scale)", "met the SLO", "TTFT SLO 800 ms", "N+2"},
 	"failures_timeline":       {"Failures and repairs — default", "simulated time (h)", "available capacity (fraction of GPUs)", "available capacity", "failure (6)", "repair (6)"},
@@ -373,7 +373,7 @@ func TestBuilders(t *testing.T) {
 	b, err := os.ReadFile(written[1])
 	require.NoError(t, err)
 	text := svgText(t, b)
-	for _, w := range []string{"round-robin", "p2c", "router (cluster.router)", "p99 TTFT, cluster.replicas=4, seed.x=2"} {
+	for _, w := range []string{"round-robin", "p2c", "router (cluster.router)", "p99 TTFT, cluster.replicas = 4, seed.x = 2"} {
 		require.Contains(t, text, w)
 	}
 	_, err = SweepGoodput(m, Sweep{Params: []string{"a.b"}, Rows: []SweepRow{{Values: []string{"1", "2"}}}})

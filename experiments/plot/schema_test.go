@@ -112,7 +112,7 @@ func TestETTRAgainstTheSweptKey(t *testing.T) {
 	svg, err := os.ReadFile(filepath.Join(dir, "plots", "ettr.svg"))
 	require.NoError(t, err)
 	text := svgText(t, svg)
-	for _, want := range []string{"training.spare_servers", "ETTR, training.restart=fast (95% CI)", "ETTR, training.restart=slow (95% CI)"} {
+	for _, want := range []string{"training.spare_servers", "ETTR, training.restart = fast (95% CI)", "ETTR, training.restart = slow (95% CI)"} {
 		require.Contains(t, text, want)
 	}
 	require.NotContains(t, text, "checkpoint interval")
