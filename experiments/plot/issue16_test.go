@@ -191,3 +191,21 @@ func TestLegendNames(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, svgText(t, b), "replicas = 8")
 }
+
+// TestSVGFontFallback: every SVG text names Liberation Serif, then the
+// metric-compatible Times New Roman and the generic serif, so a viewer
+// without Liberation fonts does not widen the text past the legend.
+func TestSVGFontFallback(t *testing.T) {
+	f, err := CDF(Meta{Scenario: "s"}, "ttft", []CDFPoint{{Metric: "ttft", Quantile: 0.5, ValueMs: 10}, {Metric: "ttft", Quantile: 0.99, ValueMs: 90}})
+	require.NoError(t, err)
+	written, err := Write(t.TempDir(), f)
+	require.NoError(t, err)
+	b, err := os.ReadFile(written[1])
+	require.NoError(t, err)
+	svg := string(b)
+	n := strings.Count(svg, "<text")
+	require.Positive(t, n)
+	require.Equal(t, n, strings.Count(svg, "font-family:'Liberation Serif','Times New Roman',Times,serif;"))
+	require.NotContains(t, svg, "font-family:Liberation Serif;")
+	svgText(t, b) // still XML
+}

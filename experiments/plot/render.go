@@ -122,7 +122,31 @@ func render(f Figure, format string) (b []byte, err error) {
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, err
 	}
+	if format == "svg" {
+		return svgFontFallbacks(buf.Bytes()), nil
+	}
 	return buf.Bytes(), nil
+}
+
+// fontFallbacks are, for each font family gonum/plot draws with, families
+// with the same metrics (Liberation's are metric-compatible with the
+// Microsoft core fonts) and the generic family, so that an SVG shown where
+// Liberation is not installed keeps its text the width it was laid out
+// for, or close, instead of a default font that overruns the legend.
+var fontFallbacks = map[string]string{
+	"Liberation Serif": "'Liberation Serif','Times New Roman',Times,serif",
+	"Liberation Sans":  "'Liberation Sans',Arial,Helvetica,sans-serif",
+	"Liberation Mono":  "'Liberation Mono','Courier New',Courier,monospace",
+}
+
+// svgFontFallbacks rewrites vgsvg's font-family:NAME; (one family, no
+// fallback) into NAME's fallback list. Embedding the fonts instead
+// (vgsvg.EmbedFonts) would add about 400 kB to every SVG.
+func svgFontFallbacks(b []byte) []byte {
+	for name, list := range fontFallbacks {
+		b = bytes.ReplaceAll(b, []byte("font-family:"+name+";"), []byte("font-family:"+list+";"))
+	}
+	return b
 }
 
 // writeAtomic writes data to path through a temporary file in the same
