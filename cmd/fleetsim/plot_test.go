@@ -22,7 +22,8 @@ func TestPlot(t *testing.T) {
 	stdout, stderr, code := fleetsim(t, nil, "plot", dir)
 	require.Zero(t, code, stderr)
 	p := filepath.Join(dir, "plots")
-	require.Equal(t, "wrote "+filepath.Join(p, "ttft_cdf.png")+"\nwrote "+filepath.Join(p, "ttft_cdf.svg")+"\n", stdout)
+	require.Equal(t, "wrote "+filepath.Join(p, "ttft_ccdf.png")+"\nwrote "+filepath.Join(p, "ttft_ccdf.svg")+"\n"+
+		"wrote "+filepath.Join(p, "ttft_cdf.png")+"\nwrote "+filepath.Join(p, "ttft_cdf.svg")+"\n", stdout)
 	svg, err := os.ReadFile(filepath.Join(p, "ttft_cdf.svg"))
 	require.NoError(t, err)
 	require.Contains(t, string(svg), "TTFT SLO 800 ms")

@@ -16,8 +16,12 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 // Dir draws every figure whose results exist in the run directory dir into
 // dir/plots/ and returns the paths written, sorted:
 //
-//	cdf.csv                      → ttft_cdf, tpot_cdf, e2e_cdf (metrics present)
-//	timeseries.csv               → kv_utilisation, load_timeseries
+//	cdf.csv                      → ttft_cdf, tpot_cdf, e2e_cdf and their
+//	                               tails ttft_ccdf, tpot_ccdf, e2e_ccdf
+//	                               (metrics present)
+//	timeseries.csv               → kv_utilisation, load_timeseries,
+//	                               arrivals_timeseries,
+//	                               availability_timeseries
 //	sweep.csv                    → sweep_ttft_p99, sweep_goodput
 //	size.csv, size_search.csv    → size_cost, size_ttft
 //	failures.csv                 → failures_timeline
@@ -64,6 +68,9 @@ func Dir(dir string) ([]string, error) {
 	if len(found) == 0 {
 		return nil, badInput("no results to plot in %s: expected %s", dir, strings.Join(inputs, ", "))
 	}
+	if tables[results.SizeFile.Name] != nil || tables[results.SizeSearchFile.Name] != nil {
+		meta.ArmKey = "replicas" // a sizing's run at N is the arm "N"
+	}
 	figs, err := figures(meta, tables)
 	if err != nil {
 		return nil, err
@@ -95,6 +102,9 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 					if err := add(CDF(m, metric, pts)); err != nil {
 						return nil, err
 					}
+					if err := add(CCDF(m, metric, pts)); err != nil {
+						return nil, err
+					}
 					break
 				}
 			}
@@ -112,6 +122,16 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		}
 		if len(pts) > 0 && (t.has(results.InFlight) || t.has(results.Waiting)) {
 			if err := add(Load(m, pts)); err != nil {
+				return nil, err
+			}
+		}
+		if len(pts) > 0 && (t.has(results.ArrivalsPerS) || t.has(results.CompletionsPerS)) {
+			if err := add(Arrivals(m, pts)); err != nil {
+				return nil, err
+			}
+		}
+		if len(pts) > 0 && t.has(results.AvailableReplicas) {
+			if err := add(Availability(m, pts)); err != nil {
 				return nil, err
 			}
 		}

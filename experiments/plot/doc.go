@@ -13,7 +13,8 @@
 //   - data.go: the row types (CDFPoint, TimePoint, Sweep, SizeRow,
 //     SearchPoint, FailureEvent, ETTRPoint, CalibrationPoint, Meta) and the strict readers of
 //     the files, whose errors name FILE:LINE and match ErrBadInput.
-//   - figures.go: one builder per figure (CDF, KVUtilisation, Load,
+//   - figures.go: one builder per figure (CDF, CCDF, KVUtilisation, Load,
+//     Arrivals, Availability,
 //     SweepTTFT, SweepGoodput, SizeCost, SizeTTFT, FailuresTimeline, ETTR,
 //     Calibration: measured vs predicted from `fleetsim calibrate`),
 //     each taking parsed rows and returning a Figure.

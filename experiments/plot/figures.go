@@ -29,8 +29,27 @@ var metricInfo = map[string]struct {
 // ms, log scale), one line per arm in order of first appearance, and a
 // vertical dashed line at the TTFT or TPOT SLO of m when it is set. The
 // figure is named ttft_cdf, tpot_cdf or e2e_cdf. Rows of other metrics are
-// ignored; none of metric is an error.
+// ignored; none of metric is an error. Its linear y axis hides the tail:
+// CCDF draws that.
 func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
+	return latencyDist(m, metric, pts, false)
+}
+
+// CCDF draws the tail of the latency distribution of metric: the fraction
+// of requests (y, log scale, from 1 down to 1e-4 or the smallest recorded
+// tail fraction) above a latency (x, ms, log scale), 1 − F, one line per
+// arm, with the SLO line of CDF. A p99.9 that one arm cuts is a visible
+// gap at y = 0.001 here, where the CDF shows nothing. Quantiles of 1 (no
+// tail left) are left out. The figure is named ttft_ccdf, tpot_ccdf or
+// e2e_ccdf.
+func CCDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
+	return latencyDist(m, metric, pts, true)
+}
+
+// ccdfFloor is the lowest tail fraction the CCDF's y axis shows at least.
+const ccdfFloor = 1e-4
+
+func latencyDist(m Meta, metric string, pts []CDFPoint, tail bool) (Figure, error) {
 	info, ok := metricInfo[metric]
 	if !ok {
 		return Figure{}, fmt.Errorf("plot: unknown latency metric %q (want ttft, tpot or e2e)", metric)
@@ -38,7 +57,7 @@ func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
 	var sel []CDFPoint
 	logX := true
 	for _, p := range pts {
-		if p.Metric == metric {
+		if p.Metric == metric && (!tail || p.Quantile < 1) {
 			sel = append(sel, p)
 			logX = logX && p.ValueMs > 0
 		}
@@ -50,10 +69,23 @@ func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
 	if !logX {
 		xlabel = strings.Replace(xlabel, ", log scale", "", 1)
 	}
-	p := newPlot(m, info.title, xlabel, "fraction of requests ≤ latency")
+	title, ylabel, file := info.title, "fraction of requests ≤ latency", info.file
+	if tail {
+		title = strings.TrimSuffix(title, "CDF") + "tail (1 − CDF)"
+		ylabel = "fraction of requests > latency (log scale)"
+		file = strings.TrimSuffix(file, "_cdf") + "_ccdf"
+	}
+	p := newPlot(m, title, xlabel, ylabel)
 	sx := scale(logX)
 	if logX {
 		p.X.Tick.Marker = logTicks{}
+	}
+	y := func(q float64) float64 { return q }
+	ymin, ymax := 0.0, 1.0
+	if tail {
+		p.Y.Tick.Marker = logTicks{}
+		y = func(q float64) float64 { return math.Log10(1 - q) }
+		ymin, ymax = math.Log10(ccdfFloor), 0
 	}
 	arms, byArm := groupBy(sel, func(p CDFPoint) string { return p.Arm })
 	for i, arm := range arms {
@@ -61,12 +93,15 @@ func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
 		sort.SliceStable(g, func(a, b int) bool { return g[a].Quantile < g[b].Quantile })
 		xys := make(plotter.XYs, len(g))
 		for j, q := range g {
-			xys[j] = plotter.XY{X: sx.f(q.ValueMs), Y: q.Quantile}
+			xys[j] = plotter.XY{X: sx.f(q.ValueMs), Y: y(q.Quantile)}
+			if tail {
+				ymin = math.Min(ymin, math.Floor(xys[j].Y+1e-9)) // 1 − 0.9999 is a hair under 1e-4
+			}
 		}
 		c, d := lineStyle(i)
 		l := line(xys, c, d, 1.5)
 		p.Add(l)
-		p.Legend.Add(armLabel(arm), l)
+		p.Legend.Add(armLabel(m, arm), l)
 	}
 	slo := 0.0
 	switch info.slo {
@@ -76,31 +111,33 @@ func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
 		slo = m.TPOTSLOMs
 	}
 	if slo > 0 {
-		l := line(plotter.XYs{{X: sx.f(slo), Y: 0}, {X: sx.f(slo), Y: 1}}, sloColour, dashed, 1.2)
+		l := line(plotter.XYs{{X: sx.f(slo), Y: ymin}, {X: sx.f(slo), Y: ymax}}, sloColour, dashed, 1.2)
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s SLO %s ms", info.slo, fmtTick(slo)), l)
 	}
-	p.Y.Min, p.Y.Max = 0, 1
-	return Figure{Name: info.file, Plot: p}, nil
+	p.Y.Min, p.Y.Max = ymin, ymax
+	return Figure{Name: file, Plot: p}, nil
 }
 
 // KVUtilisation draws, for replication 0 (or the lowest present) of each
 // arm, the fraction of KV-cache blocks held by running sequences (solid)
 // and held only by the prefix cache (dashed) against simulated time in s.
+// The y axis runs from 0 to 10% above the highest fraction drawn (at most
+// 1 when no fraction exceeds it), so that a cache that is never more than
+// a few per cent full is not a flat line at 0.
 // Points whose fraction is NaN (column not recorded) are left out; no
 // points at all is an error. With more than four arms each gets only its
 // KV-used line. The figure is named kv_utilisation.
 func KVUtilisation(m Meta, pts []TimePoint) (Figure, error) {
 	p := newPlot(m, "KV-cache utilisation", "simulated time (s)", "fraction of KV-cache blocks")
-	n := timeLines(p, pts, []timeSeries{
+	n := timeLines(p, m, pts, []timeSeries{
 		{"KV used", nil, func(t TimePoint) float64 { return t.KVUsedFrac }},
 		{"KV cached only", dashed, func(t TimePoint) float64 { return t.KVCachedFrac }},
 	})
 	if n == 0 {
 		return Figure{}, fmt.Errorf("plot: no KV utilisation in the time series")
 	}
-	p.Y.Min = 0
-	p.Y.Max = math.Max(p.Y.Max, 1)
+	p.Y.Min, p.Y.Max = 0, headroom(p.Y.Max, 1)
 	return Figure{Name: "kv_utilisation", Plot: p}, nil
 }
 
@@ -110,7 +147,7 @@ func KVUtilisation(m Meta, pts []TimePoint) (Figure, error) {
 // arms, only in flight. The figure is named load_timeseries.
 func Load(m Meta, pts []TimePoint) (Figure, error) {
 	p := newPlot(m, "Requests in the system", "simulated time (s)", "requests")
-	n := timeLines(p, pts, []timeSeries{
+	n := timeLines(p, m, pts, []timeSeries{
 		{"in flight", nil, func(t TimePoint) float64 { return t.InFlight }},
 		{"waiting", dashed, func(t TimePoint) float64 { return t.Waiting }},
 	})
@@ -119,6 +156,54 @@ func Load(m Meta, pts []TimePoint) (Figure, error) {
 	}
 	p.Y.Min = 0
 	return Figure{Name: "load_timeseries", Plot: p}, nil
+}
+
+// headroom is the top of a y axis from 0 whose highest value is hi: 10%
+// above it, but no more than limit when hi ≤ limit (a fraction's axis
+// stops at 1), and limit when there is nothing above 0 to show.
+func headroom(hi, limit float64) float64 {
+	if !(hi > 0) || math.IsInf(hi, 0) {
+		return limit
+	}
+	top := hi * 1.1
+	if hi <= limit {
+		top = math.Min(top, limit)
+	}
+	return top
+}
+
+// Arrivals draws, for replication 0 (or the lowest present) of each arm,
+// the arrival rate (solid) and the completion rate (dashed), in requests
+// per simulated second since the previous sample, against simulated time
+// in s; with more than four arms, only arrivals. The figure is named
+// arrivals_timeseries.
+func Arrivals(m Meta, pts []TimePoint) (Figure, error) {
+	p := newPlot(m, "Arrivals and completions", "simulated time (s)", "requests per second (req/s)")
+	n := timeLines(p, m, pts, []timeSeries{
+		{"arrivals", nil, func(t TimePoint) float64 { return t.ArrivalsPerS }},
+		{"completions", dashed, func(t TimePoint) float64 { return t.CompletionsPerS }},
+	})
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no arrival or completion rates in the time series")
+	}
+	p.Y.Min, p.Y.Max = 0, headroom(p.Y.Max, 1)
+	return Figure{Name: "arrivals_timeseries", Plot: p}, nil
+}
+
+// Availability draws, for replication 0 (or the lowest present) of each
+// arm, the replicas in service against simulated time in s, on
+// an integer y axis from 0. The figure is named availability_timeseries.
+func Availability(m Meta, pts []TimePoint) (Figure, error) {
+	p := newPlot(m, "Replicas in service", "simulated time (s)", "available replicas")
+	n := timeLines(p, m, pts, []timeSeries{
+		{"available replicas", nil, func(t TimePoint) float64 { return t.AvailableReplicas }},
+	})
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no available replicas in the time series")
+	}
+	p.Y.Tick.Marker = integerTicks{}
+	p.Y.Min, p.Y.Max = 0, math.Max(1, math.Ceil(headroom(p.Y.Max, 1)))
+	return Figure{Name: "availability_timeseries", Plot: p}, nil
 }
 
 // maxTimeArms is the most arms whose time series are drawn with every
@@ -133,7 +218,7 @@ type timeSeries struct {
 }
 
 // timeLines adds one line per (arm, series) and returns how many it added.
-func timeLines(p *gplot.Plot, pts []TimePoint, series []timeSeries) int {
+func timeLines(p *gplot.Plot, m Meta, pts []TimePoint, series []timeSeries) int {
 	arms, byArm := groupBy(pts, func(t TimePoint) string { return t.Arm })
 	if len(arms) > maxTimeArms {
 		// Many arms (a sweep's points): one line each, the first series.
@@ -171,7 +256,7 @@ func timeLines(p *gplot.Plot, pts []TimePoint, series []timeSeries) int {
 			p.Add(l)
 			label := s.name
 			if len(arms) > 1 || arm != "" {
-				label = armLabel(arm) + ": " + s.name
+				label = armLabel(m, arm) + ": " + s.name
 			}
 			p.Legend.Add(label, l)
 			n++
@@ -301,7 +386,8 @@ func gridLines(p *gplot.Plot, params []string, values [][]string, sy scale, seri
 			xs[i] = pos[v[0]]
 		}
 		p.NominalX(names...)
-		p.X.Label.Text = params[0]
+	} else if integers(xs) {
+		p.X.Tick.Marker = integerTicks{}
 	}
 	type pt struct {
 		x float64
@@ -314,7 +400,7 @@ func gridLines(p *gplot.Plot, params []string, values [][]string, sy scale, seri
 	keys, groups := groupBy(all, func(q pt) string {
 		var parts []string
 		for k, v := range values[q.i][1:] {
-			parts = append(parts, params[k+1]+"="+v)
+			parts = append(parts, params[k+1]+" = "+v)
 		}
 		return strings.Join(parts, ", ")
 	})
@@ -366,6 +452,17 @@ func gridLines(p *gplot.Plot, params []string, values [][]string, sy scale, seri
 		}
 	}
 	return n, nil
+}
+
+// integers reports whether every x is a whole number (replica or spare
+// counts), whose axis then has no fractional ticks.
+func integers(xs []float64) bool {
+	for _, x := range xs {
+		if x != math.Trunc(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // SizeCost draws $ per month against replicas: the sizes the search
@@ -944,12 +1041,20 @@ func scatter(xys plotter.XYs, c color.Color, shape draw.GlyphDrawer, radius floa
 	return s
 }
 
-// armLabel is an arm's name in a legend: "run" for a single run's "", and
-// a sweep point's "workload.arrival.rate_per_s=10 cluster.replicas=3"
-// shortened to "rate_per_s=10, replicas=3".
-func armLabel(arm string) string {
+// armLabel is an arm's name in a legend: a single run's "" is its
+// scenario's name ("all requests" without one); a sweep point's
+// "workload.arrival.rate_per_s=10 cluster.replicas=3" is shortened to
+// "rate_per_s = 10, replicas = 3"; a bare value ("8", a sizing's run at
+// N) is "replicas = 8" when m.ArmKey says what it is.
+func armLabel(m Meta, arm string) string {
 	if arm == "" {
-		return "run"
+		if m.Scenario != "" {
+			return m.Scenario
+		}
+		return "all requests"
+	}
+	if m.ArmKey != "" && !strings.ContainsAny(arm, "= ") {
+		return m.ArmKey[strings.LastIndex(m.ArmKey, ".")+1:] + " = " + arm
 	}
 	fields := strings.Fields(arm)
 	for i, f := range fields {
@@ -957,46 +1062,55 @@ func armLabel(arm string) string {
 		if !ok || !strings.Contains(k, ".") {
 			return arm
 		}
-		fields[i] = k[strings.LastIndex(k, ".")+1:] + "=" + v
+		fields[i] = k[strings.LastIndex(k, ".")+1:] + " = " + v
 	}
 	return strings.Join(fields, ", ")
 }
 
-// paramLabel is a swept scenario key with its unit, read from the key's
-// suffix where it has one.
+// paramLabel is a swept scenario key as an axis label: the quantity its
+// last segment names (the one before too when that alone is one short
+// word such as "rate"), with its unit read from the key's suffix, and the full
+// key in parentheses: "arrival rate, requests/s
+// (workload.arrival.rate_per_s)", "spares (failures.spares)".
 func paramLabel(key string) string {
-	last := key[strings.LastIndex(key, ".")+1:]
-	unit := ""
+	segs := strings.Split(key, ".")
+	last := segs[len(segs)-1]
+	stem, unit := last, ""
+	cut := func(suffix, u string) bool {
+		if strings.HasSuffix(last, suffix) && len(last) > len(suffix) {
+			stem, unit = strings.TrimSuffix(last, suffix), u
+			return true
+		}
+		return false
+	}
 	switch {
-	case strings.HasSuffix(last, "rate_per_s"):
+	case cut("_per_s", "") && stem == "rate":
 		unit = "requests/s"
 	case strings.HasSuffix(last, "_per_s"):
-		unit = "per s"
-	case strings.HasSuffix(last, "_ms"):
-		unit = "ms"
-	case strings.HasSuffix(last, "_us"):
-		unit = "µs"
-	case strings.HasSuffix(last, "_s"):
-		unit = "s"
-	case strings.HasSuffix(last, "_h"):
-		unit = "h"
-	case strings.HasSuffix(last, "_pct"):
-		unit = "%"
+		stem, unit = last, "" // "tokens_per_s" reads as "tokens per s"
+	case cut("_ms", "ms"), cut("_us", "µs"), cut("_s", "s"), cut("_h", "h"), cut("_pct", "%"),
+		cut("_frac", "fraction"), cut("_fraction", "fraction"):
 	case strings.HasSuffix(last, "_tokens"):
 		unit = "tokens"
-	case strings.HasSuffix(last, "_frac"), strings.HasSuffix(last, "_fraction"), strings.HasSuffix(last, "utilization"):
+	case strings.HasSuffix(last, "utilization"):
 		unit = "fraction"
-	case last == "replicas":
-		unit = "count"
 	case last == "tp":
-		unit = "GPUs per replica"
+		stem, unit = "tensor parallelism", "GPUs per replica"
 	case last == "max_seqs":
 		unit = "sequences"
 	}
-	if unit == "" {
+	name := strings.ReplaceAll(stem, "_", " ")
+	if len(segs) > 1 && len(name) <= 5 && !strings.Contains(name, " ") {
+		name = strings.ReplaceAll(segs[len(segs)-2], "_", " ") + " " + name
+	}
+	label := name
+	if unit != "" {
+		label += ", " + unit
+	}
+	if label == key {
 		return key
 	}
-	return key + " (" + unit + ")"
+	return label + " (" + key + ")"
 }
 
 // groupBy groups xs by key, keys in order of first appearance.

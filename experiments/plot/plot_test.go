@@ -119,17 +119,22 @@ func checkPNG(t *testing.T, path string) {
 // want lists, per figure, text its SVG must contain: title, axis labels
 // with units, legend entries.
 var want = map[string][]string{
-	"ttft_cdf":          {"Time to first token, CDF — default", "time to first token (ms, log scale)", "fraction of requests ≤ latency", "round-robin", "least-outstanding", "TTFT SLO 800 ms"},
-	"tpot_cdf":          {"Time per output token, CDF — default", "time per output token (ms, log scale)", "round-robin", "TPOT SLO 100 ms"},
-	"e2e_cdf":           {"End-to-end latency, CDF — default", "end-to-end latency (ms, log scale)", "fraction of requests ≤ latency", "least-outstanding"},
-	"kv_utilisation":    {"KV-cache utilisation — default", "simulated time (s)", "fraction of KV-cache blocks", "round-robin: KV used", "least-outstanding: KV cached only"},
-	"load_timeseries":   {"Requests in the system — default", "simulated time (s)", "requests", "round-robin: in flight", "least-outstanding: waiting"},
-	"sweep_ttft_p99":    {"p99 TTFT across the sweep — default", "workload.arrival.rate_per_s (requests/s)", "p99 time to first token (ms, log scale)", "p99 TTFT, cluster.replicas=4 (95% CI)", "p99 TTFT, cluster.replicas=6 (95% CI)", "TTFT SLO 800 ms"},
-	"sweep_goodput":     {"Goodput and throughput across the sweep — default", "workload.arrival.rate_per_s (requests/s)", "requests per second (req/s)", "goodput, cluster.replicas=4 (95% CI)", "throughput, cluster.replicas=6"},
-	"size_cost":         {"Fleet cost by size — default", "serving replicas", "fleet cost (USD per month)", "met the SLO", "missed the SLO", "reported sizes", "search with failures", "search without failures", "N (no failures)", "N+1", "N+2"},
-	"size_ttft":         {"p99 TTFT by fleet size — default", "serving replicas", "p99 time to first token (ms, log scale)", "met the SLO", "TTFT SLO 800 ms", "N+2"},
-	"failures_timeline": {"Failures and repairs — default", "simulated time (h)", "available capacity (fraction of GPUs)", "available capacity", "failure (6)", "repair (6)"},
-	"ettr":              {"Effective training time ratio by checkpoint interval — default", "checkpoint interval (min, log scale)", "ETTR (productive fraction of time)", "ETTR (95% CI)", "best: 15 min, ETTR 0.935"},
+	"ttft_cdf":                {"Time to first token, CDF — default", "time to first token (ms, log scale)", "fraction of requests ≤ latency", "round-robin", "least-outstanding", "TTFT SLO 800 ms"},
+	"tpot_cdf":                {"Time per output token, CDF — default", "time per output token (ms, log scale)", "round-robin", "TPOT SLO 100 ms"},
+	"e2e_cdf":                 {"End-to-end latency, CDF — default", "end-to-end latency (ms, log scale)", "fraction of requests ≤ latency", "least-outstanding"},
+	"ttft_ccdf":               {"Time to first token, tail (1 − CDF) — default", "time to first token (ms, log scale)", "fraction of requests > latency (log scale)", "round-robin", "least-outstanding", "TTFT SLO 800 ms", "0.0001"},
+	"tpot_ccdf":               {"Time per output token, tail (1 − CDF) — default", "round-robin", "TPOT SLO 100 ms"},
+	"e2e_ccdf":                {"End-to-end latency, tail (1 − CDF) — default", "end-to-end latency (ms, log scale)", "least-outstanding"},
+	"kv_utilisation":          {"KV-cache utilisation — default", "simulated time (s)", "fraction of KV-cache blocks", "round-robin: KV used", "least-outstanding: KV cached only"},
+	"load_timeseries":         {"Requests in the system — default", "simulated time (s)", "requests", "round-robin: in flight", "least-outstanding: waiting"},
+	"arrivals_timeseries":     {"Arrivals and completions — default", "simulated time (s)", "requests per second (req/s)", "round-robin: arrivals", "least-outstanding: completions"},
+	"availability_timeseries": {"Replicas in service — default", "simulated time (s)", "available replicas", "round-robin: available replicas", "least-outstanding: available replicas"},
+	"sweep_ttft_p99":          {"p99 TTFT across the sweep — default", "arrival rate, requests/s (workload.arrival.rate_per_s)", "p99 time to first token (ms, log scale)", "p99 TTFT, cluster.replicas = 4 (95% CI)", "p99 TTFT, cluster.replicas = 6 (95% CI)", "TTFT SLO 800 ms"},
+	"sweep_goodput":           {"Goodput and throughput across the sweep — default", "arrival rate, requests/s (workload.arrival.rate_per_s)", "requests per second (req/s)", "goodput, cluster.replicas = 4 (95% CI)", "throughput, cluster.replicas = 6"},
+	"size_cost":               {"Fleet cost by size — default", "serving replicas", "fleet cost (USD per month)", "met the SLO", "missed the SLO", "reported sizes", "search with failures", "search without failures", "N (no failures)", "N+1", "N+2"},
+	"size_ttft":               {"p99 TTFT by fleet size — default", "serving replicas", "p99 time to first token (ms, log scale)", "met the SLO", "TTFT SLO 800 ms", "N+2"},
+	"failures_timeline":       {"Failures and repairs — default", "simulated time (h)", "available capacity (fraction of GPUs)", "available capacity", "failure (6)", "repair (6)"},
+	"ettr":                    {"Effective training time ratio by checkpoint interval — default", "checkpoint interval (min, log scale)", "ETTR (productive fraction of time)", "ETTR (95% CI)", "best: 15 min, ETTR 0.935"},
 }
 
 func TestDir(t *testing.T) {
@@ -200,7 +205,7 @@ func TestDirOptional(t *testing.T) {
 		{
 			name: "cdf only, no summary",
 			drop: []string{"summary.json", "timeseries.csv", "sweep.csv", "size.csv", "size_search.csv", "failures.csv", "ettr.csv"},
-			want: []string{"ttft_cdf", "tpot_cdf", "e2e_cdf"},
+			want: []string{"ttft_cdf", "tpot_cdf", "e2e_cdf", "ttft_ccdf", "tpot_ccdf", "e2e_ccdf"},
 		},
 		{
 			name: "no failures or ettr",
@@ -224,7 +229,7 @@ func TestDirOptional(t *testing.T) {
 					return rec
 				})
 			},
-			want: []string{"ttft_cdf", "e2e_cdf", "load_timeseries"},
+			want: []string{"ttft_cdf", "e2e_cdf", "ttft_ccdf", "e2e_ccdf", "load_timeseries", "arrivals_timeseries"},
 		},
 		{
 			name: "sweep without goodput",
@@ -316,7 +321,7 @@ func TestDirArmsMeta(t *testing.T) {
 	text := svgText(t, b)
 	require.Contains(t, text, "Time to first token, CDF — ab-least-outstanding")
 	require.Contains(t, text, "TTFT SLO 650 ms")
-	require.Len(t, written, 6)
+	require.Len(t, written, 12) // three CDFs and their CCDFs
 }
 
 func TestDirEmpty(t *testing.T) {
@@ -368,7 +373,7 @@ func TestBuilders(t *testing.T) {
 	b, err := os.ReadFile(written[1])
 	require.NoError(t, err)
 	text := svgText(t, b)
-	for _, w := range []string{"round-robin", "p2c", "cluster.router", "p99 TTFT, cluster.replicas=4, seed.x=2"} {
+	for _, w := range []string{"round-robin", "p2c", "router (cluster.router)", "p99 TTFT, cluster.replicas = 4, seed.x = 2"} {
 		require.Contains(t, text, w)
 	}
 	_, err = SweepGoodput(m, Sweep{Params: []string{"a.b"}, Rows: []SweepRow{{Values: []string{"1", "2"}}}})

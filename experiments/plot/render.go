@@ -122,7 +122,31 @@ func render(f Figure, format string) (b []byte, err error) {
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, err
 	}
+	if format == "svg" {
+		return svgFontFallbacks(buf.Bytes()), nil
+	}
 	return buf.Bytes(), nil
+}
+
+// fontFallbacks are, for each font family gonum/plot draws with, families
+// with the same metrics (Liberation's are metric-compatible with the
+// Microsoft core fonts) and the generic family, so that an SVG shown where
+// Liberation is not installed keeps its text the width it was laid out
+// for, or close, instead of a default font that overruns the legend.
+var fontFallbacks = map[string]string{
+	"Liberation Serif": "'Liberation Serif','Times New Roman',Times,serif",
+	"Liberation Sans":  "'Liberation Sans',Arial,Helvetica,sans-serif",
+	"Liberation Mono":  "'Liberation Mono','Courier New',Courier,monospace",
+}
+
+// svgFontFallbacks rewrites vgsvg's font-family:NAME; (one family, no
+// fallback) into NAME's fallback list. Embedding the fonts instead
+// (vgsvg.EmbedFonts) would add about 400 kB to every SVG.
+func svgFontFallbacks(b []byte) []byte {
+	for name, list := range fontFallbacks {
+		b = bytes.ReplaceAll(b, []byte("font-family:"+name+";"), []byte("font-family:"+list+";"))
+	}
+	return b
 }
 
 // writeAtomic writes data to path through a temporary file in the same
@@ -277,13 +301,21 @@ func (logTicks) Ticks(lmin, lmax float64) []gplot.Tick {
 	return ts
 }
 
+// fmtTick writes a tick value plainly (0.25, 1000, 400000), from a million
+// up and below 1e-4 as mantissa and power of ten (1e7, 2.5e6, 1e-5).
 func fmtTick(v float64) string {
 	if v == 0 {
 		return "0"
 	}
 	a := math.Abs(v)
-	if a >= 1e10 || a < 1e-4 {
-		return strconv.FormatFloat(v, 'g', 3, 64)
+	if a >= 1e6 || a < 1e-4 {
+		// 1e7 and 2.5e6, not 10000000 and 2500000, whose zeros nobody counts.
+		e := math.Floor(math.Log10(a))
+		m, err := strconv.ParseFloat(strconv.FormatFloat(v/math.Pow(10, e), 'g', 3, 64), 64)
+		if err == nil && math.Abs(m) >= 10 {
+			m, e = m/10, e+1
+		}
+		return strconv.FormatFloat(m, 'g', 3, 64) + "e" + strconv.Itoa(int(e))
 	}
 	// Round away float noise such as 0.30000000000000004.
 	s := strconv.FormatFloat(v, 'f', -1, 64)

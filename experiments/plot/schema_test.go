@@ -103,7 +103,7 @@ func TestETTRAgainstTheSweptKey(t *testing.T) {
 	f, err := ETTR(Meta{}, s)
 	require.NoError(t, err)
 	require.Equal(t, "ettr", f.Name)
-	require.Equal(t, "training.spare_servers", f.Plot.X.Label.Text)
+	require.Equal(t, "spare servers (training.spare_servers)", f.Plot.X.Label.Text)
 	require.InDelta(t, 4, f.Plot.X.Min, 0.5)
 	require.InDelta(t, 14, f.Plot.X.Max, 0.5)
 	written, err := Dir(dir)
@@ -112,7 +112,7 @@ func TestETTRAgainstTheSweptKey(t *testing.T) {
 	svg, err := os.ReadFile(filepath.Join(dir, "plots", "ettr.svg"))
 	require.NoError(t, err)
 	text := svgText(t, svg)
-	for _, want := range []string{"training.spare_servers", "ETTR, training.restart=fast (95% CI)", "ETTR, training.restart=slow (95% CI)"} {
+	for _, want := range []string{"training.spare_servers", "ETTR, training.restart = fast (95% CI)", "ETTR, training.restart = slow (95% CI)"} {
 		require.Contains(t, text, want)
 	}
 	require.NotContains(t, text, "checkpoint interval")
