@@ -238,7 +238,11 @@ var headline = []struct{ key, label, unit string }{
 // WriteStatsTable writes the headline metrics as mean ± 95% CI.
 func WriteStatsTable(w *bytes.Buffer, stats []Stat, reps int) {
 	m := StatMap(stats)
-	fmt.Fprintf(w, "%d replications (mean ± 95%% CI, Student t)\n", reps)
+	if reps > 1 && identicalReps(stats) {
+		fmt.Fprintf(w, "%d replications, all identical: nothing in this scenario varies with the seed (a trace replay without failures draws nothing), so there are no confidence intervals\n", reps)
+	} else {
+		fmt.Fprintf(w, "%d replications (mean ± 95%% CI, Student t)\n", reps)
+	}
 	for _, h := range headline {
 		st, ok := m[h.key]
 		if !ok {
@@ -246,6 +250,22 @@ func WriteStatsTable(w *bytes.Buffer, stats []Stat, reps int) {
 		}
 		fmt.Fprintf(w, "  %-22s %12s ± %-10s %s\n", h.label, human(st.Mean), human(st.CI95), h.unit)
 	}
+}
+
+// identicalReps reports whether every replication gave the same value of
+// every metric but the simulator's own counters and seeds.
+func identicalReps(stats []Stat) bool {
+	for _, st := range stats {
+		if strings.HasPrefix(st.Key, "sim.") {
+			continue
+		}
+		for _, v := range st.Values {
+			if v != st.Values[0] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // human formats x with a precision that suits its size.

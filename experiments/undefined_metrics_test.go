@@ -97,3 +97,18 @@ func TestE2ESLO(t *testing.T) {
 	require.Less(t, *b[0].Summary.Goodput.SLOAttainment, *a[0].Summary.Goodput.SLOAttainment)
 	require.Contains(t, NewArmResult("", b).Table(), "end-to-end ≤ 2000 ms")
 }
+
+// Identical replications (a trace replay draws nothing) do not pretend to
+// have confidence intervals.
+func TestIdenticalReplicationsSaySo(t *testing.T) {
+	sc, err := LoadBuiltin("azure-code-replay")
+	require.NoError(t, err)
+	sc, err = sc.Derive(OverrideOverlay("run.replications", "2"), OverrideOverlay("workload.max_requests", "300"))
+	require.NoError(t, err)
+	reps, err := RunReplications(sc, RunOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Contains(t, NewArmResult("", reps).Table(), "2 replications, all identical")
+	reps, err = RunReplications(mustParse(t, small), RunOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Contains(t, NewArmResult("", reps).Table(), "replications (mean ± 95% CI, Student t)")
+}
