@@ -11,7 +11,7 @@ import (
 // inputs are the results files Dir reads, in the order it reports them.
 var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFile.Name, results.SweepFile.Name,
 	results.SizeFile.Name, results.SizeSearchFile.Name, results.FailuresFile.Name, results.ETTRFile.Name,
-	results.CalibrationFile.Name}
+	results.CalibrationFile.Name, results.ReplicationsFile.Name}
 
 // Dir draws every figure whose results exist in the run directory dir into
 // dir/plots/ and returns the paths written, sorted:
@@ -29,6 +29,9 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 //	calibration.csv              → calibration (output tokens/s),
 //	                               calibration_ttft, calibration_tpot
 //	                               (metrics present)
+//	replications.csv             → ab_quantiles (an A/B run: arms other
+//	                               than "", and no sweep.csv, size.csv
+//	                               or size_search.csv)
 //
 // summary.json, when present (else the first arms/NAME/summary.json, as in
 // an A/B or sweep directory), gives the titles their scenario name and the
@@ -219,6 +222,22 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 					}
 					break
 				}
+			}
+		}
+	}
+	if t := tables[results.ReplicationsFile.Name]; t != nil && tables[results.SweepFile.Name] == nil &&
+		tables[results.SizeFile.Name] == nil && tables[results.SizeSearchFile.Name] == nil {
+		qs, err := readABQuantiles(t)
+		if err != nil {
+			return nil, err
+		}
+		ab := false
+		for _, q := range qs {
+			ab = ab || q.Arm != ""
+		}
+		if ab {
+			if err := add(ABQuantilesFigure(m, qs)); err != nil {
+				return nil, err
 			}
 		}
 	}
