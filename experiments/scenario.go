@@ -374,14 +374,9 @@ func (s *Scenario) loadProfiles(ps *config.Problems) {
 		if s.baseDir != "" && !filepath.IsAbs(path) {
 			path = filepath.Join(s.baseDir, path)
 		}
-		data, err := os.ReadFile(path)
+		pp, err := models.ReadProfile(path)
 		if err != nil {
-			ps.Add(c.key, "cannot read profile: %v", err)
-			continue
-		}
-		pp, err := models.ParseProfile(path, data)
-		if err != nil {
-			ps.Add(c.key, "invalid profile:\n%v", err)
+			ps.Add(c.key, "cannot use profile file:\n%v", err)
 			continue
 		}
 		if s.profiles == nil {

@@ -436,18 +436,12 @@ func describeBounds(p *SizePoint, targets []Target) string {
 }
 
 // identicalReplications reports whether every size searched gave the same
-// value of every target metric in every replication: the seed changed
-// nothing, so a confidence bound would only pretend.
+// results in every replication: the seed changed nothing, so a confidence
+// bound would only pretend.
 func (r *SizeResult) identicalReplications() bool {
 	for _, p := range r.Search {
-		m := StatMap(p.Arm.Stats)
-		for _, t := range r.Targets {
-			vs := targetValues(p.Arm, m, t)
-			for _, v := range vs {
-				if v != vs[0] {
-					return false
-				}
-			}
+		if !identicalReps(p.Arm.Stats) {
+			return false
 		}
 	}
 	return true

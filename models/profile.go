@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"math"
+	"os"
 	"path"
 	"sort"
 	"strconv"
@@ -204,6 +205,15 @@ func ParseProfile(filename string, data []byte) (PerfProfile, error) {
 		return PerfProfile{}, doc.Problems(ps.List)
 	}
 	return pp, nil
+}
+
+// ReadProfile reads and parses a profile file (ParseProfile).
+func ReadProfile(path string) (PerfProfile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return PerfProfile{}, err
+	}
+	return ParseProfile(path, data)
 }
 
 //go:embed profiles/*.toml

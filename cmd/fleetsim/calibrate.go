@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetsim/fleetsim/experiments"
 	"github.com/fleetsim/fleetsim/experiments/calibrate"
 	"github.com/fleetsim/fleetsim/experiments/plot"
 	"github.com/fleetsim/fleetsim/internal/config"
@@ -219,13 +220,13 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	written := []string{}
 	if !*evalOnly {
 		p := filepath.Join(*out, "profile.toml")
-		if err := writeFileAtomic(p, pp.MarshalTOML()); err != nil {
+		if err := experiments.WriteFileAtomic(p, pp.MarshalTOML()); err != nil {
 			return err
 		}
 		written = append(written, p)
 	}
 	p := filepath.Join(*out, "calibration.csv")
-	if err := writeFileAtomic(p, calibrate.CSV(lines)); err != nil {
+	if err := experiments.WriteFileAtomic(p, calibrate.CSV(lines)); err != nil {
 		return err
 	}
 	written = append(written, p)
@@ -279,11 +280,11 @@ func resolveProfile(cat *models.Catalog, spec string) (models.PerfProfile, error
 	if !(models.PerfSpec{Profile: spec}).IsPath() {
 		return models.PerfProfile{}, fmt.Errorf("--profile %q: no such built-in profile (%s) and not a .toml file", spec, strings.Join(models.BuiltinProfileNames(), ", "))
 	}
-	data, err := os.ReadFile(spec)
+	pp, err := models.ReadProfile(spec)
 	if err != nil {
-		return models.PerfProfile{}, fmt.Errorf("--profile: %v", err)
+		return models.PerfProfile{}, fmt.Errorf("--profile: %w", err)
 	}
-	return models.ParseProfile(spec, data)
+	return pp, nil
 }
 
 // loadCatalogFile adds a TOML file's [[models]] and [[gpus]] to cat.
@@ -317,23 +318,4 @@ func loadCatalogFile(cat *models.Catalog, path string) error {
 		cat.GPUs[g.Name] = g
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file and a
-// rename, so a reader never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

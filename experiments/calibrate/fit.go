@@ -77,8 +77,6 @@ type Case struct {
 	outputs  float64 // output tokens of the run
 	firsts   float64 // requests that got a first token
 	full     bool    // predict by simulating again
-	// Steps and Records say what the one simulation ran.
-	Steps, Records int64
 }
 
 // Prediction is what the simulator predicts for a row.
@@ -161,9 +159,7 @@ func prepare(r Row, cat *models.Catalog, base models.PerfProfile, opt Options) (
 		after += float64(recs[i].FirstTokens)
 		c.ttft.Add(recs[i], after)
 		c.makespan.Add(recs[i], 1)
-		c.Steps += recs[i].Steps
 	}
-	c.Records = int64(len(recs))
 	return c, nil
 }
 
