@@ -61,7 +61,8 @@ var builtinGPUs = []GPU{
 		NVLinkBytesPerS: 1.8e12, TDPWatts: 1200, DomainGPUs: 72, PricePerGPUHour: 10.50, ReservedPricePerGPUHour: 4.67},
 }
 
-// LLM describes a dense decoder-only transformer.
+// LLM describes a decoder-only transformer: dense, or mixture-of-experts
+// when its MoE fields are set (moe.go).
 type LLM struct {
 	Name         string  `toml:"name"`
 	Layers       int     `toml:"layers"`
@@ -75,6 +76,10 @@ type LLM struct {
 	// ContextTokens is the context window (prompt + output) in tokens; a
 	// longer request is refused. 0 means no limit is known.
 	ContextTokens int `toml:"context_tokens"`
+
+	// Mixture-of-experts and attention-variant fields (moe.go); all zero
+	// for a dense GQA model.
+	MoE
 }
 
 // Built-in models: Llama 3 (arXiv 2407.21783, Table 3: layers, model
@@ -94,6 +99,9 @@ var builtinLLMs = []LLM{
 // 2 (K and V) · layers · kv_heads · head_dim · bytesPerElem. CALIBRATION.md §3:
 // Llama-3-8B 128 KiB, 70B 320 KiB, 405B 504 KiB in BF16.
 func (m *LLM) KVBytesPerToken(bytesPerElem float64) float64 {
+	if m.IsMLA() {
+		return m.mlaKVBytesPerToken(bytesPerElem)
+	}
 	return 2 * float64(m.Layers) * float64(m.KVHeads) * float64(m.HeadDim) * bytesPerElem
 }
 
@@ -101,6 +109,11 @@ func (m *LLM) KVBytesPerToken(bytesPerElem float64) float64 {
 // parallelism tp: its kv_heads/tp heads, but never less than one whole head
 // (past tp = kv_heads each KV head is replicated, so capacity stops growing).
 func (m *LLM) KVBytesPerTokenGPU(bytesPerElem float64, tp int) float64 {
+	if m.IsMLA() {
+		// The latent KV is one vector per token and layer, replicated on
+		// every GPU of the TP group (vLLM, SGLang).
+		return m.mlaKVBytesPerToken(bytesPerElem)
+	}
 	heads := float64(m.KVHeads) / float64(tp)
 	if heads < 1 {
 		heads = 1
@@ -128,6 +141,9 @@ func NewCatalog() *Catalog {
 		c.GPUs[g.Name] = g
 	}
 	for _, m := range builtinLLMs {
+		c.LLMs[m.Name] = m
+	}
+	for _, m := range builtinMoELLMs {
 		c.LLMs[m.Name] = m
 	}
 	return c
@@ -184,4 +200,5 @@ func (m *LLM) Validate(prefix string, ps *config.Problems) {
 	if m.KVHeads > 0 && m.Heads > 0 && m.Heads%m.KVHeads != 0 {
 		ps.Add(config.Key(prefix, "kv_heads"), "must divide heads (%d), found %d", m.Heads, m.KVHeads)
 	}
+	m.validateMoE(prefix, ps)
 }
