@@ -104,6 +104,13 @@ type StepModel struct {
 	KVBytesPerTokenGPU float64
 	// ContextTokens is the model's context window (0: no known limit).
 	ContextTokens int
+
+	// moe, when set, replaces the GEMM phase by the mixture-of-experts one
+	// (layout.go); a2a*S are the expert-parallel all-to-all's share of the
+	// comm terms; spec, when set, makes decode speculative (spec.go).
+	moe                    *moeStep
+	a2aFixedS, a2aPerTokenS float64
+	spec                   *specStep
 }
 
 // NewStepModel builds the step model for llm on gpu with tensor parallelism
@@ -187,6 +194,14 @@ func CheckPrecision(gpu GPU, weights, kv Precision) error {
 
 // Step returns the duration in seconds of one step of shape s.
 func (m *StepModel) Step(s StepShape) float64 {
+	if m.spec != nil && s.DecodeSeqs > 0 {
+		return m.specStep(s)
+	}
+	return m.plainStep(s)
+}
+
+// plainStep is Step without speculation.
+func (m *StepModel) plainStep(s StepShape) float64 {
 	tokens := s.Tokens()
 	d := m.overheadS + m.seqOverheadS*(s.PrefillSeqs+s.DecodeSeqs)
 	if tokens > 0 {
@@ -200,6 +215,9 @@ func (m *StepModel) Step(s StepShape) float64 {
 // gemm is the GEMM phase of a step of tokens tokens: the weights are
 // streamed once, and the FLOPs run at an efficiency that grows with tokens.
 func (m *StepModel) gemm(tokens float64) float64 {
+	if m.moe != nil {
+		return m.gemmMoE(tokens)
+	}
 	return math.Max(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS)
 }
 
@@ -220,7 +238,7 @@ func (m *StepModel) RooflineBound(gpu GPU, s StepShape) float64 {
 	peak := max(gpu.BF16FLOPS, gpu.FP8FLOPS, gpu.FP4FLOPS)
 	bytes := m.kvBytesPerToken * s.DecodeCtx
 	if s.Tokens() > 0 {
-		bytes += m.weightBytes
+		bytes += m.minWeightsRead(s.Tokens())
 	}
 	return max(m.FLOPs(s)/peak, bytes/gpu.HBMBytesPerS)
 }
@@ -236,6 +254,9 @@ type DecodeRun struct {
 
 // Decode returns the run of n sequences starting from total context ctx0.
 func (m *StepModel) Decode(n int, ctx0 float64) DecodeRun {
+	if m.spec != nil {
+		return m.specDecode(n, ctx0)
+	}
 	nf := float64(n)
 	s := StepShape{DecodeSeqs: nf, DecodeCtx: ctx0}
 	return DecodeRun{

@@ -1,0 +1,304 @@
+package models
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+)
+
+// Layout is how a replica spreads over its GPUs: tp·dp GPUs, attention
+// (and every dense layer) tensor-parallel over tp inside each of dp
+// data-parallel ranks, each rank serving its own share of the sequences;
+// routed experts sharded over all tp·dp GPUs, either by tensor slices
+// (ep = 1: every GPU holds a slice of every expert) or whole experts
+// (ep = tp·dp: expert parallelism, tokens dispatched to their experts'
+// GPUs and combined back by two all-to-alls per MoE layer). DeepSeek-style
+// wide EP is tp = 1, dp = ep = 64 or so.
+type Layout struct {
+	TP, DP, EP int
+}
+
+// GPUs is the replica's GPU count, tp·dp.
+func (l Layout) GPUs() int { return l.TP * max(l.DP, 1) }
+
+// norm fills unset degrees with 1.
+func (l Layout) norm() Layout {
+	l.DP, l.EP = max(l.DP, 1), max(l.EP, 1)
+	return l
+}
+
+// CheckDeployment refuses a layout of llm on gpu that no engine can run:
+// TP as CheckTP, EP only for an MoE model, equal to tp·dp and dividing its
+// experts; a replica wider than one NVLink domain only with expert
+// parallelism, on whole domains, over a GPU with a NIC bandwidth.
+func CheckDeployment(gpu GPU, llm LLM, l Layout) error {
+	if err := CheckTP(llm, l.TP); err != nil {
+		return err
+	}
+	if l.DP < 1 || l.EP < 1 {
+		return fmt.Errorf("dp = %d and ep = %d must be >= 1", l.DP, l.EP)
+	}
+	w := l.GPUs()
+	if l.EP > 1 {
+		if !llm.IsMoE() {
+			return fmt.Errorf("ep = %d: %s is dense; expert parallelism needs a mixture-of-experts model", l.EP, llm.Name)
+		}
+		if l.EP != w {
+			return fmt.Errorf("ep = %d must equal the replica's tp·dp = %d GPUs (experts spread over all of them)", l.EP, w)
+		}
+		if llm.Experts%l.EP != 0 {
+			return fmt.Errorf("ep = %d does not divide %s's %d experts", l.EP, llm.Name, llm.Experts)
+		}
+	}
+	if gpu.DomainGPUs > 0 && w > gpu.DomainGPUs {
+		if l.EP == 1 {
+			return fmt.Errorf("a %d-GPU replica is wider than %s's %d-GPU NVLink domain; only expert parallelism (ep = tp·dp) crosses domains", w, gpu.Name, gpu.DomainGPUs)
+		}
+		if w%gpu.DomainGPUs != 0 {
+			return fmt.Errorf("a %d-GPU replica wider than one NVLink domain must take whole %d-GPU domains", w, gpu.DomainGPUs)
+		}
+		if gpu.NICBytesPerS <= 0 {
+			return fmt.Errorf("a %d-GPU replica spans %d NVLink domains but %s has no nic_bytes_per_s for the all-to-all over RDMA", w, w/gpu.DomainGPUs, gpu.Name)
+		}
+	}
+	return nil
+}
+
+// MoEConfig is how a replica's routed experts behave at run time
+// ([cluster.replica.moe]); ignored for a dense model.
+type MoEConfig struct {
+	// RoutingSkew skews the router: 0 (default) routes uniformly; s > 0
+	// sends a share 0.2 + 0.8·s of the routing to the hottest 20% of the
+	// experts (a two-class popularity: an assumption, standing in for the
+	// measured skew of real routers), so a step touches fewer distinct
+	// experts. Below 1.
+	RoutingSkew float64 `toml:"routing_skew"`
+	// LoadImbalance is how much more routed work the busiest expert-parallel
+	// GPU gets than the mean (the step waits for it); >= 1. 0 derives it:
+	// 1 without EP, 1.2 with (assumption: DeepSeek's expert-parallel load
+	// balancer, EPLB, with redundant experts keeps ranks within about 20%).
+	LoadImbalance float64 `toml:"load_imbalance"`
+	// AllToAllOverlap is the fraction of the dispatch/combine time hidden
+	// under computation (two-micro-batch overlap); default 0 (assumption:
+	// nothing hidden), at most 0.95.
+	AllToAllOverlap float64 `toml:"all_to_all_overlap"`
+}
+
+// hotExpertFraction is the share of experts RoutingSkew makes hot.
+const hotExpertFraction = 0.2
+
+// rdmaLatencyS is the fixed cost of one all-to-all over RDMA (assumption:
+// 15 µs, a few network round trips of a GPU-initiated transfer; DeepEP's
+// low-latency kernels report about 100–200 µs for a 128-token dispatch at
+// EP 8–256, mostly bandwidth).
+const rdmaLatencyS = 15e-6
+
+// Validate reports problems under prefix.
+func (c *MoEConfig) Validate(prefix string, ps *config.Problems) {
+	if math.IsNaN(c.RoutingSkew) || c.RoutingSkew < 0 || c.RoutingSkew >= 1 {
+		ps.Add(config.Key(prefix, "routing_skew"), "must be in [0, 1), found %v", c.RoutingSkew)
+	}
+	if c.LoadImbalance != 0 && !(c.LoadImbalance >= 1 && c.LoadImbalance <= 100) {
+		ps.Add(config.Key(prefix, "load_imbalance"), "must be between 1 and 100 (0 derives it), found %v", c.LoadImbalance)
+	}
+	if math.IsNaN(c.AllToAllOverlap) || c.AllToAllOverlap < 0 || c.AllToAllOverlap > 0.95 {
+		ps.Add(config.Key(prefix, "all_to_all_overlap"), "must be between 0 and 0.95, found %v", c.AllToAllOverlap)
+	}
+}
+
+// Deployment is everything beyond the model, GPU and precisions that sets
+// a replica's step time: its layout, its experts' routing and speculative
+// decoding.
+type Deployment struct {
+	Layout Layout
+	MoE    MoEConfig
+	Spec   SpecConfig
+}
+
+// moeStep is the mixture-of-experts part of a step model. Per replica
+// token (the replica's T tokens spread evenly over its dp ranks):
+//
+//	weights read = dense/tp + routed/(tp·dp) · touched(T)
+//	touched(T)   = min(1, imbalance·D(T)/E)     (ep > 1: the busiest GPU's experts)
+//	             = D(T)/E                        (ep = 1: a slice of each touched expert)
+//	D(T)         = E·(1 − (1 − k/E)^T)           expected distinct experts, uniform routing
+//	flops/token  = 2·dense/tp/dp + 2·routed_active/(tp·dp)·imbalance
+//
+// D(T) is not linear in T, but a decode run keeps its batch (and so T)
+// fixed, so it is a constant of the run: DecodeRun's a + b·j form holds.
+type moeStep struct {
+	experts, topK    float64
+	hotN, coldN      float64 // expert counts of the two popularity classes
+	hotQ, coldQ      float64 // probability a token picks a given expert of each class
+	skewed           bool
+	denseBytes       float64 // per GPU, always read
+	routedBytes      float64 // per GPU, all local expert weights
+	ep               bool
+	imbalance        float64
+	denseFLOPs       float64 // per replica token, per GPU
+	routedFLOPs      float64 // per replica token, per GPU, balanced
+	flopsPerTokenMax float64 // what the busiest GPU does per replica token
+}
+
+// distinct is the expected number of distinct experts T tokens touch in
+// one MoE layer.
+func (e *moeStep) distinct(t float64) float64 {
+	if t <= 0 {
+		return 0
+	}
+	if !e.skewed {
+		return e.experts * (1 - math.Pow(1-e.topK/e.experts, t))
+	}
+	return e.hotN*(1-math.Pow(1-e.hotQ, t)) + e.coldN*(1-math.Pow(1-e.coldQ, t))
+}
+
+// touched is the fraction of a GPU's routed expert weights a step of T
+// tokens reads.
+func (e *moeStep) touched(t float64) float64 {
+	f := e.distinct(t) / e.experts
+	if e.ep {
+		f *= e.imbalance
+	}
+	return min(f, 1)
+}
+
+// weightsRead is the weight bytes one GPU streams in a step of T tokens.
+func (e *moeStep) weightsRead(t float64) float64 {
+	if t <= 0 {
+		return 0
+	}
+	return e.denseBytes + e.routedBytes*e.touched(t)
+}
+
+// NewDeployedStepModel builds the step model of llm on gpu under layout,
+// routing and speculation d. With d's zero value but TP it is exactly
+// NewStepModel.
+func NewDeployedStepModel(gpu GPU, llm LLM, d Deployment, weights, kv Precision, pp PerfProfile) (*StepModel, error) {
+	l := d.Layout.norm()
+	if err := CheckDeployment(gpu, llm, l); err != nil {
+		return nil, err
+	}
+	m, err := NewStepModel(gpu, llm, l.TP, weights, kv, pp)
+	if err != nil {
+		return nil, err
+	}
+	if l.DP > 1 {
+		// Each rank serves 1/dp of the sequences: attention, its KV reads,
+		// its all-reduces and per-sequence costs divide; the GEMM
+		// efficiency follows a rank's token count.
+		dp := float64(l.DP)
+		m.attnFLOPsPerPair /= dp
+		m.kvBytesPerToken /= dp
+		m.commPerTokenS /= dp
+		m.seqOverheadS /= dp
+		m.gemmFLOPsPerToken /= dp
+		m.gemmHalf *= dp
+	}
+	if llm.IsMoE() {
+		m.setMoE(gpu, llm, l, d.MoE, weights, pp)
+	}
+	m.WeightBytesPerGPU = WeightBytesPerGPU(llm, l, weights)
+	if d.Spec.On() {
+		m.spec = newSpecStep(d.Spec)
+	}
+	return m, nil
+}
+
+// WeightBytesPerGPU is one GPU's share of llm's weights under layout l:
+// dense weights over tp, routed experts over tp·dp.
+func WeightBytesPerGPU(llm LLM, l Layout, weights Precision) float64 {
+	l = l.norm()
+	b := weights.Bytes()
+	if !llm.IsMoE() && l.DP == 1 {
+		return llm.Params * b / float64(l.TP)
+	}
+	return llm.DenseParams()*b/float64(l.TP) + llm.RoutedParams()*b/float64(l.GPUs())
+}
+
+// setMoE installs the MoE terms: weight streaming from the touched experts,
+// active-parameter FLOPs and, with EP, the all-to-all dispatch and combine.
+func (m *StepModel) setMoE(gpu GPU, llm LLM, l Layout, c MoEConfig, weights Precision, pp PerfProfile) {
+	tp, dp, w := float64(l.TP), float64(l.DP), float64(l.GPUs())
+	b := weights.Bytes()
+	e := &moeStep{
+		experts:     float64(llm.Experts),
+		topK:        float64(llm.ExpertsPerToken),
+		denseBytes:  llm.DenseParams() * b / tp,
+		routedBytes: llm.RoutedParams() * b / w,
+		ep:          l.EP > 1,
+		imbalance:   1,
+		denseFLOPs:  2 * llm.DenseParams() / tp / dp,
+		routedFLOPs: 2 * (llm.ActiveParamsDerived() - llm.DenseParams()) / w,
+	}
+	if e.ep {
+		e.imbalance = c.LoadImbalance
+		if e.imbalance == 0 {
+			e.imbalance = 1.2
+		}
+	}
+	if c.RoutingSkew > 0 {
+		e.skewed = true
+		e.hotN = math.Max(1, math.Round(hotExpertFraction*e.experts))
+		e.coldN = e.experts - e.hotN
+		share := e.hotN/e.experts + (1-e.hotN/e.experts)*c.RoutingSkew
+		e.hotQ = min(1, e.topK*share/e.hotN)
+		if e.coldN > 0 {
+			e.coldQ = min(1, e.topK*(1-share)/e.coldN)
+		}
+	}
+	e.flopsPerTokenMax = e.denseFLOPs + e.routedFLOPs*e.imbalance
+	m.moe = e
+	m.gemmFLOPsPerToken = e.denseFLOPs + e.routedFLOPs
+	m.weightBytes = e.denseBytes + e.routedBytes
+	if !e.ep {
+		return
+	}
+	// Two all-to-alls per MoE layer: each token goes to top-k experts
+	// (dispatch, FP8 when the weights are 8-bit or less, as DeepEP does;
+	// else BF16) and comes back (combine, BF16). A GPU sends its 1/(tp·dp)
+	// share of the tokens; (w−1)/w of the copies leave it, those to the own
+	// NVLink domain over NVLink, the rest over the GPU's NIC; the two run
+	// at once, so the slower sets the time.
+	disp := 2.0
+	if weights != BF16 {
+		disp = 1
+	}
+	perToken := float64(llm.MoELayers()) * e.topK * float64(llm.Hidden) * (disp + 2) / w // bytes one GPU sends per replica token
+	dom := float64(gpu.DomainGPUs)
+	if dom <= 0 || dom > w {
+		dom = w
+	}
+	nvlBytes := perToken * (dom - 1) / w
+	nicBytes := perToken * (w - dom) / w
+	t := nvlBytes / (gpu.NVLinkBytesPerS / 2 * pp.NVLinkEfficiency)
+	lat := pp.AllReduceLatencyS
+	if nicBytes > 0 {
+		t = math.Max(t, nicBytes/(gpu.NICBytesPerS*pp.NVLinkEfficiency))
+		lat = rdmaLatencyS
+	}
+	exposed := 1 - c.AllToAllOverlap
+	m.a2aPerTokenS = exposed * t
+	m.a2aFixedS = exposed * 2 * float64(llm.MoELayers()) * lat
+	m.commPerTokenS += m.a2aPerTokenS
+	m.commFixedS += m.a2aFixedS
+}
+
+// gemmMoE is the GEMM phase of an MoE step of T tokens: the touched
+// experts' weights streamed once, or the busiest GPU's FLOPs at an
+// efficiency set by a rank's token count, whichever is longer.
+func (m *StepModel) gemmMoE(t float64) float64 {
+	e := m.moe
+	return math.Max(e.weightsRead(t)/m.weightBW, e.flopsPerTokenMax*(t+m.gemmHalf)/m.gemmFLOPS)
+}
+
+// minWeightsRead is the least weight bytes one GPU can stream in a step of
+// T tokens: every touched expert's weights once, evenly spread (no load
+// imbalance). The roofline bound uses it.
+func (m *StepModel) minWeightsRead(t float64) float64 {
+	if m.moe != nil {
+		e := m.moe
+		return e.denseBytes + e.routedBytes*min(1, e.distinct(t)/e.experts)
+	}
+	return m.weightBytes
+}
