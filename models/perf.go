@@ -108,9 +108,9 @@ type StepModel struct {
 	// moe, when set, replaces the GEMM phase by the mixture-of-experts one
 	// (layout.go); a2a*S are the expert-parallel all-to-all's share of the
 	// comm terms; spec, when set, makes decode speculative (spec.go).
-	moe                    *moeStep
+	moe                     *moeStep
 	a2aFixedS, a2aPerTokenS float64
-	spec                   *specStep
+	spec                    *specStep
 }
 
 // NewStepModel builds the step model for llm on gpu with tensor parallelism
