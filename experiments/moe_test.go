@@ -50,3 +50,77 @@ func TestScenarioMoEModel(t *testing.T) {
 	line := 1 + strings.Count(bad[:strings.Index(bad, "experts_per_token = 40")], "\n")
 	require.Contains(t, err.Error(), "moe.toml:"+itoa(line)+": models.0.experts_per_token")
 }
+
+// moeScenario is small with its cluster table replaced.
+func moeScenario(cluster string) string {
+	src := strings.Replace(small, `[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 2`, cluster, 1)
+	return src
+}
+
+const dsCluster = `[cluster]
+gpu = "H200"
+model = "deepseek-v3"
+tp = 1
+dp = 8
+ep = 8
+replicas = 1
+[cluster.replica]
+weights = "fp8"
+kv_dtype = "fp8"
+[cluster.replica.moe]
+routing_skew = 0.3
+[cluster.replica.speculative]
+enabled = true
+tokens = 2
+acceptance = 0.8`
+
+// Bad layouts and speculation settings are refused at their file:line and
+// key.
+func TestScenarioLayoutErrors(t *testing.T) {
+	for _, c := range []struct{ old, new, want string }{
+		{"ep = 8", "ep = 4", "cluster.ep: must equal tp·dp = 8"},
+		{"dp = 8\nep = 8", "dp = 3\nep = 3", "cluster.ep: EP=3 does not divide deepseek-v3's 256 experts"},
+		{"tokens = 2", "tokens = 0", "cluster.replica.speculative.tokens: must be >= 1"},
+		{"acceptance = 0.8", "acceptance = 1.5", "cluster.replica.speculative.acceptance"},
+		{"routing_skew = 0.3", "routing_skew = 1", "cluster.replica.moe.routing_skew"},
+		{"dp = 8\nep = 8", "dp = 2\nep = 2", "cluster.model: deepseek-v3 (344 GB weights per GPU at TP=1 DP=2 EP=2) does not fit"},
+		{"dp = 8\nep = 8", "dp = 16\nep = 16\n[[gpus]]\nname = \"H200\"\nhbm_bytes = 141e9\nhbm_bytes_per_s = 4.8e12\nbf16_flops = 989e12\nfp8_flops = 1979e12\nnvlink_bytes_per_s = 900e9\ndomain_gpus = 8", "has no nic_bytes_per_s"},
+	} {
+		src := moeScenario(strings.Replace(dsCluster, c.old, c.new, 1))
+		_, err := Parse("l.toml", []byte(src))
+		require.ErrorContains(t, err, c.want, c.new)
+		key := c.want[:strings.Index(c.want, ":")+1]
+		if strings.HasPrefix(key, "cluster.") {
+			require.Regexp(t, `l\.toml:\d+: `+strings.ReplaceAll(key, ".", `\.`), err.Error())
+		}
+	}
+	_, err := Parse("l.toml", []byte(moeScenario(strings.Replace(dsCluster, `model = "deepseek-v3"`, `model = "llama-3-70b"`, 1))))
+	require.ErrorContains(t, err, "cluster.ep: llama-3-70b is dense")
+}
+
+// DeepSeek-V3 with DP+EP and speculation runs deterministically and
+// conserves requests.
+func TestScenarioMoERuns(t *testing.T) {
+	sc, err := Parse("m.toml", []byte(moeScenario(dsCluster)))
+	require.NoError(t, err)
+	sc.Run.Replications = 1
+	reps, err := RunReplications(sc, RunOptions{Workers: 1})
+	require.NoError(t, err)
+	a := NewArmResult("", reps)
+	js, err := a.SummaryJSON()
+	require.NoError(t, err)
+	reps2, err := RunReplications(sc, RunOptions{Workers: 1})
+	require.NoError(t, err)
+	js2, err := NewArmResult("", reps2).SummaryJSON()
+	require.NoError(t, err)
+	require.Equal(t, string(js), string(js2))
+	s := reps[0].Summary
+	require.Equal(t, 8, s.Fleet.GPUs)
+	require.Equal(t, 8, s.Fleet.EP)
+	require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
+	require.Greater(t, s.Requests.Completed, int64(0))
+}

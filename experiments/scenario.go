@@ -443,7 +443,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	s.Failures.Validate("failures", ps)
 	if f := s.Failures; f.Enabled && f.RateMultiplier > 0 && s.Workload.DurationS > 0 {
 		if prof, err := failures.LookupProfile(f.Profile); err == nil {
-			gpus := (s.Cluster.Replicas + max(f.Spares, 0)) * s.Cluster.TP
+			gpus := (s.Cluster.Replicas + max(f.Spares, 0)) * s.Cluster.GPUsPerReplica()
 			if err := f.CheckRate(prof, gpus, s.Workload.DurationS); err != nil {
 				ps.Add("failures.rate_multiplier", "%v", err)
 			}

@@ -138,7 +138,7 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 		return nil, fmt.Errorf("confidence must be in (0, 1), found %v", conf)
 	}
 	hasFailure := base.Failures.Enabled || base.Run.DownReplicas > 0
-	res := &SizeResult{Targets: targets, Confidence: conf, GPUsPer: base.Cluster.TP, HasFailure: hasFailure}
+	res := &SizeResult{Targets: targets, Confidence: conf, GPUsPer: base.Cluster.GPUsPerReplica(), HasFailure: hasFailure}
 	res.PriceHour = base.Price()
 	with, err := search(base, targets, conf, opt, hasFailure)
 	if err != nil {

@@ -118,8 +118,12 @@ type FleetStats struct {
 	Model    string `json:"model"`
 	Replicas int    `json:"replicas"`
 	TP       int    `json:"tp"`
-	GPUs     int    `json:"gpus"`
-	Domains  int    `json:"nvlink_domains"`
+	// DP and EP are the attention data and expert parallelism (omitted
+	// when 1).
+	DP      int `json:"dp,omitempty"`
+	EP      int `json:"ep,omitempty"`
+	GPUs    int `json:"gpus"`
+	Domains int `json:"nvlink_domains"`
 	// BusyFraction is the mean fraction of time a replica had a step in
 	// progress, i.e. held any running sequence. It is not compute
 	// utilisation: one long decode keeps a replica busy.
@@ -304,9 +308,10 @@ func Summarize(r *Result) *Summary {
 		Allocator: sc.Cluster.Replica.Allocator, FragmentationMean: round6(ratio(fragNs, n*float64(r.EndTime))),
 		FragmentationAtOOM: round6(fragOOM), OOMCrashes: ooms}
 	s.Fleet = FleetStats{GPU: sc.Cluster.GPU, Model: sc.Cluster.Model, Replicas: sc.Cluster.Replicas, TP: sc.Cluster.TP,
+		DP: oneIsZero(sc.Cluster.Layout().DP), EP: oneIsZero(sc.Cluster.Layout().EP),
 		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: round6(ratio(busy, n*float64(r.EndTime))),
 		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, EngineProfile: sc.Cluster.Replica.Perf.Profile, StepsPerReplica: round6(float64(steps) / n),
-		MFU: round6(ratio(flops*float64(sc.Cluster.TP), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
+		MFU: round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
 	price := sc.Price()
 	// The fallback pool pays its own GPU's catalog price for the tier.
 	fbPrice := 0.0
@@ -336,25 +341,25 @@ func Summarize(r *Result) *Summary {
 		firstNeed += rp.Stats.PromptTokens - rp.Stats.CachedTokens
 	}
 	recompute := max(0, prefilled-firstNeed)
-	recomputeFLOPs := float64(recompute) * 2 * f.ParamsPerGPU * float64(sc.Cluster.TP)
+	recomputeFLOPs := float64(recompute) * 2 * f.ParamsPerGPU * float64(sc.Cluster.GPUsPerReplica())
 	var discarded int64
 	for _, rp := range f.Replicas {
 		discarded += rp.Stats.WastedPrefillTokens + rp.Stats.WastedDecodeTokens
 	}
-	discardedFLOPs := float64(discarded) * 2 * f.ParamsPerGPU * float64(sc.Cluster.TP)
+	discardedFLOPs := float64(discarded) * 2 * f.ParamsPerGPU * float64(sc.Cluster.GPUsPerReplica())
 	var downGPUHours float64
 	if r.Failures != nil {
 		// Serving slots out of service, and replicas repaired while a spare
 		// held their place (out of service too, though capacity held).
-		downGPUHours = (r.Failures.ReplicaDownS + r.SpareRepairS) * float64(sc.Cluster.TP) / 3600
+		downGPUHours = (r.Failures.ReplicaDownS + r.SpareRepairS) * float64(sc.Cluster.GPUsPerReplica()) / 3600
 	}
-	downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.TP) * secs / 3600
-	totalFLOPs := flops * float64(sc.Cluster.TP)
+	downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600
+	totalFLOPs := flops * float64(sc.Cluster.GPUsPerReplica())
 	s.Cost = Cost{USD: round6(usd), Tier: sc.Cost.Tier, GPUHours: round6(gpuHours), PricePerGPUHour: price,
 		EnergyKWh: round6(kwh), EnergyUSD: round6(kwh * sc.Cost.USDPerKWh),
 		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
 			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours * price),
-			IdleSparesUSD: round6(r.IdleSpareS * float64(sc.Cluster.TP) / 3600 * price)},
+			IdleSparesUSD: round6(r.IdleSpareS * float64(sc.Cluster.GPUsPerReplica()) / 3600 * price)},
 		USDPerMillionOutputRaw: round6(ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:            round6((float64(f.Place.GPUs)*price + fbUSDPerHour) * HoursPerMonth)}
 	if rec.GoodOutputTokens > 0 {
@@ -406,8 +411,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	if s.Fleet.Domains == 1 {
 		domains = "NVLink domain"
 	}
-	fmt.Fprintf(&b, "scenario %s — %d× %s TP=%d on %d %s (%d %s), router %s, %s batching, engine profile %s\n",
-		s.Scenario, s.Fleet.Replicas, s.Fleet.Model, s.Fleet.TP, s.Fleet.GPUs, s.Fleet.GPU, s.Fleet.Domains, domains,
+	layout := models.Layout{TP: s.Fleet.TP, DP: s.Fleet.DP, EP: s.Fleet.EP}
+	fmt.Fprintf(&b, "scenario %s — %d× %s %s on %d %s (%d %s), router %s, %s batching, engine profile %s\n",
+		s.Scenario, s.Fleet.Replicas, s.Fleet.Model, layout, s.Fleet.GPUs, s.Fleet.GPU, s.Fleet.Domains, domains,
 		s.Fleet.Router, s.Fleet.Batching, s.Fleet.EngineProfile)
 	fmt.Fprintf(&b, "simulated %.1f s, %d events, seed %d\n\n", s.Sim.SimulatedSeconds, s.Sim.Events, s.Sim.Seed)
 	r := s.Requests
@@ -506,3 +512,11 @@ func (s *Summary) writeTrainingTable(w io.Writer) error {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// oneIsZero is n, or 0 (omitted from the summary) for 1.
+func oneIsZero(n int) int {
+	if n == 1 {
+		return 0
+	}
+	return n
+}

@@ -13,9 +13,17 @@ type FleetConfig struct {
 	// Model names a catalog model: llama-3-8b, llama-3-70b, llama-3-405b, or
 	// a scenario's own.
 	Model string `toml:"model"`
-	// TP is the tensor parallelism: GPUs per replica, inside one NVLink
-	// domain (it must divide the domain size).
+	// TP is the tensor parallelism, inside one NVLink domain (it must
+	// divide the domain size). A replica has tp·dp GPUs.
 	TP int `toml:"tp"`
+	// DP is the attention data parallelism: ranks of tp GPUs, each serving
+	// its share of the replica's sequences (default 1). EP is the expert
+	// parallelism of an MoE model: 1 (default: experts tensor-sharded over
+	// all tp·dp GPUs) or tp·dp (whole experts per GPU, all-to-all dispatch;
+	// it must divide the experts). A replica wider than an NVLink domain
+	// takes whole domains and needs ep = tp·dp. See models.Layout.
+	DP int `toml:"dp"`
+	EP int `toml:"ep"`
 	// Replicas is the number of serving replicas.
 	Replicas int `toml:"replicas"`
 	// Placement of replicas on NVLink domains (servers, racks): "pack"
@@ -47,6 +55,8 @@ func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems)
 		ps.Add(config.Key(prefix, "tp"), "a TP=%d replica does not fit %s's %d-GPU NVLink domain (TP must divide %d)",
 			c.TP, gpu.Name, gpu.DomainGPUs, gpu.DomainGPUs)
 	}
+	c.validateLayout(gpu, llm, okG && okM, prefix, ps)
+	w := c.GPUsPerReplica()
 	if c.Placement == "" {
 		c.Placement = "pack"
 	}
@@ -54,14 +64,14 @@ func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems)
 	if c.Domains < 0 {
 		ps.Add(config.Key(prefix, "domains"), "must be >= 0, found %d", c.Domains)
 	}
-	if okG && c.Placement == "spread" && c.TP > 0 && c.Replicas > 0 && c.TP <= gpu.DomainGPUs {
+	if okG && c.Placement == "spread" && c.TP > 0 && c.Replicas > 0 && w <= gpu.DomainGPUs && gpu.DomainGPUs%w == 0 {
 		d := c.Domains
 		if d == 0 {
 			d = c.Replicas
 		}
 		d = min(d, c.Replicas)
-		if per := (c.Replicas + d - 1) / d; per > gpu.DomainGPUs/c.TP {
-			ps.Add(config.Key(prefix, "domains"), "%d domains cannot hold %d TP=%d replicas (%d per domain at most)", d, c.Replicas, c.TP, gpu.DomainGPUs/c.TP)
+		if per := (c.Replicas + d - 1) / d; per > gpu.DomainGPUs/w {
+			ps.Add(config.Key(prefix, "domains"), "%d domains cannot hold %d %d-GPU replicas (%d per domain at most)", d, c.Replicas, w, gpu.DomainGPUs/w)
 		}
 	}
 	n := len(ps.List)
@@ -85,7 +95,7 @@ func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems)
 	if !okG || !okM || !okP || len(ps.List) > n || c.TP <= 0 {
 		return MemoryPlan{}
 	}
-	return PlanMemory(gpu, llm, c.TP, c.Replica, pp, config.Key(prefix, "model"), ps)
+	return PlanMemoryLayout(gpu, llm, c.Layout(), c.Replica, pp, config.Key(prefix, "model"), ps)
 }
 
 // Placement is where the fleet's replicas sit.
@@ -93,7 +103,7 @@ type Placement struct {
 	GPUs       int // GPUs used by replicas
 	Domains    int // NVLink domains (servers or racks) occupied
 	DomainGPUs int
-	TP         int
+	TP         int // GPUs per replica (tp·dp): a failure of any takes the replica
 	Spread     bool
 }
 
@@ -111,9 +121,10 @@ func (p Placement) ReplicaGPUs(i int) (first, n int) {
 }
 
 func placement(cfg FleetConfig, domainGPUs int) Placement {
-	gpus := cfg.Replicas * cfg.TP
-	p := Placement{GPUs: gpus, DomainGPUs: domainGPUs, TP: cfg.TP, Domains: (gpus + domainGPUs - 1) / domainGPUs}
-	if cfg.Placement == "spread" {
+	w := cfg.GPUsPerReplica()
+	gpus := cfg.Replicas * w
+	p := Placement{GPUs: gpus, DomainGPUs: domainGPUs, TP: w, Domains: (gpus + domainGPUs - 1) / domainGPUs}
+	if cfg.Placement == "spread" && w <= domainGPUs {
 		p.Spread = true
 		p.Domains = cfg.Domains
 		if p.Domains == 0 {
@@ -158,15 +169,15 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 		return nil, err
 	}
 	gpu, llm := cat.GPUs[cfg.GPU], cat.LLMs[cfg.Model]
-	perf, err := NewStepModel(gpu, llm, cfg.TP, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
+	perf, err := NewDeployedStepModel(gpu, llm, cfg.Deployment(), Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
 	if err != nil {
 		return nil, err
 	}
 	f := newFleet(eng, router, rec, cfg.Replicas)
 	p := f.Pool
-	p.Memory, p.PeakFLOPS, p.ParamsPerGPU = mem, perf.PeakFLOPS(), llm.Params/float64(cfg.TP)
+	p.Memory, p.PeakFLOPS, p.ParamsPerGPU = mem, perf.PeakFLOPS(), llm.ActiveParamsDerived()/float64(cfg.GPUsPerReplica())
 	p.Place = placement(cfg, gpu.DomainGPUs)
-	p.tp = cfg.TP
+	p.tp = cfg.GPUsPerReplica()
 	for i := 0; i < cfg.Replicas; i++ {
 		p.Replicas = append(p.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, f.Gateway, &p.states[i]))
 	}
@@ -228,14 +239,14 @@ func (f *Fleet) AddFallback(cat *Catalog, cfg FleetConfig, router Router, prefix
 		return err
 	}
 	gpu, llm := cat.GPUs[cfg.GPU], cat.LLMs[cfg.Model]
-	perf, err := NewStepModel(gpu, llm, cfg.TP, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
+	perf, err := NewDeployedStepModel(gpu, llm, cfg.Deployment(), Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
 	if err != nil {
 		return err
 	}
 	fb := &f.Gateway.fallbackPool
 	fb.fbStates = make([]ReplicaState, cfg.Replicas)
 	fb.fbRouter = router
-	fb.FallbackGPUs = cfg.Replicas * cfg.TP
+	fb.FallbackGPUs = cfg.Replicas * cfg.GPUsPerReplica()
 	for j := 0; j < cfg.Replicas; j++ {
 		r := NewReplica(len(f.Replicas)+j, f.Pool.eng, cfg.Replica, perf, mem.KVBlocks, f.Gateway, &fb.fbStates[j])
 		fb.fbStates[j].Index = j

@@ -302,3 +302,59 @@ func (m *StepModel) minWeightsRead(t float64) float64 {
 	}
 	return m.weightBytes
 }
+
+// Layout is the fleet's replica layout (unset degrees 1).
+func (c *FleetConfig) Layout() Layout { return Layout{TP: c.TP, DP: c.DP, EP: c.EP}.norm() }
+
+// GPUsPerReplica is tp·dp.
+func (c *FleetConfig) GPUsPerReplica() int { return c.Layout().GPUs() }
+
+// Deployment is the replica's layout, routing and speculation.
+func (c *FleetConfig) Deployment() Deployment {
+	return Deployment{Layout: c.Layout(), MoE: c.Replica.MoE, Spec: c.Replica.Spec}
+}
+
+// validateLayout checks dp and ep against the GPU and model (CheckDeployment)
+// and the NVLink domain: a replica of tp·dp GPUs divides the domain or
+// takes whole domains.
+func (c *FleetConfig) validateLayout(gpu GPU, llm LLM, known bool, prefix string, ps *config.Problems) {
+	if c.DP < 0 {
+		ps.Add(config.Key(prefix, "dp"), "must be >= 1 (0: 1), found %d", c.DP)
+	}
+	if c.EP < 0 {
+		ps.Add(config.Key(prefix, "ep"), "must be >= 1 (0: 1), found %d", c.EP)
+	}
+	if !known || c.TP <= 0 || c.DP < 0 || c.EP < 0 || c.TP > gpu.DomainGPUs || gpu.DomainGPUs%c.TP != 0 || CheckTP(llm, c.TP) != nil {
+		return // reported under tp
+	}
+	l := c.Layout()
+	if l.EP > 1 && !llm.IsMoE() {
+		ps.Add(config.Key(prefix, "ep"), "%s is dense; expert parallelism needs a mixture-of-experts model", llm.Name)
+		return
+	}
+	if l.EP > 1 && l.EP != l.GPUs() {
+		ps.Add(config.Key(prefix, "ep"), "must equal tp·dp = %d (experts spread over all the replica's GPUs), found %d", l.GPUs(), l.EP)
+		return
+	}
+	if l.EP > 1 && llm.Experts%l.EP != 0 {
+		ps.Add(config.Key(prefix, "ep"), "EP=%d does not divide %s's %d experts", l.EP, llm.Name, llm.Experts)
+		return
+	}
+	if w := l.GPUs(); w <= gpu.DomainGPUs && gpu.DomainGPUs%w != 0 {
+		ps.Add(config.Key(prefix, "dp"), "a %d-GPU replica (tp·dp) does not fit %s's %d-GPU NVLink domain evenly (tp·dp must divide %d or be a multiple of it)",
+			w, gpu.Name, gpu.DomainGPUs, gpu.DomainGPUs)
+		return
+	}
+	if err := CheckDeployment(gpu, llm, l); err != nil {
+		ps.Add(config.Key(prefix, "dp"), "%v", err)
+	}
+}
+
+// String is "TP=8", or "TP=1 DP=64 EP=64" with data or expert parallelism.
+func (l Layout) String() string {
+	l = l.norm()
+	if l.DP == 1 && l.EP == 1 {
+		return fmt.Sprintf("TP=%d", l.TP)
+	}
+	return fmt.Sprintf("TP=%d DP=%d EP=%d", l.TP, l.DP, l.EP)
+}

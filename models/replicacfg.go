@@ -96,6 +96,11 @@ type ReplicaConfig struct {
 	// Perf names the engine profile of the step model ([cluster.replica.perf]
 	// profile = "default", a built-in, or the path of a profile file).
 	Perf PerfSpec `toml:"perf"`
+	// MoE is the routing of a mixture-of-experts model's experts
+	// ([cluster.replica.moe], layout.go); Spec is speculative decoding
+	// ([cluster.replica.speculative], spec.go; off by default).
+	MoE  MoEConfig  `toml:"moe"`
+	Spec SpecConfig `toml:"speculative"`
 }
 
 // DefaultReplicaConfig returns the documented defaults.
@@ -115,6 +120,7 @@ func DefaultReplicaConfig() ReplicaConfig {
 		ColdStartS:           180,
 		KVAdmission:          KVAdmitPrompt,
 		Perf:                 PerfSpec{Profile: DefaultProfile},
+		Spec:                 DefaultSpecConfig(),
 	}
 }
 
@@ -145,6 +151,8 @@ func (c *ReplicaConfig) Validate(prefix string, ps *config.Problems) {
 	if c.Perf.Profile == "" {
 		ps.Add(config.Key(prefix, "perf", "profile"), "must name a built-in profile (%s) or a profile file", strings.Join(BuiltinProfileNames(), ", "))
 	}
+	c.MoE.Validate(config.Key(prefix, "moe"), ps)
+	c.Spec.Validate(config.Key(prefix, "speculative"), ps)
 }
 
 // MemoryPlan is how one GPU of a replica's TP group spends its HBM.
@@ -167,26 +175,41 @@ type MemoryPlan struct {
 // past tp = kv_heads). It reports a problem (under prefix) if the weights and
 // workspace do not fit.
 func PlanMemory(gpu GPU, llm LLM, tp int, c ReplicaConfig, pp PerfProfile, prefix string, ps *config.Problems) MemoryPlan {
+	return PlanMemoryLayout(gpu, llm, Layout{TP: tp}, c, pp, prefix, ps)
+}
+
+// PlanMemoryLayout is PlanMemory for a replica of layout l: a GPU holds
+// its share of the weights (WeightBytesPerGPU), each of the dp ranks its
+// own sequences' KV (the replica's blocks are dp times a GPU's; the ranks
+// are taken to be balanced), and with speculation every running sequence
+// holds k more tokens of KV for the tokens being verified.
+func PlanMemoryLayout(gpu GPU, llm LLM, l Layout, c ReplicaConfig, pp PerfProfile, prefix string, ps *config.Problems) MemoryPlan {
+	l = l.norm()
+	tp := l.TP
 	t := float64(tp)
 	p := MemoryPlan{HBMBytes: gpu.HBMBytes}
 	p.BudgetBytes = gpu.HBMBytes * c.GPUMemoryUtilization
-	p.WeightBytes = llm.Params * Precision(c.Weights).Bytes() / t
+	p.WeightBytes = WeightBytesPerGPU(llm, l, Precision(c.Weights))
 	p.ActivationBytes = c.ActivationBytesPerGPU
 	if p.ActivationBytes == 0 {
 		p.ActivationBytes = float64(c.MaxBatchedTokens)*(float64(llm.Hidden)+float64(llm.Intermediate)/t)*2*4 + (1 << 30)
 	}
 	p.RuntimeBytes = pp.RuntimeReserveBytes + float64(c.MaxSeqs)*float64(llm.Vocab)*4/t
 	p.KVBytes = p.BudgetBytes - p.WeightBytes - p.ActivationBytes - p.RuntimeBytes
-	p.KVBytesPerBlock = llm.KVBytesPerTokenGPU(Precision(c.KVDType).Bytes(), tp) * float64(c.BlockTokens)
+	kvTok := llm.KVBytesPerTokenGPU(Precision(c.KVDType).Bytes(), tp)
+	if k := c.Spec.SpecExtraKVTokens(); k > 0 {
+		p.KVBytes -= float64(c.MaxSeqs) / float64(l.DP) * float64(k) * kvTok
+	}
+	p.KVBytesPerBlock = kvTok * float64(c.BlockTokens)
 	if c.KVBlocks > 0 {
 		p.KVBlocks = c.KVBlocks
 		return p
 	}
 	if p.KVBytes <= 0 {
-		ps.Add(prefix, "%s (%.0f GB weights per GPU at TP=%d) does not fit in %s's %.0f GB × %.2f utilisation with %.1f GB of activations and %.1f GB of runtime reserve; raise tensor parallelism or use a larger GPU",
-			llm.Name, p.WeightBytes/1e9, tp, gpu.Name, gpu.HBMBytes/1e9, c.GPUMemoryUtilization, p.ActivationBytes/1e9, p.RuntimeBytes/1e9)
+		ps.Add(prefix, "%s (%.0f GB weights per GPU at %s) does not fit in %s's %.0f GB × %.2f utilisation with %.1f GB of activations and %.1f GB of runtime reserve; raise tensor parallelism or use a larger GPU",
+			llm.Name, p.WeightBytes/1e9, l, gpu.Name, gpu.HBMBytes/1e9, c.GPUMemoryUtilization, p.ActivationBytes/1e9, p.RuntimeBytes/1e9)
 		return p
 	}
-	p.KVBlocks = int64(p.KVBytes / p.KVBytesPerBlock)
+	p.KVBlocks = int64(p.KVBytes/p.KVBytesPerBlock) * int64(l.DP)
 	return p
 }
