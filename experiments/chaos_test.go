@@ -17,7 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestChaos: random fleets with random batching, allocators, routers,
+// TestChaos: random fleets (dense, or MoE with attention DP and expert
+// parallelism, with or without speculative decoding) with random batching, allocators, routers,
 // policies, fallback pools, rollouts, faults and failures. After every
 // event, requests are conserved and every replica's bookkeeping matches
 // what it holds; at the end everything has drained; and the runner gives
@@ -38,8 +39,27 @@ func TestChaos(t *testing.T) {
 		var b strings.Builder
 		replicas := 2 + rng.IntN(4)
 		fmt.Fprintf(&b, "name = \"chaos-%d\"\nseed = %d\n", trial, trial+1)
-		fmt.Fprintf(&b, "[cluster]\ngpu = %q\nmodel = \"llama-3-8b\"\ntp = %s\nreplicas = %d\nplacement = %q\n",
-			pick("H100", "H200", "B200", "GB200"), pick("1", "1", "2", "4", "8"), replicas, pick("pack", "spread"))
+		// MoE, expert parallelism and speculation come from their own
+		// stream, so the dense trials draw as they always did.
+		xr := rand.New(rand.NewPCG(uint64(trial), 78))
+		moe, dp, ep := xr.IntN(3) == 0, []int{1, 2, 4}[xr.IntN(3)], xr.IntN(2) == 0
+		spec := ""
+		if xr.IntN(3) == 0 {
+			spec = fmt.Sprintf("[cluster.replica.speculative]\nenabled = true\ntokens = %d\nacceptance = %v\n", 1+xr.IntN(5), []float64{0, 0.5, 0.9, 1}[xr.IntN(4)])
+		}
+		gpu, tp := pick("H100", "H200", "B200", "GB200"), pick("1", "1", "2", "4", "8")
+		model, layout := "llama-3-8b", ""
+		if moe {
+			model = "qwen3-30b-a3b"
+			tpN, _ := strconv.Atoi(tp)
+			dp = min(dp, 8/tpN)
+			layout = fmt.Sprintf("dp = %d\n", dp)
+			if ep {
+				layout += fmt.Sprintf("ep = %d\n", tpN*dp)
+			}
+		}
+		fmt.Fprintf(&b, "[cluster]\ngpu = %q\nmodel = %q\ntp = %s\nreplicas = %d\nplacement = %q\n%s",
+			gpu, model, tp, replicas, pick("pack", "spread"), layout)
 		alloc := pick("paged", "paged", "contiguous")
 		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nallocator = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\nmax_batched_tokens = %d\ncold_start_s = 5\nrestart_s = 2\n",
 			pick("chunked", "continuous", "static"), alloc, alloc == "paged" && rng.IntN(2) == 0, 1500+rng.IntN(6000), 4+rng.IntN(40), 512+rng.IntN(4096))
@@ -70,6 +90,7 @@ func TestChaos(t *testing.T) {
 				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\n", rng.IntN(3), rng.IntN(2)*60)
 			}
 		}
+		b.WriteString(spec)
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))

@@ -124,3 +124,28 @@ func TestScenarioMoERuns(t *testing.T) {
 	require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
 	require.Greater(t, s.Requests.Completed, int64(0))
 }
+
+// An MoE model with DP+EP and speculation costs the simulator about what a
+// dense model does: simulated events per completed request within 2x of
+// Llama-3-8B's on the same load (the decode runs stay closed-form).
+func TestMoESimulationCost(t *testing.T) {
+	perReq := func(cluster string) float64 {
+		sc, err := Parse("c.toml", []byte(moeScenario(cluster)))
+		require.NoError(t, err)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		s := Summarize(res)
+		require.Greater(t, s.Requests.Completed, int64(100))
+		return float64(s.Sim.Events) / float64(s.Requests.Completed)
+	}
+	dense := perReq("[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = 1\nreplicas = 2")
+	for _, c := range []string{
+		"[cluster]\ngpu = \"H100\"\nmodel = \"qwen3-30b-a3b\"\ntp = 1\nreplicas = 2",
+		"[cluster]\ngpu = \"H100\"\nmodel = \"qwen3-30b-a3b\"\ntp = 1\ndp = 2\nep = 2\nreplicas = 1\n[cluster.replica.speculative]\nenabled = true",
+		dsCluster,
+	} {
+		moe := perReq(c)
+		require.Less(t, moe/dense, 2.0, "events per request: dense %.1f, %q %.1f", dense, c, moe)
+		require.Greater(t, moe/dense, 0.5, "events per request: dense %.1f, %q %.1f", dense, c, moe)
+	}
+}
