@@ -64,7 +64,7 @@ func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems)
 	if c.Domains < 0 {
 		ps.Add(config.Key(prefix, "domains"), "must be >= 0, found %d", c.Domains)
 	}
-	if okG && c.Placement == "spread" && c.TP > 0 && c.Replicas > 0 && w <= gpu.DomainGPUs && gpu.DomainGPUs%w == 0 {
+	if okG && c.Placement == "spread" && c.TP > 0 && c.Replicas > 0 && w <= gpu.DomainGPUs {
 		d := c.Domains
 		if d == 0 {
 			d = c.Replicas
@@ -115,6 +115,11 @@ var Placements = []string{"pack", "spread"}
 // Domains, slot i div Domains.
 func (p Placement) ReplicaGPUs(i int) (first, n int) {
 	if !p.Spread {
+		if per := p.DomainGPUs / p.TP; p.TP <= p.DomainGPUs && p.DomainGPUs%p.TP != 0 {
+			// A replica that does not divide its domain (64 GPUs of a
+			// 72-GPU rack): as many per domain as fit, the rest spare.
+			return (i/per)*p.DomainGPUs + (i%per)*p.TP, p.TP
+		}
 		return i * p.TP, p.TP
 	}
 	return (i%p.Domains)*p.DomainGPUs + (i/p.Domains)*p.TP, p.TP
@@ -124,6 +129,10 @@ func placement(cfg FleetConfig, domainGPUs int) Placement {
 	w := cfg.GPUsPerReplica()
 	gpus := cfg.Replicas * w
 	p := Placement{GPUs: gpus, DomainGPUs: domainGPUs, TP: w, Domains: (gpus + domainGPUs - 1) / domainGPUs}
+	if w <= domainGPUs && domainGPUs%w != 0 {
+		per := domainGPUs / w
+		p.Domains = (cfg.Replicas + per - 1) / per
+	}
 	if cfg.Placement == "spread" && w <= domainGPUs {
 		p.Spread = true
 		p.Domains = cfg.Domains

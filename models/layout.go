@@ -314,9 +314,10 @@ func (c *FleetConfig) Deployment() Deployment {
 	return Deployment{Layout: c.Layout(), MoE: c.Replica.MoE, Spec: c.Replica.Spec}
 }
 
-// validateLayout checks dp and ep against the GPU and model (CheckDeployment)
-// and the NVLink domain: a replica of tp·dp GPUs divides the domain or
-// takes whole domains.
+// validateLayout checks dp and ep against the GPU and model
+// (CheckDeployment): a replica of tp·dp GPUs fits in one NVLink domain (as
+// many as fit are packed in each; a 64-GPU replica on an NVL72 rack leaves
+// 8 GPUs spare) or takes whole domains.
 func (c *FleetConfig) validateLayout(gpu GPU, llm LLM, known bool, prefix string, ps *config.Problems) {
 	if c.DP < 0 {
 		ps.Add(config.Key(prefix, "dp"), "must be >= 1 (0: 1), found %d", c.DP)
@@ -338,11 +339,6 @@ func (c *FleetConfig) validateLayout(gpu GPU, llm LLM, known bool, prefix string
 	}
 	if l.EP > 1 && llm.Experts%l.EP != 0 {
 		ps.Add(config.Key(prefix, "ep"), "EP=%d does not divide %s's %d experts", l.EP, llm.Name, llm.Experts)
-		return
-	}
-	if w := l.GPUs(); w <= gpu.DomainGPUs && gpu.DomainGPUs%w != 0 {
-		ps.Add(config.Key(prefix, "dp"), "a %d-GPU replica (tp·dp) does not fit %s's %d-GPU NVLink domain evenly (tp·dp must divide %d or be a multiple of it)",
-			w, gpu.Name, gpu.DomainGPUs, gpu.DomainGPUs)
 		return
 	}
 	if err := CheckDeployment(gpu, llm, l); err != nil {

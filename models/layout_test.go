@@ -167,3 +167,27 @@ func TestCheckDeployment(t *testing.T) {
 	require.NoError(t, CheckDeployment(h200, ds, Layout{TP: 1, DP: 16, EP: 16}))
 	require.NoError(t, CheckDeployment(cat.GPUs["GB200"], ds, Layout{TP: 1, DP: 64, EP: 64}))
 }
+
+// A replica that does not divide its domain (64 GPUs of a 72-GPU rack)
+// takes one domain each, leaving the rest spare; one wider than a domain
+// takes whole domains; failures hit every replica on their GPUs.
+func TestPlacementWideReplicas(t *testing.T) {
+	cfg := FleetConfig{TP: 1, DP: 64, EP: 64, Replicas: 2, Placement: "pack"}
+	p := placement(cfg, 72)
+	require.Equal(t, 2, p.Domains)
+	require.Equal(t, 128, p.GPUs)
+	f, n := p.ReplicaGPUs(1)
+	require.Equal(t, 72, f)
+	require.Equal(t, 64, n)
+	cfg = FleetConfig{TP: 2, DP: 8, EP: 16, Replicas: 3, Placement: "pack"}
+	p = placement(cfg, 8)
+	require.Equal(t, 6, p.Domains)
+	f, n = p.ReplicaGPUs(2)
+	require.Equal(t, 32, f)
+	require.Equal(t, 16, n)
+	// Dense TP packs as before.
+	p = placement(FleetConfig{TP: 4, Replicas: 3, Placement: "pack"}, 8)
+	require.Equal(t, 2, p.Domains)
+	f, _ = p.ReplicaGPUs(2)
+	require.Equal(t, 8, f)
+}
