@@ -224,7 +224,9 @@ func (c *Case) Predict(pp models.PerfProfile) (Prediction, error) {
 		}
 		return Prediction{OutputTokensPerS: float64(res.outputs) / res.makespanS, TTFTMs: res.ttftMs, TPOTMs: res.tpotMs}, nil
 	}
-	m, err := models.NewStepModel(c.gpu, c.llm, c.Row.TP, models.Precision(c.Row.Weights), models.Precision(c.Row.KVDType), pp)
+	// Deployed with TP only: for a dense model exactly NewStepModel; an MoE
+	// row gets the MoE step (touched experts, active-param FLOPs).
+	m, err := models.NewDeployedStepModel(c.gpu, c.llm, models.Deployment{Layout: models.Layout{TP: c.Row.TP}}, models.Precision(c.Row.Weights), models.Precision(c.Row.KVDType), pp)
 	if err != nil {
 		return Prediction{}, err
 	}
