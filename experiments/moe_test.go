@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -148,4 +149,31 @@ func TestMoESimulationCost(t *testing.T) {
 		require.Less(t, moe/dense, 2.0, "events per request: dense %.1f, %q %.1f", dense, c, moe)
 		require.Greater(t, moe/dense, 0.5, "events per request: dense %.1f, %q %.1f", dense, c, moe)
 	}
+}
+
+// The failure blast radius follows the layout: on the same eight H200
+// servers and the same failures, EP16 replicas spanning two servers each
+// lose up to twice the GPU time to failures that EP8 replicas (one server
+// each) do, because any of a replica's 16 GPUs takes all of it out (less
+// than twice when two failures fall on the same pair at once).
+func TestMoEBlastRadius(t *testing.T) {
+	down := func(dp, replicas int) (float64, int) {
+		c := strings.NewReplacer("dp = 8\nep = 8\nreplicas = 1", fmt.Sprintf("dp = %d\nep = %d\nreplicas = %d", dp, dp, replicas)).Replace(dsCluster)
+		src := moeScenario(c) + "[failures]\nenabled = true\nrate_multiplier = 200000\ncold_start_s = 30\n"
+		sc, err := Parse("f.toml", []byte(src))
+		require.NoError(t, err)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		s := Summarize(res)
+		require.Equal(t, 64, s.Fleet.GPUs)
+		require.NotNil(t, s.Failures)
+		return s.Cost.Wasted.DownUSD, s.Failures.Events
+	}
+	d8, e8 := down(8, 8)
+	d16, e16 := down(16, 4)
+	t.Logf("events %d; down $: EP8 %.3f, EP16 %.3f", e8, d8, d16)
+	require.Equal(t, e8, e16, "same servers, same failures")
+	require.Greater(t, e8, 0)
+	require.Greater(t, d16, 1.2*d8, "EP16 down $ %.2f vs EP8 %.2f", d16, d8)
+	require.LessOrEqual(t, d16, 2*d8+1e-9, "EP16 down $ %.2f vs EP8 %.2f", d16, d8)
 }

@@ -191,3 +191,33 @@ func TestPlacementWideReplicas(t *testing.T) {
 	f, _ = p.ReplicaGPUs(2)
 	require.Equal(t, 8, f)
 }
+
+// The memory plan follows the layout: experts spread over tp·dp GPUs,
+// dense weights over tp; each DP rank its own KV; speculation reserves k
+// KV tokens per running sequence.
+func TestPlanMemoryLayout(t *testing.T) {
+	cat := NewCatalog()
+	gpu, llm := cat.GPUs["H200"], cat.LLMs["deepseek-v3"]
+	rc := DefaultReplicaConfig()
+	rc.Weights, rc.KVDType = "fp8", "fp8"
+	pp := DefaultPerfProfile()
+	var ps problemsT
+	p8 := PlanMemoryLayout(gpu, llm, Layout{TP: 1, DP: 8, EP: 8}, rc, pp, "cluster.model", &ps.Problems)
+	require.Empty(t, ps.List)
+	require.InEpsilon(t, llm.DenseParams()+llm.RoutedParams()/8, p8.WeightBytes, 1e-12)
+	perGPU := int64(p8.KVBytes / p8.KVBytesPerBlock)
+	require.Equal(t, 8*perGPU, p8.KVBlocks)
+	require.Equal(t, float64(llm.Layers*(512+64)*16), p8.KVBytesPerBlock, "MLA, FP8, 16-token blocks")
+	// TP=8: one rank, the same weights per GPU (all dense over 8 too).
+	t8 := PlanMemoryLayout(gpu, llm, Layout{TP: 8}, rc, pp, "cluster.model", &ps.Problems)
+	require.Less(t, t8.WeightBytes, p8.WeightBytes)
+	require.Less(t, t8.KVBlocks, p8.KVBlocks, "MLA KV is replicated over TP: DP holds 8x the sequences")
+	// Speculation: k more tokens per running sequence.
+	rc.Spec = SpecConfig{Enabled: true, Tokens: 4, Acceptance: 0.7}
+	sp := PlanMemoryLayout(gpu, llm, Layout{TP: 1, DP: 8, EP: 8}, rc, pp, "cluster.model", &ps.Problems)
+	require.InEpsilon(t, float64(rc.MaxSeqs)/8*4*p8.KVBytesPerBlock/16, p8.KVBytes-sp.KVBytes, 1e-9)
+	// Too few GPUs: refused under the key.
+	PlanMemoryLayout(gpu, llm, Layout{TP: 1, DP: 2, EP: 2}, rc, pp, "cluster.model", &ps.Problems)
+	require.Len(t, ps.List, 1)
+	require.Equal(t, "cluster.model", ps.List[0].Key)
+}
