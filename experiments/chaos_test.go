@@ -17,8 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestChaos: random fleets (dense, or MoE with attention DP and expert
-// parallelism, with or without speculative decoding) with random batching, allocators, routers,
+// TestChaos: random fleets (dense, with or without pipeline stages, or MoE
+// with attention DP and expert parallelism; with or without speculative
+// decoding) with random batching, allocators, routers,
 // policies, fallback pools, rollouts, faults and failures. After every
 // event, requests are conserved and every replica's bookkeeping matches
 // what it holds; at the end everything has drained; and the runner gives
@@ -47,8 +48,12 @@ func TestChaos(t *testing.T) {
 		if xr.IntN(3) == 0 {
 			spec = fmt.Sprintf("[cluster.replica.speculative]\nenabled = true\ntokens = %d\nacceptance = %v\n", 1+xr.IntN(5), []float64{0, 0.5, 0.9, 1}[xr.IntN(4)])
 		}
+		pipeline := !moe && xr.IntN(4) == 0
 		gpu, tp := pick("H100", "H200", "B200", "GB200"), pick("1", "1", "2", "4", "8")
 		model, layout := "llama-3-8b", ""
+		if pipeline {
+			layout, spec = fmt.Sprintf("pp = %d\n", []int{2, 4}[xr.IntN(2)]), "" // stages across servers when tp·pp > 8
+		}
 		if moe {
 			model = "qwen3-30b-a3b"
 			tpN, _ := strconv.Atoi(tp)

@@ -101,6 +101,21 @@ func TestScenarioLayoutErrors(t *testing.T) {
 	}
 	_, err := Parse("l.toml", []byte(moeScenario(strings.Replace(dsCluster, `model = "deepseek-v3"`, `model = "llama-3-70b"`, 1))))
 	require.ErrorContains(t, err, "cluster.ep: llama-3-70b is dense")
+	// Pipeline stages must divide the layers (80 for Llama-3-70B).
+	pp := "[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-70b\"\ntp = 8\npp = 3\nreplicas = 1"
+	_, err = Parse("l.toml", []byte(moeScenario(pp)))
+	require.ErrorContains(t, err, "l.toml:10: cluster.pp: pp = 3 pipeline stages do not divide llama-3-70b's 80 layers")
+	pp = strings.Replace(pp, "pp = 3", "pp = 2\n[cluster.replica.speculative]\nenabled = true", 1)
+	_, err = Parse("l.toml", []byte(moeScenario(pp)))
+	require.ErrorContains(t, err, "cluster.replica.speculative.enabled: speculative decoding with pipeline stages")
+	sc, err := Parse("l.toml", []byte(moeScenario(strings.Replace(pp, "\n[cluster.replica.speculative]\nenabled = true", "", 1))))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	require.Equal(t, 16, s.Fleet.GPUs)
+	require.Equal(t, 2, s.Fleet.Domains)
+	require.Equal(t, 2, s.Fleet.PP)
 }
 
 // DeepSeek-V3 with DP+EP and speculation runs deterministically and

@@ -122,6 +122,7 @@ type FleetStats struct {
 	// when 1).
 	DP      int `json:"dp,omitempty"`
 	EP      int `json:"ep,omitempty"`
+	PP      int `json:"pp,omitempty"`
 	GPUs    int `json:"gpus"`
 	Domains int `json:"nvlink_domains"`
 	// BusyFraction is the mean fraction of time a replica had a step in
@@ -308,7 +309,7 @@ func Summarize(r *Result) *Summary {
 		Allocator: sc.Cluster.Replica.Allocator, FragmentationMean: round6(ratio(fragNs, n*float64(r.EndTime))),
 		FragmentationAtOOM: round6(fragOOM), OOMCrashes: ooms}
 	s.Fleet = FleetStats{GPU: sc.Cluster.GPU, Model: sc.Cluster.Model, Replicas: sc.Cluster.Replicas, TP: sc.Cluster.TP,
-		DP: oneIsZero(sc.Cluster.Layout().DP), EP: oneIsZero(sc.Cluster.Layout().EP),
+		DP: oneIsZero(sc.Cluster.Layout().DP), EP: oneIsZero(sc.Cluster.Layout().EP), PP: oneIsZero(sc.Cluster.Layout().PP),
 		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: round6(ratio(busy, n*float64(r.EndTime))),
 		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, EngineProfile: sc.Cluster.Replica.Perf.Profile, StepsPerReplica: round6(float64(steps) / n),
 		MFU: round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
@@ -411,7 +412,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	if s.Fleet.Domains == 1 {
 		domains = "NVLink domain"
 	}
-	layout := models.Layout{TP: s.Fleet.TP, DP: s.Fleet.DP, EP: s.Fleet.EP}
+	layout := models.Layout{TP: s.Fleet.TP, DP: s.Fleet.DP, EP: s.Fleet.EP, PP: s.Fleet.PP}
 	fmt.Fprintf(&b, "scenario %s — %d× %s %s on %d %s (%d %s), router %s, %s batching, engine profile %s\n",
 		s.Scenario, s.Fleet.Replicas, s.Fleet.Model, layout, s.Fleet.GPUs, s.Fleet.GPU, s.Fleet.Domains, domains,
 		s.Fleet.Router, s.Fleet.Batching, s.Fleet.EngineProfile)

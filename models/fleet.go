@@ -14,7 +14,7 @@ type FleetConfig struct {
 	// a scenario's own.
 	Model string `toml:"model"`
 	// TP is the tensor parallelism, inside one NVLink domain (it must
-	// divide the domain size). A replica has tp·dp GPUs.
+	// divide the domain size). A replica has tp·dp·pp GPUs.
 	TP int `toml:"tp"`
 	// DP is the attention data parallelism: ranks of tp GPUs, each serving
 	// its share of the replica's sequences (default 1). EP is the expert
@@ -24,6 +24,10 @@ type FleetConfig struct {
 	// takes whole domains and needs ep = tp·dp. See models.Layout.
 	DP int `toml:"dp"`
 	EP int `toml:"ep"`
+	// PP is the number of pipeline stages (default 1), each tp GPUs holding
+	// layers/pp of the model; it must divide the layers and needs dp = ep =
+	// 1. A pipeline wider than the NVLink domain takes whole domains.
+	PP int `toml:"pp"`
 	// Replicas is the number of serving replicas.
 	Replicas int `toml:"replicas"`
 	// Placement of replicas on NVLink domains (servers, racks): "pack"

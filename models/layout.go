@@ -15,16 +15,30 @@ import (
 // (ep = tp·dp: expert parallelism, tokens dispatched to their experts'
 // GPUs and combined back by two all-to-alls per MoE layer). DeepSeek-style
 // wide EP is tp = 1, dp = ep = 64 or so.
+//
+// PP > 1 is pipeline parallelism: pp stages of tp GPUs, each holding
+// layers/pp of the model (dp and ep must then be 1). The engine keeps pp
+// micro-batches in flight (vLLM's virtual engines), so in steady state
+// every stage is busy: a replica step (one token for every sequence)
+// takes the latency of one micro-batch through all stages. Per step and
+// GPU that is the whole model's weight reads (each stage reads its 1/pp
+// pp times), 1/pp of the compute, KV reads and all-reduce traffic, and
+// pp−1 activation hops (over the NIC where a stage boundary crosses NVLink
+// domains). Stages take whole domains when the pipeline leaves one.
 type Layout struct {
-	TP, DP, EP int
+	TP, DP, EP, PP int
 }
 
-// GPUs is the replica's GPU count, tp·dp.
-func (l Layout) GPUs() int { return l.TP * max(l.DP, 1) }
+// GPUs is the replica's GPU count, tp·dp·pp.
+func (l Layout) GPUs() int { return l.Group() * max(l.PP, 1) }
+
+// Group is the GPUs of one pipeline stage, tp·dp (the whole replica
+// without pipeline parallelism).
+func (l Layout) Group() int { return l.TP * max(l.DP, 1) }
 
 // norm fills unset degrees with 1.
 func (l Layout) norm() Layout {
-	l.DP, l.EP = max(l.DP, 1), max(l.EP, 1)
+	l.DP, l.EP, l.PP = max(l.DP, 1), max(l.EP, 1), max(l.PP, 1)
 	return l
 }
 
@@ -33,13 +47,26 @@ func (l Layout) norm() Layout {
 // experts; a replica wider than one NVLink domain only with expert
 // parallelism, on whole domains, over a GPU with a NIC bandwidth.
 func CheckDeployment(gpu GPU, llm LLM, l Layout) error {
+	for _, d := range []*int{&l.DP, &l.EP, &l.PP} {
+		if *d == 0 { // unset: 1
+			*d = 1
+		}
+	}
 	if err := CheckTP(llm, l.TP); err != nil {
 		return err
 	}
-	if l.DP < 1 || l.EP < 1 {
-		return fmt.Errorf("dp = %d and ep = %d must be >= 1", l.DP, l.EP)
+	if l.DP < 1 || l.EP < 1 || l.PP < 1 {
+		return fmt.Errorf("dp = %d, ep = %d and pp = %d must be >= 1", l.DP, l.EP, l.PP)
 	}
-	w := l.GPUs()
+	if l.PP > 1 {
+		if llm.Layers%l.PP != 0 {
+			return fmt.Errorf("pp = %d pipeline stages do not divide %s's %d layers", l.PP, llm.Name, llm.Layers)
+		}
+		if l.DP > 1 || l.EP > 1 {
+			return fmt.Errorf("pp = %d: pipeline parallelism is modelled with tensor parallelism only (dp = ep = 1)", l.PP)
+		}
+	}
+	w := l.Group()
 	if l.EP > 1 {
 		if !llm.IsMoE() {
 			return fmt.Errorf("ep = %d: %s is dense; expert parallelism needs a mixture-of-experts model", l.EP, llm.Name)
@@ -51,15 +78,15 @@ func CheckDeployment(gpu GPU, llm LLM, l Layout) error {
 			return fmt.Errorf("ep = %d does not divide %s's %d experts", l.EP, llm.Name, llm.Experts)
 		}
 	}
-	if gpu.DomainGPUs > 0 && w > gpu.DomainGPUs {
-		if l.EP == 1 {
-			return fmt.Errorf("a %d-GPU replica is wider than %s's %d-GPU NVLink domain; only expert parallelism (ep = tp·dp) crosses domains", w, gpu.Name, gpu.DomainGPUs)
+	if w = l.GPUs(); gpu.DomainGPUs > 0 && w > gpu.DomainGPUs {
+		if l.EP == 1 && l.PP == 1 {
+			return fmt.Errorf("a %d-GPU replica is wider than %s's %d-GPU NVLink domain; only expert parallelism (ep = tp·dp) or pipeline stages (pp) cross domains", w, gpu.Name, gpu.DomainGPUs)
 		}
 		if w%gpu.DomainGPUs != 0 {
 			return fmt.Errorf("a %d-GPU replica wider than one NVLink domain must take whole %d-GPU domains", w, gpu.DomainGPUs)
 		}
 		if gpu.NICBytesPerS <= 0 {
-			return fmt.Errorf("a %d-GPU replica spans %d NVLink domains but %s has no nic_bytes_per_s for the all-to-all over RDMA", w, w/gpu.DomainGPUs, gpu.Name)
+			return fmt.Errorf("a %d-GPU replica spans %d NVLink domains but %s has no nic_bytes_per_s for the traffic over RDMA", w, w/gpu.DomainGPUs, gpu.Name)
 		}
 	}
 	return nil
@@ -198,6 +225,12 @@ func NewDeployedStepModel(gpu GPU, llm LLM, d Deployment, weights, kv Precision,
 	if llm.IsMoE() {
 		m.setMoE(gpu, llm, l, d.MoE, weights, pp)
 	}
+	if l.PP > 1 {
+		if d.Spec.On() {
+			return nil, fmt.Errorf("speculative decoding with pipeline stages (pp = %d) is not modelled", l.PP)
+		}
+		m.setPipeline(gpu, llm, l, pp)
+	}
 	m.WeightBytesPerGPU = WeightBytesPerGPU(llm, l, weights)
 	if d.Spec.On() {
 		m.spec = newSpecStep(d.Spec)
@@ -210,16 +243,92 @@ func NewDeployedStepModel(gpu GPU, llm LLM, d Deployment, weights, kv Precision,
 func WeightBytesPerGPU(llm LLM, l Layout, weights Precision) float64 {
 	l = l.norm()
 	b := weights.Bytes()
-	if !llm.IsMoE() && l.DP == 1 {
+	if !llm.IsMoE() && l.DP == 1 && l.PP == 1 {
 		return llm.Params * b / float64(l.TP)
 	}
-	return llm.DenseParams()*b/float64(l.TP) + llm.RoutedParams()*b/float64(l.GPUs())
+	return (llm.DenseParams()*b/float64(l.TP) + llm.RoutedParams()*b/float64(l.Group())) / float64(l.PP)
+}
+
+// pipeStep is the pipeline-parallel part of a step model (see Layout).
+// The engine splits a step's sequences into m = min(sequences, pp)
+// micro-batches; one micro-batch passes through all pp stages in turn while
+// the others fill the other stages, so a step (a token for every
+// sequence) lasts the TP-only step of 1/m of the work plus pp−1
+// activation hops, and each GPU does 1/pp of the step's FLOPs.
+type pipeStep struct {
+	stages                float64
+	hopFixedS, hopPerTokS float64 // pp−1 hops of one micro-batch
+}
+
+// setPipeline installs pp stages: 2-byte activations, a TP rank sending
+// its 1/tp share, over NVLink inside a domain and the NIC across one.
+func (m *StepModel) setPipeline(gpu GPU, llm LLM, l Layout, pp PerfProfile) {
+	hops := l.PP - 1
+	nicHops := 0
+	if w := l.GPUs(); gpu.DomainGPUs > 0 && w > gpu.DomainGPUs {
+		nicHops = w/gpu.DomainGPUs - 1
+	}
+	nvlHops := hops - nicHops
+	act := float64(llm.Hidden) * 2 / float64(l.TP) // bytes per token and hop, per GPU
+	p := &pipeStep{stages: float64(l.PP)}
+	p.hopFixedS = float64(nvlHops)*pp.AllReduceLatencyS + float64(nicHops)*rdmaLatencyS
+	p.hopPerTokS = float64(nvlHops) * act / (gpu.NVLinkBytesPerS / 2 * pp.NVLinkEfficiency)
+	if nicHops > 0 {
+		p.hopPerTokS += float64(nicHops) * act / (gpu.NICBytesPerS * pp.NVLinkEfficiency)
+	}
+	m.pipe = p
+}
+
+// microBatches is m = min(sequences, pp), at least 1.
+func (p *pipeStep) microBatches(s StepShape) float64 {
+	return max(1, min(s.PrefillSeqs+s.DecodeSeqs, p.stages))
+}
+
+// pipeStepTime is a pipelined step: the TP-only step of one micro-batch
+// (the shape over m) plus the hops.
+func (m *StepModel) pipeStepTime(s StepShape) float64 {
+	p := m.pipe
+	mb := p.microBatches(s)
+	sub := StepShape{PrefillTokens: s.PrefillTokens / mb, PrefillPairs: s.PrefillPairs / mb, PrefillSeqs: s.PrefillSeqs / mb,
+		DecodeSeqs: s.DecodeSeqs / mb, DecodeCtx: s.DecodeCtx / mb}
+	d := m.stageStep(sub)
+	if sub.Tokens() > 0 {
+		d += p.hopFixedS + p.hopPerTokS*sub.Tokens()
+	}
+	return d
+}
+
+// pipeDecode is Decode with pipeline stages: n sequences in m
+// micro-batches, each step's KV read growing n/m tokens per step.
+func (m *StepModel) pipeDecode(n int, ctx0 float64) DecodeRun {
+	nf := float64(n)
+	s := StepShape{DecodeSeqs: nf, DecodeCtx: ctx0}
+	mb := m.pipe.microBatches(s)
+	return DecodeRun{
+		a:  m.pipeStepTime(s),
+		b:  m.kvBytesPerToken * nf / mb / m.kvBW,
+		fa: m.FLOPs(s),
+		fb: m.attnFLOPsPerPair * nf / m.pipe.stages,
+	}
+}
+
+// pipeRoofline is RooflineBound for one GPU of a pipeline: 1/pp of the
+// FLOPs, its stage's weights once per micro-batch and its layers' KV.
+func (m *StepModel) pipeRoofline(gpu GPU, s StepShape) float64 {
+	p := m.pipe
+	peak := max(gpu.BF16FLOPS, gpu.FP8FLOPS, gpu.FP4FLOPS)
+	bytes := m.kvBytesPerToken * s.DecodeCtx / p.stages
+	if s.Tokens() > 0 {
+		mb := p.microBatches(s)
+		bytes += mb * m.minWeightsRead(s.Tokens()/mb) / p.stages
+	}
+	return max(m.FLOPs(s)/peak, bytes/gpu.HBMBytesPerS)
 }
 
 // setMoE installs the MoE terms: weight streaming from the touched experts,
 // active-parameter FLOPs and, with EP, the all-to-all dispatch and combine.
 func (m *StepModel) setMoE(gpu GPU, llm LLM, l Layout, c MoEConfig, weights Precision, pp PerfProfile) {
-	tp, dp, w := float64(l.TP), float64(l.DP), float64(l.GPUs())
+	tp, dp, w := float64(l.TP), float64(l.DP), float64(l.Group())
 	b := weights.Bytes()
 	e := &moeStep{
 		experts:     float64(llm.Experts),
@@ -304,9 +413,9 @@ func (m *StepModel) minWeightsRead(t float64) float64 {
 }
 
 // Layout is the fleet's replica layout (unset degrees 1).
-func (c *FleetConfig) Layout() Layout { return Layout{TP: c.TP, DP: c.DP, EP: c.EP}.norm() }
+func (c *FleetConfig) Layout() Layout { return Layout{TP: c.TP, DP: c.DP, EP: c.EP, PP: c.PP}.norm() }
 
-// GPUsPerReplica is tp·dp.
+// GPUsPerReplica is tp·dp·pp.
 func (c *FleetConfig) GPUsPerReplica() int { return c.Layout().GPUs() }
 
 // Deployment is the replica's layout, routing and speculation.
@@ -325,10 +434,22 @@ func (c *FleetConfig) validateLayout(gpu GPU, llm LLM, known bool, prefix string
 	if c.EP < 0 {
 		ps.Add(config.Key(prefix, "ep"), "must be >= 1 (0: 1), found %d", c.EP)
 	}
-	if !known || c.TP <= 0 || c.DP < 0 || c.EP < 0 || c.TP > gpu.DomainGPUs || gpu.DomainGPUs%c.TP != 0 || CheckTP(llm, c.TP) != nil {
+	if c.PP < 0 {
+		ps.Add(config.Key(prefix, "pp"), "must be >= 1 (0: 1), found %d", c.PP)
+	}
+	if !known || c.TP <= 0 || c.DP < 0 || c.EP < 0 || c.PP < 0 || c.TP > gpu.DomainGPUs || gpu.DomainGPUs%c.TP != 0 || CheckTP(llm, c.TP) != nil {
 		return // reported under tp
 	}
 	l := c.Layout()
+	if l.PP > 1 {
+		if err := CheckDeployment(gpu, llm, l); err != nil {
+			ps.Add(config.Key(prefix, "pp"), "%v", err)
+		}
+		if c.Replica.Spec.On() {
+			ps.Add(config.Key(prefix, "replica", "speculative", "enabled"), "speculative decoding with pipeline stages (pp = %d) is not modelled", l.PP)
+		}
+		return
+	}
 	if l.EP > 1 && !llm.IsMoE() {
 		ps.Add(config.Key(prefix, "ep"), "%s is dense; expert parallelism needs a mixture-of-experts model", llm.Name)
 		return
@@ -346,10 +467,16 @@ func (c *FleetConfig) validateLayout(gpu GPU, llm LLM, known bool, prefix string
 	}
 }
 
-// String is "TP=8", or "TP=1 DP=64 EP=64" with data or expert parallelism.
+// String is "TP=8", "TP=1 DP=64 EP=64" with data or expert parallelism,
+// "TP=8 PP=2" with pipeline stages.
 func (l Layout) String() string {
 	l = l.norm()
-	if l.DP == 1 && l.EP == 1 {
+	switch {
+	case l.PP > 1 && l.DP == 1 && l.EP == 1:
+		return fmt.Sprintf("TP=%d PP=%d", l.TP, l.PP)
+	case l.PP > 1:
+		return fmt.Sprintf("TP=%d DP=%d EP=%d PP=%d", l.TP, l.DP, l.EP, l.PP)
+	case l.DP == 1 && l.EP == 1:
 		return fmt.Sprintf("TP=%d", l.TP)
 	}
 	return fmt.Sprintf("TP=%d DP=%d EP=%d", l.TP, l.DP, l.EP)

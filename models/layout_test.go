@@ -89,7 +89,7 @@ func TestMoEStepNeverBeatsRoofline(t *testing.T) {
 		llm := cat.LLMs[name]
 		for _, g := range []string{"H200", "GB200"} {
 			gpu := cat.GPUs[g]
-			for _, l := range []Layout{{TP: 8}, {TP: 4, DP: 2}, {TP: 1, DP: 8, EP: 8}, {TP: 2, DP: 8, EP: 16}, {TP: 1, DP: 64, EP: 64}} {
+			for _, l := range []Layout{{TP: 8}, {TP: 4, DP: 2}, {TP: 1, DP: 8, EP: 8}, {TP: 2, DP: 8, EP: 16}, {TP: 1, DP: 64, EP: 64}, {TP: 4, PP: 2}, {TP: 8, PP: 4}} {
 				for _, d := range []Deployment{{}, {MoE: MoEConfig{RoutingSkew: 0.9, LoadImbalance: 1}}, {Spec: SpecConfig{Enabled: true, Tokens: 4, Acceptance: 0.9}}} {
 					d.Layout = l
 					m, err := NewDeployedStepModel(gpu, llm, d, FP8, FP8, DefaultPerfProfile())
@@ -220,4 +220,63 @@ func TestPlanMemoryLayout(t *testing.T) {
 	PlanMemoryLayout(gpu, llm, Layout{TP: 1, DP: 2, EP: 2}, rc, pp, "cluster.model", &ps.Problems)
 	require.Len(t, ps.List, 1)
 	require.Equal(t, "cluster.model", ps.List[0].Key)
+}
+
+// Pipeline parallelism: weights and KV per GPU divide by pp; a batch-1
+// decode step costs about what TP alone does (every stage reads its
+// weights in turn) plus the hops; a large batch's compute divides by pp;
+// hops across servers go over the NIC. Bad stage counts are refused.
+func TestPipelineParallel(t *testing.T) {
+	cat := NewCatalog()
+	tp8 := deployed(t, "H100", "llama-3-405b", Layout{TP: 8}, FP8, Deployment{})
+	pp2 := deployed(t, "H100", "llama-3-405b", Layout{TP: 8, PP: 2}, FP8, Deployment{})
+	require.InEpsilon(t, tp8.WeightBytesPerGPU/2, pp2.WeightBytesPerGPU, 1e-12)
+	one := StepShape{DecodeSeqs: 1, DecodeCtx: 4000}
+	require.Greater(t, pp2.Step(one), tp8.Step(one))
+	require.Less(t, pp2.Step(one), 1.1*tp8.Step(one))
+	big := StepShape{PrefillTokens: 8192, PrefillSeqs: 4, PrefillPairs: 4 * 2048 * 2049 / 2}
+	require.Less(t, pp2.Step(big), 0.6*tp8.Step(big))
+	// Decode runs keep their closed form.
+	run := pp2.Decode(64, 64*3000)
+	sum := 0.0
+	for j := 0; j < 20; j++ {
+		sum += pp2.Step(StepShape{DecodeSeqs: 64, DecodeCtx: 64*3000 + 64*float64(j)})
+	}
+	require.InEpsilon(t, sum, run.Seconds(20), 1e-9)
+	// The stages' hops: inside one server (TP=4) over NVLink, across two
+	// (TP=8) over the NIC.
+	in := deployed(t, "H100", "llama-3-70b", Layout{TP: 4, PP: 2}, FP8, Deployment{})
+	across := deployed(t, "H100", "llama-3-70b", Layout{TP: 8, PP: 2}, FP8, Deployment{})
+	require.Greater(t, across.pipe.hopPerTokS, in.pipe.hopPerTokS)
+	require.Greater(t, across.pipe.hopFixedS, in.pipe.hopFixedS)
+	// MoE with PP: a micro-batch of half the tokens touches fewer experts.
+	q := deployed(t, "H200", "qwen3-235b-a22b", Layout{TP: 4, PP: 2}, FP8, Deployment{})
+	q4 := deployed(t, "H200", "qwen3-235b-a22b", Layout{TP: 4}, FP8, Deployment{})
+	two := StepShape{DecodeSeqs: 2, DecodeCtx: 2000}
+	require.Less(t, q.Step(two), q4.Step(two))
+	// Speculation with pipeline stages is refused.
+	_, err := NewDeployedStepModel(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], Deployment{Layout: Layout{TP: 4, PP: 2}, Spec: SpecConfig{Enabled: true, Tokens: 2}}, FP8, FP8, DefaultPerfProfile())
+	require.ErrorContains(t, err, "pipeline")
+
+	var ps problemsT
+	rc := DefaultReplicaConfig()
+	p1 := PlanMemoryLayout(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], Layout{TP: 4}, rc, DefaultPerfProfile(), "m", &ps.Problems)
+	p2 := PlanMemoryLayout(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], Layout{TP: 4, PP: 2}, rc, DefaultPerfProfile(), "m", &ps.Problems)
+	require.Empty(t, ps.List)
+	require.InEpsilon(t, p1.KVBytesPerBlock/2, p2.KVBytesPerBlock, 1e-12)
+	require.Greater(t, p2.KVBlocks, 2*p1.KVBlocks)
+
+	for _, c := range []struct {
+		l    Layout
+		want string
+	}{
+		{Layout{TP: 8, PP: 3}, "do not divide"},
+		{Layout{TP: 1, DP: 2, PP: 2}, "dp = ep = 1"},
+	} {
+		require.ErrorContains(t, CheckDeployment(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], c.l), c.want)
+	}
+	g := cat.GPUs["H100"]
+	g.NICBytesPerS = 0
+	require.ErrorContains(t, CheckDeployment(g, cat.LLMs["llama-3-70b"], Layout{TP: 8, PP: 2}), "nic_bytes_per_s")
+	require.NoError(t, CheckDeployment(cat.GPUs["H100"], cat.LLMs["llama-3-405b"], Layout{TP: 8, PP: 2}))
 }

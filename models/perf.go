@@ -111,6 +111,7 @@ type StepModel struct {
 	moe                     *moeStep
 	a2aFixedS, a2aPerTokenS float64
 	spec                    *specStep
+	pipe                    *pipeStep // pipeline stages (layout.go)
 }
 
 // NewStepModel builds the step model for llm on gpu with tensor parallelism
@@ -202,6 +203,14 @@ func (m *StepModel) Step(s StepShape) float64 {
 
 // plainStep is Step without speculation.
 func (m *StepModel) plainStep(s StepShape) float64 {
+	if m.pipe != nil {
+		return m.pipeStepTime(s)
+	}
+	return m.stageStep(s)
+}
+
+// stageStep is a step of the TP group without pipeline stages.
+func (m *StepModel) stageStep(s StepShape) float64 {
 	tokens := s.Tokens()
 	d := m.overheadS + m.seqOverheadS*(s.PrefillSeqs+s.DecodeSeqs)
 	if tokens > 0 {
@@ -224,6 +233,9 @@ func (m *StepModel) gemm(tokens float64) float64 {
 // FLOPs is the model FLOPs one GPU of the group does in a step of shape s
 // (what MFU counts: a decoding sequence attends its context and itself).
 func (m *StepModel) FLOPs(s StepShape) float64 {
+	if m.pipe != nil {
+		return (m.gemmFLOPsPerToken*s.Tokens() + m.attnFLOPsPerPair*(s.PrefillPairs+s.DecodeCtx+s.DecodeSeqs)) / m.pipe.stages
+	}
 	return m.gemmFLOPsPerToken*s.Tokens() + m.attnFLOPsPerPair*(s.PrefillPairs+s.DecodeCtx+s.DecodeSeqs)
 }
 
@@ -235,6 +247,9 @@ func (m *StepModel) PeakFLOPS() float64 { return m.peakFLOPS }
 // bytes (weights once, KV read) at peak bandwidth, whichever is larger.
 // Step never returns less (a physics check the tests make).
 func (m *StepModel) RooflineBound(gpu GPU, s StepShape) float64 {
+	if m.pipe != nil {
+		return m.pipeRoofline(gpu, s)
+	}
 	peak := max(gpu.BF16FLOPS, gpu.FP8FLOPS, gpu.FP4FLOPS)
 	bytes := m.kvBytesPerToken * s.DecodeCtx
 	if s.Tokens() > 0 {
@@ -256,6 +271,9 @@ type DecodeRun struct {
 func (m *StepModel) Decode(n int, ctx0 float64) DecodeRun {
 	if m.spec != nil {
 		return m.specDecode(n, ctx0)
+	}
+	if m.pipe != nil {
+		return m.pipeDecode(n, ctx0)
 	}
 	nf := float64(n)
 	s := StepShape{DecodeSeqs: nf, DecodeCtx: ctx0}

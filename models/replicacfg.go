@@ -196,7 +196,7 @@ func PlanMemoryLayout(gpu GPU, llm LLM, l Layout, c ReplicaConfig, pp PerfProfil
 	}
 	p.RuntimeBytes = pp.RuntimeReserveBytes + float64(c.MaxSeqs)*float64(llm.Vocab)*4/t
 	p.KVBytes = p.BudgetBytes - p.WeightBytes - p.ActivationBytes - p.RuntimeBytes
-	kvTok := llm.KVBytesPerTokenGPU(Precision(c.KVDType).Bytes(), tp)
+	kvTok := llm.KVBytesPerTokenGPU(Precision(c.KVDType).Bytes(), tp) / float64(l.PP) // a stage holds its layers' KV
 	if k := c.Spec.SpecExtraKVTokens(); k > 0 {
 		p.KVBytes -= float64(c.MaxSeqs) / float64(l.DP) * float64(k) * kvTok
 	}
