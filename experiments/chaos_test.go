@@ -49,6 +49,9 @@ func TestChaos(t *testing.T) {
 			spec = fmt.Sprintf("[cluster.replica.speculative]\nenabled = true\ntokens = %d\nacceptance = %v\n", 1+xr.IntN(5), []float64{0, 0.5, 0.9, 1}[xr.IntN(4)])
 		}
 		pipeline := !moe && xr.IntN(4) == 0
+		if spec != "" && xr.IntN(2) == 0 {
+			spec += fmt.Sprintf("acceptance_spread = %v\n", []float64{0.1, 0.5}[xr.IntN(2)])
+		}
 		gpu, tp := pick("H100", "H200", "B200", "GB200"), pick("1", "1", "2", "4", "8")
 		model, layout := "llama-3-8b", ""
 		if pipeline {
@@ -121,6 +124,7 @@ func TestChaos(t *testing.T) {
 			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
+			fleet.SetSpecStream(sim.NewStream(sc.Seed, streams.Speculation))
 			require.NoError(t, fleet.Start(w))
 			fleet.StartSampling(10 * sim.Second)
 			fleet.DrainLimit = 600 * sim.Second

@@ -192,3 +192,28 @@ func TestMoEBlastRadius(t *testing.T) {
 	require.Greater(t, d16, 1.2*d8, "EP16 down $ %.2f vs EP8 %.2f", d16, d8)
 	require.LessOrEqual(t, d16, 2*d8+1e-9, "EP16 down $ %.2f vs EP8 %.2f", d16, d8)
 }
+
+// Per-request acceptance is drawn from the "speculation" stream: the
+// workload is untouched (same arrivals and tokens), the run is
+// deterministic, and the spread changes TPOT.
+func TestSpecPerRequestRun(t *testing.T) {
+	run := func(spread string) *Summary {
+		c := "[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = 1\nreplicas = 2\n[cluster.replica.speculative]\nenabled = true\ntokens = 4\nacceptance = 0.6\nacceptance_spread = " + spread
+		sc, err := Parse("s.toml", []byte(moeScenario(c)))
+		require.NoError(t, err)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		return Summarize(res)
+	}
+	a, b, a2 := run("0"), run("0.4"), run("0")
+	ja, _ := a.MarshalJSON()
+	ja2, _ := a2.MarshalJSON()
+	require.Equal(t, string(ja), string(ja2))
+	require.Equal(t, a.Requests.Arrived, b.Requests.Arrived)
+	require.NotEqual(t, a.LatencyMs.TPOT.P50, b.LatencyMs.TPOT.P50)
+	jb, _ := b.MarshalJSON()
+	jb2, _ := run("0.4").MarshalJSON()
+	require.Equal(t, string(jb), string(jb2))
+	_, err := Parse("s.toml", []byte(moeScenario("[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = 1\nreplicas = 2\n[cluster.replica.speculative]\nenabled = true\nacceptance_spread = 0.7")))
+	require.ErrorContains(t, err, "cluster.replica.speculative.acceptance_spread: must be between 0 and 0.5")
+}

@@ -113,6 +113,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if c, ok := src.(io.Closer); ok {
 		defer c.Close()
 	}
+	fleet.SetSpecStream(sim.NewStream(sc.Seed, streams.Speculation))
 	if err := fleet.Start(src); err != nil {
 		return nil, err
 	}

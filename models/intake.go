@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -21,6 +22,8 @@ type intake struct {
 	srcErr      error
 	srcDone     bool
 	lastArrival sim.Time
+	// spec, when set, draws each request's SpecQuantile (SetSpecStream).
+	spec *rand.Rand
 }
 
 func newIntake(eng *sim.Engine, gw *Gateway) *intake {
@@ -54,6 +57,9 @@ func (in *intake) pull() error {
 		in.eng.Stop()
 		return in.srcErr
 	}
+	if in.spec != nil {
+		req.SpecQuantile = float32(in.spec.Float64())
+	}
 	in.next = req
 	in.eng.Schedule(req.Arrival, sim.PriorityArrival, in.onArrival)
 	return nil
@@ -68,3 +74,8 @@ func (in *intake) arrive(now sim.Time) {
 // Drained reports whether the workload is exhausted and no request is in
 // flight: nothing left to simulate but background processes.
 func (in *intake) Drained() bool { return in.srcDone && in.gw.rec.InFlight() == 0 }
+
+// SetSpecStream has the intake draw every request's speculative-decoding
+// acceptance quantile from rng (the scenario's "speculation" stream); call
+// before Start. Without it every quantile is 0.
+func (in *intake) SetSpecStream(rng *rand.Rand) { in.spec = rng }

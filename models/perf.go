@@ -55,6 +55,10 @@ type StepShape struct {
 	PrefillSeqs   float64
 	DecodeSeqs    float64
 	DecodeCtx     float64
+	// DecodeTau, when > 0, is the decoding sequences' expected tokens per
+	// speculative verify step, summed (per-request acceptance, spec.go);
+	// 0: the engine's constant.
+	DecodeTau float64
 }
 
 // Tokens is the number of tokens the step's GEMMs process.
@@ -270,7 +274,7 @@ type DecodeRun struct {
 // Decode returns the run of n sequences starting from total context ctx0.
 func (m *StepModel) Decode(n int, ctx0 float64) DecodeRun {
 	if m.spec != nil {
-		return m.specDecode(n, ctx0)
+		return m.specDecode(n, ctx0, 0)
 	}
 	if m.pipe != nil {
 		return m.pipeDecode(n, ctx0)

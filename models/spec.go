@@ -24,6 +24,13 @@ type SpecConfig struct {
 	// a target decode step of the same batch. Default 0.05 (assumption: a
 	// one-layer EAGLE head plus the LM head on a 32–80-layer target).
 	DraftFraction float64 `toml:"draft_fraction"`
+	// AcceptanceSpread, when > 0, gives each request its own acceptance,
+	// uniform on [acceptance − spread, acceptance + spread] (clipped to
+	// [0, 1]), placed by the request's quantile from the "speculation"
+	// stream. A step then emits the mean of its decoding sequences'
+	// expected tokens per verify step (all of them share its duration).
+	// Default 0: every request has acceptance.
+	AcceptanceSpread float64 `toml:"acceptance_spread"`
 }
 
 // DefaultSpecConfig is the documented defaults, off.
@@ -53,6 +60,9 @@ func (c *SpecConfig) Validate(prefix string, ps *config.Problems) {
 		ps.Add(config.Key(prefix, "tokens"), "at most 64, found %d", c.Tokens)
 	}
 	ps.Fraction(config.Key(prefix, "acceptance"), c.Acceptance)
+	if math.IsNaN(c.AcceptanceSpread) || c.AcceptanceSpread < 0 || c.AcceptanceSpread > 0.5 {
+		ps.Add(config.Key(prefix, "acceptance_spread"), "must be between 0 and 0.5, found %v", c.AcceptanceSpread)
+	}
 	if math.IsNaN(c.DraftFraction) || c.DraftFraction < 0 || c.DraftFraction > 10 {
 		ps.Add(config.Key(prefix, "draft_fraction"), "must be between 0 and 10, found %v", c.DraftFraction)
 	}
@@ -63,10 +73,53 @@ type specStep struct {
 	k     float64 // speculative tokens
 	tau   float64 // expected tokens per verify step
 	draft float64 // draft passes' cost, in target decode steps: k·draft_fraction
+	// perRequest: acceptance ranges over [lo, hi] by request quantile.
+	perRequest bool
+	lo, hi     float64
+	cfg        SpecConfig
 }
 
 func newSpecStep(c SpecConfig) *specStep {
-	return &specStep{k: float64(c.Tokens), tau: c.TokensPerStep(), draft: float64(c.Tokens) * c.DraftFraction}
+	sp := &specStep{k: float64(c.Tokens), tau: c.TokensPerStep(), draft: float64(c.Tokens) * c.DraftFraction, cfg: c}
+	if c.AcceptanceSpread > 0 {
+		sp.perRequest = true
+		sp.lo, sp.hi = max(0, c.Acceptance-c.AcceptanceSpread), min(1, c.Acceptance+c.AcceptanceSpread)
+	}
+	return sp
+}
+
+// tauFor is the expected tokens per verify step of a request at quantile
+// u of the acceptance range.
+func (sp *specStep) tauFor(u float32) float64 {
+	c := sp.cfg
+	c.Acceptance = sp.lo + float64(u)*(sp.hi-sp.lo)
+	return c.TokensPerStep()
+}
+
+// specTauSum is the running decoding sequences' expected tokens per verify
+// step, summed, under per-request acceptance; 0 otherwise (the step model
+// then uses its constant).
+func (r *Replica) specTauSum() float64 {
+	sp := r.perf.spec
+	if sp == nil || !sp.perRequest {
+		return 0
+	}
+	var sum float64
+	for _, s := range r.running {
+		if s.decoding() {
+			sum += sp.tauFor(s.req.SpecQuantile)
+		}
+	}
+	return sum
+}
+
+// stepTau is the mean tokens per verify step of the shape's decoding
+// sequences.
+func (sp *specStep) stepTau(s StepShape) float64 {
+	if s.DecodeTau > 0 && s.DecodeSeqs > 0 {
+		return s.DecodeTau / s.DecodeSeqs
+	}
+	return sp.tau
 }
 
 // The simulator emits one token per decoding sequence per step; with
@@ -89,7 +142,7 @@ func (m *StepModel) specStep(s StepShape) float64 {
 	if s.PrefillTokens > 0 || s.PrefillSeqs > 0 {
 		base = m.plainStep(StepShape{PrefillTokens: s.PrefillTokens, PrefillPairs: s.PrefillPairs, PrefillSeqs: s.PrefillSeqs})
 	}
-	return base + (real-base)/sp.tau
+	return base + (real-base)/sp.stepTau(s)
 }
 
 // verifyStep is the target's verify pass: every decoding sequence runs k+1
@@ -107,17 +160,27 @@ func (m *StepModel) verifyStep(s StepShape) float64 {
 // specDecode is Decode under speculation: step j lasts a + b·j, with the
 // KV read growing n tokens per simulated step in the verify and the draft
 // passes, divided by τ.
-func (m *StepModel) specDecode(n int, ctx0 float64) DecodeRun {
+func (m *StepModel) specDecode(n int, ctx0, tauSum float64) DecodeRun {
 	sp := m.spec
 	nf := float64(n)
-	s := StepShape{DecodeSeqs: nf, DecodeCtx: ctx0}
+	s := StepShape{DecodeSeqs: nf, DecodeCtx: ctx0, DecodeTau: tauSum}
+	tau := sp.stepTau(s)
 	flops := m.FLOPs(s) + m.gemmFLOPsPerToken*nf*sp.k
 	return DecodeRun{
 		a:  m.specStep(s),
-		b:  m.kvBytesPerToken * nf / m.kvBW * (1 + sp.draft) / sp.tau,
-		fa: flops * (1 + sp.draft) / sp.tau,
-		fb: m.attnFLOPsPerPair * nf * (1 + sp.draft) / sp.tau,
+		b:  m.kvBytesPerToken * nf / m.kvBW * (1 + sp.draft) / tau,
+		fa: flops * (1 + sp.draft) / tau,
+		fb: m.attnFLOPsPerPair * nf * (1 + sp.draft) / tau,
 	}
+}
+
+// decodeTau is Decode with the decoding sequences' summed tokens per
+// verify step (0: the engine's constant).
+func (m *StepModel) decodeTau(n int, ctx0, tauSum float64) DecodeRun {
+	if m.spec != nil && tauSum > 0 {
+		return m.specDecode(n, ctx0, tauSum)
+	}
+	return m.Decode(n, ctx0)
 }
 
 // SpecTokensPerStep is the expected tokens per verify step, 1 without

@@ -112,3 +112,30 @@ func TestSpecDecodeRunClosedForm(t *testing.T) {
 		require.InEpsilon(t, sum, run.Seconds(40), 1e-9, name)
 	}
 }
+
+// Per-request acceptance: a step's tokens per verify step are the mean of
+// its sequences'; a step whose sequences all sit at one acceptance is the
+// constant-acceptance step; more draftable requests make faster steps.
+func TestSpecPerRequestAcceptance(t *testing.T) {
+	c := SpecConfig{Enabled: true, Tokens: 4, Acceptance: 0.6, AcceptanceSpread: 0.3, DraftFraction: 0.05}
+	m := deployed(t, "H100", "llama-3-70b", Layout{TP: 4}, FP8, Deployment{Spec: c})
+	sp := m.spec
+	require.True(t, sp.perRequest)
+	require.InDelta(t, 0.3, sp.lo, 1e-12)
+	require.InDelta(t, 0.9, sp.hi, 1e-12)
+	for _, u := range []float32{0, 0.5, 0.999} {
+		at := c
+		at.Acceptance, at.AcceptanceSpread = sp.lo+float64(u)*(sp.hi-sp.lo), 0
+		fixed := deployed(t, "H100", "llama-3-70b", Layout{TP: 4}, FP8, Deployment{Spec: at})
+		n := 16.0
+		s := StepShape{DecodeSeqs: n, DecodeCtx: n * 2000}
+		s.DecodeTau = n * sp.tauFor(u)
+		require.InEpsilon(t, fixed.Step(StepShape{DecodeSeqs: n, DecodeCtx: n * 2000}), m.Step(s), 1e-12)
+		require.InEpsilon(t, fixed.Decode(16, n*2000).Seconds(30), m.decodeTau(16, n*2000, s.DecodeTau).Seconds(30), 1e-12)
+	}
+	slow := StepShape{DecodeSeqs: 8, DecodeCtx: 8000, DecodeTau: 8 * sp.tauFor(0)}
+	fast := StepShape{DecodeSeqs: 8, DecodeCtx: 8000, DecodeTau: 8 * sp.tauFor(0.99)}
+	require.Less(t, m.Step(fast), m.Step(slow))
+	// Without per-request sums the constant applies.
+	require.Equal(t, m.Decode(8, 8000), m.decodeTau(8, 8000, 0))
+}

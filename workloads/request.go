@@ -23,6 +23,11 @@ type Request struct {
 	// this request. Nil when the workload has no prefix sharing.
 	Prefix  []Segment
 	Session uint64 // session (conversation, agent run) id, 0 if none
+	// SpecQuantile in [0, 1) places the request in its engine's range of
+	// speculative-decoding acceptance rates (acceptance ± acceptance_spread):
+	// how draftable its text is. Drawn at the gateway from the
+	// "speculation" stream, not by the workload, so no workload draw moves.
+	SpecQuantile float32
 }
 
 // PrefixTokens is the number of prompt tokens covered by r.Prefix.

@@ -15,7 +15,10 @@ const (
 	Rollout  = "rollout"  // the canary's traffic split
 	Failures = "failures" // stochastic hardware failures
 	Training = "training" // a training job's own draws
-	faults   = "faults"   // scripted [[faults]]: one stream per table, Fault(i)
+	// Speculation draws each request's speculative-decoding acceptance
+	// quantile at the gateway's intake (workloads.Request.SpecQuantile).
+	Speculation = "speculation"
+	faults      = "faults" // scripted [[faults]]: one stream per table, Fault(i)
 )
 
 // Sub-streams of Workload.
