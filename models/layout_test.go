@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/sim"
 	"github.com/stretchr/testify/require"
 )
 
@@ -279,4 +280,22 @@ func TestPipelineParallel(t *testing.T) {
 	g.NICBytesPerS = 0
 	require.ErrorContains(t, CheckDeployment(g, cat.LLMs["llama-3-70b"], Layout{TP: 8, PP: 2}), "nic_bytes_per_s")
 	require.NoError(t, CheckDeployment(cat.GPUs["H100"], cat.LLMs["llama-3-405b"], Layout{TP: 8, PP: 2}))
+}
+
+// Calibration replays an MoE run's steps through StepTally: the tally's
+// total equals the simulated makespan, as for a dense model.
+func TestStepTallyReplaysMoERun(t *testing.T) {
+	cfg := defaultFleet(1)
+	cfg.Model, cfg.TP = "qwen3-30b-a3b", 2
+	cfg.Replica.MaxSeqs = 64
+	eng, f := testFleet(t, cfg)
+	var tally StepTally
+	f.Replicas[0].RecordSteps(func(r StepRecord) { tally.Add(r, 1) })
+	require.NoError(t, f.Start(&sliceSource{reqs: shareGPTOffline(300, 5)}))
+	eng.Run(sim.Forever)
+	cat := NewCatalog()
+	m, err := NewDeployedStepModel(cat.GPUs["H100"], cat.LLMs["qwen3-30b-a3b"], Deployment{Layout: Layout{TP: 2}}, BF16, BF16, DefaultPerfProfile())
+	require.NoError(t, err)
+	require.Greater(t, tally.Steps, 100.0)
+	require.InEpsilon(t, f.Rec.LastFinish.Seconds(), m.Seconds(&tally), 1e-6)
 }

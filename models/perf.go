@@ -86,6 +86,12 @@ func (s StepShape) Tokens() float64 { return s.PrefillTokens + s.DecodeSeqs }
 // peak_kv at the KV cache's (attention runs in FP8 when the KV is FP8).
 // Every term is linear in the step's shape, so a decode-only run of k steps
 // has a closed form (DecodeRun), O(1) whatever k.
+//
+// NewDeployedStepModel extends it beyond TP (layout.go): mixture-of-experts
+// GEMMs over the touched experts (their count is a function of the step's
+// tokens, fixed within a decode run), attention data parallelism, expert
+// parallelism's all-to-all, pipeline stages; and speculative decoding
+// (spec.go).
 type StepModel struct {
 	gemmFLOPsPerToken float64 // 2·params/tp
 	attnFLOPsPerPair  float64 // 4·layers·heads·head_dim/tp
