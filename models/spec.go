@@ -91,9 +91,15 @@ func newSpecStep(c SpecConfig) *specStep {
 // tauFor is the expected tokens per verify step of a request at quantile
 // u of the acceptance range.
 func (sp *specStep) tauFor(u float32) float64 {
-	c := sp.cfg
-	c.Acceptance = sp.lo + float64(u)*(sp.hi-sp.lo)
-	return c.TokensPerStep()
+	// 1 + α + … + α^k by products: this runs for every decoding sequence
+	// at every plan, where math.Pow would cost more than the plan.
+	a := sp.lo + float64(u)*(sp.hi-sp.lo)
+	tau, p := 1.0, 1.0
+	for i := 0; i < sp.cfg.Tokens; i++ {
+		p *= a
+		tau += p
+	}
+	return tau
 }
 
 // specTauSum is the running decoding sequences' expected tokens per verify
