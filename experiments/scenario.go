@@ -275,6 +275,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	applyFaultDefaults(&sc, doc)
 	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays
 	resolveTrace(&sc.Workload.Trace, baseDir)
+	resolveProfile(&sc.Workload.Arrival, baseDir)
 	var ps config.Problems
 	sc.loadProfiles(&ps)
 	for _, k := range workloads.IgnoredKeys(sc.Workload.Kind) {
@@ -284,6 +285,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	}
 	sc.Validate(&ps)
 	sc.checkTrace(&ps)
+	sc.checkRateProfile(&ps)
 	if terr == nil && len(ps.List) == 0 {
 		return &sc, nil
 	}
@@ -505,6 +507,29 @@ func baseName(path string) string {
 
 // resolveTrace points a "builtin:NAME" trace at the traces embedded in the
 // binary, and a relative path at baseDir.
+// resolveProfile takes a relative rate profile path relative to the
+// scenario file's folder.
+func resolveProfile(a *workloads.ArrivalConfig, baseDir string) {
+	if a.ProfileFile != "" && baseDir != "" && !filepath.IsAbs(a.ProfileFile) {
+		a.ProfileFile = filepath.Join(baseDir, a.ProfileFile)
+	}
+}
+
+// checkRateProfile reads a piecewise arrival's profile file, reporting a
+// missing file or a bad line (file:line) under
+// workload.arrival.profile_file before anything runs. It is skipped when
+// the arrival keys already have problems.
+func (s *Scenario) checkRateProfile(ps *config.Problems) {
+	for _, p := range ps.List {
+		if strings.HasPrefix(p.Key, "workload.arrival.") {
+			return
+		}
+	}
+	if err := s.Workload.Arrival.CheckProfile(); err != nil {
+		ps.Add("workload.arrival.profile_file", "%v", err)
+	}
+}
+
 func resolveTrace(tc *workloads.TraceConfig, baseDir string) {
 	switch {
 	case strings.HasPrefix(tc.Path, BuiltinTracePrefix):
