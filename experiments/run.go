@@ -61,6 +61,19 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 		return nil, err
 	}
 	fleet.SetPolicies(pol)
+	if sc.Autoscale.Enabled {
+		ac := sc.Autoscale
+		if sc.Workload.Kind != workloads.KindTrace {
+			if ac.RateAt, err = sc.Workload.Arrival.RateFunc(); err != nil {
+				return nil, err
+			}
+		}
+		policy, err := policies.NewScalePolicy(ac)
+		if err != nil {
+			return nil, err
+		}
+		fleet.StartAutoscaler(ac.Params(cluster.Replicas, cluster.TP, fleet.Memory.WeightBytes), policy)
+	}
 	return fleet, nil
 }
 

@@ -58,8 +58,12 @@ type Scenario struct {
 	// Failures are stochastic hardware and software failures from a
 	// calibrated profile ([failures]); off by default.
 	Failures faults.Config `toml:"failures"`
-	GPUs     []models.GPU  `toml:"gpus"`
-	Models   []models.LLM  `toml:"models"`
+	// Autoscale grows and shrinks the fleet between [autoscale]
+	// min_replicas and cluster.replicas as its policy asks, each new
+	// replica paying a cold start; off by default.
+	Autoscale policies.AutoscaleConfig `toml:"autoscale"`
+	GPUs      []models.GPU             `toml:"gpus"`
+	Models    []models.LLM             `toml:"models"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
@@ -182,9 +186,10 @@ func DefaultScenario() Scenario {
 			Replica: models.DefaultReplicaConfig()}},
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
 			Replica: models.DefaultReplicaConfig()},
-		Router:   policies.DefaultRouterConfig(),
-		Policies: policies.DefaultResilienceConfig(),
-		Workload: workloads.DefaultConfig(),
+		Router:    policies.DefaultRouterConfig(),
+		Policies:  policies.DefaultResilienceConfig(),
+		Autoscale: policies.DefaultAutoscaleConfig(),
+		Workload:  workloads.DefaultConfig(),
 	}
 }
 
@@ -463,6 +468,9 @@ func (s *Scenario) Validate(ps *config.Problems) {
 			ps.Add("failures.spares", "cannot be combined with [rollout] (found %d spares)", s.Failures.Spares)
 		}
 	}
+	if s.Autoscale.Enabled {
+		s.validateAutoscale(ps)
+	}
 	s.Workload.Validate("workload", ps)
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)
@@ -565,6 +573,31 @@ func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 		}
 		if !has("drain_grace_s") {
 			f.DrainGraceS = def.DrainGraceS
+		}
+	}
+}
+
+// validateAutoscale checks [autoscale] and refuses the combinations the
+// autoscaler does not model yet: it owns which replicas are provisioned,
+// and failures, scripted faults, spares, rollouts, a fallback pool and
+// down replicas also take replicas in and out of service.
+func (s *Scenario) validateAutoscale(ps *config.Problems) {
+	s.Autoscale.Validate("autoscale", s.Cluster.Replicas, ps)
+	if s.Autoscale.Policy == policies.ScaleSchedule && s.Workload.Kind == workloads.KindTrace {
+		ps.Add("autoscale.policy", "%q reads the workload's rate profile; a trace has none (use \"target\" or \"slo\")", policies.ScaleSchedule)
+	}
+	if s.Mode == ModeTraining {
+		ps.Add("autoscale.enabled", "autoscaling is for serving fleets, not mode = \"training\"")
+	}
+	for _, c := range []struct {
+		key string
+		on  bool
+	}{
+		{"failures.enabled", s.Failures.Enabled}, {"rollout.enabled", s.Rollout.Enabled},
+		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
+	} {
+		if c.on {
+			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")
 		}
 	}
 }

@@ -26,6 +26,7 @@ type Summary struct {
 	Prefix     PrefixCache      `json:"prefix_cache"`
 	KV         KVStats          `json:"kv"`
 	Fleet      FleetStats       `json:"fleet"`
+	Autoscale  *AutoscaleStats  `json:"autoscale,omitempty"`
 	Cost       Cost             `json:"cost"`
 	Resilience Resilience       `json:"resilience"`
 	Failures   *FailureStats    `json:"failures,omitempty"`
@@ -319,12 +320,22 @@ func Summarize(r *Result) *Summary {
 	}
 	fbUSDPerHour := float64(f.FallbackGPUs) * fbPrice
 	gpuHours := float64(f.Place.GPUs+f.FallbackGPUs) * secs / 3600
+	// Under autoscaling the primary GPUs are paid while provisioned
+	// (loading, serving or draining), not for the whole run.
+	primaryGPUHours, primaryGPUsMean := float64(f.Place.GPUs)*secs/3600, float64(f.Place.GPUs)
+	if a := f.Autoscaler; a != nil {
+		primaryGPUHours = a.ProvisionedReplicaNs / 1e9 * float64(sc.Cluster.TP) / 3600
+		primaryGPUsMean = ratio(primaryGPUHours*3600, secs)
+		gpuHours = primaryGPUHours + float64(f.FallbackGPUs)*secs/3600
+		s.Autoscale = autoscaleStats(a, sc, primaryGPUHours, secs)
+		s.Fleet.MFU = round6(ratio(flops*float64(sc.Cluster.TP), primaryGPUHours*3600*f.PeakFLOPS))
+	}
 	watts := sc.Cost.WattsPerGPU
 	if watts == 0 {
 		watts = sc.Catalog().GPUs[sc.Cluster.GPU].TDPWatts
 	}
 	kwh := gpuHours * watts * sc.Cost.PUE / 1000
-	usd := float64(f.Place.GPUs)*secs/3600*price + fbUSDPerHour*secs/3600
+	usd := primaryGPUHours*price + fbUSDPerHour*secs/3600
 	if sc.Cost.Power {
 		usd += kwh * sc.Cost.USDPerKWh
 	}
@@ -356,7 +367,7 @@ func Summarize(r *Result) *Summary {
 			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours * price),
 			IdleSparesUSD: round6(r.IdleSpareS * float64(sc.Cluster.TP) / 3600 * price)},
 		USDPerMillionOutputRaw: round6(ratio(usd*1e6, float64(rec.OutputTokens))),
-		USDPerMonth:            round6((float64(f.Place.GPUs)*price + fbUSDPerHour) * HoursPerMonth)}
+		USDPerMonth:            round6((primaryGPUsMean*price + fbUSDPerHour) * HoursPerMonth)}
 	if rec.GoodOutputTokens > 0 {
 		s.Cost.USDPerMillionOutputTokens = ptr(round6(usd * 1e6 / float64(rec.GoodOutputTokens)))
 	}
@@ -452,6 +463,10 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "cost       $%.2f (%.1f GPU-h at $%.2f), %s per 1M good output tokens, $%.0f per month\n",
 		s.Cost.USD, s.Cost.GPUHours, s.Cost.PricePerGPUHour, perM, s.Cost.USDPerMonth)
+	if as := s.Autoscale; as != nil {
+		fmt.Fprintf(&b, "autoscale  %s: %.2f replicas mean (%d–%d), %d scale-ups, %d scale-downs, %d starts of %.0f s each, %.1f GPU-h loading\n",
+			as.Policy, as.ReplicasMean, as.ReplicasMin, as.ReplicasMax, as.ScaleUps, as.ScaleDowns, as.Starts, as.ColdStartS, as.LoadingGPUHours)
+	}
 	rs := s.Resilience
 	if rs.Copies > s.Requests.Completed+s.Requests.Failed+s.Requests.InFlight || rs.Timeouts > 0 || rs.Ejections > 0 {
 		fmt.Fprintf(&b, "resilience success %.3f%%, hedges %d (%.1f%%), retries %d, timeouts %d, ejections %d, wasted tokens %.1f%%\n",
@@ -506,3 +521,42 @@ func (s *Summary) writeTrainingTable(w io.Writer) error {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// AutoscaleStats reports what the autoscaler did and what the fleet it
+// left cost (cost.usd and cost.gpu_hours already count provisioned time
+// only).
+type AutoscaleStats struct {
+	Policy string `json:"policy"`
+	// ReplicasMean is the time-average of provisioned replicas (loading,
+	// serving or draining); ReplicasMin/Max the fewest and most.
+	ReplicasMean float64 `json:"replicas_mean"`
+	ReplicasMin  int     `json:"replicas_min"`
+	ReplicasMax  int     `json:"replicas_max"`
+	// ScaleUps and ScaleDowns count evaluations that changed the fleet.
+	ScaleUps   int `json:"scale_ups"`
+	ScaleDowns int `json:"scale_downs"`
+	// Starts counts replicas started; ColdStartS is one start's length when
+	// it loads alone (ColdStartConfig.Duration with one loader, no peers
+	// for "peer": the network path).
+	Starts     int     `json:"starts"`
+	ColdStartS float64 `json:"cold_start_s"`
+	// GPUHours is provisioned GPU-hours; LoadingGPUHours the part spent
+	// starting (paid, serving nothing).
+	GPUHours        float64 `json:"gpu_hours"`
+	LoadingGPUHours float64 `json:"loading_gpu_hours"`
+}
+
+func autoscaleStats(a *models.Autoscaler, sc *Scenario, gpuHours, secs float64) *AutoscaleStats {
+	starts := 0
+	for _, e := range a.Events {
+		if e.Event == "start" {
+			starts++
+		}
+	}
+	cs := sc.Autoscale.ColdStart
+	weights := a.WeightBytesPerGPU()
+	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: round6(ratio(a.ProvisionedReplicaNs/1e9, secs)),
+		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
+		ColdStartS: round6(cs.Duration(weights, sc.Cluster.TP, 0).Seconds()), GPUHours: round6(gpuHours),
+		LoadingGPUHours: round6(a.StartingReplicaNs / 1e9 * float64(sc.Cluster.TP) / 3600)}
+}

@@ -146,6 +146,9 @@ type Fleet struct {
 	*intake
 
 	Rec *Recorder
+	// Autoscaler, when StartAutoscaler was called, adds and removes
+	// replicas as its policy asks; nil for a static fleet.
+	Autoscaler *Autoscaler
 }
 
 // NewFleet builds the fleet; problems in the configuration (unknown names,
@@ -210,6 +213,9 @@ func (f *Fleet) SetReserved(i int, reserved bool) {
 // Finish closes time-weighted statistics at end, the end of the run.
 func (f *Fleet) Finish(end sim.Time) {
 	f.Rec.Touch(end)
+	if f.Autoscaler != nil {
+		f.Autoscaler.Finish(end)
+	}
 	for _, r := range f.Replicas {
 		r.Finish(end)
 	}

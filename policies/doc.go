@@ -26,4 +26,12 @@
 // request, over fleets of up to about 1,000 replicas). Read registry.go for
 // RouterConfig (the [router] table of a scenario), its defaults and
 // validation, and NewRouter, which builds a router by name.
+//
+// # Autoscaling
+//
+// autoscale.go holds AutoscaleConfig (a scenario's [autoscale] table) and
+// the models.ScalePolicy implementations, registered in Scalers: target
+// tracking on a load metric (TargetScaler), step scaling on the observed
+// p99 TTFT (SLOScaler) and a predictive policy that reads the workload's
+// rate profile ahead (ScheduleScaler).
 package policies

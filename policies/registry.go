@@ -230,3 +230,11 @@ func NewRouter(cfg RouterConfig, replicas int, rng *rand.Rand) (models.Router, e
 	}
 	return Routers.Build(cfg.Name, cfg, Env{Replicas: replicas, RNG: rng})
 }
+
+// Scalers are the autoscaling policies ([autoscale] policy); see
+// AutoscaleConfig. Whether autoscaling runs at all is [autoscale] enabled.
+var Scalers = newRegistry("autoscale policy", false, map[string]func(AutoscaleConfig, Env) (models.ScalePolicy, error){
+	ScaleTarget:   newTargetScaler,
+	ScaleSLO:      newSLOScaler,
+	ScaleSchedule: newScheduleScaler,
+})

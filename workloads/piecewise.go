@@ -383,3 +383,26 @@ func (a *ArrivalConfig) Piecewise() (*Piecewise, error) {
 	}
 	return NewPiecewise(pts, a.Interpolation, a.Scale, a.RepeatS)
 }
+
+// RateFunc returns the arrival rate at t seconds from the start that a
+// describes, per second: constant for "poisson" and "gamma", the sinusoid
+// of "diurnal", the profile of "piecewise". A predictive autoscaler reads
+// it (a planner's forecast that happens to be exact).
+func (a *ArrivalConfig) RateFunc() (func(tS float64) float64, error) {
+	switch a.Process {
+	case ProcessDiurnal:
+		d := Diurnal{MeanRatePerS: a.RatePerS, Amplitude: a.Amplitude, PeriodS: a.PeriodS, PhaseS: a.PhaseS}
+		w := 2 * math.Pi / d.PeriodS
+		return func(tS float64) float64 {
+			return d.MeanRatePerS * (1 + d.Amplitude*math.Cos(w*(tS-d.PhaseS)))
+		}, nil
+	case ProcessPiecewise:
+		p, err := a.Piecewise()
+		if err != nil {
+			return nil, err
+		}
+		return p.RateAt, nil
+	}
+	r := a.RatePerS
+	return func(float64) float64 { return r }, nil
+}
