@@ -22,8 +22,8 @@ const (
 
 // Arrival process names (ArrivalConfig.Process).
 const (
-	ProcessPoisson = "poisson"
-	ProcessGamma   = "gamma"
+	ProcessPoisson   = "poisson"
+	ProcessGamma     = "gamma"
 	ProcessDiurnal   = "diurnal"
 	ProcessPiecewise = "piecewise"
 )
