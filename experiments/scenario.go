@@ -158,6 +158,19 @@ const (
 )
 
 // Price is the USD price per GPU-hour the scenario pays.
+// GroupPrice is a group's USD per GPU-hour: its own price_per_gpu_hour,
+// else its GPU's catalog price at the [cost] tier.
+func (s *Scenario) GroupPrice(g models.GroupConfig) float64 {
+	if g.PricePerGPUHour > 0 {
+		return g.PricePerGPUHour
+	}
+	c := s.Catalog().GPUs[g.GPU]
+	if s.Cost.Tier == TierReserved {
+		return c.ReservedPricePerGPUHour
+	}
+	return c.PricePerGPUHour
+}
+
 func (s *Scenario) Price() float64 {
 	if s.Cost.PricePerGPUHour > 0 {
 		return s.Cost.PricePerGPUHour
@@ -282,6 +295,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	resolveTrace(&sc.Workload.Trace, baseDir)
 	resolveProfile(&sc.Workload.Arrival, baseDir)
 	var ps config.Problems
+	sc.resolveGroups(doc, &ps)
 	sc.loadProfiles(&ps)
 	for _, k := range workloads.IgnoredKeys(sc.Workload.Kind) {
 		if doc.Has("workload." + k) {
@@ -598,6 +612,42 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")
+		}
+	}
+}
+
+// resolveGroups: with [[cluster.groups]] the fleet's size and GPUs are the
+// groups', so cluster.gpu, cluster.tp and cluster.replicas are refused, and
+// set from the groups (replicas the total, gpu and tp the first group's)
+// for the code that reads them. The combinations not modelled yet for a
+// fleet of groups are refused.
+func (s *Scenario) resolveGroups(doc *tomlx.Doc, ps *config.Problems) {
+	if len(s.Cluster.Groups) == 0 {
+		return
+	}
+	for _, k := range []string{"gpu", "tp", "replicas"} {
+		if doc != nil && doc.Has("cluster."+k) {
+			ps.Add("cluster."+k, "is set per group with [[cluster.groups]]; remove it here")
+		}
+	}
+	total := 0
+	for _, g := range s.Cluster.Groups {
+		total += max(g.Replicas, 0)
+	}
+	g0 := s.Cluster.Groups[0]
+	s.Cluster.Replicas, s.Cluster.GPU, s.Cluster.TP = total, g0.GPU, g0.TP
+	if s.Cost.PricePerGPUHour > 0 {
+		ps.Add("cost.price_per_gpu_hour", "set price_per_gpu_hour per group with [[cluster.groups]] (the GPUs differ)")
+	}
+	for _, c := range []struct {
+		key string
+		on  bool
+	}{
+		{"failures.enabled", s.Failures.Enabled}, {"rollout.enabled", s.Rollout.Enabled}, {"autoscale.enabled", s.Autoscale.Enabled},
+		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
+	} {
+		if c.on {
+			ps.Add(c.key, "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)")
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -130,6 +131,10 @@ type FleetStats struct {
 	MFU      float64 `json:"mfu"`
 	Router   string  `json:"router"`
 	Batching string  `json:"batching"`
+	// Groups are a heterogeneous fleet's replica groups ([[cluster.groups]]);
+	// then GPU names every group's GPU ("H100+B200") and TP, the KV block
+	// counts and bytes per GPU are the first group's.
+	Groups []GroupStats `json:"groups,omitempty"`
 	// EngineProfile is the step model's engine profile (a built-in name
 	// or the file a scenario named).
 	EngineProfile   string  `json:"engine_profile"`
@@ -309,6 +314,9 @@ func Summarize(r *Result) *Summary {
 		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, EngineProfile: sc.Cluster.Replica.Perf.Profile, StepsPerReplica: round6(float64(steps) / n),
 		MFU: round6(ratio(flops*float64(sc.Cluster.TP), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
 	price := sc.Price()
+	if len(f.Groups) > 0 {
+		summarizeGroups(s, r, secs)
+	}
 	// The fallback pool pays its own GPU's catalog price for the tier.
 	fbPrice := 0.0
 	if f.FallbackGPUs > 0 {
@@ -323,6 +331,15 @@ func Summarize(r *Result) *Summary {
 	// Under autoscaling the primary GPUs are paid while provisioned
 	// (loading, serving or draining), not for the whole run.
 	primaryGPUHours, primaryGPUsMean := float64(f.Place.GPUs)*secs/3600, float64(f.Place.GPUs)
+	if len(f.Groups) > 0 {
+		// Each group at its own price: fold the prices into an average per
+		// GPU-hour so the lines below price the fleet as one.
+		usdPerHour := 0.0
+		for _, g := range f.Groups {
+			usdPerHour += float64(g.Place.GPUs) * sc.GroupPrice(g.GroupConfig)
+		}
+		price = ratio(usdPerHour, float64(f.Place.GPUs))
+	}
 	if a := f.Autoscaler; a != nil {
 		primaryGPUHours = a.ProvisionedReplicaNs / 1e9 * float64(sc.Cluster.TP) / 3600
 		primaryGPUsMean = ratio(primaryGPUHours*3600, secs)
@@ -333,6 +350,14 @@ func Summarize(r *Result) *Summary {
 	watts := sc.Cost.WattsPerGPU
 	if watts == 0 {
 		watts = sc.Catalog().GPUs[sc.Cluster.GPU].TDPWatts
+		if len(f.Groups) > 0 {
+			// The GPUs' mean TDP over a fleet of groups.
+			w := 0.0
+			for _, g := range f.Groups {
+				w += float64(g.Place.GPUs) * sc.Catalog().GPUs[g.GPU].TDPWatts
+			}
+			watts = ratio(w, float64(f.Place.GPUs))
+		}
 	}
 	kwh := gpuHours * watts * sc.Cost.PUE / 1000
 	usd := primaryGPUHours*price + fbUSDPerHour*secs/3600
@@ -559,4 +584,61 @@ func autoscaleStats(a *models.Autoscaler, sc *Scenario, gpuHours, secs float64) 
 		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
 		ColdStartS: round6(cs.Duration(weights, sc.Cluster.TP, 0).Seconds()), GPUHours: round6(gpuHours),
 		LoadingGPUHours: round6(a.StartingReplicaNs / 1e9 * float64(sc.Cluster.TP) / 3600)}
+}
+
+// GroupStats is one replica group of a heterogeneous fleet.
+type GroupStats struct {
+	Name     string `json:"name"`
+	GPU      string `json:"gpu"`
+	TP       int    `json:"tp"`
+	Replicas int    `json:"replicas"`
+	GPUs     int    `json:"gpus"`
+	// Capacity is a replica's relative decode throughput (1: the fastest
+	// group's), what the weighted router divides load by.
+	Capacity float64 `json:"capacity"`
+	// OutputTokens is what this group's replicas generated (losing hedge
+	// copies included).
+	OutputTokens int64 `json:"output_tokens"`
+	// BusyFraction, MFU and KV utilisation over the group's replicas.
+	BusyFraction     float64 `json:"busy_fraction"`
+	MFU              float64 `json:"mfu"`
+	KVUtilization    float64 `json:"kv_utilization_mean"`
+	BlocksPerReplica int64   `json:"kv_blocks_per_replica"`
+	PricePerGPUHour  float64 `json:"price_per_gpu_hour"`
+	USD              float64 `json:"usd"`
+}
+
+// summarizeGroups fills the per-group statistics and replaces the
+// fleet-wide figures that a single GPU type would give (MFU, KV
+// utilisation, the GPU name) by the fleet's own.
+func summarizeGroups(s *Summary, r *Result, secs float64) {
+	f, sc := r.Fleet, r.Scenario
+	var names []string
+	var flopsAll, peakAll, usedAll, totalAll float64
+	for _, g := range f.Groups {
+		gs := GroupStats{Name: g.Name, GPU: g.GPU, TP: g.TP, Replicas: g.Replicas, GPUs: g.Place.GPUs,
+			Capacity: round6(g.Capacity), BlocksPerReplica: g.Memory.KVBlocks, PricePerGPUHour: sc.GroupPrice(g.GroupConfig)}
+		var busy, flops, used, total float64
+		for i := g.First; i < g.First+g.Replicas; i++ {
+			rp := f.Replicas[i]
+			gs.OutputTokens += rp.Stats.DecodeTokens
+			busy += float64(rp.Stats.BusyNs)
+			flops += rp.Stats.FLOPs * float64(g.TP)
+			used += rp.Stats.KVUsedBlockNs
+			total += float64(rp.KV().Total()) * float64(r.EndTime)
+		}
+		peak := float64(g.Place.GPUs) * g.PeakFLOPS * secs
+		gs.BusyFraction = round6(ratio(busy, float64(g.Replicas)*float64(r.EndTime)))
+		gs.MFU = round6(ratio(flops, peak))
+		gs.KVUtilization = round6(ratio(used, total))
+		gs.USD = round6(float64(g.Place.GPUs) * secs / 3600 * gs.PricePerGPUHour)
+		s.Fleet.Groups = append(s.Fleet.Groups, gs)
+		if !slices.Contains(names, g.GPU) {
+			names = append(names, g.GPU)
+		}
+		flopsAll, peakAll, usedAll, totalAll = flopsAll+flops, peakAll+peak, usedAll+used, totalAll+total
+	}
+	s.Fleet.GPU = strings.Join(names, "+")
+	s.Fleet.MFU = round6(ratio(flopsAll, peakAll))
+	s.KV.UtilizationMean = round6(ratio(usedAll, totalAll))
 }

@@ -25,6 +25,11 @@ type Pool struct {
 	PeakFLOPS float64
 	// ParamsPerGPU is the model's parameters over the TP degree.
 	ParamsPerGPU float64
+	// Groups are a heterogeneous fleet's replica groups ([[cluster.groups]]),
+	// in replica order; nil for a fleet of one kind, which Memory, Place,
+	// PeakFLOPS and ParamsPerGPU describe (for groups they describe the
+	// first group, but Place.GPUs and Place.Domains are the totals).
+	Groups []Group
 }
 
 // newPool sizes the flags and the snapshot for n replicas, every one in

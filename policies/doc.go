@@ -20,6 +20,7 @@
 //	p2c                PowerOfTwo        p2c.go
 //	least-kv           LeastKV           leastkv.go
 //	prefix-affinity    PrefixAffinity    prefixaffinity.go
+//	weighted-least-outstanding  WeightedLeastOutstanding  weighted.go
 //
 // Every router returns ok=false when no replica in the snapshot is
 // Available, and none allocates on the hot path (Route is called once per

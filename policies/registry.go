@@ -19,6 +19,7 @@ const (
 	RouterP2C              = "p2c"
 	RouterLeastKV          = "least-kv"
 	RouterPrefixAffinity   = "prefix-affinity"
+	RouterWeighted         = "weighted-least-outstanding"
 )
 
 // RouterConfig selects and parameterises the router (a scenario's [router]
@@ -149,6 +150,7 @@ var Routers = newRegistry("router", false, map[string]func(RouterConfig, Env) (m
 		return NewRandom(e.RNG), nil
 	},
 	RouterLeastOutstanding: func(RouterConfig, Env) (models.Router, error) { return NewLeastOutstanding(), nil },
+	RouterWeighted:         func(RouterConfig, Env) (models.Router, error) { return NewWeightedLeastOutstanding(), nil },
 	RouterP2C: func(_ RouterConfig, e Env) (models.Router, error) {
 		if e.RNG == nil {
 			return nil, needRNG("router", RouterP2C)
