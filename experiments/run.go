@@ -113,6 +113,9 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		}
 		fleet.StartRollout(c, judge, sim.NewStream(sc.Seed, streams.Rollout))
 	}
+	if sc.Spot.Replicas > 0 {
+		fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+	}
 	var fi *faults.Injector
 	if sc.Failures.Enabled {
 		if fi, err = startFailures(eng, fleet, sc, sc.Seed); err != nil {
@@ -160,6 +163,15 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		res.IdleSpareS = round6(r.IdleSpareNs.Seconds())
 		res.SpareRepairS = round6(r.SpareRepairNs.Seconds())
 		res.Timeline = r.Timeline
+	}
+	if sp := fleet.Spot; sp != nil {
+		// failures.csv shows the interruptions ([spot] refuses [failures],
+		// so the timeline is the spot one alone).
+		n := sc.Cluster.Replicas
+		for _, e := range sp.Events {
+			res.Timeline = append(res.Timeline, faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: e.Unit(),
+				GPUsDown: e.Down * sc.Cluster.TP, Capacity: float64(n-e.Down) / float64(n)})
+		}
 	}
 	return res, nil
 }

@@ -62,8 +62,11 @@ type Scenario struct {
 	// min_replicas and cluster.replicas as its policy asks, each new
 	// replica paying a cold start; off by default.
 	Autoscale policies.AutoscaleConfig `toml:"autoscale"`
-	GPUs      []models.GPU             `toml:"gpus"`
-	Models    []models.LLM             `toml:"models"`
+	// Spot puts the fleet's last replicas on spot instances ([spot]); none
+	// by default.
+	Spot   SpotConfig   `toml:"spot"`
+	GPUs   []models.GPU `toml:"gpus"`
+	Models []models.LLM `toml:"models"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
@@ -202,6 +205,7 @@ func DefaultScenario() Scenario {
 		Router:    policies.DefaultRouterConfig(),
 		Policies:  policies.DefaultResilienceConfig(),
 		Autoscale: policies.DefaultAutoscaleConfig(),
+		Spot:      DefaultSpot(),
 		Workload:  workloads.DefaultConfig(),
 	}
 }
@@ -485,6 +489,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	if s.Autoscale.Enabled {
 		s.validateAutoscale(ps)
 	}
+	s.validateSpot(ps)
 	s.Workload.Validate("workload", ps)
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)

@@ -28,6 +28,7 @@ type Summary struct {
 	KV         KVStats          `json:"kv"`
 	Fleet      FleetStats       `json:"fleet"`
 	Autoscale  *AutoscaleStats  `json:"autoscale,omitempty"`
+	Spot       *SpotStats       `json:"spot,omitempty"`
 	Cost       Cost             `json:"cost"`
 	Resilience Resilience       `json:"resilience"`
 	Failures   *FailureStats    `json:"failures,omitempty"`
@@ -331,6 +332,19 @@ func Summarize(r *Result) *Summary {
 	// Under autoscaling the primary GPUs are paid while provisioned
 	// (loading, serving or draining), not for the whole run.
 	primaryGPUHours, primaryGPUsMean := float64(f.Place.GPUs)*secs/3600, float64(f.Place.GPUs)
+	var spotFrac float64 // spot GPUs / all primary GPUs
+	if sp := f.Spot; sp != nil {
+		// Spot slots are paid for the whole run at the spot price (a
+		// replacement is requested at once); fold it into the fleet's
+		// price per GPU-hour.
+		spotFrac = float64(sc.Spot.Replicas) / float64(sc.Cluster.Replicas)
+		onDemand := price
+		price = onDemand * (1 - spotFrac + spotFrac*sc.Spot.PriceFraction)
+		s.Spot = &SpotStats{Replicas: sc.Spot.Replicas, Interruptions: sp.Interruptions,
+			DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[models.FailSpot],
+			SpotUSD:  round6(float64(sc.Spot.Replicas*sc.Cluster.TP) * secs / 3600 * onDemand * sc.Spot.PriceFraction),
+			OtherUSD: round6(float64((sc.Cluster.Replicas-sc.Spot.Replicas)*sc.Cluster.TP) * secs / 3600 * onDemand)}
+	}
 	if len(f.Groups) > 0 {
 		// Each group at its own price: fold the prices into an average per
 		// GPU-hour so the lines below price the fleet as one.
@@ -488,6 +502,10 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "cost       $%.2f (%.1f GPU-h at $%.2f), %s per 1M good output tokens, $%.0f per month\n",
 		s.Cost.USD, s.Cost.GPUHours, s.Cost.PricePerGPUHour, perM, s.Cost.USDPerMonth)
+	if sp := s.Spot; sp != nil {
+		fmt.Fprintf(&b, "spot       %d replicas: %d interruptions, %.2f replica-h down, %d requests failed by them; $%.2f spot + $%.2f other\n",
+			sp.Replicas, sp.Interruptions, sp.DownReplicaHours, sp.FailedRequests, sp.SpotUSD, sp.OtherUSD)
+	}
 	if as := s.Autoscale; as != nil {
 		fmt.Fprintf(&b, "autoscale  %s: %.2f replicas mean (%d–%d), %d scale-ups, %d scale-downs, %d starts of %.0f s each, %.1f GPU-h loading\n",
 			as.Policy, as.ReplicasMean, as.ReplicasMin, as.ReplicasMax, as.ScaleUps, as.ScaleDowns, as.Starts, as.ColdStartS, as.LoadingGPUHours)
@@ -641,4 +659,20 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 	s.Fleet.GPU = strings.Join(names, "+")
 	s.Fleet.MFU = round6(ratio(flopsAll, peakAll))
 	s.KV.UtilizationMean = round6(ratio(usedAll, totalAll))
+}
+
+// SpotStats reports the spot replicas ([spot]) and their interruptions; the
+// bill is split between the spot and on-demand slots (cost.usd is their
+// sum, before energy).
+type SpotStats struct {
+	Replicas      int `json:"replicas"`
+	Interruptions int `json:"interruptions"`
+	// DownReplicaHours is spot replica-hours out of service (notice,
+	// replacement).
+	DownReplicaHours float64 `json:"down_replica_hours"`
+	// FailedRequests is requests whose last copy a spot kill failed.
+	FailedRequests int64   `json:"failed_requests"`
+	SpotUSD        float64 `json:"spot_usd"`
+	// OtherUSD is the other slots at the [cost] tier's price.
+	OtherUSD float64 `json:"other_usd"`
 }

@@ -159,6 +159,8 @@ type Fleet struct {
 	// Autoscaler, when StartAutoscaler was called, adds and removes
 	// replicas as its policy asks; nil for a static fleet.
 	Autoscaler *Autoscaler
+	// Spot, when StartSpot was called, interrupts the spot replicas.
+	Spot *Spot
 }
 
 // NewFleet builds the fleet; problems in the configuration (unknown names,
@@ -233,6 +235,9 @@ func (f *Fleet) Finish(end sim.Time) {
 	f.Rec.Touch(end)
 	if f.Autoscaler != nil {
 		f.Autoscaler.Finish(end)
+	}
+	if f.Spot != nil {
+		f.Spot.Finish(end)
 	}
 	for _, r := range f.Replicas {
 		r.Finish(end)

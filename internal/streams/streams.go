@@ -15,6 +15,7 @@ const (
 	Rollout  = "rollout"  // the canary's traffic split
 	Failures = "failures" // stochastic hardware failures
 	Training = "training" // a training job's own draws
+	Spot     = "spot"     // spot-instance interruptions
 	faults   = "faults"   // scripted [[faults]]: one stream per table, Fault(i)
 )
 
