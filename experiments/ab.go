@@ -104,19 +104,23 @@ var verdictMetrics = []struct {
 	key, label  string
 	lowerBetter bool
 	points      bool // a fraction: state the change in percentage points
+	// quiet: say nothing when the arms do not differ at all (GPU-hours of
+	// two static fleets of one size).
+	quiet bool
 }{
-	{"latency_ms.ttft_client.p99", "p99 client TTFT (failures included)", true, false},
-	{"latency_ms.ttft.p99", "p99 TTFT", true, false},
-	{"latency_ms.ttft.p999", "p99.9 TTFT", true, false},
-	{"latency_ms.ttft.p50", "p50 TTFT", true, false},
-	{"latency_ms.tpot.p99", "p99 TPOT", true, false},
-	{"latency_ms.e2e.p99", "p99 end-to-end latency", true, false},
-	{"resilience.success_rate", "success rate", false, true},
-	{"goodput.requests_per_s", "goodput", false, false},
-	{"goodput.slo_attainment", "SLO attainment", false, true},
-	{"prefix_cache.hit_rate", "prefix hit rate", false, true},
-	{"throughput.output_tokens_per_s", "output throughput", false, false},
-	{"cost.usd_per_million_output_tokens", "$ per 1M good output tokens", true, false},
+	{"latency_ms.ttft_client.p99", "p99 client TTFT (failures included)", true, false, false},
+	{"latency_ms.ttft.p99", "p99 TTFT", true, false, false},
+	{"latency_ms.ttft.p999", "p99.9 TTFT", true, false, false},
+	{"latency_ms.ttft.p50", "p50 TTFT", true, false, false},
+	{"latency_ms.tpot.p99", "p99 TPOT", true, false, false},
+	{"latency_ms.e2e.p99", "p99 end-to-end latency", true, false, false},
+	{"resilience.success_rate", "success rate", false, true, false},
+	{"goodput.requests_per_s", "goodput", false, false, false},
+	{"goodput.slo_attainment", "SLO attainment", false, true, false},
+	{"prefix_cache.hit_rate", "prefix hit rate", false, true, false},
+	{"throughput.output_tokens_per_s", "output throughput", false, false, false},
+	{"cost.usd_per_million_output_tokens", "$ per 1M good output tokens", true, false, false},
+	{"cost.gpu_hours", "GPU-hours", true, false, true},
 }
 
 // Verdicts states, one plain line per headline metric, what arm b does
@@ -129,7 +133,7 @@ func Verdicts(aName, bName string, diffs []PairedDiff, reps int) []string {
 	var out []string
 	for _, v := range verdictMetrics {
 		d, ok := m[v.key]
-		if !ok {
+		if !ok || (v.quiet && d.Diff == 0 && d.DiffCI == 0) {
 			continue
 		}
 		if v.points {
@@ -248,6 +252,8 @@ var abTableKeys = []struct {
 	{key: "kv.preemptions", label: "preemptions"},
 	{key: "fleet.mfu", label: "MFU"},
 	{key: "cost.usd", label: "cost $"},
+	{key: "cost.gpu_hours", label: "GPU-h"},
+	{key: "autoscale.replicas_mean", label: "replicas (mean)", optional: true},
 	{key: "cost.usd_per_million_output_tokens", label: "$ / 1M good tok"},
 	{key: "failures.availability", label: "availability", optional: true},
 	{key: "failures.spares_used", label: "spare swaps", optional: true},

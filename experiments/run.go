@@ -61,6 +61,19 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 		return nil, err
 	}
 	fleet.SetPolicies(pol)
+	if sc.Autoscale.Enabled {
+		ac := sc.Autoscale
+		if sc.Workload.Kind != workloads.KindTrace {
+			if ac.RateAt, err = sc.Workload.Arrival.RateFunc(); err != nil {
+				return nil, err
+			}
+		}
+		policy, err := policies.NewScalePolicy(ac)
+		if err != nil {
+			return nil, err
+		}
+		fleet.StartAutoscaler(ac.Params(cluster.Replicas, cluster.GPUsPerReplica(), fleet.Memory.WeightBytes), policy)
+	}
 	return fleet, nil
 }
 
@@ -99,6 +112,9 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 			return nil, err
 		}
 		fleet.StartRollout(c, judge, sim.NewStream(sc.Seed, streams.Rollout))
+	}
+	if sc.Spot.Replicas > 0 {
+		fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
 	}
 	var fi *faults.Injector
 	if sc.Failures.Enabled {
@@ -148,6 +164,15 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		res.IdleSpareS = round6(r.IdleSpareNs.Seconds())
 		res.SpareRepairS = round6(r.SpareRepairNs.Seconds())
 		res.Timeline = r.Timeline
+	}
+	if sp := fleet.Spot; sp != nil {
+		// failures.csv shows the interruptions ([spot] refuses [failures],
+		// so the timeline is the spot one alone).
+		n := sc.Cluster.Replicas
+		for _, e := range sp.Events {
+			res.Timeline = append(res.Timeline, faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: e.Unit(),
+				GPUsDown: e.Down * sc.Cluster.GPUsPerReplica(), Capacity: float64(n-e.Down) / float64(n)})
+		}
 	}
 	return res, nil
 }

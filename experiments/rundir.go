@@ -103,7 +103,7 @@ func (a *ArmResult) TimeseriesRows(t *results.Table) {
 		}
 		t.Row(a.Name, "0", fmtF(round6(s.Time.Seconds())),
 			fmtF(round6(arr)), fmtF(round6(comp)), strconv.FormatInt(s.InFlight, 10), strconv.FormatInt(s.Waiting, 10),
-			fmtF(round6(s.KVUsedFrac)), fmtF(round6(s.KVCachedFrac)), strconv.Itoa(s.AvailableReplicas))
+			fmtF(round6(s.KVUsedFrac)), fmtF(round6(s.KVCachedFrac)), strconv.Itoa(s.AvailableReplicas), strconv.Itoa(s.ProvisionedReplicas))
 	}
 }
 

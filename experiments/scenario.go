@@ -58,8 +58,15 @@ type Scenario struct {
 	// Failures are stochastic hardware and software failures from a
 	// calibrated profile ([failures]); off by default.
 	Failures faults.Config `toml:"failures"`
-	GPUs     []models.GPU  `toml:"gpus"`
-	Models   []models.LLM  `toml:"models"`
+	// Autoscale grows and shrinks the fleet between [autoscale]
+	// min_replicas and cluster.replicas as its policy asks, each new
+	// replica paying a cold start; off by default.
+	Autoscale policies.AutoscaleConfig `toml:"autoscale"`
+	// Spot puts the fleet's last replicas on spot instances ([spot]); none
+	// by default.
+	Spot   SpotConfig   `toml:"spot"`
+	GPUs   []models.GPU `toml:"gpus"`
+	Models []models.LLM `toml:"models"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
@@ -154,6 +161,19 @@ const (
 )
 
 // Price is the USD price per GPU-hour the scenario pays.
+// GroupPrice is a group's USD per GPU-hour: its own price_per_gpu_hour,
+// else its GPU's catalog price at the [cost] tier.
+func (s *Scenario) GroupPrice(g models.GroupConfig) float64 {
+	if g.PricePerGPUHour > 0 {
+		return g.PricePerGPUHour
+	}
+	c := s.Catalog().GPUs[g.GPU]
+	if s.Cost.Tier == TierReserved {
+		return c.ReservedPricePerGPUHour
+	}
+	return c.PricePerGPUHour
+}
+
 func (s *Scenario) Price() float64 {
 	if s.Cost.PricePerGPUHour > 0 {
 		return s.Cost.PricePerGPUHour
@@ -182,9 +202,11 @@ func DefaultScenario() Scenario {
 			Replica: models.DefaultReplicaConfig()}},
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
 			Replica: models.DefaultReplicaConfig()},
-		Router:   policies.DefaultRouterConfig(),
-		Policies: policies.DefaultResilienceConfig(),
-		Workload: workloads.DefaultConfig(),
+		Router:    policies.DefaultRouterConfig(),
+		Policies:  policies.DefaultResilienceConfig(),
+		Autoscale: policies.DefaultAutoscaleConfig(),
+		Spot:      DefaultSpot(),
+		Workload:  workloads.DefaultConfig(),
 	}
 }
 
@@ -275,7 +297,9 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	applyFaultDefaults(&sc, doc)
 	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays
 	resolveTrace(&sc.Workload.Trace, baseDir)
+	resolveProfile(&sc.Workload.Arrival, baseDir)
 	var ps config.Problems
+	sc.resolveGroups(doc, &ps)
 	sc.loadProfiles(&ps)
 	for _, k := range workloads.IgnoredKeys(sc.Workload.Kind) {
 		if doc.Has("workload." + k) {
@@ -284,6 +308,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	}
 	sc.Validate(&ps)
 	sc.checkTrace(&ps)
+	sc.checkRateProfile(&ps)
 	if terr == nil && len(ps.List) == 0 {
 		return &sc, nil
 	}
@@ -461,6 +486,10 @@ func (s *Scenario) Validate(ps *config.Problems) {
 			ps.Add("failures.spares", "cannot be combined with [rollout] (found %d spares)", s.Failures.Spares)
 		}
 	}
+	if s.Autoscale.Enabled {
+		s.validateAutoscale(ps)
+	}
+	s.validateSpot(ps)
 	s.Workload.Validate("workload", ps)
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)
@@ -505,6 +534,29 @@ func baseName(path string) string {
 
 // resolveTrace points a "builtin:NAME" trace at the traces embedded in the
 // binary, and a relative path at baseDir.
+// resolveProfile takes a relative rate profile path relative to the
+// scenario file's folder.
+func resolveProfile(a *workloads.ArrivalConfig, baseDir string) {
+	if a.ProfileFile != "" && baseDir != "" && !filepath.IsAbs(a.ProfileFile) {
+		a.ProfileFile = filepath.Join(baseDir, a.ProfileFile)
+	}
+}
+
+// checkRateProfile reads a piecewise arrival's profile file, reporting a
+// missing file or a bad line (file:line) under
+// workload.arrival.profile_file before anything runs. It is skipped when
+// the arrival keys already have problems.
+func (s *Scenario) checkRateProfile(ps *config.Problems) {
+	for _, p := range ps.List {
+		if strings.HasPrefix(p.Key, "workload.arrival.") {
+			return
+		}
+	}
+	if err := s.Workload.Arrival.CheckProfile(); err != nil {
+		ps.Add("workload.arrival.profile_file", "%v", err)
+	}
+}
+
 func resolveTrace(tc *workloads.TraceConfig, baseDir string) {
 	switch {
 	case strings.HasPrefix(tc.Path, BuiltinTracePrefix):
@@ -540,6 +592,70 @@ func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 		}
 		if !has("drain_grace_s") {
 			f.DrainGraceS = def.DrainGraceS
+		}
+	}
+}
+
+// validateAutoscale checks [autoscale] and refuses the combinations the
+// autoscaler does not model yet: it owns which replicas are provisioned,
+// and failures, scripted faults, spares, rollouts, a fallback pool and
+// down replicas also take replicas in and out of service.
+func (s *Scenario) validateAutoscale(ps *config.Problems) {
+	s.Autoscale.Validate("autoscale", s.Cluster.Replicas, ps)
+	if s.Autoscale.Policy == policies.ScaleSchedule && s.Workload.Kind == workloads.KindTrace {
+		ps.Add("autoscale.policy", "%q reads the workload's rate profile; a trace has none (use \"target\" or \"slo\")", policies.ScaleSchedule)
+	}
+	if s.Mode == ModeTraining {
+		ps.Add("autoscale.enabled", "autoscaling is for serving fleets, not mode = \"training\"")
+	}
+	for _, c := range []struct {
+		key string
+		on  bool
+	}{
+		{"failures.enabled", s.Failures.Enabled}, {"rollout.enabled", s.Rollout.Enabled},
+		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
+	} {
+		if c.on {
+			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")
+		}
+	}
+}
+
+// resolveGroups: with [[cluster.groups]] the fleet's size and GPUs are the
+// groups', so cluster.gpu, cluster.tp and cluster.replicas are refused, and
+// set from the groups (replicas the total, gpu and tp the first group's)
+// for the code that reads them. The combinations not modelled yet for a
+// fleet of groups are refused.
+func (s *Scenario) resolveGroups(doc *tomlx.Doc, ps *config.Problems) {
+	if len(s.Cluster.Groups) == 0 {
+		return
+	}
+	for _, k := range []string{"gpu", "tp", "replicas"} {
+		if doc != nil && doc.Has("cluster."+k) {
+			ps.Add("cluster."+k, "is set per group with [[cluster.groups]]; remove it here")
+		}
+	}
+	total := 0
+	for _, g := range s.Cluster.Groups {
+		total += max(g.Replicas, 0)
+	}
+	g0 := s.Cluster.Groups[0]
+	s.Cluster.Replicas, s.Cluster.GPU, s.Cluster.TP = total, g0.GPU, g0.TP
+	if s.Cost.PricePerGPUHour > 0 {
+		ps.Add("cost.price_per_gpu_hour", "set price_per_gpu_hour per group with [[cluster.groups]] (the GPUs differ)")
+	}
+	if l := s.Cluster.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
+		ps.Add("cluster.groups", "groups are TP-only for now; remove cluster.dp, cluster.ep and cluster.pp")
+	}
+	for _, c := range []struct {
+		key string
+		on  bool
+	}{
+		{"failures.enabled", s.Failures.Enabled}, {"rollout.enabled", s.Rollout.Enabled}, {"autoscale.enabled", s.Autoscale.Enabled},
+		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
+	} {
+		if c.on {
+			ps.Add(c.key, "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)")
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,6 +27,8 @@ type Summary struct {
 	Prefix     PrefixCache      `json:"prefix_cache"`
 	KV         KVStats          `json:"kv"`
 	Fleet      FleetStats       `json:"fleet"`
+	Autoscale  *AutoscaleStats  `json:"autoscale,omitempty"`
+	Spot       *SpotStats       `json:"spot,omitempty"`
 	Cost       Cost             `json:"cost"`
 	Resilience Resilience       `json:"resilience"`
 	Failures   *FailureStats    `json:"failures,omitempty"`
@@ -134,6 +137,10 @@ type FleetStats struct {
 	MFU      float64 `json:"mfu"`
 	Router   string  `json:"router"`
 	Batching string  `json:"batching"`
+	// Groups are a heterogeneous fleet's replica groups ([[cluster.groups]]);
+	// then GPU names every group's GPU ("H100+B200") and TP, the KV block
+	// counts and bytes per GPU are the first group's.
+	Groups []GroupStats `json:"groups,omitempty"`
 	// EngineProfile is the step model's engine profile (a built-in name
 	// or the file a scenario named).
 	EngineProfile   string  `json:"engine_profile"`
@@ -314,6 +321,9 @@ func Summarize(r *Result) *Summary {
 		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, EngineProfile: sc.Cluster.Replica.Perf.Profile, StepsPerReplica: round6(float64(steps) / n),
 		MFU: round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
 	price := sc.Price()
+	if len(f.Groups) > 0 {
+		summarizeGroups(s, r, secs)
+	}
 	// The fallback pool pays its own GPU's catalog price for the tier.
 	fbPrice := 0.0
 	if f.FallbackGPUs > 0 {
@@ -325,12 +335,52 @@ func Summarize(r *Result) *Summary {
 	}
 	fbUSDPerHour := float64(f.FallbackGPUs) * fbPrice
 	gpuHours := float64(f.Place.GPUs+f.FallbackGPUs) * secs / 3600
+	// Under autoscaling the primary GPUs are paid while provisioned
+	// (loading, serving or draining), not for the whole run.
+	primaryGPUHours, primaryGPUsMean := float64(f.Place.GPUs)*secs/3600, float64(f.Place.GPUs)
+	var spotFrac float64 // spot GPUs / all primary GPUs
+	if sp := f.Spot; sp != nil {
+		// Spot slots are paid for the whole run at the spot price (a
+		// replacement is requested at once); fold it into the fleet's
+		// price per GPU-hour.
+		spotFrac = float64(sc.Spot.Replicas) / float64(sc.Cluster.Replicas)
+		onDemand := price
+		price = onDemand * (1 - spotFrac + spotFrac*sc.Spot.PriceFraction)
+		s.Spot = &SpotStats{Replicas: sc.Spot.Replicas, Interruptions: sp.Interruptions,
+			DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[models.FailSpot],
+			SpotUSD:  round6(float64(sc.Spot.Replicas*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand * sc.Spot.PriceFraction),
+			OtherUSD: round6(float64((sc.Cluster.Replicas-sc.Spot.Replicas)*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand)}
+	}
+	if len(f.Groups) > 0 {
+		// Each group at its own price: fold the prices into an average per
+		// GPU-hour so the lines below price the fleet as one.
+		usdPerHour := 0.0
+		for _, g := range f.Groups {
+			usdPerHour += float64(g.Place.GPUs) * sc.GroupPrice(g.GroupConfig)
+		}
+		price = ratio(usdPerHour, float64(f.Place.GPUs))
+	}
+	if a := f.Autoscaler; a != nil {
+		primaryGPUHours = a.ProvisionedReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
+		primaryGPUsMean = ratio(primaryGPUHours*3600, secs)
+		gpuHours = primaryGPUHours + float64(f.FallbackGPUs)*secs/3600
+		s.Autoscale = autoscaleStats(a, sc, primaryGPUHours, secs)
+		s.Fleet.MFU = round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
+	}
 	watts := sc.Cost.WattsPerGPU
 	if watts == 0 {
 		watts = sc.Catalog().GPUs[sc.Cluster.GPU].TDPWatts
+		if len(f.Groups) > 0 {
+			// The GPUs' mean TDP over a fleet of groups.
+			w := 0.0
+			for _, g := range f.Groups {
+				w += float64(g.Place.GPUs) * sc.Catalog().GPUs[g.GPU].TDPWatts
+			}
+			watts = ratio(w, float64(f.Place.GPUs))
+		}
 	}
 	kwh := gpuHours * watts * sc.Cost.PUE / 1000
-	usd := float64(f.Place.GPUs)*secs/3600*price + fbUSDPerHour*secs/3600
+	usd := primaryGPUHours*price + fbUSDPerHour*secs/3600
 	if sc.Cost.Power {
 		usd += kwh * sc.Cost.USDPerKWh
 	}
@@ -362,7 +412,7 @@ func Summarize(r *Result) *Summary {
 			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours * price),
 			IdleSparesUSD: round6(r.IdleSpareS * float64(sc.Cluster.GPUsPerReplica()) / 3600 * price)},
 		USDPerMillionOutputRaw: round6(ratio(usd*1e6, float64(rec.OutputTokens))),
-		USDPerMonth:            round6((float64(f.Place.GPUs)*price + fbUSDPerHour) * HoursPerMonth)}
+		USDPerMonth:            round6((primaryGPUsMean*price + fbUSDPerHour) * HoursPerMonth)}
 	if rec.GoodOutputTokens > 0 {
 		s.Cost.USDPerMillionOutputTokens = ptr(round6(usd * 1e6 / float64(rec.GoodOutputTokens)))
 	}
@@ -459,6 +509,14 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "cost       $%.2f (%.1f GPU-h at $%.2f), %s per 1M good output tokens, $%.0f per month\n",
 		s.Cost.USD, s.Cost.GPUHours, s.Cost.PricePerGPUHour, perM, s.Cost.USDPerMonth)
+	if sp := s.Spot; sp != nil {
+		fmt.Fprintf(&b, "spot       %d replicas: %d interruptions, %.2f replica-h down, %d requests failed by them; $%.2f spot + $%.2f other\n",
+			sp.Replicas, sp.Interruptions, sp.DownReplicaHours, sp.FailedRequests, sp.SpotUSD, sp.OtherUSD)
+	}
+	if as := s.Autoscale; as != nil {
+		fmt.Fprintf(&b, "autoscale  %s: %.2f replicas mean (%d–%d), %d scale-ups, %d scale-downs, %d starts of %.0f s each, %.1f GPU-h loading\n",
+			as.Policy, as.ReplicasMean, as.ReplicasMin, as.ReplicasMax, as.ScaleUps, as.ScaleDowns, as.Starts, as.ColdStartS, as.LoadingGPUHours)
+	}
 	rs := s.Resilience
 	if rs.Copies > s.Requests.Completed+s.Requests.Failed+s.Requests.InFlight || rs.Timeouts > 0 || rs.Ejections > 0 {
 		fmt.Fprintf(&b, "resilience success %.3f%%, hedges %d (%.1f%%), retries %d, timeouts %d, ejections %d, wasted tokens %.1f%%\n",
@@ -520,4 +578,116 @@ func oneIsZero(n int) int {
 		return 0
 	}
 	return n
+}
+
+// AutoscaleStats reports what the autoscaler did and what the fleet it
+// left cost (cost.usd and cost.gpu_hours already count provisioned time
+// only).
+type AutoscaleStats struct {
+	Policy string `json:"policy"`
+	// ReplicasMean is the time-average of provisioned replicas (loading,
+	// serving or draining); ReplicasMin/Max the fewest and most.
+	ReplicasMean float64 `json:"replicas_mean"`
+	ReplicasMin  int     `json:"replicas_min"`
+	ReplicasMax  int     `json:"replicas_max"`
+	// ScaleUps and ScaleDowns count evaluations that changed the fleet.
+	ScaleUps   int `json:"scale_ups"`
+	ScaleDowns int `json:"scale_downs"`
+	// Starts counts replicas started; ColdStartS is one start's length when
+	// it loads alone (ColdStartConfig.Duration with one loader, no peers
+	// for "peer": the network path).
+	Starts     int     `json:"starts"`
+	ColdStartS float64 `json:"cold_start_s"`
+	// GPUHours is provisioned GPU-hours; LoadingGPUHours the part spent
+	// starting (paid, serving nothing).
+	GPUHours        float64 `json:"gpu_hours"`
+	LoadingGPUHours float64 `json:"loading_gpu_hours"`
+}
+
+func autoscaleStats(a *models.Autoscaler, sc *Scenario, gpuHours, secs float64) *AutoscaleStats {
+	starts := 0
+	for _, e := range a.Events {
+		if e.Event == "start" {
+			starts++
+		}
+	}
+	cs := sc.Autoscale.ColdStart
+	weights := a.WeightBytesPerGPU()
+	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: round6(ratio(a.ProvisionedReplicaNs/1e9, secs)),
+		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
+		ColdStartS: round6(cs.Duration(weights, sc.Cluster.GPUsPerReplica(), 0).Seconds()), GPUHours: round6(gpuHours),
+		LoadingGPUHours: round6(a.StartingReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600)}
+}
+
+// GroupStats is one replica group of a heterogeneous fleet.
+type GroupStats struct {
+	Name     string `json:"name"`
+	GPU      string `json:"gpu"`
+	TP       int    `json:"tp"`
+	Replicas int    `json:"replicas"`
+	GPUs     int    `json:"gpus"`
+	// Capacity is a replica's relative decode throughput (1: the fastest
+	// group's), what the weighted router divides load by.
+	Capacity float64 `json:"capacity"`
+	// OutputTokens is what this group's replicas generated (losing hedge
+	// copies included).
+	OutputTokens int64 `json:"output_tokens"`
+	// BusyFraction, MFU and KV utilisation over the group's replicas.
+	BusyFraction     float64 `json:"busy_fraction"`
+	MFU              float64 `json:"mfu"`
+	KVUtilization    float64 `json:"kv_utilization_mean"`
+	BlocksPerReplica int64   `json:"kv_blocks_per_replica"`
+	PricePerGPUHour  float64 `json:"price_per_gpu_hour"`
+	USD              float64 `json:"usd"`
+}
+
+// summarizeGroups fills the per-group statistics and replaces the
+// fleet-wide figures that a single GPU type would give (MFU, KV
+// utilisation, the GPU name) by the fleet's own.
+func summarizeGroups(s *Summary, r *Result, secs float64) {
+	f, sc := r.Fleet, r.Scenario
+	var names []string
+	var flopsAll, peakAll, usedAll, totalAll float64
+	for _, g := range f.Groups {
+		gs := GroupStats{Name: g.Name, GPU: g.GPU, TP: g.TP, Replicas: g.Replicas, GPUs: g.Place.GPUs,
+			Capacity: round6(g.Capacity), BlocksPerReplica: g.Memory.KVBlocks, PricePerGPUHour: sc.GroupPrice(g.GroupConfig)}
+		var busy, flops, used, total float64
+		for i := g.First; i < g.First+g.Replicas; i++ {
+			rp := f.Replicas[i]
+			gs.OutputTokens += rp.Stats.DecodeTokens
+			busy += float64(rp.Stats.BusyNs)
+			flops += rp.Stats.FLOPs * float64(g.TP)
+			used += rp.Stats.KVUsedBlockNs
+			total += float64(rp.KV().Total()) * float64(r.EndTime)
+		}
+		peak := float64(g.Place.GPUs) * g.PeakFLOPS * secs
+		gs.BusyFraction = round6(ratio(busy, float64(g.Replicas)*float64(r.EndTime)))
+		gs.MFU = round6(ratio(flops, peak))
+		gs.KVUtilization = round6(ratio(used, total))
+		gs.USD = round6(float64(g.Place.GPUs) * secs / 3600 * gs.PricePerGPUHour)
+		s.Fleet.Groups = append(s.Fleet.Groups, gs)
+		if !slices.Contains(names, g.GPU) {
+			names = append(names, g.GPU)
+		}
+		flopsAll, peakAll, usedAll, totalAll = flopsAll+flops, peakAll+peak, usedAll+used, totalAll+total
+	}
+	s.Fleet.GPU = strings.Join(names, "+")
+	s.Fleet.MFU = round6(ratio(flopsAll, peakAll))
+	s.KV.UtilizationMean = round6(ratio(usedAll, totalAll))
+}
+
+// SpotStats reports the spot replicas ([spot]) and their interruptions; the
+// bill is split between the spot and on-demand slots (cost.usd is their
+// sum, before energy).
+type SpotStats struct {
+	Replicas      int `json:"replicas"`
+	Interruptions int `json:"interruptions"`
+	// DownReplicaHours is spot replica-hours out of service (notice,
+	// replacement).
+	DownReplicaHours float64 `json:"down_replica_hours"`
+	// FailedRequests is requests whose last copy a spot kill failed.
+	FailedRequests int64   `json:"failed_requests"`
+	SpotUSD        float64 `json:"spot_usd"`
+	// OtherUSD is the other slots at the [cost] tier's price.
+	OtherUSD float64 `json:"other_usd"`
 }

@@ -23,6 +23,10 @@
 //	sampling.go          Sampler: the time series and the drain limit
 //	intake.go            the workload, pulled one request at a time
 //	rollout.go           a blue-green rollout: traffic split and judge
+//	autoscale.go         Autoscaler: parks, starts (cold start) and drains
+//	                     replicas as a ScalePolicy asks; provisioned time
+//	coldstart.go         ColdStartConfig: provisioning + engine start +
+//	                     weight load over its path + warm-up
 //	metrics.go           Recorder: outcome counts and latency sketches
 //
 // The serving replica is split by concern, one job per file:

@@ -39,12 +39,22 @@ type FleetConfig struct {
 	// (as far as TP allows). Ignored by "pack".
 	Domains int           `toml:"domains"`
 	Replica ReplicaConfig `toml:"replica"`
+	// Groups make the fleet heterogeneous ([[cluster.groups]]): replica
+	// groups each with its own GPU, TP, count and price, serving Model with
+	// the Replica engine settings. With groups, GPU, TP and Replicas are not
+	// written; the scenario loader sets Replicas to the total and GPU and TP
+	// to the first group's.
+	Groups []GroupConfig `toml:"groups"`
 }
 
 // Validate records every problem of the fleet under prefix (e.g.
 // "cluster"), resolving names in cat, and returns the memory plan when the
 // configuration is otherwise sound.
 func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems) MemoryPlan {
+	if len(c.Groups) > 0 {
+		plans := c.validateGroups(cat, prefix, ps)
+		return plans[0]
+	}
 	gpu, okG := cat.GPUs[c.GPU]
 	if !okG {
 		ps.OneOf(config.Key(prefix, "gpu"), c.GPU, cat.GPUNames())
@@ -170,6 +180,11 @@ type Fleet struct {
 	*intake
 
 	Rec *Recorder
+	// Autoscaler, when StartAutoscaler was called, adds and removes
+	// replicas as its policy asks; nil for a static fleet.
+	Autoscaler *Autoscaler
+	// Spot, when StartSpot was called, interrupts the spot replicas.
+	Spot *Spot
 }
 
 // NewFleet builds the fleet; problems in the configuration (unknown names,
@@ -180,6 +195,13 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 	mem := cfg.Validate(cat, prefix, &ps)
 	if err := ps.Err(); err != nil {
 		return nil, err
+	}
+	if len(cfg.Groups) > 0 {
+		plans := cfg.validateGroups(cat, prefix, &ps)
+		if err := ps.Err(); err != nil {
+			return nil, err
+		}
+		return newGroupFleet(eng, cat, cfg, plans, router, rec)
 	}
 	gpu, llm := cat.GPUs[cfg.GPU], cat.LLMs[cfg.Model]
 	perf, err := NewDeployedStepModel(gpu, llm, cfg.Deployment(), Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
@@ -193,6 +215,7 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 	p.tp = cfg.GPUsPerReplica()
 	for i := 0; i < cfg.Replicas; i++ {
 		p.Replicas = append(p.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, f.Gateway, &p.states[i]))
+		p.states[i].Capacity = 1
 	}
 	p.watch()
 	return f, nil
@@ -234,6 +257,12 @@ func (f *Fleet) SetReserved(i int, reserved bool) {
 // Finish closes time-weighted statistics at end, the end of the run.
 func (f *Fleet) Finish(end sim.Time) {
 	f.Rec.Touch(end)
+	if f.Autoscaler != nil {
+		f.Autoscaler.Finish(end)
+	}
+	if f.Spot != nil {
+		f.Spot.Finish(end)
+	}
 	for _, r := range f.Replicas {
 		r.Finish(end)
 	}

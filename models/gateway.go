@@ -77,7 +77,8 @@ type Gateway struct {
 	health *Health  // told when a breaker isolates a replica
 	ro     *rollout // nil without a rollout
 	pol    Policies
-	brkEv  []sim.EventID // pending breaker re-checks
+	brkEv  []sim.EventID    // pending breaker re-checks
+	onTTFT func(ms float64) // sees each completed request's TTFT (the autoscaler)
 
 	// GW counts copies, hedges, retries and cancellations.
 	GW GatewayStats
@@ -227,6 +228,9 @@ func (g *Gateway) CopyDone(c *Copy, o *Outcome) {
 	g.recordBreaker(c.Replica, now, true, (o.FirstToken - c.SentAt).Milliseconds())
 	if g.pol.Admit != nil {
 		g.pol.Admit.Observe(now, (o.FirstToken - o.Req.Arrival).Milliseconds())
+	}
+	if g.onTTFT != nil {
+		g.onTTFT((o.FirstToken - o.Req.Arrival).Milliseconds())
 	}
 	g.rec.RequestDone(o)
 	g.releaseClientReq(c.cr)

@@ -79,7 +79,7 @@ func (h *Health) probe(i int, now sim.Time) {
 	if h.cfg.Kind == ProbeDeep {
 		// The probe's own load: its canned inference's time on the replica's
 		// GPUs (an upper bound: it rides in the running batch).
-		h.stats.ProbeGPUSeconds += res.LatencyMs / 1000 * float64(p.tp)
+		h.stats.ProbeGPUSeconds += res.LatencyMs / 1000 * float64(p.ReplicaTP(i))
 	}
 	if res.OK {
 		h.probeFails[i] = 0

@@ -15,6 +15,7 @@ type Pool struct {
 	states   []ReplicaState
 	rot      []bool         // in rotation
 	reserved []bool         // warm spares held out of service (Fleet.SetReserved)
+	parked   []bool         // scaled in by the autoscaler: not provisioned
 	brk      []BreakerState // last breaker state applied
 	tp       int
 
@@ -24,6 +25,11 @@ type Pool struct {
 	PeakFLOPS float64
 	// ParamsPerGPU is the model's parameters over the TP degree.
 	ParamsPerGPU float64
+	// Groups are a heterogeneous fleet's replica groups ([[cluster.groups]]),
+	// in replica order; nil for a fleet of one kind, which Memory, Place,
+	// PeakFLOPS and ParamsPerGPU describe (for groups they describe the
+	// first group, but Place.GPUs and Place.Domains are the totals).
+	Groups []Group
 }
 
 // newPool sizes the flags and the snapshot for n replicas, every one in
@@ -31,7 +37,7 @@ type Pool struct {
 // which points each at its entry of states.
 func newPool(eng *sim.Engine, n int) *Pool {
 	p := &Pool{eng: eng, states: make([]ReplicaState, n), rot: make([]bool, n), reserved: make([]bool, n),
-		brk: make([]BreakerState, n)}
+		brk: make([]BreakerState, n), parked: make([]bool, n)}
 	for i := range p.rot {
 		p.rot[i] = true
 	}
@@ -52,7 +58,7 @@ func (p *Pool) States() []ReplicaState { return p.states }
 // refresh recomputes replica i's availability to the router: up, in
 // rotation, and its breaker not open.
 func (p *Pool) refresh(i int) {
-	p.states[i].Available = p.Replicas[i].Up() && p.rot[i] && p.brk[i] != BreakerOpen && !p.reserved[i]
+	p.states[i].Available = p.Replicas[i].Up() && p.rot[i] && p.brk[i] != BreakerOpen && !p.reserved[i] && !p.parked[i]
 }
 
 // Refresh recomputes replica i's availability after its health changed
@@ -75,6 +81,13 @@ func (p *Pool) setBreaker(i int, st BreakerState) {
 // setReserved holds replica i out of service as a warm spare, or returns it.
 func (p *Pool) setReserved(i int, reserved bool) {
 	p.reserved[i] = reserved
+	p.refresh(i)
+}
+
+// setParked holds replica i out of service because the autoscaler has not
+// provisioned it, or returns it.
+func (p *Pool) setParked(i int, parked bool) {
+	p.parked[i] = parked
 	p.refresh(i)
 }
 

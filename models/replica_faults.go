@@ -39,7 +39,7 @@ func (r *Replica) Fail(now sim.Time, reason string) {
 	r.oom = false
 	r.down, r.hung = true, false
 	idx, avail := r.state.Index, r.state.Available
-	*r.state = ReplicaState{Index: idx, Available: avail}
+	*r.state = ReplicaState{Index: idx, Available: avail, Capacity: r.state.Capacity}
 	r.changed()
 	r.flush()
 }
@@ -205,7 +205,7 @@ func (r *Replica) FailInFlight(now sim.Time, reason string) {
 	}
 	r.dropAll(now, reason, true)
 	idx, avail := r.state.Index, r.state.Available
-	*r.state = ReplicaState{Index: idx, Available: avail}
+	*r.state = ReplicaState{Index: idx, Available: avail, Capacity: r.state.Capacity}
 	r.flush()
 }
 

@@ -21,6 +21,10 @@ type ReplicaState struct {
 	// KVUtilization is the fraction of KV blocks in use by running sequences
 	// (0..1); blocks held only by the prefix cache do not count.
 	KVUtilization float64
+	// Capacity is the replica's relative serving capacity: 1 in a fleet of
+	// one kind; in a fleet of groups, the group's decode throughput over the
+	// fastest group's (Group.Capacity).
+	Capacity float64
 }
 
 // Router chooses the replica for a new request. It reads the snapshot and

@@ -12,6 +12,10 @@ type Sample struct {
 	KVUsedFrac        float64 // used blocks / total, over all replicas
 	KVCachedFrac      float64 // cached-only blocks / total
 	AvailableReplicas int
+	// ProvisionedReplicas are the replicas paid for: all of them in a
+	// static fleet; under autoscaling, those not parked (loading, serving
+	// or draining).
+	ProvisionedReplicas int
 }
 
 // Sampler records the fleet's time series and ends a run that cannot
@@ -21,6 +25,8 @@ type Sampler struct {
 	rec  *Recorder
 	pool *Pool
 	in   *intake
+	// scaler, when set (autoscaling), says how many replicas are provisioned.
+	scaler interface{ Provisioned() int }
 
 	// Samples is the fleet's time series (see StartSampling).
 	Samples  []Sample
@@ -49,6 +55,10 @@ func (s *Sampler) sample(now sim.Time) {
 	rec, states := s.rec, s.pool.states
 	x := Sample{Time: now, Arrived: rec.Arrived, Completed: rec.Completed, InFlight: rec.InFlight()}
 	var used, cached, total int64
+	x.ProvisionedReplicas = len(s.pool.Replicas)
+	if s.scaler != nil {
+		x.ProvisionedReplicas = s.scaler.Provisioned()
+	}
 	for i, r := range s.pool.Replicas {
 		x.Waiting += int64(states[i].Waiting)
 		if states[i].Available {

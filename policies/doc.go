@@ -20,10 +20,19 @@
 //	p2c                PowerOfTwo        p2c.go
 //	least-kv           LeastKV           leastkv.go
 //	prefix-affinity    PrefixAffinity    prefixaffinity.go
+//	weighted-least-outstanding  WeightedLeastOutstanding  weighted.go
 //
 // Every router returns ok=false when no replica in the snapshot is
 // Available, and none allocates on the hot path (Route is called once per
 // request, over fleets of up to about 1,000 replicas). Read registry.go for
 // RouterConfig (the [router] table of a scenario), its defaults and
 // validation, and NewRouter, which builds a router by name.
+//
+// # Autoscaling
+//
+// autoscale.go holds AutoscaleConfig (a scenario's [autoscale] table) and
+// the models.ScalePolicy implementations, registered in Scalers: target
+// tracking on a load metric (TargetScaler), step scaling on the observed
+// p99 TTFT (SLOScaler) and a predictive policy that reads the workload's
+// rate profile ahead (ScheduleScaler).
 package policies

@@ -19,6 +19,7 @@ const (
 	RouterP2C              = "p2c"
 	RouterLeastKV          = "least-kv"
 	RouterPrefixAffinity   = "prefix-affinity"
+	RouterWeighted         = "weighted-least-outstanding"
 )
 
 // RouterConfig selects and parameterises the router (a scenario's [router]
@@ -149,6 +150,7 @@ var Routers = newRegistry("router", false, map[string]func(RouterConfig, Env) (m
 		return NewRandom(e.RNG), nil
 	},
 	RouterLeastOutstanding: func(RouterConfig, Env) (models.Router, error) { return NewLeastOutstanding(), nil },
+	RouterWeighted:         func(RouterConfig, Env) (models.Router, error) { return NewWeightedLeastOutstanding(), nil },
 	RouterP2C: func(_ RouterConfig, e Env) (models.Router, error) {
 		if e.RNG == nil {
 			return nil, needRNG("router", RouterP2C)
@@ -230,3 +232,11 @@ func NewRouter(cfg RouterConfig, replicas int, rng *rand.Rand) (models.Router, e
 	}
 	return Routers.Build(cfg.Name, cfg, Env{Replicas: replicas, RNG: rng})
 }
+
+// Scalers are the autoscaling policies ([autoscale] policy); see
+// AutoscaleConfig. Whether autoscaling runs at all is [autoscale] enabled.
+var Scalers = newRegistry("autoscale policy", false, map[string]func(AutoscaleConfig, Env) (models.ScalePolicy, error){
+	ScaleTarget:   newTargetScaler,
+	ScaleSLO:      newSLOScaler,
+	ScaleSchedule: newScheduleScaler,
+})

@@ -22,9 +22,10 @@ const (
 
 // Arrival process names (ArrivalConfig.Process).
 const (
-	ProcessPoisson = "poisson"
-	ProcessGamma   = "gamma"
-	ProcessDiurnal = "diurnal"
+	ProcessPoisson   = "poisson"
+	ProcessGamma     = "gamma"
+	ProcessDiurnal   = "diurnal"
+	ProcessPiecewise = "piecewise"
 )
 
 // Length distribution names (DistConfig.Dist).
@@ -43,7 +44,7 @@ const (
 
 var (
 	kindNames    = []string{KindAgentic, KindSessions, KindSynthetic, KindTrace}
-	processNames = []string{ProcessDiurnal, ProcessGamma, ProcessPoisson}
+	processNames = []string{ProcessDiurnal, ProcessGamma, ProcessPiecewise, ProcessPoisson}
 	distNames    = []string{DistEmpirical, DistFixed, DistGeometric, DistLogNormal}
 	choiceNames  = []string{ChoiceUniform, ChoiceZipf}
 )
@@ -154,12 +155,15 @@ type Config struct {
 	DurationS float64 `toml:"duration_s"`
 }
 
-// ArrivalConfig is an arrival process (see Poisson, Gamma, Diurnal).
+// ArrivalConfig is an arrival process (see Poisson, Gamma, Diurnal,
+// Piecewise).
 type ArrivalConfig struct {
-	// Process is "poisson", "gamma" or "diurnal". Default "poisson".
+	// Process is "poisson", "gamma", "diurnal" or "piecewise". Default
+	// "poisson".
 	Process string `toml:"process"`
 	// RatePerS is the mean arrival rate, per second (> 0). For "diurnal" it
-	// is the mean over a period. Default 10.
+	// is the mean over a period; "piecewise" does not read it (its rates
+	// are the profile's times Scale). Default 10.
 	RatePerS float64 `toml:"rate_per_s"`
 	// CV is the coefficient of variation of interarrival times for "gamma"
 	// (> 0; 1 is Poisson, > 1 bursty). Default 1.
@@ -174,6 +178,29 @@ type ArrivalConfig struct {
 	// PhaseS is when the "diurnal" rate first peaks, seconds from the start
 	// (any finite value). Default 0 (the run starts at the peak).
 	PhaseS float64 `toml:"phase_s"`
+	// Points is a "piecewise" rate profile written inline: [t_s, rate_per_s]
+	// pairs, the first at t_s = 0, times increasing, rates >= 0. Give
+	// either Points or ProfileFile.
+	Points [][]float64 `toml:"points"`
+	// ProfileFile is a "piecewise" rate profile as a CSV file with the
+	// header t_s,rate_per_s (a measured day of traffic, say), relative to
+	// the scenario file's folder.
+	ProfileFile string `toml:"profile_file"`
+	// Interpolation is how a "piecewise" rate moves between points:
+	// "linear" or "step" (held until the next point). Default "linear".
+	Interpolation string `toml:"interpolation"`
+	// Scale multiplies every rate of a "piecewise" profile (> 0), so one
+	// profile's shape can be swept over load levels. Default 1.
+	Scale float64 `toml:"scale"`
+	// RepeatS makes a "piecewise" profile a cycle of this many seconds
+	// (>= the last point's time); 0 holds the last rate after the last
+	// point. Default 0.
+	RepeatS float64 `toml:"repeat_s"`
+	// FS, when set by the program (never by a scenario file), is the file
+	// system ProfileFile is read from; nil means the OS's.
+	FS fs.FS `toml:"-"`
+	// profile is ProfileFile's points once read (CheckProfile).
+	profile []RatePoint
 }
 
 // DistConfig is a distribution of token counts (or of turns), clamped to
@@ -246,7 +273,7 @@ func DefaultConfig() Config {
 	return Config{
 		Kind: KindSynthetic,
 		Arrival: ArrivalConfig{
-			Process: ProcessPoisson, RatePerS: 10, CV: 1,
+			Process: ProcessPoisson, RatePerS: 10, CV: 1, Scale: 1, Interpolation: InterpLinear,
 			Amplitude: 0.5, PeriodS: 86400,
 		},
 		SystemPromptChoice: ChoiceUniform,
@@ -398,6 +425,8 @@ func (a *ArrivalConfig) validate(prefix string, ps *config.Problems) {
 		if math.IsNaN(a.PhaseS) || math.IsInf(a.PhaseS, 0) {
 			ps.Add(k("phase_s"), "must be a finite number, found %v", a.PhaseS)
 		}
+	case ProcessPiecewise:
+		a.validatePiecewise(prefix, ps)
 	}
 }
 
@@ -528,7 +557,10 @@ func New(cfg Config, st sim.Streams) (Source, error) {
 	promptRng, turnsRng, thinkRng := st.Stream(streams.Prompt), st.Stream(streams.Turns), st.Stream(streams.Think)
 	salt := st.Stream(streams.Salt).Uint64()
 
-	arrival := cfg.Arrival.build()
+	arrival, err := cfg.Arrival.build()
+	if err != nil {
+		return nil, err
+	}
 	input, err := cfg.Input.Build()
 	if err != nil {
 		return nil, err
@@ -567,14 +599,16 @@ func New(cfg Config, st sim.Streams) (Source, error) {
 	return Limit(src, cfg.MaxRequests, until), nil
 }
 
-func (a *ArrivalConfig) build() ArrivalProcess {
+func (a *ArrivalConfig) build() (ArrivalProcess, error) {
 	switch a.Process {
 	case ProcessGamma:
-		return Gamma{RatePerS: a.RatePerS, CV: a.CV}
+		return Gamma{RatePerS: a.RatePerS, CV: a.CV}, nil
 	case ProcessDiurnal:
-		return Diurnal{MeanRatePerS: a.RatePerS, Amplitude: a.Amplitude, PeriodS: a.PeriodS, PhaseS: a.PhaseS}
+		return Diurnal{MeanRatePerS: a.RatePerS, Amplitude: a.Amplitude, PeriodS: a.PeriodS, PhaseS: a.PhaseS}, nil
+	case ProcessPiecewise:
+		return a.Piecewise()
 	}
-	return Poisson{RatePerS: a.RatePerS}
+	return Poisson{RatePerS: a.RatePerS}, nil
 }
 
 // Build returns the LengthDist that d describes. d must not be empty (see

@@ -71,6 +71,9 @@ type TimePoint struct {
 	KVUsedFrac        float64 // KV blocks held by running sequences / total
 	KVCachedFrac      float64 // KV blocks held only by the prefix cache / total
 	AvailableReplicas float64
+	// ProvisionedReplicas are the replicas paid for (under [autoscale]:
+	// loading, serving or draining).
+	ProvisionedReplicas float64
 }
 
 // Sweep is sweep.csv: the swept parameters (scenario key paths, in column
@@ -444,7 +447,7 @@ func readTimeseries(t *table) ([]TimePoint, error) {
 			ArrivalsPerS: c.num(results.ArrivalsPerS), CompletionsPerS: c.num(results.CompletionsPerS),
 			InFlight: c.num(results.InFlight), Waiting: c.num(results.Waiting),
 			KVUsedFrac: c.num(results.KVUsedFrac), KVCachedFrac: c.num(results.KVCachedFrac),
-			AvailableReplicas: c.num(results.AvailableReplicas),
+			AvailableReplicas: c.num(results.AvailableReplicas), ProvisionedReplicas: c.num(results.ProvisionedReplicas),
 		})
 		if c.err != nil {
 			return nil, c.err

@@ -191,12 +191,15 @@ func Arrivals(m Meta, pts []TimePoint) (Figure, error) {
 }
 
 // Availability draws, for replication 0 (or the lowest present) of each
-// arm, the replicas in service against simulated time in s, on
-// an integer y axis from 0. The figure is named availability_timeseries.
+// arm, the replicas in service and (dashed) the replicas paid for against
+// simulated time in s, on an integer y axis from 0: under autoscaling the
+// gap between them is replicas loading or draining. The figure is named
+// availability_timeseries.
 func Availability(m Meta, pts []TimePoint) (Figure, error) {
-	p := newPlot(m, "Replicas in service", "simulated time (s)", "available replicas")
+	p := newPlot(m, "Replicas in service", "simulated time (s)", "replicas")
 	n := timeLines(p, m, pts, []timeSeries{
-		{"available replicas", nil, func(t TimePoint) float64 { return t.AvailableReplicas }},
+		{"in service", nil, func(t TimePoint) float64 { return t.AvailableReplicas }},
+		{"provisioned (paid)", dashed, func(t TimePoint) float64 { return t.ProvisionedReplicas }},
 	})
 	if n == 0 {
 		return Figure{}, fmt.Errorf("plot: no available replicas in the time series")

@@ -128,7 +128,7 @@ var want = map[string][]string{
 	"kv_utilisation":          {"KV-cache utilisation — default", "simulated time (s)", "fraction of KV-cache blocks", "round-robin: KV used", "least-outstanding: KV cached only"},
 	"load_timeseries":         {"Requests in the system — default", "simulated time (s)", "requests", "round-robin: in flight", "least-outstanding: waiting"},
 	"arrivals_timeseries":     {"Arrivals and completions — default", "simulated time (s)", "requests per second (req/s)", "round-robin: arrivals", "least-outstanding: completions"},
-	"availability_timeseries": {"Replicas in service — default", "simulated time (s)", "available replicas", "round-robin: available replicas", "least-outstanding: available replicas"},
+	"availability_timeseries": {"Replicas in service — default", "simulated time (s)", "replicas", "round-robin: in service", "least-outstanding: in service"},
 	"sweep_ttft_p99":          {"p99 TTFT across the sweep — default", "arrival rate, requests/s (workload.arrival.rate_per_s)", "p99 time to first token (ms, log scale)", "p99 TTFT, cluster.replicas = 4 (95% CI)", "p99 TTFT, cluster.replicas = 6 (95% CI)", "TTFT SLO 800 ms"},
 	"sweep_goodput":           {"Goodput and throughput across the sweep — default", "arrival rate, requests/s (workload.arrival.rate_per_s)", "requests per second (req/s)", "goodput, cluster.replicas = 4 (95% CI)", "throughput, cluster.replicas = 6"},
 	"size_cost":               {"Fleet cost by size — default", "serving replicas", "fleet cost (USD per month)", "met the SLO", "missed the SLO", "reported sizes", "search with failures", "search without failures", "N (no failures)", "N+1", "N+2"},

@@ -52,20 +52,21 @@ func (f *File) Leading(header []string) []string {
 
 // Column names. A name used by several files means the same there.
 const (
-	Arm               = "arm"
-	Metric            = "metric"
-	Quantile          = "quantile"
-	ValueMs           = "value_ms"
-	Replication       = "replication"
-	Seed              = "seed"
-	TimeS             = "time_s"
-	ArrivalsPerS      = "arrivals_per_s"
-	CompletionsPerS   = "completions_per_s"
-	InFlight          = "in_flight"
-	Waiting           = "waiting"
-	KVUsedFrac        = "kv_used_frac"
-	KVCachedFrac      = "kv_cached_frac"
-	AvailableReplicas = "available_replicas"
+	Arm                 = "arm"
+	Metric              = "metric"
+	Quantile            = "quantile"
+	ValueMs             = "value_ms"
+	Replication         = "replication"
+	Seed                = "seed"
+	TimeS               = "time_s"
+	ArrivalsPerS        = "arrivals_per_s"
+	CompletionsPerS     = "completions_per_s"
+	InFlight            = "in_flight"
+	Waiting             = "waiting"
+	KVUsedFrac          = "kv_used_frac"
+	KVCachedFrac        = "kv_cached_frac"
+	AvailableReplicas   = "available_replicas"
+	ProvisionedReplicas = "provisioned_replicas"
 
 	Replications              = "replications"
 	TTFTP99Ms                 = "ttft_p99_ms"
@@ -167,6 +168,7 @@ var (
 			{KVUsedFrac, "fraction", "KV blocks held by running sequences / total"},
 			{KVCachedFrac, "fraction", "KV blocks held only by the prefix cache / total"},
 			{AvailableReplicas, "replicas", "replicas in service"},
+			{ProvisionedReplicas, "replicas", "replicas paid for: all in a static fleet; under [autoscale], those loading, serving or draining"},
 		}}
 
 	ReplicationsFile = &File{Name: "replications.csv", Meaning: "one row per arm and replication",

@@ -18,6 +18,7 @@ const (
 	// Speculation draws each request's speculative-decoding acceptance
 	// quantile at the gateway's intake (workloads.Request.SpecQuantile).
 	Speculation = "speculation"
+	Spot        = "spot"   // spot-instance interruptions
 	faults      = "faults" // scripted [[faults]]: one stream per table, Fault(i)
 )
 

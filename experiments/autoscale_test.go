@@ -1,0 +1,215 @@
+package experiments
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/internal/streams"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// TestAutoscaleDiurnal runs the autoscale-diurnal built-in's arms once
+// (one replication each) and checks the direction the README states: the
+// autoscaled fleet pays measurably fewer GPU-hours than the static fleet
+// sized for the peak while SLO attainment stays within 0.5 points, and a
+// cold start 10x longer costs p99 TTFT and attainment at the ramps.
+func TestAutoscaleDiurnal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three 4-hour fleets (~3 s)")
+	}
+	sc, err := LoadBuiltin("autoscale-diurnal")
+	require.NoError(t, err)
+	arms, err := ArmsFromScenario(sc)
+	require.NoError(t, err)
+	require.Len(t, arms, 3)
+	sum := map[string]*Summary{}
+	for _, a := range arms {
+		res, err := Run(a.Scenario, Options{})
+		require.NoError(t, err)
+		s := Summarize(res)
+		r := s.Requests
+		require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight, a.Name)
+		sum[a.Name] = s
+	}
+	static, auto, slow := sum["static-peak"], sum["autoscaled"], sum["autoscaled-cold-10x"]
+	require.Nil(t, static.Autoscale)
+	require.NotNil(t, auto.Autoscale)
+	require.Less(t, auto.Cost.GPUHours, 0.8*static.Cost.GPUHours, "autoscaling saves at least 20% of GPU-hours")
+	require.InDelta(t, auto.Cost.GPUHours, auto.Autoscale.GPUHours, 1e-6)
+	require.Less(t, auto.Autoscale.ReplicasMean, 7.0)
+	require.Equal(t, 2, auto.Autoscale.ReplicasMin)
+	require.Equal(t, 8, auto.Autoscale.ReplicasMax)
+	require.InDelta(t, *static.Goodput.SLOAttainment, *auto.Goodput.SLOAttainment, 0.005)
+	require.Greater(t, slow.LatencyMs.TTFT.P99, auto.LatencyMs.TTFT.P99, "a 10x slower cold start hurts the tail at the ramps")
+	require.Less(t, *slow.Goodput.SLOAttainment, *auto.Goodput.SLOAttainment)
+	require.InDelta(t, 10*auto.Autoscale.ColdStartS, slow.Autoscale.ColdStartS, 1e-6, "the slow arm's cold start is 10x")
+}
+
+// TestColdStartPhysics pins the cold start of Llama-3-70B at TP=8 loading
+// from each server's NVMe: weight bytes per GPU over the GPU's share of the
+// drive, plus the stated constants.
+func TestColdStartPhysics(t *testing.T) {
+	sc, err := LoadBuiltin("autoscale-diurnal")
+	require.NoError(t, err)
+	res, err := Run(mustDerive(t, sc, "workload.duration_s", "60"), Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	w := res.Fleet.Memory.WeightBytes
+	require.InDelta(t, 70.6e9*2/8, w, 0.02*w, "70B parameters at BF16 over 8 GPUs")
+	cs := models.DefaultColdStart()
+	want := cs.EngineStartS + cs.WarmupS + w/(cs.NVMeBytesPerS/float64(cs.GPUsPerServer))
+	require.InDelta(t, want, s.Autoscale.ColdStartS, 1e-6)
+	require.InDelta(t, 71.7, want, 0.5, "30 s + 20 s + 17.65 GB at 0.81 GB/s")
+	// The shared network store is split between loaders; a peer load needs
+	// a serving replica.
+	cs.LoadPath = models.LoadNetwork
+	require.InDelta(t, 20e9/16, cs.LoadBytesPerS(16, 0), 1e-6)
+	require.InDelta(t, 20e9, cs.LoadBytesPerS(1, 0), 1e-6, "one loader gets the whole store")
+	cs.NetworkBytesPerS = 400e9
+	require.InDelta(t, 50e9, cs.LoadBytesPerS(2, 0), 1e-6, "capped by the GPU's NIC")
+	cs.NetworkBytesPerS = 20e9
+	cs.LoadPath = models.LoadPeer
+	require.InDelta(t, 50e9, cs.LoadBytesPerS(64, 1), 1e-6)
+	require.InDelta(t, 20e9/64, cs.LoadBytesPerS(64, 0), 1e-6, "no peer serving: from the store")
+}
+
+func mustDerive(t *testing.T, sc *Scenario, key, value string) *Scenario {
+	t.Helper()
+	d, err := sc.Derive(OverrideOverlay(key, value))
+	require.NoError(t, err)
+	return d
+}
+
+func TestAutoscaleRefusals(t *testing.T) {
+	base := `name = "x"
+[cluster]
+replicas = 4
+[workload]
+duration_s = 60
+[autoscale]
+enabled = true
+`
+	cases := map[string]string{
+		"min_replicas = 5":                             "x.toml:8: autoscale.min_replicas: must be an integer in [1, cluster.replicas = 4], found 5",
+		"min_replicas = 2\ninitial_replicas = 1":       "autoscale.initial_replicas: must be 0 (min_replicas) or in [min_replicas, cluster.replicas] = [2, 4], found 1",
+		"policy = \"magic\"":                           "x.toml:8: autoscale.policy:",
+		"metric = \"kv\"\ntarget = 2":                  "autoscale.target: a kv target is a utilisation in (0, 1], found 2",
+		"[autoscale.cold_start]\nload_path = \"tape\"": "autoscale.cold_start.load_path:",
+		"[autoscale.cold_start]\nnvme_bytes_per_s = 0": "autoscale.cold_start.nvme_bytes_per_s:",
+		"[failures]\nenabled = true":                   "failures.enabled: cannot be combined with [autoscale] yet",
+	}
+	for extra, want := range cases {
+		_, err := Parse("x.toml", []byte(base+extra+"\n"))
+		require.ErrorContains(t, err, want, extra)
+	}
+	trace := `name = "t"
+[workload]
+kind = "trace"
+[workload.trace]
+path = "builtin:conversation_trace.jsonl"
+[autoscale]
+enabled = true
+policy = "schedule"
+`
+	_, err := Parse("t.toml", []byte(trace))
+	require.ErrorContains(t, err, `t.toml:8: autoscale.policy: "schedule" reads the workload's rate profile`)
+}
+
+// TestAutoscaleChaos: random autoscaled fleets (policy, metric, interval,
+// cold start, routers, batching, gateway policies). After every event
+// requests are conserved, replica bookkeeping holds, no parked or loading
+// replica takes traffic, the fleet stays within its bounds; at the end
+// everything has drained; twice through the runner gives identical
+// summaries.
+func TestAutoscaleChaos(t *testing.T) {
+	trials := 10
+	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
+		trials = n
+	}
+	if testing.Short() {
+		trials = 3
+	}
+	for trial := 0; trial < trials; trial++ {
+		rng := rand.New(rand.NewPCG(uint64(trial), 1414))
+		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+		var b strings.Builder
+		replicas := 2 + rng.IntN(5)
+		fmt.Fprintf(&b, "name = \"as-chaos-%d\"\nseed = %d\n", trial, trial+1)
+		fmt.Fprintf(&b, "[cluster]\ngpu = %q\nmodel = \"llama-3-8b\"\ntp = %s\nreplicas = %d\n", pick("H100", "H200", "B200"), pick("1", "2", "8"), replicas)
+		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nkv_blocks = %d\nmax_seqs = %d\ncold_start_s = 5\nrestart_s = 2\n",
+			pick("chunked", "continuous", "static"), 1500+rng.IntN(6000), 4+rng.IntN(40))
+		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("round-robin", "least-outstanding", "p2c", "least-kv", "prefix-affinity", "random"))
+		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 200\n", pick("synthetic", "sessions", "agentic"))
+		if rng.IntN(2) == 0 {
+			fmt.Fprintf(&b, "[workload.arrival]\nprocess = \"piecewise\"\npoints = [[0, %d], [100, %d], [200, 1]]\ninterpolation = %q\n",
+				1+rng.IntN(5), 5+rng.IntN(15), pick("linear", "step"))
+		} else {
+			fmt.Fprintf(&b, "[workload.arrival]\nprocess = \"diurnal\"\nrate_per_s = %d\namplitude = 0.8\nperiod_s = 200\n", 3+rng.IntN(10))
+		}
+		fmt.Fprintf(&b, "[policies]\ntimeout_s = %d\n", rng.IntN(2)*(2+rng.IntN(10)))
+		fmt.Fprintf(&b, "[policies.hedge]\nname = %q\nmin_samples = 10\nbudget = 0.2\n", pick("none", "fixed", "tied"))
+		fmt.Fprintf(&b, "[policies.retry]\nname = %q\nbudget = 0.3\n", pick("none", "budgeted"))
+		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", pick("none", "liveness", "deep"))
+		minR := 1 + rng.IntN(replicas)
+		metric := pick("outstanding", "waiting", "rate", "kv")
+		target := []float64{0.5, 1, 4}[rng.IntN(3)]
+		if metric == "kv" {
+			target = []float64{0.3, 0.6, 0.9}[rng.IntN(3)]
+		}
+		fmt.Fprintf(&b, "[autoscale]\nenabled = true\npolicy = %q\nmetric = %q\ntarget = %v\nmin_replicas = %d\ninterval_s = %d\nscale_up_cooldown_s = %d\nscale_down_window_s = %d\ndrain_grace_s = %d\nlead_s = 20\nttft_p99_ms = 300\n",
+			pick("target", "slo", "schedule"), metric, target,
+			minR, 1+rng.IntN(10), rng.IntN(20), rng.IntN(60), rng.IntN(30))
+		fmt.Fprintf(&b, "[autoscale.cold_start]\nengine_start_s = %d\nwarmup_s = 1\nload_path = %q\n", rng.IntN(20), pick("nvme", "network", "peer"))
+		src := b.String()
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			sc, err := Parse("chaos.toml", []byte(src))
+			require.NoError(t, err, src)
+			eng := sim.NewEngine()
+			rec := models.NewRecorder(sc.SLO)
+			fleet, err := newFleet(eng, sc, rec)
+			require.NoError(t, err)
+			a := fleet.Autoscaler
+			require.NotNil(t, a)
+			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+			require.NoError(t, err)
+			require.NoError(t, fleet.Start(w))
+			fleet.DrainLimit = 600 * sim.Second
+			n := 0
+			for !fleet.Truncated && eng.Step() {
+				n++
+				require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "event %d\n%s", n, src)
+				serving := 0
+				for i, r := range fleet.Replicas {
+					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
+					if fleet.States()[i].Available {
+						require.True(t, r.Up(), "replica %d available but down\n%s", i, src)
+						require.True(t, a.Serving(i), "replica %d available but parked, loading or draining\n%s", i, src)
+						serving++
+					}
+				}
+				require.LessOrEqual(t, a.Provisioned(), sc.Cluster.Replicas)
+				require.GreaterOrEqual(t, a.Provisioned(), 1)
+			}
+			if !fleet.Truncated {
+				require.Zero(t, rec.InFlight(), src)
+			}
+			var outs [2]string
+			for k := range outs {
+				res, err := Run(sc, Options{})
+				require.NoError(t, err, src)
+				js, err := Summarize(res).MarshalJSON()
+				require.NoError(t, err)
+				outs[k] = string(js)
+			}
+			require.Equal(t, outs[0], outs[1], "determinism\n%s", src)
+		})
+	}
+}

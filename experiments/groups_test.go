@@ -1,0 +1,187 @@
+package experiments
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/internal/streams"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// A fleet of one group is the fleet of one kind: the same requests,
+// latencies, KV and cost, byte for byte; only the fleet block gains the
+// group.
+func TestOneGroupIsTheHomogeneousFleet(t *testing.T) {
+	plain, err := LoadBuiltin("default")
+	require.NoError(t, err)
+	src := strings.Replace(string(plain.src), "gpu = \"H100\"", "", 1)
+	src = strings.Replace(src, "tp = 8 ", "# ", 1)
+	src = strings.Replace(src, "replicas = 4 ", "# ", 1)
+	src = strings.Replace(src, "[router]", "[[cluster.groups]]\ngpu = \"H100\"\ntp = 8\nreplicas = 4\n\n[router]", 1)
+	grouped, err := Parse("grouped.toml", []byte(src))
+	require.NoError(t, err, src)
+	run := func(sc *Scenario) map[string]json.RawMessage {
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		js, err := Summarize(res).MarshalJSON()
+		require.NoError(t, err)
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(js, &m))
+		return m
+	}
+	a, b := run(plain), run(grouped)
+	for _, k := range []string{"requests", "latency_ms", "throughput", "goodput", "prefix_cache", "kv", "cost", "resilience"} {
+		require.JSONEq(t, string(a[k]), string(b[k]), k)
+	}
+	var fl FleetStats
+	require.NoError(t, json.Unmarshal(b["fleet"], &fl))
+	require.Len(t, fl.Groups, 1)
+	require.Equal(t, "h100-0", fl.Groups[0].Name)
+	require.Equal(t, 1.0, fl.Groups[0].Capacity)
+}
+
+func TestGroupsMixedFleet(t *testing.T) {
+	src := `name = "mix"
+[cluster]
+model = "llama-3-70b"
+[[cluster.groups]]
+name = "h100"
+gpu = "H100"
+tp = 8
+replicas = 2
+[[cluster.groups]]
+name = "b200"
+gpu = "B200"
+tp = 8
+replicas = 2
+[router]
+name = "weighted-least-outstanding"
+[workload]
+duration_s = 120
+[workload.arrival]
+rate_per_s = 40
+`
+	sc, err := Parse("mix.toml", []byte(src))
+	require.NoError(t, err)
+	require.Equal(t, 4, sc.Cluster.Replicas)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	r := s.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+	require.Equal(t, "H100+B200", s.Fleet.GPU)
+	require.Equal(t, 32, s.Fleet.GPUs)
+	g := s.Fleet.Groups
+	require.Len(t, g, 2)
+	require.Equal(t, 1.0, g[1].Capacity, "B200 is the faster group")
+	require.Less(t, g[0].Capacity, 0.8)
+	require.Greater(t, g[1].OutputTokens, g[0].OutputTokens, "the weighted router gives the faster group more")
+	require.Greater(t, g[1].BlocksPerReplica, g[0].BlocksPerReplica, "192 GB of HBM holds more KV than 80 GB")
+	require.InDelta(t, s.Cost.USD, g[0].USD+g[1].USD, 1e-4, "each group at its own price")
+	require.Equal(t, 9.0, g[1].PricePerGPUHour)
+}
+
+func TestGroupsRefusals(t *testing.T) {
+	base := `name = "g"
+[cluster]
+model = "llama-3-70b"
+%s
+[[cluster.groups]]
+gpu = "H100"
+tp = 8
+replicas = 1
+[[cluster.groups]]
+%s
+[workload]
+duration_s = 10
+%s
+`
+	cases := []struct{ top, group, tail, want string }{
+		{"gpu = \"H100\"", "gpu = \"B200\"\ntp = 8\nreplicas = 1", "", "g.toml:4: cluster.gpu: is set per group"},
+		{"", "gpu = \"X9\"\ntp = 8\nreplicas = 1", "", "g.toml:10: cluster.groups.1.gpu:"},
+		{"", "gpu = \"H100\"\ntp = 3\nreplicas = 1", "", "g.toml:11: cluster.groups.1.tp:"},
+		{"", "gpu = \"H100\"\ntp = 1\nreplicas = 1", "", `group "h100-1"`},
+		{"", "name = \"h100-0\"\ngpu = \"B200\"\ntp = 8\nreplicas = 1", "", `cluster.groups.1.name: "h100-0" names two groups`},
+		{"", "name = \"../x\"\ngpu = \"B200\"\ntp = 8\nreplicas = 1", "", `cluster.groups.1.name: "../x"`},
+		{"", "gpu = \"B200\"\ntp = 8\nreplicas = -1", "", "cluster.groups.1.replicas: must be an integer >= 0"},
+		{"", "gpu = \"B200\"\ntp = 8\nreplicas = 1", "[failures]\nenabled = true", "failures.enabled: cannot be combined with [[cluster.groups]] yet"},
+		{"", "gpu = \"B200\"\ntp = 8\nreplicas = 1", "[cost]\nprice_per_gpu_hour = 3", "cost.price_per_gpu_hour: set price_per_gpu_hour per group"},
+	}
+	for _, c := range cases {
+		_, err := Parse("g.toml", []byte(fmt.Sprintf(base, c.top, c.group, c.tail)))
+		require.ErrorContains(t, err, c.want, c.group+c.tail)
+	}
+}
+
+// TestGroupsChaos: random fleets of GPU groups (types, TP, sizes, some
+// empty) under random routers, batching and gateway policies: requests are
+// conserved and replica bookkeeping holds after every event, everything
+// drains, and the runner is deterministic.
+func TestGroupsChaos(t *testing.T) {
+	trials := 8
+	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
+		trials = n
+	}
+	if testing.Short() {
+		trials = 3
+	}
+	for trial := 0; trial < trials; trial++ {
+		rng := rand.New(rand.NewPCG(uint64(trial), 2718))
+		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+		var b strings.Builder
+		fmt.Fprintf(&b, "name = \"groups-chaos-%d\"\nseed = %d\n[cluster]\nmodel = \"llama-3-8b\"\n", trial, trial+1)
+		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nmax_seqs = %d\ncold_start_s = 5\nrestart_s = 2\n", pick("chunked", "continuous", "static"), 4+rng.IntN(40))
+		for g, n := 0, 1+rng.IntN(3); g < n; g++ {
+			fmt.Fprintf(&b, "[[cluster.groups]]\ngpu = %q\ntp = %s\nreplicas = %d\n", pick("H100", "H200", "B200", "GB200"), pick("1", "2", "8"), rng.IntN(4)+map[bool]int{true: 1}[g == 0])
+		}
+		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("weighted-least-outstanding", "least-outstanding", "p2c", "least-kv", "round-robin", "prefix-affinity"))
+		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 100\n[workload.arrival]\nrate_per_s = %d\n", pick("synthetic", "sessions"), 2+rng.IntN(20))
+		fmt.Fprintf(&b, "[policies.hedge]\nname = %q\nmin_samples = 10\nbudget = 0.2\n", pick("none", "fixed", "tied"))
+		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", pick("none", "liveness", "deep"))
+		src := b.String()
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			sc, err := Parse("chaos.toml", []byte(src))
+			require.NoError(t, err, src)
+			eng := sim.NewEngine()
+			rec := models.NewRecorder(sc.SLO)
+			fleet, err := newFleet(eng, sc, rec)
+			require.NoError(t, err, src)
+			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+			require.NoError(t, err)
+			require.NoError(t, fleet.Start(w))
+			fleet.DrainLimit = 600 * sim.Second
+			n := 0
+			for !fleet.Truncated && eng.Step() {
+				n++
+				require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "event %d\n%s", n, src)
+				for i, r := range fleet.Replicas {
+					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
+					if fleet.States()[i].Available {
+						require.True(t, r.Up(), "replica %d available but down\n%s", i, src)
+					}
+				}
+			}
+			if !fleet.Truncated {
+				require.Zero(t, rec.InFlight(), src)
+			}
+			var outs [2]string
+			for k := range outs {
+				res, err := Run(sc, Options{})
+				require.NoError(t, err, src)
+				js, err := Summarize(res).MarshalJSON()
+				require.NoError(t, err)
+				outs[k] = string(js)
+			}
+			require.Equal(t, outs[0], outs[1], "determinism\n%s", src)
+		})
+	}
+}

@@ -1,0 +1,72 @@
+package experiments
+
+import (
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// SpotConfig is a scenario's [spot] table: the last Replicas replicas of the
+// fleet run on spot instances, cheaper and taken back at random.
+type SpotConfig struct {
+	// Replicas is how many of the fleet's replicas (the last ones) are on
+	// spot; 0 (default) means none.
+	Replicas int `toml:"replicas"`
+	// InterruptionsPerHour is each spot replica's interruption rate while
+	// it serves. Default 0.01 (assumption: GPU instances sit in AWS's Spot
+	// Instance Advisor's highest band, "> 20%" of instances interrupted per
+	// month; 0.01/h interrupts ~99.9% within a month; set your region's).
+	InterruptionsPerHour float64 `toml:"interruptions_per_hour"`
+	// NoticeS is the warning before the instance goes, seconds. Default 120
+	// (AWS's two-minute Spot interruption notice; GCP gives 30 s).
+	NoticeS float64 `toml:"notice_s"`
+	// Drain uses the notice: the replica leaves rotation and finishes what
+	// it can; false kills it at the notice. Default true.
+	Drain bool `toml:"drain"`
+	// ReplaceS is how long until a replacement serves: acquiring capacity,
+	// boot, engine start and weight load, seconds. Default 600 (assumption).
+	ReplaceS float64 `toml:"replace_s"`
+	// PriceFraction is the spot price over the on-demand price. Default 0.35
+	// (assumption: AWS advertises up to 90% off; GPU spot prices seen
+	// 60–70% below on-demand).
+	PriceFraction float64 `toml:"price_fraction"`
+}
+
+// DefaultSpot returns the defaults documented on SpotConfig (no spot).
+func DefaultSpot() SpotConfig {
+	return SpotConfig{InterruptionsPerHour: 0.01, NoticeS: 120, Drain: true, ReplaceS: 600, PriceFraction: 0.35}
+}
+
+func (s *Scenario) validateSpot(ps *config.Problems) {
+	c := s.Spot
+	if c.Replicas < 0 || c.Replicas > s.Cluster.Replicas {
+		ps.Add("spot.replicas", "must be an integer in [0, cluster.replicas = %d], found %d", s.Cluster.Replicas, c.Replicas)
+	}
+	if c.Replicas == 0 {
+		return
+	}
+	ps.Positive("spot.interruptions_per_hour", c.InterruptionsPerHour)
+	ps.NonNegative("spot.notice_s", c.NoticeS)
+	ps.NonNegative("spot.replace_s", c.ReplaceS)
+	if !(c.PriceFraction > 0 && c.PriceFraction <= 1) {
+		ps.Add("spot.price_fraction", "must be in (0, 1], found %v", c.PriceFraction)
+	}
+	for _, k := range []struct {
+		key string
+		on  bool
+	}{
+		{"failures.enabled", s.Failures.Enabled}, {"rollout.enabled", s.Rollout.Enabled}, {"autoscale.enabled", s.Autoscale.Enabled},
+		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
+		{"cluster.groups", len(s.Cluster.Groups) > 0},
+	} {
+		if k.on {
+			ps.Add(k.key, "cannot be combined with [spot] yet (both take replicas in and out of service)")
+		}
+	}
+}
+
+func (s *Scenario) spotParams() models.SpotParams {
+	c := s.Spot
+	return models.SpotParams{First: s.Cluster.Replicas - c.Replicas, RatePerHour: c.InterruptionsPerHour,
+		Notice: sim.FromSeconds(c.NoticeS), Replace: sim.FromSeconds(c.ReplaceS), Drain: c.Drain, GPUsPerReplica: s.Cluster.GPUsPerReplica()}
+}

@@ -1,0 +1,137 @@
+package experiments
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/internal/streams"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// Spot interruptions conserve requests (killed copies are retried or fail,
+// never lost), show in failures.csv's timeline, and the bill splits
+// between spot and the other slots.
+func TestSpotInterruptions(t *testing.T) {
+	sc, err := LoadBuiltin("spot-share")
+	require.NoError(t, err)
+	for _, drain := range []string{"true", "false"} {
+		d, err := sc.Derive(OverrideOverlay("spot.interruptions_per_hour", "4"), OverrideOverlay("spot.drain", drain),
+			OverrideOverlay("workload.duration_s", "1800"))
+		require.NoError(t, err)
+		res, err := Run(d, Options{})
+		require.NoError(t, err)
+		s := Summarize(res)
+		r := s.Requests
+		require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight, "drain %s", drain)
+		require.NotNil(t, s.Spot)
+		require.Positive(t, s.Spot.Interruptions, "2 spot replicas at 4/h for 0.5 h")
+		require.Positive(t, s.Spot.DownReplicaHours)
+		events := map[string]int{}
+		for _, p := range res.Timeline {
+			events[p.Event]++
+		}
+		require.Equal(t, s.Spot.Interruptions, events["spot-notice"], "drain %s", drain)
+		require.LessOrEqual(t, events["spot-kill"], events["spot-notice"])
+		require.LessOrEqual(t, events["spot-ready"], events["spot-kill"])
+		require.InDelta(t, s.Cost.USD-s.Cost.EnergyUSD*boolF(d.Cost.Power), s.Spot.SpotUSD+s.Spot.OtherUSD, 1e-3)
+		require.InDelta(t, 0.35*s.Spot.OtherUSD/2, s.Spot.SpotUSD, 1e-3, "2 of 6 replicas at 35%% of the price")
+		if drain == "false" {
+			require.Positive(t, s.Resilience.Retries, "killed copies are retried")
+		}
+	}
+}
+
+func boolF(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestSpotRefusals(t *testing.T) {
+	base := "name = \"s\"\n[cluster]\nreplicas = 4\n[workload]\nduration_s = 10\n[spot]\n%s\n"
+	for extra, want := range map[string]string{
+		"replicas = 5":                             "s.toml:7: spot.replicas: must be an integer in [0, cluster.replicas = 4], found 5",
+		"replicas = 1\nprice_fraction = 1.5":       "spot.price_fraction: must be in (0, 1], found 1.5",
+		"replicas = 1\ninterruptions_per_hour = 0": "spot.interruptions_per_hour:",
+		"replicas = 1\n[failures]\nenabled = true": "failures.enabled: cannot be combined with [spot] yet",
+	} {
+		_, err := Parse("s.toml", []byte(fmt.Sprintf(base, extra)))
+		require.ErrorContains(t, err, want, extra)
+	}
+}
+
+// TestSpotChaos: random fleets with spot replicas at high interruption
+// rates, random notice/drain/replacement, routers, batching and gateway
+// policies: conservation and replica bookkeeping after every event, no
+// interrupted replica in rotation, everything drains, determinism.
+func TestSpotChaos(t *testing.T) {
+	trials := 8
+	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
+		trials = n
+	}
+	if testing.Short() {
+		trials = 3
+	}
+	for trial := 0; trial < trials; trial++ {
+		rng := rand.New(rand.NewPCG(uint64(trial), 3141))
+		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+		replicas := 1 + rng.IntN(5)
+		var b strings.Builder
+		fmt.Fprintf(&b, "name = \"spot-chaos-%d\"\nseed = %d\n[cluster]\ngpu = %q\nmodel = \"llama-3-8b\"\ntp = %s\nreplicas = %d\n",
+			trial, trial+1, pick("H100", "B200"), pick("1", "2"), replicas)
+		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nmax_seqs = %d\n", pick("chunked", "continuous", "static"), 4+rng.IntN(40))
+		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("least-outstanding", "p2c", "least-kv", "round-robin", "prefix-affinity"))
+		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 200\n[workload.arrival]\nrate_per_s = %d\n", pick("synthetic", "sessions"), 2+rng.IntN(20))
+		fmt.Fprintf(&b, "[policies.retry]\nname = %q\nbudget = 0.5\n", pick("none", "budgeted"))
+		fmt.Fprintf(&b, "[policies.hedge]\nname = %q\nmin_samples = 10\nbudget = 0.2\n", pick("none", "fixed", "tied"))
+		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", pick("none", "liveness", "deep"))
+		fmt.Fprintf(&b, "[spot]\nreplicas = %d\ninterruptions_per_hour = %d\nnotice_s = %d\ndrain = %v\nreplace_s = %d\n",
+			1+rng.IntN(replicas), 20+rng.IntN(200), rng.IntN(30), rng.IntN(2) == 0, rng.IntN(60))
+		src := b.String()
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			sc, err := Parse("chaos.toml", []byte(src))
+			require.NoError(t, err, src)
+			eng := sim.NewEngine()
+			rec := models.NewRecorder(sc.SLO)
+			fleet, err := newFleet(eng, sc, rec)
+			require.NoError(t, err, src)
+			fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+			require.NoError(t, err)
+			require.NoError(t, fleet.Start(w))
+			fleet.DrainLimit = 600 * sim.Second
+			n := 0
+			for !fleet.Truncated && eng.Step() {
+				n++
+				require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "event %d\n%s", n, src)
+				for i, r := range fleet.Replicas {
+					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
+					if fleet.States()[i].Available {
+						require.True(t, r.Up(), "replica %d available but down\n%s", i, src)
+					}
+				}
+			}
+			if !fleet.Truncated {
+				require.Zero(t, rec.InFlight(), src)
+			}
+			var outs [2]string
+			for k := range outs {
+				res, err := Run(sc, Options{})
+				require.NoError(t, err, src)
+				js, err := Summarize(res).MarshalJSON()
+				require.NoError(t, err)
+				outs[k] = string(js)
+			}
+			require.Equal(t, outs[0], outs[1], "determinism\n%s", src)
+		})
+	}
+}

@@ -1,0 +1,188 @@
+package models
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// GroupConfig is one replica group of a heterogeneous fleet ([[cluster.groups]]):
+// its own GPU type, TP degree, replica count and price. The model and the
+// engine settings ([cluster.replica]) are the fleet's; the memory plan (and
+// so the KV blocks) and the step model are the group's own.
+type GroupConfig struct {
+	// Name identifies the group in outputs (letters, digits, -_.). Default
+	// the GPU name in lower case with the group's position ("h100-0").
+	Name string `toml:"name"`
+	// GPU names a catalog GPU.
+	GPU string `toml:"gpu"`
+	// TP is the group's tensor parallelism (GPUs per replica).
+	TP int `toml:"tp"`
+	// Replicas is the group's replica count (>= 0: a group of 0 is allowed,
+	// so a sweep or sizing can remove it).
+	Replicas int `toml:"replicas"`
+	// PricePerGPUHour overrides the GPU's catalog price (at the scenario's
+	// [cost] tier), USD; 0 means the catalog's.
+	PricePerGPUHour float64 `toml:"price_per_gpu_hour"`
+}
+
+var groupName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]*$`)
+
+// Group is a built replica group: replicas [First, First+Replicas) of the
+// pool.
+type Group struct {
+	GroupConfig
+	First     int
+	Memory    MemoryPlan
+	Place     Placement
+	PeakFLOPS float64 // one GPU's dense peak at the weights' precision
+	// ParamsPerGPU is the model's parameters over the TP degree.
+	ParamsPerGPU float64
+	// Capacity is the replica's relative serving capacity, 1 for the
+	// fleet's fastest group: decode tokens per second at a reference batch
+	// (64 sequences of 2,048 tokens of context, or max_seqs if fewer) over
+	// the fastest group's. Capacity-weighted routers divide load by it.
+	Capacity float64
+}
+
+// resolveGroups fills group defaults (names) and returns the fleet's total
+// replicas.
+func (c *FleetConfig) resolveGroups() int {
+	n := 0
+	for i := range c.Groups {
+		g := &c.Groups[i]
+		if g.Name == "" {
+			g.Name = fmt.Sprintf("%s-%d", lower(g.GPU), i)
+		}
+		n += g.Replicas
+	}
+	return n
+}
+
+func lower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// validateGroups records the groups' problems under prefix and returns
+// each group's memory plan (zero where it has problems).
+func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Problems) []MemoryPlan {
+	plans := make([]MemoryPlan, len(c.Groups))
+	total := c.resolveGroups()
+	if total < 1 {
+		ps.Add(config.Key(prefix, "groups"), "the groups have %d replicas in all; at least one is needed", total)
+	}
+	seen := map[string]bool{}
+	for i, g := range c.Groups {
+		gk := func(key string) string { return config.Key(prefix, "groups", fmt.Sprint(i), key) }
+		if !groupName.MatchString(g.Name) {
+			ps.Add(gk("name"), "%q: use letters, digits, '-', '_' and '.' (not first)", g.Name)
+		} else if seen[g.Name] {
+			ps.Add(gk("name"), "%q names two groups", g.Name)
+		}
+		seen[g.Name] = true
+		if g.Replicas < 0 {
+			ps.Add(gk("replicas"), "must be an integer >= 0, found %d", g.Replicas)
+		}
+		ps.NonNegative(gk("price_per_gpu_hour"), g.PricePerGPUHour)
+		sub := *c
+		sub.Groups = nil
+		sub.GPU, sub.TP, sub.Replicas = g.GPU, g.TP, max(g.Replicas, 1)
+		var gps config.Problems
+		mem := sub.Validate(cat, prefix, &gps)
+		for _, p := range gps.List {
+			// The group's own keys are reported at the group's table.
+			switch p.Key {
+			case config.Key(prefix, "gpu"), config.Key(prefix, "tp"), config.Key(prefix, "replicas"), config.Key(prefix, "domains"):
+				ps.Add(gk(p.Key[len(prefix)+1:]), "%s", p.Msg)
+			default:
+				ps.Add(p.Key, "group %q: %s", g.Name, p.Msg)
+			}
+		}
+		if len(gps.List) == 0 {
+			plans[i] = mem
+		}
+	}
+	return plans
+}
+
+// newGroupFleet builds a heterogeneous fleet: each group's replicas with
+// the group's step model and memory plan, in group order.
+func newGroupFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, plans []MemoryPlan, router Router, rec *Recorder) (*Fleet, error) {
+	total := cfg.resolveGroups()
+	llm := cat.LLMs[cfg.Model]
+	f := newFleet(eng, router, rec, total)
+	p := f.Pool
+	type built struct {
+		perf *StepModel
+		tput float64
+	}
+	bs := make([]built, len(cfg.Groups))
+	best := 0.0
+	for i, g := range cfg.Groups {
+		gpu := cat.GPUs[g.GPU]
+		perf, err := NewStepModel(gpu, llm, g.TP, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
+		if err != nil {
+			return nil, err
+		}
+		batch := min(64, cfg.Replica.MaxSeqs)
+		if batch < 1 {
+			batch = 64
+		}
+		step := perf.Step(StepShape{DecodeSeqs: float64(batch), DecodeCtx: float64(batch) * 2048})
+		bs[i] = built{perf, float64(batch) / step}
+		best = max(best, bs[i].tput)
+	}
+	first := 0
+	for i, g := range cfg.Groups {
+		gpu := cat.GPUs[g.GPU]
+		sub := cfg
+		sub.Groups = nil
+		sub.GPU, sub.TP, sub.Replicas = g.GPU, g.TP, g.Replicas
+		grp := Group{GroupConfig: g, First: first, Memory: plans[i], Place: placement(sub, gpu.DomainGPUs),
+			PeakFLOPS: bs[i].perf.PeakFLOPS(), ParamsPerGPU: llm.Params / float64(g.TP), Capacity: bs[i].tput / best}
+		for j := 0; j < g.Replicas; j++ {
+			idx := first + j
+			p.Replicas = append(p.Replicas, NewReplica(idx, eng, cfg.Replica, bs[i].perf, plans[i].KVBlocks, f.Gateway, &p.states[idx]))
+			p.states[idx].Capacity = grp.Capacity
+		}
+		p.Groups = append(p.Groups, grp)
+		p.Place.GPUs += grp.Place.GPUs
+		p.Place.Domains += grp.Place.Domains
+		first += g.Replicas
+	}
+	// The fleet-wide fields describe the first group (a fleet of one kind
+	// reads them; a fleet of groups reads Groups).
+	g0 := p.Groups[0]
+	p.Memory, p.PeakFLOPS, p.ParamsPerGPU, p.tp = g0.Memory, g0.PeakFLOPS, g0.ParamsPerGPU, g0.TP
+	p.Place.DomainGPUs, p.Place.TP = g0.Place.DomainGPUs, g0.TP
+	p.watch()
+	return f, nil
+}
+
+// GroupOf returns the group replica i belongs to (nil in a fleet of one
+// kind).
+func (p *Pool) GroupOf(i int) *Group {
+	for k := range p.Groups {
+		g := &p.Groups[k]
+		if i >= g.First && i < g.First+g.Replicas {
+			return g
+		}
+	}
+	return nil
+}
+
+// ReplicaTP is replica i's TP degree.
+func (p *Pool) ReplicaTP(i int) int {
+	if g := p.GroupOf(i); g != nil {
+		return g.TP
+	}
+	return p.tp
+}

@@ -1,0 +1,42 @@
+package policies
+
+import (
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+var _ models.Router = (*WeightedLeastOutstanding)(nil)
+
+// WeightedLeastOutstanding sends each request to the available replica
+// whose outstanding requests, counting this one, are fewest per unit of
+// capacity: argmin (Outstanding + 1) / Capacity, ties to the lowest index.
+// In a fleet of one kind (every Capacity 1) it chooses as LeastOutstanding
+// does; in a fleet of GPU groups a replica twice as fast takes about twice
+// the requests. A replica with Capacity 0 (unknown) counts as 1. Route is
+// one O(n) scan; the zero value is ready to use.
+type WeightedLeastOutstanding struct{}
+
+// NewWeightedLeastOutstanding returns a capacity-weighted
+// least-outstanding router.
+func NewWeightedLeastOutstanding() *WeightedLeastOutstanding { return &WeightedLeastOutstanding{} }
+
+// Route implements models.Router.
+func (WeightedLeastOutstanding) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+	best, found := 0, false
+	var bestLoad float64
+	for i := range replicas {
+		r := &replicas[i]
+		if !r.Available {
+			continue
+		}
+		c := r.Capacity
+		if c <= 0 {
+			c = 1
+		}
+		load := float64(r.Outstanding+1) / c
+		if !found || load < bestLoad {
+			best, bestLoad, found = i, load, true
+		}
+	}
+	return best, found
+}
