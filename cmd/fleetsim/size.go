@@ -15,6 +15,10 @@ of each term's mean over replications within its limit), with and without
 the scenario's failures, and report N, N+1 and N+2 with $ per month. Writes
 size.csv, size_search.csv and the run at N. Progress on stderr reports each
 size tried.
+
+With two [[cluster.groups]] (GPU types), size finds the cheapest mix that
+meets the SLO instead, with each group alone for comparison, and writes
+size_mix.csv and the run of the cheapest mix.
 `
 
 // cmdSize is `fleetsim size SCENARIO.toml --slo ...`.
@@ -54,6 +58,9 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	}
 	if c <= 0 || c >= 1 {
 		return usagef("size: --confidence must be between 0 and 1, found %v", c)
+	}
+	if len(base.Cluster.Groups) > 0 {
+		return cmdSizeMix(base, targets, c, cf, stdout, stderr)
 	}
 	dir := cf.dir(base.Name)
 	opt, prog := cf.options(stderr, base.Name)

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/fleetsim/fleetsim/experiments"
+)
+
+// sizeMixJSON is `size --json` for a fleet of two groups.
+type sizeMixJSON struct {
+	Scenario   string           `json:"scenario"`
+	Confidence float64          `json:"confidence"`
+	Best       map[string]int   `json:"best"`
+	BestUSD    float64          `json:"best_usd_per_month"`
+	Evaluated  []map[string]any `json:"evaluated"`
+}
+
+// cmdSizeMix is `fleetsim size` on a scenario with [[cluster.groups]]: the
+// cheapest mix of its two groups that meets the SLO, with each group alone
+// for comparison. Writes size_mix.csv and the run of the cheapest mix.
+func cmdSizeMix(base *experiments.Scenario, targets []experiments.Target, conf float64, cf *commonFlags, stdout, stderr io.Writer) error {
+	dir := cf.dir(base.Name)
+	opt, prog := cf.options(stderr, base.Name)
+	if prog != nil {
+		prog.of = " of the mix being tried"
+	}
+	res, err := experiments.SizeMix(base, targets, conf, opt)
+	if err != nil {
+		prog.stop()
+		return err
+	}
+	prog.finish()
+	table := res.Table(base.Name)
+	if err := experiments.WriteRunDir(dir, []*experiments.ArmResult{res.Best.Arm}, "## Sizing a mix\n\n```\n"+table+"```\n"); err != nil {
+		return err
+	}
+	if err := experiments.WriteFiles(dir, map[string][]byte{"size_mix.csv": res.CSV()}); err != nil {
+		return err
+	}
+	if *cf.json {
+		out := sizeMixJSON{Scenario: base.Name, Confidence: conf, Best: map[string]int{}, BestUSD: res.Best.USDPerMonth}
+		for i, g := range res.Groups {
+			out.Best[g.Name] = res.Best.Counts[i]
+		}
+		if out.Evaluated, err = csvRows(res.CSV()); err != nil {
+			return err
+		}
+		return printJSON(stdout, out)
+	}
+	fmt.Fprintf(stdout, "%s\nwrote %s (size_mix.csv, and the run of the cheapest mix: summary.json, summary.md, cdf.csv, timeseries.csv)\n", table, dir)
+	return nil
+}
