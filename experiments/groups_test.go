@@ -140,8 +140,17 @@ func TestGroupsChaos(t *testing.T) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "name = \"groups-chaos-%d\"\nseed = %d\n[cluster]\nmodel = \"llama-3-8b\"\n", trial, trial+1)
 		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nmax_seqs = %d\ncold_start_s = 5\nrestart_s = 2\n", pick("chunked", "continuous", "static"), 4+rng.IntN(40))
-		for g, n := 0, 1+rng.IntN(3); g < n; g++ {
-			fmt.Fprintf(&b, "[[cluster.groups]]\ngpu = %q\ntp = %s\nreplicas = %d\n", pick("H100", "H200", "B200", "GB200"), pick("1", "2", "8"), rng.IntN(4)+map[bool]int{true: 1}[g == 0])
+		twoModels := rng.IntN(2) == 0
+		for g, n := 0, 1+rng.IntN(3); g < n || (twoModels && g < 2); g++ {
+			model, tp := "llama-3-8b", pick("1", "2", "8")
+			if twoModels && g%2 == 1 {
+				model, tp = "llama-3-70b", "8"
+			}
+			fmt.Fprintf(&b, "[[cluster.groups]]\ngpu = %q\ntp = %s\nreplicas = %d\nmodel = %q\n", pick("H100", "H200", "B200", "GB200"), tp,
+				rng.IntN(4)+map[bool]int{true: 1}[g < 2], model)
+		}
+		if twoModels {
+			fmt.Fprintf(&b, "[[serve]]\nmodel = \"llama-3-8b\"\nshare = %d\n[[serve]]\nmodel = \"llama-3-70b\"\nshare = 1\nttft_ms = 500\n", 1+rng.IntN(3))
 		}
 		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("weighted-least-outstanding", "least-outstanding", "p2c", "least-kv", "round-robin", "prefix-affinity"))
 		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 100\n[workload.arrival]\nrate_per_s = %d\n", pick("synthetic", "sessions"), 2+rng.IntN(20))
@@ -160,9 +169,16 @@ func TestGroupsChaos(t *testing.T) {
 			require.NoError(t, fleet.Start(w))
 			fleet.DrainLimit = 600 * sim.Second
 			n := 0
+			sc.perModelRecorders(rec)
+			if len(sc.Serve) > 1 {
+				fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
+			}
 			for !fleet.Truncated && eng.Step() {
 				n++
 				require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "event %d\n%s", n, src)
+				for _, m := range rec.PerModel {
+					require.Equal(t, m.Arrived, m.Completed+m.Failed+m.Shed+m.InFlight(), "event %d, per model\n%s", n, src)
+				}
 				for i, r := range fleet.Replicas {
 					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
 					if fleet.States()[i].Available {

@@ -85,6 +85,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	eng := sim.NewEngine()
 	rec := models.NewRecorder(sc.SLO)
 	rec.OnDone = opt.OnDone
+	sc.perModelRecorders(rec)
 	fleet, err := newFleet(eng, sc, rec)
 	if err != nil {
 		return nil, err
@@ -112,6 +113,13 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 			return nil, err
 		}
 		fleet.StartRollout(c, judge, sim.NewStream(sc.Seed, streams.Rollout))
+	}
+	if len(sc.Serve) > 1 {
+		shares := make([]float64, len(sc.Serve))
+		for i, c := range sc.Serve {
+			shares[i] = c.Share
+		}
+		fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), shares)
 	}
 	if sc.Spot.Replicas > 0 {
 		fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))

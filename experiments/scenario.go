@@ -64,9 +64,12 @@ type Scenario struct {
 	Autoscale policies.AutoscaleConfig `toml:"autoscale"`
 	// Spot puts the fleet's last replicas on spot instances ([spot]); none
 	// by default.
-	Spot   SpotConfig   `toml:"spot"`
-	GPUs   []models.GPU `toml:"gpus"`
-	Models []models.LLM `toml:"models"`
+	Spot SpotConfig `toml:"spot"`
+	// Serve lists the models a fleet of groups serves, each with its share
+	// of the requests and its SLO ([[serve]]); empty: cluster.model alone.
+	Serve  []ServeConfig `toml:"serve"`
+	GPUs   []models.GPU  `toml:"gpus"`
+	Models []models.LLM  `toml:"models"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
@@ -490,6 +493,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 		s.validateAutoscale(ps)
 	}
 	s.validateSpot(ps)
+	s.validateServe(ps)
 	s.Workload.Validate("workload", ps)
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)
@@ -641,6 +645,7 @@ func (s *Scenario) resolveGroups(doc *tomlx.Doc, ps *config.Problems) {
 	}
 	g0 := s.Cluster.Groups[0]
 	s.Cluster.Replicas, s.Cluster.GPU, s.Cluster.TP = total, g0.GPU, g0.TP
+	s.Cluster.ServeModels = s.serveModels()
 	if s.Cost.PricePerGPUHour > 0 {
 		ps.Add("cost.price_per_gpu_hour", "set price_per_gpu_hour per group with [[cluster.groups]] (the GPUs differ)")
 	}

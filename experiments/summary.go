@@ -29,6 +29,7 @@ type Summary struct {
 	Fleet      FleetStats       `json:"fleet"`
 	Autoscale  *AutoscaleStats  `json:"autoscale,omitempty"`
 	Spot       *SpotStats       `json:"spot,omitempty"`
+	Models     []ModelStats     `json:"models,omitempty"`
 	Cost       Cost             `json:"cost"`
 	Resilience Resilience       `json:"resilience"`
 	Failures   *FailureStats    `json:"failures,omitempty"`
@@ -286,7 +287,18 @@ func Summarize(r *Result) *Summary {
 		OutputTokensPerS: round6(ratio(float64(rec.GoodOutputTokens), secs)),
 		TTFTSLOMs:        sc.SLO.TTFTMs, TPOTSLOMs: sc.SLO.TPOTMs, E2ESLOMs: sc.SLO.E2EMs,
 	}
-	if sc.SLO.Set() {
+	if len(rec.PerModel) > 0 {
+		// Several models: a request meets its own model's SLO.
+		var met, good int64
+		set := false
+		for _, m := range rec.PerModel {
+			met, good, set = met+m.MetSLO, good+m.GoodOutputTokens, set || m.SLO.Set()
+		}
+		s.Goodput.RequestsPerS, s.Goodput.OutputTokensPerS = round6(ratio(float64(met), secs)), round6(ratio(float64(good), secs))
+		if set {
+			s.Goodput.SLOAttainment = ptr(round6(ratio(float64(met), float64(rec.Arrived))))
+		}
+	} else if sc.SLO.Set() {
 		s.Goodput.SLOAttainment = ptr(round6(ratio(float64(rec.MetSLO), float64(rec.Arrived))))
 	}
 	var prompt, cached, evict, preempt, steps, ooms int64
@@ -323,6 +335,7 @@ func Summarize(r *Result) *Summary {
 	price := sc.Price()
 	if len(f.Groups) > 0 {
 		summarizeGroups(s, r, secs)
+		s.Models = modelStats(r, secs)
 	}
 	// The fallback pool pays its own GPU's catalog price for the tier.
 	fbPrice := 0.0
@@ -406,6 +419,20 @@ func Summarize(r *Result) *Summary {
 	}
 	downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600
 	totalFLOPs := flops * float64(sc.Cluster.GPUsPerReplica())
+	if len(f.Groups) > 0 {
+		// Each group's own TP and model: FLOPs per token differ.
+		totalFLOPs, recomputeFLOPs, discardedFLOPs = 0, 0, 0
+		for _, g := range f.Groups {
+			perToken := 2 * g.ParamsPerGPU * float64(g.TP)
+			for i := g.First; i < g.First+g.Replicas; i++ {
+				st := f.Replicas[i].Stats
+				totalFLOPs += st.FLOPs * float64(g.TP)
+				recomputeFLOPs += float64(st.PrefillTokens-(st.PromptTokens-st.CachedTokens)) * perToken
+				discardedFLOPs += float64(st.WastedPrefillTokens+st.WastedDecodeTokens) * perToken
+			}
+		}
+		recomputeFLOPs = max(0, recomputeFLOPs)
+	}
 	s.Cost = Cost{USD: round6(usd), Tier: sc.Cost.Tier, GPUHours: round6(gpuHours), PricePerGPUHour: price,
 		EnergyKWh: round6(kwh), EnergyUSD: round6(kwh * sc.Cost.USDPerKWh),
 		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
@@ -463,9 +490,19 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		domains = "NVLink domain"
 	}
 	layout := models.Layout{TP: s.Fleet.TP, DP: s.Fleet.DP, EP: s.Fleet.EP, PP: s.Fleet.PP}
-	fmt.Fprintf(&b, "scenario %s — %d× %s %s on %d %s (%d %s), router %s, %s batching, engine profile %s\n",
-		s.Scenario, s.Fleet.Replicas, s.Fleet.Model, layout, s.Fleet.GPUs, s.Fleet.GPU, s.Fleet.Domains, domains,
-		s.Fleet.Router, s.Fleet.Batching, s.Fleet.EngineProfile)
+	if gs := s.Fleet.Groups; len(gs) > 0 {
+		parts := make([]string, len(gs))
+		for i, g := range gs {
+			parts[i] = fmt.Sprintf("%s %d× %s TP=%d on %s", g.Name, g.Replicas, g.Model, g.TP, g.GPU)
+		}
+		fmt.Fprintf(&b, "scenario %s — %d replicas in groups: %s (%d GPUs, %d %s), router %s, %s batching, engine profile %s\n",
+			s.Scenario, s.Fleet.Replicas, strings.Join(parts, ", "), s.Fleet.GPUs, s.Fleet.Domains, domains,
+			s.Fleet.Router, s.Fleet.Batching, s.Fleet.EngineProfile)
+	} else {
+		fmt.Fprintf(&b, "scenario %s — %d× %s %s on %d %s (%d %s), router %s, %s batching, engine profile %s\n",
+			s.Scenario, s.Fleet.Replicas, s.Fleet.Model, layout, s.Fleet.GPUs, s.Fleet.GPU, s.Fleet.Domains, domains,
+			s.Fleet.Router, s.Fleet.Batching, s.Fleet.EngineProfile)
+	}
 	fmt.Fprintf(&b, "simulated %.1f s, %d events, seed %d\n\n", s.Sim.SimulatedSeconds, s.Sim.Events, s.Sim.Seed)
 	r := s.Requests
 	fmt.Fprintf(&b, "requests   arrived %d  completed %d  failed %d  shed %d  in flight %d  preempted %d\n\n",
@@ -509,6 +546,14 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "cost       $%.2f (%.1f GPU-h at $%.2f), %s per 1M good output tokens, $%.0f per month\n",
 		s.Cost.USD, s.Cost.GPUHours, s.Cost.PricePerGPUHour, perM, s.Cost.USDPerMonth)
+	for _, m := range s.Models {
+		att := "no SLO"
+		if m.SLOAttainment != nil {
+			att = fmt.Sprintf("SLO attainment %.2f%%", 100**m.SLOAttainment)
+		}
+		fmt.Fprintf(&b, "model      %s (%.0f%% of requests, %d replicas): %d arrived, %d completed, p50/p99 TTFT %.1f/%.1f ms, p99 TPOT %.1f ms, %s\n",
+			m.Model, 100*m.Share, m.Replicas, m.Requests.Arrived, m.Requests.Completed, m.TTFT.P50, m.TTFT.P99, m.TPOT.P99, att)
+	}
 	if sp := s.Spot; sp != nil {
 		fmt.Fprintf(&b, "spot       %d replicas: %d interruptions, %.2f replica-h down, %d requests failed by them; $%.2f spot + $%.2f other\n",
 			sp.Replicas, sp.Interruptions, sp.DownReplicaHours, sp.FailedRequests, sp.SpotUSD, sp.OtherUSD)
@@ -622,6 +667,7 @@ func autoscaleStats(a *models.Autoscaler, sc *Scenario, gpuHours, secs float64) 
 // GroupStats is one replica group of a heterogeneous fleet.
 type GroupStats struct {
 	Name     string `json:"name"`
+	Model    string `json:"model"`
 	GPU      string `json:"gpu"`
 	TP       int    `json:"tp"`
 	Replicas int    `json:"replicas"`
@@ -649,7 +695,7 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 	var names []string
 	var flopsAll, peakAll, usedAll, totalAll float64
 	for _, g := range f.Groups {
-		gs := GroupStats{Name: g.Name, GPU: g.GPU, TP: g.TP, Replicas: g.Replicas, GPUs: g.Place.GPUs,
+		gs := GroupStats{Name: g.Name, Model: g.Model, GPU: g.GPU, TP: g.TP, Replicas: g.Replicas, GPUs: g.Place.GPUs,
 			Capacity: round6(g.Capacity), BlocksPerReplica: g.Memory.KVBlocks, PricePerGPUHour: sc.GroupPrice(g.GroupConfig)}
 		var busy, flops, used, total float64
 		for i := g.First; i < g.First+g.Replicas; i++ {

@@ -45,6 +45,10 @@ type FleetConfig struct {
 	// written; the scenario loader sets Replicas to the total and GPU and TP
 	// to the first group's.
 	Groups []GroupConfig `toml:"groups"`
+	// ServeModels, set by the scenario loader (never by a file), lists the
+	// models of [[serve]] in order: Request.Model indexes it. Empty or one
+	// model: every replica takes every request.
+	ServeModels []string `toml:"-"`
 }
 
 // Validate records every problem of the fleet under prefix (e.g.

@@ -107,8 +107,7 @@ func newGateway(eng *sim.Engine, pool *Pool, router Router, rec *Recorder) *Gate
 // accept takes a new client request arriving now: it is counted, then
 // admitted (or deferred, or shed) and sent.
 func (g *Gateway) accept(req *workloads.Request, now sim.Time) {
-	g.rec.Touch(now)
-	g.rec.Arrived++
+	g.rec.arrive(req, now)
 	if g.pol.Retry != nil {
 		g.pol.Retry.Observe(now)
 	}
@@ -298,6 +297,14 @@ func (g *Gateway) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 	hide(avoid)
 	for _, c := range cr.copies {
 		hide(c.Replica)
+	}
+	if p.model != nil {
+		// A fleet of several models: only the request's model's replicas.
+		for i, m := range p.model {
+			if m != cr.req.Model {
+				hide(i)
+			}
+		}
 	}
 	masked = g.ro.split(masked)
 	now := g.eng.Now()

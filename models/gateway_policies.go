@@ -61,14 +61,12 @@ func (g *Gateway) admit(cr *clientReq, now sim.Time, tries int) {
 			g.eng.Schedule(now+g.pol.DeferNs, sim.PriorityArrival, func(at sim.Time) { g.admit(cr, at, tries+1) })
 			return
 		}
-		g.rec.Touch(now)
-		g.rec.Shed++
+		g.rec.shed(&cr.req, now)
 		g.releaseClientReq(cr)
 		return
 	}
 	if !g.send(cr, CopyPrimary) {
-		g.rec.Touch(now)
-		g.rec.Shed++
+		g.rec.shed(&cr.req, now)
 		g.releaseClientReq(cr)
 		return
 	}

@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/sim"
@@ -26,6 +27,10 @@ type GroupConfig struct {
 	// PricePerGPUHour overrides the GPU's catalog price (at the scenario's
 	// [cost] tier), USD; 0 means the catalog's.
 	PricePerGPUHour float64 `toml:"price_per_gpu_hour"`
+	// Model is the model the group serves; empty means cluster.model. A
+	// fleet whose groups serve several models needs [[serve]] traffic for
+	// each.
+	Model string `toml:"model"`
 }
 
 var groupName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]*$`)
@@ -55,6 +60,9 @@ func (c *FleetConfig) resolveGroups() int {
 		g := &c.Groups[i]
 		if g.Name == "" {
 			g.Name = fmt.Sprintf("%s-%d", lower(g.GPU), i)
+		}
+		if g.Model == "" {
+			g.Model = c.Model
 		}
 		n += g.Replicas
 	}
@@ -94,13 +102,13 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 		ps.NonNegative(gk("price_per_gpu_hour"), g.PricePerGPUHour)
 		sub := *c
 		sub.Groups = nil
-		sub.GPU, sub.TP, sub.Replicas = g.GPU, g.TP, max(g.Replicas, 1)
+		sub.GPU, sub.TP, sub.Replicas, sub.Model = g.GPU, g.TP, max(g.Replicas, 1), g.Model
 		var gps config.Problems
 		mem := sub.Validate(cat, prefix, &gps)
 		for _, p := range gps.List {
 			// The group's own keys are reported at the group's table.
 			switch p.Key {
-			case config.Key(prefix, "gpu"), config.Key(prefix, "tp"), config.Key(prefix, "replicas"), config.Key(prefix, "domains"):
+			case config.Key(prefix, "gpu"), config.Key(prefix, "tp"), config.Key(prefix, "replicas"), config.Key(prefix, "domains"), config.Key(prefix, "model"):
 				ps.Add(gk(p.Key[len(prefix)+1:]), "%s", p.Msg)
 			default:
 				ps.Add(p.Key, "group %q: %s", g.Name, p.Msg)
@@ -117,7 +125,6 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 // the group's step model and memory plan, in group order.
 func newGroupFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, plans []MemoryPlan, router Router, rec *Recorder) (*Fleet, error) {
 	total := cfg.resolveGroups()
-	llm := cat.LLMs[cfg.Model]
 	f := newFleet(eng, router, rec, total)
 	p := f.Pool
 	type built struct {
@@ -125,9 +132,9 @@ func newGroupFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, plans []Memor
 		tput float64
 	}
 	bs := make([]built, len(cfg.Groups))
-	best := 0.0
+	best := map[string]float64{} // the fastest group's throughput, per model
 	for i, g := range cfg.Groups {
-		gpu := cat.GPUs[g.GPU]
+		gpu, llm := cat.GPUs[g.GPU], cat.LLMs[g.Model]
 		perf, err := NewStepModel(gpu, llm, g.TP, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
 		if err != nil {
 			return nil, err
@@ -138,20 +145,27 @@ func newGroupFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, plans []Memor
 		}
 		step := perf.Step(StepShape{DecodeSeqs: float64(batch), DecodeCtx: float64(batch) * 2048})
 		bs[i] = built{perf, float64(batch) / step}
-		best = max(best, bs[i].tput)
+		best[g.Model] = max(best[g.Model], bs[i].tput)
+	}
+	if len(cfg.ServeModels) > 1 {
+		p.model = make([]int16, total)
 	}
 	first := 0
 	for i, g := range cfg.Groups {
-		gpu := cat.GPUs[g.GPU]
+		gpu, llm := cat.GPUs[g.GPU], cat.LLMs[g.Model]
 		sub := cfg
 		sub.Groups = nil
 		sub.GPU, sub.TP, sub.Replicas = g.GPU, g.TP, g.Replicas
 		grp := Group{GroupConfig: g, First: first, Memory: plans[i], Place: placement(sub, gpu.DomainGPUs),
-			PeakFLOPS: bs[i].perf.PeakFLOPS(), ParamsPerGPU: llm.Params / float64(g.TP), Capacity: bs[i].tput / best}
+			PeakFLOPS: bs[i].perf.PeakFLOPS(), ParamsPerGPU: llm.Params / float64(g.TP), Capacity: bs[i].tput / best[g.Model]}
+		mi := int16(slices.Index(cfg.ServeModels, g.Model))
 		for j := 0; j < g.Replicas; j++ {
 			idx := first + j
 			p.Replicas = append(p.Replicas, NewReplica(idx, eng, cfg.Replica, bs[i].perf, plans[i].KVBlocks, f.Gateway, &p.states[idx]))
 			p.states[idx].Capacity = grp.Capacity
+			if p.model != nil {
+				p.model[idx] = mi
+			}
 		}
 		p.Groups = append(p.Groups, grp)
 		p.Place.GPUs += grp.Place.GPUs

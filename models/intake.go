@@ -24,6 +24,10 @@ type intake struct {
 	lastArrival sim.Time
 	// spec, when set, draws each request's SpecQuantile (SetSpecStream).
 	spec *rand.Rand
+	// models and modelCum, when set, draw each request's model by share
+	// (SetModelMix).
+	models   *rand.Rand
+	modelCum []float64
 }
 
 func newIntake(eng *sim.Engine, gw *Gateway) *intake {
@@ -60,6 +64,14 @@ func (in *intake) pull() error {
 	if in.spec != nil {
 		req.SpecQuantile = float32(in.spec.Float64())
 	}
+	if in.models != nil {
+		u := in.models.Float64() * in.modelCum[len(in.modelCum)-1]
+		m := 0
+		for m < len(in.modelCum)-1 && u >= in.modelCum[m] {
+			m++
+		}
+		req.Model = int16(m)
+	}
 	in.next = req
 	in.eng.Schedule(req.Arrival, sim.PriorityArrival, in.onArrival)
 	return nil
@@ -74,6 +86,19 @@ func (in *intake) arrive(now sim.Time) {
 // Drained reports whether the workload is exhausted and no request is in
 // flight: nothing left to simulate but background processes.
 func (in *intake) Drained() bool { return in.srcDone && in.gw.rec.InFlight() == 0 }
+
+// SetModelMix has the intake draw every request's model from rng (the
+// scenario's "models" stream) in proportion to shares (> 0, one per model
+// of [[serve]], in order); call before Start.
+func (in *intake) SetModelMix(rng *rand.Rand, shares []float64) {
+	in.models = rng
+	in.modelCum = make([]float64, len(shares))
+	sum := 0.0
+	for i, s := range shares {
+		sum += s
+		in.modelCum[i] = sum
+	}
+}
 
 // SetSpecStream has the intake draw every request's speculative-decoding
 // acceptance quantile from rng (the scenario's "speculation" stream); call

@@ -51,6 +51,28 @@ type Recorder struct {
 	// OnDone, if set, sees every completed request (e.g. a streamed
 	// per-request CSV writer).
 	OnDone func(o *Outcome)
+
+	// PerModel, in a fleet of several models, records each model's
+	// requests again, by Request.Model (each with its model's SLO).
+	PerModel []*Recorder
+}
+
+// arrive counts a new client request.
+func (m *Recorder) arrive(req *workloads.Request, now sim.Time) {
+	m.Touch(now)
+	m.Arrived++
+	if m.PerModel != nil {
+		m.PerModel[req.Model].arrive(req, now)
+	}
+}
+
+// shed counts a client request refused at the gateway.
+func (m *Recorder) shed(req *workloads.Request, now sim.Time) {
+	m.Touch(now)
+	m.Shed++
+	if m.PerModel != nil {
+		m.PerModel[req.Model].shed(req, now)
+	}
 }
 
 // NewRecorder returns an empty recorder for slo.
@@ -93,6 +115,9 @@ func (m *Recorder) RequestDone(o *Outcome) {
 	if m.OnDone != nil {
 		m.OnDone(o)
 	}
+	if m.PerModel != nil {
+		m.PerModel[o.Req.Model].RequestDone(o)
+	}
 }
 
 // RequestFailed records a failed client request, at the time it failed.
@@ -101,6 +126,9 @@ func (m *Recorder) RequestFailed(req *workloads.Request, _ int, at sim.Time, rea
 	m.ClientTTFT.Add(max(0, (at - req.Arrival).Milliseconds()))
 	m.Failed++
 	m.FailedBy[reason]++
+	if m.PerModel != nil {
+		m.PerModel[req.Model].RequestFailed(req, 0, at, reason)
+	}
 }
 
 // LastEvent is the time of the last arrival, completion, failure or shed:

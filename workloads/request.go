@@ -28,6 +28,10 @@ type Request struct {
 	// how draftable its text is. Drawn at the gateway from the
 	// "speculation" stream, not by the workload, so no workload draw moves.
 	SpecQuantile float32
+	// Model is the index of the model the request asks for in the
+	// scenario's [[serve]] list, drawn at the gateway by the models' shares
+	// (stream "models"); 0 in a fleet that serves one model.
+	Model int16
 }
 
 // PrefixTokens is the number of prompt tokens covered by r.Prefix.

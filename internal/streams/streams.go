@@ -19,6 +19,7 @@ const (
 	// quantile at the gateway's intake (workloads.Request.SpecQuantile).
 	Speculation = "speculation"
 	Spot        = "spot"   // spot-instance interruptions
+	Models      = "models" // which served model each request asks for ([[serve]] shares)
 	faults      = "faults" // scripted [[faults]]: one stream per table, Fault(i)
 )
 

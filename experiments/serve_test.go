@@ -1,0 +1,113 @@
+package experiments
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const twoModels = `name = "mm"
+[cluster]
+model = "llama-3-70b"
+[[cluster.groups]]
+name = "big"
+gpu = "H100"
+tp = 8
+replicas = 2
+model = "llama-3-70b"
+[[cluster.groups]]
+name = "small"
+gpu = "H100"
+tp = 1
+replicas = 4
+model = "llama-3-8b"
+[workload]
+duration_s = 300
+[workload.arrival]
+rate_per_s = 30
+[slo]
+ttft_ms = 800
+[[serve]]
+model = "llama-3-70b"
+share = 1
+[[serve]]
+model = "llama-3-8b"
+share = 2
+ttft_ms = 300
+`
+
+// Several models on one fleet: each request goes to its model's replicas
+// only, shares hold, per-model counts add up to the fleet's, and each model
+// is judged by its own SLO.
+func TestSeveralModels(t *testing.T) {
+	sc, err := Parse("mm.toml", []byte(twoModels))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	require.Len(t, s.Models, 2)
+	var arrived, completed, met int64
+	for i, m := range s.Models {
+		r := m.Requests
+		require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight, m.Model)
+		arrived += r.Arrived
+		completed += r.Completed
+		met += res.Rec.PerModel[i].MetSLO
+	}
+	require.Equal(t, s.Requests.Arrived, arrived)
+	require.Equal(t, s.Requests.Completed, completed)
+	// Shares 1:2 of ~9,000 requests: the 8B model gets 2/3 within 4 sigma.
+	p := float64(s.Models[1].Requests.Arrived) / float64(arrived)
+	require.InDelta(t, 2.0/3, p, 4*math.Sqrt(2.0/9/float64(arrived)))
+	// Every token a group generated is its own model's (no hedges, no
+	// failures: generated = completed requests' output).
+	for i, g := range s.Fleet.Groups {
+		require.Equal(t, res.Rec.PerModel[i].OutputTokens, g.OutputTokens, "group %s serves only %s", g.Name, g.Model)
+	}
+	require.Equal(t, 800.0, s.Models[0].TTFTSLOMs)
+	require.Equal(t, 300.0, s.Models[1].TTFTSLOMs, "the model's own SLO")
+	require.InDelta(t, float64(met)/float64(arrived), *s.Goodput.SLOAttainment, 1e-6, "each request against its model's SLO")
+}
+
+func TestServeRefusals(t *testing.T) {
+	cases := []struct{ from, to, want string }{
+		{"model = \"llama-3-8b\"\nshare = 2", "model = \"llama-3-405b\"\nshare = 2", `serve.1.model: "llama-3-405b" has traffic but no replicas`},
+		{"model = \"llama-3-8b\"\nshare = 2", "model = \"llama-3-70b\"\nshare = 2", `serve.1.model: "llama-3-70b" is served twice`},
+		{"share = 2\n", "share = 0\n", "serve.1.share: must be a finite number > 0"},
+		{"[[serve]]\nmodel = \"llama-3-8b\"\nshare = 2\nttft_ms = 300\n", "", `cluster.groups.1.model: "llama-3-8b" has replicas but no [[serve]] traffic`},
+	}
+	for _, c := range cases {
+		src := replaceOnce(t, twoModels, c.from, c.to)
+		_, err := Parse("mm.toml", []byte(src))
+		require.ErrorContains(t, err, c.want, c.to)
+	}
+	noServe := replaceOnce(t, twoModels, "[[serve]]", "[xserve]")
+	_, err := Parse("mm.toml", []byte(noServe))
+	require.Error(t, err)
+	// Without [[serve]], a group of another model than cluster.model.
+	plain := `name = "p"
+[cluster]
+model = "llama-3-70b"
+[[cluster.groups]]
+gpu = "H100"
+tp = 1
+replicas = 1
+model = "llama-3-8b"
+[workload]
+duration_s = 10
+`
+	_, err = Parse("p.toml", []byte(plain))
+	require.ErrorContains(t, err, `cluster.groups.0.model: "llama-3-8b" is not cluster.model`)
+	withoutGroups := "name = \"w\"\n[workload]\nduration_s = 10\n[[serve]]\nmodel = \"llama-3-70b\"\nshare = 1\n"
+	_, err = Parse("w.toml", []byte(withoutGroups))
+	require.ErrorContains(t, err, "w.toml:4: serve: [[serve]] needs a fleet of [[cluster.groups]]")
+}
+
+func replaceOnce(t *testing.T, s, from, to string) string {
+	t.Helper()
+	i := strings.Index(s, from)
+	require.GreaterOrEqual(t, i, 0, "%q not in the scenario", from)
+	return s[:i] + to + s[i+len(from):]
+}
