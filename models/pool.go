@@ -13,14 +13,14 @@ type Pool struct {
 	eng      *sim.Engine
 	Replicas []*Replica
 	states   []ReplicaState
-	rot      []bool         // in rotation
-	reserved []bool         // warm spares held out of service (Fleet.SetReserved)
-	parked   []bool         // scaled in by the autoscaler: not provisioned
+	rot      []bool // in rotation
+	reserved []bool // warm spares held out of service (Fleet.SetReserved)
+	parked   []bool // scaled in by the autoscaler: not provisioned
 	// model is each replica's model (its index in [[serve]]) in a fleet
 	// of several models; nil when the fleet serves one.
 	model []int16
-	brk      []BreakerState // last breaker state applied
-	tp       int
+	brk   []BreakerState // last breaker state applied
+	tp    int
 
 	Memory MemoryPlan
 	Place  Placement
