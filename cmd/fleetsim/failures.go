@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -15,10 +16,12 @@ import (
 const failuresUsage = `usage:
   fleetsim failures list
       the built-in failure profiles
-  fleetsim failures show PROFILE [--gpus N] [--json]
+  fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json]
       per-category rates (per GPU-hour and per 1,000 node-days of 8 GPUs),
       the implied MTBF of a fleet or job of N GPUs (default 16384), repair
-      times, and the figures CALIBRATION.md flags as unconfirmed
+      times, and the figures CALIBRATION.md flags as unconfirmed; for a
+      scenario file, its [failures] profile with its [[failures.components]]
+      tables applied (not scaled by rate_multiplier)
   fleetsim failures replay FILE [--servers N] [--json]
       statistics of an InfiniteHBD-format fault log replayed on N servers
       (default 400): faults by class, component and Xid, repair times, the
@@ -104,6 +107,8 @@ type rowJSON struct {
 	PerKNodeDays float64        `json:"per_1000_node_days"`
 	Confidence   string         `json:"confidence"`
 	Precursor    *precursorJSON `json:"precursor,omitempty"`
+	// Repair is the row's own repair-time distribution, when it has one.
+	Repair string `json:"repair,omitempty"`
 }
 
 type precursorJSON struct {
@@ -113,7 +118,7 @@ type precursorJSON struct {
 }
 
 func failuresShow(args []string, stdout io.Writer) error {
-	const u = "usage: fleetsim failures show PROFILE [--gpus N] [--json]"
+	const u = "usage: fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json]"
 	fs := flag.NewFlagSet("failures show", flag.ContinueOnError)
 	gpus := fs.Int("gpus", 16384, "GPUs in the fleet or job (Llama 3 trained on 16,384)")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -133,8 +138,16 @@ as unconfirmed.
 	if *gpus < 1 {
 		return usagef("failures show: --gpus must be >= 1, found %d", *gpus)
 	}
-	p, err := failures.LookupProfile(pos[0])
-	if err != nil {
+	var p *failures.Profile
+	if strings.HasSuffix(pos[0], ".toml") {
+		sc, err := experiments.Load(pos[0])
+		if err != nil {
+			return usageError{err}
+		}
+		if p, err = sc.Failures.BuildProfile(); err != nil {
+			return usageError{err}
+		}
+	} else if p, err = failures.LookupProfile(pos[0]); err != nil {
 		return usageError{err}
 	}
 	out := showJSON{Profile: p.Name, Description: p.Description, Source: p.Source,
@@ -152,6 +165,9 @@ as unconfirmed.
 		row := rowJSON{Category: r.Category, Label: r.Label, Component: string(r.Component), Scope: r.Scope.String(),
 			Mode: r.Mode.String(), Xid: r.Xid, Action: r.Action.String(), Count: r.Count, PerGPUHour: r.PerGPUHour,
 			PerKNodeDays: failures.PerKNodeDays(r.PerGPUHour, nodeGPUs), Confidence: r.Confidence}
+		if r.Repair != nil {
+			row.Repair = r.Repair.String()
+		}
 		if r.Precursor.DetectProbability > 0 {
 			row.Precursor = &precursorJSON{r.Precursor.Signal, r.Precursor.Lead.Seconds(), r.Precursor.DetectProbability}
 		}
@@ -181,8 +197,14 @@ as unconfirmed.
 		ttf += fmt.Sprintf(" shape %g", p.TTF.Shape)
 	}
 	fmt.Fprintf(w, "time to failure %s; rates per GPU-hour and per 1,000 node-days (nodes of %d GPUs)\n\n", ttf, nodeGPUs)
-	fmt.Fprintf(w, "%-17s %-16s %-7s %-10s %4s %-12s %6s %12s %10s %s\n",
+	fmt.Fprintf(w, "%-17s %-16s %-7s %-15s %4s %-12s %6s %12s %10s %s\n",
 		"category", "component", "scope", "mode", "xid", "action", "count", "per GPU-h", "per 1k n-d", "mark")
+	sc := func(s string) string { // the table's column for the degraded scope
+		if s == "nvlink-domain-degraded" {
+			return "domain*"
+		}
+		return s
+	}
 	for _, r := range out.Rows {
 		xid := "-"
 		if r.Xid != 0 {
@@ -192,8 +214,8 @@ as unconfirmed.
 		if r.Count > 0 {
 			count = fmt.Sprint(r.Count)
 		}
-		fmt.Fprintf(w, "%-17s %-16s %-7s %-10s %4s %-12s %6s %12.4e %10.4f %s\n",
-			r.Category, r.Component, r.Scope, r.Mode, xid, r.Action, count, r.PerGPUHour, r.PerKNodeDays, r.Confidence)
+		fmt.Fprintf(w, "%-17s %-16s %-7s %-15s %4s %-12s %6s %12.4e %10.4f %s\n",
+			r.Category, r.Component, sc(r.Scope), r.Mode, xid, r.Action, count, r.PerGPUHour, r.PerKNodeDays, r.Confidence)
 	}
 	total := 0
 	for _, r := range p.Rows {
@@ -203,7 +225,7 @@ as unconfirmed.
 	if total > 0 {
 		tc = fmt.Sprint(total)
 	}
-	fmt.Fprintf(w, "%-17s %-16s %-7s %-10s %4s %-12s %6s %12.4e %10.4f %s\n\n",
+	fmt.Fprintf(w, "%-17s %-16s %-7s %-15s %4s %-12s %6s %12.4e %10.4f %s\n\n",
 		"total", "", "", "", "", "", tc, out.PerGPUHour, out.PerKNodeDays, p.RateConfidence)
 	if out.PerGPUHour > 0 {
 		fmt.Fprintf(w, "%d GPUs: %.2f failures/day, MTBF %s\n", *gpus, out.FailuresPerDay, hoursText(out.MTBFHours))
@@ -211,6 +233,14 @@ as unconfirmed.
 			out.MeanInRepair, out.Spares99, out.Spares999)
 	} else {
 		fmt.Fprintf(w, "%d GPUs: no failures\n", *gpus)
+	}
+	for _, r := range out.Rows {
+		if r.Scope == "nvlink-domain-degraded" {
+			fmt.Fprintf(w, "degraded  %-10s domain* = nvlink-domain-degraded: the NVLink domain runs on less bandwidth, nothing is down\n", r.Category)
+		}
+		if r.Repair != "" {
+			fmt.Fprintf(w, "repair    %-10s %s (its own repair path)\n", r.Category, r.Repair)
+		}
 	}
 	for _, r := range out.Rows {
 		if r.Precursor != nil {

@@ -115,7 +115,7 @@ func TestFailuresList(t *testing.T) {
 	stdout, stderr, code := fleetsim(t, nil, "failures", "list")
 	require.Zero(t, code, stderr)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	require.Len(t, lines, 5)
+	require.Len(t, lines, len(failures.ProfileNames()))
 	assert.True(t, strings.HasPrefix(lines[0], "byterobust"))
 }
 
@@ -144,4 +144,65 @@ func TestFailuresReplay(t *testing.T) {
 	_, stderr, code = fleetsim(t, nil, "failures", "replay", faultTracePath, "--servers", "200")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "the topology has 200 hosts")
+}
+
+// A scenario's [[failures.components]] tables change `failures show`: the
+// "none" profile plus two tables is a custom profile; a bad table is
+// refused with file:line and exit 2.
+func TestFailuresShowScenarioComponents(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "custom.toml")
+	require.NoError(t, os.WriteFile(good, []byte(`name = "custom"
+[failures]
+enabled = true
+profile = "none"
+[[failures.components]]
+component = "coolant"
+rate_per_gpu_hour = 2e-6
+[[failures.components]]
+category = "tray"
+component = "switch-tray"
+rate_per_gpu_hour = 1e-6
+nvlink_bandwidth_fraction = 0.75
+[failures.components.repair]
+dist = "fixed"
+hours = 8
+`), 0o644))
+	stdout, stderr, code := fleetsim(t, nil, "failures", "show", good, "--gpus", "576")
+	require.Zero(t, code, stderr)
+	assert.Regexp(t, `(?m)^coolant\s+coolant\s+rack\s+fail-stop\s+-\s+rma\s+-\s+2.0000e-06\s+0.3840 user$`, stdout)
+	assert.Regexp(t, `(?m)^tray\s+switch-tray\s+domain\*\s+nvlink-degraded\s+74\s+rma\s+-\s+1.0000e-06\s+0.1920 user$`, stdout)
+	assert.Regexp(t, `(?m)^total\s+-\s+3.0000e-06\s+0.5760 user$`, stdout)
+	assert.Contains(t, stdout, "repair    tray       fixed 8 h (its own repair path)")
+	assert.Contains(t, stdout, "repair    coolant    fixed 24 h (its own repair path)")
+
+	// Scaling a built-in row shows in the total.
+	scaled := filepath.Join(dir, "scaled.toml")
+	require.NoError(t, os.WriteFile(scaled, []byte("name = \"s\"\n[failures]\nprofile = \"llama3\"\n[[failures.components]]\ncategory = \"gpu\"\nscale = 2\n"), 0o644))
+	stdout, stderr, code = fleetsim(t, nil, "failures", "show", scaled)
+	require.Zero(t, code, stderr)
+	assert.Regexp(t, `(?m)^gpu\s+gpu\s+gpu\s+fail-stop\s+79\s+reboot-node\s+-\s+1.3940e-05\s+2.6765 user$`, stdout)
+
+	bad := filepath.Join(dir, "bad.toml")
+	require.NoError(t, os.WriteFile(bad, []byte(`name = "bad"
+[failures]
+profile = "none"
+[[failures.components]]
+component = "coolant"
+rate_per_gpu_hour = -2e-6
+scope = "galaxy"
+[[failures.components]]
+component = "switch-tray"
+rate_per_gpu_hour = 1e-6
+rate = 3
+`), 0o644))
+	for _, cmd := range [][]string{{"failures", "show", bad}, {"run", bad, "--out", filepath.Join(dir, "out")}} {
+		_, stderr, code = fleetsim(t, nil, cmd...)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr, "bad.toml:6: failures.components.0.rate_per_gpu_hour: must be a finite number >= 0, found -2e-06")
+		assert.Contains(t, stderr, `bad.toml:7: failures.components.0.scope: unknown scope "galaxy"`)
+		assert.Contains(t, stderr, `bad.toml:11: failures.components.1.rate: unknown key`)
+	}
+	_, err := os.Stat(filepath.Join(dir, "out"))
+	assert.True(t, os.IsNotExist(err), "nothing written")
 }

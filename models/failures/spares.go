@@ -16,10 +16,10 @@ import "gonum.org/v1/gonum/stat/distuv"
 func (p *Profile) MeanInRepair(gpus int) float64 {
 	var m float64
 	for _, r := range p.Rows {
-		if r.Mode == ModeFailSlow {
+		if r.Mode == ModeFailSlow || r.Mode == ModeNVLinkDegraded {
 			continue
 		}
-		m += r.PerGPUHour * float64(gpus) * p.Repair[r.Action].MeanHours()
+		m += r.PerGPUHour * float64(gpus) * p.RepairOf(&r).MeanHours()
 	}
 	return m
 }

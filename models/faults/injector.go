@@ -51,7 +51,7 @@ type Injector struct {
 // NVLink domain, else HGX servers, ServersPerRack to a rack.
 func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 	fleet := a.fleet
-	prof, err := failures.LookupProfile(c.Profile)
+	prof, err := c.BuildProfile()
 	if err != nil {
 		return nil, err
 	}
@@ -61,6 +61,9 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		topo = failures.NVL72(n)
 	} else {
 		topo = failures.HGX(n, c.ServersPerRack)
+	}
+	if c.RacksPerRow > 0 {
+		topo.RacksPerRow = c.RacksPerRow
 	}
 	if d.DurationS > 0 {
 		if err := c.CheckRate(prof, topo.GPUs(), d.DurationS); err != nil {
