@@ -251,6 +251,10 @@ var abTableKeys = []struct {
 	{key: "cost.usd_per_million_output_tokens", label: "$ / 1M good tok"},
 	{key: "failures.availability", label: "availability", optional: true},
 	{key: "failures.spares_used", label: "spare swaps", optional: true},
+	{key: "failures.replica_hits", label: "replicas hit", optional: true},
+	{key: "failures.degraded_replicas", label: "replicas degraded", optional: true},
+	{key: "failures.min_available_replicas", label: "fewest up", optional: true},
+	{key: "failures.time_down_fraction.50%", label: "time ≥50% down", optional: true},
 }
 
 // anyArmHas reports whether some arm's statistics include key.

@@ -23,7 +23,9 @@ import (
 // what it holds; at the end everything has drained; and the runner gives
 // identical summaries twice. A property test
 // against the model's own invariants (3,200 configurations passed when it
-// was written; CI runs 24; FLEETSIM_CHAOS_TRIALS=N runs N).
+// was written; CI runs 24; FLEETSIM_CHAOS_TRIALS=N runs N). A third of the
+// failure trials use the rackscale profile and a third a custom profile of
+// rack-scale rows only (rack, row, degraded NVLink domain).
 func TestChaos(t *testing.T) {
 	trials := 24
 	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
@@ -68,6 +70,20 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = 100000\ncold_start_s = 5\ndrain_on_precursor = %v\n", rng.IntN(2) == 0)
 			if !rollout {
 				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\n", rng.IntN(3), rng.IntN(2)*60)
+			}
+			// Rack-scale faults: the rackscale profile, or a custom one of
+			// rack, row and degraded-domain rows only, at rates that hit
+			// every trial (the draws come last: earlier trials' configs
+			// stay as they were).
+			switch rng.IntN(3) {
+			case 1:
+				fmt.Fprintf(&b, "profile = \"rackscale\"\nracks_per_row = %d\n", 1+rng.IntN(3))
+			case 2:
+				fmt.Fprintf(&b, "profile = \"none\"\nracks_per_row = %d\n", 1+rng.IntN(3))
+				for _, c := range []string{"switch-tray", "coolant", "power-shelf", "row-power", "compute-tray"} {
+					fmt.Fprintf(&b, "[[failures.components]]\ncomponent = %q\nrate_per_gpu_hour = %g\n[failures.components.repair]\ndist = \"fixed\"\nhours = %g\n",
+						c, 1e-5*float64(1+rng.IntN(5)), 0.002*float64(1+rng.IntN(10)))
+				}
 			}
 		}
 		src := b.String()

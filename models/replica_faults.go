@@ -16,6 +16,9 @@ type faultState struct {
 	// worker dies with a CUDA out-of-memory error at the end of the event
 	// (checkOOM).
 	oom bool
+	// basePerf is the healthy step model while a degraded NVLink domain
+	// has replaced perf (SetNVLinkFraction); nil before the first.
+	basePerf *StepModel
 }
 
 // Up reports whether the replica's process is alive (it may still be hung).
@@ -110,6 +113,27 @@ func (r *Replica) SetSlow(factor float64) {
 		factor = 1
 	}
 	r.slow = factor
+}
+
+// SetNVLinkFraction makes every step from now on run with its NVLink at
+// fraction f of its bandwidth (0 < f <= 1; 1 restores it): the step model's
+// all-reduce bandwidth term grows by 1/f (StepModel.WithNVLinkFraction), so
+// a TP group slows by its communication share, not by a flat factor. A
+// decode run under way keeps the durations it started with.
+func (r *Replica) SetNVLinkFraction(f float64) {
+	if r.basePerf == nil {
+		r.basePerf = r.perf
+	}
+	r.perf = r.basePerf.WithNVLinkFraction(f)
+}
+
+// NVLinkSlowdown is how much longer a step of shape s takes on this
+// replica now than on a healthy NVLink (1 when healthy).
+func (r *Replica) NVLinkSlowdown(s StepShape) float64 {
+	if r.basePerf == nil {
+		return 1
+	}
+	return r.perf.Step(s) / r.basePerf.Step(s)
 }
 
 // Recover brings a failed or hung replica back: after coldStart (weights
