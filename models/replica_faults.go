@@ -16,6 +16,12 @@ type faultState struct {
 	// worker dies with a CUDA out-of-memory error at the end of the event
 	// (checkOOM).
 	oom bool
+	// heldOut counts copies withdrawn while the replica was stalled (hung):
+	// they stay in the routing snapshot's Outstanding until it resumes, so
+	// that a stalled replica whose copies lost their hedges does not look
+	// idle to least-outstanding or P2C routing and draw more traffic.
+	heldOut int
+	hungAt  sim.Time // when the current hang began
 	// basePerf is the healthy step model while a degraded NVLink domain
 	// has replaced perf (SetNVLinkFraction); nil before the first.
 	basePerf *StepModel
@@ -43,6 +49,7 @@ func (r *Replica) Fail(now sim.Time, reason string) {
 	r.down, r.hung = true, false
 	idx, avail := r.state.Index, r.state.Available
 	*r.state = ReplicaState{Index: idx, Available: avail}
+	r.heldOut = 0
 	r.changed()
 	r.flush()
 }
@@ -73,7 +80,7 @@ func (r *Replica) Hang(now sim.Time) {
 		return
 	}
 	r.account(now)
-	r.hung = true
+	r.hung, r.hungAt = true, now
 	if r.busy && r.ev != (sim.EventID{}) {
 		r.eng.Cancel(r.ev)
 		r.ev = sim.EventID{}
@@ -103,6 +110,16 @@ func (r *Replica) Hang(now sim.Time) {
 			s.chunk = 0
 		}
 	}
+}
+
+// StalledFor is how long the replica has produced nothing because it is
+// hung (0 when it is not): what a gateway sees as every stream on it going
+// silent.
+func (r *Replica) StalledFor(now sim.Time) sim.Time {
+	if !r.hung || r.down {
+		return 0
+	}
+	return now - r.hungAt
 }
 
 // SetSlow makes every step from now on take factor times as long
@@ -216,6 +233,8 @@ func (r *Replica) Unhang(now sim.Time) {
 		return
 	}
 	r.hung = false
+	r.state.Outstanding -= r.heldOut // the withdrawn copies are gone now
+	r.heldOut = 0
 	r.account(now)
 	r.kick(now)
 }
@@ -230,6 +249,7 @@ func (r *Replica) FailInFlight(now sim.Time, reason string) {
 	r.dropAll(now, reason, true)
 	idx, avail := r.state.Index, r.state.Available
 	*r.state = ReplicaState{Index: idx, Available: avail}
+	r.heldOut = 0
 	r.flush()
 }
 
