@@ -85,6 +85,7 @@ type showJSON struct {
 	Spares99     int               `json:"spares_99"`
 	Spares999    int               `json:"spares_999"`
 	Repair       map[string]string `json:"repair"`
+	Escalation   string            `json:"escalation,omitempty"`
 	Notes        []string          `json:"notes"`
 	Unconfirmed  []string          `json:"unconfirmed"`
 }
@@ -177,6 +178,9 @@ as unconfirmed.
 		act, _ := failures.ParseAction(a)
 		out.Repair[a] = p.Repair[act].String()
 	}
+	if p.Escalation != nil {
+		out.Escalation = p.Escalation.String()
+	}
 	for _, n := range p.Notes {
 		if strings.HasPrefix(n, "U:") {
 			out.Unconfirmed = append(out.Unconfirmed, n)
@@ -256,6 +260,9 @@ as unconfirmed.
 		fmt.Fprintf(w, "%s %s", a, out.Repair[a])
 	}
 	fmt.Fprintln(w)
+	if p.Escalation != nil {
+		fmt.Fprintf(w, "escalation %s\n", p.Escalation)
+	}
 	if len(p.Notes) > 0 {
 		fmt.Fprintln(w, "\nnotes (P primary, S secondary, C computed, U unconfirmed — CALIBRATION.md):")
 		for _, n := range p.Notes {

@@ -19,6 +19,7 @@ type Overrides struct {
 	Components []ComponentConfig
 	TTF        TTFConfig
 	Repair     map[string]RepairConfig
+	Escalation EscalationConfig
 }
 
 // ComponentConfig is one [[failures.components]] table: a row of the
@@ -130,6 +131,7 @@ func (o *Overrides) Validate(prefix string, base *Profile, ps *config.Problems) 
 			ps.Add(config.Key(prefix, "ttf", "initial_age_hours"), "must be at most %g, found %v", float64(maxRepairHours*10), o.TTF.InitialAgeHours)
 		}
 	}
+	o.Escalation.Validate(config.Key(prefix, "escalation"), ps)
 	for _, a := range sortedKeys(o.Repair) {
 		key := config.Key(prefix, "repair", a)
 		if _, err := ParseAction(a); err != nil {
@@ -219,7 +221,7 @@ func (c *ComponentConfig) validate(prefix string, existing bool, ps *config.Prob
 
 // Empty reports whether o changes nothing.
 func (o *Overrides) Empty() bool {
-	return len(o.Components) == 0 && len(o.Repair) == 0 && o.TTF.Dist != TTFWeibull
+	return len(o.Components) == 0 && len(o.Repair) == 0 && o.TTF.Dist != TTFWeibull && !o.Escalation.Enabled
 }
 
 // Apply returns base with o's changes; o must be valid against base. Rows
@@ -257,12 +259,16 @@ func (o *Overrides) Apply(base *Profile) (*Profile, error) {
 		rc := o.Repair[a]
 		p.Repair[act] = rc.dist()
 	}
+	if e := o.Escalation.Escalation(); e != nil {
+		p.Escalation = e
+	}
 	if len(o.Components) > 0 {
 		p.RateConfidence = "user"
 	}
 	if !o.Empty() {
-		p.Notes = append(p.Notes, fmt.Sprintf("user changes applied to the %s profile: %d component table(s), %d repair override(s)%s",
-			base.Name, len(o.Components), len(o.Repair), map[bool]string{true: ", Weibull time to failure"}[o.TTF.Dist == TTFWeibull]))
+		p.Notes = append(p.Notes, fmt.Sprintf("user changes applied to the %s profile: %d component table(s), %d repair override(s)%s%s",
+			base.Name, len(o.Components), len(o.Repair), map[bool]string{true: ", Weibull time to failure"}[o.TTF.Dist == TTFWeibull],
+			map[bool]string{true: ", repair escalation (assumed stages: models/failures/escalation.go)"}[o.Escalation.Enabled]))
 	}
 	return p, p.Check()
 }

@@ -44,6 +44,9 @@ type Event struct {
 	// domain keeps while it lasts (e.g. 8/9 with one NVL72 switch tray of
 	// 9 out); 1 otherwise.
 	NVLinkFraction float64
+	// RepairPath is the escalation stages the repair went through
+	// ("reset>reboot"), when the profile escalates; "" otherwise.
+	RepairPath string
 	// Precursor is when a precursor signal was seen (<= Time), or
 	// NoPrecursor.
 	Precursor sim.Time

@@ -48,6 +48,8 @@ type Generator struct {
 	rows  []Row
 	rates []float64    // per GPU-hour, rows with rate > 0 only
 	rep   []RepairDist // per row
+	esc   []bool       // per row: repaired through the escalation pipeline
+	pipe  *Escalation
 	topo  Topology
 	rng   *rand.Rand
 	gpus  int
@@ -77,12 +79,14 @@ func NewGenerator(p *Profile, topo Topology, rng *rand.Rand) (*Generator, error)
 	if err := topo.Check(); err != nil {
 		return nil, err
 	}
-	g := &Generator{topo: topo, rng: rng, gpus: topo.GPUs()}
+	g := &Generator{topo: topo, rng: rng, gpus: topo.GPUs(), pipe: p.Escalation}
 	for _, r := range p.Rows {
 		if r.PerGPUHour > 0 {
 			g.rows = append(g.rows, r)
 			g.rates = append(g.rates, r.PerGPUHour)
 			g.rep = append(g.rep, p.RepairOf(&r))
+			g.esc = append(g.esc, p.Escalation != nil && r.Repair == nil && r.Action != ActionRestartApp &&
+				r.Mode != ModeFailSlow && r.Mode != ModeNVLinkDegraded)
 		}
 	}
 	if len(g.rows) == 0 {
@@ -138,7 +142,12 @@ func (g *Generator) event(ri int, unit int, nowH float64) Event {
 	ev := Event{
 		Time: t, Category: r.Category, Label: r.Label, Component: r.Component, Mode: r.Mode,
 		Scope: r.Scope, Unit: unit, FirstGPU: first, GPUs: n, Xid: r.Xid, Action: r.Action,
-		Repair: g.rep[ri].Draw(g.rng), SpeedFraction: 1, NVLinkFraction: 1, Precursor: NoPrecursor,
+		SpeedFraction: 1, NVLinkFraction: 1, Precursor: NoPrecursor,
+	}
+	if g.esc[ri] {
+		ev.Repair, ev.RepairPath = g.pipe.draw(r.Action, g.rng, func(d RepairDist) sim.Time { return d.Draw(g.rng) })
+	} else {
+		ev.Repair = g.rep[ri].Draw(g.rng)
 	}
 	switch {
 	case r.Mode == ModeFailSlow:

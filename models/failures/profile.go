@@ -59,6 +59,9 @@ type Profile struct {
 	TTF            TTF
 	// Repair is the repair-time distribution of each Action.
 	Repair [numActions]RepairDist
+	// Escalation, when set, replaces Repair for the rows it covers by a
+	// repair pipeline (reset → reboot → reimage → hardware swap → RMA).
+	Escalation *Escalation
 	// Notes are caveats printed with the profile; unconfirmed figures are
 	// flagged here as CALIBRATION.md flags them.
 	Notes []string

@@ -19,7 +19,11 @@ func (p *Profile) MeanInRepair(gpus int) float64 {
 		if r.Mode == ModeFailSlow || r.Mode == ModeNVLinkDegraded {
 			continue
 		}
-		m += r.PerGPUHour * float64(gpus) * p.RepairOf(&r).MeanHours()
+		h := p.RepairOf(&r).MeanHours()
+		if p.Escalation != nil && r.Repair == nil && r.Action != ActionRestartApp {
+			h = p.Escalation.MeanHours(r.Action)
+		}
+		m += r.PerGPUHour * float64(gpus) * h
 	}
 	return m
 }

@@ -41,6 +41,14 @@ type Config struct {
 	Spares int `toml:"spares"`
 	// SpareAfterS: repairs shorter than this are waited out. Default 600.
 	SpareAfterS float64 `toml:"spare_after_s"`
+	// SpareSwapS is the reconfiguration delay of a warm-spare swap: the
+	// spare serves only after it, and the failed replica's slot is down
+	// until then. Default 0 (at once; ByteRobust's warm standby).
+	SpareSwapS float64 `toml:"spare_swap_s"`
+	// Escalation is the repair pipeline ([failures.escalation]): reset →
+	// reboot → reimage → hardware swap → RMA with probabilities and
+	// durations (failures.DefaultEscalation). Default off.
+	Escalation failures.EscalationConfig `toml:"escalation"`
 	// RacksPerRow groups racks into rows (blast scope "row"). Default 8
 	// (assumption, failures.DefaultRacksPerRow).
 	RacksPerRow int `toml:"racks_per_row"`
@@ -58,7 +66,7 @@ type Config struct {
 
 // Overrides are c's changes to its built-in profile.
 func (c *Config) Overrides() failures.Overrides {
-	return failures.Overrides{Components: c.Components, TTF: c.TTF, Repair: c.Repair}
+	return failures.Overrides{Components: c.Components, TTF: c.TTF, Repair: c.Repair, Escalation: c.Escalation}
 }
 
 // BuildProfile is the profile c names with its overrides applied (not
@@ -93,6 +101,7 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 	}
 	ps.NonNegative(config.Key(prefix, "spare_after_s"), c.SpareAfterS)
 	ps.PositiveInt(config.Key(prefix, "racks_per_row"), c.RacksPerRow)
+	ps.NonNegative(config.Key(prefix, "spare_swap_s"), c.SpareSwapS)
 	base, _ := failures.LookupProfile(c.Profile)
 	o := c.Overrides()
 	o.Validate(prefix, base, ps)

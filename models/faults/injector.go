@@ -86,7 +86,7 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		nvl: make([][]float64, n), nvlSince: make([]sim.Time, n),
 		avail:  newAvailability(n, d.Slots, fleet.Place.TP),
 		counts: Report{ByCategory: map[string]int{}, ByXid: map[string]int{}}}
-	in.spares = newSparePool(fleet, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS))
+	in.spares = newSparePool(a.eng, fleet, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
 	in.stop = sim.Forever
 	if d.DurationS > 0 {
 		in.stop = sim.FromSeconds(d.DurationS)
@@ -150,7 +150,7 @@ func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
 		// With a warm spare, the spare takes the replica's place before it
 		// drains (ByteRobust's warm standby, CALIBRATION.md §1): no capacity
 		// is lost to the drain or the repair.
-		swapped := in.spares.covers(ev.Repair) && in.spares.swapIn(i, now)
+		swapped := in.spares.covers(ev.Repair) && in.spares.swapIn(i, now, false, "")
 		fleet.Drain(i, in.grace, func(t sim.Time) {
 			if !swapped {
 				in.avail.markDown(i, t)
@@ -208,11 +208,11 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 		case spares.idle[i]: // a waiting spare failed: it is repaired as a spare
 			spares.failIdle(i, now)
 		case spares.replaced[i]: // already out, repairing as a spare
-		case spares.covers(ev.Repair) && ev.Mode != failures.ModeHang && spares.swapIn(i, now):
+		case spares.covers(ev.Repair) && ev.Mode != failures.ModeHang && spares.swapIn(i, now, true, repairDetail(&ev)):
 			// A long repair, and a spare took its place at once. (A hang is
 			// not swapped: it must first be detected, by probes or timeouts.)
 		default:
-			in.avail.markDown(i, now)
+			in.avail.markDownDetail(i, now, repairDetail(&ev))
 		}
 		fleet.Refresh(i)
 		eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
@@ -234,6 +234,15 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 		})
 	})
 	in.count(&ev, hit)
+}
+
+// repairDetail is failures.csv's detail of a failure: its category, and
+// its repair path and time when it escalated.
+func repairDetail(ev *failures.Event) string {
+	if ev.RepairPath == "" {
+		return ev.Category
+	}
+	return fmt.Sprintf("%s: %s, %.2f h", ev.Category, ev.RepairPath, ev.Repair.Seconds()/3600)
 }
 
 // count books an event that hit the fleet.

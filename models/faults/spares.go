@@ -18,6 +18,10 @@ type SparePool struct {
 	fleet *models.Fleet
 	avail *Availability // the timeline the swaps are logged on
 	after sim.Time      // repairs shorter than this are waited out
+	eng   *sim.Engine
+	// swap is the reconfiguration delay of a swap: the spare serves only
+	// after it (0: at once).
+	swap sim.Time
 
 	// idle[i]: spare i waits; replaced[i]: a spare took failed replica
 	// i's place (it becomes a spare when repaired).
@@ -33,9 +37,9 @@ type SparePool struct {
 
 // newSparePool holds fleet's replicas from slots on out of service as
 // spares.
-func newSparePool(fleet *models.Fleet, avail *Availability, slots int, after sim.Time) *SparePool {
+func newSparePool(eng *sim.Engine, fleet *models.Fleet, avail *Availability, slots int, after, swap sim.Time) *SparePool {
 	n := len(fleet.Replicas)
-	sp := &SparePool{fleet: fleet, avail: avail, after: after, size: n - slots,
+	sp := &SparePool{eng: eng, fleet: fleet, avail: avail, after: after, swap: swap, size: n - slots,
 		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n)}
 	for i := slots; i < n; i++ {
 		sp.idle[i] = true
@@ -53,8 +57,10 @@ func (sp *SparePool) out(i int) bool { return sp.idle[i] || sp.replaced[i] }
 func (sp *SparePool) covers(repair sim.Time) bool { return repair >= sp.after }
 
 // swapIn puts an idle, healthy spare in failed replica i's place and
-// reports whether there was one.
-func (sp *SparePool) swapIn(i int, now sim.Time) bool {
+// reports whether there was one. With a swap delay the spare serves only
+// after it; when failed is set (i has failed, not been drained ahead of
+// its failure), i's slot is down until then.
+func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) bool {
 	for j, idle := range sp.idle {
 		if r := sp.fleet.Replicas[j]; !idle || !r.Up() || r.Hung() {
 			continue
@@ -63,9 +69,26 @@ func (sp *SparePool) swapIn(i int, now sim.Time) bool {
 		sp.idleNs += now - sp.idleSince[j]
 		sp.replaced[i], sp.replacedSince[i] = true, now
 		sp.fleet.SetReserved(i, true)
-		sp.fleet.SetReserved(j, false)
 		sp.used++
-		sp.avail.record(now, "spare", fmt.Sprintf("replica %d for %d", j, i))
+		if sp.swap <= 0 {
+			sp.fleet.SetReserved(j, false)
+			sp.avail.record(now, "spare", fmt.Sprintf("replica %d for %d", j, i))
+			return true
+		}
+		if failed {
+			sp.avail.markDownDetail(i, now, fmt.Sprintf("%s; spare swap %.0f s", detail, sp.swap.Seconds()))
+		}
+		sp.avail.recordDetail(now, "spare", fmt.Sprintf("replica %d for %d", j, i), fmt.Sprintf("serves after a %.0f s swap", sp.swap.Seconds()))
+		sp.eng.Schedule(now+sp.swap, sim.PriorityFailure, func(t sim.Time) {
+			sp.fleet.SetReserved(j, false)
+			sp.fleet.Refresh(j)
+			unit := fmt.Sprintf("replica %d for %d", j, i)
+			if failed && sp.avail.down[i] >= 0 {
+				sp.avail.markUpAs(i, t, "spare-in", unit) // the slot serves again
+			} else {
+				sp.avail.record(t, "spare-in", unit)
+			}
+		})
 		return true
 	}
 	return false
