@@ -69,7 +69,7 @@ func TestChaos(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = 100000\ncold_start_s = 5\ndrain_on_precursor = %v\n", rng.IntN(2) == 0)
 			if !rollout {
-				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\n", rng.IntN(3), rng.IntN(2)*60)
+				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\nspare_swap_s = %d\n", rng.IntN(3), rng.IntN(2)*60, trial%3*10) // (the swap delay draws nothing)
 			}
 			// Rack-scale faults: the rackscale profile, or a custom one of
 			// rack, row and degraded-domain rows only, at rates that hit
@@ -84,6 +84,9 @@ func TestChaos(t *testing.T) {
 					fmt.Fprintf(&b, "[[failures.components]]\ncomponent = %q\nrate_per_gpu_hour = %g\n[failures.components.repair]\ndist = \"fixed\"\nhours = %g\n",
 						c, 1e-5*float64(1+rng.IntN(5)), 0.002*float64(1+rng.IntN(10)))
 				}
+			}
+			if rng.IntN(2) == 0 { // repair escalation and a spare swap delay
+				fmt.Fprintf(&b, "[failures.escalation]\nenabled = true\n[[failures.escalation.stages]]\nname = \"reset\"\nfix_probability = 0.5\n[failures.escalation.stages.repair]\ndist = \"fixed\"\nhours = 0.005\n[[failures.escalation.stages]]\nname = \"reboot\"\nfix_probability = 0.5\n[failures.escalation.stages.repair]\ndist = \"fixed\"\nhours = 0.01\n[[failures.escalation.stages]]\nname = \"hw-swap\"\nfix_probability = 1\n[failures.escalation.stages.repair]\ndist = \"fixed\"\nhours = 0.02\n")
 			}
 		}
 		src := b.String()

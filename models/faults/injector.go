@@ -207,6 +207,8 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 		switch {
 		case spares.idle[i]: // a waiting spare failed: it is repaired as a spare
 			spares.failIdle(i, now)
+		case spares.pending(i): // a spare failed during its swap
+			spares.failPending(i, now, true, repairDetail(&ev))
 		case spares.replaced[i]: // already out, repairing as a spare
 		case spares.covers(ev.Repair) && ev.Mode != failures.ModeHang && spares.swapIn(i, now, true, repairDetail(&ev)):
 			// A long repair, and a spare took its place at once. (A hang is

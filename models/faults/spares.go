@@ -26,6 +26,9 @@ type SparePool struct {
 	// idle[i]: spare i waits; replaced[i]: a spare took failed replica
 	// i's place (it becomes a spare when repaired).
 	idle, replaced []bool
+	// pendingFor[j] is the replica whose place spare j is taking during
+	// its swap delay, or -1.
+	pendingFor []int
 	idleSince      []sim.Time
 	idleNs         sim.Time
 	// replacedSince[i] is when replica i left service for a spare-covered
@@ -40,7 +43,11 @@ type SparePool struct {
 func newSparePool(eng *sim.Engine, fleet *models.Fleet, avail *Availability, slots int, after, swap sim.Time) *SparePool {
 	n := len(fleet.Replicas)
 	sp := &SparePool{eng: eng, fleet: fleet, avail: avail, after: after, swap: swap, size: n - slots,
-		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n)}
+		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n),
+		pendingFor: make([]int, n)}
+	for i := range sp.pendingFor {
+		sp.pendingFor[i] = -1
+	}
 	for i := slots; i < n; i++ {
 		sp.idle[i] = true
 		fleet.SetReserved(i, true)
@@ -50,7 +57,10 @@ func newSparePool(eng *sim.Engine, fleet *models.Fleet, avail *Availability, slo
 
 // out reports whether replica i is out of the serving slots: a spare
 // waiting, or a failed replica whose place a spare took.
-func (sp *SparePool) out(i int) bool { return sp.idle[i] || sp.replaced[i] }
+func (sp *SparePool) out(i int) bool { return sp.idle[i] || sp.replaced[i] || sp.pendingFor[i] >= 0 }
+
+// pending reports whether spare i is in its swap delay.
+func (sp *SparePool) pending(i int) bool { return sp.pendingFor[i] >= 0 }
 
 // covers reports whether a repair of this length is covered by a spare
 // (if one is idle).
@@ -79,7 +89,12 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 			sp.avail.markDownDetail(i, now, fmt.Sprintf("%s; spare swap %.0f s", detail, sp.swap.Seconds()))
 		}
 		sp.avail.recordDetail(now, "spare", fmt.Sprintf("replica %d for %d", j, i), fmt.Sprintf("serves after a %.0f s swap", sp.swap.Seconds()))
+		sp.pendingFor[j] = i
 		sp.eng.Schedule(now+sp.swap, sim.PriorityFailure, func(t sim.Time) {
+			if sp.pendingFor[j] != i {
+				return // the spare failed during its swap (failPending)
+			}
+			sp.pendingFor[j] = -1
 			sp.fleet.SetReserved(j, false)
 			sp.fleet.Refresh(j)
 			unit := fmt.Sprintf("replica %d for %d", j, i)
@@ -92,6 +107,22 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 		return true
 	}
 	return false
+}
+
+// failPending handles spare j failing during its swap delay: it is
+// repaired as a spare, and the replica whose place it was taking gets
+// another idle spare, or keeps its own place (it serves again once
+// repaired).
+func (sp *SparePool) failPending(j int, now sim.Time, failed bool, detail string) {
+	i := sp.pendingFor[j]
+	sp.pendingFor[j] = -1
+	sp.replaced[j], sp.replacedSince[j] = true, now
+	sp.avail.record(now, "spare-fail", fmt.Sprintf("replica %d", j))
+	sp.replaced[i] = false
+	if !sp.swapIn(i, now, failed, detail) {
+		sp.fleet.SetReserved(i, false)
+		sp.fleet.Refresh(i)
+	}
 }
 
 // failIdle takes a waiting spare that failed out of the pool: it is
