@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments"
@@ -16,12 +17,15 @@ import (
 const failuresUsage = `usage:
   fleetsim failures list
       the built-in failure profiles
-  fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json]
+  fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json] [--job]
       per-category rates (per GPU-hour and per 1,000 node-days of 8 GPUs),
       the implied MTBF of a fleet or job of N GPUs (default 16384), repair
       times, and the figures CALIBRATION.md flags as unconfirmed; for a
       scenario file, its [failures] profile with its [[failures.components]]
-      tables applied (not scaled by rate_multiplier)
+      tables applied (not scaled by rate_multiplier); --job: a training
+      job's mean time to interruption by job size, 8 to 16,384 GPUs (and N),
+      all causes and hardware alone, by cause, beside published job-level
+      measurements
   fleetsim failures replay FILE [--servers N] [--json]
       statistics of an InfiniteHBD-format fault log replayed on N servers
       (default 400): faults by class, component and Xid, repair times, the
@@ -119,10 +123,11 @@ type precursorJSON struct {
 }
 
 func failuresShow(args []string, stdout io.Writer) error {
-	const u = "usage: fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json]"
+	const u = "usage: fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json] [--job]"
 	fs := flag.NewFlagSet("failures show", flag.ContinueOnError)
 	gpus := fs.Int("gpus", 16384, "GPUs in the fleet or job (Llama 3 trained on 16,384)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	job := fs.Bool("job", false, "job-level interruptions by job size (8 to 16,384 GPUs and --gpus)")
 	pos, err := parseFlags(fs, args, stdout, u+`
 
 Per-category failure rates of a built-in profile (per GPU-hour and per
@@ -150,6 +155,9 @@ as unconfirmed.
 		}
 	} else if p, err = failures.LookupProfile(pos[0]); err != nil {
 		return usageError{err}
+	}
+	if *job {
+		return failuresShowJob(p, *gpus, *asJSON, stdout)
 	}
 	out := showJSON{Profile: p.Name, Description: p.Description, Source: p.Source,
 		TTF: ttfJSON{p.TTF.Kind, p.TTF.Shape}, GPUs: *gpus, NodeGPUs: nodeGPUs,
@@ -379,5 +387,89 @@ at least one server (or a share of the GPUs) down.
 	table("component (taxonomy)", out.ByComponent)
 	table("mode", out.ByMode)
 	table("xid", out.ByXid)
+	return nil
+}
+
+// jobSizes are the job sizes `failures show --job` evaluates.
+var jobSizes = []int{8, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
+
+// jobJSON is `fleetsim failures show --job --json`.
+type jobJSON struct {
+	Profile    string               `json:"profile"`
+	JobProfile string               `json:"job_profile"`
+	Sizes      []jobSizeJSON        `json:"sizes"`
+	Published  []failures.JobFigure `json:"published"`
+	Notes      []string             `json:"notes"`
+}
+
+type jobSizeJSON struct {
+	GPUs              int                `json:"gpus"`
+	MTTFHours         float64            `json:"mttf_hours"`
+	HardwareMTTFHours float64            `json:"hardware_mttf_hours"`
+	Shares            map[string]float64 `json:"shares"`
+}
+
+// failuresShowJob prints a training job's mean time to interruption by
+// job size: the job-level profile (failures.JobProfile) with every cause,
+// and its hardware rows alone (the node-only projection), beside the
+// published measurements.
+func failuresShowJob(p *failures.Profile, gpus int, asJSON bool, stdout io.Writer) error {
+	jp := failures.JobProfile(p)
+	sizes := slices.Clone(jobSizes)
+	if !slices.Contains(sizes, gpus) {
+		sizes = append(sizes, gpus)
+		slices.Sort(sizes)
+	}
+	rows := failures.JobMTTFs(jp, sizes)
+	pub := failures.PublishedJobFigures(jp.Name)
+	out := jobJSON{Profile: p.Name, JobProfile: jp.Name, Published: pub, Notes: jp.Notes}
+	var causes []failures.Cause
+	seen := map[failures.Cause]bool{}
+	for i := range jp.Rows {
+		if c := failures.RowCause(&jp.Rows[i]); !seen[c] {
+			seen[c] = true
+			causes = append(causes, c)
+		}
+	}
+	slices.SortFunc(causes, func(a, b failures.Cause) int { return strings.Compare(string(a), string(b)) })
+	for _, r := range rows {
+		sh := map[string]float64{}
+		for c, x := range r.Shares {
+			sh[string(c)] = x
+		}
+		out.Sizes = append(out.Sizes, jobSizeJSON{r.GPUs, r.MTTFHours, r.HardwareMTTFHours, sh})
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	w := stdout
+	fmt.Fprintf(w, "profile   %s; job-level profile %s — %s\n", p.Name, jp.Name, jp.Description)
+	fmt.Fprintf(w, "a job of N GPUs is interrupted N times as often as one GPU (rates per GPU-hour)\n\n")
+	fmt.Fprintf(w, "%7s %22s %22s  %s\n", "GPUs", "job MTTF (all)", "hardware only", "published (all causes)")
+	for _, r := range rows {
+		published := ""
+		for _, f := range pub {
+			if f.GPUs == r.GPUs {
+				published = fmt.Sprintf("%s [%s] %s", hoursText(f.MTTFHours), f.Confidence, f.Source)
+			}
+		}
+		fmt.Fprintf(w, "%7d %22s %22s  %s\n", r.GPUs, hoursText(r.MTTFHours), hoursText(r.HardwareMTTFHours), strings.TrimSpace(published))
+	}
+	fmt.Fprintf(w, "\ncauses   ")
+	for i, c := range causes {
+		if i > 0 {
+			fmt.Fprintf(w, "; ")
+		}
+		fmt.Fprintf(w, "%s %.1f%%", c, 100*rows[0].Shares[c])
+	}
+	fmt.Fprintln(w)
+	if len(jp.Notes) > 0 {
+		fmt.Fprintln(w, "\nnotes (P primary, S secondary, C computed, U unconfirmed — CALIBRATION.md):")
+		for _, n := range jp.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
 	return nil
 }

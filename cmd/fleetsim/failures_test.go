@@ -96,7 +96,7 @@ func TestFailuresBadInput(t *testing.T) {
 		{[]string{"failures"}, "usage:"},
 		{[]string{"failures", "explode"}, `unknown failures command "explode"`},
 		{[]string{"failures", "show"}, "usage: fleetsim failures show PROFILE"},
-		{[]string{"failures", "show", "llama4"}, `unknown profile "llama4"; valid profiles: byterobust, llama3, meta-rsc, meta-rsc-2, none`},
+		{[]string{"failures", "show", "llama4"}, `unknown profile "llama4"; valid profiles: byterobust, llama3, meta-rsc, meta-rsc-2, meta-rsc-job, none, rackscale`},
 		{[]string{"failures", "show", "llama3", "--gpus", "0"}, "--gpus must be >= 1, found 0"},
 		{[]string{"failures", "show", "llama3", "--gpus", "many"}, `invalid value "many" for flag -gpus`},
 		{[]string{"failures", "replay", missing}, "nope.json"},
@@ -205,4 +205,30 @@ rate = 3
 	}
 	_, err := os.Stat(filepath.Join(dir, "out"))
 	assert.True(t, os.IsNotExist(err), "nothing written")
+}
+
+// `failures show meta-rsc --job`: job MTTF from 8 to 16,384 GPUs beside the
+// published job-level figures; the node-only projection is unchanged.
+func TestFailuresShowJob(t *testing.T) {
+	stdout, stderr, code := fleetsim(t, nil, "failures", "show", "meta-rsc", "--job", "--gpus", "2000")
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "job-level profile meta-rsc-job")
+	assert.Regexp(t, `(?m)^\s+8\s+1074.74 h \(44.8 days\)\s+3692.31 h \(153.8 days\)\s+1128.00 h \(47.0 days\) \[U\]`, stdout)
+	assert.Regexp(t, `(?m)^\s+1024\s+8.40 h\s+28.85 h\s+8.00 h \[U\]`, stdout)
+	assert.Regexp(t, `(?m)^\s+2000\s+`, stdout, "--gpus adds its size")
+	assert.Regexp(t, `(?m)^\s+16384\s+31.5 min\s+1.80 h`, stdout)
+	assert.Contains(t, stdout, "not reachable here")
+	// The plain view is unchanged.
+	plain, _, _ := fleetsim(t, nil, "failures", "show", "meta-rsc", "--gpus", "8000")
+	assert.Contains(t, plain, "8000 GPUs: 6.50 failures/day, MTBF 3.69 h")
+
+	stdout, stderr, code = fleetsim(t, nil, "failures", "show", "llama3", "--job", "--json")
+	require.Zero(t, code, stderr)
+	var out jobJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	last := out.Sizes[len(out.Sizes)-1]
+	assert.Equal(t, 16384, last.GPUs)
+	assert.InDelta(t, 54*24/419.0, last.MTTFHours, 1e-9)
+	assert.InDelta(t, 54.0/419, last.Shares["software"], 1e-9)
+	require.Len(t, out.Published, 1)
 }

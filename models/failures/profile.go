@@ -191,6 +191,7 @@ var profileFactories = map[string]func() *Profile{
 	ProfileMetaRSC2:   func() *Profile { return metaRSCProfile(2) },
 	ProfileNone:       noneProfile,
 	ProfileRackScale:  rackScaleProfile,
+	ProfileMetaRSCJob: metaRSCJobProfile,
 }
 
 // ProfileNames returns the built-in profile names, sorted.

@@ -13,9 +13,9 @@ import (
 )
 
 func TestProfileNames(t *testing.T) {
-	assert.Equal(t, []string{"byterobust", "llama3", "meta-rsc", "meta-rsc-2", "none", "rackscale"}, ProfileNames())
+	assert.Equal(t, []string{"byterobust", "llama3", "meta-rsc", "meta-rsc-2", "meta-rsc-job", "none", "rackscale"}, ProfileNames())
 	_, err := LookupProfile("llama4")
-	assert.EqualError(t, err, `failures: unknown profile "llama4"; valid profiles: byterobust, llama3, meta-rsc, meta-rsc-2, none, rackscale`)
+	assert.EqualError(t, err, `failures: unknown profile "llama4"; valid profiles: byterobust, llama3, meta-rsc, meta-rsc-2, meta-rsc-job, none, rackscale`)
 	for _, n := range ProfileNames() {
 		p, err := LookupProfile(n)
 		require.NoError(t, err)
