@@ -29,8 +29,8 @@ type SparePool struct {
 	// pendingFor[j] is the replica whose place spare j is taking during
 	// its swap delay, or -1.
 	pendingFor []int
-	idleSince      []sim.Time
-	idleNs         sim.Time
+	idleSince  []sim.Time
+	idleNs     sim.Time
 	// replacedSince[i] is when replica i left service for a spare-covered
 	// repair; repairs are the closed [from, to) spans.
 	replacedSince []sim.Time
