@@ -501,6 +501,36 @@ func TestServingBlastRadiusHGXvsNVL72(t *testing.T) {
 	require.Equal(t, 0.0, diffs["failures.events"].Diff, "same failure stream")
 }
 
+// TestTrainingBlastRadiusHGXvsNVL72: the built-in nvl72-vs-hgx-train, a
+// 16,384-GPU job on 16,416 GPUs as NVL72 racks or HGX servers with the same
+// per-GPU rates and 80 spare GPUs each: a rack fault takes 18 NVL72 trays,
+// more than the pool holds, so the NVL72 job waits for spares far longer
+// and its ETTR is lower, with paired 95% CIs over 20 replications; a
+// switch tray slows the NVL72 job instead of interrupting it.
+func TestTrainingBlastRadiusHGXvsNVL72(t *testing.T) {
+	base, err := LoadBuiltin("nvl72-vs-hgx-train")
+	require.NoError(t, err)
+	arms, err := ArmsFromScenario(base)
+	require.NoError(t, err)
+	ab, err := RunAB(arms, RunOptions{})
+	require.NoError(t, err)
+	diffs := map[string]PairedDiff{}
+	for _, d := range ab.Diffs[0] {
+		diffs[d.Key] = d
+	}
+	for key, sign := range map[string]float64{
+		"training.ettr":                          +1,
+		"training.lost_gpu_hours.waiting_spares": -1,
+		"training.lost_usd_per_month":            -1,
+	} {
+		d := diffs[key]
+		t.Logf("%-40s nvl72 %12.4f  hgx %12.4f  diff %+.4f ± %.4f", key, d.A, d.B, d.Diff, d.DiffCI)
+		require.Greater(t, sign*d.Diff, d.DiffCI, key)
+	}
+	nvl := ab.Arms[0].Reps[0].Summary.Training
+	require.Positive(t, nvl.FailSlow, "switch trays slow the NVL72 job")
+}
+
 // size says when its confidence bound is not one: with one replication, and
 // when every replication is identical (a trace replay draws nothing).
 func TestSizeSaysWhenThereIsNoBound(t *testing.T) {
