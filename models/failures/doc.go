@@ -23,6 +23,11 @@
 //	rackscale.go  rack-scale parts (NVLink switch trays, power shelves, liquid
 //	              cooling): their assumed rates and repair paths, and the
 //	              rackscale profile
+//	escalation.go repair escalation: reset → reboot → reimage → hardware
+//	              swap → RMA, stages with repair times and fix probabilities
+//	jobs.go       job-level interruptions: causes (hardware, software,
+//	              collective, infra, user), job MTTF by size, published
+//	              job-level figures, the meta-rsc-job profile
 //	config.go     Overrides: a scenario's [[failures.components]] tables
 //	              (add, override or scale a row), [failures.ttf] and
 //	              [failures.repair.ACTION], with Validate and Apply
