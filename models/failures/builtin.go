@@ -84,7 +84,7 @@ func byteRobustProfile() *Profile {
 		RateConfidence: "U", // 55,366 incidents (U)
 		Rows: []Row{
 			cuda,
-			row("job-hang", "job hang", ComponentNCCLWatchdog, 9.9),          // Table 1: 9.9% (S)
+			row("job-hang", "job hang", ComponentNCCLWatchdog, 9.9), // Table 1: 9.9% (S)
 			ib,
 			mfu,
 			row("nan", "NaN", ComponentSDC, 0.3), // Table 1: 0.3% (S)
