@@ -17,7 +17,7 @@ import (
 const failuresUsage = `usage:
   fleetsim failures list
       the built-in failure profiles
-  fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json] [--job]
+  fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json] [--job] [--topology hgx|nvl72]
       per-category rates (per GPU-hour and per 1,000 node-days of 8 GPUs),
       the implied MTBF of a fleet or job of N GPUs (default 16384), repair
       times, and the figures CALIBRATION.md flags as unconfirmed; for a
@@ -25,7 +25,8 @@ const failuresUsage = `usage:
       tables applied (not scaled by rate_multiplier); --job: a training
       job's mean time to interruption by job size, 8 to 16,384 GPUs (and N),
       all causes and hardware alone, by cause, beside published job-level
-      measurements
+      measurements; --topology: the spare hosts N GPUs need as HGX servers or
+      NVL72 trays, rack faults taking every host of the rack at once
   fleetsim failures replay FILE [--servers N] [--json]
       statistics of an InfiniteHBD-format fault log replayed on N servers
       (default 400): faults by class, component and Xid, repair times, the
@@ -85,13 +86,25 @@ type showJSON struct {
 	// MeanInRepair is the mean number of failed units out for repair at
 	// once (M/G/∞); Spares99 and Spares999 the spares that cover them 99%
 	// and 99.9% of the time.
-	MeanInRepair float64           `json:"mean_in_repair"`
-	Spares99     int               `json:"spares_99"`
-	Spares999    int               `json:"spares_999"`
-	Repair       map[string]string `json:"repair"`
-	Escalation   string            `json:"escalation,omitempty"`
-	Notes        []string          `json:"notes"`
-	Unconfirmed  []string          `json:"unconfirmed"`
+	MeanInRepair float64 `json:"mean_in_repair"`
+	Spares99     int     `json:"spares_99"`
+	Spares999    int     `json:"spares_999"`
+	// Topology (with --topology) sizes the spare pool in hosts of that
+	// topology, rack faults taking all their hosts at once.
+	Topology    *topologySparesJSON `json:"topology,omitempty"`
+	Repair      map[string]string   `json:"repair"`
+	Escalation  string              `json:"escalation,omitempty"`
+	Notes       []string            `json:"notes"`
+	Unconfirmed []string            `json:"unconfirmed"`
+}
+
+type topologySparesJSON struct {
+	Kind      string  `json:"kind"`
+	GPUs      int     `json:"gpus"`
+	HostGPUs  int     `json:"host_gpus"`
+	MeanHosts float64 `json:"mean_hosts_in_repair"`
+	Hosts99   int     `json:"spares_99"`
+	Hosts999  int     `json:"spares_999"`
 }
 
 type ttfJSON struct {
@@ -123,11 +136,12 @@ type precursorJSON struct {
 }
 
 func failuresShow(args []string, stdout io.Writer) error {
-	const u = "usage: fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json] [--job]"
+	const u = "usage: fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json] [--job] [--topology hgx|nvl72]"
 	fs := flag.NewFlagSet("failures show", flag.ContinueOnError)
 	gpus := fs.Int("gpus", 16384, "GPUs in the fleet or job (Llama 3 trained on 16,384)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	job := fs.Bool("job", false, "job-level interruptions by job size (8 to 16,384 GPUs and --gpus)")
+	topo := fs.String("topology", "", "also size the spare pool for the GPUs laid out as hgx (8-GPU servers, 4 to a rack) or nvl72 (racks of 18 trays of 4): rack faults take many hosts at once")
 	pos, err := parseFlags(fs, args, stdout, u+`
 
 Per-category failure rates of a built-in profile (per GPU-hour and per
@@ -143,6 +157,9 @@ as unconfirmed.
 	}
 	if *gpus < 1 {
 		return usagef("failures show: --gpus must be >= 1, found %d", *gpus)
+	}
+	if *topo != "" && *topo != failures.KindHGX && *topo != failures.KindNVL72 {
+		return usagef("failures show: --topology must be %s or %s, found %q", failures.KindHGX, failures.KindNVL72, *topo)
 	}
 	var p *failures.Profile
 	if strings.HasSuffix(pos[0], ".toml") {
@@ -170,6 +187,14 @@ as unconfirmed.
 	}
 	out.MeanInRepair = p.MeanInRepair(*gpus)
 	out.Spares99, out.Spares999 = failures.SparesFor(out.MeanInRepair, 0.99), failures.SparesFor(out.MeanInRepair, 0.999)
+	if *topo != "" {
+		t := failures.HGX((*gpus+7)/8, 4)
+		if *topo == failures.KindNVL72 {
+			t = failures.NVL72((*gpus + 71) / 72)
+		}
+		hs := p.HostSparesFor(t, t.GPUs())
+		out.Topology = &topologySparesJSON{Kind: t.Kind, GPUs: t.GPUs(), HostGPUs: t.HostGPUs, MeanHosts: hs.MeanHosts, Hosts99: hs.Hosts99, Hosts999: hs.Hosts999}
+	}
 	for _, r := range p.Rows {
 		row := rowJSON{Category: r.Category, Label: r.Label, Component: string(r.Component), Scope: r.Scope.String(),
 			Mode: r.Mode.String(), Xid: r.Xid, Action: r.Action.String(), Count: r.Count, PerGPUHour: r.PerGPUHour,
@@ -243,6 +268,10 @@ as unconfirmed.
 		fmt.Fprintf(w, "%d GPUs: %.2f failures/day, MTBF %s\n", *gpus, out.FailuresPerDay, hoursText(out.MTBFHours))
 		fmt.Fprintf(w, "spares    %.3g failed units (servers) in repair at once on average (M/G/∞: Poisson); spares to cover them 99%% of the time: %d, 99.9%%: %d\n",
 			out.MeanInRepair, out.Spares99, out.Spares999)
+		if t := out.Topology; t != nil {
+			fmt.Fprintf(w, "spares    as %s (%d GPUs, hosts of %d): %.3g hosts in repair on average; spares to cover them 99%% of the time: %d hosts (%d GPUs), 99.9%%: %d hosts (%d GPUs) (rack faults take every host of the rack at once)\n",
+				t.Kind, t.GPUs, t.HostGPUs, t.MeanHosts, t.Hosts99, t.Hosts99*t.HostGPUs, t.Hosts999, t.Hosts999*t.HostGPUs)
+		}
 	} else {
 		fmt.Fprintf(w, "%d GPUs: no failures\n", *gpus)
 	}

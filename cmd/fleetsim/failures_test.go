@@ -232,3 +232,24 @@ func TestFailuresShowJob(t *testing.T) {
 	assert.InDelta(t, 54.0/419, last.Shares["software"], 1e-9)
 	require.Len(t, out.Published, 1)
 }
+
+// --topology sizes the spare pool in the topology's hosts: the same GPUs
+// as NVL72 trays need more spare GPUs at 99.9% than as HGX servers, since
+// a rack fault takes 18 trays at once.
+func TestFailuresShowTopologySpares(t *testing.T) {
+	gpus := map[string]int{}
+	for _, k := range []string{"hgx", "nvl72"} {
+		stdout, stderr, code := fleetsim(t, nil, "failures", "show", "rackscale", "--gpus", "16416", "--topology", k, "--json")
+		require.Zero(t, code, stderr)
+		var out showJSON
+		require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+		require.NotNil(t, out.Topology)
+		assert.Equal(t, 16416, out.Topology.GPUs)
+		assert.GreaterOrEqual(t, out.Topology.Hosts999, out.Topology.Hosts99)
+		gpus[k] = out.Topology.Hosts999 * out.Topology.HostGPUs
+	}
+	assert.Greater(t, gpus["nvl72"], gpus["hgx"])
+	_, stderr, code := fleetsim(t, nil, "failures", "show", "rackscale", "--topology", "dgx")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--topology must be hgx or nvl72")
+}
