@@ -121,6 +121,8 @@ var verdictMetrics = []struct {
 	{"throughput.output_tokens_per_s", "output throughput", false, false, false},
 	{"cost.usd_per_million_output_tokens", "$ per 1M good output tokens", true, false, false},
 	{"cost.gpu_hours", "GPU-hours", true, false, true},
+	{"training.ettr", "ETTR", false, true, false},
+	{"training.lost_usd_per_month", "$ lost per month", true, false, false},
 }
 
 // Verdicts states, one plain line per headline metric, what arm b does
@@ -257,6 +259,15 @@ var abTableKeys = []struct {
 	{key: "cost.usd_per_million_output_tokens", label: "$ / 1M good tok"},
 	{key: "failures.availability", label: "availability", optional: true},
 	{key: "failures.spares_used", label: "spare swaps", optional: true},
+	{key: "failures.replica_hits", label: "replicas hit", optional: true},
+	{key: "failures.degraded_replicas", label: "replicas degraded", optional: true},
+	{key: "failures.min_available_replicas", label: "fewest up", optional: true},
+	{key: "failures.time_down_fraction.50%", label: "time ≥50% down", optional: true},
+	{key: "training.ettr", label: "ETTR", optional: true},
+	{key: "training.interruptions", label: "interruptions", optional: true},
+	{key: "training.lost_gpu_hours.waiting_spares", label: "GPU-h waiting spares", optional: true},
+	{key: "training.lost_gpu_hours.total", label: "lost GPU-h", optional: true},
+	{key: "training.lost_usd_per_month", label: "lost $ per month", optional: true},
 }
 
 // anyArmHas reports whether some arm's statistics include key.
@@ -292,8 +303,10 @@ func (r *ABResult) Report() string {
 		fmt.Fprintf(&b, " %*s", diffW[k], a.Name+" − "+r.Arms[0].Name)
 	}
 	b.WriteByte('\n')
+	// A training A/B has no requests: only the rows its arms report.
+	serving := r.anyArmHas("requests.arrived")
 	for _, row := range abTableKeys {
-		if row.optional && !r.anyArmHas(row.key) {
+		if (row.optional || !serving) && !r.anyArmHas(row.key) {
 			continue
 		}
 		fmt.Fprintf(&b, "%-18s", row.label)

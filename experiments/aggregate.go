@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -250,6 +251,19 @@ func WriteStatsTable(w *bytes.Buffer, stats []Stat, reps int) {
 		}
 		fmt.Fprintf(w, "  %-22s %12s ± %-10s %s\n", h.label, human(st.Mean), human(st.CI95), h.unit)
 	}
+	// A mean hides how bad a run can be: the ETTR's spread across runs.
+	if st, ok := m["training.ettr"]; ok && len(st.Values) >= 20 {
+		v := slices.Clone(st.Values)
+		slices.Sort(v)
+		fmt.Fprintf(w, "  %-22s median %.4f, p5 %.4f, p95 %.4f, worst %.4f (over %d runs)\n", "ETTR spread",
+			nearestRank(v, 0.5), nearestRank(v, 0.05), nearestRank(v, 0.95), v[0], len(v))
+	}
+}
+
+// nearestRank is the nearest-rank q-quantile of sorted values.
+func nearestRank(sorted []float64, q float64) float64 {
+	k := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(k, 0), len(sorted)-1)]
 }
 
 // identicalReps reports whether every replication gave the same value of

@@ -25,7 +25,9 @@ import (
 // what it holds; at the end everything has drained; and the runner gives
 // identical summaries twice. A property test
 // against the model's own invariants (3,200 configurations passed when it
-// was written; CI runs 24; FLEETSIM_CHAOS_TRIALS=N runs N).
+// was written; CI runs 24; FLEETSIM_CHAOS_TRIALS=N runs N). A third of the
+// failure trials use the rackscale profile and a third a custom profile of
+// rack-scale rows only (rack, row, degraded NVLink domain).
 func TestChaos(t *testing.T) {
 	trials := 24
 	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
@@ -95,7 +97,24 @@ func TestChaos(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = 100000\ncold_start_s = 5\ndrain_on_precursor = %v\n", rng.IntN(2) == 0)
 			if !rollout {
-				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\n", rng.IntN(3), rng.IntN(2)*60)
+				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\nspare_swap_s = %d\n", rng.IntN(3), rng.IntN(2)*60, trial%3*10) // (the swap delay draws nothing)
+			}
+			// Rack-scale faults: the rackscale profile, or a custom one of
+			// rack, row and degraded-domain rows only, at rates that hit
+			// every trial (the draws come last: earlier trials' configs
+			// stay as they were).
+			switch rng.IntN(3) {
+			case 1:
+				fmt.Fprintf(&b, "profile = \"rackscale\"\nracks_per_row = %d\n", 1+rng.IntN(3))
+			case 2:
+				fmt.Fprintf(&b, "profile = \"none\"\nracks_per_row = %d\n", 1+rng.IntN(3))
+				for _, c := range []string{"switch-tray", "coolant", "power-shelf", "row-power", "compute-tray"} {
+					fmt.Fprintf(&b, "[[failures.components]]\ncomponent = %q\nrate_per_gpu_hour = %g\n[failures.components.repair]\ndist = \"fixed\"\nhours = %g\n",
+						c, 1e-5*float64(1+rng.IntN(5)), 0.002*float64(1+rng.IntN(10)))
+				}
+			}
+			if rng.IntN(2) == 0 { // repair escalation and a spare swap delay
+				fmt.Fprintf(&b, "[failures.escalation]\nenabled = true\n[[failures.escalation.stages]]\nname = \"reset\"\nfix_probability = 0.5\n[failures.escalation.stages.repair]\ndist = \"fixed\"\nhours = 0.005\n[[failures.escalation.stages]]\nname = \"reboot\"\nfix_probability = 0.5\n[failures.escalation.stages.repair]\ndist = \"fixed\"\nhours = 0.01\n[[failures.escalation.stages]]\nname = \"hw-swap\"\nfix_probability = 1\n[failures.escalation.stages.repair]\ndist = \"fixed\"\nhours = 0.02\n")
 			}
 		}
 		b.WriteString(spec)

@@ -449,49 +449,86 @@ mode = "fail"
 	require.ErrorContains(t, err, "success bound")
 }
 
-// TestServingBlastRadiusHGXvsNVL72: 576 GPUs as 72 HGX servers or 8 NVL72
-// racks, 72 TP=8 Llama-3-70B replicas, the same per-GPU failure rates: the
-// same failures, mapped onto the two topologies, and both fleets report
-// their serving availability.
+// TestServingBlastRadiusHGXvsNVL72: the built-in A/B nvl72-vs-hgx, 144
+// GB200 GPUs as 2 NVL72 racks or 18 8-GPU servers, the same per-GPU rates
+// (rackscale profile) and so the same failure stream. The differences follow
+// from the component table: an NVL72 rack fault takes 9 replicas (4 on
+// HGX), a switch tray degrades 9 (1 on HGX). Paired over 20 replications,
+// the NVL72 arm hits more replicas, degrades more, has fewer up at worst,
+// spends more time with half the fleet down and has lower availability,
+// each with a 95% CI that excludes no difference.
 func TestServingBlastRadiusHGXvsNVL72(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two 72-replica fleets")
+		t.Skip("an A/B of 2 x 20 replications")
 	}
-	for _, gpu := range []string{"H100", "GB200"} {
-		sc := mustParse(t, `
-name = "blast"
-[cluster]
-gpu = "`+gpu+`"
-model = "llama-3-70b"
-tp = 8
-replicas = 72
-[workload]
-duration_s = 600
-[workload.arrival]
-rate_per_s = 100
-[workload.input]
-dist = "lognormal"
-mean = 800
-p99 = 4000
-[workload.output]
-dist = "lognormal"
-mean = 100
-p99 = 600
-[failures]
-enabled = true
-rate_multiplier = 2000
-cold_start_s = 120
-`)
-		res, err := Run(sc, Options{})
-		require.NoError(t, err)
-		s := Summarize(res)
-		require.Equal(t, map[string]int{"H100": 72, "GB200": 8}[gpu], s.Fleet.Domains)
-		require.NotNil(t, s.Failures)
-		t.Logf("%s: %d domains; %d failures hit %d replicas; availability %.4f; success %.4f",
-			gpu, s.Fleet.Domains, s.Failures.Events, s.Failures.ReplicaHits, s.Failures.Availability, s.Resilience.SuccessRate)
-		require.Positive(t, s.Failures.Events)
-		require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
+	base, err := LoadBuiltin("nvl72-vs-hgx")
+	require.NoError(t, err)
+	arms, err := ArmsFromScenario(base)
+	require.NoError(t, err)
+	require.Equal(t, []string{"nvl72", "hgx"}, ArmNames(arms))
+	ab, err := RunAB(arms, RunOptions{})
+	require.NoError(t, err)
+	nvl, hgx := ab.Arms[0], ab.Arms[1]
+	for k := range nvl.Reps {
+		sn, sh := nvl.Reps[k].Summary, hgx.Reps[k].Summary
+		require.Equal(t, 2, sn.Fleet.Domains)
+		require.Equal(t, 18, sh.Fleet.Domains)
+		// The same failures on both topologies: only their units differ.
+		require.Equal(t, sn.Failures.Events, sh.Failures.Events, "replication %d", k)
+		require.Equal(t, sn.Failures.ByCategory, sh.Failures.ByCategory, "replication %d", k)
+		require.GreaterOrEqual(t, sn.Failures.ReplicaHits, sh.Failures.ReplicaHits, "replication %d", k)
+		for _, s := range []*Summary{sn, sh} {
+			require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
+		}
 	}
+	diffs := map[string]PairedDiff{}
+	for _, d := range ab.Diffs[0] {
+		diffs[d.Key] = d
+	}
+	// d = hgx − nvl72; each must be significant with the expected sign.
+	for key, sign := range map[string]float64{
+		"failures.availability":           +1,
+		"failures.replica_hits":           -1,
+		"failures.degraded_replicas":      -1,
+		"failures.min_available_replicas": +1,
+		"failures.time_down_fraction.50%": -1,
+	} {
+		d, ok := diffs[key]
+		require.True(t, ok, key)
+		t.Logf("%-34s nvl72 %10.4f  hgx %10.4f  diff %+.4f ± %.4f", key, d.A, d.B, d.Diff, d.DiffCI)
+		require.Greater(t, sign*d.Diff, d.DiffCI, "%s: hgx − nvl72 = %v ± %v", key, d.Diff, d.DiffCI)
+	}
+	require.Equal(t, 0.0, diffs["failures.events"].Diff, "same failure stream")
+}
+
+// TestTrainingBlastRadiusHGXvsNVL72: the built-in nvl72-vs-hgx-train, a
+// 16,384-GPU job on 16,416 GPUs as NVL72 racks or HGX servers with the same
+// per-GPU rates and 80 spare GPUs each: a rack fault takes 18 NVL72 trays,
+// more than the pool holds, so the NVL72 job waits for spares far longer
+// and its ETTR is lower, with paired 95% CIs over 20 replications; a
+// switch tray slows the NVL72 job instead of interrupting it.
+func TestTrainingBlastRadiusHGXvsNVL72(t *testing.T) {
+	base, err := LoadBuiltin("nvl72-vs-hgx-train")
+	require.NoError(t, err)
+	arms, err := ArmsFromScenario(base)
+	require.NoError(t, err)
+	ab, err := RunAB(arms, RunOptions{})
+	require.NoError(t, err)
+	diffs := map[string]PairedDiff{}
+	for _, d := range ab.Diffs[0] {
+		diffs[d.Key] = d
+	}
+	for key, sign := range map[string]float64{
+		"training.ettr":                          +1,
+		"training.lost_gpu_hours.waiting_spares": -1,
+		"training.lost_usd_per_month":            -1,
+	} {
+		d := diffs[key]
+		t.Logf("%-40s nvl72 %12.4f  hgx %12.4f  diff %+.4f ± %.4f", key, d.A, d.B, d.Diff, d.DiffCI)
+		require.Greater(t, sign*d.Diff, d.DiffCI, key)
+	}
+	nvl := ab.Arms[0].Reps[0].Summary.Training
+	require.Positive(t, nvl.FailSlow, "switch trays slow the NVL72 job")
 }
 
 // size says when its confidence bound is not one: with one replication, and

@@ -32,6 +32,11 @@ type FailureStats struct {
 	// SparesUsed counts the times one was swapped in for a long repair.
 	Spares     int `json:"spares"`
 	SparesUsed int `json:"spares_used"`
+	// DegradedReplicas counts replicas whose NVLink domain was degraded (a
+	// switch tray out: slower, still serving); DegradedReplicaS is the
+	// replica-seconds they ran degraded. Absent without such failures.
+	DegradedReplicas int     `json:"degraded_replicas,omitempty"`
+	DegradedReplicaS float64 `json:"degraded_replica_s,omitempty"`
 }
 
 // DistS summarises durations in seconds (exact: outages are few).
@@ -71,7 +76,8 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 func failureStats(r faults.Report, end sim.Time, replicas int) *FailureStats {
 	st := &FailureStats{Events: r.Events, ByCategory: r.ByCategory, ByXid: r.ByXid, ReplicaHits: r.ReplicaHits,
 		MinAvailableR: r.MinAvailable, Drained: r.Drained, Averted: r.Averted, Spares: r.Spares, SparesUsed: r.SparesUsed,
-		ReplicaDownS: round6(r.DownNs.Seconds()), TimeDownFraction: map[string]float64{}}
+		ReplicaDownS: round6(r.DownNs.Seconds()), TimeDownFraction: map[string]float64{},
+		DegradedReplicas: r.Degraded, DegradedReplicaS: round6(r.DegradedNs.Seconds())}
 	var ttr []float64
 	for _, d := range r.Outages {
 		ttr = append(ttr, d.Seconds())

@@ -186,7 +186,7 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	if tl := arms[0].Reps[0].Timeline; len(tl) > 0 {
 		f := results.NewTable(results.FailuresFile, nil, nil)
 		for _, p := range tl {
-			f.Row(fmtF(round6(p.Time.Seconds())), p.Event, p.Unit, strconv.Itoa(p.GPUsDown), fmtF(round6(p.Capacity)))
+			f.Row(fmtF(round6(p.Time.Seconds())), p.Event, p.Unit, strconv.Itoa(p.GPUsDown), fmtF(round6(p.Capacity)), p.Detail)
 		}
 		files[results.FailuresFile.Name] = f.Bytes()
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -469,8 +468,8 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	s.Router.Validate("router", ps)
 	s.Policies.Validate("policies", ps)
 	s.Failures.Validate("failures", ps)
-	if f := s.Failures; f.Enabled && f.RateMultiplier > 0 && s.Workload.DurationS > 0 {
-		if prof, err := failures.LookupProfile(f.Profile); err == nil {
+	if f := s.Failures; f.Enabled && f.RateMultiplier > 0 && s.Workload.DurationS > 0 && !ps.HasPrefix("failures") {
+		if prof, err := f.BuildProfile(); err == nil {
 			gpus := (s.Cluster.Replicas + max(f.Spares, 0)) * s.Cluster.GPUsPerReplica()
 			if err := f.CheckRate(prof, gpus, s.Workload.DurationS); err != nil {
 				ps.Add("failures.rate_multiplier", "%v", err)

@@ -58,7 +58,7 @@ type TrainingStats struct {
 // runTraining simulates one replication of a training scenario.
 func runTraining(sc *Scenario) (*Result, error) {
 	t := sc.Training
-	prof, err := failures.LookupProfile(sc.Failures.Profile)
+	prof, err := sc.Failures.BuildProfile()
 	if err != nil {
 		return nil, err
 	}

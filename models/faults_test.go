@@ -120,3 +120,47 @@ func TestCancelRunningAndWaiting(t *testing.T) {
 		r.kv.check()
 	}
 }
+
+// TestCancelOnStalledReplicaStaysOutstanding: a copy withdrawn from a
+// stalled (hung) replica keeps counting in its Outstanding until the replica
+// resumes, so that least-outstanding and P2C do not see the stalled replica
+// as idle and send it more traffic (issue 12, item 7); a healthy replica's
+// withdrawn copies leave the count at once.
+func TestCancelOnStalledReplicaStaysOutstanding(t *testing.T) {
+	for _, mode := range BatchingModes {
+		cfg := defaultFleet(1)
+		cfg.Replica.Batching = mode
+		cfg.Replica.MaxSeqs = 4
+		eng, f := testFleet(t, cfg)
+		r := f.Replicas[0]
+		var copies []*Copy
+		for i := 0; i < 8; i++ {
+			cr := f.newClientReq(&workloads.Request{ID: uint64(i + 1), InputTokens: 300, OutputTokens: 2000})
+			c := f.newCopy(cr, CopyPrimary)
+			f.Rec.Arrived++
+			r.Submit(c)
+			copies = append(copies, c)
+		}
+		eng.Run(2 * sim.Second)
+		r.Hang(eng.Now())
+		for _, i := range []int{0, 6} { // one running, one waiting
+			r.Cancel(copies[i])
+			f.Rec.Failed++
+		}
+		require.Equal(t, 8, r.Outstanding(), "%s: stalled, it still holds them", mode)
+		require.NoError(t, r.CheckInvariants(), mode)
+		r.Unhang(eng.Now())
+		require.Equal(t, 6, r.Outstanding(), mode)
+		require.NoError(t, r.CheckInvariants(), mode)
+		r.Cancel(copies[7]) // healthy: at once
+		f.Rec.Failed++
+		require.Equal(t, 5, r.Outstanding(), mode)
+		// A replica that fails while stalled forgets them with everything else.
+		r.Hang(eng.Now())
+		r.Cancel(copies[5])
+		f.Rec.Failed++
+		r.Fail(eng.Now(), FailCrashed)
+		require.Zero(t, r.Outstanding(), mode)
+		require.NoError(t, r.CheckInvariants(), mode)
+	}
+}

@@ -138,9 +138,29 @@ func (g *Gateway) startPolicies(cr *clientReq, now sim.Time) {
 	if d, ok := h.Delay(now); ok {
 		cr.hedge = g.eng.Schedule(now+d, sim.PriorityNormal, func(at sim.Time) {
 			cr.hedge = sim.EventID{}
-			if !cr.firstSeen && len(cr.copies) > 0 && h.Allow(at) && g.send(cr, CopyHedge) {
+			if !cr.firstSeen && len(cr.copies) > 0 && g.copiesStalled(cr, at) && h.Allow(at) && g.send(cr, CopyHedge) {
 				g.GW.Hedges++
 			}
 		})
 	}
+}
+
+// copiesStalled reports whether a stall-aware hedger (StallHedger) may
+// hedge cr at now: every copy's replica has been silent for its stall
+// delay. Other hedgers always may.
+func (g *Gateway) copiesStalled(cr *clientReq, now sim.Time) bool {
+	sh, ok := g.pol.Hedge.(StallHedger)
+	if !ok {
+		return true
+	}
+	d, on := sh.StallDelay()
+	if !on {
+		return true
+	}
+	for _, c := range cr.copies {
+		if r := g.replicaAt(c.Replica); !r.Hung() || r.StalledFor(now) < d {
+			return false
+		}
+	}
+	return true
 }

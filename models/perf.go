@@ -309,3 +309,17 @@ func linSum(a, b, lo, hi float64) float64 {
 	}
 	return n*a + b*n*(lo+hi-1)/2
 }
+
+// WithNVLinkFraction returns a copy of m whose NVLink runs at fraction f of
+// its bandwidth, 0 < f <= 1 (an NVLink switch tray of the domain is out):
+// the all-reduce's bandwidth term grows by 1/f, its latency term stays, and
+// every other term is unchanged. f = 1 (or a TP of 1, which has no
+// all-reduce) returns m itself.
+func (m *StepModel) WithNVLinkFraction(f float64) *StepModel {
+	if f >= 1 || !(f > 0) || m.commPerTokenS == 0 {
+		return m
+	}
+	q := *m
+	q.commPerTokenS = m.commPerTokenS / f
+	return &q
+}

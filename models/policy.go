@@ -40,6 +40,18 @@ type Hedger interface {
 	Tied() bool
 }
 
+// StallHedger is a Hedger that hedges only a request whose copies all sit
+// on replicas that have gone silent (Replica.StalledFor) for at least
+// StallDelay: a copy on a replica that is making progress, however slowly,
+// is not duplicated, so hedging spends no work on requests that are merely
+// long.
+type StallHedger interface {
+	Hedger
+	// StallDelay is how long a replica must have been silent; ok=false
+	// hedges whatever the replicas do.
+	StallDelay() (d sim.Time, ok bool)
+}
+
 // BreakerState is a replica's circuit-breaker state.
 type BreakerState uint8
 

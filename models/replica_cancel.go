@@ -1,7 +1,8 @@
 package models
 
 // Cancel withdraws a copy the gateway no longer wants (a hedge that lost,
-// a timed-out request). Work already done on it is counted as wasted. It
+// a timed-out request). On a stalled (hung) replica the copy keeps counting
+// in Outstanding until the replica resumes (heldOut). Work already done on it is counted as wasted. It
 // is O(1) for a waiting copy (dropped lazily) and ends a decode run at its
 // next step boundary for a running one, so the batch shrinks promptly.
 func (r *Replica) Cancel(c *Copy) {
@@ -12,7 +13,12 @@ func (r *Replica) Cancel(c *Copy) {
 	c.seq = nil
 	s.cancelled = true
 	r.Stats.Cancelled++
-	r.state.Outstanding--
+	if r.hung {
+		// Stalled: the replica has not let go of it yet (Unhang does).
+		r.heldOut++
+	} else {
+		r.state.Outstanding--
+	}
 	r.state.OutstandingTokens -= int64(s.prompt-s.done) + int64(s.req.OutputTokens-s.gen)
 	if !s.inBatch {
 		r.state.Waiting--

@@ -36,8 +36,10 @@ func (r *Replica) CheckInvariants() error {
 		held += e.blocks
 	}
 	switch {
-	case r.state.Outstanding != live:
-		return fmt.Errorf("replica %d: snapshot says %d outstanding, it holds %d", r.idx, r.state.Outstanding, live)
+	case r.heldOut != 0 && !r.hung:
+		return fmt.Errorf("replica %d: %d withdrawn copies held while not stalled", r.idx, r.heldOut)
+	case r.state.Outstanding != live+r.heldOut:
+		return fmt.Errorf("replica %d: snapshot says %d outstanding, it holds %d and %d withdrawn while stalled", r.idx, r.state.Outstanding, live, r.heldOut)
 	case r.state.Waiting != waiting:
 		return fmt.Errorf("replica %d: snapshot says %d waiting, it holds %d", r.idx, r.state.Waiting, waiting)
 	case !r.down && held != r.kv.Used():

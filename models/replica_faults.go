@@ -16,6 +16,15 @@ type faultState struct {
 	// worker dies with a CUDA out-of-memory error at the end of the event
 	// (checkOOM).
 	oom bool
+	// heldOut counts copies withdrawn while the replica was stalled (hung):
+	// they stay in the routing snapshot's Outstanding until it resumes, so
+	// that a stalled replica whose copies lost their hedges does not look
+	// idle to least-outstanding or P2C routing and draw more traffic.
+	heldOut int
+	hungAt  sim.Time // when the current hang began
+	// basePerf is the healthy step model while a degraded NVLink domain
+	// has replaced perf (SetNVLinkFraction); nil before the first.
+	basePerf *StepModel
 }
 
 // Up reports whether the replica's process is alive (it may still be hung).
@@ -40,6 +49,7 @@ func (r *Replica) Fail(now sim.Time, reason string) {
 	r.down, r.hung = true, false
 	idx, avail := r.state.Index, r.state.Available
 	*r.state = ReplicaState{Index: idx, Available: avail, Capacity: r.state.Capacity}
+	r.heldOut = 0
 	r.changed()
 	r.flush()
 }
@@ -70,7 +80,7 @@ func (r *Replica) Hang(now sim.Time) {
 		return
 	}
 	r.account(now)
-	r.hung = true
+	r.hung, r.hungAt = true, now
 	if r.busy && r.ev != (sim.EventID{}) {
 		r.eng.Cancel(r.ev)
 		r.ev = sim.EventID{}
@@ -102,6 +112,16 @@ func (r *Replica) Hang(now sim.Time) {
 	}
 }
 
+// StalledFor is how long the replica has produced nothing because it is
+// hung (0 when it is not): what a gateway sees as every stream on it going
+// silent.
+func (r *Replica) StalledFor(now sim.Time) sim.Time {
+	if !r.hung || r.down {
+		return 0
+	}
+	return now - r.hungAt
+}
+
 // SetSlow makes every step from now on take factor times as long
 // (fail-slow: a straggler GPU, thermal throttling, a degraded link);
 // factor 1 restores health.
@@ -110,6 +130,27 @@ func (r *Replica) SetSlow(factor float64) {
 		factor = 1
 	}
 	r.slow = factor
+}
+
+// SetNVLinkFraction makes every step from now on run with its NVLink at
+// fraction f of its bandwidth (0 < f <= 1; 1 restores it): the step model's
+// all-reduce bandwidth term grows by 1/f (StepModel.WithNVLinkFraction), so
+// a TP group slows by its communication share, not by a flat factor. A
+// decode run under way keeps the durations it started with.
+func (r *Replica) SetNVLinkFraction(f float64) {
+	if r.basePerf == nil {
+		r.basePerf = r.perf
+	}
+	r.perf = r.basePerf.WithNVLinkFraction(f)
+}
+
+// NVLinkSlowdown is how much longer a step of shape s takes on this
+// replica now than on a healthy NVLink (1 when healthy).
+func (r *Replica) NVLinkSlowdown(s StepShape) float64 {
+	if r.basePerf == nil {
+		return 1
+	}
+	return r.perf.Step(s) / r.basePerf.Step(s)
 }
 
 // Recover brings a failed or hung replica back: after coldStart (weights
@@ -192,6 +233,8 @@ func (r *Replica) Unhang(now sim.Time) {
 		return
 	}
 	r.hung = false
+	r.state.Outstanding -= r.heldOut // the withdrawn copies are gone now
+	r.heldOut = 0
 	r.account(now)
 	r.kick(now)
 }
@@ -206,6 +249,7 @@ func (r *Replica) FailInFlight(now sim.Time, reason string) {
 	r.dropAll(now, reason, true)
 	idx, avail := r.state.Index, r.state.Available
 	*r.state = ReplicaState{Index: idx, Available: avail, Capacity: r.state.Capacity}
+	r.heldOut = 0
 	r.flush()
 }
 

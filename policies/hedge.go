@@ -32,15 +32,21 @@ type DelayHedger struct {
 	sorted   []float64
 	dirty    bool
 	cached   sim.Time
+	// onlyStalled, stall: HedgeConfig.OnlyStalled and StallMs.
+	onlyStalled bool
+	stall       sim.Time
 }
 
-var _ models.Hedger = (*DelayHedger)(nil)
+var _ models.StallHedger = (*DelayHedger)(nil)
+
+// StallDelay implements models.StallHedger.
+func (h *DelayHedger) StallDelay() (sim.Time, bool) { return h.stall, h.onlyStalled }
 
 // NewDelayHedger builds a hedger from its configuration (validated).
 func NewDelayHedger(c HedgeConfig) *DelayHedger {
 	h := &DelayHedger{fixed: sim.FromSeconds(c.DelayMs / 1000), adaptive: c.Name == HedgeAdaptive,
 		q: c.Quantile, minN: c.MinSamples, budget: c.Budget, burst: math.Max(1, c.Budget*1000),
-		tied: c.Name == HedgeTied}
+		tied: c.Name == HedgeTied, onlyStalled: c.OnlyStalled, stall: sim.FromSeconds(c.StallMs / 1000)}
 	h.credit = h.burst
 	if h.adaptive {
 		h.window = make([]float64, c.Window)

@@ -65,6 +65,14 @@ type HedgeConfig struct {
 	// Budget caps hedges as a fraction of requests, 0..1. Default 0.05
 	// (CALIBRATION.md §5: ~5% extra load).
 	Budget float64 `toml:"budget"`
+	// OnlyStalled hedges a request only when the replica holding it has
+	// gone silent (hung: no token from any stream on it) for StallMs: a
+	// copy that is merely slow (a long prompt, a busy replica) is not
+	// duplicated. Default false (Tail at Scale's blind hedge).
+	OnlyStalled bool `toml:"only_stalled"`
+	// StallMs is how long a replica must have been silent, ms >= 0. Default
+	// 0: silent at the moment the hedge delay expires.
+	StallMs float64 `toml:"stall_ms"`
 }
 
 // BreakerConfig is [policies.breaker]. Defaults: the seed's breaker,
@@ -168,6 +176,10 @@ func (c *ResilienceConfig) Validate(prefix string, ps *config.Problems) {
 	ps.NonNegative(k("total_timeout_s"), c.TotalTimeoutS)
 	h := c.Hedge
 	Hedgers.Validate(k("hedge.name"), h.Name, ps)
+	ps.NonNegative(k("hedge.stall_ms"), h.StallMs)
+	if h.OnlyStalled && h.Name == HedgeTied {
+		ps.Add(k("hedge.only_stalled"), "does not apply to tied requests (both copies go at once)")
+	}
 	ps.Positive(k("hedge.delay_ms"), h.DelayMs)
 	if h.Quantile <= 0 || h.Quantile >= 1 || math.IsNaN(h.Quantile) {
 		ps.Add(k("hedge.quantile"), "must be between 0 and 1 (exclusive), found %v", h.Quantile)

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -15,10 +17,16 @@ import (
 const failuresUsage = `usage:
   fleetsim failures list
       the built-in failure profiles
-  fleetsim failures show PROFILE [--gpus N] [--json]
+  fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json] [--job] [--topology hgx|nvl72]
       per-category rates (per GPU-hour and per 1,000 node-days of 8 GPUs),
       the implied MTBF of a fleet or job of N GPUs (default 16384), repair
-      times, and the figures CALIBRATION.md flags as unconfirmed
+      times, and the figures CALIBRATION.md flags as unconfirmed; for a
+      scenario file, its [failures] profile with its [[failures.components]]
+      tables applied (not scaled by rate_multiplier); --job: a training
+      job's mean time to interruption by job size, 8 to 16,384 GPUs (and N),
+      all causes and hardware alone, by cause, beside published job-level
+      measurements; --topology: the spare hosts N GPUs need as HGX servers or
+      NVL72 trays, rack faults taking every host of the rack at once
   fleetsim failures replay FILE [--servers N] [--json]
       statistics of an InfiniteHBD-format fault log replayed on N servers
       (default 400): faults by class, component and Xid, repair times, the
@@ -78,12 +86,25 @@ type showJSON struct {
 	// MeanInRepair is the mean number of failed units out for repair at
 	// once (M/G/∞); Spares99 and Spares999 the spares that cover them 99%
 	// and 99.9% of the time.
-	MeanInRepair float64           `json:"mean_in_repair"`
-	Spares99     int               `json:"spares_99"`
-	Spares999    int               `json:"spares_999"`
-	Repair       map[string]string `json:"repair"`
-	Notes        []string          `json:"notes"`
-	Unconfirmed  []string          `json:"unconfirmed"`
+	MeanInRepair float64 `json:"mean_in_repair"`
+	Spares99     int     `json:"spares_99"`
+	Spares999    int     `json:"spares_999"`
+	// Topology (with --topology) sizes the spare pool in hosts of that
+	// topology, rack faults taking all their hosts at once.
+	Topology    *topologySparesJSON `json:"topology,omitempty"`
+	Repair      map[string]string   `json:"repair"`
+	Escalation  string              `json:"escalation,omitempty"`
+	Notes       []string            `json:"notes"`
+	Unconfirmed []string            `json:"unconfirmed"`
+}
+
+type topologySparesJSON struct {
+	Kind      string  `json:"kind"`
+	GPUs      int     `json:"gpus"`
+	HostGPUs  int     `json:"host_gpus"`
+	MeanHosts float64 `json:"mean_hosts_in_repair"`
+	Hosts99   int     `json:"spares_99"`
+	Hosts999  int     `json:"spares_999"`
 }
 
 type ttfJSON struct {
@@ -104,6 +125,8 @@ type rowJSON struct {
 	PerKNodeDays float64        `json:"per_1000_node_days"`
 	Confidence   string         `json:"confidence"`
 	Precursor    *precursorJSON `json:"precursor,omitempty"`
+	// Repair is the row's own repair-time distribution, when it has one.
+	Repair string `json:"repair,omitempty"`
 }
 
 type precursorJSON struct {
@@ -113,10 +136,12 @@ type precursorJSON struct {
 }
 
 func failuresShow(args []string, stdout io.Writer) error {
-	const u = "usage: fleetsim failures show PROFILE [--gpus N] [--json]"
+	const u = "usage: fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json] [--job] [--topology hgx|nvl72]"
 	fs := flag.NewFlagSet("failures show", flag.ContinueOnError)
 	gpus := fs.Int("gpus", 16384, "GPUs in the fleet or job (Llama 3 trained on 16,384)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	job := fs.Bool("job", false, "job-level interruptions by job size (8 to 16,384 GPUs and --gpus)")
+	topo := fs.String("topology", "", "also size the spare pool for the GPUs laid out as hgx (8-GPU servers, 4 to a rack) or nvl72 (racks of 18 trays of 4): rack faults take many hosts at once")
 	pos, err := parseFlags(fs, args, stdout, u+`
 
 Per-category failure rates of a built-in profile (per GPU-hour and per
@@ -133,9 +158,23 @@ as unconfirmed.
 	if *gpus < 1 {
 		return usagef("failures show: --gpus must be >= 1, found %d", *gpus)
 	}
-	p, err := failures.LookupProfile(pos[0])
-	if err != nil {
+	if *topo != "" && *topo != failures.KindHGX && *topo != failures.KindNVL72 {
+		return usagef("failures show: --topology must be %s or %s, found %q", failures.KindHGX, failures.KindNVL72, *topo)
+	}
+	var p *failures.Profile
+	if strings.HasSuffix(pos[0], ".toml") {
+		sc, err := experiments.Load(pos[0])
+		if err != nil {
+			return usageError{err}
+		}
+		if p, err = sc.Failures.BuildProfile(); err != nil {
+			return usageError{err}
+		}
+	} else if p, err = failures.LookupProfile(pos[0]); err != nil {
 		return usageError{err}
+	}
+	if *job {
+		return failuresShowJob(p, *gpus, *asJSON, stdout)
 	}
 	out := showJSON{Profile: p.Name, Description: p.Description, Source: p.Source,
 		TTF: ttfJSON{p.TTF.Kind, p.TTF.Shape}, GPUs: *gpus, NodeGPUs: nodeGPUs,
@@ -148,10 +187,21 @@ as unconfirmed.
 	}
 	out.MeanInRepair = p.MeanInRepair(*gpus)
 	out.Spares99, out.Spares999 = failures.SparesFor(out.MeanInRepair, 0.99), failures.SparesFor(out.MeanInRepair, 0.999)
+	if *topo != "" {
+		t := failures.HGX((*gpus+7)/8, 4)
+		if *topo == failures.KindNVL72 {
+			t = failures.NVL72((*gpus + 71) / 72)
+		}
+		hs := p.HostSparesFor(t, t.GPUs())
+		out.Topology = &topologySparesJSON{Kind: t.Kind, GPUs: t.GPUs(), HostGPUs: t.HostGPUs, MeanHosts: hs.MeanHosts, Hosts99: hs.Hosts99, Hosts999: hs.Hosts999}
+	}
 	for _, r := range p.Rows {
 		row := rowJSON{Category: r.Category, Label: r.Label, Component: string(r.Component), Scope: r.Scope.String(),
 			Mode: r.Mode.String(), Xid: r.Xid, Action: r.Action.String(), Count: r.Count, PerGPUHour: r.PerGPUHour,
 			PerKNodeDays: failures.PerKNodeDays(r.PerGPUHour, nodeGPUs), Confidence: r.Confidence}
+		if r.Repair != nil {
+			row.Repair = r.Repair.String()
+		}
 		if r.Precursor.DetectProbability > 0 {
 			row.Precursor = &precursorJSON{r.Precursor.Signal, r.Precursor.Lead.Seconds(), r.Precursor.DetectProbability}
 		}
@@ -160,6 +210,9 @@ as unconfirmed.
 	for _, a := range failures.ActionNames() {
 		act, _ := failures.ParseAction(a)
 		out.Repair[a] = p.Repair[act].String()
+	}
+	if p.Escalation != nil {
+		out.Escalation = p.Escalation.String()
 	}
 	for _, n := range p.Notes {
 		if strings.HasPrefix(n, "U:") {
@@ -181,8 +234,14 @@ as unconfirmed.
 		ttf += fmt.Sprintf(" shape %g", p.TTF.Shape)
 	}
 	fmt.Fprintf(w, "time to failure %s; rates per GPU-hour and per 1,000 node-days (nodes of %d GPUs)\n\n", ttf, nodeGPUs)
-	fmt.Fprintf(w, "%-17s %-16s %-7s %-10s %4s %-12s %6s %12s %10s %s\n",
+	fmt.Fprintf(w, "%-17s %-16s %-7s %-15s %4s %-12s %6s %12s %10s %s\n",
 		"category", "component", "scope", "mode", "xid", "action", "count", "per GPU-h", "per 1k n-d", "mark")
+	sc := func(s string) string { // the table's column for the degraded scope
+		if s == "nvlink-domain-degraded" {
+			return "domain*"
+		}
+		return s
+	}
 	for _, r := range out.Rows {
 		xid := "-"
 		if r.Xid != 0 {
@@ -192,8 +251,8 @@ as unconfirmed.
 		if r.Count > 0 {
 			count = fmt.Sprint(r.Count)
 		}
-		fmt.Fprintf(w, "%-17s %-16s %-7s %-10s %4s %-12s %6s %12.4e %10.4f %s\n",
-			r.Category, r.Component, r.Scope, r.Mode, xid, r.Action, count, r.PerGPUHour, r.PerKNodeDays, r.Confidence)
+		fmt.Fprintf(w, "%-17s %-16s %-7s %-15s %4s %-12s %6s %12.4e %10.4f %s\n",
+			r.Category, r.Component, sc(r.Scope), r.Mode, xid, r.Action, count, r.PerGPUHour, r.PerKNodeDays, r.Confidence)
 	}
 	total := 0
 	for _, r := range p.Rows {
@@ -203,14 +262,26 @@ as unconfirmed.
 	if total > 0 {
 		tc = fmt.Sprint(total)
 	}
-	fmt.Fprintf(w, "%-17s %-16s %-7s %-10s %4s %-12s %6s %12.4e %10.4f %s\n\n",
+	fmt.Fprintf(w, "%-17s %-16s %-7s %-15s %4s %-12s %6s %12.4e %10.4f %s\n\n",
 		"total", "", "", "", "", "", tc, out.PerGPUHour, out.PerKNodeDays, p.RateConfidence)
 	if out.PerGPUHour > 0 {
 		fmt.Fprintf(w, "%d GPUs: %.2f failures/day, MTBF %s\n", *gpus, out.FailuresPerDay, hoursText(out.MTBFHours))
 		fmt.Fprintf(w, "spares    %.3g failed units (servers) in repair at once on average (M/G/∞: Poisson); spares to cover them 99%% of the time: %d, 99.9%%: %d\n",
 			out.MeanInRepair, out.Spares99, out.Spares999)
+		if t := out.Topology; t != nil {
+			fmt.Fprintf(w, "spares    as %s (%d GPUs, hosts of %d): %.3g hosts in repair on average; spares to cover them 99%% of the time: %d hosts (%d GPUs), 99.9%%: %d hosts (%d GPUs) (rack faults take every host of the rack at once)\n",
+				t.Kind, t.GPUs, t.HostGPUs, t.MeanHosts, t.Hosts99, t.Hosts99*t.HostGPUs, t.Hosts999, t.Hosts999*t.HostGPUs)
+		}
 	} else {
 		fmt.Fprintf(w, "%d GPUs: no failures\n", *gpus)
+	}
+	for _, r := range out.Rows {
+		if r.Scope == "nvlink-domain-degraded" {
+			fmt.Fprintf(w, "degraded  %-10s domain* = nvlink-domain-degraded: the NVLink domain runs on less bandwidth, nothing is down\n", r.Category)
+		}
+		if r.Repair != "" {
+			fmt.Fprintf(w, "repair    %-10s %s (its own repair path)\n", r.Category, r.Repair)
+		}
 	}
 	for _, r := range out.Rows {
 		if r.Precursor != nil {
@@ -226,6 +297,9 @@ as unconfirmed.
 		fmt.Fprintf(w, "%s %s", a, out.Repair[a])
 	}
 	fmt.Fprintln(w)
+	if p.Escalation != nil {
+		fmt.Fprintf(w, "escalation %s\n", p.Escalation)
+	}
 	if len(p.Notes) > 0 {
 		fmt.Fprintln(w, "\nnotes (P primary, S secondary, C computed, U unconfirmed — CALIBRATION.md):")
 		for _, n := range p.Notes {
@@ -342,5 +416,89 @@ at least one server (or a share of the GPUs) down.
 	table("component (taxonomy)", out.ByComponent)
 	table("mode", out.ByMode)
 	table("xid", out.ByXid)
+	return nil
+}
+
+// jobSizes are the job sizes `failures show --job` evaluates.
+var jobSizes = []int{8, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
+
+// jobJSON is `fleetsim failures show --job --json`.
+type jobJSON struct {
+	Profile    string               `json:"profile"`
+	JobProfile string               `json:"job_profile"`
+	Sizes      []jobSizeJSON        `json:"sizes"`
+	Published  []failures.JobFigure `json:"published"`
+	Notes      []string             `json:"notes"`
+}
+
+type jobSizeJSON struct {
+	GPUs              int                `json:"gpus"`
+	MTTFHours         float64            `json:"mttf_hours"`
+	HardwareMTTFHours float64            `json:"hardware_mttf_hours"`
+	Shares            map[string]float64 `json:"shares"`
+}
+
+// failuresShowJob prints a training job's mean time to interruption by
+// job size: the job-level profile (failures.JobProfile) with every cause,
+// and its hardware rows alone (the node-only projection), beside the
+// published measurements.
+func failuresShowJob(p *failures.Profile, gpus int, asJSON bool, stdout io.Writer) error {
+	jp := failures.JobProfile(p)
+	sizes := slices.Clone(jobSizes)
+	if !slices.Contains(sizes, gpus) {
+		sizes = append(sizes, gpus)
+		slices.Sort(sizes)
+	}
+	rows := failures.JobMTTFs(jp, sizes)
+	pub := failures.PublishedJobFigures(jp.Name)
+	out := jobJSON{Profile: p.Name, JobProfile: jp.Name, Published: pub, Notes: jp.Notes}
+	var causes []failures.Cause
+	seen := map[failures.Cause]bool{}
+	for i := range jp.Rows {
+		if c := failures.RowCause(&jp.Rows[i]); !seen[c] {
+			seen[c] = true
+			causes = append(causes, c)
+		}
+	}
+	slices.SortFunc(causes, func(a, b failures.Cause) int { return strings.Compare(string(a), string(b)) })
+	for _, r := range rows {
+		sh := map[string]float64{}
+		for c, x := range r.Shares {
+			sh[string(c)] = x
+		}
+		out.Sizes = append(out.Sizes, jobSizeJSON{r.GPUs, r.MTTFHours, r.HardwareMTTFHours, sh})
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	w := stdout
+	fmt.Fprintf(w, "profile   %s; job-level profile %s — %s\n", p.Name, jp.Name, jp.Description)
+	fmt.Fprintf(w, "a job of N GPUs is interrupted N times as often as one GPU (rates per GPU-hour)\n\n")
+	fmt.Fprintf(w, "%7s %22s %22s  %s\n", "GPUs", "job MTTF (all)", "hardware only", "published (all causes)")
+	for _, r := range rows {
+		published := ""
+		for _, f := range pub {
+			if f.GPUs == r.GPUs {
+				published = fmt.Sprintf("%s [%s] %s", hoursText(f.MTTFHours), f.Confidence, f.Source)
+			}
+		}
+		fmt.Fprintf(w, "%7d %22s %22s  %s\n", r.GPUs, hoursText(r.MTTFHours), hoursText(r.HardwareMTTFHours), strings.TrimSpace(published))
+	}
+	fmt.Fprintf(w, "\ncauses   ")
+	for i, c := range causes {
+		if i > 0 {
+			fmt.Fprintf(w, "; ")
+		}
+		fmt.Fprintf(w, "%s %.1f%%", c, 100*rows[0].Shares[c])
+	}
+	fmt.Fprintln(w)
+	if len(jp.Notes) > 0 {
+		fmt.Fprintln(w, "\nnotes (P primary, S secondary, C computed, U unconfirmed — CALIBRATION.md):")
+		for _, n := range jp.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
 	return nil
 }

@@ -38,7 +38,7 @@ func TestFailuresShowFlagsUnconfirmed(t *testing.T) {
 	stdout, stderr, code := fleetsim(t, nil, "failures", "show", "byterobust")
 	require.Zero(t, code, stderr)
 	assert.Contains(t, stdout, `U: "55,366 incidents" — the figure in the design brief; not found in the paper text reachable here.`)
-	assert.Regexp(t, `(?m)^total\s+-\s+1.2641e-04\s+24.2700 U$`, stdout)
+	assert.Regexp(t, `(?m)^total\s+-\s+1.0454e-04\s+20.0713 U$`, stdout)
 	assert.Contains(t, stdout, "UNCONFIRMED: 1 figure(s) above are marked U")
 }
 
@@ -53,7 +53,7 @@ func TestFailuresShowJSON(t *testing.T) {
 	require.Len(t, out.Unconfirmed, 1)
 	assert.True(t, strings.HasPrefix(out.Unconfirmed[0], `U: "55,366 incidents"`))
 	assert.InEpsilon(t, 1/(9600*out.PerGPUHour), out.MTBFHours, 1e-12)
-	require.Len(t, out.Rows, 7)
+	require.Len(t, out.Rows, 6) // manual restarts are not failures
 	assert.Equal(t, "cuda-error", out.Rows[0].Category)
 	assert.Equal(t, "lognormal median 20.4 h, mean 132 h", out.Repair["rma"])
 
@@ -96,7 +96,7 @@ func TestFailuresBadInput(t *testing.T) {
 		{[]string{"failures"}, "usage:"},
 		{[]string{"failures", "explode"}, `unknown failures command "explode"`},
 		{[]string{"failures", "show"}, "usage: fleetsim failures show PROFILE"},
-		{[]string{"failures", "show", "llama4"}, `unknown profile "llama4"; valid profiles: byterobust, llama3, meta-rsc, meta-rsc-2, none`},
+		{[]string{"failures", "show", "llama4"}, `unknown profile "llama4"; valid profiles: byterobust, llama3, meta-rsc, meta-rsc-2, meta-rsc-job, none, rackscale`},
 		{[]string{"failures", "show", "llama3", "--gpus", "0"}, "--gpus must be >= 1, found 0"},
 		{[]string{"failures", "show", "llama3", "--gpus", "many"}, `invalid value "many" for flag -gpus`},
 		{[]string{"failures", "replay", missing}, "nope.json"},
@@ -115,7 +115,7 @@ func TestFailuresList(t *testing.T) {
 	stdout, stderr, code := fleetsim(t, nil, "failures", "list")
 	require.Zero(t, code, stderr)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	require.Len(t, lines, 5)
+	require.Len(t, lines, len(failures.ProfileNames()))
 	assert.True(t, strings.HasPrefix(lines[0], "byterobust"))
 }
 
@@ -144,4 +144,112 @@ func TestFailuresReplay(t *testing.T) {
 	_, stderr, code = fleetsim(t, nil, "failures", "replay", faultTracePath, "--servers", "200")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "the topology has 200 hosts")
+}
+
+// A scenario's [[failures.components]] tables change `failures show`: the
+// "none" profile plus two tables is a custom profile; a bad table is
+// refused with file:line and exit 2.
+func TestFailuresShowScenarioComponents(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "custom.toml")
+	require.NoError(t, os.WriteFile(good, []byte(`name = "custom"
+[failures]
+enabled = true
+profile = "none"
+[[failures.components]]
+component = "coolant"
+rate_per_gpu_hour = 2e-6
+[[failures.components]]
+category = "tray"
+component = "switch-tray"
+rate_per_gpu_hour = 1e-6
+nvlink_bandwidth_fraction = 0.75
+[failures.components.repair]
+dist = "fixed"
+hours = 8
+`), 0o644))
+	stdout, stderr, code := fleetsim(t, nil, "failures", "show", good, "--gpus", "576")
+	require.Zero(t, code, stderr)
+	assert.Regexp(t, `(?m)^coolant\s+coolant\s+rack\s+fail-stop\s+-\s+rma\s+-\s+2.0000e-06\s+0.3840 user$`, stdout)
+	assert.Regexp(t, `(?m)^tray\s+switch-tray\s+domain\*\s+nvlink-degraded\s+74\s+rma\s+-\s+1.0000e-06\s+0.1920 user$`, stdout)
+	assert.Regexp(t, `(?m)^total\s+-\s+3.0000e-06\s+0.5760 user$`, stdout)
+	assert.Contains(t, stdout, "repair    tray       fixed 8 h (its own repair path)")
+	assert.Contains(t, stdout, "repair    coolant    fixed 24 h (its own repair path)")
+
+	// Scaling a built-in row shows in the total.
+	scaled := filepath.Join(dir, "scaled.toml")
+	require.NoError(t, os.WriteFile(scaled, []byte("name = \"s\"\n[failures]\nprofile = \"llama3\"\n[[failures.components]]\ncategory = \"gpu\"\nscale = 2\n"), 0o644))
+	stdout, stderr, code = fleetsim(t, nil, "failures", "show", scaled)
+	require.Zero(t, code, stderr)
+	assert.Regexp(t, `(?m)^gpu\s+gpu\s+gpu\s+fail-stop\s+79\s+reboot-node\s+-\s+1.3940e-05\s+2.6765 user$`, stdout)
+
+	bad := filepath.Join(dir, "bad.toml")
+	require.NoError(t, os.WriteFile(bad, []byte(`name = "bad"
+[failures]
+profile = "none"
+[[failures.components]]
+component = "coolant"
+rate_per_gpu_hour = -2e-6
+scope = "galaxy"
+[[failures.components]]
+component = "switch-tray"
+rate_per_gpu_hour = 1e-6
+rate = 3
+`), 0o644))
+	for _, cmd := range [][]string{{"failures", "show", bad}, {"run", bad, "--out", filepath.Join(dir, "out")}} {
+		_, stderr, code = fleetsim(t, nil, cmd...)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr, "bad.toml:6: failures.components.0.rate_per_gpu_hour: must be a finite number >= 0, found -2e-06")
+		assert.Contains(t, stderr, `bad.toml:7: failures.components.0.scope: unknown scope "galaxy"`)
+		assert.Contains(t, stderr, `bad.toml:11: failures.components.1.rate: unknown key`)
+	}
+	_, err := os.Stat(filepath.Join(dir, "out"))
+	assert.True(t, os.IsNotExist(err), "nothing written")
+}
+
+// `failures show meta-rsc --job`: job MTTF from 8 to 16,384 GPUs beside the
+// published job-level figures; the node-only projection is unchanged.
+func TestFailuresShowJob(t *testing.T) {
+	stdout, stderr, code := fleetsim(t, nil, "failures", "show", "meta-rsc", "--job", "--gpus", "2000")
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "job-level profile meta-rsc-job")
+	assert.Regexp(t, `(?m)^\s+8\s+1074.74 h \(44.8 days\)\s+3692.31 h \(153.8 days\)\s+1128.00 h \(47.0 days\) \[U\]`, stdout)
+	assert.Regexp(t, `(?m)^\s+1024\s+8.40 h\s+28.85 h\s+8.00 h \[U\]`, stdout)
+	assert.Regexp(t, `(?m)^\s+2000\s+`, stdout, "--gpus adds its size")
+	assert.Regexp(t, `(?m)^\s+16384\s+31.5 min\s+1.80 h`, stdout)
+	assert.Contains(t, stdout, "not reachable here")
+	// The plain view is unchanged.
+	plain, _, _ := fleetsim(t, nil, "failures", "show", "meta-rsc", "--gpus", "8000")
+	assert.Contains(t, plain, "8000 GPUs: 6.50 failures/day, MTBF 3.69 h")
+
+	stdout, stderr, code = fleetsim(t, nil, "failures", "show", "llama3", "--job", "--json")
+	require.Zero(t, code, stderr)
+	var out jobJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	last := out.Sizes[len(out.Sizes)-1]
+	assert.Equal(t, 16384, last.GPUs)
+	assert.InDelta(t, 54*24/419.0, last.MTTFHours, 1e-9)
+	assert.InDelta(t, 54.0/419, last.Shares["software"], 1e-9)
+	require.Len(t, out.Published, 1)
+}
+
+// --topology sizes the spare pool in the topology's hosts: the same GPUs
+// as NVL72 trays need more spare GPUs at 99.9% than as HGX servers, since
+// a rack fault takes 18 trays at once.
+func TestFailuresShowTopologySpares(t *testing.T) {
+	gpus := map[string]int{}
+	for _, k := range []string{"hgx", "nvl72"} {
+		stdout, stderr, code := fleetsim(t, nil, "failures", "show", "rackscale", "--gpus", "16416", "--topology", k, "--json")
+		require.Zero(t, code, stderr)
+		var out showJSON
+		require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+		require.NotNil(t, out.Topology)
+		assert.Equal(t, 16416, out.Topology.GPUs)
+		assert.GreaterOrEqual(t, out.Topology.Hosts999, out.Topology.Hosts99)
+		gpus[k] = out.Topology.Hosts999 * out.Topology.HostGPUs
+	}
+	assert.Greater(t, gpus["nvl72"], gpus["hgx"])
+	_, stderr, code := fleetsim(t, nil, "failures", "show", "rackscale", "--topology", "dgx")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--topology must be hgx or nvl72")
 }

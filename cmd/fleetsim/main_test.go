@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -380,4 +381,67 @@ spare_after_s = 0
 	svg, err := os.ReadFile(filepath.Join(out, "plots", "failures_timeline.svg"))
 	require.NoError(t, err)
 	require.Contains(t, string(svg), "spare swapped in (")
+}
+
+// TestEscalationAndSwapDelayPlot: with repair escalation and a spare swap
+// delay, failures.csv gives each failure's repair path and each swap's
+// delay, the spare serves only after it (a spare-in row, spare_swap_s
+// later), and fleetsim plot draws both on the failures timeline.
+func TestEscalationAndSwapDelayPlot(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "esc.toml")
+	require.NoError(t, os.WriteFile(f, []byte(`name = "esc"
+seed = 5
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 8
+replicas = 8
+[workload]
+duration_s = 1200
+[workload.arrival]
+rate_per_s = 20
+[failures]
+enabled = true
+rate_multiplier = 30000
+cold_start_s = 60
+spares = 2
+spare_after_s = 0
+spare_swap_s = 120
+[failures.escalation]
+enabled = true
+`), 0o644))
+	out := filepath.Join(dir, "out")
+	_, stderr, code := fleetsim(t, nil, "run", f, "--out", out, "--quiet")
+	require.Zero(t, code, stderr)
+	data, err := os.ReadFile(filepath.Join(out, "failures.csv"))
+	require.NoError(t, err)
+	csv := string(data)
+	require.True(t, strings.HasPrefix(csv, "time_s,event,unit,gpus_down,capacity_frac,detail\n"), csv[:80])
+	require.Regexp(t, `,spare,replica \d+ for \d+,\d+,[0-9.]+,serves after a 120 s swap\n`, csv)
+	require.Regexp(t, `,fail,replica \d+,\d+,[0-9.]+,"?[a-z-]+: [a-z>-]+, [0-9.]+ h; spare swap 120 s"?\n`, csv)
+	require.Regexp(t, `,fail,replica \d+,\d+,[0-9.]+,"[a-z-]+: (reset|reboot|hw-swap)>[a-z>-]+, [0-9.]+ h[^"]*"\n`, csv, "an escalated repair")
+	// Every swap is followed, 120 s later, by its spare serving.
+	var swaps, ins []float64
+	for _, line := range strings.Split(strings.TrimSpace(csv), "\n")[1:] {
+		fields := strings.Split(line, ",")
+		ts, err := strconv.ParseFloat(fields[0], 64)
+		require.NoError(t, err)
+		switch fields[1] {
+		case "spare":
+			swaps = append(swaps, ts)
+		case "spare-in":
+			ins = append(ins, ts)
+		}
+	}
+	require.NotEmpty(t, swaps)
+	for k, in := range ins {
+		require.InDelta(t, swaps[k]+120, in, 1e-6)
+	}
+	_, stderr, code = fleetsim(t, nil, "plot", out)
+	require.Zero(t, code, stderr)
+	svg, err := os.ReadFile(filepath.Join(out, "plots", "failures_timeline.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "repair escalated (")
+	require.Contains(t, string(svg), "spare serving after the swap (")
 }

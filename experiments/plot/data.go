@@ -134,7 +134,13 @@ type FailureEvent struct {
 	Unit         string
 	GPUsDown     int
 	CapacityFrac float64 // in [0, 1]
+	// Detail is the failure's category and repair path ("gpu:
+	// reset>reboot, 0.67 h"), a swap's delay; "" in older files.
+	Detail string
 }
+
+// Escalated reports whether a failure's repair went past its first stage.
+func (e FailureEvent) Escalated() bool { return strings.Contains(e.Detail, ">") }
 
 // ETTRSweep is ettr.csv: the swept parameters (scenario key paths, in
 // column order; none in a file written before they were recorded) and one
@@ -540,7 +546,7 @@ func readSearch(t *table) ([]SearchPoint, error) {
 
 // FailureEventKinds are failures.csv's events: a replica down and back,
 // a warm spare swapped in, a spare failing while idle and ready again.
-var FailureEventKinds = []string{"fail", "repair", "spare", "spare-fail", "spare-ready"}
+var FailureEventKinds = []string{"fail", "repair", "spare", "spare-in", "spare-fail", "spare-ready"}
 
 func readFailures(t *table) ([]FailureEvent, error) {
 	if err := t.require(results.TimeS, results.Event, results.CapacityFrac); err != nil {
@@ -550,7 +556,7 @@ func readFailures(t *table) ([]FailureEvent, error) {
 	for i := range t.rows {
 		c := cursor{t: t, i: i}
 		e := FailureEvent{TimeS: c.num(results.TimeS), Event: c.str(results.Event), Unit: c.str(results.Unit),
-			GPUsDown: c.integer(results.GPUsDown), CapacityFrac: c.num(results.CapacityFrac)}
+			GPUsDown: c.integer(results.GPUsDown), CapacityFrac: c.num(results.CapacityFrac), Detail: c.str(results.Detail)}
 		if c.err == nil && !slices.Contains(FailureEventKinds, e.Event) {
 			c.fail(results.Event, "%q is not one of %s", e.Event, strings.Join(FailureEventKinds, ", "))
 		}

@@ -663,22 +663,28 @@ func sizePlot(p *gplot.Plot, rows []SizeRow, search []SearchPoint, allowLog bool
 // FailuresTimeline draws the available capacity fraction as a step line
 // against time in hours, starting from 1 at time 0 and holding the last
 // value to m.HorizonS when that is later than the last event, with a cross
-// at each failure, a triangle at each repair and a circle at each warm
-// spare swapped in. The figure is named
-// failures_timeline.
+// at each failure (a ring around it when its repair escalated past the
+// first stage), a triangle at each repair, a circle at each warm spare
+// swapped in and a square where a swapped spare starts serving (after the
+// swap delay). The figure is named failures_timeline.
 func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 	if len(events) == 0 {
 		return Figure{}, fmt.Errorf("plot: no failure events to draw")
 	}
 	p := newPlot(m, "Failures and repairs", "simulated time (h)", "available capacity (fraction of GPUs)")
 	steps := plotter.XYs{{X: 0, Y: 1}}
-	var fails, repairs, swaps plotter.XYs
+	var fails, repairs, swaps, ins, escalated plotter.XYs
 	for _, e := range events {
 		xy := plotter.XY{X: e.TimeS / 3600, Y: e.CapacityFrac}
 		steps = append(steps, xy)
 		switch e.Event {
 		case "fail":
 			fails = append(fails, xy)
+			if e.Escalated() {
+				escalated = append(escalated, xy)
+			}
+		case "spare-in":
+			ins = append(ins, xy)
 		case "repair":
 			repairs = append(repairs, xy)
 		case "spare":
@@ -696,6 +702,11 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 		p.Add(sc)
 		p.Legend.Add(fmt.Sprintf("failure (%d)", len(fails)), sc)
 	}
+	if len(escalated) > 0 {
+		sc := scatter(escalated, palette[1], draw.RingGlyph{}, 5)
+		p.Add(sc)
+		p.Legend.Add(fmt.Sprintf("repair escalated (%d)", len(escalated)), sc)
+	}
 	if len(repairs) > 0 {
 		sc := scatter(repairs, palette[2], draw.TriangleGlyph{}, 3)
 		p.Add(sc)
@@ -705,6 +716,11 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 		sc := scatter(swaps, palette[3], draw.CircleGlyph{}, 3)
 		p.Add(sc)
 		p.Legend.Add(fmt.Sprintf("spare swapped in (%d)", len(swaps)), sc)
+	}
+	if len(ins) > 0 {
+		sc := scatter(ins, palette[3], draw.SquareGlyph{}, 3)
+		p.Add(sc)
+		p.Legend.Add(fmt.Sprintf("spare serving after the swap (%d)", len(ins)), sc)
 	}
 	p.Y.Min = math.Min(p.Y.Min, 0)
 	p.Y.Max = 1.02

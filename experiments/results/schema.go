@@ -103,6 +103,7 @@ const (
 	Unit         = "unit"
 	GPUsDown     = "gpus_down"
 	CapacityFrac = "capacity_frac"
+	Detail       = "detail"
 
 	ArmA     = "arm_a"
 	ArmB     = "arm_b"
@@ -241,10 +242,11 @@ var (
 	FailuresFile = &File{Name: "failures.csv", Meaning: "one row per failure timeline event of the first arm's replication 0",
 		Columns: []Column{
 			{TimeS, "s", "simulated time of the event"},
-			{Event, "", "fail, repair, spare, spare-fail or spare-ready"},
+			{Event, "", "fail, repair, spare (a swap begins), spare-in (the spare serves, after spare_swap_s), spare-fail or spare-ready"},
 			{Unit, "", "the replica or spare the event is about"},
 			{GPUsDown, "GPUs", "GPUs down after the event"},
 			{CapacityFrac, "fraction", "share of the fleet available after the event"},
+			{Detail, "", "a failure's category, and its repair path and time when repairs escalate (\"gpu: reset>reboot, 0.67 h\"); a swap's delay"},
 		}}
 
 	ABFile = &File{Name: "ab.csv", Meaning: "one row per metric (flattened summary.json key, in column metric) and arm compared with the first",

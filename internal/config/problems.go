@@ -44,6 +44,17 @@ func (ps *Problems) Has(key string) bool {
 	return false
 }
 
+// HasPrefix reports whether a problem was recorded under key or a key
+// below it ("failures" covers "failures.components.0.scope").
+func (ps *Problems) HasPrefix(key string) bool {
+	for _, p := range ps.List {
+		if p.Key == key || strings.HasPrefix(p.Key, key+".") {
+			return true
+		}
+	}
+	return false
+}
+
 // Add records a problem at key.
 func (ps *Problems) Add(key, format string, args ...any) {
 	ps.List = append(ps.List, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})

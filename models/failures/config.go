@@ -10,49 +10,54 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 )
 
-// Config selects and adjusts a failure profile: a base profile with
-// per-category overrides, a time-to-failure distribution and repair-time
-// distributions. Scenarios do not read it: a scenario's [failures] table
-// is faults.Config, which names a built-in profile and a rate multiplier;
-// Config is for building custom profiles in code and tests (Build). Start
-// from DefaultConfig; absent keys keep the base profile's values.
-type Config struct {
-	// Profile is the base profile, one of ProfileNames(). Default "llama3";
-	// "none" starts empty.
-	Profile string `toml:"profile"`
-	// Components overrides or adds rows, keyed by category. A key that is
-	// not a row of the base profile adds a row; it must then name a
-	// component (or set component) and give rate_per_gpu_hour.
-	Components map[string]RowConfig `toml:"components"`
-	// TTF is the time-to-failure distribution of every row.
-	TTF TTFConfig `toml:"ttf"`
-	// Repair overrides repair-time distributions, keyed by action name
-	// (restart-app, reset-gpu, reboot-node, rma).
-	Repair map[string]RepairConfig `toml:"repair"`
+// Overrides are a scenario's changes to a built-in profile: component rows
+// added, overridden or scaled ([[failures.components]]), the time-to-failure
+// distribution ([failures.ttf]) and repair-time distributions per action
+// ([failures.repair.ACTION]). The "none" profile with components is a fully
+// custom profile. The zero value changes nothing.
+type Overrides struct {
+	Components []ComponentConfig
+	TTF        TTFConfig
+	Repair     map[string]RepairConfig
+	Escalation EscalationConfig
 }
 
-// RowConfig overrides one row. Absent (nil or empty) fields keep the base
-// row's value, or the component's taxonomy default for a new row.
-type RowConfig struct {
-	// Component is the taxonomy component of a new row. Default: the key.
+// ComponentConfig is one [[failures.components]] table: a row of the
+// profile, named by its category. A category the base profile has is
+// overridden (absent keys keep its values) or scaled; any other adds a row,
+// which then needs a component (default: the category) and a rate.
+type ComponentConfig struct {
+	// Category names the row; default the component.
+	Category string `toml:"category"`
+	// Component is the taxonomy component (`fleetsim failures components`
+	// lists them); for an existing row it resets the row to that
+	// component's defaults before the other keys apply.
 	Component string `toml:"component"`
-	// RatePerGPUHour is the failure rate per GPU-hour, finite and >= 0.
+	// RatePerGPUHour is the failure rate per GPU-hour, finite, >= 0, <= 1.
 	RatePerGPUHour *float64 `toml:"rate_per_gpu_hour"`
-	// Scope, Mode and Action are names from ScopeNames, ModeNames and
-	// ActionNames.
-	Scope  string `toml:"scope"`
+	// Scale multiplies the row's rate (after rate_per_gpu_hour), >= 0.
+	Scale *float64 `toml:"scale"`
+	// Scope is the blast radius: process, gpu, tray or server (the
+	// topology's host), host, nvlink-domain-degraded, domain, rack, row.
+	Scope string `toml:"scope"`
+	// Mode and Action are names from ModeNames and ActionNames.
 	Mode   string `toml:"mode"`
 	Action string `toml:"action"`
 	// Xid is the Xid code (0: none; else a code of the Xid table).
 	Xid *int `toml:"xid"`
-	// SpeedFraction is a fail-slow unit's speed, 0 < f <= 1. Default 0.9
-	// (CALIBRATION.md §6: one bad GPU at 10% throughput loss).
+	// SpeedFraction is a fail-slow unit's speed (and a degraded NVLink
+	// domain's training speed), 0 < f <= 1.
 	SpeedFraction *float64 `toml:"speed_fraction"`
+	// NVLinkBandwidthFraction is the NVLink bandwidth a degraded domain
+	// keeps, 0 < f < 1 (scope nvlink-domain-degraded). Default: one switch
+	// unit of the topology out (8/9 on NVL72, 3/4 on HGX).
+	NVLinkBandwidthFraction *float64 `toml:"nvlink_bandwidth_fraction"`
+	// Repair is the row's own repair-time distribution, in place of its
+	// action's.
+	Repair *RepairConfig `toml:"repair"`
 	// PrecursorLeadS is how long before the failure its precursor signal
-	// appears, seconds >= 0.
-	PrecursorLeadS *float64 `toml:"precursor_lead_s"`
-	// PrecursorProbability is the chance the precursor is seen, 0..1 (0:
-	// none).
+	// appears, seconds >= 0; PrecursorProbability the chance it is seen.
+	PrecursorLeadS       *float64 `toml:"precursor_lead_s"`
 	PrecursorProbability *float64 `toml:"precursor_probability"`
 }
 
@@ -68,179 +73,255 @@ type TTFConfig struct {
 	InitialAgeHours float64 `toml:"initial_age_hours"`
 }
 
-// DefaultConfig is the llama3 profile, exponential, default repair times.
-func DefaultConfig() Config {
-	return Config{Profile: ProfileLlama3, TTF: TTFConfig{Dist: TTFExponential, Shape: 1}}
-}
+// DefaultTTFConfig is exponential.
+func DefaultTTFConfig() TTFConfig { return TTFConfig{Dist: TTFExponential, Shape: 1} }
 
 // maxPrecursorLeadS bounds a precursor lead (one year).
 const maxPrecursorLeadS = 365 * 24 * 3600
 
-// Validate records every problem of c under prefix (e.g. "failures"), each
-// with its dotted key: "failures.components.hbm.rate_per_gpu_hour".
-func (c *Config) Validate(prefix string, ps *config.Problems) {
-	ps.OneOf(config.Key(prefix, "profile"), c.Profile, ProfileNames())
-	var base *Profile
-	if p, err := LookupProfile(c.Profile); err == nil {
-		base = p
+func (c *ComponentConfig) key() string {
+	if c.Category != "" {
+		return c.Category
 	}
-	for _, cat := range sortedKeys(c.Components) {
-		rc := c.Components[cat]
-		existing := false
+	return c.Component
+}
+
+// Validate records every problem of o against the base profile (nil when
+// the profile name is itself invalid) under prefix (e.g. "failures"), each
+// with its key: "failures.components.2.scope".
+func (o *Overrides) Validate(prefix string, base *Profile, ps *config.Problems) {
+	seen := map[string]int{}
+	var work *Profile // base with the valid tables so far applied
+	if base != nil {
+		work = base.Clone()
+	}
+	for i := range o.Components {
+		c := &o.Components[i]
+		p := config.Key(prefix, "components", strconv.Itoa(i))
+		k := c.key()
+		if k == "" {
+			ps.Add(config.Key(p, "category"), "each component table needs a category or a component")
+			continue
+		}
+		if j, dup := seen[k]; dup {
+			ps.Add(config.Key(p, "category"), "category %q is already set by %s", k, config.Key(prefix, "components", strconv.Itoa(j)))
+			continue
+		}
+		seen[k] = i
+		existing := base == nil
 		if base != nil {
-			_, existing = base.Row(cat)
+			_, existing = base.Row(k)
 		}
-		rc.validate(config.Key(prefix, "components", cat), cat, existing || base == nil, ps)
-	}
-	ps.OneOf(config.Key(prefix, "ttf", "dist"), c.TTF.Dist, []string{TTFExponential, TTFWeibull})
-	if c.TTF.Dist == TTFWeibull {
-		ps.Positive(config.Key(prefix, "ttf", "shape"), c.TTF.Shape)
-		ps.NonNegative(config.Key(prefix, "ttf", "initial_age_hours"), c.TTF.InitialAgeHours)
-		if c.TTF.InitialAgeHours > maxRepairHours*10 {
-			ps.Add(config.Key(prefix, "ttf", "initial_age_hours"), "must be at most %g, found %v", float64(maxRepairHours*10), c.TTF.InitialAgeHours)
+		n := len(ps.List)
+		c.validate(p, existing, ps)
+		if work != nil && len(ps.List) == n {
+			one := Overrides{Components: []ComponentConfig{*c}}
+			if w, err := one.Apply(work); err != nil {
+				ps.Add(config.Key(p, "mode"), "%v", err)
+			} else {
+				work = w
+			}
 		}
 	}
-	for _, a := range sortedKeys(c.Repair) {
+	ps.OneOf(config.Key(prefix, "ttf", "dist"), o.TTF.Dist, []string{TTFExponential, TTFWeibull})
+	if o.TTF.Dist == TTFWeibull {
+		ps.Positive(config.Key(prefix, "ttf", "shape"), o.TTF.Shape)
+		ps.NonNegative(config.Key(prefix, "ttf", "initial_age_hours"), o.TTF.InitialAgeHours)
+		if o.TTF.InitialAgeHours > maxRepairHours*10 {
+			ps.Add(config.Key(prefix, "ttf", "initial_age_hours"), "must be at most %g, found %v", float64(maxRepairHours*10), o.TTF.InitialAgeHours)
+		}
+	}
+	o.Escalation.Validate(config.Key(prefix, "escalation"), ps)
+	for _, a := range sortedKeys(o.Repair) {
 		key := config.Key(prefix, "repair", a)
 		if _, err := ParseAction(a); err != nil {
 			ps.Add(key, "unknown action %q; valid actions: %s", a, strings.Join(actionNames[:], ", "))
 			continue
 		}
-		rc := c.Repair[a]
+		rc := o.Repair[a]
 		rc.Validate(key, ps)
 	}
 }
 
-func (rc *RowConfig) validate(prefix, cat string, existing bool, ps *config.Problems) {
-	if !existing || rc.Component != "" {
-		comp := rc.Component
-		key := config.Key(prefix, "component")
+func (c *ComponentConfig) validate(prefix string, existing bool, ps *config.Problems) {
+	if !existing || c.Component != "" {
+		comp := c.Component
 		if comp == "" {
-			comp, key = cat, prefix
+			comp = c.Category
 		}
 		if _, err := SpecOf(Component(comp)); err != nil {
-			ps.Add(key, "unknown component %q; valid components: %s (or set component for a new category)",
-				comp, strings.Join(componentNames(), ", "))
+			msg := "unknown component %q; valid components: %s"
+			if c.Component == "" {
+				msg += " (category %q is not a row of the profile: set component for a new row)"
+				ps.Add(config.Key(prefix, "category"), msg, comp, strings.Join(componentNames(), ", "), c.Category)
+			} else {
+				ps.Add(config.Key(prefix, "component"), msg, comp, strings.Join(componentNames(), ", "))
+			}
 		}
 	}
-	if rc.RatePerGPUHour == nil {
+	if c.RatePerGPUHour == nil {
 		if !existing {
-			ps.Add(config.Key(prefix, "rate_per_gpu_hour"), "a new category needs a rate (failures per GPU-hour, >= 0)")
+			ps.Add(config.Key(prefix, "rate_per_gpu_hour"), "a new row needs a rate (failures per GPU-hour, >= 0)")
 		}
 	} else {
-		ps.NonNegative(config.Key(prefix, "rate_per_gpu_hour"), *rc.RatePerGPUHour)
-		if *rc.RatePerGPUHour > 1 {
-			ps.Add(config.Key(prefix, "rate_per_gpu_hour"), "must be at most 1 failure per GPU-hour, found %v", *rc.RatePerGPUHour)
+		ps.NonNegative(config.Key(prefix, "rate_per_gpu_hour"), *c.RatePerGPUHour)
+		if *c.RatePerGPUHour > 1 {
+			ps.Add(config.Key(prefix, "rate_per_gpu_hour"), "must be at most 1 failure per GPU-hour, found %v", *c.RatePerGPUHour)
 		}
 	}
-	if rc.Scope != "" {
-		ps.OneOf(config.Key(prefix, "scope"), rc.Scope, scopeNames[:])
+	if c.Scale != nil {
+		ps.NonNegative(config.Key(prefix, "scale"), *c.Scale)
+		if *c.Scale > 1e6 {
+			ps.Add(config.Key(prefix, "scale"), "must be at most 1e6, found %v", *c.Scale)
+		}
 	}
-	if rc.Mode != "" {
-		ps.OneOf(config.Key(prefix, "mode"), rc.Mode, modeNames[:])
+	if c.Scope != "" {
+		if _, err := ParseScope(c.Scope); err != nil {
+			ps.Add(config.Key(prefix, "scope"), "unknown scope %q; valid scopes: %s", c.Scope, strings.Join(ScopeInputNames(), ", "))
+		}
 	}
-	if rc.Action != "" {
-		ps.OneOf(config.Key(prefix, "action"), rc.Action, actionNames[:])
+	if c.Mode != "" {
+		ps.OneOf(config.Key(prefix, "mode"), c.Mode, modeNames[:])
 	}
-	if rc.Xid != nil && *rc.Xid != 0 {
-		if _, ok := LookupXid(*rc.Xid); !ok {
+	if c.Action != "" {
+		ps.OneOf(config.Key(prefix, "action"), c.Action, actionNames[:])
+	}
+	if c.Xid != nil && *c.Xid != 0 {
+		if _, ok := LookupXid(*c.Xid); !ok {
 			codes := make([]string, len(xids))
 			for i, x := range xids {
 				codes[i] = strconv.Itoa(x.Code)
 			}
-			ps.Add(config.Key(prefix, "xid"), "unknown Xid %d; known codes: %s (0: none)", *rc.Xid, strings.Join(codes, ", "))
+			ps.Add(config.Key(prefix, "xid"), "unknown Xid %d; known codes: %s (0: none)", *c.Xid, strings.Join(codes, ", "))
 		}
 	}
-	if rc.SpeedFraction != nil {
-		if f := *rc.SpeedFraction; !(f > 0 && f <= 1) {
+	if c.SpeedFraction != nil {
+		if f := *c.SpeedFraction; !(f > 0 && f <= 1) {
 			ps.Add(config.Key(prefix, "speed_fraction"), "must be > 0 and <= 1, found %v", f)
 		}
 	}
-	if rc.PrecursorLeadS != nil {
-		ps.NonNegative(config.Key(prefix, "precursor_lead_s"), *rc.PrecursorLeadS)
-		if *rc.PrecursorLeadS > maxPrecursorLeadS {
-			ps.Add(config.Key(prefix, "precursor_lead_s"), "must be at most %d (a year), found %v", maxPrecursorLeadS, *rc.PrecursorLeadS)
+	if c.NVLinkBandwidthFraction != nil {
+		if f := *c.NVLinkBandwidthFraction; !(f > 0 && f < 1) {
+			ps.Add(config.Key(prefix, "nvlink_bandwidth_fraction"), "must be > 0 and < 1, found %v", f)
 		}
 	}
-	if rc.PrecursorProbability != nil {
-		ps.Fraction(config.Key(prefix, "precursor_probability"), *rc.PrecursorProbability)
+	if c.Repair != nil {
+		c.Repair.Validate(config.Key(prefix, "repair"), ps)
+	}
+	if c.PrecursorLeadS != nil {
+		ps.NonNegative(config.Key(prefix, "precursor_lead_s"), *c.PrecursorLeadS)
+		if *c.PrecursorLeadS > maxPrecursorLeadS {
+			ps.Add(config.Key(prefix, "precursor_lead_s"), "must be at most %d (a year), found %v", maxPrecursorLeadS, *c.PrecursorLeadS)
+		}
+	}
+	if c.PrecursorProbability != nil {
+		ps.Fraction(config.Key(prefix, "precursor_probability"), *c.PrecursorProbability)
 	}
 }
 
-// Build returns the profile c describes: the base profile with c's
-// overrides. It validates c first and returns every problem at once, keyed
-// under "failures".
-func (c *Config) Build() (*Profile, error) {
-	var ps config.Problems
-	c.Validate("failures", &ps)
-	if err := ps.Err(); err != nil {
-		return nil, fmt.Errorf("failures: invalid configuration:\n%w", err)
-	}
-	p, _ := LookupProfile(c.Profile)
-	for _, cat := range sortedKeys(c.Components) {
-		rc := c.Components[cat]
-		i := slices.IndexFunc(p.Rows, func(r Row) bool { return r.Category == cat })
+// Empty reports whether o changes nothing.
+func (o *Overrides) Empty() bool {
+	return len(o.Components) == 0 && len(o.Repair) == 0 && o.TTF.Dist != TTFWeibull && !o.Escalation.Enabled
+}
+
+// Apply returns base with o's changes; o must be valid against base. Rows
+// whose scope and mode no longer agree (a scope nvlink-domain-degraded
+// with another mode, or the reverse) are an error naming the table.
+func (o *Overrides) Apply(base *Profile) (*Profile, error) {
+	p := base.Clone()
+	for ci := range o.Components {
+		c := &o.Components[ci]
+		k := c.key()
+		i := slices.IndexFunc(p.Rows, func(r Row) bool { return r.Category == k })
 		if i < 0 {
-			comp := rc.Component
+			comp := c.Component
 			if comp == "" {
-				comp = cat
+				comp = k
 			}
-			p.Rows = append(p.Rows, newRow(cat, cat, Component(comp), 0, 0, "user"))
+			p.Rows = append(p.Rows, newRow(k, k, Component(comp), 0, 0, "user"))
 			i = len(p.Rows) - 1
-		} else if rc.Component != "" {
+		} else if c.Component != "" {
 			r := p.Rows[i]
-			nr := newRow(r.Category, r.Label, Component(rc.Component), r.PerGPUHour, r.Count, r.Confidence)
-			p.Rows[i] = nr
+			p.Rows[i] = newRow(r.Category, r.Label, Component(c.Component), r.PerGPUHour, r.Count, r.Confidence)
 		}
-		rc.apply(&p.Rows[i])
+		c.apply(&p.Rows[i])
+		r := &p.Rows[i]
+		if (r.Scope == ScopeDomainDegraded) != (r.Mode == ModeNVLinkDegraded) {
+			return nil, fmt.Errorf("scope %s goes with mode %s and only with it (row %q would have scope %s, mode %s)",
+				ScopeDomainDegraded, ModeNVLinkDegraded, k, r.Scope, r.Mode)
+		}
 	}
-	p.TTF = TTF{Kind: c.TTF.Dist, Shape: c.TTF.Shape, InitialAgeHours: c.TTF.InitialAgeHours}
-	if p.TTF.Kind == TTFExponential {
-		p.TTF.Shape = 1
+	if o.TTF.Dist == TTFWeibull {
+		p.TTF = TTF{Kind: TTFWeibull, Shape: o.TTF.Shape, InitialAgeHours: o.TTF.InitialAgeHours}
 	}
-	for _, a := range sortedKeys(c.Repair) {
+	for _, a := range sortedKeys(o.Repair) {
 		act, _ := ParseAction(a)
-		rc := c.Repair[a]
+		rc := o.Repair[a]
 		p.Repair[act] = rc.dist()
 	}
-	if len(c.Components) > 0 {
+	if e := o.Escalation.Escalation(); e != nil {
+		p.Escalation = e
+	}
+	if len(o.Components) > 0 {
 		p.RateConfidence = "user"
 	}
-	if len(c.Components) > 0 || len(c.Repair) > 0 || c.TTF.Dist == TTFWeibull {
-		p.Notes = append(p.Notes, "user overrides applied to the "+c.Profile+" profile")
+	if !o.Empty() {
+		p.Notes = append(p.Notes, fmt.Sprintf("user changes applied to the %s profile: %d component table(s), %d repair override(s)%s%s",
+			base.Name, len(o.Components), len(o.Repair), map[bool]string{true: ", Weibull time to failure"}[o.TTF.Dist == TTFWeibull],
+			map[bool]string{true: ", repair escalation (assumed stages: models/failures/escalation.go)"}[o.Escalation.Enabled]))
 	}
 	return p, p.Check()
 }
 
-func (rc *RowConfig) apply(r *Row) {
-	if rc.RatePerGPUHour != nil {
-		r.PerGPUHour = *rc.RatePerGPUHour
+func (c *ComponentConfig) apply(r *Row) {
+	if c.RatePerGPUHour != nil {
+		r.PerGPUHour = *c.RatePerGPUHour
 		r.Confidence = "user"
 		r.Count = 0
 	}
-	if rc.Scope != "" {
-		r.Scope, _ = ParseScope(rc.Scope)
+	if c.Scale != nil {
+		r.PerGPUHour *= *c.Scale
+		r.Confidence = "user"
+		r.Count = 0
 	}
-	if rc.Mode != "" {
-		r.Mode, _ = ParseMode(rc.Mode)
-		if r.Mode == ModeFailSlow && r.SpeedFraction == 1 {
-			r.SpeedFraction = defaultSpeedFraction
+	if c.Scope != "" {
+		r.Scope, _ = ParseScope(c.Scope)
+		if r.Scope == ScopeDomainDegraded && c.Mode == "" {
+			r.Mode = ModeNVLinkDegraded
+		} else if r.Scope != ScopeDomainDegraded && r.Mode == ModeNVLinkDegraded && c.Mode == "" {
+			r.Mode = ModeFailStop
 		}
 	}
-	if rc.Action != "" {
-		r.Action, _ = ParseAction(rc.Action)
+	if c.Mode != "" {
+		r.Mode, _ = ParseMode(c.Mode)
 	}
-	if rc.Xid != nil {
-		r.Xid = *rc.Xid
+	if (r.Mode == ModeFailSlow || r.Mode == ModeNVLinkDegraded) && r.SpeedFraction == 1 && c.SpeedFraction == nil {
+		r.SpeedFraction = defaultSpeedFraction
+		if r.Mode == ModeNVLinkDegraded {
+			r.SpeedFraction = degradedTrainingSpeed
+		}
 	}
-	if rc.SpeedFraction != nil {
-		r.SpeedFraction = *rc.SpeedFraction
+	if c.Action != "" {
+		r.Action, _ = ParseAction(c.Action)
 	}
-	if rc.PrecursorLeadS != nil {
-		r.Precursor.Lead = sim.FromSeconds(*rc.PrecursorLeadS)
+	if c.Xid != nil {
+		r.Xid = *c.Xid
 	}
-	if rc.PrecursorProbability != nil {
-		r.Precursor.DetectProbability = *rc.PrecursorProbability
+	if c.SpeedFraction != nil {
+		r.SpeedFraction = *c.SpeedFraction
+	}
+	if c.NVLinkBandwidthFraction != nil {
+		r.NVLinkFraction = *c.NVLinkBandwidthFraction
+	}
+	if c.Repair != nil {
+		d := c.Repair.dist()
+		r.Repair = &d
+	}
+	if c.PrecursorLeadS != nil {
+		r.Precursor.Lead = sim.FromSeconds(*c.PrecursorLeadS)
+	}
+	if c.PrecursorProbability != nil {
+		r.Precursor.DetectProbability = *c.PrecursorProbability
 		if r.Precursor.Signal == "" {
 			r.Precursor.Signal = "precursor"
 		}

@@ -7,19 +7,30 @@
 //
 // Read it in this order:
 //
-//	taxonomy.go   Component, Scope (process, GPU, host, NVLink domain, rack),
-//	              Mode (fail-stop, hang, fail-slow, link-flap, OOM), Action
+//	taxonomy.go   Component, Scope (process, GPU, host = NVL72 tray or HGX
+//	              server, NVLink domain, NVLink domain degraded, rack, row),
+//	              Mode (fail-stop, hang, fail-slow, link-flap, OOM,
+//	              nvlink-degraded), Action
 //	              (restart-app, reset-gpu, reboot-node, rma), the Xid table
 //	              (CALIBRATION.md §2) and each component's defaults (Spec)
 //	topology.go   Topology: HGX servers of 8 GPUs or GB200 NVL72 racks of 72
-//	              (18 trays of 4) behind ToR switches; the GPUs of each unit
+//	              (18 trays of 4, 9 switch trays) behind ToR switches, racks
+//	              in rows; the GPUs of each unit
 //	profile.go    Profile (rows of per-GPU-hour rates; Scaled, the rate
 //	              multiplier), the registry of
 //	builtin.go    built-in profiles: llama3, byterobust, meta-rsc, meta-rsc-2,
 //	              none; default repair times
-//	config.go     Config: a custom profile in code (base profile,
-//	              per-category overrides, Weibull time to failure, repair
-//	              distributions per action) with Validate and Build
+//	rackscale.go  rack-scale parts (NVLink switch trays, power shelves, liquid
+//	              cooling): their assumed rates and repair paths, and the
+//	              rackscale profile
+//	escalation.go repair escalation: reset → reboot → reimage → hardware
+//	              swap → RMA, stages with repair times and fix probabilities
+//	jobs.go       job-level interruptions: causes (hardware, software,
+//	              collective, infra, user), job MTTF by size, published
+//	              job-level figures, the meta-rsc-job profile
+//	config.go     Overrides: a scenario's [[failures.components]] tables
+//	              (add, override or scale a row), [failures.ttf] and
+//	              [failures.repair.ACTION], with Validate and Apply
 //	dist.go       repair-time distributions (fixed, lognormal, empirical), TTF
 //	event.go      Event and the Source interface consumers pull from
 //	generator.go  Generator: superposed Poisson processes, or exact Weibull

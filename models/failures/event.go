@@ -40,6 +40,13 @@ type Event struct {
 	// SpeedFraction is, for ModeFailSlow, the unit's fraction of normal
 	// speed while it lasts; 1 otherwise.
 	SpeedFraction float64
+	// NVLinkFraction is, for ModeNVLinkDegraded, the NVLink bandwidth the
+	// domain keeps while it lasts (e.g. 8/9 with one NVL72 switch tray of
+	// 9 out); 1 otherwise.
+	NVLinkFraction float64
+	// RepairPath is the escalation stages the repair went through
+	// ("reset>reboot"), when the profile escalates; "" otherwise.
+	RepairPath string
 	// Precursor is when a precursor signal was seen (<= Time), or
 	// NoPrecursor.
 	Precursor sim.Time

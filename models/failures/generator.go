@@ -46,8 +46,10 @@ const maxGeneratedHours = 200 * 365 * 24
 // that may have one).
 type Generator struct {
 	rows  []Row
-	rates []float64 // per GPU-hour, rows with rate > 0 only
-	rep   [numActions]RepairDist
+	rates []float64    // per GPU-hour, rows with rate > 0 only
+	rep   []RepairDist // per row
+	esc   []bool       // per row: repaired through the escalation pipeline
+	pipe  *Escalation
 	topo  Topology
 	rng   *rand.Rand
 	gpus  int
@@ -77,11 +79,14 @@ func NewGenerator(p *Profile, topo Topology, rng *rand.Rand) (*Generator, error)
 	if err := topo.Check(); err != nil {
 		return nil, err
 	}
-	g := &Generator{rep: p.Repair, topo: topo, rng: rng, gpus: topo.GPUs()}
+	g := &Generator{topo: topo, rng: rng, gpus: topo.GPUs(), pipe: p.Escalation}
 	for _, r := range p.Rows {
 		if r.PerGPUHour > 0 {
 			g.rows = append(g.rows, r)
 			g.rates = append(g.rates, r.PerGPUHour)
+			g.rep = append(g.rep, p.RepairOf(&r))
+			g.esc = append(g.esc, p.Escalation != nil && r.Repair == nil && r.Action != ActionRestartApp &&
+				r.Mode != ModeFailSlow && r.Mode != ModeNVLinkDegraded)
 		}
 	}
 	if len(g.rows) == 0 {
@@ -125,22 +130,35 @@ func (g *Generator) Next() (Event, bool) {
 	}
 	gpu := g.rng.IntN(g.gpus)
 	r := &g.rows[i]
-	return g.event(r, g.topo.UnitOf(r.Scope, gpu), g.nowH), true
+	return g.event(i, g.topo.UnitOf(r.Scope, gpu), g.nowH), true
 }
 
-// event builds the failure of unit of row r at nowH hours, drawing its
+// event builds the failure of unit of row ri at nowH hours, drawing its
 // repair time and precursor.
-func (g *Generator) event(r *Row, unit int, nowH float64) Event {
+func (g *Generator) event(ri int, unit int, nowH float64) Event {
+	r := &g.rows[ri]
 	t := sim.FromSeconds(nowH * 3600)
 	first, n := g.topo.UnitGPUs(r.Scope, unit)
 	ev := Event{
 		Time: t, Category: r.Category, Label: r.Label, Component: r.Component, Mode: r.Mode,
 		Scope: r.Scope, Unit: unit, FirstGPU: first, GPUs: n, Xid: r.Xid, Action: r.Action,
-		Repair: g.rep[r.Action].Draw(g.rng), SpeedFraction: 1, Precursor: NoPrecursor,
+		SpeedFraction: 1, NVLinkFraction: 1, Precursor: NoPrecursor,
+	}
+	if g.esc[ri] {
+		ev.Repair, ev.RepairPath = g.pipe.draw(r.Action, g.rng, func(d RepairDist) sim.Time { return d.Draw(g.rng) })
+	} else {
+		ev.Repair = g.rep[ri].Draw(g.rng)
 	}
 	switch {
 	case r.Mode == ModeFailSlow:
 		ev.SpeedFraction = r.SpeedFraction
+	case r.Mode == ModeNVLinkDegraded:
+		// Degraded, not down: the domain runs on until the part is replaced.
+		ev.SpeedFraction = r.SpeedFraction
+		ev.NVLinkFraction = r.NVLinkFraction
+		if ev.NVLinkFraction == 0 {
+			ev.NVLinkFraction = g.topo.DegradedNVLinkFraction()
+		}
 	case r.Action == ActionRestartApp:
 	case (r.Action == ActionRebootNode || r.Action == ActionRMA) && r.Scope < ScopeHost:
 		ev.DownFirstGPU, ev.DownGPUs = g.topo.UnitGPUs(ScopeHost, g.topo.UnitOf(ScopeHost, first))
@@ -261,7 +279,7 @@ func (g *Generator) nextWeibull() (Event, bool) {
 		unit = c.lo + pick
 		g.scheduleCohort(e.cohort)
 	}
-	ev := g.event(&g.rows[e.row], unit, e.atH)
+	ev := g.event(e.row, unit, e.atH)
 	// The replacement starts at age 0.
 	life := e.lambda * math.Pow(g.rng.ExpFloat64(), g.invShape)
 	g.heap.push(entry{atH: e.atH + life, row: e.row, unit: unit, cohort: -1, lambda: e.lambda})

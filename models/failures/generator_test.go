@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -298,4 +299,52 @@ func BenchmarkFailures100kGPUs30d(b *testing.B) {
 			b.ReportMetric(float64(events)/float64(b.N), "failures/op")
 		})
 	}
+}
+
+// TestRackScale100kGPUs30d: the rackscale profile on 100,008 GPUs (1,389
+// NVL72 racks) for 30 days, generated and tallied, exponential and Weibull,
+// stays well under 5 s, and its rack-scale rows hit whole racks (coolant,
+// power shelf) or degrade a domain without taking GPUs down (switch tray).
+func TestRackScale100kGPUs30d(t *testing.T) {
+	topo := NVL72(1389)
+	h := 30 * 24 * sim.Hour
+	for _, ttf := range []TTF{Exponential(), {Kind: TTFWeibull, Shape: 0.7}} {
+		p := mustProfile(t, ProfileRackScale)
+		p.TTF = ttf
+		start := time.Now()
+		g, err := NewGenerator(p, topo, sim.NewStream(9, "failures"))
+		require.NoError(t, err)
+		tally := NewTally(topo.GPUs())
+		byCat := map[string]int{}
+		for {
+			ev, ok := g.Next()
+			if !ok || ev.Time > h {
+				break
+			}
+			tally.Add(ev)
+			byCat[ev.Category]++
+			switch ev.Category {
+			case "coolant", "power-shelf":
+				require.Equal(t, 72, ev.DownGPUs)
+			case "switch-tray":
+				require.Equal(t, 0, ev.DownGPUs)
+				require.Equal(t, 72, ev.GPUs)
+				require.InDelta(t, 8.0/9, ev.NVLinkFraction, 1e-12)
+			}
+		}
+		_ = tally.Report(h, nil)
+		elapsed := time.Since(start)
+		t.Logf("%s: %d failures (%d switch-tray, %d coolant, %d power-shelf) in %v", ttf.Kind, sumCounts(byCat),
+			byCat["switch-tray"], byCat["coolant"], byCat["power-shelf"], elapsed)
+		require.Less(t, elapsed, 5*time.Second)
+		require.Positive(t, byCat["switch-tray"])
+	}
+}
+
+func sumCounts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

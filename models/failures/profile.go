@@ -28,6 +28,21 @@ type Row struct {
 	// Confidence is CALIBRATION.md's mark for the figure: "P" (primary),
 	// "S" (secondary), "C" (computed from primary data), "U" (unconfirmed).
 	Confidence string
+	// NVLinkFraction is, for scope nvlink-domain-degraded, the NVLink
+	// bandwidth the domain keeps; 0: the topology's (one switch unit out,
+	// Topology.DegradedNVLinkFraction).
+	NVLinkFraction float64
+	// Repair, when set, is the row's own repair-time distribution in place
+	// of its action's (Profile.Repair).
+	Repair *RepairDist
+}
+
+// RepairOf is row r's repair-time distribution in profile p.
+func (p *Profile) RepairOf(r *Row) RepairDist {
+	if r.Repair != nil {
+		return *r.Repair
+	}
+	return p.Repair[r.Action]
 }
 
 // Profile is a set of failure processes calibrated from one source, with
@@ -44,6 +59,9 @@ type Profile struct {
 	TTF            TTF
 	// Repair is the repair-time distribution of each Action.
 	Repair [numActions]RepairDist
+	// Escalation, when set, replaces Repair for the rows it covers by a
+	// repair pipeline (reset → reboot → reimage → hardware swap → RMA).
+	Escalation *Escalation
 	// Notes are caveats printed with the profile; unconfirmed figures are
 	// flagged here as CALIBRATION.md flags them.
 	Notes []string
@@ -110,7 +128,7 @@ func (p *Profile) Row(category string) (Row, bool) {
 // Clone returns a deep copy.
 func (p *Profile) Clone() *Profile {
 	q := *p
-	q.Rows = slices.Clone(p.Rows)
+	q.Rows = slices.Clone(p.Rows) // (a row's Repair is never modified in place)
 	q.Notes = slices.Clone(p.Notes)
 	return &q
 }
@@ -131,6 +149,11 @@ func (p *Profile) Check() error {
 			return fmt.Errorf("failures: profile %q: category %q: speed fraction must be in (0, 1], found %v", p.Name, r.Category, r.SpeedFraction)
 		case r.Precursor.Lead < 0 || !(r.Precursor.DetectProbability >= 0 && r.Precursor.DetectProbability <= 1):
 			return fmt.Errorf("failures: profile %q: category %q: bad precursor %+v", p.Name, r.Category, r.Precursor)
+		case (r.Scope == ScopeDomainDegraded) != (r.Mode == ModeNVLinkDegraded):
+			return fmt.Errorf("failures: profile %q: category %q: scope %s goes with mode %s and only with it, found scope %s, mode %s",
+				p.Name, r.Category, ScopeDomainDegraded, ModeNVLinkDegraded, r.Scope, r.Mode)
+		case !(r.NVLinkFraction >= 0 && r.NVLinkFraction < 1):
+			return fmt.Errorf("failures: profile %q: category %q: NVLink bandwidth fraction must be in [0, 1), found %v", p.Name, r.Category, r.NVLinkFraction)
 		}
 		seen[r.Category] = true
 	}
@@ -167,6 +190,8 @@ var profileFactories = map[string]func() *Profile{
 	ProfileMetaRSC:    func() *Profile { return metaRSCProfile(1) },
 	ProfileMetaRSC2:   func() *Profile { return metaRSCProfile(2) },
 	ProfileNone:       noneProfile,
+	ProfileRackScale:  rackScaleProfile,
+	ProfileMetaRSCJob: metaRSCJobProfile,
 }
 
 // ProfileNames returns the built-in profile names, sorted.
@@ -210,10 +235,14 @@ func DefaultRepair() [numActions]RepairDist {
 // newRow builds a row from the taxonomy defaults of c.
 func newRow(category, label string, c Component, perGPUHour float64, count int, confidence string) Row {
 	s := mustSpec(c)
-	return Row{Category: category, Label: label, Spec: s, PerGPUHour: perGPUHour, Count: count, Confidence: confidence}
+	r := Row{Category: category, Label: label, Spec: s, PerGPUHour: perGPUHour, Count: count, Confidence: confidence}
+	if d, ok := componentRepair[c]; ok {
+		r.Repair = &d
+	}
+	return r
 }
 
 func noneProfile() *Profile {
-	return &Profile{Name: ProfileNone, Description: "no failures; add rows under [failures.components]",
+	return &Profile{Name: ProfileNone, Description: "no failures; add rows with [[failures.components]] tables",
 		TTF: Exponential(), Repair: DefaultRepair()}
 }

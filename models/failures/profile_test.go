@@ -13,9 +13,9 @@ import (
 )
 
 func TestProfileNames(t *testing.T) {
-	assert.Equal(t, []string{"byterobust", "llama3", "meta-rsc", "meta-rsc-2", "none"}, ProfileNames())
+	assert.Equal(t, []string{"byterobust", "llama3", "meta-rsc", "meta-rsc-2", "meta-rsc-job", "none", "rackscale"}, ProfileNames())
 	_, err := LookupProfile("llama4")
-	assert.EqualError(t, err, `failures: unknown profile "llama4"; valid profiles: byterobust, llama3, meta-rsc, meta-rsc-2, none`)
+	assert.EqualError(t, err, `failures: unknown profile "llama4"; valid profiles: byterobust, llama3, meta-rsc, meta-rsc-2, meta-rsc-job, none, rackscale`)
 	for _, n := range ProfileNames() {
 		p, err := LookupProfile(n)
 		require.NoError(t, err)
@@ -50,9 +50,11 @@ func TestByteRobustFlagsUnconfirmed(t *testing.T) {
 	for _, r := range p.Rows {
 		sum += r.PerGPUHour
 	}
-	assert.InEpsilon(t, 55366.0/(200000*2190), sum, 1e-9)
+	assert.InEpsilon(t, 55366.0/(200000*2190)*(1-0.173), sum, 1e-9, "manual restarts are not failures")
 	cuda, _ := p.Row("cuda-error")
-	assert.InEpsilon(t, 0.361, cuda.PerGPUHour/sum, 1e-9)
+	assert.InEpsilon(t, 0.361, cuda.PerGPUHour/sum*(1-0.173), 1e-9)
+	_, manual := p.Row("manual-restart")
+	assert.False(t, manual)
 	hang, _ := p.Row("job-hang")
 	assert.Equal(t, ModeHang, hang.Mode)
 	mfu, _ := p.Row("mfu-decline")

@@ -1,6 +1,11 @@
 package failures
 
-import "gonum.org/v1/gonum/stat/distuv"
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
 
 // MeanInRepair is the mean number of failed units (servers, for the
 // host-widened repairs that dominate) out for repair at a random moment in
@@ -16,10 +21,14 @@ import "gonum.org/v1/gonum/stat/distuv"
 func (p *Profile) MeanInRepair(gpus int) float64 {
 	var m float64
 	for _, r := range p.Rows {
-		if r.Mode == ModeFailSlow {
+		if r.Mode == ModeFailSlow || r.Mode == ModeNVLinkDegraded {
 			continue
 		}
-		m += r.PerGPUHour * float64(gpus) * p.Repair[r.Action].MeanHours()
+		h := p.RepairOf(&r).MeanHours()
+		if p.Escalation != nil && r.Repair == nil && r.Action != ActionRestartApp {
+			h = p.Escalation.MeanHours(r.Action)
+		}
+		m += r.PerGPUHour * float64(gpus) * h
 	}
 	return m
 }
@@ -37,4 +46,96 @@ func SparesFor(meanOut, coverage float64) int {
 		k++
 	}
 	return k
+}
+
+// HostSpares is the spare pool a topology needs: how many hosts (HGX
+// servers or NVL72 compute trays) are out for repair at once.
+type HostSpares struct {
+	// MeanHosts is the mean number of hosts in repair.
+	MeanHosts float64
+	// Hosts99 and Hosts999 are the fewest spare hosts that cover the hosts
+	// in repair 99% and 99.9% of the time.
+	Hosts99, Hosts999 int
+}
+
+// maxSpareHosts bounds the distribution HostSparesFor computes.
+const maxSpareHosts = 200000
+
+// HostSparesFor sizes the spare pool of gpus GPUs laid out as topo: each
+// row's failures take down the hosts of its unit (a GPU or host fault one
+// host, a rack fault every host in the rack: 18 trays of an NVL72 rack, 4
+// servers of an HGX ToR rack) for its mean repair time. Failures of each
+// size are in repair as an M/G/∞ queue, Poisson with mean rate × repair
+// time, so the hosts out are a sum of scaled Poisson variables, whose
+// distribution is computed exactly by convolution (a rack fault makes the
+// tail much heavier than the same mean of single hosts). Restart-app,
+// fail-slow and degraded rows take nothing out.
+func (p *Profile) HostSparesFor(topo Topology, gpus int) HostSpares {
+	means := map[int]float64{} // hosts per failure -> mean failures in repair
+	for i := range p.Rows {
+		r := &p.Rows[i]
+		if r.Mode == ModeFailSlow || r.Mode == ModeNVLinkDegraded || r.Action == ActionRestartApp || r.PerGPUHour == 0 {
+			continue
+		}
+		h := max(1, topo.unitGPUsNominal(r.Scope)/topo.HostGPUs)
+		rep := p.RepairOf(r).MeanHours()
+		if p.Escalation != nil && r.Repair == nil {
+			rep = p.Escalation.MeanHours(r.Action)
+		}
+		means[h] += r.PerGPUHour * float64(gpus) * rep
+	}
+	var hs HostSpares
+	pmf := []float64{1}
+	sizes := make([]int, 0, len(means))
+	for h := range means {
+		sizes = append(sizes, h)
+	}
+	slices.Sort(sizes) // a fixed order: the same sums bit for bit
+	for _, h := range sizes {
+		hs.MeanHosts += float64(h) * means[h]
+		pmf = convolvePoisson(pmf, h, means[h])
+	}
+	cum := 0.0
+	hs.Hosts99, hs.Hosts999 = -1, -1
+	for k, x := range pmf {
+		cum += x
+		if hs.Hosts99 < 0 && cum >= 0.99 {
+			hs.Hosts99 = k
+		}
+		if hs.Hosts999 < 0 && cum >= 0.999 {
+			hs.Hosts999 = k
+			break
+		}
+	}
+	if hs.Hosts99 < 0 {
+		hs.Hosts99 = len(pmf)
+	}
+	if hs.Hosts999 < 0 {
+		hs.Hosts999 = len(pmf)
+	}
+	return hs
+}
+
+// convolvePoisson is the distribution of X + h·N for X ~ pmf and N ~
+// Poisson(m), up to maxSpareHosts.
+func convolvePoisson(pmf []float64, h int, m float64) []float64 {
+	if m <= 0 {
+		return pmf
+	}
+	d := distuv.Poisson{Lambda: m}
+	nMax := int(m + 12*math.Sqrt(m) + 12)
+	n := min(len(pmf)+h*nMax, maxSpareHosts)
+	out := make([]float64, n)
+	for j := 0; j <= nMax; j++ {
+		pj := d.Prob(float64(j))
+		if pj < 1e-300 {
+			continue
+		}
+		for k, x := range pmf {
+			if idx := k + h*j; idx < n {
+				out[idx] += x * pj
+			}
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package failures
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/sim"
@@ -37,4 +38,23 @@ func TestMeanInRepairMatchesSimulation(t *testing.T) {
 	want := p.MeanInRepair(topo.GPUs())
 	t.Logf("mean in repair on %d GPUs: simulated %.3f, M/G/inf %.3f", topo.GPUs(), got, want)
 	require.InEpsilon(t, want, got, 0.05)
+}
+
+// HostSparesFor: with only single-host failures it is SparesFor's Poisson;
+// the same GPUs as NVL72 racks need more spare hosts than as HGX servers
+// once rack faults are in, because a rack takes 18 trays at once.
+func TestHostSparesFor(t *testing.T) {
+	l := mustProfile(t, ProfileLlama3)
+	hgx := l.HostSparesFor(HGX(2048, 4), 16384)
+	assert.InDelta(t, l.MeanInRepair(16384), hgx.MeanHosts, 1e-9)
+	assert.Equal(t, SparesFor(hgx.MeanHosts, 0.99), hgx.Hosts99)
+	assert.Equal(t, SparesFor(hgx.MeanHosts, 0.999), hgx.Hosts999)
+
+	r := mustProfile(t, ProfileRackScale)
+	h := r.HostSparesFor(HGX(2052, 4), 16416)
+	n := r.HostSparesFor(NVL72(228), 16416)
+	t.Logf("rackscale on 16,416 GPUs: HGX %.2f servers in repair, 99%% %d, 99.9%% %d; NVL72 %.2f trays, 99%% %d, 99.9%% %d",
+		h.MeanHosts, h.Hosts99, h.Hosts999, n.MeanHosts, n.Hosts99, n.Hosts999)
+	assert.Greater(t, n.Hosts999*4, h.Hosts999*8, "in GPUs, NVL72 needs more spares at 99.9%")
+	assert.Greater(t, n.Hosts999-n.Hosts99, h.Hosts999-h.Hosts99, "a heavier tail")
 }

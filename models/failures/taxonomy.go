@@ -36,6 +36,14 @@ const (
 	ComponentNCCLWatchdog    Component = "nccl-watchdog"    // collective timeout, cause unknown
 	ComponentOOM             Component = "oom"              // out-of-memory crash of the worker
 	ComponentUnknown         Component = "unknown"          // unattributed host failure
+
+	// Rack-scale components of a GB200 NVL72 rack (and their HGX
+	// counterparts on the same per-GPU rate: see rackscale.go).
+	ComponentSwitchTray  Component = "switch-tray"  // NVLink switch tray (NVL72) / one NVSwitch chip (HGX): the domain runs on fewer switches
+	ComponentPowerShelf  Component = "power-shelf"  // rack power shelf fault past its redundancy: the rack goes dark
+	ComponentCoolant     Component = "coolant"      // liquid-cooling loop (CDU, manifold leak): the rack is shut down
+	ComponentComputeTray Component = "compute-tray" // NVL72 compute tray (2 Grace + 4 Blackwell) or HGX server board
+	ComponentRowPower    Component = "row-power"    // row PDU / busway or row switch: every rack of a row
 )
 
 // Scope is the failure unit: what falls with one failure of a component.
@@ -55,10 +63,30 @@ const (
 	ScopeDomain
 	// ScopeRack: every host behind one ToR switch.
 	ScopeRack
+	// ScopeDomainDegraded: one NVLink domain keeps running on less NVLink
+	// bandwidth (a switch tray of an NVL72 rack is out): nothing is down,
+	// but every TP group in the domain slows through its communication
+	// term until the part is replaced.
+	ScopeDomainDegraded
+	// ScopeRow: every rack of one row (Topology.RacksPerRow racks).
+	ScopeRow
 	numScopes
 )
 
-var scopeNames = [numScopes]string{"process", "gpu", "host", "domain", "rack"}
+// scopeNames are the scopes' names; appended scopes keep the older ones'
+// numbers (and so every existing profile's behaviour).
+var scopeNames = [numScopes]string{"process", "gpu", "host", "domain", "rack", "nvlink-domain-degraded", "row"}
+
+// scopeAliases are other names scenarios may use: a "tray" (NVL72 compute
+// tray of 4 GPUs) and a "server" (HGX server of 8) are both the topology's
+// host.
+var scopeAliases = map[string]Scope{"tray": ScopeHost, "server": ScopeHost}
+
+// ScopeInputNames are the names ParseScope accepts, in order of blast
+// radius.
+func ScopeInputNames() []string {
+	return []string{"process", "gpu", "tray", "server", "host", "nvlink-domain-degraded", "domain", "rack", "row"}
+}
 
 func (s Scope) String() string {
 	if s < numScopes {
@@ -70,14 +98,17 @@ func (s Scope) String() string {
 // ScopeNames returns the scope names in order of blast radius.
 func ScopeNames() []string { return slices.Clone(scopeNames[:]) }
 
-// ParseScope returns the scope named s.
+// ParseScope returns the scope named s (a name or an alias).
 func ParseScope(s string) (Scope, error) {
 	for i, n := range scopeNames {
 		if n == s {
 			return Scope(i), nil
 		}
 	}
-	return 0, fmt.Errorf("failures: unknown scope %q; valid scopes: %s", s, strings.Join(scopeNames[:], ", "))
+	if sc, ok := scopeAliases[s]; ok {
+		return sc, nil
+	}
+	return 0, fmt.Errorf("failures: unknown scope %q; valid scopes: %s", s, strings.Join(ScopeInputNames(), ", "))
 }
 
 // Mode is how a failed unit behaves.
@@ -98,10 +129,13 @@ const (
 	ModeLinkFlap
 	// ModeOOM: the worker crashes out of memory.
 	ModeOOM
+	// ModeNVLinkDegraded: the NVLink domain runs at Event.NVLinkFraction of
+	// its bandwidth until repaired (scope nvlink-domain-degraded).
+	ModeNVLinkDegraded
 	numModes
 )
 
-var modeNames = [numModes]string{"fail-stop", "hang", "fail-slow", "link-flap", "oom"}
+var modeNames = [numModes]string{"fail-stop", "hang", "fail-slow", "link-flap", "oom", "nvlink-degraded"}
 
 func (m Mode) String() string {
 	if m < numModes {
@@ -273,6 +307,14 @@ var componentSpecs = []Spec{
 	{ComponentNCCLWatchdog, "NCCL watchdog timeout (hang)", ScopeProcess, ModeHang, 0, ActionRestartApp, 1, Precursor{}},
 	{ComponentOOM, "out-of-memory crash", ScopeProcess, ModeOOM, 0, ActionRestartApp, 1, Precursor{}},
 	{ComponentUnknown, "unattributed host failure", ScopeHost, ModeFailStop, 0, ActionRebootNode, 1, Precursor{}},
+	// Rack-scale components (rackscale.go has their rates and sources).
+	// A switch tray degrades its domain (Xid 74: NVLink error) and is
+	// replaced (RMA); the power shelf and the coolant loop take the rack.
+	{ComponentSwitchTray, "NVLink switch tray: the domain runs on less NVLink bandwidth", ScopeDomainDegraded, ModeNVLinkDegraded, 74, ActionRMA, degradedTrainingSpeed, Precursor{}},
+	{ComponentPowerShelf, "power shelf past its redundancy: the rack goes dark", ScopeRack, ModeFailStop, 0, ActionRMA, 1, Precursor{}},
+	{ComponentCoolant, "liquid-cooling loop (CDU, manifold leak): the rack is shut down", ScopeRack, ModeFailStop, 0, ActionRMA, 1, Precursor{}},
+	{ComponentComputeTray, "compute tray (NVL72) or server board (HGX)", ScopeHost, ModeFailStop, 0, ActionRMA, 1, Precursor{}},
+	{ComponentRowPower, "row power (PDU, busway) or row switch: every rack of a row", ScopeRow, ModeFailStop, 0, ActionRebootNode, 1, Precursor{}},
 }
 
 // Components returns the taxonomy's components in table order.

@@ -31,7 +31,7 @@ func TestNamesRoundTrip(t *testing.T) {
 		assert.Equal(t, n, a.String())
 	}
 	_, err := ParseScope("galaxy")
-	assert.EqualError(t, err, `failures: unknown scope "galaxy"; valid scopes: process, gpu, host, domain, rack`)
+	assert.EqualError(t, err, `failures: unknown scope "galaxy"; valid scopes: process, gpu, tray, server, host, nvlink-domain-degraded, domain, rack, row`)
 	_, err = ParseMode("slow")
 	assert.ErrorContains(t, err, "valid modes: fail-stop, hang, fail-slow, link-flap, oom")
 	_, err = ParseAction("pray")

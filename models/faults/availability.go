@@ -11,10 +11,12 @@ import (
 // coming back, or a spare swapping in.
 type TimelinePoint struct {
 	Time     sim.Time
-	Event    string // "fail", "repair", "spare", "spare-fail" or "spare-ready"
+	Event    string // "fail", "repair", "spare", "spare-in", "spare-fail" or "spare-ready"
 	Unit     string // the replica (or the swap) it is about
 	GPUsDown int
 	Capacity float64 // fraction of serving slots up
+	// Detail says more: a failure's repair path and time, a swap's delay.
+	Detail string
 }
 
 // outage is one replica's time out of service, [from, to).
@@ -43,26 +45,36 @@ func newAvailability(replicas, slots, gpusPer int) *Availability {
 	return a
 }
 
-func (a *Availability) markDown(i int, now sim.Time) {
+func (a *Availability) markDown(i int, now sim.Time) { a.markDownDetail(i, now, "") }
+
+func (a *Availability) markDownDetail(i int, now sim.Time, detail string) {
 	if a.down[i] < 0 {
 		a.down[i] = now
-		a.record(now, "fail", fmt.Sprintf("replica %d", i))
+		a.recordDetail(now, "fail", fmt.Sprintf("replica %d", i), detail)
 	}
 	a.minAvail = min(a.minAvail, a.slots-a.downCount())
 }
 
 func (a *Availability) markUp(i int, now sim.Time) {
+	a.markUpAs(i, now, "repair", fmt.Sprintf("replica %d", i))
+}
+
+// markUpAs ends replica i's outage with a timeline event of the given kind
+// (a spare that took its slot may end it before its repair).
+func (a *Availability) markUpAs(i int, now sim.Time, event, unit string) {
 	if a.down[i] >= 0 {
 		a.outages = append(a.outages, outage{i, a.down[i], now})
 		a.down[i] = -1
-		a.record(now, "repair", fmt.Sprintf("replica %d", i))
+		a.record(now, event, unit)
 	}
 }
 
-func (a *Availability) record(now sim.Time, event, unit string) {
+func (a *Availability) record(now sim.Time, event, unit string) { a.recordDetail(now, event, unit, "") }
+
+func (a *Availability) recordDetail(now sim.Time, event, unit, detail string) {
 	down := a.downCount()
 	a.timeline = append(a.timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: down * a.gpusPer,
-		Capacity: 1 - float64(down)/float64(a.slots)})
+		Capacity: 1 - float64(down)/float64(a.slots), Detail: detail})
 }
 
 // downCount is the number of serving replicas out (spares are not serving).

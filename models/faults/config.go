@@ -41,12 +41,52 @@ type Config struct {
 	Spares int `toml:"spares"`
 	// SpareAfterS: repairs shorter than this are waited out. Default 600.
 	SpareAfterS float64 `toml:"spare_after_s"`
+	// SpareSwapS is the reconfiguration delay of a warm-spare swap: the
+	// spare serves only after it, and the failed replica's slot is down
+	// until then. Default 0 (at once; ByteRobust's warm standby).
+	SpareSwapS float64 `toml:"spare_swap_s"`
+	// Escalation is the repair pipeline ([failures.escalation]): reset →
+	// reboot → reimage → hardware swap → RMA with probabilities and
+	// durations (failures.DefaultEscalation). Default off.
+	Escalation failures.EscalationConfig `toml:"escalation"`
+	// RacksPerRow groups racks into rows (blast scope "row"). Default 8
+	// (assumption, failures.DefaultRacksPerRow).
+	RacksPerRow int `toml:"racks_per_row"`
+	// Components add, override or scale rows of the profile
+	// ([[failures.components]]; failures.ComponentConfig): "none" plus
+	// components is a fully custom profile.
+	Components []failures.ComponentConfig `toml:"components"`
+	// TTF is the time-to-failure distribution ([failures.ttf]). Default
+	// exponential.
+	TTF failures.TTFConfig `toml:"ttf"`
+	// Repair overrides the repair-time distribution of an action
+	// ([failures.repair.ACTION]: restart-app, reset-gpu, reboot-node, rma).
+	Repair map[string]failures.RepairConfig `toml:"repair"`
+}
+
+// Overrides are c's changes to its built-in profile.
+func (c *Config) Overrides() failures.Overrides {
+	return failures.Overrides{Components: c.Components, TTF: c.TTF, Repair: c.Repair, Escalation: c.Escalation}
+}
+
+// BuildProfile is the profile c names with its overrides applied (not
+// scaled by RateMultiplier). c must be valid.
+func (c *Config) BuildProfile() (*failures.Profile, error) {
+	base, err := failures.LookupProfile(c.Profile)
+	if err != nil {
+		return nil, err
+	}
+	o := c.Overrides()
+	if o.Empty() {
+		return base, nil
+	}
+	return o.Apply(base)
 }
 
 // DefaultConfig is off, with the llama3 profile ready.
 func DefaultConfig() Config {
 	return Config{Profile: failures.ProfileLlama3, RateMultiplier: 1, ServersPerRack: 4, ColdStartS: 180, DrainGraceS: 60,
-		SpareAfterS: 600}
+		SpareAfterS: 600, RacksPerRow: failures.DefaultRacksPerRow, TTF: failures.DefaultTTFConfig()}
 }
 
 // Validate records problems under prefix.
@@ -60,6 +100,11 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 		ps.Add(config.Key(prefix, "spares"), "must be between 0 and 10000, found %d", c.Spares)
 	}
 	ps.NonNegative(config.Key(prefix, "spare_after_s"), c.SpareAfterS)
+	ps.PositiveInt(config.Key(prefix, "racks_per_row"), c.RacksPerRow)
+	ps.NonNegative(config.Key(prefix, "spare_swap_s"), c.SpareSwapS)
+	base, _ := failures.LookupProfile(c.Profile)
+	o := c.Overrides()
+	o.Validate(prefix, base, ps)
 }
 
 // MaxEvents bounds the failures one serving run may draw: a multiplier that

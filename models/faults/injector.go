@@ -44,6 +44,11 @@ type Injector struct {
 	spares  *SparePool
 	avail   *Availability
 	counts  Report // the counts; the rest is filled by Report
+	// nvl[i] are the NVLink bandwidth fractions of the degradations of
+	// replica i's domain under way (their product is what it runs at);
+	// nvlSince[i] is when the current spell of degradation began.
+	nvl      [][]float64
+	nvlSince []sim.Time
 }
 
 // Start draws c's failures on the fleet's GPUs and schedules the first.
@@ -51,7 +56,7 @@ type Injector struct {
 // NVLink domain, else HGX servers, ServersPerRack to a rack.
 func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 	fleet := a.fleet
-	prof, err := failures.LookupProfile(c.Profile)
+	prof, err := c.BuildProfile()
 	if err != nil {
 		return nil, err
 	}
@@ -61,6 +66,9 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		topo = failures.NVL72(n)
 	} else {
 		topo = failures.HGX(n, c.ServersPerRack)
+	}
+	if c.RacksPerRow > 0 {
+		topo.RacksPerRow = c.RacksPerRow
 	}
 	if d.DurationS > 0 {
 		if err := c.CheckRate(prof, topo.GPUs(), d.DurationS); err != nil {
@@ -75,9 +83,10 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 	in := &Injector{ap: a, src: failures.NewSignals(gen, scaled.MaxPrecursorLead()), drainer: d.Drainer,
 		grace: sim.FromSeconds(c.DrainGraceS), cold: sim.FromSeconds(c.ColdStartS),
 		drained: make([]bool, n), averted: map[failures.Event]bool{},
+		nvl: make([][]float64, n), nvlSince: make([]sim.Time, n),
 		avail:  newAvailability(n, d.Slots, fleet.Place.TP),
 		counts: Report{ByCategory: map[string]int{}, ByXid: map[string]int{}}}
-	in.spares = newSparePool(fleet, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS))
+	in.spares = newSparePool(a.eng, fleet, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
 	in.stop = sim.Forever
 	if d.DurationS > 0 {
 		in.stop = sim.FromSeconds(d.DurationS)
@@ -141,7 +150,7 @@ func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
 		// With a warm spare, the spare takes the replica's place before it
 		// drains (ByteRobust's warm standby, CALIBRATION.md §1): no capacity
 		// is lost to the drain or the repair.
-		swapped := in.spares.covers(ev.Repair) && in.spares.swapIn(i, now)
+		swapped := in.spares.covers(ev.Repair) && in.spares.swapIn(i, now, false, "")
 		fleet.Drain(i, in.grace, func(t sim.Time) {
 			if !swapped {
 				in.avail.markDown(i, t)
@@ -168,6 +177,16 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 	}
 	eng, fleet, spares := in.ap.eng, in.ap.fleet, in.spares
 	hit := false
+	if ev.Mode == failures.ModeNVLinkDegraded {
+		in.replicasOn(ev, func(i int, r *models.Replica) {
+			hit = true
+			in.counts.ReplicaHits++
+			in.counts.Degraded++
+			in.degrade(i, r, ev.NVLinkFraction, now, ev.Repair)
+		})
+		in.count(&ev, hit)
+		return
+	}
 	in.replicasOn(ev, func(i int, r *models.Replica) {
 		hit = true
 		in.counts.ReplicaHits++
@@ -188,12 +207,14 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 		switch {
 		case spares.idle[i]: // a waiting spare failed: it is repaired as a spare
 			spares.failIdle(i, now)
+		case spares.pending(i): // a spare failed during its swap
+			spares.failPending(i, now, true, repairDetail(&ev))
 		case spares.replaced[i]: // already out, repairing as a spare
-		case spares.covers(ev.Repair) && ev.Mode != failures.ModeHang && spares.swapIn(i, now):
+		case spares.covers(ev.Repair) && ev.Mode != failures.ModeHang && spares.swapIn(i, now, true, repairDetail(&ev)):
 			// A long repair, and a spare took its place at once. (A hang is
 			// not swapped: it must first be detected, by probes or timeouts.)
 		default:
-			in.avail.markDown(i, now)
+			in.avail.markDownDetail(i, now, repairDetail(&ev))
 		}
 		fleet.Refresh(i)
 		eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
@@ -214,6 +235,20 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 			fleet.Refresh(i)
 		})
 	})
+	in.count(&ev, hit)
+}
+
+// repairDetail is failures.csv's detail of a failure: its category, and
+// its repair path and time when it escalated.
+func repairDetail(ev *failures.Event) string {
+	if ev.RepairPath == "" {
+		return ev.Category
+	}
+	return fmt.Sprintf("%s: %s, %.2f h", ev.Category, ev.RepairPath, ev.Repair.Seconds()/3600)
+}
+
+// count books an event that hit the fleet.
+func (in *Injector) count(ev *failures.Event, hit bool) {
 	if hit {
 		in.counts.Events++
 		in.counts.ByCategory[ev.Category]++
@@ -221,6 +256,38 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 			in.counts.ByXid[fmt.Sprint(ev.Xid)]++
 		}
 	}
+}
+
+// degrade runs replica i's NVLink at fraction f of its bandwidth (on top
+// of any degradation under way) from now for repair: its TP group's
+// all-reduce slows (Replica.SetNVLinkFraction). It stays in service.
+func (in *Injector) degrade(i int, r *models.Replica, f float64, now, repair sim.Time) {
+	if len(in.nvl[i]) == 0 {
+		in.nvlSince[i] = now
+	}
+	in.nvl[i] = append(in.nvl[i], f)
+	r.SetNVLinkFraction(product(in.nvl[i]))
+	in.ap.eng.Schedule(now+repair, sim.PriorityFailure, func(t sim.Time) {
+		l := in.nvl[i]
+		for k, x := range l {
+			if x == f {
+				in.nvl[i] = append(l[:k], l[k+1:]...)
+				break
+			}
+		}
+		r.SetNVLinkFraction(product(in.nvl[i]))
+		if len(in.nvl[i]) == 0 {
+			in.counts.DegradedNs += t - in.nvlSince[i]
+		}
+	})
+}
+
+func product(xs []float64) float64 {
+	p := 1.0
+	for _, x := range xs {
+		p *= x
+	}
+	return p
 }
 
 // Report is what stochastic failures did to the fleet over a run.
@@ -231,6 +298,10 @@ type Report struct {
 	ReplicaHits int            // replicas hit (one event can hit several)
 	Drained     int            // replicas drained ahead of their failure
 	Averted     int            // failures headed off by a proactive drain
+	// Degraded counts replicas whose NVLink domain was degraded (a switch
+	// tray out); DegradedNs is the replica-time they ran degraded.
+	Degraded   int
+	DegradedNs sim.Time
 	// Spares is the number of warm spares; SparesUsed counts the times one
 	// was swapped in for a long repair.
 	Spares, SparesUsed int
@@ -255,6 +326,11 @@ type Report struct {
 // Report closes the books at end, the end of the run.
 func (in *Injector) Report(end sim.Time) Report {
 	r := in.counts
+	for i, l := range in.nvl {
+		if len(l) > 0 && in.nvlSince[i] < end {
+			r.DegradedNs += end - in.nvlSince[i]
+		}
+	}
 	in.avail.report(&r, end)
 	in.spares.report(&r, end)
 	return r

@@ -18,12 +18,19 @@ type SparePool struct {
 	fleet *models.Fleet
 	avail *Availability // the timeline the swaps are logged on
 	after sim.Time      // repairs shorter than this are waited out
+	eng   *sim.Engine
+	// swap is the reconfiguration delay of a swap: the spare serves only
+	// after it (0: at once).
+	swap sim.Time
 
 	// idle[i]: spare i waits; replaced[i]: a spare took failed replica
 	// i's place (it becomes a spare when repaired).
 	idle, replaced []bool
-	idleSince      []sim.Time
-	idleNs         sim.Time
+	// pendingFor[j] is the replica whose place spare j is taking during
+	// its swap delay, or -1.
+	pendingFor []int
+	idleSince  []sim.Time
+	idleNs     sim.Time
 	// replacedSince[i] is when replica i left service for a spare-covered
 	// repair; repairs are the closed [from, to) spans.
 	replacedSince []sim.Time
@@ -33,10 +40,14 @@ type SparePool struct {
 
 // newSparePool holds fleet's replicas from slots on out of service as
 // spares.
-func newSparePool(fleet *models.Fleet, avail *Availability, slots int, after sim.Time) *SparePool {
+func newSparePool(eng *sim.Engine, fleet *models.Fleet, avail *Availability, slots int, after, swap sim.Time) *SparePool {
 	n := len(fleet.Replicas)
-	sp := &SparePool{fleet: fleet, avail: avail, after: after, size: n - slots,
-		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n)}
+	sp := &SparePool{eng: eng, fleet: fleet, avail: avail, after: after, swap: swap, size: n - slots,
+		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n),
+		pendingFor: make([]int, n)}
+	for i := range sp.pendingFor {
+		sp.pendingFor[i] = -1
+	}
 	for i := slots; i < n; i++ {
 		sp.idle[i] = true
 		fleet.SetReserved(i, true)
@@ -46,15 +57,20 @@ func newSparePool(fleet *models.Fleet, avail *Availability, slots int, after sim
 
 // out reports whether replica i is out of the serving slots: a spare
 // waiting, or a failed replica whose place a spare took.
-func (sp *SparePool) out(i int) bool { return sp.idle[i] || sp.replaced[i] }
+func (sp *SparePool) out(i int) bool { return sp.idle[i] || sp.replaced[i] || sp.pendingFor[i] >= 0 }
+
+// pending reports whether spare i is in its swap delay.
+func (sp *SparePool) pending(i int) bool { return sp.pendingFor[i] >= 0 }
 
 // covers reports whether a repair of this length is covered by a spare
 // (if one is idle).
 func (sp *SparePool) covers(repair sim.Time) bool { return repair >= sp.after }
 
 // swapIn puts an idle, healthy spare in failed replica i's place and
-// reports whether there was one.
-func (sp *SparePool) swapIn(i int, now sim.Time) bool {
+// reports whether there was one. With a swap delay the spare serves only
+// after it; when failed is set (i has failed, not been drained ahead of
+// its failure), i's slot is down until then.
+func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) bool {
 	for j, idle := range sp.idle {
 		if r := sp.fleet.Replicas[j]; !idle || !r.Up() || r.Hung() {
 			continue
@@ -63,12 +79,50 @@ func (sp *SparePool) swapIn(i int, now sim.Time) bool {
 		sp.idleNs += now - sp.idleSince[j]
 		sp.replaced[i], sp.replacedSince[i] = true, now
 		sp.fleet.SetReserved(i, true)
-		sp.fleet.SetReserved(j, false)
 		sp.used++
-		sp.avail.record(now, "spare", fmt.Sprintf("replica %d for %d", j, i))
+		if sp.swap <= 0 {
+			sp.fleet.SetReserved(j, false)
+			sp.avail.record(now, "spare", fmt.Sprintf("replica %d for %d", j, i))
+			return true
+		}
+		if failed {
+			sp.avail.markDownDetail(i, now, fmt.Sprintf("%s; spare swap %.0f s", detail, sp.swap.Seconds()))
+		}
+		sp.avail.recordDetail(now, "spare", fmt.Sprintf("replica %d for %d", j, i), fmt.Sprintf("serves after a %.0f s swap", sp.swap.Seconds()))
+		sp.pendingFor[j] = i
+		sp.eng.Schedule(now+sp.swap, sim.PriorityFailure, func(t sim.Time) {
+			if sp.pendingFor[j] != i {
+				return // the spare failed during its swap (failPending)
+			}
+			sp.pendingFor[j] = -1
+			sp.fleet.SetReserved(j, false)
+			sp.fleet.Refresh(j)
+			unit := fmt.Sprintf("replica %d for %d", j, i)
+			if failed && sp.avail.down[i] >= 0 {
+				sp.avail.markUpAs(i, t, "spare-in", unit) // the slot serves again
+			} else {
+				sp.avail.record(t, "spare-in", unit)
+			}
+		})
 		return true
 	}
 	return false
+}
+
+// failPending handles spare j failing during its swap delay: it is
+// repaired as a spare, and the replica whose place it was taking gets
+// another idle spare, or keeps its own place (it serves again once
+// repaired).
+func (sp *SparePool) failPending(j int, now sim.Time, failed bool, detail string) {
+	i := sp.pendingFor[j]
+	sp.pendingFor[j] = -1
+	sp.replaced[j], sp.replacedSince[j] = true, now
+	sp.avail.record(now, "spare-fail", fmt.Sprintf("replica %d", j))
+	sp.replaced[i] = false
+	if !sp.swapIn(i, now, failed, detail) {
+		sp.fleet.SetReserved(i, false)
+		sp.fleet.Refresh(i)
+	}
 }
 
 // failIdle takes a waiting spare that failed out of the pool: it is

@@ -131,11 +131,11 @@ func meanSD(xs []float64) (float64, float64) {
 
 // nodeProfile fails whole 8-GPU nodes at perNodeDay failures per node-day.
 func nodeProfile(t *testing.T, perNodeDay float64) *failures.Profile {
-	c := failures.DefaultConfig()
-	c.Profile = failures.ProfileNone
+	none, err := failures.LookupProfile(failures.ProfileNone)
+	require.NoError(t, err)
 	rate := perNodeDay / (8 * 24)
-	c.Components = map[string]failures.RowConfig{"node": {Component: "unknown", RatePerGPUHour: &rate}}
-	p, err := c.Build()
+	o := failures.Overrides{Components: []failures.ComponentConfig{{Category: "node", Component: "unknown", RatePerGPUHour: &rate}}}
+	p, err := o.Apply(none)
 	require.NoError(t, err)
 	return p
 }

@@ -160,7 +160,10 @@ func (j *Job) onFailure(ev failures.Event) {
 	now := j.eng.Now()
 	j.settle(now)
 	j.count.failure(ev.Category)
-	if ev.Mode == failures.ModeFailSlow {
+	// A straggler, or an NVLink domain running on fewer switch trays: the
+	// job slows to the event's speed (the slowest member sets the pace) and
+	// nothing is taken out.
+	if ev.Mode == failures.ModeFailSlow || ev.Mode == failures.ModeNVLinkDegraded {
 		j.count.nSlow++
 		if ev.Repair > 0 && ev.SpeedFraction < 1 {
 			j.slow = append(j.slow, straggler{ev.SpeedFraction, now + ev.Repair})

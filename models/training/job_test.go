@@ -219,6 +219,7 @@ func TestSimulateConservesAndRepeats(t *testing.T) {
 	require.NoError(t, err)
 	cfg := DefaultConfig()
 	cfg.GPUs, cfg.HorizonHours, cfg.SpareServers = 4096, 24*30, 2
+	slow := 0
 	for seed := uint64(1); seed <= 5; seed++ {
 		a, err := Simulate(Spec{Config: cfg, Profile: p, RateMultiplier: 1, Topology: failures.HGX(512, 4), Checkpoint: fixed(20 * sim.Minute), Seed: seed})
 		require.NoError(t, err)
@@ -227,6 +228,7 @@ func TestSimulateConservesAndRepeats(t *testing.T) {
 		assert.Equal(t, a, b)
 		checkConservation(t, a.Result)
 		assert.Greater(t, a.Failures, 100)
-		assert.Greater(t, a.FailSlow, 0)
+		slow += a.FailSlow
 	}
+	assert.Greater(t, slow, 0, "stragglers (MFU decline, 1% of failures) in some runs")
 }
