@@ -109,7 +109,7 @@ duration_s = 10
 		{"gpu = \"H100\"", "gpu = \"B200\"\ntp = 8\nreplicas = 1", "", "g.toml:4: cluster.gpu: is set per group"},
 		{"", "gpu = \"X9\"\ntp = 8\nreplicas = 1", "", "g.toml:10: cluster.groups.1.gpu:"},
 		{"", "gpu = \"H100\"\ntp = 3\nreplicas = 1", "", "g.toml:11: cluster.groups.1.tp:"},
-		{"", "gpu = \"H100\"\ntp = 1\nreplicas = 1", "", `group "h100-1"`},
+		{"", "gpu = \"H100\"\ntp = 1\nreplicas = 1", "", "cluster.groups.1.model: llama-3-70b (141 GB weights per GPU at TP=1) does not fit"},
 		{"", "name = \"h100-0\"\ngpu = \"B200\"\ntp = 8\nreplicas = 1", "", `cluster.groups.1.name: "h100-0" names two groups`},
 		{"", "name = \"../x\"\ngpu = \"B200\"\ntp = 8\nreplicas = 1", "", `cluster.groups.1.name: "../x"`},
 		{"", "gpu = \"B200\"\ntp = 8\nreplicas = -1", "", "cluster.groups.1.replicas: must be an integer >= 0"},
