@@ -219,6 +219,7 @@ var headline = []struct{ key, label, unit string }{
 	{"latency_ms.ttft.p50", "TTFT p50", "ms"},
 	{"latency_ms.ttft.p99", "TTFT p99", "ms"},
 	{"latency_ms.tpot.p99", "TPOT p99", "ms"},
+	{"latency_ms.itl.p99", "ITL p99", "ms"},
 	{"latency_ms.e2e.p99", "end-to-end p99", "ms"},
 	{"throughput.output_tokens_per_s", "output throughput", "tok/s"},
 	{"goodput.requests_per_s", "goodput", "req/s"},

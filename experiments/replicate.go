@@ -29,7 +29,7 @@ type RepResult struct {
 	Seed    uint64
 	Summary *Summary
 	// Latency sketches, for pooled CDFs across replications.
-	TTFT, TPOT, E2E *quantile.Sketch
+	TTFT, TPOT, ITL, E2E *quantile.Sketch
 	// Samples is the fleet time series and Timeline its failures (kept for
 	// replication 0 only).
 	Samples  []models.Sample
@@ -119,7 +119,7 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 		if err == nil {
 			rr := &RepResult{Index: j.i, Seed: rsc.Seed, Summary: Summarize(res)}
 			if res.Rec != nil {
-				rr.TTFT, rr.TPOT, rr.E2E = res.Rec.TTFT, res.Rec.TPOT, res.Rec.E2E
+				rr.TTFT, rr.TPOT, rr.ITL, rr.E2E = res.Rec.TTFT, res.Rec.TPOT, res.Rec.ITL, res.Rec.E2E
 			}
 			if j.i == 0 && res.Fleet != nil {
 				rr.Samples = res.Fleet.Samples

@@ -77,6 +77,7 @@ func (a *ArmResult) CDFRows(t *results.Table) {
 	}{
 		{"ttft", func(r *RepResult) *quantile.Sketch { return r.TTFT }},
 		{"tpot", func(r *RepResult) *quantile.Sketch { return r.TPOT }},
+		{"itl", func(r *RepResult) *quantile.Sketch { return r.ITL }},
 		{"e2e", func(r *RepResult) *quantile.Sketch { return r.E2E }},
 	} {
 		s := a.pooled(m.get)

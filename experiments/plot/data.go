@@ -53,7 +53,7 @@ type Meta struct {
 // CDFPoint is one row of cdf.csv: the Quantile-quantile of Metric for Arm.
 type CDFPoint struct {
 	Arm      string  // "" for a single run (legend: the scenario's name)
-	Metric   string  // "ttft", "tpot" or "e2e"
+	Metric   string  // "ttft", "tpot", "itl" or "e2e"
 	Quantile float64 // in (0, 1)
 	ValueMs  float64 // latency at that quantile, ms
 }
@@ -405,8 +405,8 @@ func (c *cursor) boolean(name string) bool {
 	return false
 }
 
-// readCDF reads cdf.csv. Rows of metrics other than ttft, tpot and e2e are
-// skipped.
+// readCDF reads cdf.csv. Rows of metrics other than ttft, tpot, itl and e2e
+// are skipped.
 func readCDF(t *table) ([]CDFPoint, error) {
 	if err := t.require(results.Arm, results.Metric, results.Quantile, results.ValueMs); err != nil {
 		return nil, err
@@ -425,7 +425,7 @@ func readCDF(t *table) ([]CDFPoint, error) {
 			return nil, c.err
 		}
 		switch p.Metric {
-		case "ttft", "tpot", "e2e":
+		case "ttft", "tpot", "itl", "e2e":
 			out = append(out, p)
 		}
 	}

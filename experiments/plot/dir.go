@@ -16,8 +16,8 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 // Dir draws every figure whose results exist in the run directory dir into
 // dir/plots/ and returns the paths written, sorted:
 //
-//	cdf.csv                      → ttft_cdf, tpot_cdf, e2e_cdf and their
-//	                               tails ttft_ccdf, tpot_ccdf, e2e_ccdf
+//	cdf.csv                      → ttft_cdf, tpot_cdf, itl_cdf, e2e_cdf and
+//	                               their tails ttft_ccdf, … e2e_ccdf
 //	                               (metrics present)
 //	timeseries.csv               → kv_utilisation, load_timeseries,
 //	                               arrivals_timeseries,
@@ -99,7 +99,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, metric := range []string{"ttft", "tpot", "e2e"} {
+		for _, metric := range []string{"ttft", "tpot", "itl", "e2e"} {
 			for _, p := range pts {
 				if p.Metric == metric {
 					if err := add(CDF(m, metric, pts)); err != nil {

@@ -150,7 +150,7 @@ var (
 	CDFFile = &File{Name: "cdf.csv", Meaning: "one row per arm, metric and quantile, pooled over replications",
 		Columns: []Column{
 			{Arm, "", armMeaning},
-			{Metric, "", "ttft, tpot or e2e"},
+			{Metric, "", "ttft, tpot, itl or e2e"},
 			{Quantile, "fraction", "the quantile, in (0, 1)"},
 			{ValueMs, "ms", "the latency at that quantile"},
 		}}
