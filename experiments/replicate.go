@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -34,6 +35,8 @@ type RepResult struct {
 	// replication 0 only).
 	Samples  []models.Sample
 	Timeline []faults.TimelinePoint
+	// TrainingTrace is a training job's timeline (replication 0 only).
+	TrainingTrace []training.TracePoint
 }
 
 // RunOptions control a multi-replication run.
@@ -124,6 +127,9 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 			if j.i == 0 && res.Fleet != nil {
 				rr.Samples = res.Fleet.Samples
 				rr.Timeline = res.Timeline
+			}
+			if j.i == 0 {
+				rr.TrainingTrace = res.TrainingTrace
 			}
 			results[j.s][j.i] = rr
 		} else {

@@ -3,6 +3,7 @@ package plot
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
@@ -10,8 +11,8 @@ import (
 
 // inputs are the results files Dir reads, in the order it reports them.
 var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFile.Name, results.SweepFile.Name,
-	results.SizeFile.Name, results.SizeSearchFile.Name, results.FailuresFile.Name, results.ETTRFile.Name,
-	results.CalibrationFile.Name, results.ReplicationsFile.Name}
+	results.SizeFile.Name, results.SizeSearchFile.Name, results.FailuresFile.Name,
+	results.TrainingTimelineFile.Name, results.ETTRFile.Name, results.CalibrationFile.Name, results.ReplicationsFile.Name}
 
 // Dir draws every figure whose results exist in the run directory dir into
 // dir/plots/ and returns the paths written, sorted:
@@ -26,6 +27,8 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 //	size.csv, size_search.csv    → size_cost, size_ttft
 //	failures.csv                 → failures_timeline
 //	ettr.csv                     → ettr
+//	training_timeline.csv        → training_timeline (one run), or
+//	                               training_timeline_ARM per arm
 //	calibration.csv              → calibration (output tokens/s),
 //	                               calibration_ttft, calibration_tpot
 //	                               (metrics present)
@@ -194,6 +197,23 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		}
 		if len(ev) > 0 {
 			if err := add(FailuresTimeline(m, ev)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if t := tables[results.TrainingTimelineFile.Name]; t != nil {
+		pts, err := readTrainingTimeline(t)
+		if err != nil {
+			return nil, err
+		}
+		var arms []string
+		for _, q := range pts {
+			if !slices.Contains(arms, q.Arm) {
+				arms = append(arms, q.Arm)
+			}
+		}
+		for _, arm := range arms {
+			if err := add(TrainingTimeline(m, arm, pts)); err != nil {
 				return nil, err
 			}
 		}
