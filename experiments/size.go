@@ -202,7 +202,7 @@ func search(base *Scenario, targets []Target, conf float64, opt RunOptions, fail
 		if err != nil {
 			return nil, err
 		}
-		p := &SizePoint{Replicas: n, Failures: failures, Arm: NewArmResult(fmt.Sprintf("%d", n), reps[0])}
+		p := &SizePoint{Replicas: n, Failures: failures, Arm: NewArmResult(sizeArm(n), reps[0])}
 		p.Met, p.Bounds = meets(p.Arm, targets, conf)
 		ss.cache[n] = p
 		return p, nil
@@ -446,3 +446,9 @@ func (r *SizeResult) identicalReplications() bool {
 	}
 	return true
 }
+
+// sizeArm names a sizing's run at n replicas in its output files as a
+// sweep names its points ("cluster.replicas=8"), so that cdf.csv and the
+// other files say what the number is, and plots label it "replicas = 8"
+// without knowing the directory came from size.
+func sizeArm(n int) string { return "cluster.replicas=" + strconv.Itoa(n) }

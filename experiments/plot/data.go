@@ -44,10 +44,6 @@ type Meta struct {
 	// HorizonS is sim.simulated_seconds; 0 if unknown. The failure timeline
 	// extends its last step to it.
 	HorizonS float64
-	// ArmKey names what a bare arm name is the value of: "replicas" in a
-	// sizing's directory, whose run at N is the arm "8". Legends then say
-	// "replicas = 8", not "8". Dir sets it; "" leaves bare names as they are.
-	ArmKey string
 }
 
 // CDFPoint is one row of cdf.csv: the Quantile-quantile of Metric for Arm.

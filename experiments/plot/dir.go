@@ -74,9 +74,6 @@ func Dir(dir string) ([]string, error) {
 	if len(found) == 0 {
 		return nil, badInput("no results to plot in %s: expected %s", dir, strings.Join(inputs, ", "))
 	}
-	if tables[results.SizeFile.Name] != nil || tables[results.SizeSearchFile.Name] != nil {
-		meta.ArmKey = "replicas" // a sizing's run at N is the arm "N"
-	}
 	figs, err := figures(meta, tables)
 	if err != nil {
 		return nil, err

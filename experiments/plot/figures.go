@@ -1047,17 +1047,14 @@ func scatter(xys plotter.XYs, c color.Color, shape draw.GlyphDrawer, radius floa
 // armLabel is an arm's name in a legend: a single run's "" is its
 // scenario's name ("all requests" without one); a sweep point's
 // "workload.arrival.rate_per_s=10 cluster.replicas=3" is shortened to
-// "rate_per_s = 10, replicas = 3"; a bare value ("8", a sizing's run at
-// N) is "replicas = 8" when m.ArmKey says what it is.
+// "rate_per_s = 10, replicas = 3" (a sizing's run at N is named
+// "cluster.replicas=N" at the source, so it reads "replicas = N").
 func armLabel(m Meta, arm string) string {
 	if arm == "" {
 		if m.Scenario != "" {
 			return m.Scenario
 		}
 		return "all requests"
-	}
-	if m.ArmKey != "" && !strings.ContainsAny(arm, "= ") {
-		return m.ArmKey[strings.LastIndex(m.ArmKey, ".")+1:] + " = " + arm
 	}
 	fields := strings.Fields(arm)
 	for i, f := range fields {
