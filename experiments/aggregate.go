@@ -240,7 +240,7 @@ var headline = []struct{ key, label, unit string }{
 func WriteStatsTable(w *bytes.Buffer, stats []Stat, reps int) {
 	m := StatMap(stats)
 	if reps > 1 && identicalReps(stats) {
-		fmt.Fprintf(w, "%d replications, all identical: nothing in this scenario varies with the seed (a trace replay without failures draws nothing), so there are no confidence intervals\n", reps)
+		fmt.Fprintf(w, "%d replications, all identical: nothing in this scenario varies with the seed (a trace replay without failures draws nothing; workload.trace.resample = \"poisson\" makes its replications bootstrap resamples), so there are no confidence intervals\n", reps)
 	} else {
 		fmt.Fprintf(w, "%d replications (mean ± 95%% CI, Student t)\n", reps)
 	}
