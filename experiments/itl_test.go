@@ -10,8 +10,8 @@ import (
 )
 
 // TestITLReported: the inter-token latency reaches every output where TPOT
-// is (summary.json, the run table, cdf.csv, the headline statistics of
-// A/B and sweep tables, size's --slo), and it is what it says: one gap per
+// is (summary.json, the run table, cdf.csv, the headline statistics and
+// the A/B table, size's --slo), and it is what it says: one gap per
 // output token after the first, summing to the time from first to last
 // token of every completed request.
 func TestITLReported(t *testing.T) {
@@ -44,6 +44,10 @@ func TestITLReported(t *testing.T) {
 	require.Contains(t, b.String(), "ITL p99")
 	_, ok := StatMap(arm.Stats)["latency_ms.itl.p999"]
 	require.True(t, ok)
+
+	ab, err := RunAB([]Arm{{Name: "a", Scenario: sc}, {Name: "b", Scenario: sc}}, RunOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Regexp(t, `\nITL p99 ms +[0-9.]+ +[0-9.]+`, ab.Report())
 
 	tg, err := ParseSLO("itl_p99=120ms")
 	require.NoError(t, err)
