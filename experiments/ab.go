@@ -239,6 +239,7 @@ var abTableKeys = []struct {
 	{key: "latency_ms.ttft.p999", label: "TTFT p99.9 ms"},
 	{key: "latency_ms.ttft_client.p99", label: "client TTFT p99"},
 	{key: "latency_ms.tpot.p99", label: "TPOT p99 ms"},
+	{key: "latency_ms.itl.p99", label: "ITL p99 ms"},
 	{key: "latency_ms.e2e.p99", label: "e2e p99 ms"},
 	{key: "throughput.output_tokens_per_s", label: "output tok/s"},
 	{key: "goodput.requests_per_s", label: "goodput req/s"},

@@ -220,6 +220,7 @@ var headline = []struct{ key, label, unit string }{
 	{"latency_ms.ttft.p50", "TTFT p50", "ms"},
 	{"latency_ms.ttft.p99", "TTFT p99", "ms"},
 	{"latency_ms.tpot.p99", "TPOT p99", "ms"},
+	{"latency_ms.itl.p99", "ITL p99", "ms"},
 	{"latency_ms.e2e.p99", "end-to-end p99", "ms"},
 	{"throughput.output_tokens_per_s", "output throughput", "tok/s"},
 	{"goodput.requests_per_s", "goodput", "req/s"},
@@ -240,7 +241,7 @@ var headline = []struct{ key, label, unit string }{
 func WriteStatsTable(w *bytes.Buffer, stats []Stat, reps int) {
 	m := StatMap(stats)
 	if reps > 1 && identicalReps(stats) {
-		fmt.Fprintf(w, "%d replications, all identical: nothing in this scenario varies with the seed (a trace replay without failures draws nothing), so there are no confidence intervals\n", reps)
+		fmt.Fprintf(w, "%d replications, all identical: nothing in this scenario varies with the seed (a trace replay without failures draws nothing; workload.trace.resample = \"poisson\" makes its replications bootstrap resamples), so there are no confidence intervals\n", reps)
 	} else {
 		fmt.Fprintf(w, "%d replications (mean ± 95%% CI, Student t)\n", reps)
 	}

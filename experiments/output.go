@@ -18,6 +18,9 @@ func FinishRun(dir string, arm *ArmResult, w io.Writer, extra string) error {
 		return err
 	}
 	fmt.Fprint(w, arm.Table())
+	if len(arm.Reps[0].TrainingTrace) > 0 {
+		extra += ", " + results.TrainingTimelineFile.Name
+	}
 	fmt.Fprintf(w, "\nwrote %s (summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv%s)\n", dir, extra)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -29,11 +30,13 @@ type RepResult struct {
 	Seed    uint64
 	Summary *Summary
 	// Latency sketches, for pooled CDFs across replications.
-	TTFT, TPOT, E2E *quantile.Sketch
+	TTFT, TPOT, ITL, E2E *quantile.Sketch
 	// Samples is the fleet time series and Timeline its failures (kept for
 	// replication 0 only).
 	Samples  []models.Sample
 	Timeline []faults.TimelinePoint
+	// TrainingTrace is a training job's timeline (replication 0 only).
+	TrainingTrace []training.TracePoint
 }
 
 // RunOptions control a multi-replication run.
@@ -119,11 +122,14 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 		if err == nil {
 			rr := &RepResult{Index: j.i, Seed: rsc.Seed, Summary: Summarize(res)}
 			if res.Rec != nil {
-				rr.TTFT, rr.TPOT, rr.E2E = res.Rec.TTFT, res.Rec.TPOT, res.Rec.E2E
+				rr.TTFT, rr.TPOT, rr.ITL, rr.E2E = res.Rec.TTFT, res.Rec.TPOT, res.Rec.ITL, res.Rec.E2E
 			}
 			if j.i == 0 && res.Fleet != nil {
 				rr.Samples = res.Fleet.Samples
 				rr.Timeline = res.Timeline
+			}
+			if j.i == 0 {
+				rr.TrainingTrace = res.TrainingTrace
 			}
 			results[j.s][j.i] = rr
 		} else {

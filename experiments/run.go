@@ -7,6 +7,7 @@ import (
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -28,9 +29,11 @@ type Result struct {
 	Rec      *models.Recorder
 	Events   uint64
 	EndTime  sim.Time
-	Failures *FailureStats          // nil when failures are off
-	Training *TrainingStats         // training mode only
-	Timeline []faults.TimelinePoint // replicas failing and coming back (with [failures])
+	Failures *FailureStats  // nil when failures are off
+	Training *TrainingStats // training mode only
+	// TrainingTrace is the training job's timeline (training mode only).
+	TrainingTrace []training.TracePoint
+	Timeline      []faults.TimelinePoint // replicas failing and coming back (with [failures])
 	// IdleSpareS is replica-seconds of warm spares waiting unused;
 	// SpareRepairS of replicas repaired while a spare held their place.
 	IdleSpareS, SpareRepairS float64

@@ -77,6 +77,7 @@ func (a *ArmResult) CDFRows(t *results.Table) {
 	}{
 		{"ttft", func(r *RepResult) *quantile.Sketch { return r.TTFT }},
 		{"tpot", func(r *RepResult) *quantile.Sketch { return r.TPOT }},
+		{"itl", func(r *RepResult) *quantile.Sketch { return r.ITL }},
 		{"e2e", func(r *RepResult) *quantile.Sketch { return r.E2E }},
 	} {
 		s := a.pooled(m.get)
@@ -149,7 +150,9 @@ func fmtF(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 // WriteRunDir writes a run directory for one or more arms: summary.json
 // (the first arm's; each arm's under arms/NAME/ when there are several),
 // summary.md, replications.csv, cdf.csv and timeseries.csv, and
-// failures.csv when the first arm's replication 0 had a failure timeline.
+// failures.csv when the first arm's replication 0 had a failure timeline,
+// and training_timeline.csv (every arm's replication 0) for training
+// scenarios.
 // The CSV files follow package results. Each file is written whole or not
 // at all.
 func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
@@ -159,6 +162,7 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	cdf := results.NewTable(results.CDFFile, nil, nil)
 	ts := results.NewTable(results.TimeseriesFile, nil, nil)
 	reps := results.NewTable(results.ReplicationsFile, nil, keys)
+	var trace *results.Table
 	for _, a := range arms {
 		js, err := a.SummaryJSON()
 		if err != nil {
@@ -174,6 +178,20 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 		a.CDFRows(cdf)
 		a.TimeseriesRows(ts)
 		a.ReplicationRows(reps, keys)
+		if tr := a.Reps[0].TrainingTrace; len(tr) > 0 {
+			if trace == nil {
+				trace = results.NewTable(results.TrainingTimelineFile, nil, nil)
+			}
+			const sPerH = 3600
+			for _, p := range tr {
+				trace.Row(a.Name, fmtF(round6(p.Time.Seconds()/sPerH)), p.Event, p.Category, p.State,
+					fmtF(round6(p.WorkS/sPerH)), fmtF(round6(p.CommittedS/sPerH)), fmtF(round6(p.LostS/sPerH)), strconv.FormatInt(p.Checkpoints, 10),
+					strconv.Itoa(p.SparesAvailable), strconv.Itoa(p.HostsOut))
+			}
+		}
+	}
+	if trace != nil {
+		files[results.TrainingTimelineFile.Name] = trace.Bytes()
 	}
 	if extraMD != "" {
 		md.WriteString(extraMD)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
 
@@ -63,9 +64,12 @@ type PartJob struct {
 	Summary     *Summary               `json:"summary"`
 	TTFT        *quantile.Sketch       `json:"ttft,omitempty"`
 	TPOT        *quantile.Sketch       `json:"tpot,omitempty"`
+	ITL         *quantile.Sketch       `json:"itl,omitempty"`
 	E2E         *quantile.Sketch       `json:"e2e,omitempty"`
 	Samples     []models.Sample        `json:"samples,omitempty"`
 	Timeline    []faults.TimelinePoint `json:"timeline,omitempty"`
+	// TrainingTrace: a training job's timeline (replication 0).
+	TrainingTrace []training.TracePoint `json:"training_trace,omitempty"`
 }
 
 const partVersion = 1
@@ -81,7 +85,8 @@ func NewPart(kind string, sh Shard, scenario string, names []string, results [][
 				continue
 			}
 			p.Jobs = append(p.Jobs, PartJob{Scenario: s, Replication: i, Seed: r.Seed, Summary: r.Summary,
-				TTFT: r.TTFT, TPOT: r.TPOT, E2E: r.E2E, Samples: r.Samples, Timeline: r.Timeline})
+				TTFT: r.TTFT, TPOT: r.TPOT, ITL: r.ITL, E2E: r.E2E, Samples: r.Samples, Timeline: r.Timeline,
+				TrainingTrace: r.TrainingTrace})
 		}
 	}
 	return p
@@ -154,7 +159,8 @@ func ReadParts(paths []string) (*Part, [][]*RepResult, error) {
 				return nil, nil, fmt.Errorf("merge: %s: job (%d, %d) out of range or repeated", path, j.Scenario, j.Replication)
 			}
 			results[j.Scenario][j.Replication] = &RepResult{Index: j.Replication, Seed: j.Seed, Summary: j.Summary,
-				TTFT: j.TTFT, TPOT: j.TPOT, E2E: j.E2E, Samples: j.Samples, Timeline: j.Timeline}
+				TTFT: j.TTFT, TPOT: j.TPOT, ITL: j.ITL, E2E: j.E2E, Samples: j.Samples, Timeline: j.Timeline,
+				TrainingTrace: j.TrainingTrace}
 		}
 	}
 	var missing []string

@@ -20,7 +20,7 @@ type Target struct {
 }
 
 // ParseSLO parses "ttft_p99=800ms,success=99.9%". Latency terms are
-// {ttft,tpot,e2e,queue}_{p50,p90,p95,p99,p999} (or _mean) with a duration
+// {ttft,tpot,itl,e2e,queue}_{p50,p90,p95,p99,p999} (or _mean) with a duration
 // (ms, s; a bare number is ms); rate terms are success (completed /
 // arrived) and slo_attainment, as a percentage or a fraction.
 func ParseSLO(spec string) ([]Target, error) {
@@ -48,10 +48,10 @@ func ParseSLO(spec string) ([]Target, error) {
 			out = append(out, Target{Name: name, Key: key, Limit: f})
 		default:
 			metric, q, ok := strings.Cut(name, "_")
-			valid := map[string]bool{"ttft": true, "tpot": true, "e2e": true, "queue": true}
+			valid := map[string]bool{"ttft": true, "tpot": true, "itl": true, "e2e": true, "queue": true}
 			validQ := map[string]bool{"p50": true, "p90": true, "p95": true, "p99": true, "p999": true, "mean": true}
 			if !ok || !valid[metric] || !validQ[q] {
-				return nil, fmt.Errorf("--slo %q: unknown term; use {ttft,tpot,e2e,queue}_{p50,p90,p95,p99,p999,mean}, success or slo_attainment", name)
+				return nil, fmt.Errorf("--slo %q: unknown term; use {ttft,tpot,itl,e2e,queue}_{p50,p90,p95,p99,p999,mean}, success or slo_attainment", name)
 			}
 			ms, err := parseMs(val)
 			if err != nil {
@@ -202,7 +202,7 @@ func search(base *Scenario, targets []Target, conf float64, opt RunOptions, fail
 		if err != nil {
 			return nil, err
 		}
-		p := &SizePoint{Replicas: n, Failures: failures, Arm: NewArmResult(fmt.Sprintf("%d", n), reps[0])}
+		p := &SizePoint{Replicas: n, Failures: failures, Arm: NewArmResult(sizeArm(n), reps[0])}
 		p.Met, p.Bounds = meets(p.Arm, targets, conf)
 		ss.cache[n] = p
 		return p, nil
@@ -446,3 +446,9 @@ func (r *SizeResult) identicalReplications() bool {
 	}
 	return true
 }
+
+// sizeArm names a sizing's run at n replicas in its output files as a
+// sweep names its points ("cluster.replicas=8"), so that cdf.csv and the
+// other files say what the number is, and plots label it "replicas = 8"
+// without knowing the directory came from size.
+func sizeArm(n int) string { return "cluster.replicas=" + strconv.Itoa(n) }

@@ -62,8 +62,12 @@ type Dist struct {
 
 // LatencyBlock holds the per-request latency distributions.
 type LatencyBlock struct {
-	TTFT  Dist `json:"ttft"`  // arrival → first output token
-	TPOT  Dist `json:"tpot"`  // mean time per output token after the first
+	TTFT Dist `json:"ttft"` // arrival → first output token
+	TPOT Dist `json:"tpot"` // mean time per output token after the first
+	// ITL is the inter-token latency: every gap between consecutive output
+	// tokens of a completed request, one value per token after the first
+	// (README, "Inter-token latency").
+	ITL   Dist `json:"itl"`
 	E2E   Dist `json:"e2e"`   // arrival → last output token
 	Queue Dist `json:"queue"` // arrival → first admission into a batch
 	// ClientTTFT counts failed requests too, at the time they failed (a
@@ -275,7 +279,7 @@ func Summarize(r *Result) *Summary {
 	s := &Summary{Scenario: sc.Name, Mode: ModeServing}
 	s.Requests = RequestCounts{Arrived: rec.Arrived, Completed: rec.Completed, Failed: rec.Failed,
 		Shed: rec.Shed, InFlight: rec.InFlight(), Preempted: rec.Preempted}
-	s.LatencyMs = LatencyBlock{TTFT: dist(rec.TTFT), TPOT: dist(rec.TPOT), E2E: dist(rec.E2E), Queue: dist(rec.Queue),
+	s.LatencyMs = LatencyBlock{TTFT: dist(rec.TTFT), TPOT: dist(rec.TPOT), ITL: dist(rec.ITL), E2E: dist(rec.E2E), Queue: dist(rec.Queue),
 		ClientTTFT: dist(rec.ClientTTFT)}
 	s.Throughput = Throughput{
 		RequestsPerS:     round6(ratio(float64(rec.Completed), secs)),
@@ -511,7 +515,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	for _, row := range []struct {
 		name string
 		d    Dist
-	}{{"TTFT", s.LatencyMs.TTFT}, {"TPOT", s.LatencyMs.TPOT}, {"end-to-end", s.LatencyMs.E2E}, {"queueing", s.LatencyMs.Queue}} {
+	}{{"TTFT", s.LatencyMs.TTFT}, {"TPOT", s.LatencyMs.TPOT}, {"ITL", s.LatencyMs.ITL}, {"end-to-end", s.LatencyMs.E2E}, {"queueing", s.LatencyMs.Queue}} {
 		fmt.Fprintf(&b, "%-12s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", row.name, row.d.Mean, row.d.P50, row.d.P90, row.d.P95, row.d.P99, row.d.P999)
 	}
 	fmt.Fprintf(&b, "\nthroughput  %.2f req/s  %.0f output tok/s  %.0f input tok/s\n",

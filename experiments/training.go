@@ -79,5 +79,5 @@ func runTraining(sc *Scenario) (*Result, error) {
 	month := ratio(HoursPerMonth, r.WallHours)
 	ts := &TrainingStats{Result: r, LostUSDPerMonth: round6(r.LostUSD * month),
 		SlowdownUSDPerMonth: round6(r.Lost.Slowdown * r.PricePerGPUHour * month)}
-	return &Result{Scenario: sc, Events: run.Events, EndTime: run.Horizon, Training: ts}, nil
+	return &Result{Scenario: sc, Events: run.Events, EndTime: run.Horizon, Training: ts, TrainingTrace: run.Trace}, nil
 }

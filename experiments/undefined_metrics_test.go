@@ -108,6 +108,20 @@ func TestIdenticalReplicationsSaySo(t *testing.T) {
 	reps, err := RunReplications(sc, RunOptions{Workers: 1})
 	require.NoError(t, err)
 	require.Contains(t, NewArmResult("", reps).Table(), "2 replications, all identical")
+	require.Contains(t, NewArmResult("", reps).Table(), `workload.trace.resample = "poisson"`)
+
+	// Resampled, the replications of the same trace differ and have CIs;
+	// replication 0 is a resample too, not the trace as recorded.
+	rs, err := sc.Derive(OverrideOverlay("workload.trace.resample", `"poisson"`))
+	require.NoError(t, err)
+	boot, err := RunReplications(rs, RunOptions{Workers: 1})
+	require.NoError(t, err)
+	require.Contains(t, NewArmResult("", boot).Table(), "2 replications (mean ± 95% CI, Student t)")
+	require.NotEqual(t, boot[0].Summary.LatencyMs.TTFT, reps[0].Summary.LatencyMs.TTFT)
+	require.NotEqual(t, boot[0].Summary.LatencyMs.TTFT, boot[1].Summary.LatencyMs.TTFT)
+	_, err = sc.Derive(OverrideOverlay("workload.trace.resample", `"shuffle"`))
+	require.ErrorContains(t, err, "workload.trace.resample")
+
 	reps, err = RunReplications(mustParse(t, small), RunOptions{Workers: 1})
 	require.NoError(t, err)
 	require.Contains(t, NewArmResult("", reps).Table(), "replications (mean ± 95% CI, Student t)")

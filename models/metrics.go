@@ -42,6 +42,12 @@ type Recorder struct {
 	lastT      sim.Time
 
 	TTFT, TPOT, E2E, Queue *quantile.Sketch
+	// ITL is the inter-token latency of completed requests: every gap
+	// between two consecutive output tokens of the winning copy (one value
+	// per token after the first, so long outputs weigh more, unlike TPOT's
+	// one mean per request). A gap includes whatever delayed that token on
+	// its replica: a longer mixed step, a preemption and its recompute.
+	ITL *quantile.Sketch
 	// ClientTTFT is what the client waited for a first token, failures
 	// included: TTFT for completed requests, time to the failure (a
 	// timeout, an error) for failed ones. Survivor-only percentiles flatter
@@ -78,7 +84,7 @@ func (m *Recorder) shed(req *workloads.Request, now sim.Time) {
 // NewRecorder returns an empty recorder for slo.
 func NewRecorder(slo SLO) *Recorder {
 	return &Recorder{SLO: slo, FailedBy: map[string]int64{},
-		TTFT: quantile.New(), TPOT: quantile.New(), E2E: quantile.New(), Queue: quantile.New(), ClientTTFT: quantile.New()}
+		TTFT: quantile.New(), TPOT: quantile.New(), ITL: quantile.New(), E2E: quantile.New(), Queue: quantile.New(), ClientTTFT: quantile.New()}
 }
 
 // RequestDone records a completed client request (its winning copy's outcome).
@@ -99,6 +105,7 @@ func (m *Recorder) RequestDone(o *Outcome) {
 			met = false
 		}
 	}
+	m.ITL.Merge(o.ITL)
 	m.InputTokens += int64(o.Req.InputTokens)
 	m.OutputTokens += int64(o.Req.OutputTokens)
 	m.CachedTokens += int64(o.CachedTokens)

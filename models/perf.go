@@ -295,6 +295,13 @@ func (m *StepModel) Decode(n int, ctx0 float64) DecodeRun {
 	}
 }
 
+// StepSeconds is the duration of step j (0-based) of the run: a + b·j.
+func (r DecodeRun) StepSeconds(j int64) float64 { return r.a + r.b*float64(j) }
+
+// StepGrowthSeconds is how much longer each step is than the one before
+// (b: every sequence's context grows by one token a step).
+func (r DecodeRun) StepGrowthSeconds() float64 { return r.b }
+
 // FLOPs is the model FLOPs one GPU does in the first k steps of the run.
 func (r DecodeRun) FLOPs(k int64) float64 { return linSum(r.fa, r.fb, 0, float64(k)) }
 

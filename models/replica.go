@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/sim/quantile"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
@@ -18,6 +19,10 @@ type Outcome struct {
 	Finished     sim.Time
 	CachedTokens int32 // prompt tokens served by the prefix cache at first admission
 	Preemptions  int32
+	// ITL holds the gaps between the copy's consecutive output tokens, in
+	// ms (OutputTokens−1 values; nil or empty for a one-token output).
+	// Like the Outcome, it is only valid during the observer call.
+	ITL *quantile.Sketch
 }
 
 // Failure reasons a replica reports.

@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -79,7 +78,7 @@ func (b iterSched) launch(now sim.Time, st *stepBuild, decoders int) {
 func (b iterSched) planDecodeRun(now sim.Time, n int) {
 	r := b.r
 	var ctx float64
-	k := int64(math.MaxInt32)
+	k := maxRunSteps
 	for _, s := range r.running {
 		if !s.decoding() {
 			continue
@@ -158,10 +157,12 @@ func (b iterSched) finishRun(now sim.Time) {
 	k := r.runSteps
 	r.Stats.Steps += k
 	var need int64
+	gaps := r.gaps()
 	for _, s := range r.running {
 		if !s.decoding() {
 			continue // a prefill left without budget waits for the next step
 		}
+		gaps.add(s)
 		s.kvTokens += k
 		if nb := r.blocksFor(s.tailTokens + k); nb > s.tailBlocks {
 			need += nb - s.tailBlocks

@@ -39,6 +39,7 @@ func (b staticSched) plan(now sim.Time) {
 		b.form(now)
 		return
 	}
+	k = min(k, maxRunSteps)
 	r.startRun(now, len(r.running), ctx, k, 0) // every block was reserved up front
 }
 
@@ -85,12 +86,14 @@ func (b staticSched) finishRun(now sim.Time) {
 	r := b.r
 	k := r.runSteps
 	r.Stats.Steps += k
+	gaps := r.gaps()
 	for _, s := range r.running {
 		if !s.decoding() {
 			continue // its prefill step was cut short (a hang): it does not decode
 		}
 		s.kvTokens += k
 		if !s.finished {
+			gaps.add(s)
 			s.gen += int32(k)
 			r.Stats.DecodeTokens += k
 			if !s.cancelled { // a withdrawn copy was already taken off

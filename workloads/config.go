@@ -261,6 +261,12 @@ type TraceConfig struct {
 	// RateMultiplier speeds the replay up (> 0): 2 replays twice as fast.
 	// Default 1.
 	RateMultiplier float64 `toml:"rate_multiplier"`
+	// Resample is "none" (default: every replication replays the trace as
+	// recorded, so replications are identical) or "poisson": each row is
+	// replayed k ~ Poisson(1) times, drawn afresh for every replication
+	// (PoissonBootstrap), so that replications vary as bootstrap resamples
+	// of the trace and their confidence intervals mean something.
+	Resample string `toml:"resample"`
 	// FS, when set by the program (never by a scenario file), is the file
 	// system Path is read from; nil means the OS's.
 	FS fs.FS `toml:"-"`
@@ -282,7 +288,7 @@ func DefaultConfig() Config {
 			ThinkTimeSMean: 60,
 			MaxInputTokens: 131072,
 		},
-		Trace:     TraceConfig{RateMultiplier: 1},
+		Trace:     TraceConfig{RateMultiplier: 1, Resample: ResampleNone},
 		DurationS: 600,
 	}
 }
@@ -519,6 +525,9 @@ func (t *TraceConfig) validate(prefix string, ps *config.Problems) {
 		}
 	}
 	ps.Positive(k("rate_multiplier"), t.RateMultiplier)
+	if t.Resample != "" {
+		ps.OneOf(k("resample"), t.Resample, []string{ResampleNone, ResamplePoisson})
+	}
 }
 
 // New builds the Source that cfg describes. cfg is validated first (keys
@@ -551,7 +560,11 @@ func New(cfg Config, st sim.Streams) (Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		return Limit(tr, cfg.MaxRequests, until), nil
+		var src Source = tr
+		if cfg.Trace.Resample == ResamplePoisson {
+			src = PoissonBootstrap(tr, st.Stream(streams.Resample))
+		}
+		return Limit(src, cfg.MaxRequests, until), nil
 	}
 	arrivalRng, inputRng, outputRng := st.Stream(streams.Arrival), st.Stream(streams.Input), st.Stream(streams.Output)
 	promptRng, turnsRng, thinkRng := st.Stream(streams.Prompt), st.Stream(streams.Turns), st.Stream(streams.Think)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -228,6 +229,13 @@ func TestJSON(t *testing.T) {
 		require.Equal(t, true, sz.Rows[1]["met_slo"])
 		require.NotEmpty(t, sz.Search)
 		require.FileExists(t, filepath.Join(d, "size", "size.csv"))
+		// The run at N says what N is in its own files (plots need no
+		// relabelling): its arm is cluster.replicas=N, as a sweep's.
+		cdf, err := os.ReadFile(filepath.Join(d, "size", "cdf.csv"))
+		require.NoError(t, err)
+		lines := strings.SplitN(string(cdf), "\n", 3)
+		require.Len(t, lines, 3)
+		require.True(t, strings.HasPrefix(lines[1], fmt.Sprintf("cluster.replicas=%d,ttft,", sz.N)), lines[1])
 	})
 
 	t.Run("merge", func(t *testing.T) {

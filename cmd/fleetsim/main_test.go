@@ -299,6 +299,8 @@ func TestShardAndMerge(t *testing.T) {
 		{"sweep", []string{"sweep", "static-batching", "--param", "cluster.replica.max_seqs=8,16,32", "--replications", "2"}},
 		{"ab", []string{"ab", "cache-affinity", "--replications", "3"}},
 		{"run", []string{"run", "chat-sessions", "--replications", "3"}},
+		// A training sweep: its training_timeline.csv travels in the parts.
+		{"training", []string{"sweep", "llama3-pretrain", "--param", "training.spare_servers=0,2", "--replications", "2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			whole := filepath.Join(d, tc.name, "whole")
@@ -317,6 +319,9 @@ func TestShardAndMerge(t *testing.T) {
 			require.Zero(t, code, stderr)
 			want := readTree(t, whole)
 			got := readTree(t, merged)
+			if tc.name == "training" {
+				require.Contains(t, want, "training_timeline.csv")
+			}
 			require.Equal(t, len(want), len(got))
 			for name, b := range want {
 				require.Equal(t, string(b), string(got[name]), name)

@@ -44,16 +44,12 @@ type Meta struct {
 	// HorizonS is sim.simulated_seconds; 0 if unknown. The failure timeline
 	// extends its last step to it.
 	HorizonS float64
-	// ArmKey names what a bare arm name is the value of: "replicas" in a
-	// sizing's directory, whose run at N is the arm "8". Legends then say
-	// "replicas = 8", not "8". Dir sets it; "" leaves bare names as they are.
-	ArmKey string
 }
 
 // CDFPoint is one row of cdf.csv: the Quantile-quantile of Metric for Arm.
 type CDFPoint struct {
 	Arm      string  // "" for a single run (legend: the scenario's name)
-	Metric   string  // "ttft", "tpot" or "e2e"
+	Metric   string  // "ttft", "tpot", "itl" or "e2e"
 	Quantile float64 // in (0, 1)
 	ValueMs  float64 // latency at that quantile, ms
 }
@@ -414,8 +410,8 @@ func (c *cursor) boolean(name string) bool {
 	return false
 }
 
-// readCDF reads cdf.csv. Rows of metrics other than ttft, tpot and e2e are
-// skipped.
+// readCDF reads cdf.csv. Rows of metrics other than ttft, tpot, itl and e2e
+// are skipped.
 func readCDF(t *table) ([]CDFPoint, error) {
 	if err := t.require(results.Arm, results.Metric, results.Quantile, results.ValueMs); err != nil {
 		return nil, err
@@ -434,7 +430,7 @@ func readCDF(t *table) ([]CDFPoint, error) {
 			return nil, c.err
 		}
 		switch p.Metric {
-		case "ttft", "tpot", "e2e":
+		case "ttft", "tpot", "itl", "e2e":
 			out = append(out, p)
 		}
 	}

@@ -3,6 +3,7 @@ package plot
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
@@ -10,14 +11,14 @@ import (
 
 // inputs are the results files Dir reads, in the order it reports them.
 var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFile.Name, results.SweepFile.Name,
-	results.SizeFile.Name, results.SizeSearchFile.Name, results.FailuresFile.Name, results.ETTRFile.Name,
-	results.CalibrationFile.Name, results.ReplicationsFile.Name}
+	results.SizeFile.Name, results.SizeSearchFile.Name, results.FailuresFile.Name,
+	results.TrainingTimelineFile.Name, results.ETTRFile.Name, results.CalibrationFile.Name, results.ReplicationsFile.Name}
 
 // Dir draws every figure whose results exist in the run directory dir into
 // dir/plots/ and returns the paths written, sorted:
 //
-//	cdf.csv                      → ttft_cdf, tpot_cdf, e2e_cdf and their
-//	                               tails ttft_ccdf, tpot_ccdf, e2e_ccdf
+//	cdf.csv                      → ttft_cdf, tpot_cdf, itl_cdf, e2e_cdf and
+//	                               their tails ttft_ccdf, … e2e_ccdf
 //	                               (metrics present)
 //	timeseries.csv               → kv_utilisation, load_timeseries,
 //	                               arrivals_timeseries,
@@ -26,6 +27,8 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 //	size.csv, size_search.csv    → size_cost, size_ttft
 //	failures.csv                 → failures_timeline
 //	ettr.csv                     → ettr
+//	training_timeline.csv        → training_timeline (one run), or
+//	                               training_timeline_ARM per arm
 //	calibration.csv              → calibration (output tokens/s),
 //	                               calibration_ttft, calibration_tpot
 //	                               (metrics present)
@@ -71,9 +74,6 @@ func Dir(dir string) ([]string, error) {
 	if len(found) == 0 {
 		return nil, badInput("no results to plot in %s: expected %s", dir, strings.Join(inputs, ", "))
 	}
-	if tables[results.SizeFile.Name] != nil || tables[results.SizeSearchFile.Name] != nil {
-		meta.ArmKey = "replicas" // a sizing's run at N is the arm "N"
-	}
 	figs, err := figures(meta, tables)
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, metric := range []string{"ttft", "tpot", "e2e"} {
+		for _, metric := range []string{"ttft", "tpot", "itl", "e2e"} {
 			for _, p := range pts {
 				if p.Metric == metric {
 					if err := add(CDF(m, metric, pts)); err != nil {
@@ -194,6 +194,23 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		}
 		if len(ev) > 0 {
 			if err := add(FailuresTimeline(m, ev)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if t := tables[results.TrainingTimelineFile.Name]; t != nil {
+		pts, err := readTrainingTimeline(t)
+		if err != nil {
+			return nil, err
+		}
+		var arms []string
+		for _, q := range pts {
+			if !slices.Contains(arms, q.Arm) {
+				arms = append(arms, q.Arm)
+			}
+		}
+		for _, arm := range arms {
+			if err := add(TrainingTimeline(m, arm, pts)); err != nil {
 				return nil, err
 			}
 		}

@@ -14,21 +14,24 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// metricInfo names a latency metric in titles and axis labels, and says
-// which SLO line goes with it.
+// metricInfo names a latency metric in titles and axis labels, says which
+// SLO line goes with it and what its values count (a request each, or a
+// token each for ITL).
 var metricInfo = map[string]struct {
-	file, title, axis, slo string
+	file, title, axis, slo, of string
 }{
-	"ttft": {"ttft_cdf", "Time to first token, CDF", "time to first token (ms, log scale)", "TTFT"},
-	"tpot": {"tpot_cdf", "Time per output token, CDF", "time per output token (ms, log scale)", "TPOT"},
-	"e2e":  {"e2e_cdf", "End-to-end latency, CDF", "end-to-end latency (ms, log scale)", ""},
+	"ttft": {"ttft_cdf", "Time to first token, CDF", "time to first token (ms, log scale)", "TTFT", "requests"},
+	"tpot": {"tpot_cdf", "Time per output token, CDF", "time per output token (ms, log scale)", "TPOT", "requests"},
+	"itl":  {"itl_cdf", "Inter-token latency, CDF", "gap between consecutive output tokens (ms, log scale)", "", "tokens"},
+	"e2e":  {"e2e_cdf", "End-to-end latency, CDF", "end-to-end latency (ms, log scale)", "", "requests"},
 }
 
-// CDF draws the latency distribution of metric ("ttft", "tpot" or "e2e")
+// CDF draws the latency distribution of metric ("ttft", "tpot", "itl" or "e2e")
 // from pts: the fraction of requests (y, 0 to 1) at or below a latency (x,
 // ms, log scale), one line per arm in order of first appearance, and a
 // vertical dashed line at the TTFT or TPOT SLO of m when it is set. The
-// figure is named ttft_cdf, tpot_cdf or e2e_cdf. Rows of other metrics are
+// figure is named ttft_cdf, tpot_cdf, itl_cdf or e2e_cdf (ITL's fractions
+// are of tokens, not requests). Rows of other metrics are
 // ignored; none of metric is an error. Its linear y axis hides the tail:
 // CCDF draws that.
 func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
@@ -40,8 +43,8 @@ func CDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
 // tail fraction) above a latency (x, ms, log scale), 1 − F, one line per
 // arm, with the SLO line of CDF. A p99.9 that one arm cuts is a visible
 // gap at y = 0.001 here, where the CDF shows nothing. Quantiles of 1 (no
-// tail left) are left out. The figure is named ttft_ccdf, tpot_ccdf or
-// e2e_ccdf.
+// tail left) are left out. The figure is named ttft_ccdf, tpot_ccdf,
+// itl_ccdf or e2e_ccdf.
 func CCDF(m Meta, metric string, pts []CDFPoint) (Figure, error) {
 	return latencyDist(m, metric, pts, true)
 }
@@ -52,7 +55,7 @@ const ccdfFloor = 1e-4
 func latencyDist(m Meta, metric string, pts []CDFPoint, tail bool) (Figure, error) {
 	info, ok := metricInfo[metric]
 	if !ok {
-		return Figure{}, fmt.Errorf("plot: unknown latency metric %q (want ttft, tpot or e2e)", metric)
+		return Figure{}, fmt.Errorf("plot: unknown latency metric %q (want ttft, tpot, itl or e2e)", metric)
 	}
 	var sel []CDFPoint
 	logX := true
@@ -69,10 +72,10 @@ func latencyDist(m Meta, metric string, pts []CDFPoint, tail bool) (Figure, erro
 	if !logX {
 		xlabel = strings.Replace(xlabel, ", log scale", "", 1)
 	}
-	title, ylabel, file := info.title, "fraction of requests ≤ latency", info.file
+	title, ylabel, file := info.title, "fraction of "+info.of+" ≤ latency", info.file
 	if tail {
 		title = strings.TrimSuffix(title, "CDF") + "tail (1 − CDF)"
-		ylabel = "fraction of requests > latency (log scale)"
+		ylabel = "fraction of " + info.of + " > latency (log scale)"
 		file = strings.TrimSuffix(file, "_cdf") + "_ccdf"
 	}
 	p := newPlot(m, title, xlabel, ylabel)
@@ -1063,17 +1066,14 @@ func scatter(xys plotter.XYs, c color.Color, shape draw.GlyphDrawer, radius floa
 // armLabel is an arm's name in a legend: a single run's "" is its
 // scenario's name ("all requests" without one); a sweep point's
 // "workload.arrival.rate_per_s=10 cluster.replicas=3" is shortened to
-// "rate_per_s = 10, replicas = 3"; a bare value ("8", a sizing's run at
-// N) is "replicas = 8" when m.ArmKey says what it is.
+// "rate_per_s = 10, replicas = 3" (a sizing's run at N is named
+// "cluster.replicas=N" at the source, so it reads "replicas = N").
 func armLabel(m Meta, arm string) string {
 	if arm == "" {
 		if m.Scenario != "" {
 			return m.Scenario
 		}
 		return "all requests"
-	}
-	if m.ArmKey != "" && !strings.ContainsAny(arm, "= ") {
-		return m.ArmKey[strings.LastIndex(m.ArmKey, ".")+1:] + " = " + arm
 	}
 	fields := strings.Fields(arm)
 	for i, f := range fields {

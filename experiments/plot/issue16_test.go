@@ -150,7 +150,8 @@ func TestBigTickLabels(t *testing.T) {
 }
 
 // TestLegendNames: legends name the arm or "key = value": a single run is
-// its scenario, not "run"; a sizing's run at N is "replicas = 8", not "8".
+// its scenario, not "run"; a sizing's run at N, named cluster.replicas=8
+// in its files, is "replicas = 8", with nothing told about the directory.
 func TestLegendNames(t *testing.T) {
 	for _, tc := range []struct {
 		m         Meta
@@ -158,7 +159,7 @@ func TestLegendNames(t *testing.T) {
 	}{
 		{Meta{Scenario: "default"}, "", "default"},
 		{Meta{}, "", "all requests"},
-		{Meta{ArmKey: "replicas"}, "8", "replicas = 8"},
+		{Meta{}, "cluster.replicas=8", "replicas = 8"},
 		{Meta{}, "8", "8"},
 		{Meta{}, "workload.arrival.rate_per_s=10 cluster.replicas=3", "rate_per_s = 10, replicas = 3"},
 		{Meta{}, "no-hedge", "no-hedge"},
@@ -175,11 +176,11 @@ func TestLegendNames(t *testing.T) {
 	require.True(t, strings.HasPrefix(text, "default\n"), text) // the legend is drawn first
 	require.NotContains(t, text, "\nrun\n")
 
-	// In a sizing's directory the run at N is named by its replicas.
+	// A sizing's run at N is named by its replicas in its files.
 	dir := fixture(t, "sweep.csv", "failures.csv", "ettr.csv")
 	rewrite(t, filepath.Join(dir, "cdf.csv"), func(rec []string) []string {
 		if rec[0] == "round-robin" {
-			rec[0] = "8"
+			rec[0] = "cluster.replicas=8"
 		} else if rec[0] != "arm" {
 			return nil
 		}

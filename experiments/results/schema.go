@@ -86,6 +86,15 @@ const (
 	SuccessRateCI95           = "success_rate_ci95"
 
 	CheckpointIntervalS = "checkpoint_interval_s"
+	TimeH               = "time_h"
+	JobState            = "state"
+	Category            = "category"
+	WorkH               = "work_h"
+	CommittedH          = "committed_h"
+	LostH               = "lost_h"
+	Checkpoints         = "checkpoints"
+	SparesAvailable     = "spares_available"
+	HostsOut            = "hosts_out"
 	ETTR                = "ettr"
 	ETTRCI95            = "ettr_ci95"
 	LostGPUHours        = "lost_gpu_hours"
@@ -152,7 +161,7 @@ var (
 	CDFFile = &File{Name: "cdf.csv", Meaning: "one row per arm, metric and quantile, pooled over replications",
 		Columns: []Column{
 			{Arm, "", armMeaning},
-			{Metric, "", "ttft, tpot or e2e"},
+			{Metric, "", "ttft, tpot, itl or e2e"},
 			{Quantile, "fraction", "the quantile, in (0, 1)"},
 			{ValueMs, "ms", "the latency at that quantile"},
 		}}
@@ -211,6 +220,21 @@ var (
 			{ETTR, "fraction", "effective training time ratio"},
 			{ETTRCI95, "fraction", "its 95% CI half-width"},
 			{LostGPUHours, "GPU-h", "GPU-hours lost to failures, restarts, checkpoints and slowdown"},
+		}}
+
+	TrainingTimelineFile = &File{Name: "training_timeline.csv", Meaning: "one row per event of each arm's replication 0 of a training scenario: the job just after it",
+		Columns: []Column{
+			{Arm, "", "the arm (sweep point, A/B arm; empty for a single run)"},
+			{TimeH, "h", "wall-clock time of the event since the job started"},
+			{Event, "", "start, failure, fail-slow, straggler-end, detected, restarted, repaired or end"},
+			{Category, "", "the failure's category (failure and fail-slow rows)"},
+			{JobState, "", "running, detecting, waiting-spares or restarting, after the event"},
+			{WorkH, "h", "compute done and not lost (at full speed): committed plus since the last checkpoint"},
+			{CommittedH, "h", "compute saved by completed checkpoints"},
+			{LostH, "h", "compute the event threw away (a failure: the work since the last checkpoint); work_h + lost_h is the work just before it"},
+			{Checkpoints, "", "checkpoint writes completed"},
+			{SparesAvailable, "hosts", "spare hosts ready"},
+			{HostsOut, "hosts", "the job's hosts out for repair"},
 		}}
 
 	SizeFile = &File{Name: "size.csv", Meaning: "one row per reported fleet size: N (no failures), N, N+1, N+2",
@@ -302,7 +326,7 @@ var (
 
 // Files are every CSV file of a run directory.
 var Files = []*File{CDFFile, TimeseriesFile, ReplicationsFile, SweepFile, ETTRFile, SizeFile, SizeSearchFile,
-	FailuresFile, ABFile, RequestsFile, CalibrationFile}
+	FailuresFile, ABFile, RequestsFile, CalibrationFile, TrainingTimelineFile}
 
 // Lookup finds a file by name.
 func Lookup(name string) (*File, bool) {

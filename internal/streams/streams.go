@@ -32,6 +32,9 @@ const (
 	Turns   = "turns"   // turns per session
 	Think   = "think"   // think time between turns
 	Salt    = "salt"    // the salt of generated prefix hashes
+	// Resample draws how many times each trace row is replayed
+	// (workload.trace.resample = "poisson").
+	Resample = "resample"
 )
 
 // Fault is the stream of the i-th [[faults]] table.

@@ -88,6 +88,7 @@ type Job struct {
 	hosts hostPool   // the job's hosts, those out for repair, the spares
 	acc   accounts   // wall-clock seconds by where they went
 	count tally      // failures and interruptions by category
+	trace []TracePoint
 }
 
 // New returns a job ready to Start. It validates cfg (problems keyed under
@@ -137,6 +138,7 @@ func (j *Job) State() State { return j.state }
 // failure. Run the engine to Horizon, then call Result.
 func (j *Job) Start() {
 	j.since = j.eng.Now()
+	j.mark(j.since, "start", "")
 	j.pull()
 }
 
@@ -169,6 +171,7 @@ func (j *Job) onFailure(ev failures.Event) {
 			j.slow = append(j.slow, straggler{ev.SpeedFraction, now + ev.Repair})
 			j.eng.Schedule(min(now+ev.Repair, sim.Forever-1), sim.PriorityNormal, j.onStragglerEnd)
 		}
+		j.mark(now, "fail-slow", ev.Category)
 		return
 	}
 	if ev.Repair > 0 && ev.Scope != failures.ScopeProcess {
@@ -176,18 +179,22 @@ func (j *Job) onFailure(ev failures.Event) {
 			j.eng.Schedule(min(now+ev.Repair, sim.Forever-1), sim.PriorityNormal, j.onRepaired)
 		}
 	}
+	lost := 0.0
 	switch j.state {
 	case Running:
+		lost = j.ckpt.uncommittedS
 		j.acc.recompute += j.ckpt.uncommittedS
 		j.ckpt.restart()
 	case Restarting:
 		j.eng.Cancel(j.pending)
 	default: // already stopped: the failure is handled with the current one
+		j.mark(now, "failure", ev.Category)
 		return
 	}
 	j.count.interruption(ev.Category)
 	j.state = Detecting
 	j.pending = j.eng.Schedule(now+j.uniform(j.cfg.DetectionMinS, j.cfg.DetectionMaxS), sim.PriorityNormal, j.onDetected)
+	j.markLost(now, "failure", ev.Category, lost)
 }
 
 func (j *Job) onRepaired(now sim.Time) {
@@ -196,11 +203,13 @@ func (j *Job) onRepaired(now sim.Time) {
 	if j.state == WaitingSpares {
 		j.tryRestart(now)
 	}
+	j.mark(now, "repaired", "")
 }
 
 func (j *Job) onDetected(now sim.Time) {
 	j.settle(now)
 	j.tryRestart(now)
+	j.mark(now, "detected", "")
 }
 
 // tryRestart fills every empty position from the spares and restarts, or
@@ -221,11 +230,13 @@ func (j *Job) onRestarted(now sim.Time) {
 	j.settle(now)
 	j.state = Running
 	j.ckpt.restart()
+	j.mark(now, "restarted", "")
 }
 
 func (j *Job) onStragglerEnd(now sim.Time) {
 	j.settle(now)
 	j.slow.expire(now)
+	j.mark(now, "straggler-end", "")
 }
 
 // uniform draws a duration uniform in [lo, hi] seconds (one Float64 always,

@@ -16,11 +16,19 @@ type cycle struct {
 	inWrite           bool
 	leftS             float64 // compute: work left in the interval; write: time left
 	uncommittedS      float64 // work since the last completed checkpoint
+	done              int64   // checkpoint writes completed
 }
 
 // restart begins a fresh compute interval with nothing uncommitted.
 func (c *cycle) restart() {
 	c.uncommittedS, c.inWrite, c.leftS = 0, false, c.intervalS
+}
+
+// committed books the checkpoint just written.
+func (c *cycle) committed(a *accounts) {
+	a.committed += c.uncommittedS
+	c.done++
+	c.restart()
 }
 
 // run advances the schedule by dt wall seconds at speed s, in closed form,
@@ -49,12 +57,12 @@ func (c *cycle) run(dt, s float64, a *accounts) {
 		}
 		dt -= c.leftS
 		a.checkpoint += c.leftS
-		a.committed += c.uncommittedS
-		c.restart()
+		c.committed(a)
 		// Whole cycles at once.
 		period := c.intervalS/s + c.writeS
 		if n := math.Floor(dt / period); n >= 1 {
 			a.committed += n * c.intervalS
+			c.done += int64(n)
 			a.checkpoint += n * c.writeS
 			a.slowdown += n * (c.intervalS/s - c.intervalS)
 			dt -= n * period

@@ -68,6 +68,7 @@ type Result struct {
 func (j *Job) Result() Result {
 	if !j.done {
 		j.settle(max(j.horizon, j.since))
+		j.mark(max(j.horizon, j.since), "end", "")
 		j.done = true
 	}
 	a := j.acc

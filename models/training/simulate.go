@@ -56,6 +56,8 @@ type Run struct {
 	// ended.
 	Events  uint64
 	Horizon sim.Time
+	// Trace is the job's timeline (Job.Trace): a point per event.
+	Trace []TracePoint
 }
 
 // Simulate runs one replication of s. The checkpoint policy sees the
@@ -93,7 +95,8 @@ func Simulate(s Spec) (Run, error) {
 	}
 	job.Start()
 	eng.Run(job.Horizon())
-	return Run{Result: job.Result(), Events: eng.Fired(), Horizon: job.Horizon()}, nil
+	res := job.Result()
+	return Run{Result: res, Events: eng.Fired(), Horizon: job.Horizon(), Trace: job.Trace()}, nil
 }
 
 // mergedSource yields fixed events and a generator's, in time order.

@@ -44,6 +44,10 @@
 // the limit. Sum and Mean are float sums: the same merge order gives identical
 // results, other orders agree up to float rounding.
 //
+// AddRamp records a linear ramp of n values a, a+b, …, a+b·(n−1) (the
+// inter-token gaps of a closed-form decode run) as n Adds would, at a cost
+// of O(1) per bucket the ramp spans whatever n.
+//
 // Values are not validated as user input: Add panics (with a "quantile:"
 // prefix) on NaN, negative or infinite values, which are bugs in the caller.
 // A Sketch is not safe for concurrent use.
