@@ -22,6 +22,10 @@ type GPU struct {
 	// NVLinkBytesPerS is the total (bidirectional) NVLink bandwidth per GPU
 	// in bytes/s; one direction is half of it.
 	NVLinkBytesPerS float64 `toml:"nvlink_bytes_per_s"`
+	// NICBytesPerS is the RDMA NIC bandwidth per GPU, one direction, in
+	// bytes/s (the scale-out network that carries KV between servers in
+	// disaggregated serving); 0: no RDMA NIC.
+	NICBytesPerS float64 `toml:"nic_bytes_per_s"`
 	// TDPWatts is the board power in watts.
 	TDPWatts float64 `toml:"tdp_watts"`
 	// DomainGPUs is the size of the NVLink domain the GPU ships in: 8 for an
@@ -35,7 +39,10 @@ type GPU struct {
 }
 
 // Built-in GPUs. CALIBRATION.md §3 (hardware table, S; dense = half of
-// NVIDIA's sparse figures). Prices: CALIBRATION.md §3 "Price per GPU-hour"
+// NVIDIA's sparse figures). NICs: one 400 Gb/s ConnectX-7 per GPU = 50e9
+// bytes/s each way (NVIDIA DGX H100/H200 and DGX B200 datasheets: "8x
+// single-port ConnectX-7 VPI, 400 Gb/s"; GB200 NVL72 compute trays: one
+// 400 Gb/s ConnectX-7 per GPU; no CALIBRATION.md row yet). Prices: CALIBRATION.md §3 "Price per GPU-hour"
 // (S, 2026): on-demand at the top of each quoted range, reserved at its
 // bottom (H100 $2.89–6.50, H200 $2.50–7.00); B200 and GB200 have no row and
 // are assumptions scaled from H100.
@@ -43,22 +50,22 @@ var builtinGPUs = []GPU{
 	// H100 SXM: 80 GB, 3.35 TB/s, 989 TF BF16, 1,979 TF FP8, 900 GB/s, 700 W.
 	// Price: $6.50, the seed's figure and the top of the $2.89–6.50 range.
 	{Name: "H100", HBMBytes: 80e9, HBMBytesPerS: 3.35e12, BF16FLOPS: 989e12, FP8FLOPS: 1979e12,
-		NVLinkBytesPerS: 900e9, TDPWatts: 700, DomainGPUs: 8, PricePerGPUHour: 6.50, ReservedPricePerGPUHour: 2.89},
+		NVLinkBytesPerS: 900e9, NICBytesPerS: 50e9, TDPWatts: 700, DomainGPUs: 8, PricePerGPUHour: 6.50, ReservedPricePerGPUHour: 2.89},
 	// H200 SXM: 141 GB, 4.8 TB/s. Price: $7.00, top of the $2.50–7.00 range
 	// (assumption: same tier choice as H100).
 	{Name: "H200", HBMBytes: 141e9, HBMBytesPerS: 4.8e12, BF16FLOPS: 989e12, FP8FLOPS: 1979e12,
-		NVLinkBytesPerS: 900e9, TDPWatts: 700, DomainGPUs: 8, PricePerGPUHour: 7.00, ReservedPricePerGPUHour: 2.50},
+		NVLinkBytesPerS: 900e9, NICBytesPerS: 50e9, TDPWatts: 700, DomainGPUs: 8, PricePerGPUHour: 7.00, ReservedPricePerGPUHour: 2.50},
 	// B200: 180 GB, 7.7 TB/s, 2,250 / 4,500 TF, 1.8 TB/s, 1,000 W. FP4 dense
 	// 9,000 TF (assumption: twice FP8, as NVIDIA's Blackwell datasheets give
 	// 18 PF sparse FP4 per B200).
 	// Price: assumption, $9.00 (no CALIBRATION.md row; ~1.4x H100).
 	{Name: "B200", HBMBytes: 180e9, HBMBytesPerS: 7.7e12, BF16FLOPS: 2250e12, FP8FLOPS: 4500e12, FP4FLOPS: 9000e12,
-		NVLinkBytesPerS: 1.8e12, TDPWatts: 1000, DomainGPUs: 8, PricePerGPUHour: 9.00, ReservedPricePerGPUHour: 4.00},
+		NVLinkBytesPerS: 1.8e12, NICBytesPerS: 50e9, TDPWatts: 1000, DomainGPUs: 8, PricePerGPUHour: 9.00, ReservedPricePerGPUHour: 4.00},
 	// GB200 per GPU in an NVL72 rack: 186 GB, 8 TB/s, 2,500 / 5,000 TF,
 	// 1.8 TB/s, 1,200 W. FP4 dense 10,000 TF (assumption: twice FP8).
 	// Price: assumption, $10.50 (no CALIBRATION.md row).
 	{Name: "GB200", HBMBytes: 186e9, HBMBytesPerS: 8e12, BF16FLOPS: 2500e12, FP8FLOPS: 5000e12, FP4FLOPS: 10000e12,
-		NVLinkBytesPerS: 1.8e12, TDPWatts: 1200, DomainGPUs: 72, PricePerGPUHour: 10.50, ReservedPricePerGPUHour: 4.67},
+		NVLinkBytesPerS: 1.8e12, NICBytesPerS: 50e9, TDPWatts: 1200, DomainGPUs: 72, PricePerGPUHour: 10.50, ReservedPricePerGPUHour: 4.67},
 }
 
 // LLM describes a dense decoder-only transformer.
@@ -159,6 +166,7 @@ func (g *GPU) Validate(prefix string, ps *config.Problems) {
 	ps.Positive(config.Key(prefix, "fp8_flops"), g.FP8FLOPS)
 	ps.NonNegative(config.Key(prefix, "fp4_flops"), g.FP4FLOPS)
 	ps.Positive(config.Key(prefix, "nvlink_bytes_per_s"), g.NVLinkBytesPerS)
+	ps.NonNegative(config.Key(prefix, "nic_bytes_per_s"), g.NICBytesPerS)
 	ps.NonNegative(config.Key(prefix, "tdp_watts"), g.TDPWatts)
 	ps.PositiveInt(config.Key(prefix, "domain_gpus"), g.DomainGPUs)
 	ps.NonNegative(config.Key(prefix, "price_per_gpu_hour"), g.PricePerGPUHour)

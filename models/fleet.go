@@ -146,6 +146,9 @@ type Fleet struct {
 	*intake
 
 	Rec *Recorder
+	// Disagg is the decode pool and KV handoff of a disaggregated fleet
+	// (EnableDisagg); nil when co-located.
+	Disagg *Disagg
 }
 
 // NewFleet builds the fleet; problems in the configuration (unknown names,
@@ -215,6 +218,9 @@ func (f *Fleet) Finish(end sim.Time) {
 	}
 	for _, r := range f.Fallback {
 		r.Finish(end)
+	}
+	if f.Disagg != nil {
+		f.Disagg.finish(end)
 	}
 }
 
