@@ -56,6 +56,9 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if err != nil {
 		return nil, err
 	}
+	if err := enableDisagg(fleet, sc, cluster); err != nil {
+		return nil, err
+	}
 	pol, err := policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streams.Retry))
 	if err != nil {
 		return nil, err

@@ -58,6 +58,9 @@ type Scenario struct {
 	// Failures are stochastic hardware and software failures from a
 	// calibrated profile ([failures]); off by default.
 	Failures faults.Config `toml:"failures"`
+	// Disagg splits the fleet into a prefill pool ([cluster]) and a decode
+	// pool joined by KV transfers ([disagg]); off by default.
+	Disagg DisaggScenario `toml:"disagg"`
 	GPUs     []models.GPU  `toml:"gpus"`
 	Models   []models.LLM  `toml:"models"`
 
@@ -185,6 +188,7 @@ func DefaultScenario() Scenario {
 		Router:   policies.DefaultRouterConfig(),
 		Policies: policies.DefaultResilienceConfig(),
 		Workload: workloads.DefaultConfig(),
+		Disagg:   DefaultDisaggScenario(),
 	}
 }
 
@@ -363,6 +367,7 @@ func (s *Scenario) loadProfiles(ps *config.Problems) {
 	}{
 		{"cluster.replica.perf.profile", s.Cluster.Replica.Perf},
 		{"fallback.replica.perf.profile", s.Fallback.Replica.Perf},
+		{"disagg.decode.replica.perf.profile", s.Disagg.Decode.Replica.Perf},
 	} {
 		if !c.spec.IsPath() {
 			continue
@@ -452,6 +457,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	if s.Fallback.Enabled {
 		s.Fallback.FleetConfig.Validate(s.Catalog(), "fallback", ps)
 	}
+	s.validateDisagg(ps)
 	if s.Rollout.Enabled {
 		s.Rollout.Validate("rollout", s.Cluster.Replicas, ps)
 		policies.RolloutJudges.Validate("rollout.judge", s.Rollout.Judge, ps)

@@ -29,6 +29,7 @@ type Summary struct {
 	Cost       Cost             `json:"cost"`
 	Resilience Resilience       `json:"resilience"`
 	Failures   *FailureStats    `json:"failures,omitempty"`
+	Disagg     *DisaggSummary   `json:"disagg,omitempty"`
 	Sim        SimStats         `json:"sim"`
 	Failed     map[string]int64 `json:"failed_by_reason,omitempty"`
 }
@@ -385,6 +386,7 @@ func Summarize(r *Result) *Summary {
 	if len(rec.FailedBy) > 0 {
 		s.Failed = rec.FailedBy
 	}
+	summarizeDisagg(s, r)
 	return s
 }
 
