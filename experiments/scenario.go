@@ -61,6 +61,7 @@ type Scenario struct {
 	// Disagg splits the fleet into a prefill pool ([cluster]) and a decode
 	// pool joined by KV transfers ([disagg]); off by default.
 	Disagg DisaggScenario `toml:"disagg"`
+
 	GPUs     []models.GPU  `toml:"gpus"`
 	Models   []models.LLM  `toml:"models"`
 
