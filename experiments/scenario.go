@@ -58,12 +58,12 @@ type Scenario struct {
 	// Failures are stochastic hardware and software failures from a
 	// calibrated profile ([failures]); off by default.
 	Failures faults.Config `toml:"failures"`
+	GPUs     []models.GPU  `toml:"gpus"`
+	Models   []models.LLM  `toml:"models"`
+
 	// Disagg splits the fleet into a prefill pool ([cluster]) and a decode
 	// pool joined by KV transfers ([disagg]); off by default.
 	Disagg DisaggScenario `toml:"disagg"`
-
-	GPUs     []models.GPU  `toml:"gpus"`
-	Models   []models.LLM  `toml:"models"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
