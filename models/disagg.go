@@ -52,6 +52,14 @@ type DisaggConfig struct {
 	// otherwise), "nvlink" (every pair must share a domain) or "rdma"
 	// (always over the NICs).
 	Link string `toml:"link"`
+	// Layerwise streams each layer's KV as soon as the prefill has computed
+	// it (DistServe, Mooncake), so the transfer overlaps the prefill and
+	// only the last layer's share is left when it ends. It applies when a
+	// decode replica has room at the prefill's end (the reservation is then
+	// taken to have been made at its start: an optimistic assumption for
+	// decode memory); a request that waited for room sends after the wait.
+	// Default false.
+	Layerwise bool `toml:"layerwise"`
 	// Decode is the decode pool: the keys of [cluster]. Its gpu, model and
 	// tp default to the cluster's; model must be the cluster's.
 	Decode FleetConfig `toml:"decode"`
@@ -268,7 +276,11 @@ type TransferRecord struct {
 	Bytes           float64
 	BytesPerS       float64
 	Ready           sim.Time // when both ends were reserved for it
-	Start, End      sim.Time
+	// PrefillStart is when its prefill began; a layer-wise transfer may
+	// start before Ready, never before PrefillStart.
+	PrefillStart sim.Time
+	Layerwise    bool
+	Start, End   sim.Time
 }
 
 // wireBytesPerToken is the KV bytes per prompt token a transfer moves: the

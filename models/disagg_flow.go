@@ -28,6 +28,8 @@ type Disagg struct {
 	decUsable  int64 // blocks a decode replica can ever give one request
 	avail      []bool
 	wirePerTok float64
+	layerwise  bool
+	layers     int
 
 	live    map[*Copy]*handoff
 	held    [][]*handoff // per prefill replica: handoffs holding KV there
@@ -71,6 +73,7 @@ type handoff struct {
 	bps        float64
 	cached     int32
 	preempts   int32
+	layerwise  bool
 
 	arrival, sched, prefDone, reserved, start, landed sim.Time
 }
@@ -107,6 +110,7 @@ func (f *Fleet) EnableDisagg(cat *Catalog, cfg DisaggConfig, cluster FleetConfig
 	d := &Disagg{eng: p.eng, gw: g, pool: p, router: router, topo: newDisaggTopology(cluster, gp, dc, gd, cfg.Link),
 		DecodeGPUs: m * dc.TP, decStates: make([]ReplicaState, m), decBase: n + len(g.Fallback),
 		decBlock: int64(dc.Replica.BlockTokens), avail: make([]bool, m), wirePerTok: wireBytesPerToken(llm, cluster, dc),
+		layerwise: cfg.Layerwise, layers: max(llm.Layers, 1),
 		live: map[*Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m),
 		Split: TTFTSplit{PrefillQueue: quantile.New(), Prefill: quantile.New(), DecodeWait: quantile.New(),
 			Transfer: quantile.New(), DecodeFirst: quantile.New()}}
@@ -504,8 +508,21 @@ func (d *Disagg) startTransfer(h *handoff, j int, now sim.Time) {
 	h.link = k
 	h.bps = d.topo.bytesPerS(k)
 	h.bytes = d.wirePerTok * float64(h.c.Req.InputTokens)
-	start := max(now, d.sendFree[k][h.pre], d.recvFree[k][j])
-	end := start + sim.Time(math.Ceil(h.bytes/h.bps*1e9))
+	wire := sim.Time(math.Ceil(h.bytes / h.bps * 1e9))
+	ready := now
+	h.layerwise = false
+	if d.layerwise && h.reserved == h.prefDone {
+		// Layer-wise: the layers before the last could have been on the
+		// wire since the prefill began, if both ends were free then (a
+		// link end is free after its sendFree/recvFree: every transfer
+		// reserved on it ends by then, so starting in the past overlaps
+		// none of them).
+		h.layerwise = true
+		last := sim.Time(math.Ceil(float64(wire) / float64(d.layers)))
+		ready = max(h.sched, now-(wire-last))
+	}
+	start := max(ready, d.sendFree[k][h.pre], d.recvFree[k][j])
+	end := start + wire
 	d.sendFree[k][h.pre], d.recvFree[k][j] = end, end
 	d.Stats.LinkBusyNs[k] += int64(end - start)
 	h.start = start
@@ -523,7 +540,7 @@ func (d *Disagg) land(h *handoff, now sim.Time) {
 	d.Stats.BytesByLink[h.link] += h.bytes
 	if d.OnTransfer != nil {
 		d.OnTransfer(TransferRecord{Prefill: h.pre, Decode: h.dec, Link: h.link, Bytes: h.bytes, BytesPerS: h.bps,
-			Ready: h.reserved, Start: h.start, End: now})
+			Ready: h.reserved, PrefillStart: h.sched, Layerwise: h.layerwise, Start: h.start, End: now})
 	}
 	r := d.Decode[h.dec]
 	if !r.Up() || r.kv != h.decKV {
