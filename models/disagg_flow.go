@@ -45,6 +45,7 @@ type Disagg struct {
 
 	heldBlocks int64
 	heldT      sim.Time
+	out        Outcome // the Outcome of the CopyDone call under way
 
 	Stats DisaggStats
 	Split TTFTSplit
@@ -69,6 +70,7 @@ type handoff struct {
 	resBlocks  int64
 	pendBlocks int64
 	ev         sim.EventID
+	onLand     sim.Action // land(this), bound once per record
 	bytes      float64
 	bps        float64
 	cached     int32
@@ -232,12 +234,14 @@ func (d *Disagg) newHandoff() *handoff {
 		d.spare = d.spare[:n-1]
 		return h
 	}
-	return &handoff{heldPos: -1}
+	h := &handoff{heldPos: -1}
+	h.onLand = func(at sim.Time) { d.land(h, at) }
+	return h
 }
 
 func (d *Disagg) recycle(h *handoff) {
-	entries := h.entries[:0]
-	*h = handoff{entries: entries, heldPos: -1}
+	entries, onLand := h.entries[:0], h.onLand
+	*h = handoff{entries: entries, heldPos: -1, onLand: onLand}
 	d.spare = append(d.spare, h)
 }
 
@@ -363,7 +367,7 @@ func (d *Disagg) CopyDone(c *Copy, o *Outcome) {
 		d.dispatch(h, now)
 		return
 	}
-	out := Outcome{Copy: c, Req: o.Req, Replica: o.Replica, Enqueued: o.Enqueued, Scheduled: h.sched,
+	d.out = Outcome{Copy: c, Req: o.Req, Replica: o.Replica, Enqueued: o.Enqueued, Scheduled: h.sched,
 		FirstToken: o.FirstToken, Finished: o.Finished, CachedTokens: h.cached, Preemptions: h.preempts + o.Preemptions}
 	s := &d.Split
 	s.PrefillQueue.Add((h.sched - h.arrival).Milliseconds())
@@ -372,7 +376,7 @@ func (d *Disagg) CopyDone(c *Copy, o *Outcome) {
 	s.Transfer.Add((h.landed - h.reserved).Milliseconds())
 	s.DecodeFirst.Add((o.FirstToken - h.landed).Milliseconds())
 	d.drop(h, now)
-	d.gw.CopyDone(c, &out)
+	d.gw.CopyDone(c, &d.out)
 	d.pump(now)
 }
 
@@ -527,7 +531,7 @@ func (d *Disagg) startTransfer(h *handoff, j int, now sim.Time) {
 	d.Stats.LinkBusyNs[k] += int64(end - start)
 	h.start = start
 	h.state = hsTransfer
-	h.ev = d.eng.Schedule(end, sim.PriorityNormal, func(at sim.Time) { d.land(h, at) })
+	h.ev = d.eng.Schedule(end, sim.PriorityNormal, h.onLand)
 }
 
 // land ends h's transfer: the prefill replica frees its copy and the
