@@ -1,9 +1,13 @@
 package experiments
 
 import (
+	"fmt"
+
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/streams"
+	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -16,7 +20,17 @@ type DisaggScenario struct {
 	// those with room for its KV ([disagg.router], the keys of [router]).
 	// Default "least-outstanding".
 	Router policies.RouterConfig `toml:"router"`
+	// Faults are scripted faults on decode replicas ([[disagg.faults]], the
+	// keys of [[faults]] with replica indexing the decode pool), in the
+	// modes DecodeFaultModes. A decode replica that fails loses its
+	// requests' KV; they are prefilled again. No health probe watches the
+	// decode pool yet: a hang needs duration_s > 0, and a crash with
+	// restart_s = 0 stays down.
+	Faults []faults.Scripted `toml:"faults"`
 }
+
+// DecodeFaultModes are the scripted fault modes a decode replica takes.
+var DecodeFaultModes = []string{faults.Fail, faults.Hang, faults.OOM, faults.Slow}
 
 // DefaultDisaggScenario is [disagg] with every default (off).
 func DefaultDisaggScenario() DisaggScenario {
@@ -49,11 +63,83 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 	if s.Rollout.Enabled {
 		ps.Add("disagg.enabled", "cannot be combined with [rollout] yet")
 	}
+	for i := range d.Faults {
+		fc := &d.Faults[i]
+		key := fmt.Sprintf("disagg.faults.%d", i)
+		fc.Validate(key, d.Decode.Replicas, ps)
+		ok := false
+		for _, m := range DecodeFaultModes {
+			ok = ok || fc.Mode == m
+		}
+		if !ok {
+			ps.Add(config.Key(key, "mode"), "a decode replica takes one of %v for now, found %q", DecodeFaultModes, fc.Mode)
+		}
+		if fc.Mode == faults.Hang && !(fc.DurationS > 0) {
+			ps.Add(config.Key(key, "duration_s"), "a decode replica's hang needs a duration > 0 (no probe watches the decode pool), found %v", fc.DurationS)
+		}
+	}
+}
+
+// applyDisaggFaultDefaults gives each [[disagg.faults]] table the defaults
+// of the keys it does not set, as applyFaultDefaults does for [[faults]].
+func applyDisaggFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
+	def := faults.DefaultScripted()
+	for i := range sc.Disagg.Faults {
+		f := &sc.Disagg.Faults[i]
+		has := func(k string) bool { return doc != nil && doc.Has(fmt.Sprintf("disagg.faults.%d.%s", i, k)) }
+		if !has("factor") {
+			f.Factor = def.Factor
+		}
+		if !has("restart_s") {
+			f.RestartS = def.RestartS
+		}
+		if !has("cold_start_s") {
+			f.ColdStartS = def.ColdStartS
+		}
+	}
+}
+
+// injectDecodeFault schedules scripted fault fc on decode replica r.
+func injectDecodeFault(eng *sim.Engine, r *models.Replica, fc faults.Scripted) {
+	at := sim.FromSeconds(fc.AtS)
+	switch fc.Mode {
+	case faults.Fail, faults.OOM:
+		reason := models.FailCrashed
+		if fc.Mode == faults.OOM {
+			reason = models.FailOOM
+		}
+		cold := sim.FromSeconds(fc.ColdStartS)
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
+			if !r.Up() {
+				return
+			}
+			r.Fail(now, reason)
+			if fc.RestartS > 0 {
+				eng.Schedule(now+sim.FromSeconds(fc.RestartS), sim.PriorityFailure, func(t sim.Time) {
+					if !r.Up() && !r.Recovering() {
+						r.Recover(t, cold, nil)
+					}
+				})
+			}
+		})
+	case faults.Hang:
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { r.Hang(now) })
+		eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(now sim.Time) {
+			if r.Hung() {
+				r.Unhang(now)
+			}
+		})
+	case faults.Slow:
+		eng.Schedule(at, sim.PriorityFailure, func(sim.Time) { r.SetSlow(fc.Factor) })
+		if fc.DurationS > 0 {
+			eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
+		}
+	}
 }
 
 // enableDisagg makes fleet disaggregated when the scenario says so;
 // cluster is the prefill pool as built.
-func enableDisagg(fleet *models.Fleet, sc *Scenario, cluster models.FleetConfig) error {
+func enableDisagg(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, cluster models.FleetConfig) error {
 	d := sc.Disagg
 	if !d.Enabled {
 		return nil
@@ -63,7 +149,13 @@ func enableDisagg(fleet *models.Fleet, sc *Scenario, cluster models.FleetConfig)
 	if err != nil {
 		return err
 	}
-	return fleet.EnableDisagg(sc.Catalog(), d.DisaggConfig, cluster, router, "disagg")
+	if err := fleet.EnableDisagg(sc.Catalog(), d.DisaggConfig, cluster, router, "disagg"); err != nil {
+		return err
+	}
+	for _, fc := range d.Faults {
+		injectDecodeFault(eng, fleet.Disagg.Decode[fc.Replica], fc)
+	}
+	return nil
 }
 
 // DisaggSummary is summary.json's "disagg" block (disaggregated fleets

@@ -114,3 +114,57 @@ func TestPDDisaggregationDirection(t *testing.T) {
 	require.Greater(t, dis.LatencyMs.TTFT.P50, co.LatencyMs.TTFT.P50, "the extra hop shows in the median TTFT")
 	require.False(t, math.IsNaN(dis.Disagg.KVBytesMoved))
 }
+
+// TestDisaggDecodeFaults: a decode replica that crashes in a scenario
+// ([[disagg.faults]]) loses its requests' KV; they are prefilled again
+// (counted as waste) and complete; the run is deterministic. A mode the
+// decode pool does not take yet is refused at its line.
+func TestDisaggDecodeFaults(t *testing.T) {
+	src := `name = "pd-faults"
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 2
+[workload]
+kind = "synthetic"
+duration_s = 60
+[workload.arrival]
+rate_per_s = 10
+[workload.input]
+dist = "lognormal"
+mean = 2048
+p99 = 6000
+[workload.output]
+dist = "lognormal"
+mean = 400
+p99 = 1200
+[disagg]
+enabled = true
+[disagg.decode]
+replicas = 2
+[[disagg.faults]]
+at_s = 20
+replica = 1
+mode = "%MODE%"
+restart_s = 5
+cold_start_s = 10
+`
+	sc, err := Parse("pd.toml", []byte(strings.Replace(src, "%MODE%", "fail", 1)))
+	require.NoError(t, err)
+	var outs [2]string
+	for k := range outs {
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		s := Summarize(res)
+		require.Equal(t, s.Requests.Arrived, s.Requests.Completed, "every request completes")
+		require.Positive(t, s.Disagg.RePrefills, "the crash lost KV")
+		require.Equal(t, s.Disagg.Transfers, s.Requests.Completed+s.Disagg.RePrefills, "a re-prefilled request transfers twice")
+		js, err := s.MarshalJSON()
+		require.NoError(t, err)
+		outs[k] = string(js)
+	}
+	require.Equal(t, outs[0], outs[1])
+	_, err = Parse("pd.toml", []byte(strings.Replace(src, "%MODE%", "maintenance", 1)))
+	require.ErrorContains(t, err, `pd.toml:27: disagg.faults.0.mode: a decode replica takes one of`)
+}

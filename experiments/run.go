@@ -56,7 +56,7 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if err != nil {
 		return nil, err
 	}
-	if err := enableDisagg(fleet, sc, cluster); err != nil {
+	if err := enableDisagg(eng, fleet, sc, cluster); err != nil {
 		return nil, err
 	}
 	pol, err := policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streams.Retry))

@@ -278,6 +278,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 		sc.Name = baseName(filename)
 	}
 	applyFaultDefaults(&sc, doc)
+	applyDisaggFaultDefaults(&sc, doc)
 	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays
 	resolveTrace(&sc.Workload.Trace, baseDir)
 	var ps config.Problems
