@@ -10,6 +10,7 @@ import (
 	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/sim/quantile"
 )
 
 // DisaggScenario is a scenario's [disagg] table: disaggregated prefill and
@@ -158,6 +159,21 @@ func enableDisagg(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, cluster mo
 	return nil
 }
 
+// ttftStages names the stages of a disaggregated fleet's TTFT, in order
+// (summary.json's disagg.ttft_split_ms keys; cdf.csv's ttft_STAGE metrics).
+var ttftStages = []string{"prefill_queue", "prefill", "decode_wait", "transfer", "decode_first"}
+
+// ttftSplitSketches is the run's TTFT stage sketches by stage, nil when
+// co-located.
+func ttftSplitSketches(r *Result) map[string]*quantile.Sketch {
+	if r.Fleet == nil || r.Fleet.Disagg == nil {
+		return nil
+	}
+	sp := r.Fleet.Disagg.Split
+	return map[string]*quantile.Sketch{"prefill_queue": sp.PrefillQueue, "prefill": sp.Prefill,
+		"decode_wait": sp.DecodeWait, "transfer": sp.Transfer, "decode_first": sp.DecodeFirst}
+}
+
 // DisaggSummary is summary.json's "disagg" block (disaggregated fleets
 // only). With it, fleet.gpus and cost count both pools; fleet.mfu,
 // fleet.busy_fraction, kv and prefix_cache are the prefill pool's.
@@ -221,7 +237,6 @@ func summarizeDisagg(s *Summary, r *Result) {
 	}
 	n := float64(len(d.Decode))
 	st := d.Stats
-	sp := d.Split
 	out := &DisaggSummary{Link: dc.Link, PrefillGPUs: s.Fleet.GPUs, DecodeGPU: dc.Decode.GPU, DecodeTP: dc.Decode.TP,
 		DecodeReplicas: dc.Decode.Replicas, DecodeGPUs: d.DecodeGPUs,
 		Transfers: st.Transfers, KVBytesMoved: round6(st.BytesMoved),
@@ -231,8 +246,10 @@ func summarizeDisagg(s *Summary, r *Result) {
 		RePrefills: st.RePrefills, RePrefillTokens: st.RePrefillTokens, Rerouted: st.Rerouted,
 		DecodeKVUtilization: round6(ratio(used, total)), DecodeBusyFraction: round6(ratio(busy, n*end)),
 		DecodePreemptions: preempt,
-		TTFTSplitMs: map[string]Dist{"prefill_queue": dist(sp.PrefillQueue), "prefill": dist(sp.Prefill),
-			"decode_wait": dist(sp.DecodeWait), "transfer": dist(sp.Transfer), "decode_first": dist(sp.DecodeFirst)}}
+		TTFTSplitMs:       map[string]Dist{}}
+	for st, sk := range ttftSplitSketches(r) {
+		out.TTFTSplitMs[st] = dist(sk)
+	}
 	s.Disagg = out
 
 	// Cost: the decode pool pays its GPU's price for the tier (the

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/stretchr/testify/require"
 )
 
@@ -167,4 +168,35 @@ cold_start_s = 10
 	require.Equal(t, outs[0], outs[1])
 	_, err = Parse("pd.toml", []byte(strings.Replace(src, "%MODE%", "maintenance", 1)))
 	require.ErrorContains(t, err, `pd.toml:27: disagg.faults.0.mode: a decode replica takes one of`)
+}
+
+// TestDisaggCDFAndMerge: cdf.csv carries a disaggregated arm's TTFT stages,
+// and a sharded run's part file brings them back unchanged.
+func TestDisaggCDFAndMerge(t *testing.T) {
+	sc, err := LoadBuiltin("pd-disaggregation")
+	require.NoError(t, err)
+	sc, err = sc.Derive(OverrideOverlay("run.replications", "2"), OverrideOverlay("workload.duration_s", "30"))
+	require.NoError(t, err)
+	arms, err := ArmsFromScenario(sc)
+	require.NoError(t, err)
+	reps, err := RunReplications(arms[1].Scenario, RunOptions{Workers: 1})
+	require.NoError(t, err)
+	cdf := func(reps []*RepResult) string {
+		tb := results.NewTable(results.CDFFile, nil, nil)
+		NewArmResult("disagg", reps).CDFRows(tb)
+		return string(tb.Bytes())
+	}
+	want := cdf(reps)
+	for _, st := range ttftStages {
+		require.Contains(t, want, "disagg,ttft_"+st+",")
+	}
+	dir := t.TempDir()
+	path, err := NewPart("run", Shard{1, 1}, sc.Name, []string{"disagg"}, [][]*RepResult{reps}).Write(dir)
+	require.NoError(t, err)
+	_, merged, err := ReadParts([]string{path})
+	require.NoError(t, err)
+	require.Equal(t, want, cdf(merged[0]))
+	co, err := RunReplications(arms[0].Scenario, RunOptions{Workers: 1})
+	require.NoError(t, err)
+	require.NotContains(t, cdf(co), "ttft_transfer", "co-located arms have no stages")
 }

@@ -57,15 +57,17 @@ type Part struct {
 
 // PartJob is one replication's results.
 type PartJob struct {
-	Scenario    int                    `json:"scenario"`
-	Replication int                    `json:"replication"`
-	Seed        uint64                 `json:"seed"`
-	Summary     *Summary               `json:"summary"`
-	TTFT        *quantile.Sketch       `json:"ttft,omitempty"`
-	TPOT        *quantile.Sketch       `json:"tpot,omitempty"`
-	E2E         *quantile.Sketch       `json:"e2e,omitempty"`
-	Samples     []models.Sample        `json:"samples,omitempty"`
-	Timeline    []faults.TimelinePoint `json:"timeline,omitempty"`
+	Scenario    int              `json:"scenario"`
+	Replication int              `json:"replication"`
+	Seed        uint64           `json:"seed"`
+	Summary     *Summary         `json:"summary"`
+	TTFT        *quantile.Sketch `json:"ttft,omitempty"`
+	TPOT        *quantile.Sketch `json:"tpot,omitempty"`
+	E2E         *quantile.Sketch `json:"e2e,omitempty"`
+	// TTFTSplit: a disaggregated fleet's TTFT stages (RepResult.TTFTSplit).
+	TTFTSplit map[string]*quantile.Sketch `json:"ttft_split,omitempty"`
+	Samples   []models.Sample             `json:"samples,omitempty"`
+	Timeline  []faults.TimelinePoint      `json:"timeline,omitempty"`
 }
 
 const partVersion = 1
@@ -81,7 +83,7 @@ func NewPart(kind string, sh Shard, scenario string, names []string, results [][
 				continue
 			}
 			p.Jobs = append(p.Jobs, PartJob{Scenario: s, Replication: i, Seed: r.Seed, Summary: r.Summary,
-				TTFT: r.TTFT, TPOT: r.TPOT, E2E: r.E2E, Samples: r.Samples, Timeline: r.Timeline})
+				TTFT: r.TTFT, TPOT: r.TPOT, E2E: r.E2E, TTFTSplit: r.TTFTSplit, Samples: r.Samples, Timeline: r.Timeline})
 		}
 	}
 	return p
@@ -154,7 +156,7 @@ func ReadParts(paths []string) (*Part, [][]*RepResult, error) {
 				return nil, nil, fmt.Errorf("merge: %s: job (%d, %d) out of range or repeated", path, j.Scenario, j.Replication)
 			}
 			results[j.Scenario][j.Replication] = &RepResult{Index: j.Replication, Seed: j.Seed, Summary: j.Summary,
-				TTFT: j.TTFT, TPOT: j.TPOT, E2E: j.E2E, Samples: j.Samples, Timeline: j.Timeline}
+				TTFT: j.TTFT, TPOT: j.TPOT, E2E: j.E2E, TTFTSplit: j.TTFTSplit, Samples: j.Samples, Timeline: j.Timeline}
 		}
 	}
 	var missing []string
