@@ -139,7 +139,7 @@ replicas = 4
 }
 
 // BenchmarkPeakRSS10MDisagg is BenchmarkPeakRSS10M on a disaggregated
-// fleet (32 prefill : 32 decode). Run it alone:
+// fleet (48 prefill : 16 decode, about the prefill load of BenchmarkPeakRSS10M's 64 co-located). Run it alone:
 //
 //	go test ./experiments -run '^$' -bench PeakRSS10MDisagg -benchtime 1x
 func BenchmarkPeakRSS10MDisagg(b *testing.B) {
@@ -148,11 +148,11 @@ func BenchmarkPeakRSS10MDisagg(b *testing.B) {
 gpu = "H100"
 model = "llama-3-8b"
 tp = 1
-replicas = 32
+replicas = 48
 [disagg]
 enabled = true
 [disagg.decode]
-replicas = 32
+replicas = 16
 [workload]
 max_requests = 10000000
 duration_s = 0

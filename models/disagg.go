@@ -29,8 +29,9 @@ import (
 //     admissions.
 //  4. The KV moves over NVLink when both replicas are in one NVLink domain,
 //     else over the GPUs' RDMA NICs; every replica's send and receive side
-//     of each link kind is a FIFO queue (a transfer starts when both ends
-//     are free), so concurrent transfers contend.
+//     of each link kind is a FIFO queue serving bytes at its line rate, and
+//     a transfer is done when both of its ends have served it, so
+//     concurrent transfers contend at either end.
 //  5. When it lands, the prefill replica frees its copy and the request
 //     joins the decode replica's queue with its prompt KV in place (only
 //     the last prompt token is computed again, for its logits, as on a
@@ -236,8 +237,8 @@ type DisaggStats struct {
 	// ByLink is transfers and bytes per link kind (LinkName).
 	TransfersByLink [nLinks]int64
 	BytesByLink     [nLinks]float64
-	// LinkBusyNs is the time each link kind's queues were transferring,
-	// summed over replicas' send sides.
+	// LinkBusyNs is the time each link kind's send sides were busy,
+	// summed over replicas (each transfer's bytes over its bandwidth).
 	LinkBusyNs [nLinks]int64
 	// Backpressured is requests whose prefill output had to wait for a
 	// decode replica with free KV; WaitingPeak the most waiting at once;
@@ -280,7 +281,10 @@ type TransferRecord struct {
 	// start before Ready, never before PrefillStart.
 	PrefillStart sim.Time
 	Layerwise    bool
-	Start, End   sim.Time
+	// SendStart and RecvStart are when the sending and the receiving end
+	// began serving its bytes (each for Bytes/BytesPerS); End is when both
+	// had.
+	SendStart, RecvStart, End sim.Time
 }
 
 // wireBytesPerToken is the KV bytes per prompt token a transfer moves: the

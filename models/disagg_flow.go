@@ -38,6 +38,8 @@ type Disagg struct {
 	waiting int
 	pending []int64 // per decode replica: blocks of landed requests not admitted yet
 	// sendFree and recvFree are when each replica's side of each link kind
+	// has served the bytes queued on it (each end is a FIFO queue serving at
+	// its line rate; a transfer is done when both its ends have served it)
 	// is free: a transfer queues for both ends.
 	sendFree, recvFree [nLinks][]sim.Time
 	spare              []*handoff
@@ -77,7 +79,8 @@ type handoff struct {
 	preempts   int32
 	layerwise  bool
 
-	arrival, sched, prefDone, reserved, start, landed sim.Time
+	arrival, sched, prefDone, reserved, landed sim.Time
+	sendAt, recvAt                             sim.Time // when each end began serving it
 }
 
 // Handoff states.
@@ -525,11 +528,15 @@ func (d *Disagg) startTransfer(h *handoff, j int, now sim.Time) {
 		last := sim.Time(math.Ceil(float64(wire) / float64(d.layers)))
 		ready = max(h.sched, now-(wire-last))
 	}
-	start := max(ready, d.sendFree[k][h.pre], d.recvFree[k][j])
-	end := start + wire
-	d.sendFree[k][h.pre], d.recvFree[k][j] = end, end
-	d.Stats.LinkBusyNs[k] += int64(end - start)
-	h.start = start
+	// Each end serves the transfer's bytes after what is queued on it; the
+	// transfer is done when both have (a work-conserving queue per end:
+	// neither end idles while the other is busy, as a switch buffers).
+	sendAt := max(ready, d.sendFree[k][h.pre])
+	recvAt := max(ready, d.recvFree[k][j])
+	d.sendFree[k][h.pre], d.recvFree[k][j] = sendAt+wire, recvAt+wire
+	end := max(sendAt, recvAt) + wire
+	d.Stats.LinkBusyNs[k] += int64(wire)
+	h.sendAt, h.recvAt = sendAt, recvAt
 	h.state = hsTransfer
 	h.ev = d.eng.Schedule(end, sim.PriorityNormal, h.onLand)
 }
@@ -544,7 +551,7 @@ func (d *Disagg) land(h *handoff, now sim.Time) {
 	d.Stats.BytesByLink[h.link] += h.bytes
 	if d.OnTransfer != nil {
 		d.OnTransfer(TransferRecord{Prefill: h.pre, Decode: h.dec, Link: h.link, Bytes: h.bytes, BytesPerS: h.bps,
-			Ready: h.reserved, PrefillStart: h.sched, Layerwise: h.layerwise, Start: h.start, End: now})
+			Ready: h.reserved, PrefillStart: h.sched, Layerwise: h.layerwise, SendStart: h.sendAt, RecvStart: h.recvAt, End: now})
 	}
 	r := d.Decode[h.dec]
 	if !r.Up() || r.kv != h.decKV {

@@ -163,16 +163,18 @@ func checkTransfers(t *testing.T, recs []TransferRecord, layers int) {
 	ends := map[string][]iv{}
 	for _, r := range recs {
 		wire := sim.Time(math.Ceil(r.Bytes / r.BytesPerS * 1e9))
-		require.GreaterOrEqual(t, r.End-r.Start, wire, "no transfer faster than its link")
+		start := max(r.SendStart, r.RecvStart)
+		require.GreaterOrEqual(t, r.End-start, wire, "no transfer faster than its link")
 		if r.Layerwise {
 			require.Positive(t, layers)
-			require.GreaterOrEqual(t, r.Start, r.PrefillStart)
+			require.GreaterOrEqual(t, min(r.SendStart, r.RecvStart), r.PrefillStart)
 			require.GreaterOrEqual(t, r.End, r.Ready+sim.Time(math.Ceil(float64(wire)/float64(layers))))
 		} else {
-			require.GreaterOrEqual(t, r.Start, r.Ready)
+			require.GreaterOrEqual(t, min(r.SendStart, r.RecvStart), r.Ready)
+			require.GreaterOrEqual(t, r.End-r.Ready, wire, "no transfer faster than its link")
 		}
-		ends[fmt.Sprint("send", r.Link, r.Prefill)] = append(ends[fmt.Sprint("send", r.Link, r.Prefill)], iv{r.Start, r.End})
-		ends[fmt.Sprint("recv", r.Link, r.Decode)] = append(ends[fmt.Sprint("recv", r.Link, r.Decode)], iv{r.Start, r.End})
+		ends[fmt.Sprint("send", r.Link, r.Prefill)] = append(ends[fmt.Sprint("send", r.Link, r.Prefill)], iv{r.SendStart, r.SendStart + wire})
+		ends[fmt.Sprint("recv", r.Link, r.Decode)] = append(ends[fmt.Sprint("recv", r.Link, r.Decode)], iv{r.RecvStart, r.RecvStart + wire})
 	}
 	for k, l := range ends {
 		sort.Slice(l, func(i, j int) bool { return l[i].a < l[j].a })
