@@ -83,6 +83,7 @@ type Replica struct {
 	// prefillOnly on its prefill pool's, which serve one output token.
 	disagg      *Disagg
 	prefillOnly bool
+	tiers       *replicaTiers // KV tiers below HBM (kvtier.go); nil without
 }
 
 // NewReplica builds replica idx. state is the replica's entry in the fleet's
