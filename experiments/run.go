@@ -59,6 +59,9 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if err := enableDisagg(eng, fleet, sc, cluster); err != nil {
 		return nil, err
 	}
+	if sc.KVTiers.Enabled {
+		fleet.EnableKVTiers(sc.KVTiers, sc.Catalog().GPUs[cluster.GPU])
+	}
 	pol, err := policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streams.Retry))
 	if err != nil {
 		return nil, err

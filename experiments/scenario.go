@@ -64,6 +64,9 @@ type Scenario struct {
 	// Disagg splits the fleet into a prefill pool ([cluster]) and a decode
 	// pool joined by KV transfers ([disagg]); off by default.
 	Disagg DisaggScenario `toml:"disagg"`
+	// KVTiers puts host DRAM, SSD and a shared store below each replica's
+	// HBM prefix cache ([kv_tiers]); off by default.
+	KVTiers models.KVTiersConfig `toml:"kv_tiers"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
@@ -190,6 +193,7 @@ func DefaultScenario() Scenario {
 		Policies: policies.DefaultResilienceConfig(),
 		Workload: workloads.DefaultConfig(),
 		Disagg:   DefaultDisaggScenario(),
+		KVTiers:  models.DefaultKVTiersConfig(),
 	}
 }
 
@@ -460,6 +464,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 		s.Fallback.FleetConfig.Validate(s.Catalog(), "fallback", ps)
 	}
 	s.validateDisagg(ps)
+	s.validateKVTiers(ps)
 	if s.Rollout.Enabled {
 		s.Rollout.Validate("rollout", s.Cluster.Replicas, ps)
 		policies.RolloutJudges.Validate("rollout.judge", s.Rollout.Judge, ps)

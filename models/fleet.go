@@ -149,6 +149,8 @@ type Fleet struct {
 	// Disagg is the decode pool and KV handoff of a disaggregated fleet
 	// (EnableDisagg); nil when co-located.
 	Disagg *Disagg
+	// KVTiers are the KV tiers below HBM (EnableKVTiers); nil without.
+	KVTiers *KVTiers
 }
 
 // NewFleet builds the fleet; problems in the configuration (unknown names,

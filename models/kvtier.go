@@ -290,6 +290,7 @@ func (f *Fleet) EnableKVTiers(cfg KVTiersConfig, gpu GPU) *KVTiers {
 		r.tiers = rt
 		r.alloc = tieredKV{pagedKV{r: r}, rt}
 	}
+	f.KVTiers = k
 	return k
 }
 
