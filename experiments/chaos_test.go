@@ -50,8 +50,9 @@ func TestChaos(t *testing.T) {
 			alloc = "paged"
 			batching = []string{"chunked", "continuous"}[drng.IntN(2)]
 		}
+		prefixCaching := alloc == "paged" && rng.IntN(2) == 0
 		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nallocator = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\nmax_batched_tokens = %d\ncold_start_s = 5\nrestart_s = 2\n",
-			batching, alloc, alloc == "paged" && rng.IntN(2) == 0, 1500+rng.IntN(6000), 4+rng.IntN(40), 512+rng.IntN(4096))
+			batching, alloc, prefixCaching, 1500+rng.IntN(6000), 4+rng.IntN(40), 512+rng.IntN(4096))
 		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("round-robin", "least-outstanding", "p2c", "least-kv", "prefix-affinity", "random"))
 		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 120\n", pick("synthetic", "sessions", "agentic"))
 		fmt.Fprintf(&b, "[workload.arrival]\nrate_per_s = %d\n", 2+rng.IntN(20))
@@ -84,6 +85,11 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[disagg.decode.replica]\nbatching = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\ncold_start_s = 5\n",
 				[]string{"chunked", "continuous"}[drng.IntN(2)], drng.IntN(2) == 0, 1500+drng.IntN(6000), 4+drng.IntN(40))
 			fmt.Fprintf(&b, "[disagg.router]\nname = %q\n", []string{"round-robin", "least-outstanding", "p2c", "least-kv", "random"}[drng.IntN(5)])
+		}
+		if !disagg && prefixCaching && drng.IntN(2) == 0 {
+			// KV tiers small enough to evict, sometimes a shared store.
+			fmt.Fprintf(&b, "[kv_tiers]\nenabled = true\nhost_dram_gb_per_gpu = %d\nssd_gb_per_gpu = %d\nstore_gb = %d\nlayerwise = %v\n",
+				drng.IntN(3), drng.IntN(2)*drng.IntN(4), drng.IntN(2)*drng.IntN(8), drng.IntN(2) == 0)
 		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {

@@ -19,6 +19,9 @@ type TierSummary struct {
 	// LoadS is the time loads added to steps (or overlapped, layer-wise).
 	LoadS     float64 `json:"load_s"`
 	Evictions int64   `json:"evictions"`
+	// USDPerMonth is its capacity's price for 720 h ([kv_tiers] *_usd_per_gb_month);
+	// cost.usd and cost.usd_per_month include it.
+	USDPerMonth float64 `json:"usd_per_month"`
 }
 
 // validateKVTiers records the problems of an enabled [kv_tiers].
@@ -36,10 +39,25 @@ func summarizeKVTiers(s *Summary, r *Result) {
 		return
 	}
 	s.KVTiers = map[string]TierSummary{}
+	c := r.Scenario.KVTiers
+	price := map[string]float64{"host_dram": c.HostUSDPerGBMonth, "ssd": c.SSDUSDPerGBMonth, "store": c.StoreUSDPerGBMonth}
+	var usdMonth float64
 	for _, t := range k.Stats() {
+		m := t.CapacityBytes / 1e9 * price[t.Name]
+		usdMonth += m
 		s.KVTiers[t.Name] = (TierSummary{CapacityBytes: round6(t.CapacityBytes), Hits: t.Hits,
 			HitTokens: t.HitTokens, HitRate: round6(ratio(float64(t.HitTokens), float64(s.Prefix.PromptTokens))),
 			BytesRead: round6(t.BytesRead), BytesWritten: round6(t.BytesWritten), LoadS: round6(float64(t.LoadNs) / 1e9),
-			Evictions: t.Evictions})
+			Evictions: t.Evictions, USDPerMonth: round6(m)})
+	}
+	if usdMonth == 0 {
+		return
+	}
+	co := &s.Cost
+	co.USD = round6(co.USD + usdMonth*r.EndTime.Seconds()/3600/HoursPerMonth)
+	co.USDPerMonth = round6(co.USDPerMonth + usdMonth)
+	co.USDPerMillionOutputRaw = round6(ratio(co.USD*1e6, float64(r.Rec.OutputTokens)))
+	if r.Rec.GoodOutputTokens > 0 {
+		co.USDPerMillionOutputTokens = ptr(round6(co.USD * 1e6 / float64(r.Rec.GoodOutputTokens)))
 	}
 }

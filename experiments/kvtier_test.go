@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,4 +57,34 @@ host_read_gb_per_s = 0
 `
 	_, err := Parse("t.toml", []byte(src))
 	require.ErrorContains(t, err, "t.toml:5: kv_tiers.host_read_gb_per_s: a host DRAM tier needs a bandwidth > 0")
+}
+
+// TestKVTiersCost: the tiers' capacity is priced per GB-month into the
+// fleet's monthly cost.
+func TestKVTiersCost(t *testing.T) {
+	base := `name = "c"
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 2
+replicas = 3
+[workload]
+duration_s = 5
+[kv_tiers]
+enabled = %s
+host_dram_gb_per_gpu = 100
+store_gb = 1000
+`
+	run := func(on string) *Summary {
+		sc, err := Parse("c.toml", []byte(strings.Replace(base, "%s", on, 1)))
+		require.NoError(t, err)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		return Summarize(res)
+	}
+	off, on := run("false"), run("true")
+	// 3 replicas × 2 GPUs × 100 GB at $0.12 + 1,000 GB at $0.12 per month,
+	// to a block of KV (the capacities are whole blocks).
+	require.InDelta(t, 600*0.12+1000*0.12, on.Cost.USDPerMonth-off.Cost.USDPerMonth, 0.01)
+	require.InDelta(t, on.KVTiers["host_dram"].USDPerMonth+on.KVTiers["store"].USDPerMonth, on.Cost.USDPerMonth-off.Cost.USDPerMonth, 1e-6)
 }

@@ -290,6 +290,21 @@ func (d *Disagg) releaseReservation(h *handoff, now sim.Time) {
 	h.resBlocks = 0
 }
 
+// runCommitted is the blocks the decode run under way will take when it
+// ends (it planned on them being there; iterSched.demand, exactly).
+func (r *Replica) runCommitted() int64 {
+	if r.runSteps <= 0 {
+		return 0
+	}
+	var need int64
+	for _, s := range r.running {
+		if s.decoding() {
+			need += max(0, r.blocksFor(s.tailTokens+r.runSteps)-s.tailBlocks)
+		}
+	}
+	return need
+}
+
 // nudge has an idle replica plan again (KV it was waiting for was freed
 // outside its own steps).
 func (r *Replica) nudge(now sim.Time) {
@@ -484,7 +499,8 @@ func (d *Disagg) pick(h *handoff) (int, bool) {
 	for j, r := range d.Decode {
 		st := &d.decStates[j]
 		d.avail[j] = st.Available
-		room := st.Available && r.kv.Available()-r.watermark-d.pending[j] >= need
+		free := r.kv.Available() - r.watermark - d.pending[j]
+		room := st.Available && free >= need && free-r.runCommitted() >= need
 		st.Available = room
 		anyRoom = anyRoom || room
 	}
@@ -558,7 +574,7 @@ func (d *Disagg) land(h *handoff, now sim.Time) {
 		// The decode replica failed under the transfer: its reservation is
 		// gone; the prefill replica still holds the KV, so try again.
 		d.Stats.Rerouted++
-		h.resBlocks = 0
+		d.releaseReservation(h, now) // when it is down with its cache (a restart), the blocks are still taken
 		h.state = hsHolding
 		d.enqueue(h)
 		d.pump(now)

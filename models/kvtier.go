@@ -62,11 +62,20 @@ type KVTiersConfig struct {
 	// Layerwise overlaps loads with the step's compute, layer by layer.
 	// Default false.
 	Layerwise bool `toml:"layerwise"`
+	// Prices of the tiers' capacity in USD per GB-month, added to the
+	// fleet's cost. Defaults (assumptions, to be replaced by a quote):
+	// host DRAM and the store (DRAM-backed, as Mooncake Store) 0.12, from
+	// ~$4/GB for DDR5 server memory written off over 36 months; SSD 0.003,
+	// from ~$0.10/GB for enterprise NVMe over 36 months.
+	HostUSDPerGBMonth  float64 `toml:"host_usd_per_gb_month"`
+	SSDUSDPerGBMonth   float64 `toml:"ssd_usd_per_gb_month"`
+	StoreUSDPerGBMonth float64 `toml:"store_usd_per_gb_month"`
 }
 
 // DefaultKVTiersConfig is [kv_tiers] with every default (off).
 func DefaultKVTiersConfig() KVTiersConfig {
-	return KVTiersConfig{HostReadGBPerS: 50, HostLatencyUs: 10, SSDReadGBPerS: 6, SSDLatencyUs: 100, StoreLatencyUs: 50}
+	return KVTiersConfig{HostReadGBPerS: 50, HostLatencyUs: 10, SSDReadGBPerS: 6, SSDLatencyUs: 100, StoreLatencyUs: 50,
+		HostUSDPerGBMonth: 0.12, SSDUSDPerGBMonth: 0.003, StoreUSDPerGBMonth: 0.12}
 }
 
 // Validate records the problems of an enabled [kv_tiers] under prefix; gpu
@@ -80,7 +89,8 @@ func (c *KVTiersConfig) Validate(gpu GPU, cluster FleetConfig, prefix string, ps
 		v   float64
 	}{{"host_dram_gb_per_gpu", c.HostDRAMGBPerGPU}, {"host_latency_us", c.HostLatencyUs}, {"ssd_gb_per_gpu", c.SSDGBPerGPU},
 		{"ssd_latency_us", c.SSDLatencyUs}, {"store_gb", c.StoreGB}, {"store_latency_us", c.StoreLatencyUs},
-		{"store_read_gb_per_s", c.StoreReadGBPerS}} {
+		{"store_read_gb_per_s", c.StoreReadGBPerS}, {"host_usd_per_gb_month", c.HostUSDPerGBMonth},
+		{"ssd_usd_per_gb_month", c.SSDUSDPerGBMonth}, {"store_usd_per_gb_month", c.StoreUSDPerGBMonth}} {
 		ps.NonNegative(config.Key(prefix, k.key), k.v)
 	}
 	if c.HostDRAMGBPerGPU > 0 && !(c.HostReadGBPerS > 0) {
