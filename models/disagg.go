@@ -61,6 +61,12 @@ type DisaggConfig struct {
 	// decode memory); a request that waited for room sends after the wait.
 	// Default false.
 	Layerwise bool `toml:"layerwise"`
+	// DecodeChoice is how a prefilled request's decode replica is chosen
+	// among those with room for its KV: "router" (default: the
+	// [disagg.router]) or "transfer-aware" (where its KV would land first,
+	// given the link kind, NVLink or RDMA, and the queues at both ends;
+	// then the fewest outstanding requests).
+	DecodeChoice string `toml:"decode_choice"`
 	// Decode is the decode pool: the keys of [cluster]. Its gpu, model and
 	// tp default to the cluster's; model must be the cluster's.
 	Decode FleetConfig `toml:"decode"`
@@ -73,13 +79,19 @@ const (
 	LinkRDMA   = "rdma"
 )
 
+// Decode choices (DisaggConfig.DecodeChoice).
+const (
+	DecodeRouter        = "router"
+	DecodeTransferAware = "transfer-aware"
+)
+
 // DisaggLinks lists the values of DisaggConfig.Link.
 var DisaggLinks = []string{LinkAuto, LinkNVLink, LinkRDMA}
 
 // DefaultDisaggConfig is [disagg] with every default: off, auto links, a
 // decode pool whose gpu, model and tp follow the cluster's.
 func DefaultDisaggConfig() DisaggConfig {
-	return DisaggConfig{Link: LinkAuto, Decode: FleetConfig{Replicas: 1, Replica: DefaultReplicaConfig()}}
+	return DisaggConfig{Link: LinkAuto, DecodeChoice: DecodeRouter, Decode: FleetConfig{Replicas: 1, Replica: DefaultReplicaConfig()}}
 }
 
 // ResolveDefaults fills the decode pool's gpu, model and tp from the
@@ -101,6 +113,7 @@ func (c *DisaggConfig) ResolveDefaults(cluster FleetConfig) {
 // pool's memory plan; call ResolveDefaults first.
 func (c *DisaggConfig) Validate(cat *Catalog, cluster FleetConfig, prefix string, ps *config.Problems) MemoryPlan {
 	ps.OneOf(config.Key(prefix, "link"), c.Link, DisaggLinks)
+	ps.OneOf(config.Key(prefix, "decode_choice"), c.DecodeChoice, []string{DecodeRouter, DecodeTransferAware})
 	n := len(ps.List)
 	mem := c.Decode.Validate(cat, config.Key(prefix, "decode"), ps)
 	if c.Decode.Model != cluster.Model {

@@ -30,6 +30,9 @@ type Disagg struct {
 	wirePerTok float64
 	layerwise  bool
 	layers     int
+	// transferAware picks the decode replica where the KV lands first
+	// (DisaggConfig.DecodeChoice) instead of asking the router.
+	transferAware bool
 
 	live    map[*Copy]*handoff
 	held    [][]*handoff // per prefill replica: handoffs holding KV there
@@ -115,7 +118,7 @@ func (f *Fleet) EnableDisagg(cat *Catalog, cfg DisaggConfig, cluster FleetConfig
 	d := &Disagg{eng: p.eng, gw: g, pool: p, router: router, topo: newDisaggTopology(cluster, gp, dc, gd, cfg.Link),
 		DecodeGPUs: m * dc.TP, decStates: make([]ReplicaState, m), decBase: n + len(g.Fallback),
 		decBlock: int64(dc.Replica.BlockTokens), avail: make([]bool, m), wirePerTok: wireBytesPerToken(llm, cluster, dc),
-		layerwise: cfg.Layerwise, layers: max(llm.Layers, 1),
+		layerwise: cfg.Layerwise, layers: max(llm.Layers, 1), transferAware: cfg.DecodeChoice == DecodeTransferAware,
 		live: map[*Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m),
 		Split: TTFTSplit{PrefillQueue: quantile.New(), Prefill: quantile.New(), DecodeWait: quantile.New(),
 			Transfer: quantile.New(), DecodeFirst: quantile.New()}}
@@ -505,7 +508,11 @@ func (d *Disagg) pick(h *handoff) (int, bool) {
 		anyRoom = anyRoom || room
 	}
 	j, ok := -1, false
-	if anyRoom {
+	switch {
+	case !anyRoom:
+	case d.transferAware:
+		j, ok = d.fastestLanding(h)
+	default:
 		j, ok = d.router.Route(h.c.Req, d.decStates)
 	}
 	for i := range d.Decode {
@@ -515,6 +522,28 @@ func (d *Disagg) pick(h *handoff) (int, bool) {
 		return -1, false
 	}
 	return j, true
+}
+
+// fastestLanding is the decode replica with room (Available in the masked
+// snapshot) where h's KV would land first, given the link kind and the
+// queues at both ends; ties go to the fewer outstanding requests, then the
+// lower index.
+func (d *Disagg) fastestLanding(h *handoff) (int, bool) {
+	best, bestEnd, now := -1, sim.Time(0), d.eng.Now()
+	bytes := d.wirePerTok * float64(h.c.Req.InputTokens)
+	for j := range d.Decode {
+		st := &d.decStates[j]
+		if !st.Available {
+			continue
+		}
+		k := d.topo.kind(h.pre, j)
+		wire := sim.Time(math.Ceil(bytes / d.topo.bytesPerS(k) * 1e9))
+		end := max(now, d.sendFree[k][h.pre], d.recvFree[k][j]) + wire
+		if best < 0 || end < bestEnd || (end == bestEnd && st.Outstanding < d.decStates[best].Outstanding) {
+			best, bestEnd = j, end
+		}
+	}
+	return best, best >= 0
 }
 
 // startTransfer reserves h's blocks on decode replica j and puts its KV on

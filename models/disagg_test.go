@@ -366,3 +366,36 @@ func TestDisaggValidation(t *testing.T) {
 }
 
 var _ = workloads.Request{}
+
+// TestDisaggTransferAwareDecodeChoice: with TP=2 pools on 8-GPU servers,
+// two decode replicas share the prefill pool's server (NVLink) and two sit
+// on the next one (RDMA). Choosing where the KV lands first sends more
+// transfers over NVLink than least-outstanding routing does, and shortens
+// the transfer stage.
+func TestDisaggTransferAwareDecodeChoice(t *testing.T) {
+	run := func(choice string) *Disagg {
+		pre := defaultFleet(2)
+		pre.TP = 2
+		dc := defaultDisagg(4)
+		dc.DecodeChoice = choice
+		eng, f := disaggFleet(t, pre, dc)
+		var recs []TransferRecord
+		f.Disagg.OnTransfer = func(tr TransferRecord) { recs = append(recs, tr) }
+		reqs := randomWorkload(rand.New(rand.NewPCG(21, 22)), 400, 20, false)
+		require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
+		for eng.Step() {
+			checkDisagg(t, f, choice)
+		}
+		require.EqualValues(t, len(reqs), f.Rec.Completed)
+		checkTransfers(t, recs, 0)
+		return f.Disagg
+	}
+	rt, ta := run(DecodeRouter), run(DecodeTransferAware)
+	share := func(d *Disagg) float64 {
+		return float64(d.Stats.TransfersByLink[linkNVLink]) / float64(d.Stats.Transfers)
+	}
+	t.Logf("NVLink share %.2f → %.2f, transfer stage %.3f → %.3f ms", share(rt), share(ta), rt.Split.Transfer.Mean(), ta.Split.Transfer.Mean())
+	require.Positive(t, rt.Stats.TransfersByLink[linkRDMA], "the topology has both links")
+	require.Greater(t, share(ta), share(rt)+0.2)
+	require.Less(t, ta.Split.Transfer.Mean(), rt.Split.Transfer.Mean())
+}
