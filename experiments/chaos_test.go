@@ -85,6 +85,9 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[disagg.decode.replica]\nbatching = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\ncold_start_s = 5\n",
 				[]string{"chunked", "continuous"}[drng.IntN(2)], drng.IntN(2) == 0, 1500+drng.IntN(6000), 4+drng.IntN(40))
 			fmt.Fprintf(&b, "[disagg.router]\nname = %q\n", []string{"round-robin", "least-outstanding", "p2c", "least-kv", "random"}[drng.IntN(5)])
+			if drng.IntN(3) == 0 {
+				fmt.Fprintf(&b, "[disagg]\ndecode_choice = \"transfer-aware\"\n")
+			}
 		}
 		if !disagg && prefixCaching && drng.IntN(2) == 0 {
 			// KV tiers small enough to evict, sometimes a shared store.

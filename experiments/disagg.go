@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/fleetsim/fleetsim/internal/config"
@@ -12,6 +13,10 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
+
+// errDisaggSize is what `size` says of a disaggregated scenario: it
+// searches one pool size and prices one pool.
+var errDisaggSize = errors.New("size does not search disaggregated fleets yet (two pool sizes); sweep both instead, e.g. fleetsim sweep FILE --param cluster.replicas=2..6:1 --param disagg.decode.replicas=2..6:1, and read goodput and cost per point")
 
 // DisaggScenario is a scenario's [disagg] table: disaggregated prefill and
 // decode pools (models.DisaggConfig) and the decode pool's router.

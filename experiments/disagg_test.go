@@ -200,3 +200,16 @@ func TestDisaggCDFAndMerge(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, cdf(co), "ttft_transfer", "co-located arms have no stages")
 }
+
+// TestDisaggSizeRefused: size says it cannot search two pools, and how to
+// sweep them instead.
+func TestDisaggSizeRefused(t *testing.T) {
+	sc, err := LoadBuiltin("pd-disaggregation")
+	require.NoError(t, err)
+	sc, err = sc.Derive(OverrideOverlay("disagg.enabled", "true"))
+	require.NoError(t, err)
+	targets, err := ParseSLO("ttft_p99=800ms")
+	require.NoError(t, err)
+	_, err = Size(sc, targets, 0.95, RunOptions{})
+	require.ErrorContains(t, err, "--param disagg.decode.replicas")
+}
