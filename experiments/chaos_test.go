@@ -81,13 +81,14 @@ func TestChaos(t *testing.T) {
 			}
 		}
 		if disagg {
-			fmt.Fprintf(&b, "[disagg]\nenabled = true\nlink = %q\nlayerwise = %v\n[disagg.decode]\nreplicas = %d\n", []string{"auto", "rdma"}[drng.IntN(2)], drng.IntN(2) == 0, 1+drng.IntN(3))
+			link, layerwise, decodes := []string{"auto", "rdma"}[drng.IntN(2)], drng.IntN(2) == 0, 1+drng.IntN(3)
+			batching, pc, kvBlocks, maxSeqs := []string{"chunked", "continuous"}[drng.IntN(2)], drng.IntN(2) == 0, 1500+drng.IntN(6000), 4+drng.IntN(40)
+			router := []string{"round-robin", "least-outstanding", "p2c", "least-kv", "random", "cache-aware"}[drng.IntN(6)]
+			choice := []string{"router", "router", "transfer-aware"}[drng.IntN(3)]
+			fmt.Fprintf(&b, "[disagg]\nenabled = true\nlink = %q\nlayerwise = %v\ndecode_choice = %q\n[disagg.decode]\nreplicas = %d\n", link, layerwise, choice, decodes)
 			fmt.Fprintf(&b, "[disagg.decode.replica]\nbatching = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\ncold_start_s = 5\n",
-				[]string{"chunked", "continuous"}[drng.IntN(2)], drng.IntN(2) == 0, 1500+drng.IntN(6000), 4+drng.IntN(40))
-			fmt.Fprintf(&b, "[disagg.router]\nname = %q\n", []string{"round-robin", "least-outstanding", "p2c", "least-kv", "random"}[drng.IntN(5)])
-			if drng.IntN(3) == 0 {
-				fmt.Fprintf(&b, "[disagg]\ndecode_choice = \"transfer-aware\"\n")
-			}
+				batching, pc, kvBlocks, maxSeqs)
+			fmt.Fprintf(&b, "[disagg.router]\nname = %q\n", router)
 		}
 		if !disagg && prefixCaching && drng.IntN(2) == 0 {
 			// KV tiers small enough to evict, sometimes a shared store.
@@ -95,6 +96,10 @@ func TestChaos(t *testing.T) {
 				drng.IntN(3), drng.IntN(2)*drng.IntN(4), drng.IntN(2)*drng.IntN(8), drng.IntN(2) == 0)
 		}
 		src := b.String()
+		if drng.IntN(4) == 0 {
+			// The cache-aware router (it reads the replicas' caches and tiers).
+			src = strings.Replace(src, "[router]\nname = ", "[router]\nname = \"cache-aware\"\n# was ", 1)
+		}
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)

@@ -88,3 +88,23 @@ store_gb = 1000
 	require.InDelta(t, 600*0.12+1000*0.12, on.Cost.USDPerMonth-off.Cost.USDPerMonth, 0.01)
 	require.InDelta(t, on.KVTiers["host_dram"].USDPerMonth+on.KVTiers["store"].USDPerMonth, on.Cost.USDPerMonth-off.Cost.USDPerMonth, 1e-6)
 }
+
+// TestCacheAwareRouterMooncake: on the Mooncake trace with 512 GB of host
+// DRAM per GPU, routing by what each replica's HBM and host tier hold
+// doubles the prefix hit rate of round-robin; with HBM alone it beats
+// prefix-affinity, whose key (a leading segment every request shares)
+// cannot keep conversations apart.
+func TestCacheAwareRouterMooncake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the Mooncake trace four times")
+	}
+	rr := kvTiersRun(t, [2]string{"kv_tiers.host_dram_gb_per_gpu", "512"})
+	ca := kvTiersRun(t, [2]string{"kv_tiers.host_dram_gb_per_gpu", "512"}, [2]string{"router.name", `"cache-aware"`})
+	t.Logf("host DRAM 512 GB/GPU: round-robin %.4f, cache-aware %.4f", rr.Prefix.HitRate, ca.Prefix.HitRate)
+	require.Greater(t, ca.Prefix.HitRate, 1.8*rr.Prefix.HitRate)
+	require.Less(t, ca.LatencyMs.TTFT.P50, rr.LatencyMs.TTFT.P50)
+	pa := kvTiersRun(t, [2]string{"kv_tiers.enabled", "false"}, [2]string{"router.name", `"prefix-affinity"`})
+	hbm := kvTiersRun(t, [2]string{"kv_tiers.enabled", "false"}, [2]string{"router.name", `"cache-aware"`})
+	t.Logf("HBM only: prefix-affinity %.4f, cache-aware %.4f", pa.Prefix.HitRate, hbm.Prefix.HitRate)
+	require.Greater(t, hbm.Prefix.HitRate, pa.Prefix.HitRate)
+}

@@ -62,6 +62,9 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if sc.KVTiers.Enabled {
 		fleet.EnableKVTiers(sc.KVTiers, sc.Catalog().GPUs[cluster.GPU])
 	}
+	if pa, ok := router.(models.PrefixAwareRouter); ok {
+		pa.SetPrefixIndex(fleet)
+	}
 	pol, err := policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streams.Retry))
 	if err != nil {
 		return nil, err

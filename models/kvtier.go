@@ -399,3 +399,64 @@ func (a tieredKV) write(hash uint64, blocks int64) {
 		}
 	}
 }
+
+// PrefixIndex tells a router how much prefill a replica would save on a
+// request from what its caches hold (Fleet implements it).
+type PrefixIndex interface {
+	// PrefixSavingS is the prefill seconds primary replica i would not
+	// spend on req: its leading prompt segments found in HBM, at their
+	// recompute time, and those found in a KV tier, at their recompute
+	// time less their load time.
+	PrefixSavingS(i int, req *workloads.Request) float64
+}
+
+// PrefixAwareRouter is a Router that reads a PrefixIndex; the runner gives
+// it the fleet's.
+type PrefixAwareRouter interface {
+	Router
+	SetPrefixIndex(PrefixIndex)
+}
+
+var _ PrefixIndex = (*Fleet)(nil)
+
+// PrefixSavingS implements PrefixIndex. A token's recompute time is its
+// dense FLOPs at the GPU's peak (2 × parameters / TP per GPU; attention
+// and efficiency ignored: a ranking, not a prediction). It reads the
+// caches without touching their LRU order.
+func (f *Fleet) PrefixSavingS(i int, req *workloads.Request) float64 {
+	if i < 0 || i >= len(f.Replicas) || f.PeakFLOPS <= 0 {
+		return 0
+	}
+	r := f.Replicas[i]
+	if !r.cfg.PrefixCaching || r.down {
+		return 0
+	}
+	perTokS := 2 * f.ParamsPerGPU / f.PeakFLOPS
+	var saved float64
+	var cum int64
+	for _, seg := range req.Prefix {
+		prev := cum
+		cum += int64(seg.Tokens)
+		tokens := float64((cum/r.blockTokens - prev/r.blockTokens) * r.blockTokens)
+		if r.kv.Lookup(seg.Hash) != nil {
+			saved += tokens * perTokS
+			continue
+		}
+		if r.tiers == nil {
+			break
+		}
+		found := false
+		for _, l := range r.tiers.links {
+			if _, ok := l.t.entries[seg.Hash]; ok {
+				bytes := tokens / float64(r.blockTokens) * r.tiers.bytesPerBlock
+				saved += tokens*perTokS - (l.latency + bytes/l.bytesPS)
+				found = true
+				break
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	return saved
+}
