@@ -90,7 +90,7 @@ func TestChaos(t *testing.T) {
 				batching, pc, kvBlocks, maxSeqs)
 			fmt.Fprintf(&b, "[disagg.router]\nname = %q\n", router)
 		}
-		if !disagg && prefixCaching && drng.IntN(2) == 0 {
+		if prefixCaching && drng.IntN(2) == 0 {
 			// KV tiers small enough to evict, sometimes a shared store.
 			fmt.Fprintf(&b, "[kv_tiers]\nenabled = true\nhost_dram_gb_per_gpu = %d\nssd_gb_per_gpu = %d\nstore_gb = %d\nlayerwise = %v\n",
 				drng.IntN(3), drng.IntN(2)*drng.IntN(4), drng.IntN(2)*drng.IntN(8), drng.IntN(2) == 0)

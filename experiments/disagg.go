@@ -69,9 +69,6 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 	if s.Rollout.Enabled {
 		ps.Add("disagg.enabled", "cannot be combined with [rollout] yet")
 	}
-	if s.KVTiers.Enabled {
-		ps.Add("disagg.enabled", "cannot be combined with [kv_tiers] yet")
-	}
 	for i := range d.Faults {
 		fc := &d.Faults[i]
 		key := fmt.Sprintf("disagg.faults.%d", i)

@@ -298,7 +298,13 @@ func (f *Fleet) EnableKVTiers(cfg KVTiersConfig, gpu GPU) *KVTiers {
 		}
 		k.PerReplica = append(k.PerReplica, own)
 		r.tiers = rt
-		r.alloc = tieredKV{pagedKV{r: r}, rt}
+		if r.prefillOnly {
+			// A disaggregated prefill replica: tiered, and it holds its KV
+			// for the transfer (Mooncake: the prefill pool writes the store).
+			r.alloc = heldTieredKV{tieredKV{pagedKV{r: r}, rt}, r.disagg}
+		} else {
+			r.alloc = tieredKV{pagedKV{r: r}, rt}
+		}
 	}
 	f.KVTiers = k
 	return k
@@ -390,6 +396,16 @@ func (a tieredKV) finish(s *seq) {
 	}
 	a.pagedKV.finish(s)
 }
+
+// heldTieredKV is a disaggregated prefill replica's allocator with KV
+// tiers: it loads and writes through like tieredKV, and keeps a finished
+// prefill's KV for its transfer like heldKV.
+type heldTieredKV struct {
+	tieredKV
+	d *Disagg
+}
+
+func (a heldTieredKV) finish(s *seq) { a.d.hold(a.r, s) }
 
 // write puts a segment in every tier.
 func (a tieredKV) write(hash uint64, blocks int64) {

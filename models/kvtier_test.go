@@ -119,3 +119,43 @@ func TestKVTiersHitRate(t *testing.T) {
 	b, _, bt := run(store)
 	require.Equal(t, fmt.Sprint(a, at), fmt.Sprint(b, bt))
 }
+
+// TestKVTiersWithDisagg: a disaggregated fleet whose prefill pool has a
+// shared store (Mooncake's layout): prefills write through and load from
+// the store, hold their KV for the transfer, and the accounting holds
+// after every event.
+func TestKVTiersWithDisagg(t *testing.T) {
+	run := func(store bool) (float64, *Fleet) {
+		pre := defaultFleet(3)
+		pre.Replica.KVBlocks = 1500
+		eng, f := disaggFleet(t, pre, defaultDisagg(2))
+		if store {
+			cfg := DefaultKVTiersConfig()
+			cfg.Enabled, cfg.StoreGB, cfg.HostDRAMGBPerGPU = true, 1000, 2
+			f.EnableKVTiers(cfg, NewCatalog().GPUs["H100"])
+		}
+		reqs := conversations(rand.New(rand.NewPCG(3, 4)), 41, 5, 4)
+		require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
+		n := 0
+		for eng.Step() {
+			n++
+			checkDisagg(t, f, fmt.Sprint("event ", n))
+		}
+		require.EqualValues(t, len(reqs), f.Rec.Completed)
+		require.Zero(t, f.Disagg.HeldBlocks())
+		var prompt, cached int64
+		for _, r := range f.Replicas {
+			prompt += r.Stats.PromptTokens
+			cached += r.Stats.CachedTokens
+		}
+		return float64(cached) / float64(prompt), f
+	}
+	none, _ := run(false)
+	hit, f := run(true)
+	t.Logf("prefill pool prefix hit rate: %.3f without tiers, %.3f with a shared store", none, hit)
+	require.Greater(t, hit, none+0.2)
+	st := f.KVTiers.Stats()
+	require.Equal(t, "store", st[len(st)-1].Name)
+	require.Positive(t, st[len(st)-1].Hits)
+	require.Equal(t, f.Rec.Completed, f.Disagg.Stats.Transfers, "one transfer per request")
+}
