@@ -57,17 +57,18 @@ type Part struct {
 
 // PartJob is one replication's results.
 type PartJob struct {
-	Scenario    int              `json:"scenario"`
-	Replication int              `json:"replication"`
-	Seed        uint64           `json:"seed"`
-	Summary     *Summary         `json:"summary"`
-	TTFT        *quantile.Sketch `json:"ttft,omitempty"`
-	TPOT        *quantile.Sketch `json:"tpot,omitempty"`
-	E2E         *quantile.Sketch `json:"e2e,omitempty"`
+	Scenario    int                    `json:"scenario"`
+	Replication int                    `json:"replication"`
+	Seed        uint64                 `json:"seed"`
+	Summary     *Summary               `json:"summary"`
+	TTFT        *quantile.Sketch       `json:"ttft,omitempty"`
+	TPOT        *quantile.Sketch       `json:"tpot,omitempty"`
+	E2E         *quantile.Sketch       `json:"e2e,omitempty"`
+	Samples     []models.Sample        `json:"samples,omitempty"`
+	Timeline    []faults.TimelinePoint `json:"timeline,omitempty"`
+
 	// TTFTSplit: a disaggregated fleet's TTFT stages (RepResult.TTFTSplit).
 	TTFTSplit map[string]*quantile.Sketch `json:"ttft_split,omitempty"`
-	Samples   []models.Sample             `json:"samples,omitempty"`
-	Timeline  []faults.TimelinePoint      `json:"timeline,omitempty"`
 }
 
 const partVersion = 1

@@ -16,23 +16,25 @@ import (
 // Summary is what a run reports: summary.json, key for key. Latencies are in
 // milliseconds, rates per simulated second, money in USD.
 type Summary struct {
-	Scenario   string                 `json:"scenario"`
-	Mode       string                 `json:"mode"`
-	Training   *TrainingStats         `json:"training,omitempty"`
-	Requests   RequestCounts          `json:"requests"`
-	LatencyMs  LatencyBlock           `json:"latency_ms"`
-	Throughput Throughput             `json:"throughput"`
-	Goodput    Goodput                `json:"goodput"`
-	Prefix     PrefixCache            `json:"prefix_cache"`
-	KV         KVStats                `json:"kv"`
-	Fleet      FleetStats             `json:"fleet"`
-	Cost       Cost                   `json:"cost"`
-	Resilience Resilience             `json:"resilience"`
-	Failures   *FailureStats          `json:"failures,omitempty"`
-	Disagg     *DisaggSummary         `json:"disagg,omitempty"`
-	KVTiers    map[string]TierSummary `json:"kv_tiers,omitempty"`
-	Sim        SimStats               `json:"sim"`
-	Failed     map[string]int64       `json:"failed_by_reason,omitempty"`
+	Scenario   string           `json:"scenario"`
+	Mode       string           `json:"mode"`
+	Training   *TrainingStats   `json:"training,omitempty"`
+	Requests   RequestCounts    `json:"requests"`
+	LatencyMs  LatencyBlock     `json:"latency_ms"`
+	Throughput Throughput       `json:"throughput"`
+	Goodput    Goodput          `json:"goodput"`
+	Prefix     PrefixCache      `json:"prefix_cache"`
+	KV         KVStats          `json:"kv"`
+	Fleet      FleetStats       `json:"fleet"`
+	Cost       Cost             `json:"cost"`
+	Resilience Resilience       `json:"resilience"`
+	Failures   *FailureStats    `json:"failures,omitempty"`
+	Sim        SimStats         `json:"sim"`
+	Failed     map[string]int64 `json:"failed_by_reason,omitempty"`
+
+	// Disaggregated serving and KV tiers (disagg.go, kvtier.go), when on.
+	Disagg  *DisaggSummary         `json:"disagg,omitempty"`
+	KVTiers map[string]TierSummary `json:"kv_tiers,omitempty"`
 }
 
 // RequestCounts obeys arrived = completed + failed + shed + in_flight.

@@ -11,13 +11,14 @@ import "strconv"
 const (
 	Workload = "workload" // the request source; its parts are sub-streams below
 	Router   = "router"   // a router's draws (random, p2c)
+	Retry    = "retry"    // retry backoff jitter
+	Rollout  = "rollout"  // the canary's traffic split
+	Failures = "failures" // stochastic hardware failures
+	Training = "training" // a training job's own draws
+	faults   = "faults"   // scripted [[faults]]: one stream per table, Fault(i)
+
 	// DecodeRouter is a disaggregated fleet's decode-pool router's draws.
 	DecodeRouter = "decode-router"
-	Retry        = "retry"    // retry backoff jitter
-	Rollout      = "rollout"  // the canary's traffic split
-	Failures     = "failures" // stochastic hardware failures
-	Training     = "training" // a training job's own draws
-	faults       = "faults"   // scripted [[faults]]: one stream per table, Fault(i)
 )
 
 // Sub-streams of Workload.
