@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"strings"
 	"syscall"
 	"testing"
 
@@ -91,6 +92,67 @@ gpu = "H100"
 model = "llama-3-8b"
 tp = 1
 replicas = 64
+[workload]
+max_requests = 10000000
+duration_s = 0
+[workload.arrival]
+rate_per_s = 1000
+`+azureCode)
+	runBench(b, sc)
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+}
+
+// disaggBench is 10^5 Azure-code-like requests on one H100 server of
+// Llama-3-8B: 8 co-located replicas, or 4 prefill : 4 decode with the
+// disaggregated tail appended. Compare sim-requests/s of the two:
+//
+//	go test ./experiments -run '^$' -bench 'Colocated8x8B|Disagg4P4D' -benchtime 3x
+func disaggBench(extra string) string {
+	return `
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 8
+[workload]
+max_requests = 100000
+duration_s = 0
+[workload.arrival]
+rate_per_s = 60
+` + azureCode + extra
+}
+
+// BenchmarkColocated8x8B is disaggBench's co-located baseline.
+func BenchmarkColocated8x8B(b *testing.B) { runBench(b, benchScenario(b, disaggBench(""))) }
+
+// BenchmarkDisagg4P4D is disaggBench split 4 prefill : 4 decode.
+func BenchmarkDisagg4P4D(b *testing.B) {
+	src := strings.Replace(disaggBench(`
+[disagg]
+enabled = true
+[disagg.decode]
+replicas = 4
+`), "replicas = 8", "replicas = 4", 1)
+	runBench(b, benchScenario(b, src))
+}
+
+// BenchmarkPeakRSS10MDisagg is BenchmarkPeakRSS10M on a disaggregated
+// fleet (48 prefill : 16 decode, about the prefill load of BenchmarkPeakRSS10M's 64 co-located). Run it alone:
+//
+//	go test ./experiments -run '^$' -bench PeakRSS10MDisagg -benchtime 1x
+func BenchmarkPeakRSS10MDisagg(b *testing.B) {
+	sc := benchScenario(b, `
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 48
+[disagg]
+enabled = true
+[disagg.decode]
+replicas = 16
 [workload]
 max_requests = 10000000
 duration_s = 0

@@ -39,6 +39,10 @@ func TestChaos(t *testing.T) {
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 77))
 		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+		// Disaggregated trials draw from a stream of their own, so the
+		// co-located trials stay the configurations they always were.
+		drng := rand.New(rand.NewPCG(uint64(trial), 131))
+		disagg := drng.IntN(3) == 0
 		var b strings.Builder
 		replicas := 2 + rng.IntN(4)
 		fmt.Fprintf(&b, "name = \"chaos-%d\"\nseed = %d\n", trial, trial+1)
@@ -68,11 +72,20 @@ func TestChaos(t *testing.T) {
 				layout += fmt.Sprintf("ep = %d\n", tpN*dp)
 			}
 		}
+		if disagg { // disaggregation is dense, TP-only and without speculation for now
+			model, layout, spec = "llama-3-8b", "", ""
+		}
 		fmt.Fprintf(&b, "[cluster]\ngpu = %q\nmodel = %q\ntp = %s\nreplicas = %d\nplacement = %q\n%s",
 			gpu, model, tp, replicas, pick("pack", "spread"), layout)
 		alloc := pick("paged", "paged", "contiguous")
+		batching := pick("chunked", "continuous", "static")
+		if disagg { // the paged allocator and iteration-level batching
+			alloc = "paged"
+			batching = []string{"chunked", "continuous"}[drng.IntN(2)]
+		}
+		prefixCaching := alloc == "paged" && rng.IntN(2) == 0
 		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nallocator = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\nmax_batched_tokens = %d\ncold_start_s = 5\nrestart_s = 2\n",
-			pick("chunked", "continuous", "static"), alloc, alloc == "paged" && rng.IntN(2) == 0, 1500+rng.IntN(6000), 4+rng.IntN(40), 512+rng.IntN(4096))
+			batching, alloc, prefixCaching, 1500+rng.IntN(6000), 4+rng.IntN(40), 512+rng.IntN(4096))
 		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("round-robin", "least-outstanding", "p2c", "least-kv", "prefix-affinity", "random"))
 		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 120\n", pick("synthetic", "sessions", "agentic"))
 		fmt.Fprintf(&b, "[workload.arrival]\nrate_per_s = %d\n", 2+rng.IntN(20))
@@ -86,10 +99,10 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[[faults]]\nat_s = %d\nreplica = %d\nmode = %q\nduration_s = 20\nrestart_s = %d\ncold_start_s = 5\nperiod_s = 5\npause_s = 1\n",
 				rng.IntN(100), rng.IntN(replicas), pick("fail", "oom", "hang", "slow", "flap", "stall", "maintenance"), rng.IntN(2)*5)
 		}
-		if rng.IntN(3) == 0 {
+		if rng.IntN(3) == 0 && !disagg {
 			fmt.Fprintf(&b, "[fallback]\nenabled = true\nreplicas = %d\n", 1+rng.IntN(2))
 		}
-		rollout := rng.IntN(3) == 0 && replicas > 2
+		rollout := rng.IntN(3) == 0 && replicas > 2 && !disagg
 		if rollout {
 			fmt.Fprintf(&b, "[rollout]\nenabled = true\nstart_s = %d\nnew_replicas = %d\nstep_s = 20\nload_s = 5\nerror_rate = %v\nslow_factor = %v\njudge = %q\n",
 				rng.IntN(40), 1+rng.IntN(replicas-1), []float64{0, 0.3}[rng.IntN(2)], []float64{1, 3}[rng.IntN(2)], pick("margin", "mann-whitney"))
@@ -118,7 +131,26 @@ func TestChaos(t *testing.T) {
 			}
 		}
 		b.WriteString(spec)
+		if disagg {
+			link, layerwise, decodes := []string{"auto", "rdma"}[drng.IntN(2)], drng.IntN(2) == 0, 1+drng.IntN(3)
+			batching, pc, kvBlocks, maxSeqs := []string{"chunked", "continuous"}[drng.IntN(2)], drng.IntN(2) == 0, 1500+drng.IntN(6000), 4+drng.IntN(40)
+			router := []string{"round-robin", "least-outstanding", "p2c", "least-kv", "random", "cache-aware"}[drng.IntN(6)]
+			choice := []string{"router", "router", "transfer-aware"}[drng.IntN(3)]
+			fmt.Fprintf(&b, "[disagg]\nenabled = true\nlink = %q\nlayerwise = %v\ndecode_choice = %q\n[disagg.decode]\nreplicas = %d\n", link, layerwise, choice, decodes)
+			fmt.Fprintf(&b, "[disagg.decode.replica]\nbatching = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\ncold_start_s = 5\n",
+				batching, pc, kvBlocks, maxSeqs)
+			fmt.Fprintf(&b, "[disagg.router]\nname = %q\n", router)
+		}
+		if prefixCaching && drng.IntN(2) == 0 {
+			// KV tiers small enough to evict, sometimes a shared store.
+			fmt.Fprintf(&b, "[kv_tiers]\nenabled = true\nhost_dram_gb_per_gpu = %d\nssd_gb_per_gpu = %d\nstore_gb = %d\nlayerwise = %v\n",
+				drng.IntN(3), drng.IntN(2)*drng.IntN(4), drng.IntN(2)*drng.IntN(8), drng.IntN(2) == 0)
+		}
 		src := b.String()
+		if drng.IntN(4) == 0 {
+			// The cache-aware router (it reads the replicas' caches and tiers).
+			src = strings.Replace(src, "[router]\nname = ", "[router]\nname = \"cache-aware\"\n# was ", 1)
+		}
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
@@ -141,6 +173,27 @@ func TestChaos(t *testing.T) {
 				_, err := startFailures(eng, fleet, sc, sc.Seed)
 				require.NoError(t, err)
 			}
+			var decode []*models.Replica
+			if fleet.Disagg != nil {
+				// Decode replicas crash, hang and lose their in-flight work;
+				// their requests' KV is lost and they are prefilled again.
+				decode = fleet.Disagg.Decode
+				for k := drng.IntN(5); k > 0; k-- {
+					r, at, mode := decode[drng.IntN(len(decode))], sim.FromSeconds(drng.Float64()*100), drng.IntN(3)
+					eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
+						switch mode {
+						case 0:
+							r.Fail(now, models.FailCrashed)
+							r.Recover(now, 5*sim.Second, nil)
+						case 1:
+							r.Hang(now)
+							eng.Schedule(now+10*sim.Second, sim.PriorityFailure, func(t sim.Time) { r.Recover(t, 5*sim.Second, nil) })
+						default:
+							r.FailInFlight(now, models.FailNVLink)
+						}
+					})
+				}
+			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			fleet.SetSpecStream(sim.NewStream(sc.Seed, streams.Speculation))
@@ -154,6 +207,9 @@ func TestChaos(t *testing.T) {
 				for _, r := range fleet.Replicas {
 					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
 				}
+				for _, r := range decode {
+					require.NoError(t, r.CheckInvariants(), "decode replica, event %d at %v\n%s", n, eng.Now(), src)
+				}
 				serving := 0
 				for i, r := range fleet.Replicas {
 					if fleet.States()[i].Available {
@@ -165,6 +221,10 @@ func TestChaos(t *testing.T) {
 			}
 			if !fleet.Truncated {
 				require.Zero(t, rec.InFlight(), src)
+				if fleet.Disagg != nil {
+					require.Zero(t, fleet.Disagg.Between(), "nothing left between the pools\n%s", src)
+					require.Zero(t, fleet.Disagg.HeldBlocks(), "no prefill KV left held\n%s", src)
+				}
 			}
 			for _, r := range fleet.Fallback {
 				require.NoError(t, r.CheckInvariants(), src)

@@ -31,6 +31,9 @@ type RepResult struct {
 	Summary *Summary
 	// Latency sketches, for pooled CDFs across replications.
 	TTFT, TPOT, ITL, E2E *quantile.Sketch
+	// TTFTSplit is a disaggregated fleet's TTFT by stage (disagg.go's
+	// ttftStages), nil when co-located.
+	TTFTSplit map[string]*quantile.Sketch
 	// Samples is the fleet time series and Timeline its failures (kept for
 	// replication 0 only).
 	Samples  []models.Sample
@@ -124,6 +127,7 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 			if res.Rec != nil {
 				rr.TTFT, rr.TPOT, rr.ITL, rr.E2E = res.Rec.TTFT, res.Rec.TPOT, res.Rec.ITL, res.Rec.E2E
 			}
+			rr.TTFTSplit = ttftSplitSketches(res)
 			if j.i == 0 && res.Fleet != nil {
 				rr.Samples = res.Fleet.Samples
 				rr.Timeline = res.Timeline

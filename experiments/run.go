@@ -59,6 +59,15 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if err != nil {
 		return nil, err
 	}
+	if err := enableDisagg(eng, fleet, sc, cluster); err != nil {
+		return nil, err
+	}
+	if sc.KVTiers.Enabled {
+		fleet.EnableKVTiers(sc.KVTiers, sc.Catalog().GPUs[cluster.GPU])
+	}
+	if pa, ok := router.(models.PrefixAwareRouter); ok {
+		pa.SetPrefixIndex(fleet)
+	}
 	pol, err := policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streams.Retry))
 	if err != nil {
 		return nil, err

@@ -80,13 +80,22 @@ func (a *ArmResult) CDFRows(t *results.Table) {
 		{"itl", func(r *RepResult) *quantile.Sketch { return r.ITL }},
 		{"e2e", func(r *RepResult) *quantile.Sketch { return r.E2E }},
 	} {
-		s := a.pooled(m.get)
-		if s.Count() == 0 {
-			continue
-		}
-		for _, q := range CDFQuantiles {
-			t.Row(a.Name, m.name, fmtF(q), fmtF(round6(s.Quantile(q))))
-		}
+		a.cdfRows(t, m.name, m.get)
+	}
+	// A disaggregated fleet's TTFT stages (disagg.go).
+	for _, st := range ttftStages {
+		a.cdfRows(t, "ttft_"+st, func(r *RepResult) *quantile.Sketch { return r.TTFTSplit[st] })
+	}
+}
+
+// cdfRows appends the rows of one metric, if any replication has samples.
+func (a *ArmResult) cdfRows(t *results.Table, name string, get func(*RepResult) *quantile.Sketch) {
+	s := a.pooled(get)
+	if s.Count() == 0 {
+		return
+	}
+	for _, q := range CDFQuantiles {
+		t.Row(a.Name, name, fmtF(q), fmtF(round6(s.Quantile(q))))
 	}
 }
 

@@ -70,6 +70,13 @@ type Scenario struct {
 	GPUs   []models.GPU  `toml:"gpus"`
 	Models []models.LLM  `toml:"models"`
 
+	// Disagg splits the fleet into a prefill pool ([cluster]) and a decode
+	// pool joined by KV transfers ([disagg]); off by default.
+	Disagg DisaggScenario `toml:"disagg"`
+	// KVTiers puts host DRAM, SSD and a shared store below each replica's
+	// HBM prefix cache ([kv_tiers]); off by default.
+	KVTiers models.KVTiersConfig `toml:"kv_tiers"`
+
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
 	// [arms.router] name = "round-robin".
@@ -209,6 +216,8 @@ func DefaultScenario() Scenario {
 		Autoscale: policies.DefaultAutoscaleConfig(),
 		Spot:      DefaultSpot(),
 		Workload:  workloads.DefaultConfig(),
+		Disagg:    DefaultDisaggScenario(),
+		KVTiers:   models.DefaultKVTiersConfig(),
 	}
 }
 
@@ -297,6 +306,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 		sc.Name = baseName(filename)
 	}
 	applyFaultDefaults(&sc, doc)
+	applyDisaggFaultDefaults(&sc, doc)
 	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays
 	resolveTrace(&sc.Workload.Trace, baseDir)
 	resolveProfile(&sc.Workload.Arrival, baseDir)
@@ -390,6 +400,7 @@ func (s *Scenario) loadProfiles(ps *config.Problems) {
 	}{
 		{"cluster.replica.perf.profile", s.Cluster.Replica.Perf},
 		{"fallback.replica.perf.profile", s.Fallback.Replica.Perf},
+		{"disagg.decode.replica.perf.profile", s.Disagg.Decode.Replica.Perf},
 	} {
 		if !c.spec.IsPath() {
 			continue
@@ -479,6 +490,8 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	if s.Fallback.Enabled {
 		s.Fallback.FleetConfig.Validate(s.Catalog(), "fallback", ps)
 	}
+	s.validateDisagg(ps)
+	s.validateKVTiers(ps)
 	if s.Rollout.Enabled {
 		s.Rollout.Validate("rollout", s.Cluster.Replicas, ps)
 		policies.RolloutJudges.Validate("rollout.judge", s.Rollout.Judge, ps)

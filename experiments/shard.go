@@ -70,6 +70,9 @@ type PartJob struct {
 	Timeline    []faults.TimelinePoint `json:"timeline,omitempty"`
 	// TrainingTrace: a training job's timeline (replication 0).
 	TrainingTrace []training.TracePoint `json:"training_trace,omitempty"`
+
+	// TTFTSplit: a disaggregated fleet's TTFT stages (RepResult.TTFTSplit).
+	TTFTSplit map[string]*quantile.Sketch `json:"ttft_split,omitempty"`
 }
 
 const partVersion = 1
@@ -85,7 +88,7 @@ func NewPart(kind string, sh Shard, scenario string, names []string, results [][
 				continue
 			}
 			p.Jobs = append(p.Jobs, PartJob{Scenario: s, Replication: i, Seed: r.Seed, Summary: r.Summary,
-				TTFT: r.TTFT, TPOT: r.TPOT, ITL: r.ITL, E2E: r.E2E, Samples: r.Samples, Timeline: r.Timeline,
+				TTFT: r.TTFT, TPOT: r.TPOT, ITL: r.ITL, E2E: r.E2E, TTFTSplit: r.TTFTSplit, Samples: r.Samples, Timeline: r.Timeline,
 				TrainingTrace: r.TrainingTrace})
 		}
 	}
@@ -159,7 +162,7 @@ func ReadParts(paths []string) (*Part, [][]*RepResult, error) {
 				return nil, nil, fmt.Errorf("merge: %s: job (%d, %d) out of range or repeated", path, j.Scenario, j.Replication)
 			}
 			results[j.Scenario][j.Replication] = &RepResult{Index: j.Replication, Seed: j.Seed, Summary: j.Summary,
-				TTFT: j.TTFT, TPOT: j.TPOT, ITL: j.ITL, E2E: j.E2E, Samples: j.Samples, Timeline: j.Timeline,
+				TTFT: j.TTFT, TPOT: j.TPOT, ITL: j.ITL, E2E: j.E2E, TTFTSplit: j.TTFTSplit, Samples: j.Samples, Timeline: j.Timeline,
 				TrainingTrace: j.TrainingTrace}
 		}
 	}

@@ -137,6 +137,10 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 	if conf <= 0 || conf >= 1 {
 		return nil, fmt.Errorf("confidence must be in (0, 1), found %v", conf)
 	}
+	if base.Disagg.Enabled {
+		// Its cost and its search have two axes; size has one (disagg.go).
+		return nil, errDisaggSize
+	}
 	hasFailure := base.Failures.Enabled || base.Run.DownReplicas > 0
 	res := &SizeResult{Targets: targets, Confidence: conf, GPUsPer: base.Cluster.GPUsPerReplica(), HasFailure: hasFailure}
 	res.PriceHour = base.Price()

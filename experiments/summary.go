@@ -35,6 +35,10 @@ type Summary struct {
 	Failures   *FailureStats    `json:"failures,omitempty"`
 	Sim        SimStats         `json:"sim"`
 	Failed     map[string]int64 `json:"failed_by_reason,omitempty"`
+
+	// Disaggregated serving and KV tiers (disagg.go, kvtier.go), when on.
+	Disagg  *DisaggSummary         `json:"disagg,omitempty"`
+	KVTiers map[string]TierSummary `json:"kv_tiers,omitempty"`
 }
 
 // RequestCounts obeys arrived = completed + failed + shed + in_flight.
@@ -472,6 +476,8 @@ func Summarize(r *Result) *Summary {
 	if len(rec.FailedBy) > 0 {
 		s.Failed = rec.FailedBy
 	}
+	summarizeDisagg(s, r)
+	summarizeKVTiers(s, r)
 	return s
 }
 

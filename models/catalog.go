@@ -22,9 +22,10 @@ type GPU struct {
 	// NVLinkBytesPerS is the total (bidirectional) NVLink bandwidth per GPU
 	// in bytes/s; one direction is half of it.
 	NVLinkBytesPerS float64 `toml:"nvlink_bytes_per_s"`
-	// NICBytesPerS is the scale-out (RDMA) bandwidth per GPU in one
+	// NICBytesPerS is the scale-out (RDMA) NIC bandwidth per GPU in one
 	// direction, bytes/s: what an expert-parallel all-to-all across NVLink
-	// domains runs over. 0: unknown (such a layout is refused).
+	// domains, and KV moving between servers in disaggregated serving, run
+	// over. 0: unknown / no RDMA NIC (such layouts are refused).
 	NICBytesPerS float64 `toml:"nic_bytes_per_s"`
 	// TDPWatts is the board power in watts.
 	TDPWatts float64 `toml:"tdp_watts"`
@@ -39,7 +40,10 @@ type GPU struct {
 }
 
 // Built-in GPUs. CALIBRATION.md §3 (hardware table, S; dense = half of
-// NVIDIA's sparse figures). Prices: CALIBRATION.md §3 "Price per GPU-hour"
+// NVIDIA's sparse figures). NICs: one 400 Gb/s ConnectX-7 per GPU = 50e9
+// bytes/s each way (NVIDIA DGX H100/H200 and DGX B200 datasheets: "8x
+// single-port ConnectX-7 VPI, 400 Gb/s"; GB200 NVL72 compute trays: one
+// 400 Gb/s ConnectX-7 per GPU; no CALIBRATION.md row yet). Prices: CALIBRATION.md §3 "Price per GPU-hour"
 // (S, 2026): on-demand at the top of each quoted range, reserved at its
 // bottom (H100 $2.89–6.50, H200 $2.50–7.00); B200 and GB200 have no row and
 // are assumptions scaled from H100. NIC: one 400 Gb/s ConnectX-7 (50 GB/s

@@ -189,6 +189,11 @@ type Fleet struct {
 	Autoscaler *Autoscaler
 	// Spot, when StartSpot was called, interrupts the spot replicas.
 	Spot *Spot
+	// Disagg is the decode pool and KV handoff of a disaggregated fleet
+	// (EnableDisagg); nil when co-located.
+	Disagg *Disagg
+	// KVTiers are the KV tiers below HBM (EnableKVTiers); nil without.
+	KVTiers *KVTiers
 }
 
 // NewFleet builds the fleet; problems in the configuration (unknown names,
@@ -272,6 +277,9 @@ func (f *Fleet) Finish(end sim.Time) {
 	}
 	for _, r := range f.Fallback {
 		r.Finish(end)
+	}
+	if f.Disagg != nil {
+		f.Disagg.finish(end)
 	}
 }
 

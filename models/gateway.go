@@ -84,6 +84,7 @@ type Gateway struct {
 	GW GatewayStats
 
 	fallbackPool
+	decode []*Replica // the decode pool of a disaggregated fleet (disagg.go); indices follow the fallback's
 
 	spareCR   []*clientReq
 	spareCopy []*Copy
@@ -329,6 +330,9 @@ func (g *Gateway) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 func (g *Gateway) replicaAt(i int) *Replica {
 	if i < len(g.pool.Replicas) {
 		return g.pool.Replicas[i]
+	}
+	if j := i - len(g.pool.Replicas); j >= len(g.Fallback) && g.decode != nil {
+		return g.decode[j-len(g.Fallback)] // a disaggregated fleet's decode pool (disagg.go)
 	}
 	return g.Fallback[i-len(g.pool.Replicas)]
 }

@@ -83,6 +83,12 @@ type Replica struct {
 
 	Stats ReplicaStats // counters (replica_stats.go)
 	lastT sim.Time     // time-weighted Stats are integrated up to lastT
+
+	// disagg is set on the replicas of a disaggregated fleet (disagg.go);
+	// prefillOnly on its prefill pool's, which serve one output token.
+	disagg      *Disagg
+	prefillOnly bool
+	tiers       *replicaTiers // KV tiers below HBM (kvtier.go); nil without
 }
 
 // NewReplica builds replica idx. state is the replica's entry in the fleet's
@@ -132,7 +138,11 @@ func (r *Replica) Submit(c *Copy) {
 	now := r.eng.Now()
 	req := c.Req
 	c.Replica = r.idx
-	total := int64(req.InputTokens) + int64(req.OutputTokens)
+	out := req.OutputTokens
+	if r.prefillOnly {
+		out = 1 // disaggregated: the decode pool produces the output (disagg.go)
+	}
+	total := int64(req.InputTokens) + int64(out)
 	need := r.blocksFor(total)
 	overContext := r.perf.ContextTokens > 0 && total > int64(r.perf.ContextTokens)
 	if r.down || overContext || need > r.kv.Total()-r.watermark {
@@ -157,12 +167,13 @@ func (r *Replica) Submit(c *Copy) {
 	}
 	s := r.newSeq()
 	s.cp, s.req, s.enqueued, s.prompt = c, *req, now, req.InputTokens
+	s.req.OutputTokens = out
 	c.seq = s
 	wasEmpty := r.state.Waiting == 0
 	r.waiting.pushBack(s)
 	r.state.Outstanding++
 	r.state.Waiting++
-	r.state.OutstandingTokens += int64(req.InputTokens) + int64(req.OutputTokens)
+	r.state.OutstandingTokens += total
 	switch {
 	case r.hung:
 		// A zombie queues work and never finishes a step.

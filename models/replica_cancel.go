@@ -6,6 +6,9 @@ package models
 // is O(1) for a waiting copy (dropped lazily) and ends a decode run at its
 // next step boundary for a running one, so the batch shrinks promptly.
 func (r *Replica) Cancel(c *Copy) {
+	if r.disagg != nil {
+		r.disagg.cancelled(c) // a copy between pools, or its record (disagg_flow.go)
+	}
 	s := c.seq
 	if s == nil || s.cancelled {
 		return

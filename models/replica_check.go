@@ -29,6 +29,9 @@ func (r *Replica) CheckInvariants() error {
 			return fmt.Errorf("replica %d: a waiting sequence holds KV", r.idx)
 		}
 	}
+	if r.disagg != nil {
+		held += r.disagg.heldOn(r, entries) // KV kept for, or reserved by, transfers (disagg_flow.go)
+	}
 	for e := range entries {
 		if e.refs <= 0 {
 			return fmt.Errorf("replica %d: a running sequence holds an unreferenced cache entry", r.idx)

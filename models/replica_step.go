@@ -157,7 +157,7 @@ func (r *Replica) startStep(now sim.Time, sh StepShape) {
 	d := r.perf.Step(sh)
 	r.stepFLOPs = r.perf.FLOPs(sh)
 	r.shape = sh
-	r.stepEnd = now + r.stepNs(d)
+	r.stepEnd = now + r.withLoad(r.stepNs(d)) // KV-tier loads of its admissions (kvtier.go)
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 }
 

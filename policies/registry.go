@@ -20,6 +20,7 @@ const (
 	RouterLeastKV          = "least-kv"
 	RouterPrefixAffinity   = "prefix-affinity"
 	RouterWeighted         = "weighted-least-outstanding"
+	RouterCacheAware       = "cache-aware" // cacheaware.go
 )
 
 // RouterConfig selects and parameterises the router (a scenario's [router]
@@ -161,6 +162,7 @@ var Routers = newRegistry("router", false, map[string]func(RouterConfig, Env) (m
 	RouterPrefixAffinity: func(c RouterConfig, e Env) (models.Router, error) {
 		return NewPrefixAffinity(e.Replicas, c.LoadBound, c.PrefixSegments, c.VirtualNodes)
 	},
+	RouterCacheAware: func(c RouterConfig, _ Env) (models.Router, error) { return NewCacheAware(c.LoadBound), nil },
 })
 
 // Hedgers is the hedging-policy registry ([policies.hedge] name).

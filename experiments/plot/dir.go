@@ -24,6 +24,7 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 //	                               arrivals_timeseries,
 //	                               availability_timeseries
 //	sweep.csv                    → sweep_ttft_p99, sweep_goodput
+//	replications.csv, kv_tiers.* → kv_tiers (stacked share of prompt tokens by tier)
 //	size.csv, size_search.csv    → size_cost, size_ttft
 //	failures.csv                 → failures_timeline
 //	ettr.csv                     → ettr
@@ -254,6 +255,17 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		}
 		if ab {
 			if err := add(ABQuantilesFigure(m, qs)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if t := tables[results.ReplicationsFile.Name]; t != nil {
+		shares, err := readKVTiers(t)
+		if err != nil {
+			return nil, err
+		}
+		if len(shares) > 0 {
+			if err := add(KVTiersFigure(m, shares)); err != nil {
 				return nil, err
 			}
 		}

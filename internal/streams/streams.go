@@ -21,6 +21,9 @@ const (
 	Spot        = "spot"   // spot-instance interruptions
 	Models      = "models" // which served model each request asks for ([[serve]] shares)
 	faults      = "faults" // scripted [[faults]]: one stream per table, Fault(i)
+
+	// DecodeRouter is a disaggregated fleet's decode-pool router's draws.
+	DecodeRouter = "decode-router"
 )
 
 // Sub-streams of Workload.
