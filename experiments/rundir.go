@@ -202,6 +202,11 @@ func WriteFiles(dir string, files map[string][]byte) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
+		if err := localPath(n); err != nil {
+			return err
+		}
+	}
+	for _, n := range names {
 		if err := WriteFileAtomic(filepath.Join(dir, n), files[n]); err != nil {
 			return err
 		}

@@ -270,7 +270,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 		}
 	}
 	if sc.Name == "" {
-		sc.Name = baseName(filename)
+		sc.Name = nameFromFile(filename)
 	}
 	applyFaultDefaults(&sc, doc)
 	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays
@@ -410,6 +410,16 @@ const maxSamples = 1_000_000
 
 // Validate records every problem of the scenario.
 func (s *Scenario) Validate(ps *config.Problems) {
+	if err := CheckName(s.Name); err != nil {
+		ps.Add("name", "%v", err)
+	}
+	for i, a := range s.Arms {
+		if n, ok := a["name"].(string); ok && n != "" {
+			if err := CheckName(n); err != nil {
+				ps.Add(fmt.Sprintf("arms.%d.name", i), "%v", err)
+			}
+		}
+	}
 	ps.NonNegative("run.horizon_s", s.Run.HorizonS)
 	ps.PositiveInt("run.replications", s.Run.Replications)
 	if s.Run.Replications > 10000 {

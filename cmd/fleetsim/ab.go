@@ -60,9 +60,13 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usagef("usage: fleetsim ab SCENARIO.toml | fleetsim ab A.toml B.toml [--replications N] [--out DIR]")
 	}
+	scs := experiments.ArmScenarios(arms)
+	if err := cf.checkShard(scs); err != nil {
+		return err
+	}
 	dir := cf.dir(arms[0].Scenario.Name)
 	opt, prog := cf.options(stderr, arms[0].Scenario.Name)
-	results, err := experiments.RunScenarios(experiments.ArmScenarios(arms), opt)
+	results, err := experiments.RunScenarios(scs, opt)
 	if err != nil {
 		prog.stop()
 		return err
@@ -70,7 +74,7 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 	prog.finish()
 	names := experiments.ArmNames(arms)
 	if cf.sh.Active() {
-		return cf.writePart(stdout, dir, experiments.NewPart("ab", cf.sh, arms[0].Scenario.Name, names, results))
+		return cf.writePart(stdout, dir, experiments.NewPart("ab", cf.sh, arms[0].Scenario.Name, names, results, experiments.Provenance{}), scs)
 	}
 	return finishAB(dir, experiments.AssembleAB(names, results), stdout, *cf.json)
 }

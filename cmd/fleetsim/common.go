@@ -65,8 +65,39 @@ func (c *commonFlags) check() error {
 	return nil
 }
 
-// writePart writes a shard's part file and says so.
-func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part) error {
+// checkShard refuses, before anything runs, a shard count larger than the
+// job count of scs.
+func (c *commonFlags) checkShard(scs []*experiments.Scenario) error {
+	if !c.sh.Active() {
+		return nil
+	}
+	if err := c.sh.CheckShard(experiments.JobCount(scs)); err != nil {
+		return usagef("%s: %v", c.name, err)
+	}
+	return nil
+}
+
+// resultFlags are the flags given that change results, in canonical form,
+// for a part's provenance; extra are the command's own (sweep's --param).
+func (c *commonFlags) resultFlags(extra ...string) []string {
+	var out []string
+	if c.set["seed"] {
+		out = append(out, fmt.Sprintf("--seed=%d", *c.seed))
+	}
+	if c.set["replications"] && *c.reps > 0 {
+		out = append(out, fmt.Sprintf("--replications=%d", *c.reps))
+	}
+	return append(out, extra...)
+}
+
+// writePart writes a shard's part file, with the provenance of the job set
+// scs, and says so.
+func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part, scs []*experiments.Scenario, extra ...string) error {
+	prov, err := experiments.NewProvenance(p.Kind, c.resultFlags(extra...), scs, p.Of)
+	if err != nil {
+		return err
+	}
+	p.Prov = prov
 	path, err := p.Write(dir)
 	if err != nil {
 		return err

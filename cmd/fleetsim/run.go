@@ -64,6 +64,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := cf.checkShard([]*experiments.Scenario{sc}); err != nil {
+		return err
+	}
 	dir := cf.dir(sc.Name)
 	if len(sc.Arms) > 0 {
 		fmt.Fprintf(stderr, "fleetsim: %s has [[arms]]: this runs its base scenario; `fleetsim ab %s` compares the arms\n", sc.Name, arg)
@@ -90,7 +93,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	prog.finish()
 	if cf.sh.Active() {
-		return cf.writePart(stdout, dir, experiments.NewPart("run", cf.sh, sc.Name, []string{""}, results))
+		return cf.writePart(stdout, dir, experiments.NewPart("run", cf.sh, sc.Name, []string{""}, results, experiments.Provenance{}), []*experiments.Scenario{sc})
 	}
 	extra := ""
 	if reqWriter != nil {
