@@ -99,7 +99,7 @@ func CanonicalScenarios(scs []*Scenario) (string, error) {
 			c.Workload.Trace.Path = "sha256:" + sum
 		}
 		b, err := json.Marshal(struct {
-			Scenario *Scenario                 `json:"scenario"`
+			Scenario *Scenario                  `json:"scenario"`
 			Profiles map[string]json.RawMessage `json:"profiles,omitempty"`
 		}{&c, profileJSON(sc)})
 		if err != nil {

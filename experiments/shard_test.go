@@ -136,7 +136,9 @@ func TestReadPartRefusesCorruptParts(t *testing.T) {
 		{"missing jobs", func(m map[string]any) { m["jobs"] = []any{} }, "0 jobs, but shard 1 of 2 has 2"},
 		{"null jobs", func(m map[string]any) { m["jobs"] = nil }, "0 jobs"},
 		{"null summary", func(m map[string]any) { job(m)["summary"] = nil }, "no summary"},
-		{"negative arrivals", func(m map[string]any) { job(m)["summary"].(map[string]any)["requests"].(map[string]any)["arrived"] = -5 }, "negative request count"},
+		{"negative arrivals", func(m map[string]any) {
+			job(m)["summary"].(map[string]any)["requests"].(map[string]any)["arrived"] = -5
+		}, "negative request count"},
 		{"not conserved", func(m map[string]any) {
 			r := job(m)["summary"].(map[string]any)["requests"].(map[string]any)
 			n, _ := r["arrived"].(json.Number).Int64()
