@@ -18,7 +18,7 @@ func FinishRun(dir string, arm *ArmResult, w io.Writer, extra string) error {
 		return err
 	}
 	fmt.Fprint(w, arm.Table())
-	fmt.Fprintf(w, "\nwrote %s (summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv%s)\n", dir, extra)
+	fmt.Fprintf(w, "\nwrote %s (summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv%s)\n", shownDir(dir), extra)
 	return nil
 }
 
@@ -32,7 +32,7 @@ func FinishAB(dir string, res *ABResult, w io.Writer) error {
 		return err
 	}
 	fmt.Fprint(w, report)
-	fmt.Fprintf(w, "\nwrote %s (ab.csv, arms/*/summary.json, summary.md, cdf.csv, timeseries.csv, replications.csv)\n", dir)
+	fmt.Fprintf(w, "\nwrote %s (ab.csv, arms/*/summary.json, summary.md, cdf.csv, timeseries.csv, replications.csv)\n", shownDir(dir))
 	return nil
 }
 
@@ -54,7 +54,7 @@ func FinishSweep(dir, name string, reps int, res *SweepResult, w io.Writer) erro
 		return err
 	}
 	fmt.Fprintf(w, "sweep of %s: %d points × %d replications\n\n%s\nwrote %s (%s, summary.md, replications.csv)\n",
-		name, len(res.Points), reps, table, dir, file)
+		name, len(res.Points), reps, table, shownDir(dir), file)
 	return nil
 }
 

@@ -224,6 +224,8 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	AddTemp(tmp.Name())
+	defer DoneTemp(tmp.Name())
 	_, werr := tmp.Write(data)
 	cerr := tmp.Close()
 	if werr == nil {

@@ -65,6 +65,11 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	dir := cf.dir(arms[0].Scenario.Name)
+	rd, err := cf.runDir(dir)
+	if err != nil {
+		return err
+	}
+	defer rd.Abort()
 	opt, prog := cf.options(stderr, arms[0].Scenario.Name)
 	results, err := experiments.RunScenarios(scs, opt)
 	if err != nil {
@@ -76,7 +81,7 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 	if cf.sh.Active() {
 		return cf.writePart(stdout, dir, experiments.NewPart("ab", cf.sh, arms[0].Scenario.Name, names, results, experiments.Provenance{}), scs)
 	}
-	return finishAB(dir, experiments.AssembleAB(names, results), stdout, *cf.json)
+	return commitAfter(rd, finishAB(rd.Path(), experiments.AssembleAB(names, results), stdout, *cf.json))
 }
 
 // applyRunFlags applies --seed (when seed is not nil: 0 is a seed like any

@@ -65,6 +65,32 @@ func (c *commonFlags) check() error {
 	return nil
 }
 
+// runDir prepares the output directory before anything runs: a shard
+// checks that it can write its part file into dir; other commands build
+// their run directory as a temporary sibling of dir (experiments.RunDir),
+// committed by finish. An unwritable or foreign --out is bad usage.
+func (c *commonFlags) runDir(dir string) (*experiments.RunDir, error) {
+	if c.sh.Active() {
+		if err := experiments.CheckWritable(dir); err != nil {
+			return nil, usageError{err}
+		}
+		return nil, nil
+	}
+	rd, err := experiments.NewRunDir(dir)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return rd, nil
+}
+
+// commitAfter commits rd when err (the writing's result) is nil.
+func commitAfter(rd *experiments.RunDir, err error) error {
+	if err != nil {
+		return err
+	}
+	return rd.Commit()
+}
+
 // checkShard refuses, before anything runs, a shard count larger than the
 // job count of scs.
 func (c *commonFlags) checkShard(scs []*experiments.Scenario) error {

@@ -61,6 +61,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err := cf.checkShard(scs); err != nil {
 		return err
 	}
+	rd, err := cf.runDir(dir)
+	if err != nil {
+		return err
+	}
+	defer rd.Abort()
 	opt, prog := cf.options(stderr, base.Name)
 	results, err := experiments.RunScenarios(scs, opt)
 	if err != nil {
@@ -77,5 +82,5 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		return cf.writePart(stdout, dir, p, scs, flags...)
 	}
-	return finishSweep(dir, base.Name, max(base.Run.Replications, 1), experiments.AssembleSweep(axes, values, results), stdout, *cf.json)
+	return commitAfter(rd, finishSweep(rd.Path(), base.Name, max(base.Run.Replications, 1), experiments.AssembleSweep(axes, values, results), stdout, *cf.json))
 }
