@@ -32,7 +32,7 @@ type RunDir struct {
 	done       bool
 }
 
-var staged sync.Map // temporary path → final path, for messages
+var staged sync.Map // temporary path → *RunDir: its final name for messages, and commitStaged
 
 // NewRunDir checks that final can be written (its parent can be created
 // and written, and final is absent, empty, or an earlier run directory)
@@ -53,8 +53,9 @@ func NewRunDir(final string) (*RunDir, error) {
 		return nil, fmt.Errorf("--out %s: cannot write there: %w", final, err)
 	}
 	AddTemp(tmp)
-	staged.Store(tmp, final)
-	return &RunDir{final: final, tmp: tmp}, nil
+	rd := &RunDir{final: final, tmp: tmp}
+	staged.Store(filepath.Clean(tmp), rd)
+	return rd, nil
 }
 
 // checkReplaceable refuses a final directory that exists and holds
@@ -124,7 +125,7 @@ func (r *RunDir) Commit() error {
 	}
 	r.done = true
 	DoneTemp(r.tmp)
-	staged.Delete(r.tmp)
+	staged.Delete(filepath.Clean(r.tmp))
 	if old != "" {
 		return os.RemoveAll(old)
 	}
@@ -139,16 +140,27 @@ func (r *RunDir) Abort() {
 	r.done = true
 	os.RemoveAll(r.tmp)
 	DoneTemp(r.tmp)
-	staged.Delete(r.tmp)
+	staged.Delete(filepath.Clean(r.tmp))
 }
 
 // shownDir is the name to print for a directory being written: the final
 // name of a RunDir's temporary directory, else dir itself.
 func shownDir(dir string) string {
-	if f, ok := staged.Load(filepath.Clean(dir)); ok {
-		return f.(string)
+	if r, ok := staged.Load(filepath.Clean(dir)); ok {
+		return r.(*RunDir).final
 	}
 	return dir
+}
+
+// commitStaged commits the RunDir whose temporary directory is dir, if
+// dir is one: the Finish functions call it once every file is written and
+// before printing, so that a closed stdout (fleetsim run | head) cannot
+// lose a finished run.
+func commitStaged(dir string) error {
+	if r, ok := staged.Load(filepath.Clean(dir)); ok {
+		return r.(*RunDir).Commit()
+	}
+	return nil
 }
 
 // CheckWritable makes dir and checks that a file can be created in it

@@ -36,6 +36,9 @@ func Decode(filename string, data []byte, v any) (*Doc, error) {
 		return fail([]Item{{Msg: fmt.Sprintf("tomlx: Decode needs a non-nil pointer to a struct or map, got %T", v)}})
 	}
 
+	if err := CheckShape(doc.File(), data); err != nil {
+		return doc, err
+	}
 	src := string(data)
 	var raw map[string]any
 	if _, err := safeDecode(src, &raw); err != nil {
