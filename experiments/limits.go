@@ -16,9 +16,9 @@ const (
 	// fatal out-of-memory at once.
 	MaxReplicas = 100_000
 	// MaxFleetGPUs is the most GPUs in one pool (replicas × tp).
-	// Assumption: five times the largest announced GPU clusters (about
+	// Assumption: 2.5 times the largest announced GPU clusters (about
 	// 200,000 GPUs in 2025).
-	MaxFleetGPUs = 1_000_000
+	MaxFleetGPUs = 500_000
 	// MaxExpectedRequests bounds a generated workload's expected arrivals:
 	// arrival.rate_per_s × duration_s (× the horizon when shorter, capped
 	// by max_requests). Simulation costs a few µs per request, so 1e8 is

@@ -30,6 +30,7 @@ var runDirEntries = map[string]bool{
 type RunDir struct {
 	final, tmp string
 	done       bool
+	made       []string // parent directories NewRunDir created, deepest first
 }
 
 var staged sync.Map // temporary path → *RunDir: its final name for messages, and commitStaged
@@ -45,15 +46,23 @@ func NewRunDir(final string) (*RunDir, error) {
 		return nil, err
 	}
 	parent := filepath.Dir(final)
+	var made []string
+	for d := parent; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		made = append(made, d)
+	}
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("--out %s: %w", final, err)
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(final)+".tmp-")
 	if err != nil {
+		removeEmpty(made)
 		return nil, fmt.Errorf("--out %s: cannot write there: %w", final, err)
 	}
 	AddTemp(tmp)
-	rd := &RunDir{final: final, tmp: tmp}
+	rd := &RunDir{final: final, tmp: tmp, made: made}
 	staged.Store(filepath.Clean(tmp), rd)
 	return rd, nil
 }
@@ -141,6 +150,17 @@ func (r *RunDir) Abort() {
 	os.RemoveAll(r.tmp)
 	DoneTemp(r.tmp)
 	staged.Delete(filepath.Clean(r.tmp))
+	removeEmpty(r.made)
+}
+
+// removeEmpty removes the directories dirs (deepest first) while they are
+// empty: a failed command leaves no directory it created behind.
+func removeEmpty(dirs []string) {
+	for _, d := range dirs {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // shownDir is the name to print for a directory being written: the final
