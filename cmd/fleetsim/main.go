@@ -134,7 +134,15 @@ func internalError(w io.Writer, v any, stack []byte) {
 	fmt.Fprintf(w, "fleetsim: internal error (a bug in fleetsim, not in your input; please report it with this message): %v\n%s", v, stack)
 }
 
+// testDispatchHook, set by tests only, runs before each command.
+var testDispatchHook func() error
+
 func dispatch(args []string, stdout, stderr io.Writer) error {
+	if testDispatchHook != nil {
+		if err := testDispatchHook(); err != nil {
+			return err
+		}
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return usagef("no command given")

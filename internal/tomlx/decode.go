@@ -25,6 +25,9 @@ import (
 // sorted by line. When the error is non-nil, v's contents are unspecified and
 // must not be used.
 func Decode(filename string, data []byte, v any) (*Doc, error) {
+	if err := CheckShape(filename, data); err != nil {
+		return newDoc(filename, nil), err // before even the position scan
+	}
 	doc := newDoc(filename, data)
 	fail := func(items []Item) (*Doc, error) {
 		sortItems(items)
@@ -36,9 +39,6 @@ func Decode(filename string, data []byte, v any) (*Doc, error) {
 		return fail([]Item{{Msg: fmt.Sprintf("tomlx: Decode needs a non-nil pointer to a struct or map, got %T", v)}})
 	}
 
-	if err := CheckShape(doc.File(), data); err != nil {
-		return doc, err
-	}
 	src := string(data)
 	var raw map[string]any
 	if _, err := safeDecode(src, &raw); err != nil {
