@@ -17,10 +17,14 @@ func TestCheckShapeLimits(t *testing.T) {
 	err := CheckShape("f.toml", pad(MaxBytes+1))
 	require.ErrorContains(t, err, "f.toml: the file is 1048577 bytes; at most 1048576")
 
-	nest := func(n int) []byte { return []byte("a = 1\nx = " + strings.Repeat("[", n) + strings.Repeat("]", n) + "\n") }
+	nest := func(n int) []byte {
+		return []byte("a = 1\nx = " + strings.Repeat("[", n) + strings.Repeat("]", n) + "\n")
+	}
 	require.NoError(t, CheckShape("f.toml", nest(MaxDepth)))
 	require.ErrorContains(t, CheckShape("f.toml", nest(MaxDepth+1)), "f.toml:2: arrays and inline tables nested deeper than 32 levels")
-	inline := func(n int) []byte { return []byte("x = " + strings.Repeat("{a = ", n) + "1" + strings.Repeat("}", n) + "\n") }
+	inline := func(n int) []byte {
+		return []byte("x = " + strings.Repeat("{a = ", n) + "1" + strings.Repeat("}", n) + "\n")
+	}
 	require.NoError(t, CheckShape("f.toml", inline(MaxDepth)))
 	require.Error(t, CheckShape("f.toml", inline(MaxDepth+1)))
 
