@@ -123,7 +123,9 @@ func (r *RunDir) Commit() error {
 	if _, err := os.Stat(r.final); err == nil {
 		old = r.tmp + ".old"
 		if err := os.Rename(r.final, old); err != nil {
-			return fmt.Errorf("--out %s: cannot replace the earlier run: %w", r.final, err)
+			// A directory that cannot be renamed (a mount point): replace
+			// its contents, all of them an earlier run's, instead.
+			return r.commitInPlace()
 		}
 	}
 	if err := os.Rename(r.tmp, r.final); err != nil {
@@ -138,6 +140,34 @@ func (r *RunDir) Commit() error {
 	if old != "" {
 		return os.RemoveAll(old)
 	}
+	return nil
+}
+
+// commitInPlace empties final (an earlier run's directory that cannot be
+// renamed) and moves the new run's files into it.
+func (r *RunDir) commitInPlace() error {
+	ents, err := os.ReadDir(r.final)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !runDirEntries[e.Name()] { // checked before; never delete anything else
+			return fmt.Errorf("--out %s: holds %s, which a run does not write", r.final, e.Name())
+		}
+		if err := os.RemoveAll(filepath.Join(r.final, e.Name())); err != nil {
+			return err
+		}
+	}
+	ents, err = os.ReadDir(r.tmp)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := os.Rename(filepath.Join(r.tmp, e.Name()), filepath.Join(r.final, e.Name())); err != nil {
+			return fmt.Errorf("--out %s: %w", r.final, err)
+		}
+	}
+	r.Abort() // removes the now empty temporary directory
 	return nil
 }
 
