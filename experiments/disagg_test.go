@@ -191,7 +191,9 @@ func TestDisaggCDFAndMerge(t *testing.T) {
 		require.Contains(t, want, "disagg,ttft_"+st+",")
 	}
 	dir := t.TempDir()
-	path, err := NewPart("run", Shard{1, 1}, sc.Name, []string{"disagg"}, [][]*RepResult{reps}).Write(dir)
+	prov, err := NewProvenance("run", nil, []*Scenario{arms[1].Scenario}, 1)
+	require.NoError(t, err)
+	path, err := NewPart("run", Shard{1, 1}, sc.Name, []string{"disagg"}, [][]*RepResult{reps}, prov).Write(dir)
 	require.NoError(t, err)
 	_, merged, err := ReadParts([]string{path})
 	require.NoError(t, err)

@@ -17,11 +17,15 @@ func FinishRun(dir string, arm *ArmResult, w io.Writer, extra string) error {
 	if err := WriteRunDir(dir, []*ArmResult{arm}, ""); err != nil {
 		return err
 	}
+	shown := shownDir(dir)
+	if err := commitStaged(dir); err != nil {
+		return err
+	}
 	fmt.Fprint(w, arm.Table())
 	if len(arm.Reps[0].TrainingTrace) > 0 {
 		extra += ", " + results.TrainingTimelineFile.Name
 	}
-	fmt.Fprintf(w, "\nwrote %s (summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv%s)\n", dir, extra)
+	fmt.Fprintf(w, "\nwrote %s (summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv%s)\n", shown, extra)
 	return nil
 }
 
@@ -34,8 +38,12 @@ func FinishAB(dir string, res *ABResult, w io.Writer) error {
 	if err := WriteFileAtomic(filepath.Join(dir, results.ABFile.Name), res.ABCSV()); err != nil {
 		return err
 	}
+	shown := shownDir(dir)
+	if err := commitStaged(dir); err != nil {
+		return err
+	}
 	fmt.Fprint(w, report)
-	fmt.Fprintf(w, "\nwrote %s (ab.csv, arms/*/summary.json, summary.md, cdf.csv, timeseries.csv, replications.csv)\n", dir)
+	fmt.Fprintf(w, "\nwrote %s (ab.csv, arms/*/summary.json, summary.md, cdf.csv, timeseries.csv, replications.csv)\n", shown)
 	return nil
 }
 
@@ -56,8 +64,12 @@ func FinishSweep(dir, name string, reps int, res *SweepResult, w io.Writer) erro
 	if err := WriteFileAtomic(filepath.Join(dir, file), data); err != nil {
 		return err
 	}
+	shown := shownDir(dir)
+	if err := commitStaged(dir); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "sweep of %s: %d points × %d replications\n\n%s\nwrote %s (%s, summary.md, replications.csv)\n",
-		name, len(res.Points), reps, table, dir, file)
+		name, len(res.Points), reps, table, shown, file)
 	return nil
 }
 

@@ -121,7 +121,7 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 		if single {
 			o.Progress = opt.Progress
 		}
-		res, err := Run(&rsc, o)
+		res, err := safeRun(&rsc, o)
 		if err == nil {
 			rr := &RepResult{Index: j.i, Seed: rsc.Seed, Summary: Summarize(res)}
 			if res.Rec != nil {

@@ -37,6 +37,8 @@ type Result struct {
 	// IdleSpareS is replica-seconds of warm spares waiting unused;
 	// SpareRepairS of replicas repaired while a spare held their place.
 	IdleSpareS, SpareRepairS float64
+	// Stopped says why the run stopped early ("overload: ..."), or "".
+	Stopped string
 }
 
 // testFleetHook, set by tests only, sees each serving run's fleet.
@@ -155,11 +157,12 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	}
 	fleet.StartSampling(sim.FromSeconds(sc.Run.SampleIntervalS))
 	fleet.DrainLimit = sim.FromSeconds(sc.Run.DrainLimitS)
+	fleet.MaxInFlight = int64(sc.Run.MaxInFlight)
 	horizon := sim.Forever
 	if sc.Run.HorizonS > 0 {
 		horizon = sim.FromSeconds(sc.Run.HorizonS)
 	}
-	runEngine(eng, horizon, sc.Workload.DurationS, opt.Progress, func() bool { return fleet.Truncated })
+	runEngine(eng, horizon, sc.Workload.DurationS, opt.Progress, func() bool { return fleet.Truncated || fleet.Overloaded() })
 	if err := fleet.Err(); err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
@@ -168,7 +171,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	// whichever way the engine was sliced, and whatever the sampling.
 	end := rec.LastEvent()
 	switch {
-	case fleet.Truncated:
+	case fleet.Truncated || fleet.Overloaded():
 		end = eng.Now()
 	case eng.NextTime() != sim.Forever:
 		end = horizon
@@ -178,6 +181,10 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	}
 	fleet.Finish(end)
 	res := &Result{Scenario: sc, Fleet: fleet, Rec: rec, Events: eng.Fired(), EndTime: end}
+	if fleet.Overloaded() {
+		res.Stopped = fmt.Sprintf("overload: more than %d requests in flight at %.6g s (run.max_in_flight); arrivals outpace service",
+			sc.Run.MaxInFlight, fleet.OverloadedAt.Seconds())
+	}
 	if fi != nil {
 		r := fi.Report(end)
 		res.Failures = failureStats(r, end, sc.Cluster.Replicas)

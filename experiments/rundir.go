@@ -229,6 +229,11 @@ func WriteFiles(dir string, files map[string][]byte) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
+		if err := localPath(n); err != nil {
+			return err
+		}
+	}
+	for _, n := range names {
 		if err := WriteFileAtomic(filepath.Join(dir, n), files[n]); err != nil {
 			return err
 		}
@@ -246,6 +251,8 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	AddTemp(tmp.Name())
+	defer DoneTemp(tmp.Name())
 	_, werr := tmp.Write(data)
 	cerr := tmp.Close()
 	if werr == nil {

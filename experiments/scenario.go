@@ -3,6 +3,7 @@ package experiments
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 
@@ -140,6 +141,11 @@ type RunConfig struct {
 	// (the last ones): N+k sizing asks how many replicas hold the SLO while
 	// k are down. Default 0.
 	DownReplicas int `toml:"down_replicas"`
+	// MaxInFlight stops a run whose arrivals outpace service once more
+	// than this many requests are in flight; the summary reports the stop
+	// (sim.stopped = "overload ...") and the requests still in flight.
+	// Default DefaultMaxInFlight (limits.go).
+	MaxInFlight int `toml:"max_in_flight"`
 }
 
 // CostConfig prices the fleet.
@@ -202,7 +208,7 @@ func DefaultScenario() Scenario {
 		Seed:     1,
 		Mode:     ModeServing,
 		Training: DefaultTrainingScenario(),
-		Run:      RunConfig{Replications: 1, SampleIntervalS: 10, DrainLimitS: 3600},
+		Run:      RunConfig{Replications: 1, SampleIntervalS: 10, DrainLimitS: 3600, MaxInFlight: DefaultMaxInFlight},
 		Size:     SizeConfig{Confidence: 0.95},
 		Cost:     CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
 		Failures: faults.DefaultConfig(),
@@ -224,11 +230,29 @@ func DefaultScenario() Scenario {
 // Load reads and validates a scenario file. A relative trace path in it is
 // taken relative to the scenario file's folder.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path, tomlx.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read scenario: %w", err)
 	}
 	return parse(path, data, filepath.Dir(path), nil)
+}
+
+// readLimited reads at most limit bytes of path (a scenario could be
+// /dev/zero), refusing a longer file.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: more than %d bytes (1 MiB); a scenario is a few KB", path, limit)
+	}
+	return data, nil
 }
 
 // Parse decodes and validates scenario TOML; filename is used in messages.
@@ -263,6 +287,9 @@ func (s *Scenario) Derive(overlays ...Overlay) (*Scenario, error) {
 }
 
 func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*Scenario, error) {
+	if err := tomlx.CheckShape(filename, data); err != nil {
+		return nil, err // before any decoder sees it
+	}
 	sc := DefaultScenario()
 	// Workload defaults depend on its kind: peek at it first (errors are
 	// left to the strict decode below).
@@ -303,7 +330,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 		}
 	}
 	if sc.Name == "" {
-		sc.Name = baseName(filename)
+		sc.Name = nameFromFile(filename)
 	}
 	applyFaultDefaults(&sc, doc)
 	applyDisaggFaultDefaults(&sc, doc)
@@ -448,6 +475,16 @@ const maxSamples = 1_000_000
 
 // Validate records every problem of the scenario.
 func (s *Scenario) Validate(ps *config.Problems) {
+	if err := CheckName(s.Name); err != nil {
+		ps.Add("name", "%v", err)
+	}
+	for i, a := range s.Arms {
+		if n, ok := a["name"].(string); ok && n != "" {
+			if err := CheckName(n); err != nil {
+				ps.Add(fmt.Sprintf("arms.%d.name", i), "%v", err)
+			}
+		}
+	}
 	ps.NonNegative("run.horizon_s", s.Run.HorizonS)
 	ps.PositiveInt("run.replications", s.Run.Replications)
 	if s.Run.Replications > 10000 {
@@ -462,6 +499,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	if s.Run.DownReplicas < 0 || (s.Cluster.Replicas > 0 && s.Run.DownReplicas >= s.Cluster.Replicas) {
 		ps.Add("run.down_replicas", "must be between 0 and cluster.replicas−1 (%d), found %d", s.Cluster.Replicas-1, s.Run.DownReplicas)
 	}
+	s.checkLimits(ps)
 	for i := range s.GPUs {
 		s.GPUs[i].Validate(fmt.Sprintf("gpus.%d", i), ps)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -54,6 +53,9 @@ type Part struct {
 	Axes     []Axis     `json:"axes,omitempty"`
 	Values   [][]string `json:"values,omitempty"` // sweep point values
 	Jobs     []PartJob  `json:"jobs"`
+	// Prov says which experiment the jobs belong to; merge refuses parts
+	// whose provenance differs.
+	Prov Provenance `json:"provenance"`
 }
 
 // PartJob is one replication's results.
@@ -75,12 +77,13 @@ type PartJob struct {
 	TTFTSplit map[string]*quantile.Sketch `json:"ttft_split,omitempty"`
 }
 
-const partVersion = 1
+// partVersion 2 added the provenance.
+const partVersion = 2
 
 // NewPart collects a shard's results (results[scenario][replication], nil
 // where another shard ran the job).
-func NewPart(kind string, sh Shard, scenario string, names []string, results [][]*RepResult) *Part {
-	p := &Part{Version: partVersion, Kind: kind, Shard: sh.Index, Of: sh.Count, Scenario: scenario, Names: names}
+func NewPart(kind string, sh Shard, scenario string, names []string, results [][]*RepResult, prov Provenance) *Part {
+	p := &Part{Version: partVersion, Kind: kind, Shard: sh.Index, Of: sh.Count, Scenario: scenario, Names: names, Prov: prov}
 	for s, reps := range results {
 		p.Reps = append(p.Reps, len(reps))
 		for i, r := range reps {
@@ -117,50 +120,44 @@ func (j *PartJob) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*j = PartJob(raw.plain)
+	j.Summary = nil
+	if len(raw.Summary) == 0 || string(raw.Summary) == "null" {
+		return nil // refused by Part.check
+	}
 	j.Summary = &Summary{}
 	return json.Unmarshal(raw.Summary, j.Summary)
 }
 
 // ReadParts reads part files and reassembles results[scenario][replication].
-// Every part must come from the same command and every job must be there
-// exactly once.
+// Every part is checked in full (Part.check) before anything is merged;
+// every part must have the same provenance (the same experiment: scenario,
+// seeds, command and flags, shard count, fleetsim version), and every job
+// must be there exactly once.
 func ReadParts(paths []string) (*Part, [][]*RepResult, error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("merge: no part files")
 	}
 	var first *Part
 	var results [][]*RepResult
-	seen := map[int]bool{}
+	seen := map[int]string{}
 	for _, path := range paths {
-		b, err := os.ReadFile(path)
+		p, err := ReadPart(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("merge: %w", err)
-		}
-		var p Part
-		if err := json.Unmarshal(b, &p); err != nil {
-			return nil, nil, fmt.Errorf("merge: %s: not a part file: %w", path, err)
-		}
-		if p.Version != partVersion {
-			return nil, nil, fmt.Errorf("merge: %s: part version %d, this fleetsim reads %d", path, p.Version, partVersion)
+			return nil, nil, err
 		}
 		if first == nil {
-			first = &p
+			first = p
 			for _, n := range p.Reps {
 				results = append(results, make([]*RepResult, n))
 			}
-		} else if p.Kind != first.Kind || p.Of != first.Of || p.Scenario != first.Scenario ||
-			fmt.Sprint(p.Reps, p.Names, p.Values) != fmt.Sprint(first.Reps, first.Names, first.Values) {
-			return nil, nil, fmt.Errorf("merge: %s is a shard of another run (%s %s, %d shards) than %s", path, p.Kind, p.Scenario, p.Of, paths[0])
+		} else if err := samePart(paths[0], first, path, p); err != nil {
+			return nil, nil, err
 		}
-		if seen[p.Shard] {
-			return nil, nil, fmt.Errorf("merge: shard %d/%d given twice", p.Shard, p.Of)
+		if prev, ok := seen[p.Shard]; ok {
+			return nil, nil, fmt.Errorf("merge: shard %d/%d given twice (%s and %s)", p.Shard, p.Of, prev, path)
 		}
-		seen[p.Shard] = true
+		seen[p.Shard] = path
 		for _, j := range p.Jobs {
-			if j.Scenario < 0 || j.Scenario >= len(results) || j.Replication < 0 || j.Replication >= len(results[j.Scenario]) ||
-				results[j.Scenario][j.Replication] != nil || j.Summary == nil {
-				return nil, nil, fmt.Errorf("merge: %s: job (%d, %d) out of range or repeated", path, j.Scenario, j.Replication)
-			}
 			results[j.Scenario][j.Replication] = &RepResult{Index: j.Replication, Seed: j.Seed, Summary: j.Summary,
 				TTFT: j.TTFT, TPOT: j.TPOT, ITL: j.ITL, E2E: j.E2E, TTFTSplit: j.TTFTSplit, Samples: j.Samples, Timeline: j.Timeline,
 				TrainingTrace: j.TrainingTrace}
@@ -168,12 +165,47 @@ func ReadParts(paths []string) (*Part, [][]*RepResult, error) {
 	}
 	var missing []string
 	for i := 1; i <= first.Of; i++ {
-		if !seen[i] {
+		if _, ok := seen[i]; !ok {
+			if len(missing) == 10 {
+				missing = append(missing, fmt.Sprintf("and %d more", first.Of-len(seen)-10))
+				break
+			}
 			missing = append(missing, fmt.Sprintf("%d/%d", i, first.Of))
 		}
 	}
 	if len(missing) > 0 {
 		return nil, nil, fmt.Errorf("merge: shards %s are missing", strings.Join(missing, ", "))
 	}
+	mode := results[0][0].Summary.Mode
+	for s := range results {
+		for _, r := range results[s] {
+			if r.Summary.Mode != mode {
+				return nil, nil, fmt.Errorf("merge: the parts mix %s and %s summaries", mode, r.Summary.Mode)
+			}
+		}
+	}
 	return first, results, nil
+}
+
+// samePart refuses part p (at path) when it is not a shard of the same
+// experiment as first (at firstPath), naming the field that differs.
+func samePart(firstPath string, first *Part, path string, p *Part) error {
+	field, a, b := first.Prov.diff(p.Prov)
+	if field == "" {
+		switch {
+		case p.Kind != first.Kind:
+			field, a, b = "command", first.Kind, p.Kind
+		case p.Scenario != first.Scenario:
+			field, a, b = "scenario name", first.Scenario, p.Scenario
+		case fmt.Sprint(p.Reps) != fmt.Sprint(first.Reps):
+			field, a, b = "replications", short(fmt.Sprint(first.Reps)), short(fmt.Sprint(p.Reps))
+		case fmt.Sprint(p.Names, p.Axes, p.Values) != fmt.Sprint(first.Names, first.Axes, first.Values):
+			field, a, b = "arms or sweep points", short(fmt.Sprint(first.Names)), short(fmt.Sprint(p.Names))
+		}
+	}
+	if field == "" {
+		return nil
+	}
+	return fmt.Errorf("merge: %s and %s are parts of different experiments: they differ in %s (%s vs %s); merge only the parts of one sharded command",
+		firstPath, path, field, a, b)
 }

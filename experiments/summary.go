@@ -229,6 +229,10 @@ type SimStats struct {
 	Events           uint64  `json:"events"`
 	SimulatedSeconds float64 `json:"simulated_seconds"`
 	Seed             uint64  `json:"seed"`
+	// Stopped says why the run stopped before its workload ended, when
+	// it did: "overload: more than N requests in flight at T s
+	// (run.max_in_flight) ...". Absent for a run that finished.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 func dist(s *quantile.Sketch) Dist {
@@ -472,7 +476,7 @@ func Summarize(r *Result) *Summary {
 		CancelledTokenFraction: round6(ratio(float64(ct), float64(pt+dt))),
 		Rollout:                f.Rollout()}
 	s.Failures = r.Failures
-	s.Sim = SimStats{Events: r.Events, SimulatedSeconds: round6(secs), Seed: sc.Seed}
+	s.Sim = SimStats{Events: r.Events, SimulatedSeconds: round6(secs), Seed: sc.Seed, Stopped: r.Stopped}
 	if len(rec.FailedBy) > 0 {
 		s.Failed = rec.FailedBy
 	}
@@ -514,6 +518,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 			s.Fleet.Router, s.Fleet.Batching, s.Fleet.EngineProfile)
 	}
 	fmt.Fprintf(&b, "simulated %.1f s, %d events, seed %d\n\n", s.Sim.SimulatedSeconds, s.Sim.Events, s.Sim.Seed)
+	if s.Sim.Stopped != "" {
+		fmt.Fprintf(&b, "STOPPED EARLY: %s\n\n", s.Sim.Stopped)
+	}
 	r := s.Requests
 	fmt.Fprintf(&b, "requests   arrived %d  completed %d  failed %d  shed %d  in flight %d  preempted %d\n\n",
 		r.Arrived, r.Completed, r.Failed, r.Shed, r.InFlight, r.Preempted)

@@ -130,6 +130,18 @@ func SweepScenarios(base *Scenario, axes []Axis) ([]*Scenario, [][]string, error
 	if len(axes) == 0 {
 		return nil, nil, fmt.Errorf("%s: nothing to sweep: give --param KEY=SPEC or a [sweep] params list", base.Name)
 	}
+	seen := map[string]bool{}
+	for _, ax := range axes {
+		if seen[ax.Key] {
+			return nil, nil, fmt.Errorf("%s: %s is swept twice: give each key one --param (a list of values: KEY=V1,V2,...)", base.Name, ax.Key)
+		}
+		seen[ax.Key] = true
+		for _, v := range ax.Values {
+			if err := checkPointName(pointName([]Axis{ax}, []string{v})); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", base.Name, err)
+			}
+		}
+	}
 	n := 1
 	for _, ax := range axes {
 		n *= len(ax.Values)

@@ -28,7 +28,19 @@ type intake struct {
 	// (SetModelMix).
 	models   *rand.Rand
 	modelCum []float64
+
+	// MaxInFlight stops the run (Overloaded) when an arrival finds more
+	// than this many requests in flight: arrivals outpace service and the
+	// queues would grow without bound. 0: no cap.
+	MaxInFlight int64
+	// OverloadedAt is when the cap stopped the run; Overloaded says it did.
+	OverloadedAt sim.Time
+	overloaded   bool
 }
+
+// Overloaded reports whether the in-flight cap (MaxInFlight) stopped the
+// run.
+func (in *intake) Overloaded() bool { return in.overloaded }
 
 func newIntake(eng *sim.Engine, gw *Gateway) *intake {
 	in := &intake{eng: eng, gw: gw}
@@ -80,6 +92,11 @@ func (in *intake) pull() error {
 func (in *intake) arrive(now sim.Time) {
 	in.lastArrival = now
 	in.gw.accept(&in.next, now) // in.next is reused by pull below
+	if in.MaxInFlight > 0 && in.gw.rec.InFlight() > in.MaxInFlight {
+		in.overloaded, in.OverloadedAt = true, now
+		in.eng.Stop()
+		return
+	}
 	_ = in.pull()
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"reflect"
+
+	"github.com/fleetsim/fleetsim/sim"
 )
 
 // mooncakeRoot seeds the hash chain of every Mooncake request.
@@ -29,6 +31,10 @@ type mooncakeParser struct {
 	row mooncakeRow
 }
 
+// maxTimestampMs is the largest timestamp a trace row may have: sim.Time
+// counts int64 nanoseconds.
+const maxTimestampMs = float64(sim.Forever) / 1e6
+
 func (p *mooncakeParser) next() (*mooncakeRow, error) {
 	line, err := p.lr.next()
 	if err != nil {
@@ -50,6 +56,8 @@ func (p *mooncakeParser) next() (*mooncakeRow, error) {
 		return nil, p.lr.errorf("timestamp: missing")
 	case r.Timestamp < 0 || math.IsInf(r.Timestamp, 0):
 		return nil, p.lr.errorf("timestamp: expected milliseconds >= 0, found %v", r.Timestamp)
+	case r.Timestamp > maxTimestampMs:
+		return nil, p.lr.errorf("timestamp: expected milliseconds <= %.4g (the simulated time range, about 292 years), found %v", maxTimestampMs, r.Timestamp)
 	}
 	for _, f := range [...]struct {
 		key string

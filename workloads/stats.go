@@ -145,6 +145,9 @@ func TraceStats(path, format string) (Stats, error) {
 	if st.Output.Sum > 0 {
 		st.InputOutputRatio = float64(st.Input.Sum) / float64(st.Output.Sum)
 	}
+	if st.Rows == 0 {
+		return Stats{}, fmt.Errorf("%s: the trace has no rows", path)
+	}
 	return st, nil
 }
 

@@ -60,9 +60,18 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usagef("usage: fleetsim ab SCENARIO.toml | fleetsim ab A.toml B.toml [--replications N] [--out DIR]")
 	}
+	scs := experiments.ArmScenarios(arms)
+	if err := cf.checkShard(scs); err != nil {
+		return err
+	}
 	dir := cf.dir(arms[0].Scenario.Name)
+	rd, err := cf.runDir(dir)
+	if err != nil {
+		return err
+	}
+	defer rd.Abort()
 	opt, prog := cf.options(stderr, arms[0].Scenario.Name)
-	results, err := experiments.RunScenarios(experiments.ArmScenarios(arms), opt)
+	results, err := experiments.RunScenarios(scs, opt)
 	if err != nil {
 		prog.stop()
 		return err
@@ -70,9 +79,9 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 	prog.finish()
 	names := experiments.ArmNames(arms)
 	if cf.sh.Active() {
-		return cf.writePart(stdout, dir, experiments.NewPart("ab", cf.sh, arms[0].Scenario.Name, names, results))
+		return cf.writePart(stdout, dir, experiments.NewPart("ab", cf.sh, arms[0].Scenario.Name, names, results, experiments.Provenance{}), scs)
 	}
-	return finishAB(dir, experiments.AssembleAB(names, results), stdout, *cf.json)
+	return commitAfter(rd, finishAB(rd.Path(), experiments.AssembleAB(names, results), stdout, *cf.json))
 }
 
 // applyRunFlags applies --seed (when seed is not nil: 0 is a seed like any

@@ -65,8 +65,65 @@ func (c *commonFlags) check() error {
 	return nil
 }
 
-// writePart writes a shard's part file and says so.
-func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part) error {
+// runDir prepares the output directory before anything runs: a shard
+// checks that it can write its part file into dir; other commands build
+// their run directory as a temporary sibling of dir (experiments.RunDir),
+// committed by finish. An unwritable or foreign --out is bad usage.
+func (c *commonFlags) runDir(dir string) (*experiments.RunDir, error) {
+	if c.sh.Active() {
+		if err := experiments.CheckWritable(dir); err != nil {
+			return nil, usageError{err}
+		}
+		return nil, nil
+	}
+	rd, err := experiments.NewRunDir(dir)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return rd, nil
+}
+
+// commitAfter commits rd when err (the writing's result) is nil.
+func commitAfter(rd *experiments.RunDir, err error) error {
+	if err != nil {
+		return err
+	}
+	return rd.Commit()
+}
+
+// checkShard refuses, before anything runs, a shard count larger than the
+// job count of scs.
+func (c *commonFlags) checkShard(scs []*experiments.Scenario) error {
+	if !c.sh.Active() {
+		return nil
+	}
+	if err := c.sh.CheckShard(experiments.JobCount(scs)); err != nil {
+		return usagef("%s: %v", c.name, err)
+	}
+	return nil
+}
+
+// resultFlags are the flags given that change results, in canonical form,
+// for a part's provenance; extra are the command's own (sweep's --param).
+func (c *commonFlags) resultFlags(extra ...string) []string {
+	var out []string
+	if c.set["seed"] {
+		out = append(out, fmt.Sprintf("--seed=%d", *c.seed))
+	}
+	if c.set["replications"] && *c.reps > 0 {
+		out = append(out, fmt.Sprintf("--replications=%d", *c.reps))
+	}
+	return append(out, extra...)
+}
+
+// writePart writes a shard's part file, with the provenance of the job set
+// scs, and says so.
+func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part, scs []*experiments.Scenario, extra ...string) error {
+	prov, err := experiments.NewProvenance(p.Kind, c.resultFlags(extra...), scs, p.Of)
+	if err != nil {
+		return err
+	}
+	p.Prov = prov
 	path, err := p.Write(dir)
 	if err != nil {
 		return err

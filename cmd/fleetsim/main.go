@@ -6,7 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"runtime/debug"
 	"strings"
+	"syscall"
+
+	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/workloads"
 )
 
 // usageError marks bad command lines and bad input: exit status 2.
@@ -64,15 +70,44 @@ fleetsim COMMAND --help (or fleetsim help COMMAND) lists a command's flags.
 Results go to stdout and are byte-identical for the same scenario and seed;
 progress and notes go to stderr.
 
-exit status: 0 success, 1 failure while running, 2 bad usage or bad input
+exit status: 0 success, 1 failure while running (e.g. an output file that
+cannot be written), 2 bad usage or bad input (nothing is written), 3 internal
+error (a bug in fleetsim: please report it with the message and stack
+printed), 130 interrupted (SIGINT or SIGTERM; temporary files are removed)
 `
 
+// Exit statuses (README, "Exit status").
+const (
+	exitFailure     = 1   // a failure while running
+	exitUsage       = 2   // bad usage or bad input
+	exitInternal    = 3   // a bug: a panic, recovered
+	exitInterrupted = 130 // SIGINT or SIGTERM (128 + SIGINT)
+)
+
 func main() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		experiments.RemoveTemps()
+		fmt.Fprintf(os.Stderr, "\nfleetsim: stopped by %v; temporary files removed, nothing written\n", s)
+		os.Exit(exitInterrupted)
+	}()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run executes one command line and returns the exit status.
-func run(args []string, stdout, stderr io.Writer) int {
+// run executes one command line and returns the exit status. A panic (a
+// bug, whatever the input) is recovered here, or on a simulation's worker
+// (experiments.InternalError), and reported as an internal error with its
+// stack: exit status 3.
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			experiments.RemoveTemps()
+			internalError(stderr, r, debug.Stack())
+			code = exitInternal
+		}
+	}()
 	err := dispatch(args, stdout, stderr)
 	if err == nil {
 		return 0
@@ -80,15 +115,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	var ie *experiments.InternalError
+	if errors.As(err, &ie) {
+		internalError(stderr, err, ie.Stack)
+		return exitInternal
+	}
 	fmt.Fprintln(stderr, "fleetsim: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
 	var ue usageError
-	if errors.As(err, &ue) {
-		return 2
+	var te *workloads.TraceError
+	if errors.As(err, &ue) || errors.As(err, &te) {
+		return exitUsage // a malformed trace row found while replaying is bad input too
 	}
-	return 1
+	return exitFailure
 }
 
+// internalError reports a recovered panic.
+func internalError(w io.Writer, v any, stack []byte) {
+	fmt.Fprintf(w, "fleetsim: internal error (a bug in fleetsim, not in your input; please report it with this message): %v\n%s", v, stack)
+}
+
+// testDispatchHook, set by tests only, runs before each command.
+var testDispatchHook func() error
+
 func dispatch(args []string, stdout, stderr io.Writer) error {
+	if testDispatchHook != nil {
+		if err := testDispatchHook(); err != nil {
+			return err
+		}
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return usagef("no command given")

@@ -40,13 +40,18 @@ func cmdMerge(args []string, stdout, _ io.Writer) error {
 			dir += "-" + part.Kind
 		}
 	}
+	rd, err := experiments.NewRunDir(dir)
+	if err != nil {
+		return usageError{err}
+	}
+	defer rd.Abort()
 	switch part.Kind {
 	case "run":
-		return finishRun(dir, experiments.NewArmResult("", results[0]), stdout, "", *asJSON)
+		return commitAfter(rd, finishRun(rd.Path(), experiments.NewArmResult("", results[0]), stdout, "", *asJSON))
 	case "ab":
-		return finishAB(dir, experiments.AssembleAB(part.Names, results), stdout, *asJSON)
+		return commitAfter(rd, finishAB(rd.Path(), experiments.AssembleAB(part.Names, results), stdout, *asJSON))
 	case "sweep":
-		return finishSweep(dir, part.Scenario, part.Reps[0], experiments.AssembleSweep(part.Axes, part.Values, results), stdout, *asJSON)
+		return commitAfter(rd, finishSweep(rd.Path(), part.Scenario, part.Reps[0], experiments.AssembleSweep(part.Axes, part.Values, results), stdout, *asJSON))
 	}
 	return usagef("merge: unknown part kind %q", part.Kind)
 }

@@ -64,7 +64,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := cf.checkShard([]*experiments.Scenario{sc}); err != nil {
+		return err
+	}
 	dir := cf.dir(sc.Name)
+	rd, err := cf.runDir(dir)
+	if err != nil {
+		return err
+	}
+	defer rd.Abort()
 	if len(sc.Arms) > 0 {
 		fmt.Fprintf(stderr, "fleetsim: %s has [[arms]]: this runs its base scenario; `fleetsim ab %s` compares the arms\n", sc.Name, arg)
 	}
@@ -72,13 +80,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var reqFile *os.File
 	var reqWriter *experiments.RequestWriter
 	if *records {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		// Streamed into the temporary run directory: removed with it if
+		// the run fails or is interrupted.
+		if reqFile, err = os.Create(filepath.Join(rd.Path(), "requests.csv")); err != nil {
 			return err
 		}
-		if reqFile, err = os.CreateTemp(dir, ".tmp-requests.csv"); err != nil {
-			return err
-		}
-		defer os.Remove(reqFile.Name()) // a no-op once renamed
 		defer reqFile.Close()
 		reqWriter = experiments.NewRequestWriter(reqFile)
 		opt.OnDone = reqWriter.Write
@@ -90,7 +96,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	prog.finish()
 	if cf.sh.Active() {
-		return cf.writePart(stdout, dir, experiments.NewPart("run", cf.sh, sc.Name, []string{""}, results))
+		return cf.writePart(stdout, dir, experiments.NewPart("run", cf.sh, sc.Name, []string{""}, results, experiments.Provenance{}), []*experiments.Scenario{sc})
 	}
 	extra := ""
 	if reqWriter != nil {
@@ -100,15 +106,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		if err := reqFile.Close(); err != nil {
 			return err
 		}
-		if err := os.Chmod(reqFile.Name(), 0o644); err != nil {
-			return err
-		}
-		if err := os.Rename(reqFile.Name(), filepath.Join(dir, "requests.csv")); err != nil {
-			return err
-		}
 		extra = ", requests.csv"
 	}
-	return finishRun(dir, experiments.NewArmResult("", results[0]), stdout, extra, *cf.json)
+	return commitAfter(rd, finishRun(rd.Path(), experiments.NewArmResult("", results[0]), stdout, extra, *cf.json))
 }
 
 const validateHelp = `usage: fleetsim validate SCENARIO.toml

@@ -41,6 +41,10 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if base.Mode == experiments.ModeTraining {
+		return usagef("size: %s is a training scenario (mode = \"training\"): size searches serving replicas against latency SLOs; "+
+			"compare training set-ups with fleetsim sweep", base.Name)
+	}
 	spec := *slo
 	if spec == "" {
 		spec = base.Size.SLO
@@ -56,13 +60,18 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if *conf != 0 {
 		c = *conf
 	}
-	if c <= 0 || c >= 1 {
+	if !(c > 0 && c < 1) { // NaN too
 		return usagef("size: --confidence must be between 0 and 1, found %v", c)
 	}
 	if len(base.Cluster.Groups) > 0 {
 		return cmdSizeMix(base, targets, c, cf, stdout, stderr)
 	}
 	dir := cf.dir(base.Name)
+	rd, err := cf.runDir(dir)
+	if err != nil {
+		return err
+	}
+	defer rd.Abort()
 	opt, prog := cf.options(stderr, base.Name)
 	if prog != nil {
 		prog.of = " of the size being tried"
@@ -76,10 +85,13 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	prog.finish()
 	table := res.Table(base.Name)
 	arms := []*experiments.ArmResult{res.Rows[1].Point.Arm}
-	if err := experiments.WriteRunDir(dir, arms, "## Sizing\n\n```\n"+table+"```\n"); err != nil {
+	if err := experiments.WriteRunDir(rd.Path(), arms, "## Sizing\n\n```\n"+table+"```\n"); err != nil {
 		return err
 	}
-	if err := experiments.WriteFiles(dir, map[string][]byte{"size.csv": res.CSV(), "size_search.csv": res.SearchCSV()}); err != nil {
+	if err := experiments.WriteFiles(rd.Path(), map[string][]byte{"size.csv": res.CSV(), "size_search.csv": res.SearchCSV()}); err != nil {
+		return err
+	}
+	if err := rd.Commit(); err != nil {
 		return err
 	}
 	if *cf.json {

@@ -58,6 +58,14 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if err := cf.checkShard(scs); err != nil {
+		return err
+	}
+	rd, err := cf.runDir(dir)
+	if err != nil {
+		return err
+	}
+	defer rd.Abort()
 	opt, prog := cf.options(stderr, base.Name)
 	results, err := experiments.RunScenarios(scs, opt)
 	if err != nil {
@@ -66,9 +74,13 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	prog.finish()
 	if cf.sh.Active() {
-		p := experiments.NewPart("sweep", cf.sh, base.Name, experiments.PointNames(axes, values), results)
+		p := experiments.NewPart("sweep", cf.sh, base.Name, experiments.PointNames(axes, values), results, experiments.Provenance{})
 		p.Axes, p.Values = axes, values
-		return cf.writePart(stdout, dir, p)
+		var flags []string
+		for _, ax := range params {
+			flags = append(flags, "--param="+ax)
+		}
+		return cf.writePart(stdout, dir, p, scs, flags...)
 	}
-	return finishSweep(dir, base.Name, max(base.Run.Replications, 1), experiments.AssembleSweep(axes, values, results), stdout, *cf.json)
+	return commitAfter(rd, finishSweep(rd.Path(), base.Name, max(base.Run.Replications, 1), experiments.AssembleSweep(axes, values, results), stdout, *cf.json))
 }

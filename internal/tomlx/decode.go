@@ -25,6 +25,9 @@ import (
 // sorted by line. When the error is non-nil, v's contents are unspecified and
 // must not be used.
 func Decode(filename string, data []byte, v any) (*Doc, error) {
+	if err := CheckShape(filename, data); err != nil {
+		return newDoc(filename, nil), err // before even the position scan
+	}
 	doc := newDoc(filename, data)
 	fail := func(items []Item) (*Doc, error) {
 		sortItems(items)

@@ -31,6 +31,10 @@ func (e *Error) Error() string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
+		if i == MaxPrinted {
+			b.WriteString(strconv.Itoa(len(e.Items)-i) + " more problems not shown (fix the ones above first)")
+			break
+		}
 		b.WriteString(e.File)
 		if it.Line > 0 {
 			b.WriteByte(':')

@@ -53,5 +53,8 @@ func (s *Sketch) UnmarshalJSON(b []byte) error {
 	if st.Min != nil && st.Max != nil {
 		s.min, s.max = *st.Min, *st.Max
 	}
+	if err := s.check(); err != nil {
+		return fmt.Errorf("quantile: bad sketch state: %w", err)
+	}
 	return nil
 }
