@@ -193,7 +193,7 @@ func TestDisaggCDFAndMerge(t *testing.T) {
 	dir := t.TempDir()
 	prov, err := NewProvenance("run", nil, []*Scenario{arms[1].Scenario}, 1)
 	require.NoError(t, err)
-	path, err := NewPart("run", Shard{1, 1}, sc.Name, []string{"disagg"}, [][]*RepResult{reps}, prov).Write(dir)
+	path, err := NewPart("run", Shard{1, 1}, sc.Name, []string{""}, [][]*RepResult{reps}, prov).Write(dir)
 	require.NoError(t, err)
 	_, merged, err := ReadParts([]string{path})
 	require.NoError(t, err)
