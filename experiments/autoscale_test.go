@@ -182,34 +182,16 @@ func TestAutoscaleChaos(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, fleet.Start(w))
 			fleet.DrainLimit = 600 * sim.Second
-			n := 0
-			for !fleet.Truncated && eng.Step() {
-				n++
-				require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "event %d\n%s", n, src)
-				serving := 0
-				for i, r := range fleet.Replicas {
-					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
+			stepChecked(t, eng, fleet, rec, src, func(n int) {
+				for i := range fleet.Replicas {
 					if fleet.States()[i].Available {
-						require.True(t, r.Up(), "replica %d available but down\n%s", i, src)
-						require.True(t, a.Serving(i), "replica %d available but parked, loading or draining\n%s", i, src)
-						serving++
+						require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining\n%s", n, i, src)
 					}
 				}
 				require.LessOrEqual(t, a.Provisioned(), sc.Cluster.Replicas)
 				require.GreaterOrEqual(t, a.Provisioned(), 1)
-			}
-			if !fleet.Truncated {
-				require.Zero(t, rec.InFlight(), src)
-			}
-			var outs [2]string
-			for k := range outs {
-				res, err := Run(sc, Options{})
-				require.NoError(t, err, src)
-				js, err := Summarize(res).MarshalJSON()
-				require.NoError(t, err)
-				outs[k] = string(js)
-			}
-			require.Equal(t, outs[0], outs[1], "determinism\n%s", src)
+			})
+			requireDeterministic(t, sc, src)
 		})
 	}
 }

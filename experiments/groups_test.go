@@ -168,36 +168,16 @@ func TestGroupsChaos(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, fleet.Start(w))
 			fleet.DrainLimit = 600 * sim.Second
-			n := 0
 			sc.perModelRecorders(rec)
 			if len(sc.Serve) > 1 {
 				fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
 			}
-			for !fleet.Truncated && eng.Step() {
-				n++
-				require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "event %d\n%s", n, src)
+			stepChecked(t, eng, fleet, rec, src, func(n int) {
 				for _, m := range rec.PerModel {
 					require.Equal(t, m.Arrived, m.Completed+m.Failed+m.Shed+m.InFlight(), "event %d, per model\n%s", n, src)
 				}
-				for i, r := range fleet.Replicas {
-					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
-					if fleet.States()[i].Available {
-						require.True(t, r.Up(), "replica %d available but down\n%s", i, src)
-					}
-				}
-			}
-			if !fleet.Truncated {
-				require.Zero(t, rec.InFlight(), src)
-			}
-			var outs [2]string
-			for k := range outs {
-				res, err := Run(sc, Options{})
-				require.NoError(t, err, src)
-				js, err := Summarize(res).MarshalJSON()
-				require.NoError(t, err)
-				outs[k] = string(js)
-			}
-			require.Equal(t, outs[0], outs[1], "determinism\n%s", src)
+			})
+			requireDeterministic(t, sc, src)
 		})
 	}
 }

@@ -1,0 +1,52 @@
+package experiments
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// stepChecked runs eng event by event until the fleet drains (or its drain
+// limit truncates the run), checking after every event that requests are
+// conserved, every replica's bookkeeping matches what it holds and no down
+// replica is available; extra, if set, adds the caller's checks after each
+// event. At the end, unless truncated, nothing is in flight. src is the
+// scenario, printed with any failure.
+func stepChecked(t *testing.T, eng *sim.Engine, fleet *models.Fleet, rec *models.Recorder, src string, extra func(n int)) {
+	t.Helper()
+	n := 0
+	for !fleet.Truncated && eng.Step() {
+		n++
+		require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "event %d\n%s", n, src)
+		for i, r := range fleet.Replicas {
+			require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
+			if fleet.States()[i].Available {
+				require.True(t, r.Up(), "replica %d available but down\n%s", i, src)
+			}
+		}
+		if extra != nil {
+			extra(n)
+		}
+	}
+	if !fleet.Truncated {
+		require.Zero(t, rec.InFlight(), src)
+	}
+}
+
+// requireDeterministic runs sc twice through the runner and requires
+// byte-identical summaries.
+func requireDeterministic(t *testing.T, sc *Scenario, src string) {
+	t.Helper()
+	var outs [2]string
+	for k := range outs {
+		res, err := Run(sc, Options{})
+		require.NoError(t, err, src)
+		js, err := Summarize(res).MarshalJSON()
+		require.NoError(t, err)
+		outs[k] = string(js)
+	}
+	require.Equal(t, outs[0], outs[1], "determinism\n%s", src)
+}
