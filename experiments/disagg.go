@@ -16,7 +16,7 @@ import (
 
 // errDisaggSize is what `size` says of a disaggregated scenario: it
 // searches one pool size and prices one pool.
-var errDisaggSize = errors.New("size does not search disaggregated fleets yet (two pool sizes); sweep both instead, e.g. fleetsim sweep FILE --param cluster.replicas=2..6:1 --param disagg.decode.replicas=2..6:1, and read goodput and cost per point")
+var errDisaggSize = errors.New("a disaggregated fleet has two pool sizes: size it with SizeMix (fleetsim size does)")
 
 // DisaggScenario is a scenario's [disagg] table: disaggregated prefill and
 // decode pools (models.DisaggConfig) and the decode pool's router.

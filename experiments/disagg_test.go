@@ -203,8 +203,8 @@ func TestDisaggCDFAndMerge(t *testing.T) {
 	require.NotContains(t, cdf(co), "ttft_transfer", "co-located arms have no stages")
 }
 
-// TestDisaggSizeRefused: size says it cannot search two pools, and how to
-// sweep them instead.
+// TestDisaggSizeRefused: Size (one pool size) refuses a disaggregated
+// fleet and points to SizeMix, which searches both.
 func TestDisaggSizeRefused(t *testing.T) {
 	sc, err := LoadBuiltin("pd-disaggregation")
 	require.NoError(t, err)
@@ -213,5 +213,5 @@ func TestDisaggSizeRefused(t *testing.T) {
 	targets, err := ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	_, err = Size(sc, targets, 0.95, RunOptions{})
-	require.ErrorContains(t, err, "--param disagg.decode.replicas")
+	require.ErrorContains(t, err, "SizeMix")
 }

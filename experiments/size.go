@@ -412,9 +412,13 @@ func (r *SizeResult) Table(name string) string {
 
 // improved reports whether some target that q misses moved by more than 1%
 // from p to q, towards its limit.
-func improved(p, q *SizePoint, targets []Target) bool {
+func improved(p, q *SizePoint, targets []Target) bool { return boundsImproved(p.Bounds, q.Bounds, targets) }
+
+// boundsImproved reports whether bounds q improve on p by 1% in some
+// target that q still misses.
+func boundsImproved(p, q []float64, targets []Target) bool {
 	for i, t := range targets {
-		a, b := p.Bounds[i], q.Bounds[i]
+		a, b := p[i], q[i]
 		missed := (t.Upper && b > t.Limit) || (!t.Upper && b < t.Limit)
 		if !missed {
 			continue

@@ -10,68 +10,116 @@ import (
 	"github.com/fleetsim/fleetsim/models"
 )
 
-// MixPoint is one mix of group sizes evaluated by SizeMix.
+// MixAxis is one of the two pool sizes a two-axis sizing searches: a GPU
+// group of a heterogeneous fleet, or a disaggregated fleet's prefill or
+// decode pool.
+type MixAxis struct {
+	Name            string // "h100", "prefill"
+	GPUsPer         int    // GPUs per replica
+	PricePerGPUHour float64
+	// Min is the fewest replicas the axis may have: 0 when the other axis
+	// can serve alone (GPU groups), 1 when both pools are needed (prefill
+	// and decode).
+	Min int
+}
+
+// MixPoint is one pair of pool sizes evaluated by SizeMix.
 type MixPoint struct {
-	Counts      []int // replicas per group, in group order
+	Counts      []int // replicas per axis
 	GPUs        int
-	USDPerMonth float64 // the mix at its groups' prices for HoursPerMonth
+	USDPerMonth float64 // at the axes' prices for HoursPerMonth
 	Met         bool
 	Bounds      []float64 // per target: the one-sided confidence bound
 	Arm         *ArmResult
 }
 
-// Label names the mix: "h100=3 b200=2".
-func (p *MixPoint) Label(groups []models.GroupConfig) string {
-	parts := make([]string, len(groups))
-	for i, g := range groups {
-		parts[i] = g.Name + "=" + strconv.Itoa(p.Counts[i])
-	}
-	return strings.Join(parts, " ")
+// Label names the point: "h100=3 b200=2".
+func (p *MixPoint) Label(axes [2]MixAxis) string {
+	return fmt.Sprintf("%s=%d %s=%d", axes[0].Name, p.Counts[0], axes[1].Name, p.Counts[1])
 }
 
-// MixResult is the answer of SizeMix: the cheapest mix of two groups that
-// meets the targets, and each group alone for comparison.
+// MixResult is the answer of SizeMix: the cheapest pair of pool sizes that
+// meets the targets, and, where an axis can serve alone, that axis alone.
 type MixResult struct {
 	Targets    []Target
 	Confidence float64
-	Groups     []models.GroupConfig
-	// Pure[i] is the fewest replicas of group i alone that meet the
-	// targets (nil when none does up to the search's bound).
-	Pure []*MixPoint
-	// Best is the cheapest mix that meets them (a pure fleet when no mix
-	// is cheaper); ties go to fewer GPUs, then to fewer of the first group.
+	Axes       [2]MixAxis
+	// Pure[i] is the fewest replicas of axis i alone that meet the
+	// targets; nil when the axis cannot serve alone (Min > 0) or none did
+	// up to the search's bound.
+	Pure [2]*MixPoint
+	// Best is the cheapest point that meets them; ties go to fewer GPUs,
+	// then to fewer of the first axis.
 	Best *MixPoint
-	// Frontier is, for each count of the first group, the fewest of the
-	// second that meet the targets with it.
+	// Frontier is, for each count of the first axis tried, the fewest of
+	// the second that meet the targets with it.
 	Frontier []*MixPoint
-	// Evaluated is every mix run, in the order of first-group count, then
-	// second.
+	// Evaluated is every point run, in order.
 	Evaluated []*MixPoint
 }
 
-// SizeMix finds the cheapest mix of a two-group fleet ([[cluster.groups]])
-// that meets every target at confidence conf (as Size does for one kind):
-// it sizes each group alone, then for every count a of the first group
-// below its pure size bisects the fewest b of the second that meet the
-// targets beside it, assuming, as Size does, that more replicas never make
-// the SLO harder to meet. Every mix runs the base scenario's replications
-// with the same seeds.
+// SizeMix sizes a fleet with two pool sizes, at confidence conf as Size
+// does for one: the two groups of a heterogeneous fleet ([[cluster.groups]],
+// the cheapest mix, each group alone for comparison), or the prefill and
+// decode pools of a disaggregated one ([disagg]). It assumes, as Size does,
+// that more replicas never make the SLO harder to meet. Every point runs
+// the base scenario's replications with the same seeds.
 func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*MixResult, error) {
 	if conf <= 0 || conf >= 1 {
 		return nil, fmt.Errorf("confidence must be in (0, 1), found %v", conf)
 	}
-	groups := base.Cluster.Groups
-	if len(groups) != 2 {
-		return nil, fmt.Errorf("%s: size searches mixes of two groups; the scenario has %d", base.Name, len(groups))
+	switch {
+	case base.Disagg.Enabled:
+		d := base.Disagg.Decode
+		cat := base.Catalog()
+		decPrice := cat.GPUs[d.GPU].PricePerGPUHour
+		if base.Cost.Tier == TierReserved {
+			decPrice = cat.GPUs[d.GPU].ReservedPricePerGPUHour
+		}
+		if base.Cost.PricePerGPUHour > 0 {
+			decPrice = base.Cost.PricePerGPUHour
+		}
+		axes := [2]MixAxis{
+			{Name: "prefill", GPUsPer: base.Cluster.GPUsPerReplica(), PricePerGPUHour: base.Price(), Min: 1},
+			{Name: "decode", GPUsPer: d.GPUsPerReplica(), PricePerGPUHour: decPrice, Min: 1},
+		}
+		return sizeTwo(base, axes, func(a, b int) []Overlay {
+			return []Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(a)), OverrideOverlay("disagg.decode.replicas", strconv.Itoa(b))}
+		}, targets, conf, opt)
+	case len(base.Cluster.Groups) == 2:
+		groups := base.Cluster.Groups
+		var axes [2]MixAxis
+		for i, g := range groups {
+			axes[i] = MixAxis{Name: g.Name, GPUsPer: g.TP, PricePerGPUHour: base.GroupPrice(g)}
+		}
+		return sizeTwo(base, axes, func(a, b int) []Overlay { return []Overlay{groupsOverlay(groups, a, b)} }, targets, conf, opt)
 	}
-	res := &MixResult{Targets: targets, Confidence: conf, Groups: groups}
+	return nil, fmt.Errorf("%s: size searches two pool sizes for a fleet of two [[cluster.groups]] or a [disagg] fleet; the scenario has %d groups", base.Name, len(base.Cluster.Groups))
+}
+
+// maxMixReplicas bounds each axis's search; maxMixSteps the counts of the
+// first axis tried beside the second.
+const (
+	maxMixReplicas = 256
+	maxMixSteps    = 64
+)
+
+// sizeTwo is SizeMix's search over two axes. An axis that can serve alone
+// (Min 0) is first sized alone (doubling, then bisecting). Then, for each
+// count a of the first axis from its minimum — below its pure size when it
+// has one — the fewest b of the second that meet the targets beside it is
+// bisected (doubled first while no bound is known). b never needs to grow
+// as a does, so each bisection is bounded by the last; the walk stops when
+// b reaches its minimum or a alone costs more than the best found.
+func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, targets []Target, conf float64, opt RunOptions) (*MixResult, error) {
+	res := &MixResult{Targets: targets, Confidence: conf, Axes: axes}
 	cache := map[[2]int]*MixPoint{}
 	eval := func(a, b int) (*MixPoint, error) {
 		key := [2]int{a, b}
 		if p, ok := cache[key]; ok {
 			return p, nil
 		}
-		sc, err := base.Derive(groupsOverlay(groups, a, b))
+		sc, err := base.Derive(overlay(a, b)...)
 		if err != nil {
 			return nil, err
 		}
@@ -79,39 +127,44 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 		if err != nil {
 			return nil, err
 		}
-		p := &MixPoint{Counts: []int{a, b}, Arm: NewArmResult(fmt.Sprintf("%s=%d,%s=%d", groups[0].Name, a, groups[1].Name, b), reps[0])}
+		p := &MixPoint{Counts: []int{a, b}, Arm: NewArmResult(fmt.Sprintf("%s=%d,%s=%d", axes[0].Name, a, axes[1].Name, b), reps[0])}
 		for i, n := range p.Counts {
-			g := groups[i]
-			gpus := n * g.TP
+			gpus := n * axes[i].GPUsPer
 			p.GPUs += gpus
-			p.USDPerMonth += float64(gpus) * base.GroupPrice(g) * HoursPerMonth
+			p.USDPerMonth += float64(gpus) * axes[i].PricePerGPUHour * HoursPerMonth
 		}
 		p.Met, p.Bounds = meets(p.Arm, targets, conf)
 		cache[key] = p
 		res.Evaluated = append(res.Evaluated, p)
 		return p, nil
 	}
-	// Each group alone: double from 1, then bisect.
-	pure := func(i int) (*MixPoint, error) {
-		at := func(n int) (*MixPoint, error) {
-			if i == 0 {
-				return eval(n, 0)
+	// fewest finds the fewest n in (lo, maxMixReplicas] with at(n) met,
+	// given that at(lo) misses (or is not allowed) and, when hi > 0, at(hi)
+	// meets; nil when none does, or when doubling n twice running moved no
+	// missed target by 1% (this axis is not what limits the fleet).
+	fewest := func(lo, hi int, at func(int) (*MixPoint, error)) (*MixPoint, error) {
+		if hi == 0 {
+			hi = max(lo, 1)
+			var prev *MixPoint
+			stalled := 0
+			for {
+				p, err := at(hi)
+				if err != nil {
+					return nil, err
+				}
+				if p.Met {
+					break
+				}
+				if prev != nil && !boundsImproved(prev.Bounds, p.Bounds, targets) {
+					stalled++
+				} else {
+					stalled = 0
+				}
+				if stalled >= 2 || hi*2 > maxMixReplicas {
+					return nil, nil
+				}
+				prev, lo, hi = p, hi, hi*2
 			}
-			return eval(0, n)
-		}
-		lo, hi := 0, 1
-		for {
-			p, err := at(hi)
-			if err != nil {
-				return nil, err
-			}
-			if p.Met {
-				break
-			}
-			if hi*2 > maxMixReplicas {
-				return nil, nil
-			}
-			lo, hi = hi, hi*2
 		}
 		for hi-lo > 1 {
 			mid := lo + (hi-lo)/2
@@ -125,66 +178,67 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 				lo = mid
 			}
 		}
-		return at(hi)
-	}
-	for i := range groups {
-		p, err := pure(i)
-		if err != nil {
+		p, err := at(hi)
+		if err != nil || !p.Met {
 			return nil, err
 		}
-		res.Pure = append(res.Pure, p)
+		return p, nil
 	}
-	if res.Pure[0] == nil && res.Pure[1] == nil {
-		return nil, fmt.Errorf("%s: neither group alone meets the SLO with up to %d replicas", base.Name, maxMixReplicas)
+	var err error
+	if axes[0].Min == 0 && axes[1].Min == 0 {
+		if res.Pure[0], err = fewest(0, 0, func(n int) (*MixPoint, error) { return eval(n, 0) }); err != nil {
+			return nil, err
+		}
+		if res.Pure[1], err = fewest(0, 0, func(n int) (*MixPoint, error) { return eval(0, n) }); err != nil {
+			return nil, err
+		}
 	}
-	// The second group's count that surely suffices with any a > 0.
-	bMax := maxMixReplicas
-	if res.Pure[1] != nil {
-		bMax = res.Pure[1].Counts[1]
-	}
-	aMax := maxMixReplicas
+	aMax := maxMixSteps
 	if res.Pure[0] != nil {
-		aMax = res.Pure[0].Counts[0]
+		aMax = res.Pure[0].Counts[0] - 1 // a alone suffices from there on
 	}
-	if res.Pure[1] == nil {
-		// Without a pure second-group size there is no bound to bisect
-		// below: the first group alone is the answer among what was tried.
-		res.Best = res.Pure[0]
-		return res, nil
+	bHi := 0 // a count of the second axis known to suffice (0: none yet)
+	if res.Pure[1] != nil {
+		bHi = res.Pure[1].Counts[1]
 	}
-	for a := 1; a < aMax && a <= maxMixSteps; a++ {
-		lo, hi := 0, bMax // (a, 0) misses: a is below the pure size
-		for hi-lo > 1 {
-			mid := lo + (hi-lo)/2
-			p, err := eval(a, mid)
-			if err != nil {
-				return nil, err
-			}
-			if p.Met {
-				hi = mid
-			} else {
-				lo = mid
-			}
+	best := math.Inf(1)
+	for _, p := range res.Pure {
+		if p != nil {
+			best = math.Min(best, p.USDPerMonth)
 		}
-		p, err := eval(a, hi)
+	}
+	bMin := axes[1].Min
+	for a := max(axes[0].Min, 1); a <= aMax; a++ {
+		floor := float64(a*axes[0].GPUsPer)*axes[0].PricePerGPUHour*HoursPerMonth +
+			float64(bMin*axes[1].GPUsPer)*axes[1].PricePerGPUHour*HoursPerMonth
+		if floor >= best {
+			break // every point from here on costs more than the best found
+		}
+		// (a, 0) misses or is not allowed: a is below the first axis's
+		// pure size, or the second axis is a pool that must exist.
+		p, err := fewest(0, bHi, func(n int) (*MixPoint, error) { return eval(a, n) })
 		if err != nil {
 			return nil, err
 		}
-		if !p.Met {
-			continue // more replicas hurt (noise): not on the frontier
+		if p == nil {
+			continue // a is too few for any b up to the bound
 		}
 		res.Frontier = append(res.Frontier, p)
-		if hi == 1 && lo == 0 {
-			// One of the second group already suffices; larger a cannot
-			// need fewer (except 0, which is the pure first group).
-			break
+		best = math.Min(best, p.USDPerMonth)
+		bHi = p.Counts[1]
+		if bHi <= max(bMin, 1) {
+			break // more of the first axis cannot need fewer of the second
 		}
 	}
-	cands := append([]*MixPoint{}, res.Frontier...)
+	var cands []*MixPoint
+	cands = append(cands, res.Frontier...)
 	for _, p := range res.Pure {
 		if p != nil {
 			cands = append(cands, p)
 		}
+	}
+	if len(cands) == 0 {
+		return nil, fmt.Errorf("%s: no pair of pool sizes up to %d meets the SLO", base.Name, maxMixReplicas)
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
 		x, y := cands[i], cands[j]
@@ -200,13 +254,6 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 	return res, nil
 }
 
-// maxMixReplicas bounds each group's search; maxMixSteps the counts of the
-// first group tried beside the second.
-const (
-	maxMixReplicas = 256
-	maxMixSteps    = 64
-)
-
 // groupsOverlay sets the groups' counts to a and b, every other key as
 // written.
 func groupsOverlay(groups []models.GroupConfig, a, b int) Overlay {
@@ -220,8 +267,8 @@ func groupsOverlay(groups []models.GroupConfig, a, b int) Overlay {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s}",
-			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64))
+		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q}",
+			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model)
 	}
 	sb.WriteString("]\n")
 	return Overlay{Name: fmt.Sprintf("size mix %s=%d %s=%d", groups[0].Name, a, groups[1].Name, b), TOML: []byte(sb.String())}
@@ -230,28 +277,31 @@ func groupsOverlay(groups []models.GroupConfig, a, b int) Overlay {
 // Table is the sizing answer as text.
 func (r *MixResult) Table(name string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "cheapest mix of %s for %s at %.0f%% confidence (one-sided bound of the mean over replications):\n\n",
-		name, describeTargets(r.Targets), 100*r.Confidence)
-	fmt.Fprintf(&b, "%-24s %6s %14s  %s\n", "fleet", "GPUs", "$ per month", "bounds")
+	fmt.Fprintf(&b, "cheapest %s=N %s=M of %s for %s at %.0f%% confidence (one-sided bound of the mean over replications):\n\n",
+		r.Axes[0].Name, r.Axes[1].Name, name, describeTargets(r.Targets), 100*r.Confidence)
+	fmt.Fprintf(&b, "%-28s %6s %14s  %s\n", "fleet", "GPUs", "$ per month", "bounds")
 	row := func(label string, p *MixPoint) {
 		if p == nil {
-			fmt.Fprintf(&b, "%-24s %6s %14s  %s\n", label, "-", "-", "no size up to the search bound meets the SLO")
+			fmt.Fprintf(&b, "%-28s %6s %14s  %s\n", label, "-", "-", "no size up to the search bound meets the SLO")
 			return
 		}
-		fmt.Fprintf(&b, "%-24s %6d %14.0f  %s\n", label, p.GPUs, p.USDPerMonth, boundsText(p, r.Targets))
+		fmt.Fprintf(&b, "%-28s %6d %14.0f  %s\n", label, p.GPUs, p.USDPerMonth, boundsText(p, r.Targets))
 	}
-	for i, g := range r.Groups {
-		label := "only " + g.Name
+	for i, ax := range r.Axes {
+		if ax.Min > 0 {
+			continue // cannot serve alone
+		}
+		label := "only " + ax.Name
 		if p := r.Pure[i]; p != nil {
-			label = fmt.Sprintf("only %s ×%d", g.Name, p.Counts[i])
+			label = fmt.Sprintf("only %s ×%d", ax.Name, p.Counts[i])
 		}
 		row(label, r.Pure[i])
 	}
-	row("cheapest: "+r.Best.Label(r.Groups), r.Best)
+	row("cheapest: "+r.Best.Label(r.Axes), r.Best)
 	if len(r.Frontier) > 0 {
-		b.WriteString("\nfrontier (fewest of the second group for each count of the first):\n")
+		fmt.Fprintf(&b, "\nfrontier (fewest %s for each %s count tried):\n", r.Axes[1].Name, r.Axes[0].Name)
 		for _, p := range r.Frontier {
-			row(p.Label(r.Groups), p)
+			row(p.Label(r.Axes), p)
 		}
 	}
 	cheapestPure := math.Inf(1)
@@ -260,9 +310,11 @@ func (r *MixResult) Table(name string) string {
 			cheapestPure = math.Min(cheapestPure, p.USDPerMonth)
 		}
 	}
-	if r.Best.USDPerMonth < cheapestPure {
+	switch {
+	case math.IsInf(cheapestPure, 1):
+	case r.Best.USDPerMonth < cheapestPure:
 		fmt.Fprintf(&b, "\nthe mix costs %.1f%% less than the cheapest single-GPU fleet\n", 100*(1-r.Best.USDPerMonth/cheapestPure))
-	} else {
+	default:
 		b.WriteString("\nno mix is cheaper than the cheapest single-GPU fleet\n")
 	}
 	return b.String()
@@ -288,10 +340,10 @@ func boundsText(p *MixPoint, ts []Target) string {
 	return strings.Join(parts, ", ")
 }
 
-// CSV is size_mix.csv: one row per evaluated mix.
+// CSV is size_mix.csv: one row per evaluated point.
 func (r *MixResult) CSV() []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s,%s,gpus,usd_per_month,met", r.Groups[0].Name, r.Groups[1].Name)
+	fmt.Fprintf(&b, "%s,%s,gpus,usd_per_month,met", r.Axes[0].Name, r.Axes[1].Name)
 	for _, t := range r.Targets {
 		fmt.Fprintf(&b, ",%s_bound", t.Name)
 	}

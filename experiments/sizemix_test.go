@@ -66,5 +66,43 @@ func TestSizeMixNeedsTwoGroups(t *testing.T) {
 	require.NoError(t, err)
 	targets, _ := ParseSLO("ttft_p99=500ms")
 	_, err = SizeMix(sc, targets, 0.95, RunOptions{})
-	require.ErrorContains(t, err, "two groups")
+	require.ErrorContains(t, err, "two pool sizes")
+}
+
+// SizeMix on a disaggregated fleet searches both pool sizes: the answer
+// meets the SLO, both pools have at least one replica, and each frontier
+// point is minimal in the decode pool.
+func TestSizeMixDisagg(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ~15 fleets")
+	}
+	sc, err := LoadBuiltin("pd-disaggregation")
+	require.NoError(t, err)
+	sc, err = sc.Derive(OverrideOverlay("disagg.enabled", "true"), OverrideOverlay("cluster.replicas", "4"),
+		OverrideOverlay("workload.duration_s", "60"), OverrideOverlay("run.replications", "2"))
+	require.NoError(t, err)
+	targets, err := ParseSLO("ttft_p99=1000ms,tpot_p99=10ms")
+	require.NoError(t, err)
+	res, err := SizeMix(sc, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	require.True(t, res.Best.Met)
+	require.GreaterOrEqual(t, res.Best.Counts[0], 1)
+	require.GreaterOrEqual(t, res.Best.Counts[1], 1)
+	require.Nil(t, res.Pure[0])
+	require.Nil(t, res.Pure[1])
+	ran := map[[2]int]*MixPoint{}
+	for _, p := range res.Evaluated {
+		ran[[2]int{p.Counts[0], p.Counts[1]}] = p
+		require.GreaterOrEqual(t, p.Counts[0], 1, "a prefill pool is never empty")
+		require.GreaterOrEqual(t, p.Counts[1], 1, "a decode pool is never empty")
+	}
+	for _, p := range res.Frontier {
+		require.True(t, p.Met)
+		if b := p.Counts[1]; b > 1 {
+			q, ok := ran[[2]int{p.Counts[0], b - 1}]
+			require.True(t, ok && !q.Met, "frontier %v is minimal", p.Counts)
+		}
+	}
+	require.Contains(t, res.Table("pd"), "cheapest: prefill=")
+	t.Log("\n" + res.Table("pd"))
 }

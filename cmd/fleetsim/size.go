@@ -17,8 +17,9 @@ size.csv, size_search.csv and the run at N. Progress on stderr reports each
 size tried.
 
 With two [[cluster.groups]] (GPU types), size finds the cheapest mix that
-meets the SLO instead, with each group alone for comparison, and writes
-size_mix.csv and the run of the cheapest mix.
+meets the SLO instead, with each group alone for comparison; with [disagg],
+the cheapest prefill and decode pool sizes. Both write size_mix.csv and the
+run of the cheapest point.
 `
 
 // cmdSize is `fleetsim size SCENARIO.toml --slo ...`.
@@ -63,7 +64,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if !(c > 0 && c < 1) { // NaN too
 		return usagef("size: --confidence must be between 0 and 1, found %v", c)
 	}
-	if len(base.Cluster.Groups) > 0 {
+	if len(base.Cluster.Groups) > 0 || base.Disagg.Enabled {
 		return cmdSizeMix(base, targets, c, cf, stdout, stderr)
 	}
 	dir := cf.dir(base.Name)

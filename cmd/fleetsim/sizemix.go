@@ -16,9 +16,10 @@ type sizeMixJSON struct {
 	Evaluated  []map[string]any `json:"evaluated"`
 }
 
-// cmdSizeMix is `fleetsim size` on a scenario with [[cluster.groups]]: the
-// cheapest mix of its two groups that meets the SLO, with each group alone
-// for comparison. Writes size_mix.csv and the run of the cheapest mix.
+// cmdSizeMix is `fleetsim size` on a scenario with two pool sizes: the
+// cheapest mix of its two [[cluster.groups]] (each group alone for
+// comparison), or the cheapest prefill and decode pools of a [disagg]
+// fleet. Writes size_mix.csv and the run of the cheapest point.
 func cmdSizeMix(base *experiments.Scenario, targets []experiments.Target, conf float64, cf *commonFlags, stdout, stderr io.Writer) error {
 	dir := cf.dir(base.Name)
 	opt, prog := cf.options(stderr, base.Name)
@@ -40,8 +41,8 @@ func cmdSizeMix(base *experiments.Scenario, targets []experiments.Target, conf f
 	}
 	if *cf.json {
 		out := sizeMixJSON{Scenario: base.Name, Confidence: conf, Best: map[string]int{}, BestUSD: res.Best.USDPerMonth}
-		for i, g := range res.Groups {
-			out.Best[g.Name] = res.Best.Counts[i]
+		for i, ax := range res.Axes {
+			out.Best[ax.Name] = res.Best.Counts[i]
 		}
 		if out.Evaluated, err = csvRows(res.CSV()); err != nil {
 			return err
