@@ -412,7 +412,9 @@ func (r *SizeResult) Table(name string) string {
 
 // improved reports whether some target that q misses moved by more than 1%
 // from p to q, towards its limit.
-func improved(p, q *SizePoint, targets []Target) bool { return boundsImproved(p.Bounds, q.Bounds, targets) }
+func improved(p, q *SizePoint, targets []Target) bool {
+	return boundsImproved(p.Bounds, q.Bounds, targets)
+}
 
 // boundsImproved reports whether bounds q improve on p by 1% in some
 // target that q still misses.
