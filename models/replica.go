@@ -71,6 +71,7 @@ type Replica struct {
 
 	waiting deque  // sequences not admitted, in order
 	running []*seq // the batch, oldest admission first
+	agg     batchAgg // a summary of running for planning (sched_agg.go)
 
 	stepState  // the step or decode run under way (replica_step.go)
 	faultState // failures, hangs, slow-downs (replica_faults.go)
@@ -88,6 +89,7 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 		blockTokens: int64(cfg.BlockTokens),
 		watermark:   int64(math.Ceil(cfg.WatermarkFraction * float64(kvBlocks))),
 	}
+	r.agg = newBatchAgg(r.blockTokens)
 	r.alloc = newKVAllocator(r)
 	r.adm = newKVAdmission(cfg)
 	r.sched = newScheduler(r)
