@@ -69,8 +69,8 @@ type Replica struct {
 	blockTokens int64       // tokens per KV block
 	watermark   int64       // KV blocks admission keeps free
 
-	waiting deque  // sequences not admitted, in order
-	running []*seq // the batch, oldest admission first
+	waiting deque    // sequences not admitted, in order
+	running []*seq   // the batch, oldest admission first
 	agg     batchAgg // a summary of running for planning (sched_agg.go)
 
 	stepState  // the step or decode run under way (replica_step.go)
