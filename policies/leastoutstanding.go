@@ -1,6 +1,8 @@
 package policies
 
 import (
+	"math"
+
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -25,15 +27,18 @@ func (LeastOutstanding) Route(_ *workloads.Request, replicas []models.ReplicaSta
 // leastOutstanding is the scan behind LeastOutstanding, shared with the
 // routers that fall back to it.
 func leastOutstanding(replicas []models.ReplicaState) (int, bool) {
-	best, found := 0, false
+	// One compare per replica against the best count so far, kept in a
+	// register (not re-read from the best replica's entry): strict < keeps
+	// the lowest index among ties.
+	best, bestOut := -1, math.MaxInt
 	for i := range replicas {
 		r := &replicas[i]
-		if !r.Available {
-			continue
-		}
-		if !found || r.Outstanding < replicas[best].Outstanding {
-			best, found = i, true
+		if r.Available && r.Outstanding < bestOut {
+			best, bestOut = i, r.Outstanding
 		}
 	}
-	return best, found
+	if best < 0 {
+		return 0, false
+	}
+	return best, true
 }
