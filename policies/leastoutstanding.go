@@ -27,18 +27,19 @@ func (LeastOutstanding) Route(_ *workloads.Request, replicas []models.ReplicaSta
 // leastOutstanding is the scan behind LeastOutstanding, shared with the
 // routers that fall back to it.
 func leastOutstanding(replicas []models.ReplicaState) (int, bool) {
-	// One compare per replica against the best count so far, kept in a
-	// register (not re-read from the best replica's entry): strict < keeps
-	// the lowest index among ties.
-	best, bestOut := -1, math.MaxInt
+	// Two tight loops rather than one that carries the best index: the
+	// least count among available replicas (one compare per replica), then
+	// the first available replica with it (the lowest index among ties).
+	least := math.MaxInt
 	for i := range replicas {
-		r := &replicas[i]
-		if r.Available && r.Outstanding < bestOut {
-			best, bestOut = i, r.Outstanding
+		if r := &replicas[i]; r.Available {
+			least = min(least, r.Outstanding)
 		}
 	}
-	if best < 0 {
-		return 0, false
+	for i := range replicas {
+		if r := &replicas[i]; r.Available && r.Outstanding == least {
+			return i, true
+		}
 	}
-	return best, true
+	return 0, false
 }
