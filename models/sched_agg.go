@@ -83,13 +83,16 @@ func (a *batchAgg) demand(r *Replica, j int64) int64 {
 	if a.far > 0 && j > a.farMin {
 		return scanDemand(r, j)
 	}
-	B := r.blockTokens
-	var need int64
-	top := min(j, int64(len(a.free)))
-	for f := int64(0); f < top; f++ {
-		if c := a.free[f]; c != 0 {
-			need += c * (1 + (j-f-1)/B)
-		}
+	if int64(len(a.free)) != r.blockTokens {
+		return 0 // no histogram: every decoder is far, and none needs a block
+	}
+	// With j−1 = q·B + rem, ⌈(j−f)/B⌉ = q+1 for f <= rem and q for
+	// rem < f < B: q blocks for every decoder of the histogram, one more
+	// for those with f <= rem. One division per call.
+	q, rem := (j-1)/r.blockTokens, (j-1)%r.blockTokens
+	need := q * int64(a.decoders-a.far)
+	for _, c := range a.free[:rem+1] {
+		need += c
 	}
 	return need
 }
