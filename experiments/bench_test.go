@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,9 +29,22 @@ func benchScenario(b *testing.B, toml string) *Scenario {
 	return sc
 }
 
+// cpuSeconds is the CPU time (user + system) this process has used.
+func cpuSeconds(b *testing.B) float64 {
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// runBench runs sc b.N times and reports simulated requests and events per
+// wall-clock second, simulated requests per CPU-second (user + system time
+// of the whole process, garbage collector included: the issue's unit, less
+// sensitive to other load on a shared machine than wall time) and CPU
+// seconds per run.
 func runBench(b *testing.B, sc *Scenario) {
 	b.ReportAllocs()
 	var reqs, events int64
+	cpu0 := cpuSeconds(b)
 	for i := 0; i < b.N; i++ {
 		res, err := Run(sc, Options{})
 		require.NoError(b, err)
@@ -38,10 +52,58 @@ func runBench(b *testing.B, sc *Scenario) {
 		reqs += res.Rec.Completed
 		events += int64(res.Events)
 	}
+	cpu := cpuSeconds(b) - cpu0
 	b.ReportMetric(float64(reqs)/b.Elapsed().Seconds(), "sim-requests/s")
+	b.ReportMetric(float64(reqs)/cpu, "sim-requests/CPU-s")
+	b.ReportMetric(cpu/float64(b.N), "CPU-s/op")
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(reqs)/float64(b.N), "requests/op")
 	b.ReportMetric(0, "ns/op")
+}
+
+// fleet8x8B is the issue's headline case: 8 Llama-3-8B replicas on H100
+// behind round-robin, Poisson 100 req/s (about half their capacity with
+// these lengths), input and output lengths log-normal with mean 512
+// (assumption: cv 0.5, capped at 4,096, the shape of the "512/512"
+// throughput benchmarks, CALIBRATION.md's public-benchmarks rows), for n
+// requests.
+func fleet8x8B(n int) string {
+	return fmt.Sprintf(`
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 8
+[router]
+name = "round-robin"
+[workload]
+max_requests = %d
+duration_s = 0
+[workload.arrival]
+rate_per_s = 100
+[workload.input]
+dist = "lognormal"
+mean = 512
+cv = 0.5
+max = 4096
+[workload.output]
+dist = "lognormal"
+mean = 512
+cv = 0.5
+max = 4096
+`, n)
+}
+
+// BenchmarkFleet8x8B is 8x Llama-3-8B, 512/512 lengths, 10^6 requests (10^5
+// with -short); compare sim-requests/CPU-s (acceptance: >= 1M):
+//
+//	go test ./experiments -run '^$' -bench Fleet8x8B -benchtime 1x -count 6
+func BenchmarkFleet8x8B(b *testing.B) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	runBench(b, benchScenario(b, fleet8x8B(n)))
 }
 
 // BenchmarkSingleReplica8B is the issue's case (a): one Llama-3-8B H100

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -107,4 +108,34 @@ func firstDiff(a, b []byte) string {
 		}
 	}
 	return "(equal lines, different bytes)"
+}
+
+// TestGoldenParallel runs the golden runs again on two workers under
+// GOMAXPROCS 2, two replications at once, and compares their summary.json
+// with the same goldens: results must not depend on the worker count or on
+// how the Go scheduler interleaves runs (the outputs of a speed change are
+// compared this way too; see bench/compare-outputs.sh).
+func TestGoldenParallel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reruns every golden scenario; TestGolden covers -short")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, name := range BuiltinNames() {
+		for key, sc := range goldenRuns(t, name) {
+			t.Run(key, func(t *testing.T) {
+				two, err := sc.Derive(OverrideOverlay("run.replications", "2"))
+				require.NoError(t, err)
+				reps, err := RunReplications(two, RunOptions{Workers: 2})
+				require.NoError(t, err)
+				require.Len(t, reps, 2)
+				got, err := NewArmResult("", reps[:1]).SummaryJSON()
+				require.NoError(t, err)
+				want, err := os.ReadFile(filepath.Join("testdata", "golden", key+".json"))
+				require.NoError(t, err)
+				if !bytes.Equal(want, got) {
+					t.Errorf("%s on 2 workers, GOMAXPROCS 2, differs from its golden summary:\n%s", key, firstDiff(want, got))
+				}
+			})
+		}
+	}
 }

@@ -74,8 +74,9 @@ type Replica struct {
 	blockTokens int64       // tokens per KV block
 	watermark   int64       // KV blocks admission keeps free
 
-	waiting deque  // sequences not admitted, in order
-	running []*seq // the batch, oldest admission first
+	waiting deque    // sequences not admitted, in order
+	running []*seq   // the batch, oldest admission first
+	agg     batchAgg // a summary of running for planning (sched_agg.go)
 
 	stepState  // the step or decode run under way (replica_step.go)
 	faultState // failures, hangs, slow-downs (replica_faults.go)
@@ -99,6 +100,7 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 		blockTokens: int64(cfg.BlockTokens),
 		watermark:   int64(math.Ceil(cfg.WatermarkFraction * float64(kvBlocks))),
 	}
+	r.agg = newBatchAgg(r.blockTokens)
 	r.alloc = newKVAllocator(r)
 	r.adm = newKVAdmission(cfg)
 	r.sched = newScheduler(r)

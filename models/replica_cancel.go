@@ -41,6 +41,7 @@ func (r *Replica) drop(s *seq) {
 
 // removeRunning takes s out of the batch now (the replica is not stepping).
 func (r *Replica) removeRunning(s *seq) {
+	r.agg.valid = false
 	for i, x := range r.running {
 		if x == s {
 			copy(r.running[i:], r.running[i+1:])

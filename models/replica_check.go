@@ -1,11 +1,15 @@
 package models
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // CheckInvariants recomputes the replica's bookkeeping from its sequences
 // and reports the first mismatch: the routing snapshot's counts, and KV
 // blocks used = blocks held by running sequences + blocks of referenced
-// cache entries. Tests call it after every event.
+// cache entries; and the planning summary of the batch, when valid, equals
+// one rebuilt from the sequences. Tests call it after every event.
 func (r *Replica) CheckInvariants() error {
 	live, waiting := 0, 0
 	var held int64
@@ -49,6 +53,15 @@ func (r *Replica) CheckInvariants() error {
 		return fmt.Errorf("replica %d: %d KV blocks used, sequences hold %d", r.idx, r.kv.Used(), held)
 	case r.kv.Used()+r.kv.Cached()+r.kv.Free() != r.kv.Total():
 		return fmt.Errorf("replica %d: KV blocks do not add up", r.idx)
+	}
+	if r.agg.valid {
+		fresh := newBatchAgg(r.blockTokens)
+		fresh.rebuild(r)
+		a := r.agg
+		if a.decoders != fresh.decoders || a.prefilling != fresh.prefilling || a.ctx != fresh.ctx ||
+			a.minRem != fresh.minRem || a.far != fresh.far || a.farMin != fresh.farMin || !slices.Equal(a.free, fresh.free) {
+			return fmt.Errorf("replica %d: batch summary %+v, the batch gives %+v", r.idx, a, fresh)
+		}
 	}
 	return nil
 }

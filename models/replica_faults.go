@@ -278,6 +278,7 @@ func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 	}
 	clear(r.running)
 	r.running = r.running[:0]
+	r.agg.valid = false
 	for r.waiting.len() > 0 {
 		fail(r.waiting.popFront())
 	}

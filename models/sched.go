@@ -73,6 +73,7 @@ func (r *Replica) join(s *seq) {
 	r.state.Waiting--
 	s.inBatch = true
 	r.running = append(r.running, s)
+	r.agg.add(s, r.blockTokens) // admitted, so prefilling (or a static batch's, unused)
 }
 
 // admit places waiting s's KV if memory allows, keeping reserve blocks free

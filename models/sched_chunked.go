@@ -16,7 +16,7 @@ func (c chunkedSched) plan(now sim.Time) {
 	var st stepBuild
 	budget := r.cfg.MaxBatchedTokens - decoders
 	for _, s := range r.running {
-		if budget <= 0 {
+		if budget <= 0 || r.agg.prefilling == 0 { // begin left the summary valid
 			break
 		}
 		if !s.decoding() {

@@ -18,6 +18,9 @@ func (c continuousSched) plan(now sim.Time) {
 	var st stepBuild
 	budget := r.cfg.MaxBatchedTokens
 	for _, s := range r.running {
+		if r.agg.prefilling == 0 { // begin left the summary valid
+			break
+		}
 		if !s.decoding() {
 			n := int(s.prompt - s.done)
 			st.add(s, n)

@@ -17,19 +17,15 @@ type iterSched struct{ r *Replica }
 // begin starts planning a step: decoding sequences each need one token,
 // and a block when their last block is full; it preempts the newest
 // sequences until they fit, and returns how many are decoding and the
-// blocks their next token takes (one pass over the batch per try).
+// blocks their next token takes (from the batch summary, rebuilt by one
+// scan after each preemption).
 func (b iterSched) begin(now sim.Time) (decoders int, need int64) {
 	r := b.r
 	for {
-		decoders, need = 0, 0
-		for _, s := range r.running {
-			if s.decoding() {
-				decoders++
-				if r.blocksFor(s.tailTokens+1) > s.tailBlocks {
-					need++
-				}
-			}
+		if !r.agg.valid {
+			r.agg.rebuild(r)
 		}
+		decoders, need = r.agg.decoders, r.agg.demand(r, 1)
 		if need <= r.kv.Available() {
 			return decoders, need
 		}
@@ -55,10 +51,13 @@ func (b iterSched) launch(now sim.Time, st *stepBuild, decoders int) {
 	}
 	// A single mixed step: decoders' blocks are taken now.
 	if decoders > 0 {
+		r.agg.valid = false // tail blocks change here; the step's reap rebuilds it
 		var need int64
+		B := r.blockTokens
 		for _, s := range r.running {
 			if s.decoding() {
-				if r.blocksFor(s.tailTokens+1) > s.tailBlocks {
+				// blocksFor(tailTokens+1) > tailBlocks, without a division.
+				if s.tailTokens+1 > s.tailBlocks*B {
 					s.tailBlocks++
 					need++
 				}
@@ -74,32 +73,25 @@ func (b iterSched) launch(now sim.Time, st *stepBuild, decoders int) {
 }
 
 // planDecodeRun schedules k decode-only steps of the running batch, k being
-// the largest run before a sequence finishes or the KV runs out.
+// the largest run before a sequence finishes or the KV runs out. It reads
+// the batch summary begin left valid.
 func (b iterSched) planDecodeRun(now sim.Time, n int) {
 	r := b.r
-	var ctx float64
-	k := maxRunSteps
-	for _, s := range r.running {
-		if !s.decoding() {
-			continue
-		}
-		ctx += float64(s.kvTokens)
-		if rem := int64(s.req.OutputTokens - s.gen); rem < k {
-			k = rem
-		}
-	}
+	a := &r.agg
+	ctx := float64(a.ctx) // the sum of integers, exact as the per-sequence float sum was
+	k := min(maxRunSteps, a.minRem)
 	if k < 1 {
 		panic(fmt.Sprintf("models: replica %d: decode run with a finished sequence", r.idx))
 	}
 	// Largest j <= k whose block demand fits in what is available.
 	avail := r.kv.Available()
-	need := b.demand(k)
+	need := a.demand(r, k)
 	if need > avail {
 		lo, hi := int64(1), k
-		need = b.demand(1)
+		need = a.demand(r, 1)
 		for lo < hi {
 			mid := lo + (hi-lo+1)/2
-			if d := b.demand(mid); d <= avail {
+			if d := a.demand(r, mid); d <= avail {
 				lo, need = mid, d
 			} else {
 				hi = mid - 1
@@ -108,19 +100,6 @@ func (b iterSched) planDecodeRun(now sim.Time, n int) {
 		k = lo
 	}
 	r.startRun(now, n, ctx, k, need)
-}
-
-// demand is the number of new blocks the running batch needs for j more
-// decode steps.
-func (b iterSched) demand(j int64) int64 {
-	r := b.r
-	var need int64
-	for _, s := range r.running {
-		if s.decoding() {
-			need += max(0, r.blocksFor(s.tailTokens+j)-s.tailBlocks)
-		}
-	}
-	return need
 }
 
 // preemptNewest evicts the most recently admitted running sequence back to
@@ -132,6 +111,7 @@ func (b iterSched) preemptNewest(now sim.Time) {
 		panic(fmt.Sprintf("models: replica %d: out of KV with nothing to preempt", r.idx))
 	}
 	s := r.running[n-1]
+	r.agg.valid = false
 	r.running[n-1] = nil
 	r.running = r.running[:n-1]
 	if s.cancelled {
@@ -151,42 +131,55 @@ func (b iterSched) preemptNewest(now sim.Time) {
 }
 
 // finishRun applies k decode steps to every decoding sequence and takes the
-// blocks they grew into (planDecodeRun made sure they are there).
+// blocks they grew into (planDecodeRun made sure they are there), then
+// reaps, in the same pass.
 func (b iterSched) finishRun(now sim.Time) {
 	r := b.r
 	k := r.runSteps
 	r.Stats.Steps += k
-	var need int64
-	gaps := r.gaps()
-	for _, s := range r.running {
-		if !s.decoding() {
-			continue // a prefill left without budget waits for the next step
-		}
-		gaps.add(s)
-		s.kvTokens += k
-		if nb := r.blocksFor(s.tailTokens + k); nb > s.tailBlocks {
-			need += nb - s.tailBlocks
-			s.tailBlocks = nb
-		}
-		s.tailTokens += k
-		s.gen += int32(k)
-		r.Stats.DecodeTokens += k
-		if !s.cancelled { // a withdrawn copy was already taken off
-			r.state.OutstandingTokens -= k
-		}
+	if !r.agg.valid {
+		r.agg.rebuild(r)
 	}
-	if need > 0 && !r.alloc.grow(need) {
+	// The blocks are taken before any finished sequence releases its own,
+	// as when they were counted sequence by sequence.
+	if need := r.agg.demand(r, k); need > 0 && !r.alloc.grow(need) {
 		panic(fmt.Sprintf("models: replica %d: decode run of %d steps planned without %d KV blocks", r.idx, k, need))
 	}
-	b.reap(now)
+	b.sweep(now, k)
 }
 
 // reap completes the sequences that produced all their tokens and drops
 // withdrawn ones, releasing their KV.
-func (b iterSched) reap(now sim.Time) {
+func (b iterSched) reap(now sim.Time) { b.sweep(now, 0) }
+
+// sweep is finishRun's and reap's one pass over the batch: each decoding
+// sequence first gets k decode tokens (their blocks already taken); then
+// withdrawn sequences are dropped and finished ones completed, in batch
+// order; the rest stay, and the batch summary is rebuilt from them.
+func (b iterSched) sweep(now sim.Time, k int64) {
 	r := b.r
+	B := r.blockTokens
+	a := &r.agg
+	a.reset()
+	var gaps runGaps
+	if k > 0 {
+		gaps = r.gaps()
+	}
 	keep := r.running[:0]
 	for _, s := range r.running {
+		if k > 0 && s.decoding() { // a prefill left without budget waits for the next step
+			gaps.add(s)
+			s.kvTokens += k
+			if t := s.tailTokens + k; t > s.tailBlocks*B { // crossed into new blocks
+				s.tailBlocks = r.blocksFor(t)
+			}
+			s.tailTokens += k
+			s.gen += int32(k)
+			r.Stats.DecodeTokens += k
+			if !s.cancelled { // a withdrawn copy was already taken off
+				r.state.OutstandingTokens -= k
+			}
+		}
 		if s.cancelled {
 			r.drop(s)
 			continue
@@ -198,6 +191,7 @@ func (b iterSched) reap(now sim.Time) {
 			continue
 		}
 		keep = append(keep, s)
+		a.add(s, B)
 	}
 	for i := len(keep); i < len(r.running); i++ {
 		r.running[i] = nil
@@ -212,6 +206,7 @@ func (b iterSched) canJoin() bool { return len(b.r.running) < b.r.cfg.MaxSeqs }
 func (b iterSched) cancel(s *seq) {
 	r := b.r
 	if r.hung {
+		r.agg.valid = false
 		r.removeRunning(s)
 		return
 	}

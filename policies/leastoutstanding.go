@@ -1,6 +1,8 @@
 package policies
 
 import (
+	"math"
+
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -25,15 +27,19 @@ func (LeastOutstanding) Route(_ *workloads.Request, replicas []models.ReplicaSta
 // leastOutstanding is the scan behind LeastOutstanding, shared with the
 // routers that fall back to it.
 func leastOutstanding(replicas []models.ReplicaState) (int, bool) {
-	best, found := 0, false
+	// Two tight loops rather than one that carries the best index: the
+	// least count among available replicas (one compare per replica), then
+	// the first available replica with it (the lowest index among ties).
+	least := math.MaxInt
 	for i := range replicas {
-		r := &replicas[i]
-		if !r.Available {
-			continue
-		}
-		if !found || r.Outstanding < replicas[best].Outstanding {
-			best, found = i, true
+		if r := &replicas[i]; r.Available {
+			least = min(least, r.Outstanding)
 		}
 	}
-	return best, found
+	for i := range replicas {
+		if r := &replicas[i]; r.Available && r.Outstanding == least {
+			return i, true
+		}
+	}
+	return 0, false
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
@@ -257,5 +258,39 @@ func TestRoutersAllocationFree(t *testing.T) {
 			k++
 		})
 		assert.Zero(t, allocs, name)
+	}
+}
+
+// TestLeastOutstandingMatchesScan checks the two-loop leastOutstanding
+// against the plain one-pass definition (fewest outstanding among
+// available replicas, ties to the lowest index) on random fleets with many
+// ties and unavailable replicas, empty and all-unavailable ones included.
+func TestLeastOutstandingMatchesScan(t *testing.T) {
+	ref := func(rs []models.ReplicaState) (int, bool) {
+		best, found := 0, false
+		for i := range rs {
+			if rs[i].Available && (!found || rs[i].Outstanding < rs[best].Outstanding) {
+				best, found = i, true
+			}
+		}
+		return best, found
+	}
+	rng := seeded(11)
+	for trial := range 20_000 {
+		f := fleet(rng.IntN(20)).states()
+		for i := range f {
+			f[i].Available = rng.IntN(4) != 0
+			f[i].Outstanding = rng.IntN(4)
+		}
+		if trial%100 == 0 {
+			for i := range f {
+				f[i].Available = false
+			}
+		}
+		gi, gok := leastOutstanding(f)
+		wi, wok := ref(f)
+		if gi != wi || gok != wok {
+			t.Fatalf("fleet %+v: leastOutstanding = %d, %v; the scan gives %d, %v", f, gi, gok, wi, wok)
+		}
 	}
 }
