@@ -281,6 +281,27 @@ func (f *Fleet) Finish(end sim.Time) {
 	if f.Disagg != nil {
 		f.Disagg.finish(end)
 	}
+	f.collectITL()
+}
+
+// collectITL merges every replica's inter-token gaps into the Recorder
+// (and, with several models, into each model's), in replica order.
+func (f *Fleet) collectITL() {
+	for i, r := range f.Replicas {
+		sk := r.ITL()
+		f.Rec.ITL.Merge(sk)
+		if f.Rec.PerModel != nil && f.Pool.model != nil {
+			f.Rec.PerModel[f.Pool.model[i]].ITL.Merge(sk)
+		}
+	}
+	for _, r := range f.Fallback {
+		f.Rec.ITL.Merge(r.ITL())
+	}
+	if f.Disagg != nil {
+		for _, r := range f.Disagg.Decode {
+			f.Rec.ITL.Merge(r.ITL())
+		}
+	}
 }
 
 // AddFallback builds a secondary pool (its own GPU, model and TP; often a

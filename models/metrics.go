@@ -42,11 +42,12 @@ type Recorder struct {
 	lastT      sim.Time
 
 	TTFT, TPOT, E2E, Queue *quantile.Sketch
-	// ITL is the inter-token latency of completed requests: every gap
-	// between two consecutive output tokens of the winning copy (one value
-	// per token after the first, so long outputs weigh more, unlike TPOT's
+	// ITL is the inter-token latency: every gap between two consecutive
+	// output tokens that a replica streamed, of every copy (one value per
+	// token after a copy's first, so long outputs weigh more, unlike TPOT's
 	// one mean per request). A gap includes whatever delayed that token on
-	// its replica: a longer mixed step, a preemption and its recompute.
+	// its replica: a longer mixed step, a preemption and its recompute. It
+	// is filled from the replicas' gaps when the run ends (Fleet.Finish).
 	ITL *quantile.Sketch
 	// ClientTTFT is what the client waited for a first token, failures
 	// included: TTFT for completed requests, time to the failure (a
@@ -105,7 +106,6 @@ func (m *Recorder) RequestDone(o *Outcome) {
 			met = false
 		}
 	}
-	m.ITL.Merge(o.ITL)
 	m.InputTokens += int64(o.Req.InputTokens)
 	m.OutputTokens += int64(o.Req.OutputTokens)
 	m.CachedTokens += int64(o.CachedTokens)

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/fleetsim/fleetsim/sim"
-	"github.com/fleetsim/fleetsim/sim/quantile"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
@@ -19,10 +18,6 @@ type Outcome struct {
 	Finished     sim.Time
 	CachedTokens int32 // prompt tokens served by the prefix cache at first admission
 	Preemptions  int32
-	// ITL holds the gaps between the copy's consecutive output tokens, in
-	// ms (OutputTokens−1 values; nil or empty for a one-token output).
-	// Like the Outcome, it is only valid during the observer call.
-	ITL *quantile.Sketch
 }
 
 // Failure reasons a replica reports.
@@ -83,6 +78,7 @@ type Replica struct {
 	outbox     // held observer calls and spare sequences (replica_outbox.go)
 
 	Stats ReplicaStats // counters (replica_stats.go)
+	itl   itlGaps      // inter-token gaps of the copies it served (replica_step.go)
 	lastT sim.Time     // time-weighted Stats are integrated up to lastT
 
 	// disagg is set on the replicas of a disaggregated fleet (disagg.go);

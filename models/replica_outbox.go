@@ -49,8 +49,7 @@ func (r *Replica) flush() {
 			}
 		case noteDone, noteDoneInBatch:
 			o := Outcome{Copy: n.s.cp, Req: &n.s.req, Replica: r.idx, Enqueued: n.s.enqueued, Scheduled: n.s.sched,
-				FirstToken: n.s.first, Finished: n.at, CachedTokens: n.s.cachedFirst, Preemptions: n.s.preempts,
-				ITL: n.s.itl}
+				FirstToken: n.s.first, Finished: n.at, CachedTokens: n.s.cachedFirst, Preemptions: n.s.preempts}
 			r.out = o
 			n.s.cp.seq = nil
 			r.obs.CopyDone(n.s.cp, &r.out)
@@ -91,10 +90,6 @@ func (o *outbox) recycle(s *seq) {
 // reuse puts a sequence back among the spares.
 func (o *outbox) reuse(s *seq) {
 	entries := s.entries[:0]
-	itl := s.itl
-	if itl != nil {
-		itl.Reset()
-	}
-	*s = seq{seqKV: seqKV{entries: entries}, itl: itl}
+	*s = seq{seqKV: seqKV{entries: entries}}
 	o.spare = append(o.spare, s)
 }

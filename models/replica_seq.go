@@ -2,7 +2,6 @@ package models
 
 import (
 	"github.com/fleetsim/fleetsim/sim"
-	"github.com/fleetsim/fleetsim/sim/quantile"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
@@ -13,12 +12,9 @@ type seq struct {
 	enqueued sim.Time
 	sched    sim.Time
 	first    sim.Time
-	// last is when s produced its latest output token; itl holds the gaps
-	// between its consecutive output tokens so far, in ms (nil until the
-	// second token; kept across reuse). The winning copy's gaps become the
-	// request's (Outcome.ITL).
+	// last is when s produced its latest output token (the replica's
+	// inter-token gaps are measured from it).
 	last sim.Time
-	itl  *quantile.Sketch
 
 	prompt      int32 // tokens to prefill in this admission (input, or input+generated after preemption)
 	done        int32 // prompt tokens whose KV is computed (cache hits included)

@@ -35,54 +35,95 @@ type stepState struct {
 // token by token, the brute-force reference the closed form must match.
 var maxRunSteps int64 = math.MaxInt32
 
-// seqExactITL is how many inter-token gaps a sequence keeps verbatim before
-// its sketch switches to buckets: none, so that a run's gaps cost O(1) per
-// bucket they span (AddRamp) and merging a request's gaps into the
-// Recorder costs O(its buckets), never one step per token. Measured on
-// the built-in default (experiments.Run, 10 runs, min of 8 rounds on a
-// loaded 2-core machine): 75 ms with 0, 105 ms with 32 kept verbatim,
-// 81 ms before ITL existed.
-const seqExactITL = 0
-
-// gaps is s's inter-token-gap sketch, made on first use.
-func (s *seq) gaps() *quantile.Sketch {
-	if s.itl == nil {
-		s.itl = quantile.New(quantile.WithExactLimit(seqExactITL))
-	}
-	return s.itl
+// itlGaps is a replica's inter-token gaps (ms), every gap between two
+// consecutive output tokens of a copy it served, recorded as they happen
+// and merged into the fleet's Recorder at the end (Fleet.Finish). Equal
+// gaps in a row are counted once with a weight (pending), and a decode
+// run's shared ramp once for all its decoders (runGaps), so the cost is
+// O(1) per sequence per run and O(buckets) per run, never per token.
+type itlGaps struct {
+	sk    *quantile.Sketch
+	pendV float64
+	pendN uint64
 }
 
-// runGaps are the inter-token gaps of the decode run under way, in ms, for
-// a sequence that decodes through all of it (runGaps.add).
+// add records gap v (ms).
+func (g *itlGaps) add(v float64) {
+	if g.pendN > 0 && v == g.pendV {
+		g.pendN++
+		return
+	}
+	g.flush()
+	g.pendV, g.pendN = v, 1
+}
+
+// flush moves the pending run of equal gaps into the sketch.
+func (g *itlGaps) flush() {
+	if g.pendN > 0 {
+		g.sketch().AddN(g.pendV, g.pendN)
+		g.pendN = 0
+	}
+}
+
+// sketch is the gaps' sketch, made on first use. It is bucketed from the
+// first value (exact limit 0): the merge of every replica's gaps then has
+// the same buckets whatever the grouping.
+func (g *itlGaps) sketch() *quantile.Sketch {
+	if g.sk == nil {
+		g.sk = quantile.New(quantile.WithExactLimit(0))
+	}
+	return g.sk
+}
+
+// ITL returns the replica's inter-token gaps so far (nil when it produced
+// no second token).
+func (r *Replica) ITL() *quantile.Sketch {
+	r.itl.flush()
+	return r.itl.sk
+}
+
+// runGaps are the inter-token gaps of the decode run under way, in ms:
+// each decoder's gap to the run's first token (add), then the ramp of the
+// k−1 step lengths, shared by every decoder and recorded once for all of
+// them (done).
 type runGaps struct {
+	itl     *itlGaps
 	firstAt sim.Time // when the run's first token is out
 	endAt   sim.Time // when its last is
 	steps   int64
 	a, b    float64 // gap j (j = 0..steps−2) after the first token: a + b·j ms
+	n       uint64  // decoders added
 }
 
 // gaps returns the closed form of the run under way's token gaps: the
 // first token comes at the end of step 1 (runNs(1)), and step i+1 takes
 // (a + b·i)·slow seconds, so the gaps after the first form a linear ramp.
-func (st *stepState) gaps() runGaps {
+func (r *Replica) gaps() runGaps {
 	const msPerS = 1e3
+	st := &r.stepState
 	k := st.runSteps
-	return runGaps{firstAt: st.runStart + st.runNs(1), endAt: st.runStart + st.runNs(k), steps: k,
+	return runGaps{itl: &r.itl, firstAt: st.runStart + st.runNs(1), endAt: st.runStart + st.runNs(k), steps: k,
 		a: st.run.StepSeconds(1) * st.runSlow * msPerS, b: st.run.StepGrowthSeconds() * st.runSlow * msPerS}
 }
 
-// add records the run's gaps for s, which produced its previous token at
-// s.last: the gap to the run's first token (which includes any stall
-// before the run), then the ramp of the k−1 step lengths, at O(buckets)
-// whatever k (quantile.Sketch.AddRamp).
-func (g runGaps) add(s *seq) {
+// add records the gap of s, which produced its previous token at s.last,
+// to the run's first token (it includes any stall before the run).
+func (g *runGaps) add(s *seq) {
 	if s.gen == 0 { // cannot happen: a decoding sequence has its first token
 		panic("models: decode run of a sequence without a first token")
 	}
-	itl := s.gaps()
-	itl.Add((g.firstAt - s.last).Milliseconds())
-	itl.AddRamp(g.a, g.b, g.steps-1)
+	g.itl.add((g.firstAt - s.last).Milliseconds())
+	g.n++
 	s.last = g.endAt
+}
+
+// done records the run's shared ramp for every decoder added, at
+// O(buckets) whatever k and n (quantile.Sketch.AddRampN).
+func (g *runGaps) done() {
+	if g.n > 0 && g.steps > 1 {
+		g.itl.flush()
+		g.itl.sketch().AddRampN(g.a, g.b, g.steps-1, g.n)
+	}
 }
 
 // runNs is the length of the first k steps of the run under way.
@@ -253,7 +294,7 @@ func (r *Replica) emit(s *seq, now sim.Time) {
 		s.first = now
 		r.notes = append(r.notes, note{kind: noteFirst, s: s, at: now})
 	} else {
-		s.gaps().Add((now - s.last).Milliseconds())
+		r.itl.add((now - s.last).Milliseconds())
 	}
 	s.last = now
 	s.gen++

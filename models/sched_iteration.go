@@ -164,6 +164,7 @@ func (b iterSched) sweep(now sim.Time, k int64) {
 	var gaps runGaps
 	if k > 0 {
 		gaps = r.gaps()
+		defer gaps.done()
 	}
 	keep := r.running[:0]
 	for _, s := range r.running {

@@ -87,6 +87,7 @@ func (b staticSched) finishRun(now sim.Time) {
 	k := r.runSteps
 	r.Stats.Steps += k
 	gaps := r.gaps()
+	defer gaps.done()
 	for _, s := range r.running {
 		if !s.decoding() {
 			continue // its prefill step was cut short (a hang): it does not decode

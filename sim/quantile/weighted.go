@@ -1,0 +1,106 @@
+package quantile
+
+import (
+	"fmt"
+	"math"
+)
+
+// AddN records v n times: the result n calls of Add(v) would give (the
+// same values in exact mode, the same bucket counts in sketch mode, the same
+// Count, Min and Max, hence bit-identical quantiles; Sum is n·v, equal up to
+// float rounding), at O(1) in sketch mode. The inter-token gaps of many
+// sequences that share a step are one AddN. n == 0 records nothing; v must
+// be finite and non-negative (Add's contract).
+func (s *Sketch) AddN(v float64, n uint64) {
+	if n == 0 {
+		return
+	}
+	if n == 1 {
+		s.Add(v)
+		return
+	}
+	if !(v >= 0 && v <= math.MaxFloat64) {
+		panic(fmt.Sprintf("quantile: AddN(%v, %d): value must be finite and non-negative", v, n))
+	}
+	if v == 0 {
+		v = 0 // -0 → +0
+	}
+	s.count += n
+	s.addSum(v * float64(n))
+	s.min = math.Min(s.min, v)
+	s.max = math.Max(s.max, v)
+	if !s.dense {
+		if uint64(len(s.values))+n <= uint64(s.exactLimit) {
+			for range n {
+				s.values = append(s.values, v)
+			}
+			s.sorted = false
+			return
+		}
+		s.toSketch()
+	}
+	if v == 0 {
+		s.zeros += n
+		return
+	}
+	k := s.bucket(v)
+	s.cover(k, k)
+	s.bins[k-s.offset] += n
+}
+
+// AddRampN records the ramp AddRamp(a, b, k) n times: the gaps of n
+// sequences that decode through the same run. It gives what n calls of
+// AddRamp would (bit-identical quantiles; Sum up to float rounding) at O(1)
+// per bucket the ramp spans, whatever k and n. n == 0 or k <= 0 records
+// nothing.
+func (s *Sketch) AddRampN(a, b float64, k int64, n uint64) {
+	if n == 0 || k <= 0 {
+		return
+	}
+	if n == 1 {
+		s.AddRamp(a, b, k)
+		return
+	}
+	if k == 1 {
+		s.AddN(a, n)
+		return
+	}
+	last := RampValue(a, b, k-1)
+	if !(a >= 0 && b >= 0 && last <= math.MaxFloat64) {
+		panic(fmt.Sprintf("quantile: AddRampN(%v, %v, %d, %d): values must be finite and non-negative, and not shrink", a, b, k, n))
+	}
+	if a == 0 {
+		a = 0
+	}
+	s.count += uint64(k) * n
+	kf, nf := float64(k), float64(n)
+	s.addSum(nf * kf * a)
+	s.addSum(nf * b * kf * (kf - 1) / 2)
+	s.min = math.Min(s.min, a)
+	s.max = math.Max(s.max, last)
+	if !s.dense {
+		if uint64(len(s.values))+uint64(k)*n <= uint64(s.exactLimit) {
+			for range n {
+				for j := range k {
+					s.values = append(s.values, RampValue(a, b, j))
+				}
+			}
+			s.sorted = false
+			return
+		}
+		s.toSketch()
+	}
+	j := int64(0)
+	if a == 0 {
+		end := s.lastIn(a, b, 0, k, func(v float64) bool { return v == 0 })
+		s.zeros += uint64(end+1) * n
+		j = end + 1
+	}
+	for j < k {
+		bk := s.bucket(RampValue(a, b, j))
+		end := s.lastIn(a, b, j, k, func(v float64) bool { return s.bucket(v) <= bk })
+		s.cover(bk, bk)
+		s.bins[bk-s.offset] += uint64(end-j+1) * n
+		j = end + 1
+	}
+}
