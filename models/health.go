@@ -102,6 +102,14 @@ func (h *Health) probe(i int, now sim.Time) {
 			r.onReady = append(r.onReady, func() { p.SetInRotation(i, true) })
 			return
 		}
+		if r.Up() && !r.Hung() {
+			// The restart kills a process that was still serving (ejected
+			// for KV pressure or a slow probe, say): what it holds fails and
+			// may be retried. (Before, its batch kept running state through
+			// the restart, and the step it had under way could end after a
+			// new one began: a negative inter-token gap.)
+			r.Fail(at, FailReplicaDown)
+		}
 		r.Recover(at, h.cfg.ColdStartNs, func() { p.SetInRotation(i, true) })
 		p.refresh(i)
 	})

@@ -168,14 +168,6 @@ func (r *Replica) Recover(now, coldStart sim.Time, ready func()) {
 		r.down = false
 		r.Fail(now, FailReplicaDown)
 	}
-	if !r.down {
-		// A restart of a replica that was still serving (a probe ejected it
-		// for KV pressure, say) kills its process: what it holds fails and
-		// may be retried. Before, its batch kept its state through the
-		// restart and a run planned after it could start before tokens the
-		// old batch had already produced (a negative inter-token gap).
-		r.Fail(now, FailReplicaDown)
-	}
 	r.down = true
 	r.recovering = true
 	r.slow = 1
