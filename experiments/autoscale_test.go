@@ -104,7 +104,7 @@ enabled = true
 		"metric = \"kv\"\ntarget = 2":                  "autoscale.target: a kv target is a utilisation in (0, 1], found 2",
 		"[autoscale.cold_start]\nload_path = \"tape\"": "autoscale.cold_start.load_path:",
 		"[autoscale.cold_start]\nnvme_bytes_per_s = 0": "autoscale.cold_start.nvme_bytes_per_s:",
-		"[failures]\nenabled = true":                   "failures.enabled: cannot be combined with [autoscale] yet",
+		"[failures]\nenabled = true\nspares = 1":       "failures.spares: cannot be combined with [autoscale] yet",
 	}
 	for extra, want := range cases {
 		_, err := Parse("x.toml", []byte(base+extra+"\n"))
@@ -124,7 +124,8 @@ policy = "schedule"
 }
 
 // TestAutoscaleChaos: random autoscaled fleets (policy, metric, interval,
-// cold start, routers, batching, gateway policies). After every event
+// cold start, routers, batching, gateway policies), half of them under
+// calibrated failures that strike serving and parked replicas alike. After every event
 // requests are conserved, replica bookkeeping holds, no parked or loading
 // replica takes traffic, the fleet stays within its bounds; at the end
 // everything has drained; twice through the runner gives identical
@@ -168,6 +169,12 @@ func TestAutoscaleChaos(t *testing.T) {
 			pick("target", "slo", "schedule"), metric, target,
 			minR, 1+rng.IntN(10), rng.IntN(20), rng.IntN(60), rng.IntN(30))
 		fmt.Fprintf(&b, "[autoscale.cold_start]\nengine_start_s = %d\nwarmup_s = 1\nload_path = %q\n", rng.IntN(20), pick("nvme", "network", "peer"))
+		// Failures too, from a stream of their own so the draws above stay
+		// what they were: they strike serving and parked replicas alike.
+		if frng := rand.New(rand.NewPCG(uint64(trial), 1415)); frng.IntN(2) == 0 {
+			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ncold_start_s = 5\ndrain_on_precursor = %v\n",
+				[]int{300000, 1000000}[frng.IntN(2)], frng.IntN(2) == 0)
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))

@@ -666,7 +666,7 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 		key string
 		on  bool
 	}{
-		{"failures.enabled", s.Failures.Enabled}, {"rollout.enabled", s.Rollout.Enabled},
+		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {"rollout.enabled", s.Rollout.Enabled},
 		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
 	} {
 		if c.on {

@@ -200,7 +200,9 @@ func (a *Autoscaler) evaluate(now sim.Time) {
 			if have == want {
 				break
 			}
-			if a.state[i] == scaleParked {
+			// A parked replica is idle hardware, up; one that is down was
+			// struck by a failure while parked and waits for its repair.
+			if r := a.pool.Replicas[i]; a.state[i] == scaleParked && r.Up() && !r.Recovering() {
 				a.start(now, i, want)
 				have++
 			}
@@ -243,6 +245,8 @@ func (a *Autoscaler) start(now sim.Time, i, want int) {
 	cold := a.p.ColdStart.Duration(a.p.WeightBytesPerGPU, a.loading*a.p.TP, peers)
 	r := a.pool.Replicas[i]
 	defer a.pool.setParked(i, false) // after Recover: down, so unavailable until ready
+	// A new engine process: empty KV and prefix cache (it holds no copies).
+	r.Fail(now, FailDrained)
 	r.Recover(now, cold, func() {
 		at := a.eng.Now()
 		a.account(at)
@@ -252,10 +256,24 @@ func (a *Autoscaler) start(now sim.Time, i, want int) {
 	})
 }
 
+// drain takes replica i out of rotation and parks it once it is empty, or
+// at the drain grace's end, failing what it still holds (reason
+// "drained"; a retry policy may send it elsewhere). Unlike Pool.Drain it
+// leaves the replica up: parked, it is idle hardware that a failure can
+// still strike, and that a later scale-up starts with a cold start.
 func (a *Autoscaler) drain(now sim.Time, i, want int) {
 	a.state[i] = scaleDraining
 	a.Events = append(a.Events, ScaleEvent{Time: now, Replica: i, Event: "drain", Desired: want})
-	a.pool.Drain(i, a.p.DrainGrace, func(at sim.Time) {
+	a.pool.SetInRotation(i, false)
+	deadline := now + a.p.DrainGrace
+	var check sim.Action
+	check = func(at sim.Time) {
+		r := a.pool.Replicas[i]
+		if r.Outstanding() > 0 && at < deadline {
+			a.eng.Schedule(min(at+sim.Second, deadline), sim.PriorityNormal, check)
+			return
+		}
+		r.FailInFlight(at, FailDrained)
 		a.account(at)
 		a.state[i] = scaleParked
 		a.provisioned--
@@ -263,7 +281,8 @@ func (a *Autoscaler) drain(now sim.Time, i, want int) {
 		a.pool.SetInRotation(i, true) // rotation back; parked keeps it out
 		a.pool.setParked(i, true)
 		a.Events = append(a.Events, ScaleEvent{Time: at, Replica: i, Event: "stopped", Desired: want})
-	})
+	}
+	a.eng.Schedule(min(now+sim.Second, deadline), sim.PriorityNormal, check)
 }
 
 // Serving reports whether replica i is an active (serving) replica of the
