@@ -181,3 +181,44 @@ func TestGroupsChaos(t *testing.T) {
 		})
 	}
 }
+
+// A group bought reserved pays the catalog's reserved price, and the bill
+// splits by tier.
+func TestGroupsTier(t *testing.T) {
+	src := `name = "tiers"
+[cluster]
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "base"
+gpu = "H100"
+tp = 1
+replicas = 2
+tier = "reserved"
+[[cluster.groups]]
+name = "burst"
+gpu = "H100"
+tp = 1
+replicas = 1
+[workload]
+duration_s = 60
+[workload.arrival]
+rate_per_s = 5
+`
+	sc, err := Parse("t.toml", []byte(src))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	g := s.Fleet.Groups
+	cat := sc.Catalog().GPUs["H100"]
+	require.Equal(t, "reserved", g[0].Tier)
+	require.Equal(t, cat.ReservedPricePerGPUHour, g[0].PricePerGPUHour)
+	require.Equal(t, "on-demand", g[1].Tier)
+	require.Equal(t, cat.PricePerGPUHour, g[1].PricePerGPUHour)
+	require.InDelta(t, g[0].USD, s.Cost.USDByTier["reserved"], 1e-6)
+	require.InDelta(t, g[1].USD, s.Cost.USDByTier["on-demand"], 1e-6)
+	require.InDelta(t, s.Cost.USD, g[0].USD+g[1].USD, 1e-4)
+
+	_, err = Parse("t.toml", []byte(strings.Replace(src, `tier = "reserved"`, `tier = "spot"`, 1)))
+	require.ErrorContains(t, err, "t.toml:9: cluster.groups.0.tier:")
+}

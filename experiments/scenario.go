@@ -177,16 +177,24 @@ const (
 
 // Price is the USD price per GPU-hour the scenario pays.
 // GroupPrice is a group's USD per GPU-hour: its own price_per_gpu_hour,
-// else its GPU's catalog price at the [cost] tier.
+// else its GPU's catalog price at its tier (the [cost] tier by default).
 func (s *Scenario) GroupPrice(g models.GroupConfig) float64 {
 	if g.PricePerGPUHour > 0 {
 		return g.PricePerGPUHour
 	}
 	c := s.Catalog().GPUs[g.GPU]
-	if s.Cost.Tier == TierReserved {
+	if s.GroupTier(g) == TierReserved {
 		return c.ReservedPricePerGPUHour
 	}
 	return c.PricePerGPUHour
+}
+
+// GroupTier is a group's pricing tier: its own, else the [cost] tier.
+func (s *Scenario) GroupTier(g models.GroupConfig) string {
+	if g.Tier != "" {
+		return g.Tier
+	}
+	return s.Cost.Tier
 }
 
 func (s *Scenario) Price() float64 {

@@ -174,7 +174,10 @@ type Cost struct {
 	// absent when no output token met the SLO: undefined, not free.
 	USDPerMillionOutputTokens *float64 `json:"usd_per_million_output_tokens,omitempty"`
 	USDPerMillionOutputRaw    float64  `json:"usd_per_million_output_tokens_raw"` // on all completed output tokens
-	USDPerMonth               float64  `json:"usd_per_month"`                     // the fleet for 720 h (price only)
+	USDPerMonth               float64  `json:"usd_per_month"`
+	// USDByTier splits a fleet of groups' GPU bill by pricing tier
+	// ("on-demand", "reserved"); absent for a fleet of one kind.
+	USDByTier map[string]float64 `json:"usd_by_tier,omitempty"` // the fleet for 720 h (price only)
 }
 
 // Wasted is money spent on work that produced nothing.
@@ -455,6 +458,13 @@ func Summarize(r *Result) *Summary {
 	if rec.GoodOutputTokens > 0 {
 		s.Cost.USDPerMillionOutputTokens = ptr(round6(usd * 1e6 / float64(rec.GoodOutputTokens)))
 	}
+	if gs := s.Fleet.Groups; len(gs) > 0 {
+		// The GPU bill by tier (groups' USD; energy is not split).
+		s.Cost.USDByTier = map[string]float64{}
+		for _, g := range gs {
+			s.Cost.USDByTier[g.Tier] = round6(s.Cost.USDByTier[g.Tier] + g.USD)
+		}
+	}
 	gw := f.GW
 	var wp, wd, pt, dt, ct int64
 	for _, rp := range f.Replicas {
@@ -700,6 +710,7 @@ type GroupStats struct {
 	MFU              float64 `json:"mfu"`
 	KVUtilization    float64 `json:"kv_utilization_mean"`
 	BlocksPerReplica int64   `json:"kv_blocks_per_replica"`
+	Tier             string  `json:"tier"`
 	PricePerGPUHour  float64 `json:"price_per_gpu_hour"`
 	USD              float64 `json:"usd"`
 }
@@ -713,7 +724,8 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 	var flopsAll, peakAll, usedAll, totalAll float64
 	for _, g := range f.Groups {
 		gs := GroupStats{Name: g.Name, Model: g.Model, GPU: g.GPU, TP: g.TP, Replicas: g.Replicas, GPUs: g.Place.GPUs,
-			Capacity: round6(g.Capacity), BlocksPerReplica: g.Memory.KVBlocks, PricePerGPUHour: sc.GroupPrice(g.GroupConfig)}
+			Capacity: round6(g.Capacity), BlocksPerReplica: g.Memory.KVBlocks, Tier: sc.GroupTier(g.GroupConfig),
+			PricePerGPUHour: sc.GroupPrice(g.GroupConfig)}
 		var busy, flops, used, total float64
 		for i := g.First; i < g.First+g.Replicas; i++ {
 			rp := f.Replicas[i]

@@ -27,6 +27,10 @@ type GroupConfig struct {
 	// PricePerGPUHour overrides the GPU's catalog price (at the scenario's
 	// [cost] tier), USD; 0 means the catalog's.
 	PricePerGPUHour float64 `toml:"price_per_gpu_hour"`
+	// Tier is how the group's GPUs are bought: "on-demand" or "reserved"
+	// (committed use, paid whether used or not; the catalog's reserved
+	// price); empty means the scenario's [cost] tier.
+	Tier string `toml:"tier"`
 	// Model is the model the group serves; empty means cluster.model. A
 	// fleet whose groups serve several models needs [[serve]] traffic for
 	// each.
@@ -100,6 +104,9 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 			ps.Add(gk("replicas"), "must be an integer >= 0, found %d", g.Replicas)
 		}
 		ps.NonNegative(gk("price_per_gpu_hour"), g.PricePerGPUHour)
+		if g.Tier != "" {
+			ps.OneOf(gk("tier"), g.Tier, []string{"on-demand", "reserved"})
+		}
 		sub := *c
 		sub.Groups = nil
 		sub.GPU, sub.TP, sub.Replicas, sub.Model = g.GPU, g.TP, max(g.Replicas, 1), g.Model
