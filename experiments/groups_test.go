@@ -39,6 +39,19 @@ func TestOneGroupIsTheHomogeneousFleet(t *testing.T) {
 		return m
 	}
 	a, b := run(plain), run(grouped)
+	// The grouped fleet's cost also splits the bill by tier; the rest of it
+	// is the same.
+	var cost map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(b["cost"], &cost))
+	var plainCost struct {
+		USD float64 `json:"usd"`
+	}
+	require.NoError(t, json.Unmarshal(a["cost"], &plainCost))
+	require.JSONEq(t, fmt.Sprintf(`{"on-demand": %v}`, plainCost.USD), string(cost["usd_by_tier"]), "one on-demand group: the whole bill")
+	delete(cost, "usd_by_tier")
+	bc, err := json.Marshal(cost)
+	require.NoError(t, err)
+	b["cost"] = bc
 	for _, k := range []string{"requests", "latency_ms", "throughput", "goodput", "prefix_cache", "kv", "cost", "resilience"} {
 		require.JSONEq(t, string(a[k]), string(b[k]), k)
 	}
