@@ -161,9 +161,7 @@ duration_s = 0
 rate_per_s = 1000
 `+azureCode)
 	runBench(b, sc)
-	var ru syscall.Rusage
-	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+	reportPeakRSS(b)
 }
 
 // disaggBench is 10^5 Azure-code-like requests on one H100 server of
@@ -222,6 +220,11 @@ duration_s = 0
 rate_per_s = 1000
 `+azureCode)
 	runBench(b, sc)
+	reportPeakRSS(b)
+}
+
+// reportPeakRSS reports the process's peak resident set size so far.
+func reportPeakRSS(b *testing.B) {
 	var ru syscall.Rusage
 	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
 	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")

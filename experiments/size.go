@@ -238,17 +238,12 @@ func search(base *Scenario, targets []Target, conf float64, opt RunOptions, fail
 		lo = hi
 		hi *= 2
 	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		p, err := eval(mid)
-		if err != nil {
-			return nil, err
-		}
-		if p.Met {
-			hi = mid
-		} else {
-			lo = mid
-		}
+	hi, err := bisectMet(lo, hi, func(n int) (bool, error) {
+		p, err := eval(n)
+		return err == nil && p.Met, err
+	})
+	if err != nil {
+		return nil, err
 	}
 	ss.n = hi
 	for _, k := range []int{1, 2} {
@@ -462,3 +457,21 @@ func (r *SizeResult) identicalReplications() bool {
 // other files say what the number is, and plots label it "replicas = 8"
 // without knowing the directory came from size.
 func sizeArm(n int) string { return "cluster.replicas=" + strconv.Itoa(n) }
+
+// bisectMet narrows (lo, hi] to the fewest n that met accepts, given that
+// lo fails and hi passes (more replicas never make an SLO harder to meet).
+func bisectMet(lo, hi int, met func(n int) (bool, error)) (int, error) {
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := met(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}

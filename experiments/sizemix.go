@@ -166,17 +166,12 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 				prev, lo, hi = p, hi, hi*2
 			}
 		}
-		for hi-lo > 1 {
-			mid := lo + (hi-lo)/2
-			p, err := at(mid)
-			if err != nil {
-				return nil, err
-			}
-			if p.Met {
-				hi = mid
-			} else {
-				lo = mid
-			}
+		hi, err := bisectMet(lo, hi, func(n int) (bool, error) {
+			p, err := at(n)
+			return err == nil && p.Met, err
+		})
+		if err != nil {
+			return nil, err
 		}
 		p, err := at(hi)
 		if err != nil || !p.Met {

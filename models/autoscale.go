@@ -22,7 +22,8 @@ type ScaleObs struct {
 	// ArrivalRatePerS is the arrivals per second over the last interval.
 	ArrivalRatePerS float64
 	// TTFTP99Ms is the p99 time to first token of the requests that
-	// completed in the last interval, ms; NaN when none did.
+	// completed in the last interval, ms; NaN when none did, or when the
+	// policy does not read it (ScaleParams.WatchTTFT).
 	TTFTP99Ms float64
 }
 
@@ -49,6 +50,10 @@ type ScaleParams struct {
 	// WeightBytesPerGPU is what each GPU of a starting replica loads.
 	WeightBytesPerGPU float64
 	TP                int
+	// WatchTTFT keeps the interval's TTFTs for ScaleObs.TTFTP99Ms (a
+	// policy that reads it); otherwise TTFTP99Ms is NaN and nothing is kept
+	// per request.
+	WatchTTFT bool
 }
 
 // Replica lifecycle under autoscaling.
@@ -120,7 +125,9 @@ func (f *Fleet) StartAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
 	a.MinSeen, a.MaxSeen = a.provisioned, a.provisioned
 	f.Autoscaler = a
 	f.Sampler.scaler = a
-	a.gw.onTTFT = func(ms float64) { a.ttft = append(a.ttft, ms) }
+	if p.WatchTTFT {
+		a.gw.onTTFT = func(ms float64) { a.ttft = append(a.ttft, ms) }
+	}
 	var tick sim.Action
 	tick = func(now sim.Time) {
 		a.evaluate(now)

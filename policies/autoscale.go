@@ -132,7 +132,7 @@ func (c *AutoscaleConfig) Params(maxReplicas, tp int, weightBytesPerGPU float64)
 	return models.ScaleParams{Min: c.MinReplicas, Max: maxReplicas, Initial: initial,
 		Interval: sim.FromSeconds(c.IntervalS), UpCooldown: sim.FromSeconds(c.UpCooldownS),
 		DownWindow: sim.FromSeconds(c.DownWindowS), DrainGrace: sim.FromSeconds(c.DrainGraceS),
-		ColdStart: c.ColdStart, WeightBytesPerGPU: weightBytesPerGPU, TP: tp}
+		ColdStart: c.ColdStart, WeightBytesPerGPU: weightBytesPerGPU, TP: tp, WatchTTFT: c.Policy == ScaleSLO}
 }
 
 // NewScalePolicy builds the policy c names.
