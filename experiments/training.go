@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models/failures"
@@ -53,6 +54,9 @@ type TrainingStats struct {
 	LostUSDPerMonth float64 `json:"lost_usd_per_month"`
 	// SlowdownUSDPerMonth is the part of it due to stragglers.
 	SlowdownUSDPerMonth float64 `json:"slowdown_usd_per_month"`
+	// Unconfirmed lists the unconfirmed (U) figures the run rests on: the
+	// profile's U notes and the job's assumed eviction times.
+	Unconfirmed []string `json:"unconfirmed,omitempty"`
 }
 
 // runTraining simulates one replication of a training scenario.
@@ -79,5 +83,20 @@ func runTraining(sc *Scenario) (*Result, error) {
 	month := ratio(HoursPerMonth, r.WallHours)
 	ts := &TrainingStats{Result: r, LostUSDPerMonth: round6(r.LostUSD * month),
 		SlowdownUSDPerMonth: round6(r.Lost.Slowdown * r.PricePerGPUHour * month)}
+	if mult > 0 {
+		for _, n := range prof.Notes {
+			if strings.HasPrefix(n, "U:") {
+				ts.Unconfirmed = append(ts.Unconfirmed, n)
+			}
+		}
+	}
+	if t.EvictStragglers {
+		ts.Unconfirmed = append(ts.Unconfirmed, fmt.Sprintf("U: a straggler is seen %g–%g s after it begins "+
+			"(training.straggler_detection_*_s; no published figure for MFU-decline detection)", t.StragglerDetectionMinS, t.StragglerDetectionMaxS))
+	}
+	if t.OverEvictHosts > 0 {
+		ts.Unconfirmed = append(ts.Unconfirmed, fmt.Sprintf("U: an over-evicted healthy host is back after %g s "+
+			"(training.over_evict_return_s; no published figure)", t.OverEvictReturnS))
+	}
 	return &Result{Scenario: sc, Events: run.Events, EndTime: run.Horizon, Training: ts, TrainingTrace: run.Trace}, nil
 }
