@@ -71,6 +71,21 @@ const maxSpareHosts = 200000
 // tail much heavier than the same mean of single hosts). Restart-app,
 // fail-slow and degraded rows take nothing out.
 func (p *Profile) HostSparesFor(topo Topology, gpus int) HostSpares {
+	mean, pmf := p.hostsOutPMF(topo, gpus)
+	return HostSpares{MeanHosts: mean, Hosts99: hostsQuantile(pmf, 0.99), Hosts999: hostsQuantile(pmf, 0.999)}
+}
+
+// HostSparesAt is the fewest spare hosts that cover the hosts in repair
+// with probability coverage (in (0, 1)), as HostSparesFor computes them:
+// HostSparesAt(t, g, 0.99) is HostSparesFor(t, g).Hosts99.
+func (p *Profile) HostSparesAt(topo Topology, gpus int, coverage float64) int {
+	_, pmf := p.hostsOutPMF(topo, gpus)
+	return hostsQuantile(pmf, coverage)
+}
+
+// hostsOutPMF is the mean and the distribution of the number of hosts in
+// repair (HostSparesFor).
+func (p *Profile) hostsOutPMF(topo Topology, gpus int) (float64, []float64) {
 	means := map[int]float64{} // hosts per failure -> mean failures in repair
 	for i := range p.Rows {
 		r := &p.Rows[i]
@@ -84,7 +99,7 @@ func (p *Profile) HostSparesFor(topo Topology, gpus int) HostSpares {
 		}
 		means[h] += r.PerGPUHour * float64(gpus) * rep
 	}
-	var hs HostSpares
+	mean := 0.0
 	pmf := []float64{1}
 	sizes := make([]int, 0, len(means))
 	for h := range means {
@@ -92,28 +107,23 @@ func (p *Profile) HostSparesFor(topo Topology, gpus int) HostSpares {
 	}
 	slices.Sort(sizes) // a fixed order: the same sums bit for bit
 	for _, h := range sizes {
-		hs.MeanHosts += float64(h) * means[h]
+		mean += float64(h) * means[h]
 		pmf = convolvePoisson(pmf, h, means[h])
 	}
+	return mean, pmf
+}
+
+// hostsQuantile is the smallest k with P(N <= k) >= coverage for N ~ pmf
+// (len(pmf) when the computed distribution does not reach it).
+func hostsQuantile(pmf []float64, coverage float64) int {
 	cum := 0.0
-	hs.Hosts99, hs.Hosts999 = -1, -1
 	for k, x := range pmf {
 		cum += x
-		if hs.Hosts99 < 0 && cum >= 0.99 {
-			hs.Hosts99 = k
-		}
-		if hs.Hosts999 < 0 && cum >= 0.999 {
-			hs.Hosts999 = k
-			break
+		if cum >= coverage {
+			return k
 		}
 	}
-	if hs.Hosts99 < 0 {
-		hs.Hosts99 = len(pmf)
-	}
-	if hs.Hosts999 < 0 {
-		hs.Hosts999 = len(pmf)
-	}
-	return hs
+	return len(pmf)
 }
 
 // convolvePoisson is the distribution of X + h·N for X ~ pmf and N ~
