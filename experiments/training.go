@@ -69,7 +69,6 @@ func (t *TrainingScenario) resolveSpares(f *faults.Config, has func(string) bool
 	t.SpareServers = prof.Scaled(f.RateMultiplier).HostSparesAt(t.Topology.Topology(), t.GPUs, t.SpareCoverage)
 }
 
-
 // DefaultTrainingScenario is Llama 3's job (training.Llama3PretrainConfig).
 func DefaultTrainingScenario() TrainingScenario {
 	return TrainingScenario{Config: training.Llama3PretrainConfig(), Checkpoint: policies.DefaultCheckpointConfig(),
