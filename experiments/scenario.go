@@ -349,7 +349,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	resolveTrace(&sc.Workload.Trace, baseDir)
 	resolveProfile(&sc.Workload.Arrival, baseDir)
 	var ps config.Problems
-	if sc.Mode == ModeTraining {
+	{
 		has := func(k string) bool {
 			for _, d := range append(overlayDocs, doc) {
 				if d != nil && d.Has(k) {
@@ -358,7 +358,11 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 			}
 			return false
 		}
-		sc.Training.resolveSpares(&sc.Failures, has, &ps)
+		if sc.Mode == ModeTraining {
+			sc.Training.resolveSpares(&sc.Failures, has, &ps)
+		} else {
+			sc.resolveServingSpares(has, &ps)
+		}
 	}
 	sc.resolveGroups(doc, &ps)
 	sc.loadProfiles(&ps)

@@ -71,7 +71,7 @@ const maxSpareHosts = 200000
 // tail much heavier than the same mean of single hosts). Restart-app,
 // fail-slow and degraded rows take nothing out.
 func (p *Profile) HostSparesFor(topo Topology, gpus int) HostSpares {
-	mean, pmf := p.hostsOutPMF(topo, gpus)
+	mean, pmf := p.hostsOutPMF(topo, gpus, topo.HostGPUs)
 	return HostSpares{MeanHosts: mean, Hosts99: hostsQuantile(pmf, 0.99), Hosts999: hostsQuantile(pmf, 0.999)}
 }
 
@@ -79,20 +79,29 @@ func (p *Profile) HostSparesFor(topo Topology, gpus int) HostSpares {
 // with probability coverage (in (0, 1)), as HostSparesFor computes them:
 // HostSparesAt(t, g, 0.99) is HostSparesFor(t, g).Hosts99.
 func (p *Profile) HostSparesAt(topo Topology, gpus int, coverage float64) int {
-	_, pmf := p.hostsOutPMF(topo, gpus)
+	_, pmf := p.hostsOutPMF(topo, gpus, topo.HostGPUs)
 	return hostsQuantile(pmf, coverage)
 }
 
-// hostsOutPMF is the mean and the distribution of the number of hosts in
-// repair (HostSparesFor).
-func (p *Profile) hostsOutPMF(topo Topology, gpus int) (float64, []float64) {
+// UnitSparesAt is HostSparesAt for units of unitGPUs GPUs packed on topo
+// (serving replicas of TP·DP GPUs): a failure takes the units its blast
+// unit holds (a server fault 8 TP=1 replicas, or one TP=8 replica; a GPU
+// fault one), at least one.
+func (p *Profile) UnitSparesAt(topo Topology, gpus, unitGPUs int, coverage float64) int {
+	_, pmf := p.hostsOutPMF(topo, gpus, max(unitGPUs, 1))
+	return hostsQuantile(pmf, coverage)
+}
+
+// hostsOutPMF is the mean and the distribution of the number of units of
+// unitGPUs GPUs (hosts, for HostSparesFor) in repair.
+func (p *Profile) hostsOutPMF(topo Topology, gpus, unitGPUs int) (float64, []float64) {
 	means := map[int]float64{} // hosts per failure -> mean failures in repair
 	for i := range p.Rows {
 		r := &p.Rows[i]
 		if r.Mode == ModeFailSlow || r.Mode == ModeNVLinkDegraded || r.Action == ActionRestartApp || r.PerGPUHour == 0 {
 			continue
 		}
-		h := max(1, topo.unitGPUsNominal(r.Scope)/topo.HostGPUs)
+		h := max(1, topo.unitGPUsNominal(r.Scope)/unitGPUs)
 		rep := p.RepairOf(r).MeanHours()
 		if p.Escalation != nil && r.Repair == nil {
 			rep = p.Escalation.MeanHours(r.Action)
