@@ -376,3 +376,12 @@ func TestServingSpareCoverage(t *testing.T) {
 	_, err = parse(8, 64, "spare_coverage = -0.5\n")
 	require.ErrorContains(t, err, "cov.toml:10: failures.spare_coverage: must be 0 (off) or between 0 and 1 (exclusive), found -0.5")
 }
+
+// TestServingSpareCoverageBound: a sizing past the fleet's own size is
+// refused (the M/G/∞ count assumes few replicas out at once).
+func TestServingSpareCoverageBound(t *testing.T) {
+	_, err := Parse("cov.toml", []byte("name = \"cov\"\n[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-70b\"\ntp = 8\nreplicas = 8\n"+
+		"[failures]\nenabled = true\nrate_multiplier = 2000\nspare_coverage = 0.99\n"))
+	require.ErrorContains(t, err, "cov.toml:11: failures.spare_coverage: would hold")
+	require.ErrorContains(t, err, "more than cluster.replicas (8)")
+}

@@ -132,4 +132,10 @@ func (s *Scenario) resolveServingSpares(has func(string) bool, ps *config.Proble
 		topo.RacksPerRow = f.RacksPerRow
 	}
 	f.Spares = prof.Scaled(f.RateMultiplier).UnitSparesAt(topo, gpus, w, f.SpareCoverage)
+	if f.Spares > s.Cluster.Replicas {
+		// M/G/∞ counts failures in repair as if the fleet were endless: past
+		// the fleet's own size the count means nothing.
+		ps.Add("failures.spare_coverage", "would hold %d replicas in repair at once, more than cluster.replicas (%d): "+
+			"the sizing assumes few are out at once; lower failures.rate_multiplier or set failures.spares", f.Spares, s.Cluster.Replicas)
+	}
 }
