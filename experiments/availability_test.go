@@ -348,10 +348,10 @@ func TestABReportsAvailability(t *testing.T) {
 func TestServingSpareCoverage(t *testing.T) {
 	llama, err := failures.LookupProfile(failures.ProfileLlama3)
 	require.NoError(t, err)
-	scaled := llama.Scaled(200)
+	scaled := llama.Scaled(20)
 	parse := func(tp, replicas int, extra string) (*Scenario, error) {
 		return Parse("cov.toml", []byte(fmt.Sprintf("name = \"cov\"\n[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = %d\nreplicas = %d\n"+
-			"[failures]\nenabled = true\nrate_multiplier = 200\n%s", tp, replicas, extra)))
+			"[failures]\nenabled = true\nrate_multiplier = 20\n%s", tp, replicas, extra)))
 	}
 	sc, err := parse(8, 64, "spare_coverage = 0.99\n")
 	require.NoError(t, err)
@@ -382,6 +382,6 @@ func TestServingSpareCoverage(t *testing.T) {
 func TestServingSpareCoverageBound(t *testing.T) {
 	_, err := Parse("cov.toml", []byte("name = \"cov\"\n[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-70b\"\ntp = 8\nreplicas = 8\n"+
 		"[failures]\nenabled = true\nrate_multiplier = 2000\nspare_coverage = 0.99\n"))
-	require.ErrorContains(t, err, "cov.toml:11: failures.spare_coverage: would hold")
+	require.ErrorContains(t, err, "cov.toml:10: failures.spare_coverage: would hold")
 	require.ErrorContains(t, err, "more than cluster.replicas (8)")
 }
