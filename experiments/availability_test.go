@@ -339,3 +339,49 @@ func TestABReportsAvailability(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, report(off), "availability")
 }
+
+// TestServingSpareCoverage: failures.spare_coverage sets failures.spares to
+// the replicas in repair at that coverage for replicas packed on the
+// cluster's servers: for TP=8 replicas on 8-GPU servers, the servers that
+// `failures show --topology hgx` counts; for TP=1 more, a server fault
+// taking 8 replicas at once. It is refused with spares, and with groups.
+func TestServingSpareCoverage(t *testing.T) {
+	llama, err := failures.LookupProfile(failures.ProfileLlama3)
+	require.NoError(t, err)
+	scaled := llama.Scaled(20)
+	parse := func(tp, replicas int, extra string) (*Scenario, error) {
+		return Parse("cov.toml", []byte(fmt.Sprintf("name = \"cov\"\n[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = %d\nreplicas = %d\n"+
+			"[failures]\nenabled = true\nrate_multiplier = 20\n%s", tp, replicas, extra)))
+	}
+	sc, err := parse(8, 64, "spare_coverage = 0.99\n")
+	require.NoError(t, err)
+	want := scaled.HostSparesFor(failures.HGX(64, 4), 512).Hosts99
+	require.Positive(t, want)
+	require.Equal(t, want, sc.Failures.Spares)
+	sc, err = parse(8, 64, "spare_coverage = 0.999\n")
+	require.NoError(t, err)
+	require.Equal(t, scaled.HostSparesFor(failures.HGX(64, 4), 512).Hosts999, sc.Failures.Spares)
+
+	sc, err = parse(1, 512, "spare_coverage = 0.99\n")
+	require.NoError(t, err)
+	require.Greater(t, sc.Failures.Spares, 2*want, "a server fault takes 8 TP=1 replicas")
+	require.Equal(t, scaled.UnitSparesAt(failures.HGX(64, 4), 512, 1, 0.99), sc.Failures.Spares)
+
+	sc, err = Parse("cov.toml", []byte("name = \"cov\"\n[failures]\nspare_coverage = 0.99\n"))
+	require.NoError(t, err)
+	require.Zero(t, sc.Failures.Spares, "failures off: no spares")
+
+	_, err = parse(8, 64, "spares = 3\nspare_coverage = 0.99\n")
+	require.ErrorContains(t, err, "cov.toml:11: failures.spare_coverage: sizes the spares: remove failures.spares (3) or this key")
+	_, err = parse(8, 64, "spare_coverage = -0.5\n")
+	require.ErrorContains(t, err, "cov.toml:10: failures.spare_coverage: must be 0 (off) or between 0 and 1 (exclusive), found -0.5")
+}
+
+// TestServingSpareCoverageBound: a sizing past the fleet's own size is
+// refused (the M/G/∞ count assumes few replicas out at once).
+func TestServingSpareCoverageBound(t *testing.T) {
+	_, err := Parse("cov.toml", []byte("name = \"cov\"\n[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-70b\"\ntp = 8\nreplicas = 8\n"+
+		"[failures]\nenabled = true\nrate_multiplier = 2000\nspare_coverage = 0.99\n"))
+	require.ErrorContains(t, err, "cov.toml:10: failures.spare_coverage: would hold")
+	require.ErrorContains(t, err, "more than cluster.replicas (8)")
+}

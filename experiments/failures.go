@@ -5,7 +5,9 @@ import (
 	"math"
 	"sort"
 
+	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
@@ -88,4 +90,52 @@ func failureStats(r faults.Report, end sim.Time, replicas int) *FailureStats {
 	}
 	st.Availability = round6(1 - ratio(st.ReplicaDownS, float64(replicas)*end.Seconds()))
 	return st
+}
+
+// resolveServingSpares sets failures.spares from failures.spare_coverage,
+// if given: the fewest warm spare replicas that cover the replicas in
+// repair with that probability, for replicas packed on the cluster's GPUs
+// (HGX servers, ServersPerRack to a rack, or NVL72 racks for a 72-GPU
+// NVLink domain). Its problems, and those of the keys it reads, are left
+// to Validate.
+func (s *Scenario) resolveServingSpares(has func(string) bool, ps *config.Problems) {
+	f := &s.Failures
+	if f.SpareCoverage == 0 {
+		return
+	}
+	switch {
+	case has("failures.spares"):
+		ps.Add("failures.spare_coverage", "sizes the spares: remove failures.spares (%d) or this key", f.Spares)
+		return
+	case len(s.Cluster.Groups) > 0 || s.Disagg.Enabled:
+		ps.Add("failures.spare_coverage", "cannot be combined with [[cluster.groups]] or [disagg] yet (set failures.spares)")
+		return
+	}
+	gpu, ok := s.Catalog().GPUs[s.Cluster.GPU]
+	w := s.Cluster.GPUsPerReplica()
+	if !f.Enabled || !ok || w <= 0 || s.Cluster.Replicas <= 0 || !(f.SpareCoverage > 0 && f.SpareCoverage < 1) ||
+		!(f.RateMultiplier > 0) || f.ServersPerRack <= 0 {
+		return
+	}
+	prof, err := f.BuildProfile()
+	if err != nil {
+		return
+	}
+	gpus := s.Cluster.Replicas * w
+	var topo failures.Topology
+	if gpu.DomainGPUs == 72 {
+		topo = failures.NVL72((gpus + 71) / 72)
+	} else {
+		topo = failures.HGX((gpus+7)/8, f.ServersPerRack)
+	}
+	if f.RacksPerRow > 0 {
+		topo.RacksPerRow = f.RacksPerRow
+	}
+	f.Spares = prof.Scaled(f.RateMultiplier).UnitSparesAt(topo, gpus, w, f.SpareCoverage)
+	if f.Spares > s.Cluster.Replicas {
+		// M/G/∞ counts failures in repair as if the fleet were endless: past
+		// the fleet's own size the count means nothing.
+		ps.Add("failures.spare_coverage", "would hold %d replicas in repair at once, more than cluster.replicas (%d): "+
+			"the sizing assumes few are out at once; lower failures.rate_multiplier or set failures.spares", f.Spares, s.Cluster.Replicas)
+	}
 }

@@ -64,23 +64,22 @@ func TestTailAtScale(t *testing.T) {
 	require.Positive(t, mean(b, "resilience.hedge_rate"))
 }
 
-// TestHedgingDoesNotHurtTypicalTTFT pins issue 12, item 7 on the
+// TestHedgingDoesNotHurtTypicalTTFT pins issue 12's acceptance on the
 // tail-at-scale built-in (least-outstanding routing), paired over 10
-// replications. A copy withdrawn from a stalled replica keeps counting in
-// its Outstanding until it resumes, so the stalled replica no longer looks
-// idle and draws traffic: blind p95 hedging now improves the p99 (it made
-// it 8% worse before the fix, p90 19% worse; now p90 is about 5% worse,
-// the cost of duplicating the long prompts the p95 rule hedges, which it
-// also pays without any stall). Hedging only stalled replicas
-// (only_stalled) leaves p50 and p90 unchanged within the paired 95% CI and
-// cuts the p99 and p99.9.
+// replications: neither the default hedge (adaptive at the p95, per prompt
+// length) nor hedging stalled replicas only worsens p50, p90 or p99 TTFT
+// beyond noise (paired 95% CI), and both cut the p99 and p99.9. Before the
+// p95 was taken per prompt length, the p95 of all TTFTs mostly hedged long
+// prompts, slow by nature, and their duplicated prefills cost p90 +5.3% ±
+// 0.8% (per_prompt_length = false still does: checked here too); before
+// withdrawn copies stayed counted in Outstanding, p90 +19%.
 func TestHedgingDoesNotHurtTypicalTTFT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3 arms x 10 replications")
 	}
 	res := runBuiltinAB(t, "tail-at-scale", 10)
 	require.Equal(t, []string{"no-hedge", "hedge-p95", "hedge-stalled"}, []string{res.Arms[0].Name, res.Arms[1].Name, res.Arms[2].Name})
-	diff := func(k int, key string) PairedDiff {
+	diff := func(res *ABResult, k int, key string) PairedDiff {
 		for _, d := range res.Diffs[k-1] { // arm k against arm 0
 			if d.Key == key {
 				t.Logf("%-14s %-24s %9.3f -> %9.3f  %+7.2f%% ± %.2f%%", res.Arms[k].Name, key, d.A, d.B, 100*d.Rel, 100*d.RelCI)
@@ -90,19 +89,33 @@ func TestHedgingDoesNotHurtTypicalTTFT(t *testing.T) {
 		t.Fatalf("no %s", key)
 		return PairedDiff{}
 	}
-	for _, q := range []string{"p50", "p90", "p99"} {
-		d := diff(1, "latency_ms.ttft."+q)
-		if q == "p99" {
-			require.Less(t, d.Diff, -d.DiffCI, "blind hedging improves the p99 once withdrawn copies stay counted")
-		} else {
-			require.Less(t, d.Rel, 0.08, "blind hedging's cost on %s stays the duplicated prefills' (~5%%), not the 19%% of the idle-looking stalled replica", q)
+	for k := 1; k <= 2; k++ {
+		for _, q := range []string{"p50", "p90", "p99"} {
+			d := diff(res, k, "latency_ms.ttft."+q)
+			require.LessOrEqual(t, d.Diff, d.DiffCI, "%s does not worsen %s TTFT beyond noise", res.Arms[k].Name, q)
 		}
-		d = diff(2, "latency_ms.ttft."+q)
-		require.LessOrEqual(t, d.Diff, d.DiffCI, "hedging stalled replicas only does not worsen %s beyond noise", q)
+		d := diff(res, k, "latency_ms.ttft.p99")
+		require.Less(t, d.Diff, -d.DiffCI, "%s improves the p99", res.Arms[k].Name)
+		require.Less(t, diff(res, k, "latency_ms.ttft.p999").Rel, -0.5)
 	}
-	require.Less(t, diff(2, "latency_ms.ttft.p99").Diff, -diff(2, "latency_ms.ttft.p99").DiffCI)
-	require.Less(t, diff(2, "latency_ms.ttft.p999").Rel, -0.5)
+	require.Less(t, mean(res.Arms[1], "resilience.hedge_rate"), 0.08)
 	require.Less(t, mean(res.Arms[2], "resilience.hedge_rate"), 0.02, "only the requests on stalled replicas are hedged")
+
+	// The p95 of all TTFTs (per_prompt_length = false) hedges long prompts
+	// for being long: p90 worse beyond noise.
+	sc, err := LoadBuiltin("tail-at-scale")
+	require.NoError(t, err)
+	sc, err = sc.Derive(OverrideOverlay("run.replications", "10"))
+	require.NoError(t, err)
+	arms, err := ArmsFromScenario(sc)
+	require.NoError(t, err)
+	blind, err := arms[1].Scenario.Derive(OverrideOverlay("policies.hedge.per_prompt_length", "false"))
+	require.NoError(t, err)
+	arms = []Arm{arms[0], {Name: "hedge-p95-all", Scenario: blind}}
+	old, err := RunAB(arms, RunOptions{})
+	require.NoError(t, err)
+	d := diff(old, 1, "latency_ms.ttft.p90")
+	require.Greater(t, d.Diff, d.DiffCI, "a p95 over all prompt lengths costs the p90")
 }
 
 // TestZombieLivenessVsDeepProbe: a hung TP=8 replica passes liveness

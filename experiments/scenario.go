@@ -326,12 +326,15 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 			return nil, err
 		}
 	}
+	var overlayDocs []*tomlx.Doc
 	if len(overlays) > 0 {
 		kind := sc.Workload.Kind
 		for _, o := range overlays {
-			if _, err := tomlx.Decode(o.Name, o.TOML, &sc); err != nil {
+			odoc, err := tomlx.Decode(o.Name, o.TOML, &sc)
+			if err != nil {
 				return nil, overlayError(doc, o, err)
 			}
+			overlayDocs = append(overlayDocs, odoc)
 		}
 		if sc.Workload.Kind != kind {
 			return nil, fmt.Errorf("%s: workload.kind cannot be overridden (its defaults differ); write a scenario per kind", overlays[len(overlays)-1].Name)
@@ -346,6 +349,21 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	resolveTrace(&sc.Workload.Trace, baseDir)
 	resolveProfile(&sc.Workload.Arrival, baseDir)
 	var ps config.Problems
+	{
+		has := func(k string) bool {
+			for _, d := range append(overlayDocs, doc) {
+				if d != nil && d.Has(k) {
+					return true
+				}
+			}
+			return false
+		}
+		if sc.Mode == ModeTraining {
+			sc.Training.resolveSpares(&sc.Failures, has, &ps)
+		} else {
+			sc.resolveServingSpares(has, &ps)
+		}
+	}
 	sc.resolveGroups(doc, &ps)
 	sc.loadProfiles(&ps)
 	for _, k := range workloads.IgnoredKeys(sc.Workload.Kind) {

@@ -638,6 +638,12 @@ func (s *Summary) writeTrainingTable(w io.Writer) error {
 		l.Total, l.Recompute, l.Restart, l.Detection, l.WaitingSpares, l.CheckpointWrites, l.Slowdown)
 	fmt.Fprintf(&b, "cost        $%.0f for the run at $%.2f/GPU-h; lost $%.0f, i.e. $%.0f per 720-h month (stragglers: $%.0f per month)\n",
 		t.CostUSD, t.PricePerGPUHour, t.LostUSD, t.LostUSDPerMonth, t.SlowdownUSDPerMonth)
+	if t.Evictions > 0 || t.OverEvictedHosts > 0 {
+		fmt.Fprintf(&b, "evicted     %d stragglers (a spare in each one's place), %d healthy hosts over-evicted\n", t.Evictions, t.OverEvictedHosts)
+	}
+	for _, n := range t.Unconfirmed {
+		fmt.Fprintf(&b, "UNCONFIRMED %s\n", n)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

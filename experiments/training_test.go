@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/models/failures"
 )
 
 // TestBadGPUCost: one GPU at 90% speed in a 1,024-H100 synchronous job
@@ -61,4 +63,85 @@ func TestTrainingWithProfileNone(t *testing.T) {
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
 	require.NotNil(t, Summarize(res))
+}
+
+// TestByteRobustScenario: the byterobust built-in lands within 2 points of
+// ByteRobust's reported 97% ETTR (9,600 GPUs, three months) with the
+// paper's detection and recovery figures, because the job evicts its
+// stragglers onto warm standbys: the same job that keeps them until their
+// repair is several points lower. Its unconfirmed figures are flagged.
+func TestByteRobustScenario(t *testing.T) {
+	sc, err := LoadBuiltin("byterobust")
+	require.NoError(t, err)
+	ettr := func(sc *Scenario) (float64, float64) {
+		sc, err := sc.Derive(OverrideOverlay("run.replications", "20"))
+		require.NoError(t, err)
+		reps, err := RunReplications(sc, RunOptions{})
+		require.NoError(t, err)
+		m := StatMap(NewArmResult("", reps).Stats)
+		return m["training.ettr"].Mean, m["training.ettr"].CI95
+	}
+	with, ci := ettr(sc)
+	keep, err := sc.Derive(OverrideOverlay("training.evict_stragglers", "false"))
+	require.NoError(t, err)
+	without, ci0 := ettr(keep)
+	t.Logf("ETTR %.4f ± %.4f with eviction, %.4f ± %.4f without", with, ci, without, ci0)
+	require.InDelta(t, 0.97, with, 0.02-ci)
+	require.Greater(t, with, without+0.02, "eviction is what closes the gap")
+
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	require.Positive(t, s.Training.Evictions)
+	require.LessOrEqual(t, s.Training.Evictions, s.Training.FailSlow)
+	require.Positive(t, s.Training.OverEvictedHosts)
+	var b bytes.Buffer
+	require.NoError(t, s.WriteTable(&b))
+	require.Contains(t, b.String(), "UNCONFIRMED U: ByteRobust's requeue time was not found")
+}
+
+// TestTrainingSpareCoverage: training.spare_coverage sizes the spare pool
+// as `fleetsim failures show PROFILE --gpus N --topology KIND` does (the
+// hosts in repair at that coverage, rack faults taking every host of a
+// rack), in hosts of the job's topology; with spare_servers too, or out of
+// range, it is refused at its line.
+func TestTrainingSpareCoverage(t *testing.T) {
+	parse := func(extra string) (*Scenario, error) {
+		return Parse("cov.toml", []byte("name = \"cov\"\nmode = \"training\"\n[failures]\nenabled = true\n"+extra))
+	}
+	llama, err := failures.LookupProfile(failures.ProfileLlama3)
+	require.NoError(t, err)
+	sc, err := parse("[training]\nspare_coverage = 0.99\n")
+	require.NoError(t, err)
+	hs := llama.HostSparesFor(failures.HGX(2048, 4), 16384)
+	require.Equal(t, 14, hs.Hosts99, "the README's figure for llama3 on 16,384 GPUs")
+	require.Equal(t, hs.Hosts99, sc.Training.SpareServers)
+	sc, err = parse("[training]\nspare_coverage = 0.999\n")
+	require.NoError(t, err)
+	require.Equal(t, hs.Hosts999, sc.Training.SpareServers)
+
+	// NVL72: trays, and a rack fault takes 18 at once.
+	sc, err = parse("profile = \"rackscale\"\n[training]\ngpus = 16416\nspare_coverage = 0.99\n[training.topology]\nkind = \"nvl72\"\nracks = 228\n")
+	require.NoError(t, err)
+	rack, err := failures.LookupProfile(failures.ProfileRackScale)
+	require.NoError(t, err)
+	require.Equal(t, rack.HostSparesFor(failures.NVL72(228), 16416).Hosts99, sc.Training.SpareServers)
+	require.Equal(t, 28, sc.Training.SpareServers, "the README's 28 trays")
+
+	// The rate multiplier scales it; failures off need none.
+	sc, err = parse("rate_multiplier = 4\n[training]\nspare_coverage = 0.99\n")
+	require.NoError(t, err)
+	require.Greater(t, sc.Training.SpareServers, hs.Hosts99)
+	sc, err = Parse("cov.toml", []byte("name = \"cov\"\nmode = \"training\"\n[training]\nspare_coverage = 0.99\n"))
+	require.NoError(t, err)
+	require.Zero(t, sc.Training.SpareServers)
+
+	_, err = parse("[training]\nspare_servers = 4\nspare_coverage = 0.99\n")
+	require.ErrorContains(t, err, "cov.toml:7: training.spare_coverage: sizes the spare pool: remove training.spare_servers (4) or this key")
+	_, err = parse("[training]\nspare_coverage = 1\n")
+	require.ErrorContains(t, err, "cov.toml:6: training.spare_coverage: must be 0 (off) or between 0 and 1 (exclusive), found 1")
+	base, err := parse("[training]\nspare_coverage = 0.99\n")
+	require.NoError(t, err)
+	_, err = base.Derive(OverrideOverlay("training.spare_servers", "3"))
+	require.ErrorContains(t, err, "training.spare_coverage: sizes the spare pool")
 }

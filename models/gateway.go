@@ -185,7 +185,11 @@ func (g *Gateway) FirstToken(c *Copy, at sim.Time) {
 	g.eng.Cancel(cr.hedge)
 	g.eng.Cancel(cr.timeout) // the client's deadline is for the first token
 	if g.pol.Hedge != nil {
-		g.pol.Hedge.Observe(at, (at - cr.req.Arrival).Milliseconds())
+		if ph, ok := g.pol.Hedge.(PromptHedger); ok {
+			ph.ObserveFor(at, cr.req.InputTokens, (at - c.SentAt).Milliseconds())
+		} else {
+			g.pol.Hedge.Observe(at, (at - cr.req.Arrival).Milliseconds())
+		}
 	}
 	g.withdrawOthers(cr, c)
 }

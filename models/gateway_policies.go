@@ -135,7 +135,13 @@ func (g *Gateway) startPolicies(cr *clientReq, now sim.Time) {
 		}
 		return
 	}
-	if d, ok := h.Delay(now); ok {
+	d, ok := sim.Time(0), false
+	if ph, is := h.(PromptHedger); is {
+		d, ok = ph.DelayFor(now, cr.req.InputTokens)
+	} else {
+		d, ok = h.Delay(now)
+	}
+	if ok {
 		cr.hedge = g.eng.Schedule(now+d, sim.PriorityNormal, func(at sim.Time) {
 			cr.hedge = sim.EventID{}
 			if !cr.firstSeen && len(cr.copies) > 0 && g.copiesStalled(cr, at) && h.Allow(at) && g.send(cr, CopyHedge) {

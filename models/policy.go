@@ -40,6 +40,19 @@ type Hedger interface {
 	Tied() bool
 }
 
+// PromptHedger is a Hedger whose delay depends on the request's prompt
+// length: the gateway asks DelayFor instead of Delay and reports first
+// tokens to ObserveFor instead of Observe (primaries sent still go to
+// Observe with ttftMs < 0). A long prompt is slow by nature; a delay taken
+// from all TTFTs hedges it for being long, not for being stuck. ObserveFor
+// gets the winning copy's own TTFT, from when that copy was sent: a
+// request rescued by its hedge reports the hedge's TTFT, not the delay
+// plus it, which would raise the quantile each time hedges win.
+type PromptHedger interface {
+	DelayFor(now sim.Time, promptTokens int32) (sim.Time, bool)
+	ObserveFor(now sim.Time, promptTokens int32, ttftMs float64)
+}
+
 // StallHedger is a Hedger that hedges only a request whose copies all sit
 // on replicas that have gone silent (Replica.StalledFor) for at least
 // StallDelay: a copy on a replica that is making progress, however slowly,

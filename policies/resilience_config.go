@@ -73,6 +73,14 @@ type HedgeConfig struct {
 	// StallMs is how long a replica must have been silent, ms >= 0. Default
 	// 0: silent at the moment the hedge delay expires.
 	StallMs float64 `toml:"stall_ms"`
+	// PerPromptLength: an adaptive hedger takes its quantile over the
+	// TTFTs of prompts of about the request's length (power-of-two buckets
+	// of prompt tokens, each its own Window, used once it has MinSamples),
+	// so a long prompt is not hedged for being long. Default true (issue
+	// 12: a quantile of all TTFTs mostly hedged long prompts, and their
+	// duplicated prefills cost the typical request's TTFT); false takes
+	// it over all TTFTs (Tail at Scale's rule as written).
+	PerPromptLength bool `toml:"per_prompt_length"`
 }
 
 // BreakerConfig is [policies.breaker]. Defaults: the seed's breaker,
@@ -161,7 +169,7 @@ type ProbeConfig struct {
 // parameters ready for when a name is set.
 func DefaultResilienceConfig() ResilienceConfig {
 	return ResilienceConfig{
-		Hedge:     HedgeConfig{Name: None, DelayMs: 800, Quantile: 0.95, Window: 1000, MinSamples: 100, Budget: 0.05},
+		Hedge:     HedgeConfig{Name: None, DelayMs: 800, Quantile: 0.95, Window: 1000, MinSamples: 100, Budget: 0.05, PerPromptLength: true},
 		Breaker:   BreakerConfig{Name: None, WindowS: 10, ErrorRate: 0.15, P99Ms: 3500, MinSamples: 20, CooldownS: 5, HalfOpenProbes: 5},
 		Retry:     RetryConfig{Name: None, MaxAttempts: 3, Budget: 0.1, BackoffBaseMs: 50, BackoffMaxMs: 2000},
 		Admission: AdmissionConfig{Name: None, WindowS: 10, Action: "shed", DeferMs: 200, DeferMax: 10},

@@ -39,6 +39,50 @@ func TestHedgerFixedAdaptiveBudget(t *testing.T) {
 	require.InDelta(t, 500+50, n, 2, "5%% of requests plus the initial bucket of 50")
 }
 
+// TestHedgerPerPromptLength: the adaptive delay is the p95 of the
+// request's prompt-length bucket once that bucket has MinSamples, so a
+// long prompt is not hedged at the short prompts' p95 (nor a short one at
+// the long prompts'); a thin bucket falls back to the p95 of all.
+func TestHedgerPerPromptLength(t *testing.T) {
+	require.Equal(t, 0, promptBucket(1))
+	require.Equal(t, 0, promptBucket(64))
+	require.Equal(t, 1, promptBucket(65))
+	require.Equal(t, 1, promptBucket(128))
+	require.Equal(t, promptBuckets-1, promptBucket(1<<20))
+
+	c := DefaultResilienceConfig().Hedge
+	c.Name, c.MinSamples, c.Window = HedgeAdaptive, 10, 100
+	require.True(t, c.PerPromptLength, "the default")
+	h := NewDelayHedger(c)
+	for i := 1; i <= 90; i++ {
+		h.ObserveFor(0, 100, float64(i)) // short prompts: 1..90 ms
+	}
+	for i := 1; i <= 10; i++ {
+		h.ObserveFor(0, 2000, float64(1000+100*i)) // long prompts: 1.1..2 s
+	}
+	short, _ := h.DelayFor(0, 100)
+	long, _ := h.DelayFor(0, 2000)
+	all, _ := h.Delay(0)
+	mid, _ := h.DelayFor(0, 500) // no samples of its own
+	tiny, _ := h.DelayFor(0, 10) // none of its own, nor shorter
+	require.Equal(t, 86*sim.Millisecond, short, "p95 of 1..90")
+	require.Equal(t, 2000*sim.Millisecond, long, "p95 of the long prompts' 10")
+	require.Equal(t, 1500*sim.Millisecond, all, "p95 of all 100: a long prompt's TTFT")
+	require.Equal(t, 4*86*sim.Millisecond, mid, "two buckets above the short prompts': their p95 doubled twice")
+	require.Equal(t, all, tiny)
+
+	c.PerPromptLength = false
+	h = NewDelayHedger(c)
+	for i := 1; i <= 90; i++ {
+		h.ObserveFor(0, 100, float64(i))
+	}
+	for i := 1; i <= 10; i++ {
+		h.ObserveFor(0, 2000, float64(1000+100*i))
+	}
+	d, _ := h.DelayFor(0, 100)
+	require.Equal(t, all, d, "one p95 for every prompt")
+}
+
 func TestBreakerTripsCoolsAndCloses(t *testing.T) {
 	c := DefaultResilienceConfig().Breaker
 	c.Name = BreakerWindow

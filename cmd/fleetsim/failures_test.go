@@ -39,7 +39,7 @@ func TestFailuresShowFlagsUnconfirmed(t *testing.T) {
 	require.Zero(t, code, stderr)
 	assert.Contains(t, stdout, `U: "55,366 incidents" — the figure in the design brief; not found in the paper text reachable here.`)
 	assert.Regexp(t, `(?m)^total\s+-\s+1.0454e-04\s+20.0713 U$`, stdout)
-	assert.Contains(t, stdout, "UNCONFIRMED: 1 figure(s) above are marked U")
+	assert.Contains(t, stdout, "UNCONFIRMED: 2 figure(s) above are marked U")
 }
 
 func TestFailuresShowJSON(t *testing.T) {
@@ -50,7 +50,7 @@ func TestFailuresShowJSON(t *testing.T) {
 	assert.Equal(t, "byterobust", out.Profile)
 	assert.Equal(t, 9600, out.GPUs)
 	assert.Equal(t, "U", out.RateConfidence)
-	require.Len(t, out.Unconfirmed, 1)
+	require.Len(t, out.Unconfirmed, 2) // the incident count and the requeue time
 	assert.True(t, strings.HasPrefix(out.Unconfirmed[0], `U: "55,366 incidents"`))
 	assert.InEpsilon(t, 1/(9600*out.PerGPUHour), out.MTBFHours, 1e-12)
 	require.Len(t, out.Rows, 6) // manual restarts are not failures

@@ -71,20 +71,44 @@ const maxSpareHosts = 200000
 // tail much heavier than the same mean of single hosts). Restart-app,
 // fail-slow and degraded rows take nothing out.
 func (p *Profile) HostSparesFor(topo Topology, gpus int) HostSpares {
+	mean, pmf := p.hostsOutPMF(topo, gpus, topo.HostGPUs)
+	return HostSpares{MeanHosts: mean, Hosts99: hostsQuantile(pmf, 0.99), Hosts999: hostsQuantile(pmf, 0.999)}
+}
+
+// HostSparesAt is the fewest spare hosts that cover the hosts in repair
+// with probability coverage (in (0, 1)), as HostSparesFor computes them:
+// HostSparesAt(t, g, 0.99) is HostSparesFor(t, g).Hosts99.
+func (p *Profile) HostSparesAt(topo Topology, gpus int, coverage float64) int {
+	_, pmf := p.hostsOutPMF(topo, gpus, topo.HostGPUs)
+	return hostsQuantile(pmf, coverage)
+}
+
+// UnitSparesAt is HostSparesAt for units of unitGPUs GPUs packed on topo
+// (serving replicas of TP·DP GPUs): a failure takes the units its blast
+// unit holds (a server fault 8 TP=1 replicas, or one TP=8 replica; a GPU
+// fault one), at least one.
+func (p *Profile) UnitSparesAt(topo Topology, gpus, unitGPUs int, coverage float64) int {
+	_, pmf := p.hostsOutPMF(topo, gpus, max(unitGPUs, 1))
+	return hostsQuantile(pmf, coverage)
+}
+
+// hostsOutPMF is the mean and the distribution of the number of units of
+// unitGPUs GPUs (hosts, for HostSparesFor) in repair.
+func (p *Profile) hostsOutPMF(topo Topology, gpus, unitGPUs int) (float64, []float64) {
 	means := map[int]float64{} // hosts per failure -> mean failures in repair
 	for i := range p.Rows {
 		r := &p.Rows[i]
 		if r.Mode == ModeFailSlow || r.Mode == ModeNVLinkDegraded || r.Action == ActionRestartApp || r.PerGPUHour == 0 {
 			continue
 		}
-		h := max(1, topo.unitGPUsNominal(r.Scope)/topo.HostGPUs)
+		h := max(1, topo.unitGPUsNominal(r.Scope)/unitGPUs)
 		rep := p.RepairOf(r).MeanHours()
 		if p.Escalation != nil && r.Repair == nil {
 			rep = p.Escalation.MeanHours(r.Action)
 		}
 		means[h] += r.PerGPUHour * float64(gpus) * rep
 	}
-	var hs HostSpares
+	mean := 0.0
 	pmf := []float64{1}
 	sizes := make([]int, 0, len(means))
 	for h := range means {
@@ -92,28 +116,23 @@ func (p *Profile) HostSparesFor(topo Topology, gpus int) HostSpares {
 	}
 	slices.Sort(sizes) // a fixed order: the same sums bit for bit
 	for _, h := range sizes {
-		hs.MeanHosts += float64(h) * means[h]
+		mean += float64(h) * means[h]
 		pmf = convolvePoisson(pmf, h, means[h])
 	}
+	return mean, pmf
+}
+
+// hostsQuantile is the smallest k with P(N <= k) >= coverage for N ~ pmf
+// (len(pmf) when the computed distribution does not reach it).
+func hostsQuantile(pmf []float64, coverage float64) int {
 	cum := 0.0
-	hs.Hosts99, hs.Hosts999 = -1, -1
 	for k, x := range pmf {
 		cum += x
-		if hs.Hosts99 < 0 && cum >= 0.99 {
-			hs.Hosts99 = k
-		}
-		if hs.Hosts999 < 0 && cum >= 0.999 {
-			hs.Hosts999 = k
-			break
+		if cum >= coverage {
+			return k
 		}
 	}
-	if hs.Hosts99 < 0 {
-		hs.Hosts99 = len(pmf)
-	}
-	if hs.Hosts999 < 0 {
-		hs.Hosts999 = len(pmf)
-	}
-	return hs
+	return len(pmf)
 }
 
 // convolvePoisson is the distribution of X + h·N for X ~ pmf and N ~

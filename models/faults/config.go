@@ -39,6 +39,12 @@ type Config struct {
 	// (warm standby, ByteRobust, CALIBRATION.md §1); the repaired replica
 	// becomes a spare. Default 0.
 	Spares int `toml:"spares"`
+	// SpareCoverage, in (0, 1), sets Spares from the profile and the
+	// fleet's placement instead (the scenario resolves it): the fewest
+	// spare replicas that cover the replicas in repair with this
+	// probability (failures.Profile.UnitSparesAt: a server fault takes
+	// every replica packed on it). Default 0: Spares as given.
+	SpareCoverage float64 `toml:"spare_coverage"`
 	// SpareAfterS: repairs shorter than this are waited out. Default 600.
 	SpareAfterS float64 `toml:"spare_after_s"`
 	// SpareSwapS is the reconfiguration delay of a warm-spare swap: the
@@ -98,6 +104,9 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 	ps.NonNegative(config.Key(prefix, "drain_grace_s"), c.DrainGraceS)
 	if c.Spares < 0 || c.Spares > 10000 {
 		ps.Add(config.Key(prefix, "spares"), "must be between 0 and 10000, found %d", c.Spares)
+	}
+	if c.SpareCoverage != 0 && !(c.SpareCoverage > 0 && c.SpareCoverage < 1) {
+		ps.Add(config.Key(prefix, "spare_coverage"), "must be 0 (off) or between 0 and 1 (exclusive), found %v", c.SpareCoverage)
 	}
 	ps.NonNegative(config.Key(prefix, "spare_after_s"), c.SpareAfterS)
 	ps.PositiveInt(config.Key(prefix, "racks_per_row"), c.RacksPerRow)

@@ -48,6 +48,34 @@ type Config struct {
 	// PricePerGPUHour in USD. Default 6.50, the H100 catalog price
 	// (CALIBRATION.md §3).
 	PricePerGPUHour float64 `toml:"price_per_gpu_hour"`
+
+	// EvictStragglers: a fail-slow GPU is evicted once detected instead of
+	// setting the job's pace until its repair (ByteRobust's machine
+	// eviction and warm-standby swap, CALIBRATION.md §1, S: eviction is
+	// 32.52% of its resolutions on >= 9,600-GPU jobs). The straggler is
+	// seen StragglerDetectionMinS..MaxS (uniform) after it begins; then
+	// the job stops (losing the work since its last checkpoint), its
+	// host goes to repair for what is left of the repair time, a spare
+	// takes its place and the job restarts (RestartMinS..MaxS). Default
+	// false: the job runs at the straggler's pace until the repair.
+	EvictStragglers bool `toml:"evict_stragglers"`
+	// StragglerDetectionMinS and StragglerDetectionMaxS bound the time from
+	// a straggler's start to its eviction. Default 600–1,800 s: U, an
+	// assumption (one 10–30 min throughput-monitoring window, as slow as
+	// an NCCL timeout); no published figure for MFU-decline detection
+	// was found.
+	StragglerDetectionMinS float64 `toml:"straggler_detection_min_s"`
+	StragglerDetectionMaxS float64 `toml:"straggler_detection_max_s"`
+	// OverEvictHosts: an implicit failure (a hang, or a straggler being
+	// evicted) evicts this many healthy hosts next to the suspect one as
+	// well, because localisation is not exact (ByteRobust's over-eviction,
+	// CALIBRATION.md §1, S: "~6–7 false-positive machines"); each takes a
+	// spare and returns to the pool after OverEvictReturnS. Default 0.
+	OverEvictHosts int `toml:"over_evict_hosts"`
+	// OverEvictReturnS is how long a falsely evicted host is away (its
+	// checks) before it rejoins the spares. Default 3,600 s: U, an
+	// assumption; no published figure.
+	OverEvictReturnS float64 `toml:"over_evict_return_s"`
 }
 
 // DefaultConfig is a Llama-3-sized job with NCCL-watchdog detection and
@@ -58,6 +86,7 @@ func DefaultConfig() Config {
 		DetectionMinS: 600, DetectionMaxS: 1800,
 		RestartMinS: 300, RestartMaxS: 1200,
 		CheckpointWriteS: 6.77, PricePerGPUHour: 6.50,
+		StragglerDetectionMinS: 600, StragglerDetectionMaxS: 1800, OverEvictReturnS: 3600,
 	}
 }
 
@@ -104,6 +133,11 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 	}
 	pair("detection_min_s", "detection_max_s", c.DetectionMinS, c.DetectionMaxS)
 	pair("restart_min_s", "restart_max_s", c.RestartMinS, c.RestartMaxS)
+	pair("straggler_detection_min_s", "straggler_detection_max_s", c.StragglerDetectionMinS, c.StragglerDetectionMaxS)
+	if c.OverEvictHosts < 0 {
+		ps.Add(config.Key(prefix, "over_evict_hosts"), "must be an integer >= 0, found %d", c.OverEvictHosts)
+	}
+	pair("over_evict_return_s", "over_evict_return_s", c.OverEvictReturnS, c.OverEvictReturnS)
 	ps.NonNegative(config.Key(prefix, "checkpoint_write_s"), c.CheckpointWriteS)
 	if c.CheckpointWriteS > 30*24*3600 {
 		ps.Add(config.Key(prefix, "checkpoint_write_s"), "must be at most 30 days, found %v", c.CheckpointWriteS)

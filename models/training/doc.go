@@ -7,7 +7,10 @@
 //	             implemented in package policies (fixed, young, daly)
 //	job.go       Job: the state machine (running → detecting → waiting for
 //	             spares → restarting → running) driven by a sim.Engine and
-//	             a failures.Source
+//	             a failures.Source; with EvictStragglers a straggler's host
+//	             is evicted once seen and a spare takes its place, and
+//	             OverEvictHosts healthy neighbours go with a suspect one
+//	             (ByteRobust's eviction and over-eviction)
 //	parts.go     what a Job owns, each part with its methods: the
 //	             checkpoint cycle (closed-form progress), the stragglers
 //	             in progress, the host pool (hosts out for repair, spares),
@@ -22,6 +25,7 @@
 // closed form (compute intervals of fixed work, each followed by a blocking
 // write). A run of 54 days on 16,384 GPUs is about 2,000 events. Every
 // random draw comes from named streams ("failures" for the failure
-// generator, "training" for detection and restart times), so two runs with
+// generator, "training" for detection, restart and straggler-detection
+// times, the last drawn only with EvictStragglers), so two runs with
 // different checkpoint policies see the same failures.
 package training

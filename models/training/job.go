@@ -83,12 +83,14 @@ type Job struct {
 	pending sim.EventID // detection or restart completion
 	done    bool        // Result has booked the time to the horizon
 
-	ckpt  cycle      // the checkpoint schedule and the work not yet committed
-	slow  stragglers // fail-slow failures in progress
-	hosts hostPool   // the job's hosts, those out for repair, the spares
-	acc   accounts   // wall-clock seconds by where they went
-	count tally      // failures and interruptions by category
-	trace []TracePoint
+	ckpt cycle      // the checkpoint schedule and the work not yet committed
+	slow stragglers // fail-slow failures in progress
+	// nextSlowID numbers the stragglers, so an eviction removes its own.
+	nextSlowID int
+	hosts      hostPool // the job's hosts, those out for repair, the spares
+	acc        accounts // wall-clock seconds by where they went
+	count      tally    // failures and interruptions by category
+	trace      []TracePoint
 }
 
 // New returns a job ready to Start. It validates cfg (problems keyed under
@@ -168,8 +170,16 @@ func (j *Job) onFailure(ev failures.Event) {
 	if ev.Mode == failures.ModeFailSlow || ev.Mode == failures.ModeNVLinkDegraded {
 		j.count.nSlow++
 		if ev.Repair > 0 && ev.SpeedFraction < 1 {
-			j.slow = append(j.slow, straggler{ev.SpeedFraction, now + ev.Repair})
-			j.eng.Schedule(min(now+ev.Repair, sim.Forever-1), sim.PriorityNormal, j.onStragglerEnd)
+			until := min(now+ev.Repair, sim.Forever-1)
+			j.nextSlowID++
+			j.slow = append(j.slow, straggler{id: j.nextSlowID, speed: ev.SpeedFraction, until: until})
+			j.eng.Schedule(until, sim.PriorityNormal, j.onStragglerEnd)
+			if j.cfg.EvictStragglers && ev.Mode == failures.ModeFailSlow {
+				id, at := j.nextSlowID, now+j.uniform(j.cfg.StragglerDetectionMinS, j.cfg.StragglerDetectionMaxS)
+				if at < until {
+					j.eng.Schedule(at, sim.PriorityNormal, func(t sim.Time) { j.onStragglerDetected(t, id, ev, until) })
+				}
+			}
 		}
 		j.mark(now, "fail-slow", ev.Category)
 		return
@@ -178,6 +188,9 @@ func (j *Job) onFailure(ev failures.Event) {
 		for range j.hosts.takeOut(ev) {
 			j.eng.Schedule(min(now+ev.Repair, sim.Forever-1), sim.PriorityNormal, j.onRepaired)
 		}
+	}
+	if ev.Mode == failures.ModeHang {
+		j.overEvict(now, ev.FirstGPU/j.hosts.hostGPUs)
 	}
 	lost := 0.0
 	switch j.state {
@@ -195,6 +208,51 @@ func (j *Job) onFailure(ev failures.Event) {
 	j.state = Detecting
 	j.pending = j.eng.Schedule(now+j.uniform(j.cfg.DetectionMinS, j.cfg.DetectionMaxS), sim.PriorityNormal, j.onDetected)
 	j.markLost(now, "failure", ev.Category, lost)
+}
+
+// onStragglerDetected evicts straggler id (ev, repaired at until): the
+// job stops and loses its uncommitted work, the straggler's host goes to
+// repair until then (with OverEvictHosts healthy neighbours), and the job
+// restarts on spares.
+func (j *Job) onStragglerDetected(now sim.Time, id int, ev failures.Event, until sim.Time) {
+	j.settle(now) // at the straggler's pace up to now
+	if !j.slow.remove(id) {
+		return
+	}
+	j.count.evictions++
+	for range j.hosts.takeOut(ev) {
+		j.eng.Schedule(until, sim.PriorityNormal, j.onRepaired)
+	}
+	j.overEvict(now, ev.FirstGPU/j.hosts.hostGPUs)
+	lost := 0.0
+	switch j.state {
+	case Running:
+		lost = j.ckpt.uncommittedS
+		j.acc.recompute += j.ckpt.uncommittedS
+		j.ckpt.restart()
+	case Restarting: // the restart began without the evicted host's replacement
+		j.eng.Cancel(j.pending)
+	default: // stopped: the restart to come fills the position
+		j.markLost(now, "evicted", ev.Category, 0)
+		return
+	}
+	j.count.interruption(ev.Category)
+	j.tryRestart(now)
+	j.markLost(now, "evicted", ev.Category, lost)
+}
+
+// overEvict takes OverEvictHosts healthy hosts after job host h out with
+// the suspect one (ByteRobust's over-eviction); each rejoins the spares
+// after OverEvictReturnS.
+func (j *Job) overEvict(now sim.Time, h int) {
+	if j.cfg.OverEvictHosts == 0 {
+		return
+	}
+	back := min(now+sim.FromSeconds(j.cfg.OverEvictReturnS), sim.Forever-1)
+	for range j.hosts.takeOutAfter(h, j.cfg.OverEvictHosts) {
+		j.count.overEvicted++
+		j.eng.Schedule(back, sim.PriorityNormal, j.onRepaired)
+	}
 }
 
 func (j *Job) onRepaired(now sim.Time) {

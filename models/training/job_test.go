@@ -232,3 +232,77 @@ func TestSimulateConservesAndRepeats(t *testing.T) {
 	}
 	assert.Greater(t, slow, 0, "stragglers (MFU decline, 1% of failures) in some runs")
 }
+
+// slowGPU is a fail-slow GPU on host at speed, repaired after repair.
+func slowGPU(at sim.Time, host int, speed float64, repair sim.Time) failures.Event {
+	return failures.Event{Time: at, Category: "mfu-decline", Component: failures.ComponentGPU, Mode: failures.ModeFailSlow,
+		Scope: failures.ScopeGPU, Unit: host * 8, FirstGPU: host * 8, GPUs: 1, Repair: repair, SpeedFraction: speed,
+		Precursor: failures.NoPrecursor}
+}
+
+func TestJobEvictsStraggler(t *testing.T) {
+	cfg := smallConfig()
+	ev := slowGPU(sim.Hour+30*sim.Minute, 1, 0.5, 100*sim.Hour)
+	kept := runJob(t, cfg, ev)
+	assert.Equal(t, 0, kept.Evictions)
+	// At half speed to the horizon (less the checkpoint writes).
+	assert.Greater(t, kept.Lost.Slowdown, 16*8*0.5)
+	assert.Less(t, kept.Lost.Slowdown, 16*8.5*0.5)
+
+	cfg.EvictStragglers, cfg.StragglerDetectionMinS, cfg.StragglerDetectionMaxS = true, 1200, 1200
+	r := runJob(t, cfg, ev)
+	assert.Equal(t, 1, r.Evictions)
+	assert.Equal(t, 1, r.Interruptions)
+	assert.Equal(t, 1, r.MaxHostsOut)
+	assert.Equal(t, 0, r.MinSparesAvailable, "the spare took the evicted host's place")
+	assert.Equal(t, 0, r.SpareWaits)
+	// 20 min at half speed, then the work since the checkpoint at 1:01 is
+	// lost and the job restarts on the spare in 5 min.
+	assert.InDelta(t, 16*1200*0.5/3600, r.Lost.Slowdown, 1e-9)
+	assert.InDelta(t, 16*300/3600.0, r.Lost.Restart, 1e-9)
+	assert.Zero(t, r.Lost.Detection, "the job ran (slowly) until the eviction")
+	assert.Greater(t, r.ETTR, kept.ETTR+0.3)
+
+	// No spare: the job waits for the repair, which ends the run here.
+	cfg.SpareServers = 0
+	r = runJob(t, cfg, ev)
+	assert.Equal(t, 1, r.SpareWaits)
+	assert.Equal(t, "waiting-spares", r.FinalState)
+
+	// A straggler repaired before it is seen is not evicted.
+	cfg.SpareServers = 1
+	r = runJob(t, cfg, slowGPU(sim.Hour, 1, 0.5, 10*sim.Minute))
+	assert.Zero(t, r.Evictions)
+	assert.Zero(t, r.Interruptions)
+}
+
+func TestJobOverEvicts(t *testing.T) {
+	cfg := smallConfig()
+	cfg.GPUs, cfg.SpareServers = 32, 2 // 4 servers
+	cfg.OverEvictHosts, cfg.OverEvictReturnS = 2, 1800
+	hang := failures.Event{Time: sim.Hour, Category: "job-hang", Component: failures.ComponentNCCLWatchdog, Mode: failures.ModeHang,
+		Scope: failures.ScopeProcess, Unit: 24, FirstGPU: 24, GPUs: 1, SpeedFraction: 1, Precursor: failures.NoPrecursor}
+	eng := sim.NewEngine()
+	j, err := New(cfg, Deps{Engine: eng, Topology: failures.HGX(4, 4), Failures: &sliceSource{[]failures.Event{hang}}, Checkpoint: fixed(sim.Hour),
+		MTBF: 100 * sim.Hour, Rand: sim.NewStream(1, "training")})
+	require.NoError(t, err)
+	j.Start()
+	eng.Run(j.Horizon())
+	r := j.Result()
+	checkConservation(t, r)
+	// Host 3 hung: hosts 0 and 1 (wrapping round) go with it, its own
+	// process restarts in place; the two spares fill them.
+	assert.Equal(t, 2, r.OverEvictedHosts)
+	assert.Equal(t, 2, r.MaxHostsOut)
+	assert.Equal(t, 0, r.MinSparesAvailable)
+	assert.Equal(t, 0, r.SpareWaits)
+	last := j.Trace()[len(j.Trace())-1]
+	assert.Equal(t, 2, last.SparesAvailable, "both back after their checks")
+	assert.Equal(t, 0, last.HostsOut)
+
+	// One spare: the restart waits for the over-evicted hosts' return.
+	cfg.SpareServers = 1
+	r = runJob(t, cfg, hang)
+	assert.Equal(t, 1, r.SpareWaits)
+	assert.InDelta(t, 32*(1800-600)/3600.0, r.Lost.WaitingSpares, 1e-9)
+}

@@ -72,6 +72,7 @@ func (c *cycle) run(dt, s float64, a *accounts) {
 
 // straggler is a fail-slow failure in progress.
 type straggler struct {
+	id    int
 	speed float64
 	until sim.Time
 }
@@ -99,6 +100,18 @@ func (ss *stragglers) expire(now sim.Time) {
 		}
 	}
 	*ss = (*ss)[:k]
+}
+
+// remove drops straggler id and reports whether it was still slowing the
+// job.
+func (ss *stragglers) remove(id int) bool {
+	for i, s := range *ss {
+		if s.id == id {
+			*ss = append((*ss)[:i], (*ss)[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // hostPool is the job's host positions and the spare hosts that fill them:
@@ -133,6 +146,24 @@ func (p *hostPool) takeOut(ev failures.Event) int {
 		n++
 	}
 	return n
+}
+
+// takeOutAfter sends up to n of the job's hosts in the positions after h
+// (wrapping round the job) to repair and returns how many it took;
+// positions already empty, and h itself, are skipped.
+func (p *hostPool) takeOutAfter(h, n int) int {
+	took := 0
+	for k := 1; k < p.hosts && took < n; k++ {
+		pos := (h + k) % p.hosts
+		if p.empty[pos] {
+			continue
+		}
+		p.empty[pos] = true
+		p.out++
+		p.maxOut = max(p.maxOut, p.out)
+		took++
+	}
+	return took
 }
 
 // repaired returns a repaired host to the spares.
@@ -177,6 +208,8 @@ type tally struct {
 	failures, interrupts map[string]int
 	nFail, nInterrupt    int
 	nSlow                int // fail-slow failures
+	evictions            int // stragglers evicted (EvictStragglers)
+	overEvicted          int // healthy hosts evicted with a suspect one
 }
 
 func newTally() tally {

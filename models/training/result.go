@@ -52,9 +52,14 @@ type Result struct {
 	// SpareWaits is how many restarts had to wait for spares;
 	// MinSparesAvailable the smallest the pool got after a restart;
 	// MaxHostsOut the most job hosts out for repair at once.
-	SpareWaits         int          `json:"spare_waits"`
-	MinSparesAvailable int          `json:"min_spares_available"`
-	MaxHostsOut        int          `json:"max_hosts_out"`
+	SpareWaits         int `json:"spare_waits"`
+	MinSparesAvailable int `json:"min_spares_available"`
+	MaxHostsOut        int `json:"max_hosts_out"`
+	// Evictions counts the stragglers evicted (Config.EvictStragglers)
+	// and OverEvictedHosts the healthy hosts evicted with a suspect one
+	// (Config.OverEvictHosts); both omitted when 0.
+	Evictions          int          `json:"evictions,omitempty"`
+	OverEvictedHosts   int          `json:"over_evicted_hosts,omitempty"`
 	ProductiveGPUHours float64      `json:"productive_gpu_hours"`
 	Lost               LostGPUHours `json:"lost_gpu_hours"`
 	PricePerGPUHour    float64      `json:"price_per_gpu_hour"`
@@ -88,6 +93,7 @@ func (j *Job) Result() Result {
 		GPUs: j.cfg.GPUs, WallHours: wall / 3600, CheckpointIntervalS: j.ckpt.intervalS,
 		Failures: j.count.nFail, FailuresByCategory: countList(j.count.failures),
 		Interruptions: j.count.nInterrupt, InterruptionsByCategory: countList(j.count.interrupts), FailSlow: j.count.nSlow,
+		Evictions: j.count.evictions, OverEvictedHosts: j.count.overEvicted,
 		SpareWaits: j.hosts.waits, MinSparesAvailable: j.hosts.minSpares, MaxHostsOut: j.hosts.maxOut,
 		ProductiveGPUHours: productive * gh, Lost: l, PricePerGPUHour: j.cfg.PricePerGPUHour,
 		FinalState: j.state.String(),

@@ -10,8 +10,8 @@ import "github.com/fleetsim/fleetsim/sim"
 type TracePoint struct {
 	Time sim.Time `json:"time_ns"`
 	// Event is start, failure (it stopped, or hit, the job), fail-slow
-	// (a straggler began), straggler-end, detected, restarted (running
-	// again), repaired (a host back in the spare pool) or end (the horizon).
+	// (a straggler began), straggler-end, evicted (a straggler's host
+	// taken out, EvictStragglers), detected, restarted (running again), repaired (a host back in the spare pool) or end (the horizon).
 	Event string `json:"event"`
 	// Category is the failure's category (failure and fail-slow only).
 	Category string `json:"category,omitempty"`
