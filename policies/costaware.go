@@ -23,13 +23,19 @@ var _ models.GroupAwareRouter = (*CostAware)(nil)
 //     of a replica running a full batch of its size.
 //
 // A group is feasible when the request fits its KV at all and, with a TTFT
-// budget set, its prefill estimate is within the budget. The request goes
-// to the feasible group with the lowest estimated dollars that has a
-// replica with room — fewer than load_bound × b requests outstanding — and
-// to that group's least-loaded such replica ((outstanding+1)/capacity, ties
-// to the lowest index). When no feasible replica has room it goes to the
-// feasible replica least full ((outstanding+1)/b); when no available
-// replica is feasible, to the weighted-least-outstanding choice among all.
+// budget set, its prefill estimate is within the budget. A replica of a
+// feasible group has room while it has fewer than load_bound × b requests
+// outstanding; its fill is outstanding / (load_bound × b). The request goes
+// to the replica with room whose congestion-priced dollars, estimate ÷
+// (1 − fill), are least (ties: fewer (outstanding+1)/capacity, then the
+// lowest index): under processor sharing a request's time in a replica, and
+// so the share of the replica it holds, grows as 1/(1 − load), so a cheap
+// group's replicas fill until the next group's idle ones cost less. This
+// keeps the large GPUs free for the requests only they serve well, instead
+// of filling them with short requests they serve a little cheaper. When no
+// feasible replica has room it goes to the feasible replica least full
+// ((outstanding+1)/b); when no available replica is feasible, to the
+// weighted-least-outstanding choice among all.
 //
 // The output length is read from the request (the simulator knows it); a
 // real gateway would use a predicted length, as Mélange buckets requests by
@@ -104,8 +110,8 @@ func (c *CostAware) Route(req *workloads.Request, replicas []models.ReplicaState
 	for k := range c.groups {
 		c.est[k] = c.estimate(k, p, o)
 	}
-	// One scan keeps two candidates: the cheapest group's least-loaded
-	// replica with room, and the least-full feasible replica.
+	// One scan keeps two candidates: the replica with room whose
+	// congestion-priced dollars are least, and the least-full feasible one.
 	room, roomUSD, roomLoad := -1, 0.0, 0.0
 	full, fullFrac := -1, 0.0
 	for i := range replicas {
@@ -121,16 +127,17 @@ func (c *CostAware) Route(req *workloads.Request, replicas []models.ReplicaState
 		if frac := (out + 1) / e.slots; full < 0 || frac < fullFrac {
 			full, fullFrac = i, frac
 		}
-		if out >= c.loadBound*e.slots {
+		fill := out / (c.loadBound * e.slots)
+		if fill >= 1 {
 			continue
 		}
 		capy := r.Capacity
 		if capy <= 0 {
 			capy = 1
 		}
-		load := (out + 1) / capy
-		if room < 0 || e.usd < roomUSD || (e.usd == roomUSD && load < roomLoad) {
-			room, roomUSD, roomLoad = i, e.usd, load
+		usd, load := e.usd/(1-fill), (out+1)/capy
+		if room < 0 || usd < roomUSD || (usd == roomUSD && load < roomLoad) {
+			room, roomUSD, roomLoad = i, usd, load
 		}
 	}
 	switch {
