@@ -142,6 +142,11 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		}
 		fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), shares)
 	}
+	if ls, err := sc.modelLengths(); err != nil {
+		return nil, err
+	} else if ls != nil {
+		fleet.SetModelLengths(ls)
+	}
 	if sc.Spot.Replicas > 0 {
 		fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
 	}
