@@ -53,13 +53,20 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if sc.Failures.Enabled {
 		cluster.Replicas += sc.Failures.Spares
 	}
-	router, err := policies.NewRouter(sc.Router, cluster.Replicas, sim.NewStream(sc.Seed, streams.Router))
+	rc := sc.Router
+	if rc.TTFTBudgetMs == 0 {
+		rc.TTFTBudgetMs = sc.SLO.TTFTMs
+	}
+	router, err := policies.NewRouter(rc, cluster.Replicas, sim.NewStream(sc.Seed, streams.Router))
 	if err != nil {
 		return nil, err
 	}
 	fleet, err := models.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
 	if err != nil {
 		return nil, err
+	}
+	if ga, ok := router.(models.GroupAwareRouter); ok && len(fleet.Pool.Groups) > 0 {
+		ga.SetGroups(fleet.GroupViews(sc.GroupPrice))
 	}
 	if err := enableDisagg(eng, fleet, sc, cluster); err != nil {
 		return nil, err
@@ -134,6 +141,11 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 			shares[i] = c.Share
 		}
 		fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), shares)
+	}
+	if ls, err := sc.modelLengths(); err != nil {
+		return nil, err
+	} else if ls != nil {
+		fleet.SetModelLengths(ls)
 	}
 	if sc.Spot.Replicas > 0 {
 		fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))

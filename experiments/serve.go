@@ -5,7 +5,10 @@ import (
 	"math"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
 )
 
 // ServeConfig is one [[serve]] table: a model the fleet serves, its share
@@ -23,6 +26,51 @@ type ServeConfig struct {
 	TTFTMs float64 `toml:"ttft_ms"`
 	TPOTMs float64 `toml:"tpot_ms"`
 	E2EMs  float64 `toml:"e2e_ms"`
+	// Workload gives the model's own request lengths ([serve.workload]):
+	// an empty table keeps the workload's.
+	Workload ServeWorkload `toml:"workload"`
+}
+
+// ServeWorkload is a served model's own prompt and output lengths
+// ([serve.workload.input], [serve.workload.output], the keys of
+// [workload.input] and [workload.output]). Each request for the model has
+// its lengths redrawn from them (from the model's own stream, after the
+// workload drew its own), so the other models' requests do not move. Only
+// a synthetic workload's lengths can be redrawn.
+type ServeWorkload struct {
+	Input  workloads.DistConfig `toml:"input"`
+	Output workloads.DistConfig `toml:"output"`
+}
+
+func (w *ServeWorkload) isZero() bool { return w.Input.IsZero() && w.Output.IsZero() }
+
+// modelLengths builds each served model's own lengths for the intake; nil
+// when no [[serve]] table has [serve.workload].
+func (s *Scenario) modelLengths() ([]models.ModelLengths, error) {
+	var out []models.ModelLengths
+	for i, c := range s.Serve {
+		w := c.Workload
+		if w.isZero() {
+			continue
+		}
+		if out == nil {
+			out = make([]models.ModelLengths, len(s.Serve))
+		}
+		l := &out[i]
+		l.RNG = sim.NewStream(s.Seed, streams.Serve(i))
+		var err error
+		if !w.Input.IsZero() {
+			if l.Input, err = w.Input.Build(); err != nil {
+				return nil, fmt.Errorf("serve.%d.workload.input: %w", i, err)
+			}
+		}
+		if !w.Output.IsZero() {
+			if l.Output, err = w.Output.Build(); err != nil {
+				return nil, fmt.Errorf("serve.%d.workload.output: %w", i, err)
+			}
+		}
+	}
+	return out, nil
 }
 
 // slo is the model's SLO: its own terms, else the scenario's.
@@ -81,6 +129,17 @@ func (s *Scenario) validateServe(ps *config.Problems) {
 		ps.NonNegative(k("ttft_ms"), c.TTFTMs)
 		ps.NonNegative(k("tpot_ms"), c.TPOTMs)
 		ps.NonNegative(k("e2e_ms"), c.E2EMs)
+		if w := &c.Workload; !w.isZero() {
+			if s.Workload.Kind != workloads.KindSynthetic {
+				ps.Add(k("workload"), "a model's own lengths need workload.kind = %q (found %q): a trace's or a session's lengths are not redrawn", workloads.KindSynthetic, s.Workload.Kind)
+			}
+			if !w.Input.IsZero() {
+				w.Input.Validate(k("workload.input"), ps)
+			}
+			if !w.Output.IsZero() {
+				w.Output.Validate(k("workload.output"), ps)
+			}
+		}
 	}
 	for i, g := range s.Cluster.Groups {
 		m := g.Model

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/models"
 )
 
 const twoModels = `name = "mm"
@@ -110,4 +112,49 @@ func replaceOnce(t *testing.T, s, from, to string) string {
 	i := strings.Index(s, from)
 	require.GreaterOrEqual(t, i, 0, "%q not in the scenario", from)
 	return s[:i] + to + s[i+len(from):]
+}
+
+// Per-model workloads ([serve.workload]): the 8B model's requests take its
+// own lengths; the 70B model's requests keep the workload's, the same ones
+// as without the table (each model draws from its own stream).
+func TestServeWorkload(t *testing.T) {
+	own := replaceOnce(t, twoModels, "ttft_ms = 300\n", "ttft_ms = 300\n[serve.workload.input]\ndist = \"fixed\"\nmean = 3000\n[serve.workload.output]\ndist = \"empirical\"\nvalues = [7, 9]\n")
+	lengths := func(src string) map[uint64][3]int32 {
+		sc, err := Parse("mm.toml", []byte(src))
+		require.NoError(t, err)
+		sc, err = sc.Derive(OverrideOverlay("workload.duration_s", "60"))
+		require.NoError(t, err)
+		out := map[uint64][3]int32{}
+		_, err = Run(sc, Options{OnDone: func(o *models.Outcome) {
+			out[o.Req.ID] = [3]int32{int32(o.Req.Model), o.Req.InputTokens, o.Req.OutputTokens}
+		}})
+		require.NoError(t, err)
+		return out
+	}
+	base, got := lengths(twoModels), lengths(own)
+	require.Equal(t, len(base), len(got))
+	n8 := 0
+	for id, g := range got {
+		b := base[id]
+		require.Equal(t, b[0], g[0], "request %d's model", id)
+		if g[0] == 0 {
+			require.Equal(t, b, g, "a 70B request keeps the workload's lengths")
+			continue
+		}
+		n8++
+		require.Equal(t, int32(3000), g[1])
+		require.Contains(t, []int32{7, 9}, g[2])
+	}
+	require.Greater(t, n8, 100)
+
+	for _, c := range []struct{ to, want string }{
+		{"[serve.workload.input]\ndist = \"lognormal\"\nmean = -1\n", "mm.toml:31: serve.1.workload.input.mean"},
+		{"[serve.workload.output]\ndist = \"zipf\"\n", "serve.1.workload.output.dist"},
+	} {
+		_, err := Parse("mm.toml", []byte(replaceOnce(t, twoModels, "ttft_ms = 300\n", "ttft_ms = 300\n"+c.to)))
+		require.ErrorContains(t, err, c.want)
+	}
+	trace := replaceOnce(t, own, "[workload]\n", "[workload]\nkind = \"sessions\"\n")
+	_, err := Parse("mm.toml", []byte(trace))
+	require.ErrorContains(t, err, `serve.1.workload: a model's own lengths need workload.kind = "synthetic"`)
 }

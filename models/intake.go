@@ -28,6 +28,9 @@ type intake struct {
 	// (SetModelMix).
 	models   *rand.Rand
 	modelCum []float64
+	// lengths, when set, redraws a request's lengths by its model
+	// (SetModelLengths).
+	lengths []ModelLengths
 
 	// MaxInFlight stops the run (Overloaded) when an arrival finds more
 	// than this many requests in flight: arrivals outpace service and the
@@ -84,6 +87,17 @@ func (in *intake) pull() error {
 		}
 		req.Model = int16(m)
 	}
+	if int(req.Model) < len(in.lengths) {
+		l := &in.lengths[req.Model]
+		if l.Input != nil {
+			// The prompt keeps its shared prefix (a system prompt); the
+			// rest is the model's own draw.
+			req.InputTokens = req.PrefixTokens() + l.Input.Sample(l.RNG)
+		}
+		if l.Output != nil {
+			req.OutputTokens = l.Output.Sample(l.RNG)
+		}
+	}
 	in.next = req
 	in.eng.Schedule(req.Arrival, sim.PriorityArrival, in.onArrival)
 	return nil
@@ -116,6 +130,21 @@ func (in *intake) SetModelMix(rng *rand.Rand, shares []float64) {
 		in.modelCum[i] = sum
 	}
 }
+
+// ModelLengths are one served model's own prompt and output lengths
+// ([serve.workload]): a nil distribution keeps the workload's draw. RNG is
+// the model's own stream, so the other models' requests draw nothing from
+// it.
+type ModelLengths struct {
+	Input, Output workloads.LengthDist
+	RNG           *rand.Rand
+}
+
+// SetModelLengths has the intake redraw the lengths of every request for
+// model i (its index in [[serve]]) from lengths[i], after the workload has
+// drawn them (the workload's draws, and so every other request, do not
+// move); call before Start.
+func (in *intake) SetModelLengths(lengths []ModelLengths) { in.lengths = lengths }
 
 // SetSpecStream has the intake draw every request's speculative-decoding
 // acceptance quantile from rng (the scenario's "speculation" stream); call

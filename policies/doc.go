@@ -21,6 +21,7 @@
 //	least-kv           LeastKV           leastkv.go
 //	prefix-affinity    PrefixAffinity    prefixaffinity.go
 //	weighted-least-outstanding  WeightedLeastOutstanding  weighted.go
+//	cost-aware         CostAware         costaware.go (size-aware, fleets of groups)
 //
 // Every router returns ok=false when no replica in the snapshot is
 // Available, and none allocates on the hot path (Route is called once per

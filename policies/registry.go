@@ -21,6 +21,7 @@ const (
 	RouterPrefixAffinity   = "prefix-affinity"
 	RouterWeighted         = "weighted-least-outstanding"
 	RouterCacheAware       = "cache-aware" // cacheaware.go
+	RouterCostAware        = "cost-aware"  // costaware.go
 )
 
 // RouterConfig selects and parameterises the router (a scenario's [router]
@@ -46,6 +47,11 @@ type RouterConfig struct {
 	// hash ring (integer >= 1); more points spread keys more evenly and cost
 	// 16 bytes each. Default 100.
 	VirtualNodes int `toml:"virtual_nodes"`
+	// TTFTBudgetMs is cost-aware's TTFT budget, ms (finite, >= 0): a group
+	// whose prefill estimate for a request exceeds it does not take the
+	// request. 0 means the scenario's slo.ttft_ms (no check when that is 0
+	// too). Default 0.
+	TTFTBudgetMs float64 `toml:"ttft_budget_ms"`
 }
 
 // DefaultRouterConfig returns the default router configuration:
@@ -74,6 +80,9 @@ func (c *RouterConfig) Validate(prefix string, ps *config.Problems) {
 	}
 	if c.VirtualNodes < 1 {
 		ps.Add(config.Key(prefix, "virtual_nodes"), "must be an integer >= 1, found %d", c.VirtualNodes)
+	}
+	if !(c.TTFTBudgetMs >= 0) || math.IsInf(c.TTFTBudgetMs, 0) {
+		ps.Add(config.Key(prefix, "ttft_budget_ms"), "must be a finite number >= 0, found %v", c.TTFTBudgetMs)
 	}
 }
 
@@ -163,6 +172,9 @@ var Routers = newRegistry("router", false, map[string]func(RouterConfig, Env) (m
 		return NewPrefixAffinity(e.Replicas, c.LoadBound, c.PrefixSegments, c.VirtualNodes)
 	},
 	RouterCacheAware: func(c RouterConfig, _ Env) (models.Router, error) { return NewCacheAware(c.LoadBound), nil },
+	RouterCostAware: func(c RouterConfig, _ Env) (models.Router, error) {
+		return NewCostAware(c.LoadBound, c.TTFTBudgetMs), nil
+	},
 })
 
 // Hedgers is the hedging-policy registry ([policies.hedge] name).

@@ -14,7 +14,7 @@ import (
 )
 
 func TestRouterNames(t *testing.T) {
-	assert.Equal(t, []string{"cache-aware", "least-kv", "least-outstanding", "p2c", "prefix-affinity", "random", "round-robin", "weighted-least-outstanding"},
+	assert.Equal(t, []string{"cache-aware", "cost-aware", "least-kv", "least-outstanding", "p2c", "prefix-affinity", "random", "round-robin", "weighted-least-outstanding"},
 		RouterNames())
 }
 
@@ -35,11 +35,11 @@ func TestRouterConfigValidate(t *testing.T) {
 	}{
 		{"unknown name", "router", func(c *RouterConfig) { c.Name = "best" }, []config.Problem{{
 			Key: "router.name",
-			Msg: `unknown name "best"; valid names: cache-aware, least-kv, least-outstanding, p2c, prefix-affinity, random, round-robin, weighted-least-outstanding`,
+			Msg: `unknown name "best"; valid names: cache-aware, cost-aware, least-kv, least-outstanding, p2c, prefix-affinity, random, round-robin, weighted-least-outstanding`,
 		}}},
 		{"empty name", "fleet.router", func(c *RouterConfig) { c.Name = "" }, []config.Problem{{
 			Key: "fleet.router.name",
-			Msg: `unknown name ""; valid names: cache-aware, least-kv, least-outstanding, p2c, prefix-affinity, random, round-robin, weighted-least-outstanding`,
+			Msg: `unknown name ""; valid names: cache-aware, cost-aware, least-kv, least-outstanding, p2c, prefix-affinity, random, round-robin, weighted-least-outstanding`,
 		}}},
 		{"load_bound below 1", "router", func(c *RouterConfig) { c.LoadBound = 0.99 }, []config.Problem{{
 			Key: "router.load_bound", Msg: "must be a finite number >= 1, found 0.99",
@@ -61,7 +61,7 @@ func TestRouterConfigValidate(t *testing.T) {
 			Key: "virtual_nodes", Msg: "must be an integer >= 1, found 0",
 		}}},
 		{"all collected", "r", func(c *RouterConfig) { *c = RouterConfig{Name: "x"} }, []config.Problem{
-			{Key: "r.name", Msg: `unknown name "x"; valid names: cache-aware, least-kv, least-outstanding, p2c, prefix-affinity, random, round-robin, weighted-least-outstanding`},
+			{Key: "r.name", Msg: `unknown name "x"; valid names: cache-aware, cost-aware, least-kv, least-outstanding, p2c, prefix-affinity, random, round-robin, weighted-least-outstanding`},
 			{Key: "r.load_bound", Msg: "must be a finite number >= 1, found 0"},
 			{Key: "r.prefix_segments", Msg: "must be an integer >= 1, found 0"},
 			{Key: "r.virtual_nodes", Msg: "must be an integer >= 1, found 0"},
@@ -101,6 +101,7 @@ func TestNewRouterTypes(t *testing.T) {
 		RouterPrefixAffinity:   &PrefixAffinity{},
 		RouterWeighted:         &WeightedLeastOutstanding{},
 		RouterCacheAware:       &CacheAware{},
+		RouterCostAware:        &CostAware{},
 	}
 	require.Len(t, want, len(RouterNames()))
 	for name, w := range want {

@@ -436,6 +436,10 @@ func (a *ArrivalConfig) validate(prefix string, ps *config.Problems) {
 	}
 }
 
+// Validate records d's problems under prefix (the dotted path of its
+// table); d must not be empty (IsZero).
+func (d *DistConfig) Validate(prefix string, ps *config.Problems) { d.validate(prefix, ps) }
+
 func (d *DistConfig) validate(prefix string, ps *config.Problems) {
 	k := func(key string) string { return config.Key(prefix, key) }
 	if d.Dist == "" {

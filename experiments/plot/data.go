@@ -44,6 +44,9 @@ type Meta struct {
 	// HorizonS is sim.simulated_seconds; 0 if unknown. The failure timeline
 	// extends its last step to it.
 	HorizonS float64
+	// USDPerReplicaHour is each arm's dollars per provisioned replica-hour
+	// ("" for a single run), for CostTimeline; nil or missing: unknown.
+	USDPerReplicaHour map[string]float64
 }
 
 // CDFPoint is one row of cdf.csv: the Quantile-quantile of Metric for Arm.

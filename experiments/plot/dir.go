@@ -22,8 +22,11 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 //	                               (metrics present)
 //	timeseries.csv               → kv_utilisation, load_timeseries,
 //	                               arrivals_timeseries,
-//	                               availability_timeseries
-//	sweep.csv                    → sweep_ttft_p99, sweep_goodput
+//	                               availability_timeseries, usd_per_hour
+//	                               (provisioned replicas × each arm's
+//	                               price from its summary.json)
+//	sweep.csv                    → sweep_ttft_p99, sweep_goodput,
+//	                               cost_vs_slo (cost and attainment columns)
 //	replications.csv, kv_tiers.* → kv_tiers (stacked share of prompt tokens by tier)
 //	size.csv, size_search.csv    → size_cost, size_ttft
 //	failures.csv                 → failures_timeline
@@ -33,9 +36,9 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 //	calibration.csv              → calibration (output tokens/s),
 //	                               calibration_ttft, calibration_tpot
 //	                               (metrics present)
-//	replications.csv             → ab_quantiles (an A/B run: arms other
-//	                               than "", and no sweep.csv, size.csv
-//	                               or size_search.csv)
+//	replications.csv             → ab_quantiles and cost_vs_slo (an A/B
+//	                               run: arms other than "", and no
+//	                               sweep.csv, size.csv or size_search.csv)
 //
 // summary.json, when present (else the first arms/NAME/summary.json, as in
 // an A/B or sweep directory), gives the titles their scenario name and the
@@ -55,6 +58,9 @@ func Dir(dir string) ([]string, error) {
 	}
 	meta, err := dirMeta(dir)
 	if err != nil {
+		return nil, err
+	}
+	if meta.USDPerReplicaHour, err = readRates(dir); err != nil {
 		return nil, err
 	}
 	tables := map[string]*table{}
@@ -139,6 +145,11 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 				return nil, err
 			}
 		}
+		if len(pts) > 0 && t.has(results.ProvisionedReplicas) && len(m.USDPerReplicaHour) > 0 {
+			if err := add(CostTimeline(m, pts, m.USDPerReplicaHour)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if t := tables[results.SweepFile.Name]; t != nil {
 		s, err := readSweep(t)
@@ -152,6 +163,11 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		}
 		if len(s.Rows) > 0 && (t.has(results.GoodputRPS) || t.has(results.ThroughputRPS)) {
 			if err := add(SweepGoodput(m, s)); err != nil {
+				return nil, err
+			}
+		}
+		if len(s.Rows) > 0 && t.has(results.USDPerMonth, results.SLOAttainment) {
+			if err := add(CostVsSLO(m, sweepCostSLO(s))); err != nil {
 				return nil, err
 			}
 		}
@@ -255,6 +271,19 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		}
 		if ab {
 			if err := add(ABQuantilesFigure(m, qs)); err != nil {
+				return nil, err
+			}
+		}
+		pts, err := readCostSLO(t)
+		if err != nil {
+			return nil, err
+		}
+		named := false // an arm other than "": an A/B directory
+		for _, p := range pts {
+			named = named || p.Label != ""
+		}
+		if named {
+			if err := add(CostVsSLO(m, pts)); err != nil {
 				return nil, err
 			}
 		}

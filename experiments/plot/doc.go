@@ -14,7 +14,7 @@
 //     SearchPoint, FailureEvent, ETTRPoint, CalibrationPoint, Meta) and the strict readers of
 //     the files, whose errors name FILE:LINE and match ErrBadInput.
 //   - figures.go: one builder per figure (CDF, CCDF, KVUtilisation, Load,
-//     Arrivals, Availability,
+//     Arrivals, Availability, CostTimeline and CostVsSLO (cost.go),
 //     SweepTTFT, SweepGoodput, SizeCost, SizeTTFT, FailuresTimeline, ETTR,
 //     Calibration: measured vs predicted from `fleetsim calibrate`),
 //     each taking parsed rows and returning a Figure.

@@ -134,6 +134,7 @@ var want = map[string][]string{
 	"size_cost":               {"Fleet cost by size — default", "serving replicas", "fleet cost (USD per month)", "met the SLO", "missed the SLO", "reported sizes", "search with failures", "search without failures", "N (no failures)", "N+1", "N+2"},
 	"size_ttft":               {"p99 TTFT by fleet size — default", "serving replicas", "p99 time to first token (ms, log scale)", "met the SLO", "TTFT SLO 800 ms", "N+2"},
 	"failures_timeline":       {"Failures and repairs — default", "simulated time (h)", "available capacity (fraction of GPUs)", "available capacity", "failure (6)", "repair (6)"},
+	"cost_vs_slo":             {"Cost vs SLO attainment — default", "SLO attainment (% of requests meeting the SLO)", "cost (USD per 720-h month)", "rate_per_s = 10, replicas = 4"},
 	"ettr":                    {"Effective training time ratio by checkpoint interval — default", "checkpoint interval (min, log scale)", "ETTR (productive fraction of time)", "ETTR (95% CI)", "best: 15 min, ETTR 0.935"},
 }
 
@@ -210,7 +211,7 @@ func TestDirOptional(t *testing.T) {
 		{
 			name: "no failures or ettr",
 			drop: []string{"failures.csv", "ettr.csv", "cdf.csv", "timeseries.csv"},
-			want: []string{"sweep_ttft_p99", "sweep_goodput", "size_cost", "size_ttft"},
+			want: []string{"sweep_ttft_p99", "sweep_goodput", "cost_vs_slo", "size_cost", "size_ttft"},
 		},
 		{
 			name: "size without its search",

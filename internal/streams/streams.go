@@ -40,5 +40,9 @@ const (
 	Resample = "resample"
 )
 
+// Serve is the stream of the i-th [[serve]] table's own request lengths
+// ([serve.workload]).
+func Serve(i int) string { return "serve/" + strconv.Itoa(i) }
+
 // Fault is the stream of the i-th [[faults]] table.
 func Fault(i int) string { return faults + "/" + strconv.Itoa(i) }

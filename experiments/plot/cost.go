@@ -1,0 +1,209 @@
+package plot
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/fleetsim/fleetsim/experiments/results"
+)
+
+// CostTimeline draws the fleet's spend rate over simulated time, USD per
+// hour: the replicas paid for at each sample (timeseries.csv
+// provisioned_replicas) × the arm's dollars per provisioned replica-hour
+// (rates, from its summary.json: cost.usd × fleet.gpus / (fleet.replicas ×
+// cost.gpu_hours), which blends a fleet's groups, pricing tiers and power
+// into one rate), one line per arm. Arms without a rate are left out. The
+// figure is named usd_per_hour.
+func CostTimeline(m Meta, pts []TimePoint, rates map[string]float64) (Figure, error) {
+	p := newPlot(m, "Spend rate over time (replicas paid for × their price)", "simulated time (s)", "USD per hour")
+	n := timeLines(p, m, pts, []timeSeries{
+		{"$ per hour", nil, func(t TimePoint) float64 {
+			r, ok := rates[t.Arm]
+			if !ok {
+				return math.NaN()
+			}
+			return t.ProvisionedReplicas * r
+		}},
+	})
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no provisioned replicas with a known price in the time series")
+	}
+	p.Y.Min, p.Y.Max = 0, math.Max(1, headroom(p.Y.Max, 1))
+	return Figure{Name: "usd_per_hour", Plot: p}, nil
+}
+
+// CostSLOPoint is one arm or grid point of a cost-vs-SLO figure: its fleet
+// cost per 720-h month and its SLO attainment (0..1), each a mean over
+// replications with its 95% CI half-width (0: none drawn).
+type CostSLOPoint struct {
+	Label                        string
+	USDPerMonth, USDPerMonthCI95 float64
+	SLOAttainment, SLOCI95       float64
+}
+
+// CostVsSLO draws cost against SLO attainment: one marker per A/B arm or
+// sweep point (x: SLO attainment, %; y: USD per month), with 95% CI bars
+// on each axis where known, each point in the legend. The cheapest point
+// at the highest attainment is the one to read first: down and to the
+// right is better. The figure is named cost_vs_slo.
+func CostVsSLO(m Meta, pts []CostSLOPoint) (Figure, error) {
+	p := newPlot(m, "Cost vs SLO attainment", "SLO attainment (% of requests meeting the SLO)", "cost (USD per 720-h month)")
+	n := 0
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, q := range pts {
+		if math.IsNaN(q.USDPerMonth) || math.IsNaN(q.SLOAttainment) {
+			continue
+		}
+		x := 100 * q.SLOAttainment
+		c := colour(i)
+		s := scatter(plotter.XYs{{X: x, Y: q.USDPerMonth}}, c, shapes[i%len(shapes)], 4)
+		p.Add(s)
+		if q.USDPerMonthCI95 > 0 {
+			var e errBars
+			e.add(linear, x, q.USDPerMonth, q.USDPerMonthCI95)
+			e.draw(p, c)
+		}
+		if q.SLOCI95 > 0 {
+			xl, xh := x-100*q.SLOCI95, x+100*q.SLOCI95
+			p.Add(line(plotter.XYs{{X: xl, Y: q.USDPerMonth}, {X: xh, Y: q.USDPerMonth}}, c, nil, 1))
+			lo, hi = math.Min(lo, xl), math.Max(hi, xh)
+		}
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+		p.Legend.Add(armLabel(m, q.Label), s)
+		n++
+	}
+	if n == 0 {
+		return Figure{}, fmt.Errorf("plot: no point has both a cost and an SLO attainment")
+	}
+	p.Y.Min = 0
+	p.Y.Max = headroom(p.Y.Max, 1)
+	pad := math.Max(1, (hi-lo)*0.1)
+	p.X.Min, p.X.Max = math.Max(0, lo-pad), math.Min(100, hi+pad)
+	if p.X.Min >= p.X.Max {
+		p.X.Min, p.X.Max = math.Max(0, p.X.Max-1), math.Min(100, p.X.Min+1)
+	}
+	return Figure{Name: "cost_vs_slo", Plot: p}, nil
+}
+
+// shapes are the markers of cost-vs-SLO points, cycled.
+var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+
+// sweepCostSLO is one cost-vs-SLO point per sweep grid point (the sweep's
+// own means; no CI for the cost, which is the same in every replication).
+func sweepCostSLO(s Sweep) []CostSLOPoint {
+	var out []CostSLOPoint
+	for _, r := range s.Rows {
+		parts := make([]string, len(s.Params))
+		for i, k := range s.Params {
+			parts[i] = k + "=" + r.Values[i]
+		}
+		out = append(out, CostSLOPoint{Label: strings.Join(parts, " "), USDPerMonth: r.USDPerMonth,
+			SLOAttainment: r.SLOAttainment, SLOCI95: r.SLOAttainmentCI95})
+	}
+	return out
+}
+
+// Columns of replications.csv the cost-vs-SLO figure reads (dotted paths
+// of summary.json).
+const (
+	repUSDPerMonth   = "cost.usd_per_month"
+	repSLOAttainment = "goodput.slo_attainment"
+)
+
+// readCostSLO is one cost-vs-SLO point per arm of replications.csv (means
+// over its replications, with 95% CIs); nil when the file lacks either
+// column.
+func readCostSLO(t *table) ([]CostSLOPoint, error) {
+	if !t.has(repUSDPerMonth, repSLOAttainment) {
+		return nil, nil
+	}
+	if err := t.require(results.Arm); err != nil {
+		return nil, err
+	}
+	var arms []string
+	cost, slo := map[string][]float64{}, map[string][]float64{}
+	for i := range t.rows {
+		c := cursor{t: t, i: i}
+		arm := c.str(results.Arm)
+		u, a := c.optNum(repUSDPerMonth), c.optNum(repSLOAttainment)
+		if c.err == nil && (u < 0 || a < 0 || a > 1) {
+			c.fail(repSLOAttainment, "cost %v or attainment %v out of range", u, a)
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		if math.IsNaN(u) || math.IsNaN(a) {
+			continue
+		}
+		if _, ok := cost[arm]; !ok {
+			arms = append(arms, arm)
+		}
+		cost[arm] = append(cost[arm], u)
+		slo[arm] = append(slo[arm], a)
+	}
+	var out []CostSLOPoint
+	for _, arm := range arms {
+		u, uci := meanCI95(cost[arm])
+		a, aci := meanCI95(slo[arm])
+		out = append(out, CostSLOPoint{Label: arm, USDPerMonth: u, USDPerMonthCI95: uci, SLOAttainment: a, SLOCI95: aci})
+	}
+	return out, nil
+}
+
+// readRates reads each arm's dollars per provisioned replica-hour (see
+// CostTimeline) from dir/summary.json (arm "") and
+// dir/arms/NAME/summary.json (arm NAME); an arm whose summary has no cost
+// or no GPU-hours has none. A malformed summary is an error naming it.
+func readRates(dir string) (map[string]float64, error) {
+	rates := map[string]float64{}
+	read := func(arm, path string) error {
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return badInput("%v", err)
+		}
+		var s struct {
+			Fleet struct {
+				Replicas float64 `json:"replicas"`
+				GPUs     float64 `json:"gpus"`
+			} `json:"fleet"`
+			Cost struct {
+				USD      float64 `json:"usd"`
+				GPUHours float64 `json:"gpu_hours"`
+			} `json:"cost"`
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			return badInput("%s: %v", path, err)
+		}
+		if s.Fleet.Replicas > 0 && s.Cost.GPUHours > 0 && s.Cost.USD >= 0 {
+			rates[arm] = s.Cost.USD * s.Fleet.GPUs / (s.Fleet.Replicas * s.Cost.GPUHours)
+		}
+		return nil
+	}
+	if err := read("", filepath.Join(dir, "summary.json")); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "arms"))
+	if err != nil {
+		return rates, nil // no arms
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			if err := read(e.Name(), filepath.Join(dir, "arms", e.Name(), "summary.json")); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return rates, nil
+}

@@ -1,0 +1,74 @@
+package plot
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The spend rate is provisioned replicas × the arm's price per replica-hour;
+// an arm without a price is left out, and none at all is an error.
+func TestCostTimeline(t *testing.T) {
+	pts := []TimePoint{
+		{Arm: "a", TimeS: 0, ProvisionedReplicas: 2}, {Arm: "a", TimeS: 10, ProvisionedReplicas: 6},
+		{Arm: "b", TimeS: 0, ProvisionedReplicas: 3}, {Arm: "b", TimeS: 10, ProvisionedReplicas: 3},
+	}
+	f, err := CostTimeline(Meta{}, pts, map[string]float64{"a": 52})
+	require.NoError(t, err)
+	require.InDelta(t, headroom(6*52, 1), f.Plot.Y.Max, 1e-9, "the axis fits 6 replicas at $52/h")
+	text := legendText(t, f)
+	require.Contains(t, text, "a: $ per hour")
+	require.NotContains(t, text, "b: $ per hour", "b has no price")
+	_, err = CostTimeline(Meta{}, pts, nil)
+	require.Error(t, err)
+}
+
+func TestCostVsSLO(t *testing.T) {
+	pts := []CostSLOPoint{
+		{Label: "cheap", USDPerMonth: 5832, SLOAttainment: 0.99, SLOCI95: 0.003},
+		{Label: "dear", USDPerMonth: 9360, USDPerMonthCI95: 10, SLOAttainment: 1},
+		{Label: "unknown", USDPerMonth: math.NaN(), SLOAttainment: 0.5},
+	}
+	f, err := CostVsSLO(Meta{}, pts)
+	require.NoError(t, err)
+	require.Equal(t, "cost_vs_slo", f.Name)
+	require.LessOrEqual(t, f.Plot.X.Max, 100.0)
+	require.Greater(t, f.Plot.Y.Max, 9360.0)
+	text := legendText(t, f)
+	require.Contains(t, text, "cheap")
+	require.NotContains(t, text, "unknown")
+	_, err = CostVsSLO(Meta{}, pts[2:])
+	require.Error(t, err)
+}
+
+// Dir draws both from an A/B directory: usd_per_hour from timeseries.csv
+// and each arm's summary.json, cost_vs_slo from replications.csv (the means
+// per arm).
+func TestDirCostFigures(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+	}
+	for arm, usd := range map[string]string{"static": "416", "scaled": "208"} {
+		write(filepath.Join("arms", arm, "summary.json"), `{"scenario": "s", "fleet": {"replicas": 8, "gpus": 64}, "cost": {"usd": `+usd+`, "gpu_hours": 64}}`)
+	}
+	write("timeseries.csv", "arm,replication,time_s,available_replicas,provisioned_replicas\nstatic,0,0,8,8\nstatic,0,60,8,8\nscaled,0,0,2,2\nscaled,0,60,2,4\n")
+	write("replications.csv", "arm,replication,seed,cost.usd_per_month,goodput.slo_attainment\nstatic,0,1,299520,1\nstatic,1,2,299520,0.999\nscaled,0,1,149760,0.99\nscaled,1,2,149760,0.98\n")
+	rates, err := readRates(dir)
+	require.NoError(t, err)
+	require.Equal(t, map[string]float64{"static": 52, "scaled": 26}, rates)
+	written, err := Dir(dir)
+	require.NoError(t, err)
+	require.Contains(t, written, filepath.Join(dir, "plots", "usd_per_hour.png"))
+	require.Contains(t, written, filepath.Join(dir, "plots", "cost_vs_slo.svg"))
+
+	write("replications.csv", "arm,replication,seed,cost.usd_per_month,goodput.slo_attainment\nstatic,0,1,299520,1.5\n")
+	_, err = Dir(dir)
+	require.ErrorIs(t, err, ErrBadInput)
+	require.ErrorContains(t, err, "replications.csv:2")
+}
