@@ -29,9 +29,10 @@ type DisaggScenario struct {
 	// Faults are scripted faults on decode replicas ([[disagg.faults]], the
 	// keys of [[faults]] with replica indexing the decode pool), in the
 	// modes DecodeFaultModes. A decode replica that fails loses its
-	// requests' KV; they are prefilled again. No health probe watches the
-	// decode pool yet: a hang needs duration_s > 0, and a crash with
-	// restart_s = 0 stays down.
+	// requests' KV; they are prefilled again. [policies.probe] watches the
+	// decode pool as it does the prefill pool; without deep probes a hang
+	// needs duration_s > 0 (nothing else would end it), and a crash with
+	// restart_s = 0 stays down unless a probe restarts it.
 	Faults []faults.Scripted `toml:"faults"`
 }
 
@@ -98,8 +99,19 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 		if !ok {
 			ps.Add(config.Key(key, "mode"), "a decode replica takes one of %v for now, found %q", DecodeFaultModes, fc.Mode)
 		}
-		if fc.Mode == faults.Hang && !(fc.DurationS > 0) {
-			ps.Add(config.Key(key, "duration_s"), "a decode replica's hang needs a duration > 0 (no probe watches the decode pool), found %v", fc.DurationS)
+		if fc.Mode == faults.Hang && !(fc.DurationS > 0) && s.Policies.Probe.Kind != "deep" {
+			ps.Add(config.Key(key, "duration_s"), "a decode replica's hang needs a duration > 0 unless deep probes ([policies.probe] kind = \"deep\") watch the pools, found %v", fc.DurationS)
+		}
+	}
+	// Stochastic failures fall on one topology holding both pools: the
+	// decode pool's GPUs after the prefill pool's, in domains of one size.
+	if s.Failures.Enabled {
+		cat := s.Catalog()
+		gp, okP := cat.GPUs[cluster.GPU]
+		gd, okD := cat.GPUs[d.Decode.GPU]
+		if okP && okD && gp.DomainGPUs != gd.DomainGPUs {
+			ps.Add("disagg.decode.gpu", "[failures] on a disaggregated fleet needs both pools' GPUs in NVLink domains of one size (one failure topology), found %s (%d GPUs) and %s (%d GPUs)",
+				gp.Name, gp.DomainGPUs, gd.Name, gd.DomainGPUs)
 		}
 	}
 }
@@ -123,8 +135,9 @@ func applyDisaggFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 	}
 }
 
-// injectDecodeFault schedules scripted fault fc on decode replica r.
-func injectDecodeFault(eng *sim.Engine, r *models.Replica, fc faults.Scripted) {
+// injectDecodeFault schedules scripted fault fc on decode replica j of d.
+func injectDecodeFault(eng *sim.Engine, d *models.Disagg, j int, fc faults.Scripted) {
+	r := d.Decode[j]
 	at := sim.FromSeconds(fc.AtS)
 	switch fc.Mode {
 	case faults.Fail, faults.OOM:
@@ -137,6 +150,7 @@ func injectDecodeFault(eng *sim.Engine, r *models.Replica, fc faults.Scripted) {
 			if !r.Up() {
 				return
 			}
+			d.DecodeMarkFault(j, now)
 			r.Fail(now, reason)
 			if fc.RestartS > 0 {
 				eng.Schedule(now+sim.FromSeconds(fc.RestartS), sim.PriorityFailure, func(t sim.Time) {
@@ -147,14 +161,22 @@ func injectDecodeFault(eng *sim.Engine, r *models.Replica, fc faults.Scripted) {
 			}
 		})
 	case faults.Hang:
-		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { r.Hang(now) })
-		eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(now sim.Time) {
-			if r.Hung() {
-				r.Unhang(now)
-			}
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
+			d.DecodeMarkFault(j, now)
+			r.Hang(now)
 		})
+		if fc.DurationS > 0 {
+			eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(now sim.Time) {
+				if r.Hung() {
+					r.Unhang(now)
+				}
+			})
+		}
 	case faults.Slow:
-		eng.Schedule(at, sim.PriorityFailure, func(sim.Time) { r.SetSlow(fc.Factor) })
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
+			d.DecodeMarkFault(j, now)
+			r.SetSlow(fc.Factor)
+		})
 		if fc.DurationS > 0 {
 			eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
 		}
@@ -177,7 +199,7 @@ func enableDisagg(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, cluster mo
 		return err
 	}
 	for _, fc := range d.Faults {
-		injectDecodeFault(eng, fleet.Disagg.Decode[fc.Replica], fc)
+		injectDecodeFault(eng, fleet.Disagg, fc.Replica, fc)
 	}
 	return nil
 }
@@ -228,6 +250,14 @@ type DisaggSummary struct {
 	RePrefills      int64 `json:"reprefills"`
 	RePrefillTokens int64 `json:"reprefill_tokens"`
 	Rerouted        int64 `json:"rerouted"`
+	// DecodeLost is the re-prefills whose KV was lost with a decode
+	// replica (absent when none was).
+	DecodeLost int64 `json:"decode_lost,omitempty"`
+	// DecodeProbes and DecodeEjections are the health probes of the decode
+	// pool and the decode replicas they ejected (and restarted); absent
+	// without probes.
+	DecodeProbes    int64 `json:"decode_probes,omitempty"`
+	DecodeEjections int64 `json:"decode_ejections,omitempty"`
 	// DecodeKVUtilization and DecodeBusyFraction are the decode pool's.
 	DecodeKVUtilization float64 `json:"decode_kv_utilization"`
 	DecodeBusyFraction  float64 `json:"decode_busy_fraction"`
@@ -266,7 +296,8 @@ func summarizeDisagg(s *Summary, r *Result) {
 		NVLinkTransfers: st.TransfersByLink[0], RDMATransfers: st.TransfersByLink[1],
 		NVLinkBytes: round6(st.BytesByLink[0]), RDMABytes: round6(st.BytesByLink[1]),
 		Backpressured: st.Backpressured, WaitingPeak: st.WaitingPeak, HeldBlocksMean: round6(ratio(st.HeldBlockNs, end)),
-		RePrefills: st.RePrefills, RePrefillTokens: st.RePrefillTokens, Rerouted: st.Rerouted,
+		RePrefills: st.RePrefills, RePrefillTokens: st.RePrefillTokens, Rerouted: st.Rerouted, DecodeLost: st.DecodeLost,
+		DecodeProbes: d.ProbeStats.Probes, DecodeEjections: d.ProbeStats.Ejections,
 		DecodeKVUtilization: round6(ratio(used, total)), DecodeBusyFraction: round6(ratio(busy, n*end)),
 		DecodePreemptions: preempt,
 		TTFTSplitMs:       map[string]Dist{}}

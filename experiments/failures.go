@@ -37,6 +37,23 @@ type FailureStats struct {
 	// replica-seconds they ran degraded. Absent without such failures.
 	DegradedReplicas int     `json:"degraded_replicas,omitempty"`
 	DegradedReplicaS float64 `json:"degraded_replica_s,omitempty"`
+	// Decode is a disaggregated fleet's decode pool (absent when
+	// co-located); the availability figures above are then the prefill
+	// pool's, and events, by_category, by_xid, replica_hits, drained and
+	// averted count both pools.
+	Decode *PoolFailureStats `json:"decode,omitempty"`
+}
+
+// PoolFailureStats is the availability of one pool of a disaggregated
+// fleet (summary.json's failures.decode).
+type PoolFailureStats struct {
+	Replicas         int                `json:"replicas"`
+	ReplicaHits      int                `json:"replica_hits"`
+	ReplicaDownS     float64            `json:"replica_down_s"`
+	Availability     float64            `json:"availability"`
+	MinAvailableR    int                `json:"min_available_replicas"`
+	TimeToRecoverS   DistS              `json:"time_to_recover_s"`
+	TimeDownFraction map[string]float64 `json:"time_down_fraction"`
 }
 
 // DistS summarises durations in seconds (exact: outages are few).
@@ -87,5 +104,19 @@ func failureStats(r faults.Report, end sim.Time, replicas int) *FailureStats {
 		st.TimeDownFraction[name] = round6(f)
 	}
 	st.Availability = round6(1 - ratio(st.ReplicaDownS, float64(replicas)*end.Seconds()))
+	if d := r.Decode; d != nil {
+		ds := &PoolFailureStats{Replicas: d.Replicas, ReplicaHits: d.ReplicaHits, ReplicaDownS: round6(d.DownNs.Seconds()),
+			MinAvailableR: d.MinAvailable, TimeDownFraction: map[string]float64{}}
+		var ttr []float64
+		for _, o := range d.Outages {
+			ttr = append(ttr, o.Seconds())
+		}
+		ds.TimeToRecoverS = distS(ttr)
+		for name, f := range d.TimeDown {
+			ds.TimeDownFraction[name] = round6(f)
+		}
+		ds.Availability = round6(1 - ratio(ds.ReplicaDownS, float64(d.Replicas)*end.Seconds()))
+		st.Decode = ds
+	}
 	return st
 }

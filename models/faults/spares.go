@@ -82,13 +82,13 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 		sp.used++
 		if sp.swap <= 0 {
 			sp.fleet.SetReserved(j, false)
-			sp.avail.record(now, "spare", fmt.Sprintf("replica %d for %d", j, i))
+			sp.avail.record(now, "spare", fmt.Sprintf("%s %d for %d", sp.avail.name, j, i))
 			return true
 		}
 		if failed {
 			sp.avail.markDownDetail(i, now, fmt.Sprintf("%s; spare swap %.0f s", detail, sp.swap.Seconds()))
 		}
-		sp.avail.recordDetail(now, "spare", fmt.Sprintf("replica %d for %d", j, i), fmt.Sprintf("serves after a %.0f s swap", sp.swap.Seconds()))
+		sp.avail.recordDetail(now, "spare", fmt.Sprintf("%s %d for %d", sp.avail.name, j, i), fmt.Sprintf("serves after a %.0f s swap", sp.swap.Seconds()))
 		sp.pendingFor[j] = i
 		sp.eng.Schedule(now+sp.swap, sim.PriorityFailure, func(t sim.Time) {
 			if sp.pendingFor[j] != i {
@@ -97,7 +97,7 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 			sp.pendingFor[j] = -1
 			sp.fleet.SetReserved(j, false)
 			sp.fleet.Refresh(j)
-			unit := fmt.Sprintf("replica %d for %d", j, i)
+			unit := fmt.Sprintf("%s %d for %d", sp.avail.name, j, i)
 			if failed && sp.avail.down[i] >= 0 {
 				sp.avail.markUpAs(i, t, "spare-in", unit) // the slot serves again
 			} else {
@@ -117,7 +117,7 @@ func (sp *SparePool) failPending(j int, now sim.Time, failed bool, detail string
 	i := sp.pendingFor[j]
 	sp.pendingFor[j] = -1
 	sp.replaced[j], sp.replacedSince[j] = true, now
-	sp.avail.record(now, "spare-fail", fmt.Sprintf("replica %d", j))
+	sp.avail.record(now, "spare-fail", sp.avail.unit(j))
 	sp.replaced[i] = false
 	if !sp.swapIn(i, now, failed, detail) {
 		sp.fleet.SetReserved(i, false)
@@ -131,7 +131,7 @@ func (sp *SparePool) failIdle(i int, now sim.Time) {
 	sp.idle[i] = false
 	sp.idleNs += now - sp.idleSince[i]
 	sp.replaced[i], sp.replacedSince[i] = true, now
-	sp.avail.record(now, "spare-fail", fmt.Sprintf("replica %d", i))
+	sp.avail.record(now, "spare-fail", sp.avail.unit(i))
 }
 
 // backAsSpare makes a repaired replica whose place a spare took a spare.
@@ -143,7 +143,7 @@ func (sp *SparePool) backAsSpare(i int, now sim.Time) {
 	sp.repairs = append(sp.repairs, [2]sim.Time{sp.replacedSince[i], now})
 	sp.idle[i] = true
 	sp.idleSince[i] = now
-	sp.avail.record(now, "spare-ready", fmt.Sprintf("replica %d", i))
+	sp.avail.record(now, "spare-ready", sp.avail.unit(i))
 }
 
 // report fills r's spare figures up to end.

@@ -1,0 +1,206 @@
+package experiments
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/internal/streams"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// pdFailuresSrc is a disaggregated fleet on two HGX H100 servers (two TP=4
+// prefill replicas on the first, two TP=4 decode replicas on the second)
+// under stochastic GPU failures only ([failures], nothing scripted), at a
+// rate that hits both servers in two minutes, with an 18 s repair.
+const pdFailuresSrc = `name = "pd-failures"
+seed = 3
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 4
+replicas = 2
+[workload]
+kind = "synthetic"
+duration_s = 120
+[workload.arrival]
+rate_per_s = 8
+[workload.input]
+dist = "lognormal"
+mean = 2048
+p99 = 6000
+[workload.output]
+dist = "lognormal"
+mean = 400
+p99 = 1200
+[failures]
+enabled = true
+profile = "none"
+rate_multiplier = 40
+cold_start_s = 5
+[[failures.components]]
+component = "gpu"
+rate_per_gpu_hour = 0.5
+[failures.components.repair]
+dist = "fixed"
+hours = 0.005
+[disagg]
+enabled = true
+[disagg.decode]
+replicas = 2
+`
+
+// runStepChecked builds sc's fleet as the runner does, with its failures,
+// and steps it event by event: requests conserved, every replica of both
+// pools consistent with what it holds, no down replica available, after
+// every event; nothing left between the pools at the end. It returns the
+// fleet and the failures' report.
+func runStepChecked(t *testing.T, sc *Scenario, src string) (*models.Fleet, *FailureStats) {
+	t.Helper()
+	eng := sim.NewEngine()
+	rec := models.NewRecorder(sc.SLO)
+	fleet, err := newFleet(eng, sc, rec)
+	require.NoError(t, err)
+	fi, err := startFailures(eng, fleet, sc, sc.Seed)
+	require.NoError(t, err)
+	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+	require.NoError(t, err)
+	require.NoError(t, fleet.Start(w))
+	fleet.DrainLimit = 600 * sim.Second
+	d := fleet.Disagg
+	stepChecked(t, eng, fleet, rec, src, func(n int) {
+		for j, r := range d.Decode {
+			require.NoError(t, r.CheckInvariants(), "decode replica %d, event %d at %v\n%s", j, n, eng.Now(), src)
+			if d.DecodeStates()[j].Available {
+				require.True(t, r.Up(), "decode replica %d available but down, event %d\n%s", j, n, src)
+			}
+		}
+	})
+	require.False(t, fleet.Truncated)
+	require.Zero(t, d.Between(), "nothing left between the pools")
+	require.Zero(t, d.HeldBlocks(), "no prefill KV left held")
+	end := rec.LastEvent()
+	fleet.Finish(end)
+	return fleet, failureStats(fi.Report(end), end, sc.Cluster.Replicas)
+}
+
+// TestDisaggFailuresStrikeDecodePool: [failures] strikes the decode pool's
+// GPUs as it does the prefill pool's (nothing is scripted here). A decode
+// replica that fails loses its requests' KV: they are prefilled again and
+// counted (disagg.decode_lost, within disagg.reprefills). The decode
+// pool's availability is its own block, failures.csv names each row's
+// pool, and the run is deterministic.
+func TestDisaggFailuresStrikeDecodePool(t *testing.T) {
+	sc, err := Parse("pd.toml", []byte(pdFailuresSrc))
+	require.NoError(t, err)
+	fleet, fs := runStepChecked(t, sc, pdFailuresSrc)
+	st := fleet.Disagg.Stats
+	t.Logf("events %d, replica hits %d (decode %d), decode down %.1f s, reprefills %d (decode lost %d), completed %d of %d",
+		fs.Events, fs.ReplicaHits, fs.Decode.ReplicaHits, fs.Decode.ReplicaDownS, st.RePrefills, st.DecodeLost, fleet.Rec.Completed, fleet.Rec.Arrived)
+	require.NotNil(t, fs.Decode, "a disaggregated fleet reports its decode pool")
+	require.Positive(t, fs.Decode.ReplicaHits, "failures hit the decode pool")
+	require.Less(t, fs.Decode.ReplicaHits, fs.ReplicaHits, "and the prefill pool")
+	require.Positive(t, fs.Decode.ReplicaDownS, "a decode replica was out")
+	require.Less(t, fs.Decode.Availability, 1.0)
+	require.Positive(t, st.DecodeLost, "a decode failure lost KV")
+	require.GreaterOrEqual(t, st.RePrefills, st.DecodeLost, "decode losses are re-prefills")
+	require.GreaterOrEqual(t, st.Transfers, fleet.Rec.Completed+st.DecodeLost, "a request whose decode replica failed transferred again")
+	var waste int64
+	for _, r := range fleet.Disagg.Decode {
+		waste += r.Stats.WastedDecodeTokens
+	}
+	require.Positive(t, waste, "the lost decodes are wasted tokens")
+
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	var pre, dec int
+	for _, p := range res.Timeline {
+		switch {
+		case strings.HasPrefix(p.Unit, "prefill replica "):
+			pre++
+		case strings.HasPrefix(p.Unit, "decode replica "):
+			dec++
+		default:
+			t.Fatalf("failures.csv row without its pool: %+v", p)
+		}
+	}
+	require.Positive(t, pre)
+	require.Positive(t, dec)
+	s := Summarize(res)
+	require.Equal(t, fleet.Disagg.Stats.DecodeLost, s.Disagg.DecodeLost, "the runner and the stepped run agree")
+	require.Equal(t, fs.Decode.ReplicaHits, s.Failures.Decode.ReplicaHits)
+	requireDeterministic(t, sc, pdFailuresSrc)
+}
+
+// TestDisaggProbesWatchDecodePool: a decode replica that hangs for good
+// (a scripted hang with no end) is found by the deep probes, ejected and
+// restarted as a prefill replica would be; the requests it held lose their
+// KV and are prefilled again, and every request completes. Without deep
+// probes nothing would end the hang: the scenario is refused at its line.
+func TestDisaggProbesWatchDecodePool(t *testing.T) {
+	src := `name = "pd-probes"
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 2
+[workload]
+kind = "synthetic"
+duration_s = 60
+[workload.arrival]
+rate_per_s = 10
+[workload.input]
+dist = "lognormal"
+mean = 2048
+p99 = 6000
+[workload.output]
+dist = "lognormal"
+mean = 400
+p99 = 1200
+[policies.probe]
+kind = "%KIND%"
+interval_s = 2
+restart_s = 5
+cold_start_s = 10
+[disagg]
+enabled = true
+[disagg.decode]
+replicas = 2
+[[disagg.faults]]
+at_s = 20
+replica = 1
+mode = "hang"
+`
+	deep := strings.Replace(src, "%KIND%", "deep", 1)
+	sc, err := Parse("pd.toml", []byte(deep))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	t.Logf("decode probes %d, ejections %d, reprefills %d (decode lost %d), completed %d of %d",
+		s.Disagg.DecodeProbes, s.Disagg.DecodeEjections, s.Disagg.RePrefills, s.Disagg.DecodeLost, s.Requests.Completed, s.Requests.Arrived)
+	require.Positive(t, s.Disagg.DecodeProbes, "probes watch the decode pool")
+	require.Equal(t, int64(1), s.Disagg.DecodeEjections, "the hung decode replica is ejected once")
+	require.Zero(t, s.Resilience.Ejections, "no prefill replica is")
+	require.Positive(t, s.Disagg.DecodeLost, "its requests lost their KV")
+	require.Equal(t, s.Disagg.RePrefills, s.Disagg.DecodeLost, "only the decode pool lost KV")
+	require.Equal(t, s.Requests.Arrived, s.Requests.Completed, "every request completes")
+	requireDeterministic(t, sc, deep)
+
+	_, err = Parse("pd.toml", []byte(strings.Replace(src, "%KIND%", "liveness", 1)))
+	require.ErrorContains(t, err, `pd.toml:29: disagg.faults.0.duration_s: a decode replica's hang needs a duration > 0 unless deep probes`)
+}
+
+// TestDisaggFailuresNeedOneDomainSize: stochastic failures fall on one
+// topology holding both pools, so pools whose GPUs have NVLink domains of
+// different sizes (an HGX prefill pool, an NVL72 decode pool) are refused
+// at the decode pool's gpu.
+func TestDisaggFailuresNeedOneDomainSize(t *testing.T) {
+	src := strings.Replace(pdFailuresSrc, "[disagg.decode]\nreplicas = 2\n", "[disagg.decode]\nreplicas = 2\ngpu = \"GB200\"\n", 1)
+	require.Equal(t, "gpu = \"GB200\"", strings.Split(src, "\n")[36-1])
+	_, err := Parse("pd.toml", []byte(src))
+	require.ErrorContains(t, err, `pd.toml:36: disagg.decode.gpu: [failures] on a disaggregated fleet needs both pools' GPUs in NVLink domains of one size`)
+}
