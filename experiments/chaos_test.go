@@ -36,6 +36,13 @@ func TestChaos(t *testing.T) {
 	if testing.Short() {
 		trials = 6
 	}
+	// Disaggregated trials with failures, those where failures hit the
+	// decode pool, its hits, and its KV losses re-prefilled.
+	var disaggFailTrials, decodeHitTrials, decodeHits, decodeLost int64
+	defer func() {
+		t.Logf("disaggregated trials with [failures]: %d; with decode-pool hits: %d (%d hits, %d decode KV losses re-prefilled)",
+			disaggFailTrials, decodeHitTrials, decodeHits, decodeLost)
+	}()
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 77))
 		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
@@ -107,7 +114,9 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[rollout]\nenabled = true\nstart_s = %d\nnew_replicas = %d\nstep_s = 20\nload_s = 5\nerror_rate = %v\nslow_factor = %v\njudge = %q\n",
 				rng.IntN(40), 1+rng.IntN(replicas-1), []float64{0, 0.3}[rng.IntN(2)], []float64{1, 3}[rng.IntN(2)], pick("margin", "mann-whitney"))
 		}
-		if rng.IntN(2) == 0 {
+		// Most disaggregated trials have failures, which strike both pools
+		// (the extra draw comes from their own stream).
+		if rng.IntN(2) == 0 || (disagg && drng.IntN(4) != 0) {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = 100000\ncold_start_s = 5\ndrain_on_precursor = %v\n", rng.IntN(2) == 0)
 			if !rollout {
 				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\nspare_swap_s = %d\n", rng.IntN(3), rng.IntN(2)*60, trial%3*10) // (the swap delay draws nothing)
@@ -147,6 +156,10 @@ func TestChaos(t *testing.T) {
 				drng.IntN(3), drng.IntN(2)*drng.IntN(4), drng.IntN(2)*drng.IntN(8), drng.IntN(2) == 0)
 		}
 		src := b.String()
+		if disagg && drng.IntN(2) == 0 {
+			// Deep probes, which watch both pools and restart what hangs.
+			src = strings.Replace(src, "[policies.probe]\nkind = \"none\"", "[policies.probe]\nkind = \"deep\"", 1)
+		}
 		if drng.IntN(4) == 0 {
 			// The cache-aware router (it reads the replicas' caches and tiers).
 			src = strings.Replace(src, "[router]\nname = ", "[router]\nname = \"cache-aware\"\n# was ", 1)
@@ -207,8 +220,11 @@ func TestChaos(t *testing.T) {
 				for _, r := range fleet.Replicas {
 					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
 				}
-				for _, r := range decode {
+				for j, r := range decode {
 					require.NoError(t, r.CheckInvariants(), "decode replica, event %d at %v\n%s", n, eng.Now(), src)
+					if fleet.Disagg.DecodeStates()[j].Available {
+						require.True(t, r.Up(), "decode replica %d available but down\n%s", j, src)
+					}
 				}
 				serving := 0
 				for i, r := range fleet.Replicas {
@@ -234,9 +250,18 @@ func TestChaos(t *testing.T) {
 			for k := range outs {
 				res, err := Run(sc, Options{})
 				require.NoError(t, err, src)
-				js, err := Summarize(res).MarshalJSON()
+				s := Summarize(res)
+				js, err := s.MarshalJSON()
 				require.NoError(t, err)
 				outs[k] = string(js)
+				if k == 0 && s.Disagg != nil && s.Failures != nil {
+					disaggFailTrials++
+					if d := s.Failures.Decode; d != nil && d.ReplicaHits > 0 {
+						decodeHitTrials++
+						decodeHits += int64(d.ReplicaHits)
+					}
+					decodeLost += s.Disagg.DecodeLost
+				}
 			}
 			require.Equal(t, outs[0], outs[1], "determinism\n%s", src)
 		})
