@@ -268,6 +268,22 @@ type DisaggSummary struct {
 	TTFTSplitMs map[string]Dist `json:"ttft_split_ms"`
 }
 
+// decodePrice is what a decode-pool GPU costs per hour: its GPU's price
+// for the tier (the scenario's price_per_gpu_hour when it is the
+// cluster's GPU).
+func decodePrice(sc *Scenario) float64 {
+	dc := sc.Disagg
+	dc.ResolveDefaults(sc.Cluster)
+	if dc.Decode.GPU == sc.Cluster.GPU {
+		return sc.Price()
+	}
+	g := sc.Catalog().GPUs[dc.Decode.GPU]
+	if sc.Cost.Tier == TierReserved {
+		return g.ReservedPricePerGPUHour
+	}
+	return g.PricePerGPUHour
+}
+
 // summarizeDisagg adds the disaggregated fleet's block to s and counts
 // the decode pool's GPUs in fleet and cost.
 func summarizeDisagg(s *Summary, r *Result) {
@@ -281,8 +297,11 @@ func summarizeDisagg(s *Summary, r *Result) {
 	secs := r.EndTime.Seconds()
 	end := float64(r.EndTime)
 	var used, busy, total float64
-	var preempt int64
+	var preempt, wasted int64
+	var flops float64
 	for _, rp := range d.Decode {
+		wasted += rp.Stats.WastedDecodeTokens
+		flops += rp.Stats.FLOPs * float64(d.DecodeReplicaTP())
 		used += rp.Stats.KVUsedBlockNs
 		busy += float64(rp.Stats.BusyNs)
 		total += float64(rp.KV().Total()) * end
@@ -306,16 +325,8 @@ func summarizeDisagg(s *Summary, r *Result) {
 	}
 	s.Disagg = out
 
-	// Cost: the decode pool pays its GPU's price for the tier (the
-	// scenario's price_per_gpu_hour when it is the cluster's GPU).
 	g := sc.Catalog().GPUs[dc.Decode.GPU]
-	price := g.PricePerGPUHour
-	if sc.Cost.Tier == TierReserved {
-		price = g.ReservedPricePerGPUHour
-	}
-	if dc.Decode.GPU == sc.Cluster.GPU {
-		price = sc.Price()
-	}
+	price := decodePrice(sc)
 	gpus := float64(d.DecodeGPUs)
 	hours := gpus * secs / 3600
 	watts := sc.Cost.WattsPerGPU
@@ -328,6 +339,14 @@ func summarizeDisagg(s *Summary, r *Result) {
 		usd += kwh * sc.Cost.USDPerKWh
 	}
 	c := &s.Cost
+	if wasted > 0 {
+		// Work discarded with the decode pool's failed copies: their
+		// decoded tokens (the prompt KV they held was transferred, not
+		// computed there; prefilling it again is recompute), as a share of
+		// the decode pool's FLOPs and its $.
+		perToken := 2 * r.Fleet.ParamsPerGPU * float64(sc.Cluster.GPUsPerReplica())
+		c.Wasted.DiscardedUSD = round6(c.Wasted.DiscardedUSD + ratio(float64(wasted)*perToken, flops)*usd)
+	}
 	c.USD = round6(c.USD + usd)
 	c.GPUHours = round6(c.GPUHours + hours)
 	c.EnergyKWh = round6(c.EnergyKWh + kwh)

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -132,6 +133,10 @@ func TestDisaggFailuresStrikeDecodePool(t *testing.T) {
 	s := Summarize(res)
 	require.Equal(t, fleet.Disagg.Stats.DecodeLost, s.Disagg.DecodeLost, "the runner and the stepped run agree")
 	require.Equal(t, fs.Decode.ReplicaHits, s.Failures.Decode.ReplicaHits)
+	require.Positive(t, s.Cost.Wasted.DiscardedUSD, "the decodes lost are priced")
+	var tbl strings.Builder
+	require.NoError(t, s.WriteTable(&tbl))
+	require.Contains(t, tbl.String(), fmt.Sprintf("decode pool: %d replica hits", fs.Decode.ReplicaHits))
 	requireDeterministic(t, sc, pdFailuresSrc)
 }
 
