@@ -79,7 +79,7 @@ func TestChaos(t *testing.T) {
 				layout += fmt.Sprintf("ep = %d\n", tpN*dp)
 			}
 		}
-		if disagg { // disaggregation is dense, TP-only and without speculation for now
+		if disagg { // disaggregation is dense and TP-only for now; the decode pool may speculate (below)
 			model, layout, spec = "llama-3-8b", "", ""
 		}
 		fmt.Fprintf(&b, "[cluster]\ngpu = %q\nmodel = %q\ntp = %s\nreplicas = %d\nplacement = %q\n%s",
@@ -149,6 +149,10 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[disagg.decode.replica]\nbatching = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\ncold_start_s = 5\n",
 				batching, pc, kvBlocks, maxSeqs)
 			fmt.Fprintf(&b, "[disagg.router]\nname = %q\n", router)
+			if drng.IntN(3) == 0 { // speculative decoding on the decode pool
+				fmt.Fprintf(&b, "[disagg.decode.replica.speculative]\nenabled = true\ntokens = %d\nacceptance = %v\nacceptance_spread = %v\n",
+					1+drng.IntN(5), []float64{0, 0.5, 0.9, 1}[drng.IntN(4)], []float64{0, 0.1, 0.5}[drng.IntN(3)])
+			}
 		}
 		if prefixCaching && drng.IntN(2) == 0 {
 			// KV tiers small enough to evict, sometimes a shared store.

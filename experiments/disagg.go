@@ -79,14 +79,21 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 		{"cluster.groups", "[[cluster.groups]]", len(s.Cluster.Groups) > 0},
 		{"autoscale.enabled", "[autoscale]", s.Autoscale.Enabled},
 		{"spot.replicas", "[spot]", s.Spot.Replicas > 0},
-		{"cluster.replica.speculative.enabled", "speculative decoding", s.Cluster.Replica.Spec.Enabled || s.Disagg.Decode.Replica.Spec.Enabled},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [disagg] yet (%s)", c.what)
 		}
 	}
+	if s.Cluster.Replica.Spec.Enabled {
+		// The prefill pool computes one token per request: nothing to
+		// speculate. The decode pool takes it.
+		ps.Add("cluster.replica.speculative.enabled", "the prefill pool of a disaggregated fleet has no decode steps to speculate on; set [disagg.decode.replica.speculative] instead")
+	}
 	if l := s.Cluster.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
 		ps.Add("disagg.enabled", "cannot be combined with cluster.dp, cluster.ep or cluster.pp yet (the KV handoff assumes TP-only replicas)")
+	}
+	if l := d.Decode.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
+		ps.Add("disagg.decode", "dp, ep and pp must be 1 for now (the KV handoff assumes TP-only replicas), found dp = %d, ep = %d, pp = %d", l.DP, l.EP, l.PP)
 	}
 	for i := range d.Faults {
 		fc := &d.Faults[i]

@@ -55,3 +55,28 @@ func TestDisaggDecodeDrainAndRotation(t *testing.T) {
 	require.False(t, d.Decode[1].Up(), "a drained replica is stopped")
 	require.False(t, d.DecodeStates()[1].Available)
 }
+
+// TestDisaggDecodeSpecStepModel: a decode pool with speculative decoding
+// runs the step model a co-located replica of the same deployment runs
+// (decode steps, their FLOPs, tokens per verify step), and its prefill
+// pool's is unchanged.
+func TestDisaggDecodeSpecStepModel(t *testing.T) {
+	dc := defaultDisagg(2)
+	dc.Decode.Replica.Spec = SpecConfig{Enabled: true, Tokens: 4, Acceptance: 0.8, DraftFraction: 0.05}
+	pre := defaultFleet(2)
+	_, f := disaggFleet(t, pre, dc)
+	cat := NewCatalog()
+	co := dc.Decode
+	co.GPU, co.Model, co.TP = pre.GPU, pre.Model, pre.TP
+	want, err := NewDeployedStepModel(cat.GPUs["H100"], cat.LLMs["llama-3-8b"], co.Deployment(), Precision(co.Replica.Weights), Precision(co.Replica.KVDType), cat.Profiles[co.Replica.Perf.Profile])
+	require.NoError(t, err)
+	got := f.Disagg.Decode[0].perf
+	require.InDelta(t, want.SpecTokensPerStep(), got.SpecTokensPerStep(), 1e-12)
+	require.Greater(t, got.SpecTokensPerStep(), 3.0)
+	for _, n := range []int{1, 8, 64} {
+		w, g := want.Decode(n, float64(n)*2048), got.Decode(n, float64(n)*2048)
+		require.InDelta(t, w.Seconds(100), g.Seconds(100), 1e-12, "n = %d", n)
+		require.InDelta(t, w.FLOPs(100), g.FLOPs(100), 1e-3, "n = %d", n)
+	}
+	require.Nil(t, f.Replicas[0].perf.spec, "the prefill pool does not speculate")
+}

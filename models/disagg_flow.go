@@ -122,6 +122,13 @@ func (f *Fleet) EnableDisagg(cat *Catalog, cfg DisaggConfig, cluster FleetConfig
 	if err != nil {
 		return err
 	}
+	if dc.Replica.Spec.On() {
+		// Speculative decoding on the decode pool: only its decode steps
+		// change (spec.go: each verify step emits τ tokens on average; the
+		// memory plan keeps k KV positions per running sequence), as on a
+		// co-located replica (NewDeployedStepModel).
+		perf.spec = newSpecStep(dc.Replica.Spec)
+	}
 	p, g := f.Pool, f.Gateway
 	n, m := len(p.Replicas), dc.Replicas
 	d := &Disagg{eng: p.eng, gw: g, pool: p, router: router, topo: newDisaggTopology(cluster, gp, dc, gd, cfg.Link),
