@@ -121,6 +121,9 @@ func TestChaos(t *testing.T) {
 			if !rollout {
 				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\nspare_swap_s = %d\n", rng.IntN(3), rng.IntN(2)*60, trial%3*10) // (the swap delay draws nothing)
 			}
+			if disagg {
+				fmt.Fprintf(&b, "decode_spares = %d\n", drng.IntN(3))
+			}
 			// Rack-scale faults: the rackscale profile, or a custom one of
 			// rack, row and degraded-domain rows only, at rates that hit
 			// every trial (the draws come last: earlier trials' configs
@@ -224,11 +227,16 @@ func TestChaos(t *testing.T) {
 				for _, r := range fleet.Replicas {
 					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
 				}
+				decServing := 0
 				for j, r := range decode {
 					require.NoError(t, r.CheckInvariants(), "decode replica, event %d at %v\n%s", n, eng.Now(), src)
 					if fleet.Disagg.DecodeStates()[j].Available {
 						require.True(t, r.Up(), "decode replica %d available but down\n%s", j, src)
+						decServing++
 					}
+				}
+				if decode != nil {
+					require.LessOrEqual(t, decServing, sc.Disagg.Decode.Replicas, "more decode replicas serving than disagg.decode.replicas (spares)\n%s", src)
 				}
 				serving := 0
 				for i, r := range fleet.Replicas {

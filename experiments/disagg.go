@@ -54,15 +54,30 @@ func (s *Scenario) disaggCluster() models.FleetConfig {
 	return c
 }
 
+// decodeReplicas is the decode pool as the runner builds it: its serving
+// replicas and the failures' warm decode spares.
+func (s *Scenario) decodeReplicas() int {
+	n := s.Disagg.Decode.Replicas
+	if s.Failures.Enabled && s.Failures.DecodeSpares > 0 {
+		n += s.Failures.DecodeSpares
+	}
+	return n
+}
+
 // validateDisagg records the problems of [disagg] when it is enabled.
 func (s *Scenario) validateDisagg(ps *config.Problems) {
 	d := &s.Disagg
 	if !d.Enabled {
+		if s.Failures.Enabled && s.Failures.DecodeSpares > 0 {
+			ps.Add("failures.decode_spares", "needs a disaggregated fleet ([disagg] enabled = true), found %d", s.Failures.DecodeSpares)
+		}
 		return
 	}
 	cluster := s.disaggCluster()
 	d.ResolveDefaults(cluster)
-	d.DisaggConfig.Validate(s.Catalog(), cluster, "disagg", ps)
+	dv := d.DisaggConfig
+	dv.Decode.Replicas = s.decodeReplicas()
+	dv.Validate(s.Catalog(), cluster, "disagg", ps)
 	d.Router.Validate("disagg.router", ps)
 	if s.Fallback.Enabled {
 		ps.Add("disagg.enabled", "cannot be combined with [fallback] yet")
@@ -198,6 +213,7 @@ func enableDisagg(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, cluster mo
 		return nil
 	}
 	d.ResolveDefaults(cluster)
+	d.Decode.Replicas = sc.decodeReplicas() // warm spares beyond the serving decode replicas
 	router, err := policies.NewRouter(d.Router, max(d.Decode.Replicas, 1), sim.NewStream(sc.Seed, streams.DecodeRouter))
 	if err != nil {
 		return err

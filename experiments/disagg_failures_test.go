@@ -73,12 +73,15 @@ func runStepChecked(t *testing.T, sc *Scenario, src string) (*models.Fleet, *Fai
 	fleet.DrainLimit = 600 * sim.Second
 	d := fleet.Disagg
 	stepChecked(t, eng, fleet, rec, src, func(n int) {
+		serving := 0
 		for j, r := range d.Decode {
 			require.NoError(t, r.CheckInvariants(), "decode replica %d, event %d at %v\n%s", j, n, eng.Now(), src)
 			if d.DecodeStates()[j].Available {
 				require.True(t, r.Up(), "decode replica %d available but down, event %d\n%s", j, n, src)
+				serving++
 			}
 		}
+		require.LessOrEqual(t, serving, sc.Disagg.Decode.Replicas, "more decode replicas serving than disagg.decode.replicas (spares)")
 	})
 	require.False(t, fleet.Truncated)
 	require.Zero(t, d.Between(), "nothing left between the pools")
@@ -208,4 +211,45 @@ func TestDisaggFailuresNeedOneDomainSize(t *testing.T) {
 	require.Equal(t, "gpu = \"GB200\"", strings.Split(src, "\n")[36-1])
 	_, err := Parse("pd.toml", []byte(src))
 	require.ErrorContains(t, err, `pd.toml:36: disagg.decode.gpu: [failures] on a disaggregated fleet needs both pools' GPUs in NVLink domains of one size`)
+}
+
+// TestDisaggDecodeSpares: [failures] decode_spares builds warm spare decode
+// replicas beyond disagg.decode.replicas, held out of the decode choice
+// until a decode replica fails with a long repair; then one takes its place
+// (failures.csv: "spare", "decode replica 2 for 0"), and the repaired
+// replica becomes a spare. Never more decode replicas serve than
+// disagg.decode.replicas; the spares are paid for; the run is
+// deterministic. decode_spares without [disagg] is refused at its line.
+func TestDisaggDecodeSpares(t *testing.T) {
+	src := strings.Replace(pdFailuresSrc, "cold_start_s = 5\n", "cold_start_s = 5\ndecode_spares = 1\nspare_after_s = 0\n", 1)
+	src = strings.Replace(src, "seed = 3\n", "seed = 2\n", 1)
+	sc, err := Parse("pd.toml", []byte(src))
+	require.NoError(t, err)
+	fleet, fs := runStepChecked(t, sc, src)
+	require.Len(t, fleet.Disagg.Decode, 3, "two serving decode replicas and a spare")
+	t.Logf("decode: %d hits, %d spares used, availability %.3f, idle spare %.1f s, repaired under a spare %.1f s",
+		fs.Decode.ReplicaHits, fs.Decode.SparesUsed, fs.Decode.Availability, fs.Decode.IdleSpareS, fs.Decode.SpareRepairS)
+	require.Equal(t, 1, fs.Decode.Spares)
+	require.Positive(t, fs.Decode.SparesUsed, "a spare took a failed decode replica's place")
+	require.Positive(t, fs.Decode.IdleSpareS)
+	require.Zero(t, fs.Spares, "the prefill pool has none")
+
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	swaps := 0
+	for _, p := range res.Timeline {
+		if p.Event == "spare" {
+			require.True(t, strings.HasPrefix(p.Unit, "decode replica "), "%+v", p)
+			swaps++
+		}
+	}
+	require.Equal(t, fs.Decode.SparesUsed, swaps)
+	s := Summarize(res)
+	require.Equal(t, 2, s.Disagg.DecodeReplicas)
+	require.Equal(t, 12, s.Disagg.DecodeGPUs, "the spare's GPUs are paid for")
+	require.Positive(t, s.Cost.Wasted.IdleSparesUSD)
+	requireDeterministic(t, sc, src)
+
+	_, err = Parse("pd.toml", []byte(strings.Replace(src, "[disagg]\nenabled = true\n", "[disagg]\nenabled = false\n", 1)))
+	require.ErrorContains(t, err, "pd.toml:26: failures.decode_spares: needs a disaggregated fleet")
 }

@@ -54,6 +54,14 @@ type PoolFailureStats struct {
 	MinAvailableR    int                `json:"min_available_replicas"`
 	TimeToRecoverS   DistS              `json:"time_to_recover_s"`
 	TimeDownFraction map[string]float64 `json:"time_down_fraction"`
+	// Spares is the pool's warm spares ([failures] decode_spares);
+	// SparesUsed the times one was swapped in; IdleSpareS the
+	// replica-seconds they waited unused; SpareRepairS those of replicas
+	// repaired while a spare held their place.
+	Spares       int     `json:"spares"`
+	SparesUsed   int     `json:"spares_used"`
+	IdleSpareS   float64 `json:"idle_spare_s"`
+	SpareRepairS float64 `json:"spare_repair_s"`
 }
 
 // DistS summarises durations in seconds (exact: outages are few).
@@ -81,7 +89,7 @@ func distS(xs []float64) DistS {
 // startFailures starts the scenario's stochastic failures on fleet, whose
 // replicas beyond cluster.replicas are warm spares (newFleet).
 func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64) (*faults.Injector, error) {
-	d := faults.Deps{Slots: sc.Cluster.Replicas, Rand: sim.NewStream(seed, streams.Failures),
+	d := faults.Deps{Slots: sc.Cluster.Replicas, DecodeSlots: sc.Disagg.Decode.Replicas, Rand: sim.NewStream(seed, streams.Failures),
 		DurationS: sc.Workload.DurationS, HorizonS: sc.Run.HorizonS}
 	if sc.Failures.DrainOnPrecursor {
 		d.Drainer = policies.PrecursorDrain{}
@@ -106,7 +114,8 @@ func failureStats(r faults.Report, end sim.Time, replicas int) *FailureStats {
 	st.Availability = round6(1 - ratio(st.ReplicaDownS, float64(replicas)*end.Seconds()))
 	if d := r.Decode; d != nil {
 		ds := &PoolFailureStats{Replicas: d.Replicas, ReplicaHits: d.ReplicaHits, ReplicaDownS: round6(d.DownNs.Seconds()),
-			MinAvailableR: d.MinAvailable, TimeDownFraction: map[string]float64{}}
+			MinAvailableR: d.MinAvailable, TimeDownFraction: map[string]float64{}, Spares: d.Spares, SparesUsed: d.SparesUsed,
+			IdleSpareS: round6(d.IdleSpareNs.Seconds()), SpareRepairS: round6(d.SpareRepairNs.Seconds())}
 		var ttr []float64
 		for _, o := range d.Outages {
 			ttr = append(ttr, o.Seconds())

@@ -432,10 +432,13 @@ func Summarize(r *Result) *Summary {
 		// held their place (out of service too, though capacity held).
 		downGPUHours = (r.Failures.ReplicaDownS + r.SpareRepairS) * float64(sc.Cluster.GPUsPerReplica()) / 3600
 	}
-	// The decode pool's replicas out of service, at its GPU's price.
-	var decodeDownUSD float64
-	if r.Failures != nil && r.Failures.Decode != nil && f.Disagg != nil {
-		decodeDownUSD = r.Failures.Decode.ReplicaDownS * float64(f.Disagg.DecodeReplicaTP()) / 3600 * decodePrice(sc)
+	// The decode pool's replicas out of service (and repaired while a
+	// spare held their place), and its spares waiting, at its GPU's price.
+	var decodeDownUSD, decodeIdleUSD float64
+	if d := r.Failures; d != nil && d.Decode != nil && f.Disagg != nil {
+		perS := float64(f.Disagg.DecodeReplicaTP()) / 3600 * decodePrice(sc)
+		decodeDownUSD = (d.Decode.ReplicaDownS + d.Decode.SpareRepairS) * perS
+		decodeIdleUSD = d.Decode.IdleSpareS * perS
 	}
 	downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600
 	totalFLOPs := flops * float64(sc.Cluster.GPUsPerReplica())
@@ -457,7 +460,7 @@ func Summarize(r *Result) *Summary {
 		EnergyKWh: round6(kwh), EnergyUSD: round6(kwh * sc.Cost.USDPerKWh),
 		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
 			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours*price + decodeDownUSD),
-			IdleSparesUSD: round6(r.IdleSpareS * float64(sc.Cluster.GPUsPerReplica()) / 3600 * price)},
+			IdleSparesUSD: round6(r.IdleSpareS*float64(sc.Cluster.GPUsPerReplica())/3600*price + decodeIdleUSD)},
 		USDPerMillionOutputRaw: round6(ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:            round6((primaryGPUsMean*price + fbUSDPerHour) * HoursPerMonth)}
 	if rec.GoodOutputTokens > 0 {
@@ -616,6 +619,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		if d := f.Decode; d != nil {
 			fmt.Fprintf(&b, "           availability above is the prefill pool's; decode pool: %d replica hits, availability %.3f%%, fewest up %d of %d",
 				d.ReplicaHits, 100*d.Availability, d.MinAvailableR, d.Replicas)
+			if d.Spares > 0 {
+				fmt.Fprintf(&b, ", %d warm spares swapped in %d times", d.Spares, d.SparesUsed)
+			}
 			if s.Disagg != nil {
 				fmt.Fprintf(&b, "; %d requests lost their KV with a decode replica and were prefilled again", s.Disagg.DecodeLost)
 			}

@@ -23,9 +23,10 @@ func (p decodeProbed) ReplicaTP(int) int            { return p.d.topo.dec.TP }
 func (p decodeProbed) refresh(j int)                { p.d.DecodeRefresh(j) }
 
 // DecodeRefresh recomputes decode replica j's availability to the decode
-// choice: up and in rotation (not ejected by a probe, not draining).
+// choice: up, in rotation (not ejected by a probe, not draining) and not a
+// warm spare held out of service.
 func (d *Disagg) DecodeRefresh(j int) {
-	d.decStates[j].Available = d.Decode[j].Up() && d.decRot[j]
+	d.decStates[j].Available = d.Decode[j].Up() && d.decRot[j] && !d.decReserved[j]
 	if d.decStates[j].Available {
 		d.pump(d.eng.Now())
 	}
@@ -34,6 +35,17 @@ func (d *Disagg) DecodeRefresh(j int) {
 // DecodeSetInRotation puts decode replica j in or out of rotation.
 func (d *Disagg) DecodeSetInRotation(j int, in bool) {
 	d.decRot[j] = in
+	d.DecodeRefresh(j)
+}
+
+// DecodeSetReserved holds decode replica j out of service as a warm spare
+// ([failures] decode_spares), or returns it (Fleet.SetReserved for the
+// decode pool).
+func (d *Disagg) DecodeSetReserved(j int, reserved bool) {
+	if reserved {
+		d.Health.noteIsolated(j, d.eng.Now()) // out of service now: a fault is isolated
+	}
+	d.decReserved[j] = reserved
 	d.DecodeRefresh(j)
 }
 

@@ -55,6 +55,8 @@ type Disagg struct {
 	// decRot is each decode replica's rotation: false while a probe has
 	// ejected it or a drain holds it (disagg_faults.go).
 	decRot []bool
+	// decReserved: the decode replica is a warm spare held out of service.
+	decReserved []bool
 	// Health probes the decode pool ([policies.probe], as the prefill
 	// pool's); ProbeStats counts its probes, ejections and times to
 	// isolate.
@@ -135,7 +137,7 @@ func (f *Fleet) EnableDisagg(cat *Catalog, cfg DisaggConfig, cluster FleetConfig
 		DecodeGPUs: m * dc.TP, decStates: make([]ReplicaState, m), decBase: n + len(g.Fallback),
 		decBlock: int64(dc.Replica.BlockTokens), avail: make([]bool, m), wirePerTok: wireBytesPerToken(llm, cluster, dc),
 		layerwise: cfg.Layerwise, layers: max(llm.Layers, 1), transferAware: cfg.DecodeChoice == DecodeTransferAware,
-		live: map[*Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m), decRot: make([]bool, m),
+		live: map[*Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m), decRot: make([]bool, m), decReserved: make([]bool, m),
 		Split: TTFTSplit{PrefillQueue: quantile.New(), Prefill: quantile.New(), DecodeWait: quantile.New(),
 			Transfer: quantile.New(), DecodeFirst: quantile.New()}}
 	d.topo.nPre = n // warm spares are prefill replicas too

@@ -39,6 +39,10 @@ type Config struct {
 	// (warm standby, ByteRobust, CALIBRATION.md §1); the repaired replica
 	// becomes a spare. Default 0.
 	Spares int `toml:"spares"`
+	// DecodeSpares is the same for a disaggregated fleet's decode pool:
+	// warm spare decode replicas beyond disagg.decode.replicas, built and
+	// paid for. Spares are the prefill pool's. Default 0.
+	DecodeSpares int `toml:"decode_spares"`
 	// SpareAfterS: repairs shorter than this are waited out. Default 600.
 	SpareAfterS float64 `toml:"spare_after_s"`
 	// SpareSwapS is the reconfiguration delay of a warm-spare swap: the
@@ -98,6 +102,9 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 	ps.NonNegative(config.Key(prefix, "drain_grace_s"), c.DrainGraceS)
 	if c.Spares < 0 || c.Spares > 10000 {
 		ps.Add(config.Key(prefix, "spares"), "must be between 0 and 10000, found %d", c.Spares)
+	}
+	if c.DecodeSpares < 0 || c.DecodeSpares > 10000 {
+		ps.Add(config.Key(prefix, "decode_spares"), "must be between 0 and 10000, found %d", c.DecodeSpares)
 	}
 	ps.NonNegative(config.Key(prefix, "spare_after_s"), c.SpareAfterS)
 	ps.PositiveInt(config.Key(prefix, "racks_per_row"), c.RacksPerRow)

@@ -13,8 +13,9 @@ import (
 // configuration.
 type Deps struct {
 	// Slots is the number of serving replicas (cluster.replicas); the
-	// fleet's replicas beyond them are warm spares.
-	Slots int
+	// fleet's replicas beyond them are warm spares. DecodeSlots is the
+	// same for a disaggregated fleet's decode pool (disagg.decode.replicas).
+	Slots, DecodeSlots int
 	// Rand is the failure stream, sim.NewStream(seed, "failures").
 	Rand *rand.Rand
 	// Drainer decides which precursors drain their replica
@@ -53,9 +54,10 @@ type Injector struct {
 	// nPre replicas in the injector's numbering (index nPre+j is decode
 	// replica j); decAvail is the decode pool's availability, decHits the
 	// decode replicas hit. nPre is 0 when co-located.
-	nPre     int
-	decAvail *Availability
-	decHits  int
+	nPre      int
+	decAvail  *Availability
+	decSpares *SparePool
+	decHits   int
 }
 
 // Start draws c's failures on the fleet's GPUs and schedules the first.
@@ -104,10 +106,13 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		// The pools' rows in failures.csv say which pool they are in.
 		in.nPre = n
 		in.avail.name = "prefill replica"
-		in.decAvail = newAvailability(m, m, dis.DecodeReplicaTP())
+		in.decAvail = newAvailability(m, d.DecodeSlots, dis.DecodeReplicaTP())
 		in.decAvail.name, in.decAvail.timeline = "decode replica", in.avail.timeline
 	}
-	in.spares = newSparePool(a.eng, fleet, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
+	in.spares = newSparePool(a.eng, primaryPool{fleet}, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
+	if in.decAvail != nil {
+		in.decSpares = newSparePool(a.eng, decodePool{fleet.Disagg}, in.decAvail, d.DecodeSlots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
+	}
 	in.stop = sim.Forever
 	if d.DurationS > 0 {
 		in.stop = sim.FromSeconds(d.DurationS)
@@ -206,6 +211,14 @@ func (in *Injector) drain(i int, then func(sim.Time)) {
 	in.ap.fleet.Drain(i, in.grace, then)
 }
 
+// sparesOf is replica i's pool's spare pool and its index there.
+func (in *Injector) sparesOf(i int) (*SparePool, int) {
+	if j := in.decode(i); j >= 0 {
+		return in.decSpares, j
+	}
+	return in.spares, i
+}
+
 // availOf is replica i's pool's availability and its index there.
 func (in *Injector) availOf(i int) (*Availability, int) {
 	if j := in.decode(i); j >= 0 {
@@ -224,16 +237,17 @@ func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
 	eng := in.ap.eng
 	in.averted[ev] = true
 	in.replicasOn(ev, func(i int, r *models.Replica) {
-		if in.drained[i] || !r.Up() || in.spareOut(i) {
+		sp, k := in.sparesOf(i)
+		if in.drained[i] || !r.Up() || sp.out(k) {
 			return // spares are not serving: nothing to drain
 		}
 		in.drained[i] = true
 		in.counts.Drained++
 		// With a warm spare, the spare takes the replica's place before it
 		// drains (ByteRobust's warm standby, CALIBRATION.md §1): no capacity
-		// is lost to the drain or the repair. (The decode pool has none.)
-		swapped := in.decode(i) < 0 && in.spares.covers(ev.Repair) && in.spares.swapIn(i, now, false, "")
-		av, k := in.availOf(i)
+		// is lost to the drain or the repair.
+		swapped := sp.covers(ev.Repair) && sp.swapIn(k, now, false, "")
+		av, _ := in.availOf(i)
 		in.drain(i, func(t sim.Time) {
 			if !swapped {
 				av.markDown(k, t)
@@ -243,23 +257,11 @@ func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
 					av.markUp(k, eng.Now())
 					in.drained[i] = false
 					in.setInRotation(i, true)
-					in.backAsSpare(i, eng.Now())
+					sp.backAsSpare(k, eng.Now())
 				})
 			})
 		})
 	})
-}
-
-// spareOut reports whether replica i is out of the serving slots because
-// of the spare pool (prefill or co-located replicas only).
-func (in *Injector) spareOut(i int) bool { return in.decode(i) < 0 && in.spares.out(i) }
-
-// backAsSpare returns repaired replica i to the spare pool if a spare
-// holds its place (prefill or co-located replicas only).
-func (in *Injector) backAsSpare(i int, now sim.Time) {
-	if in.decode(i) < 0 {
-		in.spares.backAsSpare(i, now)
-	}
 }
 
 // Apply hits every replica on the failure ev's GPUs at now, and schedules
@@ -270,7 +272,7 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 		in.counts.Averted++
 		return
 	}
-	eng, spares := in.ap.eng, in.spares
+	eng := in.ap.eng
 	hit := false
 	if ev.Mode == failures.ModeNVLinkDegraded {
 		in.replicasOn(ev, func(i int, r *models.Replica) {
@@ -285,7 +287,8 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 	in.replicasOn(ev, func(i int, r *models.Replica) {
 		hit = true
 		in.countHit(i)
-		if !in.spareOut(i) {
+		spares, k := in.sparesOf(i)
+		if !spares.out(k) {
 			in.markFault(i, now) // (spares serve nothing: nothing to isolate)
 		}
 		var reason string
@@ -299,17 +302,14 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 			eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
 			return
 		}
-		av, k := in.availOf(i)
-		dec := in.decode(i) >= 0
+		av, _ := in.availOf(i)
 		switch {
-		case dec: // the decode pool has no spares
-			av.markDownDetail(k, now, repairDetail(&ev))
-		case spares.idle[i]: // a waiting spare failed: it is repaired as a spare
-			spares.failIdle(i, now)
-		case spares.pending(i): // a spare failed during its swap
-			spares.failPending(i, now, true, repairDetail(&ev))
-		case spares.replaced[i]: // already out, repairing as a spare
-		case spares.covers(ev.Repair) && ev.Mode != failures.ModeHang && spares.swapIn(i, now, true, repairDetail(&ev)):
+		case spares.idle[k]: // a waiting spare failed: it is repaired as a spare
+			spares.failIdle(k, now)
+		case spares.pending(k): // a spare failed during its swap
+			spares.failPending(k, now, true, repairDetail(&ev))
+		case spares.replaced[k]: // already out, repairing as a spare
+		case spares.covers(ev.Repair) && ev.Mode != failures.ModeHang && spares.swapIn(k, now, true, repairDetail(&ev)):
 			// A long repair, and a spare took its place at once. (A hang is
 			// not swapped: it must first be detected, by probes or timeouts.)
 		default:
@@ -319,7 +319,7 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 		eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
 			if r.Up() && !r.Hung() {
 				av.markUp(k, t) // already back (an earlier repair, a probe's restart)
-				in.backAsSpare(i, t)
+				spares.backAsSpare(k, t)
 				return
 			}
 			r.Recover(t, in.cold, func() {
@@ -328,7 +328,7 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 					in.drained[i] = false
 					in.setInRotation(i, true)
 				}
-				in.backAsSpare(i, eng.Now())
+				spares.backAsSpare(k, eng.Now())
 				in.refresh(i)
 			})
 			in.refresh(i)
@@ -438,12 +438,16 @@ type Report struct {
 
 // PoolReport is the availability of a disaggregated fleet's decode pool.
 type PoolReport struct {
-	Replicas     int // decode replicas (all serving: the pool has no spares)
+	Replicas     int // serving decode replicas (disagg.decode.replicas)
 	ReplicaHits  int // decode replicas hit (one event can hit several)
 	MinAvailable int
 	DownNs       sim.Time
 	Outages      []sim.Time
 	TimeDown     map[string]float64
+	// The decode pool's warm spares ([failures] decode_spares), as
+	// Report's.
+	Spares, SparesUsed         int
+	IdleSpareNs, SpareRepairNs sim.Time
 }
 
 // Report closes the books at end, the end of the run.
@@ -459,8 +463,10 @@ func (in *Injector) Report(end sim.Time) Report {
 	if in.decAvail != nil {
 		var d Report
 		in.decAvail.report(&d, end)
+		in.decSpares.report(&d, end)
 		r.Decode = &PoolReport{Replicas: in.decAvail.slots, ReplicaHits: in.decHits, MinAvailable: d.MinAvailable,
-			DownNs: d.DownNs, Outages: d.Outages, TimeDown: d.TimeDown}
+			DownNs: d.DownNs, Outages: d.Outages, TimeDown: d.TimeDown, Spares: d.Spares, SparesUsed: d.SparesUsed,
+			IdleSpareNs: d.IdleSpareNs, SpareRepairNs: d.SpareRepairNs}
 	}
 	return r
 }

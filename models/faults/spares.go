@@ -15,7 +15,7 @@ import (
 // and the repairs they covered (down time that availability does not
 // count, since capacity held).
 type SparePool struct {
-	fleet *models.Fleet
+	fleet sparePool
 	avail *Availability // the timeline the swaps are logged on
 	after sim.Time      // repairs shorter than this are waited out
 	eng   *sim.Engine
@@ -38,10 +38,33 @@ type SparePool struct {
 	size, used    int
 }
 
+// sparePool is the pool whose replicas the spare pool holds: the fleet's
+// primary pool, or a disaggregated fleet's decode pool.
+type sparePool interface {
+	replica(i int) *models.Replica
+	size() int
+	SetReserved(i int, reserved bool)
+	Refresh(i int)
+}
+
+// primaryPool is the fleet's primary (or prefill) pool as a sparePool.
+type primaryPool struct{ *models.Fleet }
+
+func (p primaryPool) replica(i int) *models.Replica { return p.Replicas[i] }
+func (p primaryPool) size() int                     { return len(p.Replicas) }
+
+// decodePool is a disaggregated fleet's decode pool as a sparePool.
+type decodePool struct{ d *models.Disagg }
+
+func (p decodePool) replica(j int) *models.Replica    { return p.d.Decode[j] }
+func (p decodePool) size() int                        { return len(p.d.Decode) }
+func (p decodePool) SetReserved(j int, reserved bool) { p.d.DecodeSetReserved(j, reserved) }
+func (p decodePool) Refresh(j int)                    { p.d.DecodeRefresh(j) }
+
 // newSparePool holds fleet's replicas from slots on out of service as
 // spares.
-func newSparePool(eng *sim.Engine, fleet *models.Fleet, avail *Availability, slots int, after, swap sim.Time) *SparePool {
-	n := len(fleet.Replicas)
+func newSparePool(eng *sim.Engine, fleet sparePool, avail *Availability, slots int, after, swap sim.Time) *SparePool {
+	n := fleet.size()
 	sp := &SparePool{eng: eng, fleet: fleet, avail: avail, after: after, swap: swap, size: n - slots,
 		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n),
 		pendingFor: make([]int, n)}
@@ -72,7 +95,7 @@ func (sp *SparePool) covers(repair sim.Time) bool { return repair >= sp.after }
 // its failure), i's slot is down until then.
 func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) bool {
 	for j, idle := range sp.idle {
-		if r := sp.fleet.Replicas[j]; !idle || !r.Up() || r.Hung() {
+		if r := sp.fleet.replica(j); !idle || !r.Up() || r.Hung() {
 			continue
 		}
 		sp.idle[j] = false
