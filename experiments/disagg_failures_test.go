@@ -253,3 +253,16 @@ func TestDisaggDecodeSpares(t *testing.T) {
 	_, err = Parse("pd.toml", []byte(strings.Replace(src, "[disagg]\nenabled = true\n", "[disagg]\nenabled = false\n", 1)))
 	require.ErrorContains(t, err, "pd.toml:26: failures.decode_spares: needs a disaggregated fleet")
 }
+
+// TestDisaggFailureRateCountsDecodeGPUs: the runaway-rate guard counts
+// both pools' GPUs, since failures strike both: a multiplier the prefill
+// pool's 8 GPUs alone would take (~670k expected failures) is refused at
+// load time for the 16 of the disaggregated fleet (~1.3M, above
+// faults.MaxEvents).
+func TestDisaggFailureRateCountsDecodeGPUs(t *testing.T) {
+	src := strings.Replace(pdFailuresSrc, "rate_multiplier = 40\n", "rate_multiplier = 5000000\n", 1)
+	_, err := Parse("pd.toml", []byte(src))
+	require.ErrorContains(t, err, "failures.rate_multiplier: 5e+06 gives about 1.33e+06 failures on 16 GPUs")
+	_, err = Parse("pd.toml", []byte(strings.Replace(src, "[disagg]\nenabled = true\n", "[disagg]\nenabled = false\n", 1)))
+	require.NoError(t, err, "co-located, 8 GPUs")
+}
