@@ -281,6 +281,10 @@ type DisaggSummary struct {
 	// without probes.
 	DecodeProbes    int64 `json:"decode_probes,omitempty"`
 	DecodeEjections int64 `json:"decode_ejections,omitempty"`
+	// DecodeIsolationMsMax is the longest a faulty decode replica served
+	// before it left the decode choice (a probe's ejection, a warm spare
+	// taking its place); absent when none was isolated.
+	DecodeIsolationMsMax float64 `json:"decode_isolation_ms_max,omitempty"`
 	// DecodeKVUtilization and DecodeBusyFraction are the decode pool's.
 	DecodeKVUtilization float64 `json:"decode_kv_utilization"`
 	DecodeBusyFraction  float64 `json:"decode_busy_fraction"`
@@ -289,6 +293,16 @@ type DisaggSummary struct {
 	// prefill, decode_wait (backpressure), transfer, decode_first (decode
 	// queue and first step). The five means add up to latency_ms.ttft.mean.
 	TTFTSplitMs map[string]Dist `json:"ttft_split_ms"`
+}
+
+// decodeIsolationMsMax is the decode pool's longest time to isolate a
+// fault, in milliseconds (0 when none was isolated).
+func decodeIsolationMsMax(d *models.Disagg) float64 {
+	var iso int64
+	for _, x := range d.ProbeStats.IsolationNs {
+		iso = max(iso, x)
+	}
+	return round6(sim.Time(iso).Milliseconds())
 }
 
 // decodePrice is what a decode-pool GPU costs per hour: its GPU's price
@@ -339,7 +353,7 @@ func summarizeDisagg(s *Summary, r *Result) {
 		NVLinkBytes: round6(st.BytesByLink[0]), RDMABytes: round6(st.BytesByLink[1]),
 		Backpressured: st.Backpressured, WaitingPeak: st.WaitingPeak, HeldBlocksMean: round6(ratio(st.HeldBlockNs, end)),
 		RePrefills: st.RePrefills, RePrefillTokens: st.RePrefillTokens, Rerouted: st.Rerouted, DecodeLost: st.DecodeLost,
-		DecodeProbes: d.ProbeStats.Probes, DecodeEjections: d.ProbeStats.Ejections,
+		DecodeProbes: d.ProbeStats.Probes, DecodeEjections: d.ProbeStats.Ejections, DecodeIsolationMsMax: decodeIsolationMsMax(d),
 		DecodeKVUtilization: round6(ratio(used, total)), DecodeBusyFraction: round6(ratio(busy, n*end)),
 		DecodePreemptions: preempt,
 		TTFTSplitMs:       map[string]Dist{}}

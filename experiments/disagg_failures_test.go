@@ -188,10 +188,13 @@ mode = "hang"
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
 	s := Summarize(res)
-	t.Logf("decode probes %d, ejections %d, reprefills %d (decode lost %d), completed %d of %d",
-		s.Disagg.DecodeProbes, s.Disagg.DecodeEjections, s.Disagg.RePrefills, s.Disagg.DecodeLost, s.Requests.Completed, s.Requests.Arrived)
+	t.Logf("decode probes %d, ejections %d (isolated after %.0f ms), reprefills %d (decode lost %d), completed %d of %d",
+		s.Disagg.DecodeProbes, s.Disagg.DecodeEjections, s.Disagg.DecodeIsolationMsMax, s.Disagg.RePrefills, s.Disagg.DecodeLost, s.Requests.Completed, s.Requests.Arrived)
 	require.Positive(t, s.Disagg.DecodeProbes, "probes watch the decode pool")
 	require.Equal(t, int64(1), s.Disagg.DecodeEjections, "the hung decode replica is ejected once")
+	// Probes every 2 s, two failures to eject: found within 4 s of the hang.
+	require.Positive(t, s.Disagg.DecodeIsolationMsMax)
+	require.LessOrEqual(t, s.Disagg.DecodeIsolationMsMax, 4000.0)
 	require.Zero(t, s.Resilience.Ejections, "no prefill replica is")
 	require.Positive(t, s.Disagg.DecodeLost, "its requests lost their KV")
 	require.Equal(t, s.Disagg.RePrefills, s.Disagg.DecodeLost, "only the decode pool lost KV")
