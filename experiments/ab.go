@@ -259,6 +259,7 @@ var abTableKeys = []struct {
 	{key: "autoscale.replicas_mean", label: "replicas (mean)", optional: true},
 	{key: "cost.usd_per_million_output_tokens", label: "$ / 1M good tok"},
 	{key: "failures.availability", label: "availability", optional: true},
+	{key: "failures.decode.availability", label: "decode availability", optional: true},
 	{key: "failures.spares_used", label: "spare swaps", optional: true},
 	{key: "failures.replica_hits", label: "replicas hit", optional: true},
 	{key: "failures.degraded_replicas", label: "replicas degraded", optional: true},

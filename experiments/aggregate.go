@@ -229,6 +229,7 @@ var headline = []struct{ key, label, unit string }{
 	{"fleet.mfu", "MFU", ""},
 	{"cost.usd_per_million_output_tokens", "$ per 1M good tokens", "$"},
 	{"failures.availability", "replica availability", ""},
+	{"failures.decode.availability", "decode replica availability", ""},
 	{"failures.spares_used", "spare swaps", ""},
 	{"training.ettr", "ETTR", ""},
 	{"training.interruptions", "interruptions", ""},

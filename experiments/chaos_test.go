@@ -36,6 +36,13 @@ func TestChaos(t *testing.T) {
 	if testing.Short() {
 		trials = 6
 	}
+	// Disaggregated trials with failures, those where failures hit the
+	// decode pool, its hits, and its KV losses re-prefilled.
+	var disaggFailTrials, decodeHitTrials, decodeHits, decodeLost int64
+	defer func() {
+		t.Logf("disaggregated trials with [failures]: %d; with decode-pool hits: %d (%d hits, %d decode KV losses re-prefilled)",
+			disaggFailTrials, decodeHitTrials, decodeHits, decodeLost)
+	}()
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 77))
 		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
@@ -72,7 +79,7 @@ func TestChaos(t *testing.T) {
 				layout += fmt.Sprintf("ep = %d\n", tpN*dp)
 			}
 		}
-		if disagg { // disaggregation is dense, TP-only and without speculation for now
+		if disagg { // disaggregation is dense and TP-only for now; the decode pool may speculate (below)
 			model, layout, spec = "llama-3-8b", "", ""
 		}
 		fmt.Fprintf(&b, "[cluster]\ngpu = %q\nmodel = %q\ntp = %s\nreplicas = %d\nplacement = %q\n%s",
@@ -107,10 +114,15 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[rollout]\nenabled = true\nstart_s = %d\nnew_replicas = %d\nstep_s = 20\nload_s = 5\nerror_rate = %v\nslow_factor = %v\njudge = %q\n",
 				rng.IntN(40), 1+rng.IntN(replicas-1), []float64{0, 0.3}[rng.IntN(2)], []float64{1, 3}[rng.IntN(2)], pick("margin", "mann-whitney"))
 		}
-		if rng.IntN(2) == 0 {
+		// Most disaggregated trials have failures, which strike both pools
+		// (the extra draw comes from their own stream).
+		if rng.IntN(2) == 0 || (disagg && drng.IntN(4) != 0) {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = 100000\ncold_start_s = 5\ndrain_on_precursor = %v\n", rng.IntN(2) == 0)
 			if !rollout {
 				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\nspare_swap_s = %d\n", rng.IntN(3), rng.IntN(2)*60, trial%3*10) // (the swap delay draws nothing)
+			}
+			if disagg {
+				fmt.Fprintf(&b, "decode_spares = %d\n", drng.IntN(3))
 			}
 			// Rack-scale faults: the rackscale profile, or a custom one of
 			// rack, row and degraded-domain rows only, at rates that hit
@@ -140,6 +152,10 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[disagg.decode.replica]\nbatching = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\ncold_start_s = 5\n",
 				batching, pc, kvBlocks, maxSeqs)
 			fmt.Fprintf(&b, "[disagg.router]\nname = %q\n", router)
+			if drng.IntN(3) == 0 { // speculative decoding on the decode pool
+				fmt.Fprintf(&b, "[disagg.decode.replica.speculative]\nenabled = true\ntokens = %d\nacceptance = %v\nacceptance_spread = %v\n",
+					1+drng.IntN(5), []float64{0, 0.5, 0.9, 1}[drng.IntN(4)], []float64{0, 0.1, 0.5}[drng.IntN(3)])
+			}
 		}
 		if prefixCaching && drng.IntN(2) == 0 {
 			// KV tiers small enough to evict, sometimes a shared store.
@@ -147,6 +163,10 @@ func TestChaos(t *testing.T) {
 				drng.IntN(3), drng.IntN(2)*drng.IntN(4), drng.IntN(2)*drng.IntN(8), drng.IntN(2) == 0)
 		}
 		src := b.String()
+		if disagg && drng.IntN(2) == 0 {
+			// Deep probes, which watch both pools and restart what hangs.
+			src = strings.Replace(src, "[policies.probe]\nkind = \"none\"", "[policies.probe]\nkind = \"deep\"", 1)
+		}
 		if drng.IntN(4) == 0 {
 			// The cache-aware router (it reads the replicas' caches and tiers).
 			src = strings.Replace(src, "[router]\nname = ", "[router]\nname = \"cache-aware\"\n# was ", 1)
@@ -207,8 +227,16 @@ func TestChaos(t *testing.T) {
 				for _, r := range fleet.Replicas {
 					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
 				}
-				for _, r := range decode {
+				decServing := 0
+				for j, r := range decode {
 					require.NoError(t, r.CheckInvariants(), "decode replica, event %d at %v\n%s", n, eng.Now(), src)
+					if fleet.Disagg.DecodeStates()[j].Available {
+						require.True(t, r.Up(), "decode replica %d available but down\n%s", j, src)
+						decServing++
+					}
+				}
+				if decode != nil {
+					require.LessOrEqual(t, decServing, sc.Disagg.Decode.Replicas, "more decode replicas serving than disagg.decode.replicas (spares)\n%s", src)
 				}
 				serving := 0
 				for i, r := range fleet.Replicas {
@@ -234,9 +262,18 @@ func TestChaos(t *testing.T) {
 			for k := range outs {
 				res, err := Run(sc, Options{})
 				require.NoError(t, err, src)
-				js, err := Summarize(res).MarshalJSON()
+				s := Summarize(res)
+				js, err := s.MarshalJSON()
 				require.NoError(t, err)
 				outs[k] = string(js)
+				if k == 0 && s.Disagg != nil && s.Failures != nil {
+					disaggFailTrials++
+					if d := s.Failures.Decode; d != nil && d.ReplicaHits > 0 {
+						decodeHitTrials++
+						decodeHits += int64(d.ReplicaHits)
+					}
+					decodeLost += s.Disagg.DecodeLost
+				}
 			}
 			require.Equal(t, outs[0], outs[1], "determinism\n%s", src)
 		})

@@ -29,9 +29,10 @@ type DisaggScenario struct {
 	// Faults are scripted faults on decode replicas ([[disagg.faults]], the
 	// keys of [[faults]] with replica indexing the decode pool), in the
 	// modes DecodeFaultModes. A decode replica that fails loses its
-	// requests' KV; they are prefilled again. No health probe watches the
-	// decode pool yet: a hang needs duration_s > 0, and a crash with
-	// restart_s = 0 stays down.
+	// requests' KV; they are prefilled again. [policies.probe] watches the
+	// decode pool as it does the prefill pool; without deep probes a hang
+	// needs duration_s > 0 (nothing else would end it), and a crash with
+	// restart_s = 0 stays down unless a probe restarts it.
 	Faults []faults.Scripted `toml:"faults"`
 }
 
@@ -53,15 +54,30 @@ func (s *Scenario) disaggCluster() models.FleetConfig {
 	return c
 }
 
+// decodeReplicas is the decode pool as the runner builds it: its serving
+// replicas and the failures' warm decode spares.
+func (s *Scenario) decodeReplicas() int {
+	n := s.Disagg.Decode.Replicas
+	if s.Failures.Enabled && s.Failures.DecodeSpares > 0 {
+		n += s.Failures.DecodeSpares
+	}
+	return n
+}
+
 // validateDisagg records the problems of [disagg] when it is enabled.
 func (s *Scenario) validateDisagg(ps *config.Problems) {
 	d := &s.Disagg
 	if !d.Enabled {
+		if s.Failures.Enabled && s.Failures.DecodeSpares > 0 {
+			ps.Add("failures.decode_spares", "needs a disaggregated fleet ([disagg] enabled = true), found %d", s.Failures.DecodeSpares)
+		}
 		return
 	}
 	cluster := s.disaggCluster()
 	d.ResolveDefaults(cluster)
-	d.DisaggConfig.Validate(s.Catalog(), cluster, "disagg", ps)
+	dv := d.DisaggConfig
+	dv.Decode.Replicas = s.decodeReplicas()
+	dv.Validate(s.Catalog(), cluster, "disagg", ps)
 	d.Router.Validate("disagg.router", ps)
 	if s.Fallback.Enabled {
 		ps.Add("disagg.enabled", "cannot be combined with [fallback] yet")
@@ -78,14 +94,21 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 		{"cluster.groups", "[[cluster.groups]]", len(s.Cluster.Groups) > 0},
 		{"autoscale.enabled", "[autoscale]", s.Autoscale.Enabled},
 		{"spot.replicas", "[spot]", s.Spot.Replicas > 0},
-		{"cluster.replica.speculative.enabled", "speculative decoding", s.Cluster.Replica.Spec.Enabled || s.Disagg.Decode.Replica.Spec.Enabled},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [disagg] yet (%s)", c.what)
 		}
 	}
+	if s.Cluster.Replica.Spec.Enabled {
+		// The prefill pool computes one token per request: nothing to
+		// speculate. The decode pool takes it.
+		ps.Add("cluster.replica.speculative.enabled", "the prefill pool of a disaggregated fleet has no decode steps to speculate on; set [disagg.decode.replica.speculative] instead")
+	}
 	if l := s.Cluster.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
 		ps.Add("disagg.enabled", "cannot be combined with cluster.dp, cluster.ep or cluster.pp yet (the KV handoff assumes TP-only replicas)")
+	}
+	if l := d.Decode.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
+		ps.Add("disagg.decode", "dp, ep and pp must be 1 for now (the KV handoff assumes TP-only replicas), found dp = %d, ep = %d, pp = %d", l.DP, l.EP, l.PP)
 	}
 	for i := range d.Faults {
 		fc := &d.Faults[i]
@@ -98,8 +121,19 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 		if !ok {
 			ps.Add(config.Key(key, "mode"), "a decode replica takes one of %v for now, found %q", DecodeFaultModes, fc.Mode)
 		}
-		if fc.Mode == faults.Hang && !(fc.DurationS > 0) {
-			ps.Add(config.Key(key, "duration_s"), "a decode replica's hang needs a duration > 0 (no probe watches the decode pool), found %v", fc.DurationS)
+		if fc.Mode == faults.Hang && !(fc.DurationS > 0) && s.Policies.Probe.Kind != "deep" {
+			ps.Add(config.Key(key, "duration_s"), "a decode replica's hang needs a duration > 0 unless deep probes ([policies.probe] kind = \"deep\") watch the pools, found %v", fc.DurationS)
+		}
+	}
+	// Stochastic failures fall on one topology holding both pools: the
+	// decode pool's GPUs after the prefill pool's, in domains of one size.
+	if s.Failures.Enabled {
+		cat := s.Catalog()
+		gp, okP := cat.GPUs[cluster.GPU]
+		gd, okD := cat.GPUs[d.Decode.GPU]
+		if okP && okD && gp.DomainGPUs != gd.DomainGPUs {
+			ps.Add("disagg.decode.gpu", "[failures] on a disaggregated fleet needs both pools' GPUs in NVLink domains of one size (one failure topology), found %s (%d GPUs) and %s (%d GPUs)",
+				gp.Name, gp.DomainGPUs, gd.Name, gd.DomainGPUs)
 		}
 	}
 }
@@ -123,8 +157,9 @@ func applyDisaggFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 	}
 }
 
-// injectDecodeFault schedules scripted fault fc on decode replica r.
-func injectDecodeFault(eng *sim.Engine, r *models.Replica, fc faults.Scripted) {
+// injectDecodeFault schedules scripted fault fc on decode replica j of d.
+func injectDecodeFault(eng *sim.Engine, d *models.Disagg, j int, fc faults.Scripted) {
+	r := d.Decode[j]
 	at := sim.FromSeconds(fc.AtS)
 	switch fc.Mode {
 	case faults.Fail, faults.OOM:
@@ -137,6 +172,7 @@ func injectDecodeFault(eng *sim.Engine, r *models.Replica, fc faults.Scripted) {
 			if !r.Up() {
 				return
 			}
+			d.DecodeMarkFault(j, now)
 			r.Fail(now, reason)
 			if fc.RestartS > 0 {
 				eng.Schedule(now+sim.FromSeconds(fc.RestartS), sim.PriorityFailure, func(t sim.Time) {
@@ -147,14 +183,22 @@ func injectDecodeFault(eng *sim.Engine, r *models.Replica, fc faults.Scripted) {
 			}
 		})
 	case faults.Hang:
-		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { r.Hang(now) })
-		eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(now sim.Time) {
-			if r.Hung() {
-				r.Unhang(now)
-			}
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
+			d.DecodeMarkFault(j, now)
+			r.Hang(now)
 		})
+		if fc.DurationS > 0 {
+			eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(now sim.Time) {
+				if r.Hung() {
+					r.Unhang(now)
+				}
+			})
+		}
 	case faults.Slow:
-		eng.Schedule(at, sim.PriorityFailure, func(sim.Time) { r.SetSlow(fc.Factor) })
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
+			d.DecodeMarkFault(j, now)
+			r.SetSlow(fc.Factor)
+		})
 		if fc.DurationS > 0 {
 			eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
 		}
@@ -169,6 +213,7 @@ func enableDisagg(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, cluster mo
 		return nil
 	}
 	d.ResolveDefaults(cluster)
+	d.Decode.Replicas = sc.decodeReplicas() // warm spares beyond the serving decode replicas
 	router, err := policies.NewRouter(d.Router, max(d.Decode.Replicas, 1), sim.NewStream(sc.Seed, streams.DecodeRouter))
 	if err != nil {
 		return err
@@ -177,7 +222,7 @@ func enableDisagg(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, cluster mo
 		return err
 	}
 	for _, fc := range d.Faults {
-		injectDecodeFault(eng, fleet.Disagg.Decode[fc.Replica], fc)
+		injectDecodeFault(eng, fleet.Disagg, fc.Replica, fc)
 	}
 	return nil
 }
@@ -228,6 +273,18 @@ type DisaggSummary struct {
 	RePrefills      int64 `json:"reprefills"`
 	RePrefillTokens int64 `json:"reprefill_tokens"`
 	Rerouted        int64 `json:"rerouted"`
+	// DecodeLost is the re-prefills whose KV was lost with a decode
+	// replica (absent when none was).
+	DecodeLost int64 `json:"decode_lost,omitempty"`
+	// DecodeProbes and DecodeEjections are the health probes of the decode
+	// pool and the decode replicas they ejected (and restarted); absent
+	// without probes.
+	DecodeProbes    int64 `json:"decode_probes,omitempty"`
+	DecodeEjections int64 `json:"decode_ejections,omitempty"`
+	// DecodeIsolationMsMax is the longest a faulty decode replica served
+	// before it left the decode choice (a probe's ejection, a warm spare
+	// taking its place); absent when none was isolated.
+	DecodeIsolationMsMax float64 `json:"decode_isolation_ms_max,omitempty"`
 	// DecodeKVUtilization and DecodeBusyFraction are the decode pool's.
 	DecodeKVUtilization float64 `json:"decode_kv_utilization"`
 	DecodeBusyFraction  float64 `json:"decode_busy_fraction"`
@@ -236,6 +293,32 @@ type DisaggSummary struct {
 	// prefill, decode_wait (backpressure), transfer, decode_first (decode
 	// queue and first step). The five means add up to latency_ms.ttft.mean.
 	TTFTSplitMs map[string]Dist `json:"ttft_split_ms"`
+}
+
+// decodeIsolationMsMax is the decode pool's longest time to isolate a
+// fault, in milliseconds (0 when none was isolated).
+func decodeIsolationMsMax(d *models.Disagg) float64 {
+	var iso int64
+	for _, x := range d.ProbeStats.IsolationNs {
+		iso = max(iso, x)
+	}
+	return round6(sim.Time(iso).Milliseconds())
+}
+
+// decodePrice is what a decode-pool GPU costs per hour: its GPU's price
+// for the tier (the scenario's price_per_gpu_hour when it is the
+// cluster's GPU).
+func decodePrice(sc *Scenario) float64 {
+	dc := sc.Disagg
+	dc.ResolveDefaults(sc.Cluster)
+	if dc.Decode.GPU == sc.Cluster.GPU {
+		return sc.Price()
+	}
+	g := sc.Catalog().GPUs[dc.Decode.GPU]
+	if sc.Cost.Tier == TierReserved {
+		return g.ReservedPricePerGPUHour
+	}
+	return g.PricePerGPUHour
 }
 
 // summarizeDisagg adds the disaggregated fleet's block to s and counts
@@ -251,8 +334,11 @@ func summarizeDisagg(s *Summary, r *Result) {
 	secs := r.EndTime.Seconds()
 	end := float64(r.EndTime)
 	var used, busy, total float64
-	var preempt int64
+	var preempt, wasted int64
+	var flops float64
 	for _, rp := range d.Decode {
+		wasted += rp.Stats.WastedDecodeTokens
+		flops += rp.Stats.FLOPs * float64(d.DecodeReplicaTP())
 		used += rp.Stats.KVUsedBlockNs
 		busy += float64(rp.Stats.BusyNs)
 		total += float64(rp.KV().Total()) * end
@@ -266,7 +352,8 @@ func summarizeDisagg(s *Summary, r *Result) {
 		NVLinkTransfers: st.TransfersByLink[0], RDMATransfers: st.TransfersByLink[1],
 		NVLinkBytes: round6(st.BytesByLink[0]), RDMABytes: round6(st.BytesByLink[1]),
 		Backpressured: st.Backpressured, WaitingPeak: st.WaitingPeak, HeldBlocksMean: round6(ratio(st.HeldBlockNs, end)),
-		RePrefills: st.RePrefills, RePrefillTokens: st.RePrefillTokens, Rerouted: st.Rerouted,
+		RePrefills: st.RePrefills, RePrefillTokens: st.RePrefillTokens, Rerouted: st.Rerouted, DecodeLost: st.DecodeLost,
+		DecodeProbes: d.ProbeStats.Probes, DecodeEjections: d.ProbeStats.Ejections, DecodeIsolationMsMax: decodeIsolationMsMax(d),
 		DecodeKVUtilization: round6(ratio(used, total)), DecodeBusyFraction: round6(ratio(busy, n*end)),
 		DecodePreemptions: preempt,
 		TTFTSplitMs:       map[string]Dist{}}
@@ -275,16 +362,8 @@ func summarizeDisagg(s *Summary, r *Result) {
 	}
 	s.Disagg = out
 
-	// Cost: the decode pool pays its GPU's price for the tier (the
-	// scenario's price_per_gpu_hour when it is the cluster's GPU).
 	g := sc.Catalog().GPUs[dc.Decode.GPU]
-	price := g.PricePerGPUHour
-	if sc.Cost.Tier == TierReserved {
-		price = g.ReservedPricePerGPUHour
-	}
-	if dc.Decode.GPU == sc.Cluster.GPU {
-		price = sc.Price()
-	}
+	price := decodePrice(sc)
 	gpus := float64(d.DecodeGPUs)
 	hours := gpus * secs / 3600
 	watts := sc.Cost.WattsPerGPU
@@ -297,6 +376,14 @@ func summarizeDisagg(s *Summary, r *Result) {
 		usd += kwh * sc.Cost.USDPerKWh
 	}
 	c := &s.Cost
+	if wasted > 0 {
+		// Work discarded with the decode pool's failed copies: their
+		// decoded tokens (the prompt KV they held was transferred, not
+		// computed there; prefilling it again is recompute), as a share of
+		// the decode pool's FLOPs and its $.
+		perToken := 2 * r.Fleet.ParamsPerGPU * float64(sc.Cluster.GPUsPerReplica())
+		c.Wasted.DiscardedUSD = round6(c.Wasted.DiscardedUSD + ratio(float64(wasted)*perToken, flops)*usd)
+	}
 	c.USD = round6(c.USD + usd)
 	c.GPUHours = round6(c.GPUHours + hours)
 	c.EnergyKWh = round6(c.EnergyKWh + kwh)

@@ -39,6 +39,31 @@ type FailureStats struct {
 	// replica-seconds they ran degraded. Absent without such failures.
 	DegradedReplicas int     `json:"degraded_replicas,omitempty"`
 	DegradedReplicaS float64 `json:"degraded_replica_s,omitempty"`
+	// Decode is a disaggregated fleet's decode pool (absent when
+	// co-located); the availability figures above are then the prefill
+	// pool's, and events, by_category, by_xid, replica_hits, drained and
+	// averted count both pools.
+	Decode *PoolFailureStats `json:"decode,omitempty"`
+}
+
+// PoolFailureStats is the availability of one pool of a disaggregated
+// fleet (summary.json's failures.decode).
+type PoolFailureStats struct {
+	Replicas         int                `json:"replicas"`
+	ReplicaHits      int                `json:"replica_hits"`
+	ReplicaDownS     float64            `json:"replica_down_s"`
+	Availability     float64            `json:"availability"`
+	MinAvailableR    int                `json:"min_available_replicas"`
+	TimeToRecoverS   DistS              `json:"time_to_recover_s"`
+	TimeDownFraction map[string]float64 `json:"time_down_fraction"`
+	// Spares is the pool's warm spares ([failures] decode_spares);
+	// SparesUsed the times one was swapped in; IdleSpareS the
+	// replica-seconds they waited unused; SpareRepairS those of replicas
+	// repaired while a spare held their place.
+	Spares       int     `json:"spares"`
+	SparesUsed   int     `json:"spares_used"`
+	IdleSpareS   float64 `json:"idle_spare_s"`
+	SpareRepairS float64 `json:"spare_repair_s"`
 }
 
 // DistS summarises durations in seconds (exact: outages are few).
@@ -66,7 +91,7 @@ func distS(xs []float64) DistS {
 // startFailures starts the scenario's stochastic failures on fleet, whose
 // replicas beyond cluster.replicas are warm spares (newFleet).
 func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64) (*faults.Injector, error) {
-	d := faults.Deps{Slots: sc.Cluster.Replicas, Rand: sim.NewStream(seed, streams.Failures),
+	d := faults.Deps{Slots: sc.Cluster.Replicas, DecodeSlots: sc.Disagg.Decode.Replicas, Rand: sim.NewStream(seed, streams.Failures),
 		DurationS: sc.Workload.DurationS, HorizonS: sc.Run.HorizonS}
 	if sc.Failures.DrainOnPrecursor {
 		d.Drainer = policies.PrecursorDrain{}
@@ -89,6 +114,21 @@ func failureStats(r faults.Report, end sim.Time, replicas int) *FailureStats {
 		st.TimeDownFraction[name] = round6(f)
 	}
 	st.Availability = round6(1 - ratio(st.ReplicaDownS, float64(replicas)*end.Seconds()))
+	if d := r.Decode; d != nil {
+		ds := &PoolFailureStats{Replicas: d.Replicas, ReplicaHits: d.ReplicaHits, ReplicaDownS: round6(d.DownNs.Seconds()),
+			MinAvailableR: d.MinAvailable, TimeDownFraction: map[string]float64{}, Spares: d.Spares, SparesUsed: d.SparesUsed,
+			IdleSpareS: round6(d.IdleSpareNs.Seconds()), SpareRepairS: round6(d.SpareRepairNs.Seconds())}
+		var ttr []float64
+		for _, o := range d.Outages {
+			ttr = append(ttr, o.Seconds())
+		}
+		ds.TimeToRecoverS = distS(ttr)
+		for name, f := range d.TimeDown {
+			ds.TimeDownFraction[name] = round6(f)
+		}
+		ds.Availability = round6(1 - ratio(ds.ReplicaDownS, float64(d.Replicas)*end.Seconds()))
+		st.Decode = ds
+	}
 	return st
 }
 

@@ -546,6 +546,13 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	if f := s.Failures; f.Enabled && f.RateMultiplier > 0 && s.Workload.DurationS > 0 && !ps.HasPrefix("failures") {
 		if prof, err := f.BuildProfile(); err == nil {
 			gpus := (s.Cluster.Replicas + max(f.Spares, 0)) * s.Cluster.GPUsPerReplica()
+			if s.Disagg.Enabled { // failures strike the decode pool's GPUs too
+				tp := s.Disagg.Decode.TP
+				if tp <= 0 {
+					tp = s.Cluster.TP
+				}
+				gpus += max(s.decodeReplicas(), 0) * max(tp, 1)
+			}
 			if err := f.CheckRate(prof, gpus, s.Workload.DurationS); err != nil {
 				ps.Add("failures.rate_multiplier", "%v", err)
 			}

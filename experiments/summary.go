@@ -432,6 +432,14 @@ func Summarize(r *Result) *Summary {
 		// held their place (out of service too, though capacity held).
 		downGPUHours = (r.Failures.ReplicaDownS + r.SpareRepairS) * float64(sc.Cluster.GPUsPerReplica()) / 3600
 	}
+	// The decode pool's replicas out of service (and repaired while a
+	// spare held their place), and its spares waiting, at its GPU's price.
+	var decodeDownUSD, decodeIdleUSD float64
+	if d := r.Failures; d != nil && d.Decode != nil && f.Disagg != nil {
+		perS := float64(f.Disagg.DecodeReplicaTP()) / 3600 * decodePrice(sc)
+		decodeDownUSD = (d.Decode.ReplicaDownS + d.Decode.SpareRepairS) * perS
+		decodeIdleUSD = d.Decode.IdleSpareS * perS
+	}
 	downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600
 	totalFLOPs := flops * float64(sc.Cluster.GPUsPerReplica())
 	if len(f.Groups) > 0 {
@@ -451,8 +459,8 @@ func Summarize(r *Result) *Summary {
 	s.Cost = Cost{USD: round6(usd), Tier: sc.Cost.Tier, GPUHours: round6(gpuHours), PricePerGPUHour: price,
 		EnergyKWh: round6(kwh), EnergyUSD: round6(kwh * sc.Cost.USDPerKWh),
 		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
-			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours * price),
-			IdleSparesUSD: round6(r.IdleSpareS * float64(sc.Cluster.GPUsPerReplica()) / 3600 * price)},
+			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours*price + decodeDownUSD),
+			IdleSparesUSD: round6(r.IdleSpareS*float64(sc.Cluster.GPUsPerReplica())/3600*price + decodeIdleUSD)},
 		USDPerMillionOutputRaw: round6(ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:            round6((primaryGPUsMean*price + fbUSDPerHour) * HoursPerMonth)}
 	if rec.GoodOutputTokens > 0 {
@@ -608,6 +616,17 @@ func (s *Summary) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, "; %d warm spares swapped in %d times, idle $%.2f", f.Spares, f.SparesUsed, s.Cost.Wasted.IdleSparesUSD)
 		}
 		b.WriteByte('\n')
+		if d := f.Decode; d != nil {
+			fmt.Fprintf(&b, "           availability above is the prefill pool's; decode pool: %d replica hits, availability %.3f%%, fewest up %d of %d",
+				d.ReplicaHits, 100*d.Availability, d.MinAvailableR, d.Replicas)
+			if d.Spares > 0 {
+				fmt.Fprintf(&b, ", %d warm spares swapped in %d times", d.Spares, d.SparesUsed)
+			}
+			if s.Disagg != nil {
+				fmt.Fprintf(&b, "; %d requests lost their KV with a decode replica and were prefilled again", s.Disagg.DecodeLost)
+			}
+			b.WriteByte('\n')
+		}
 	}
 	if len(s.Failed) > 0 {
 		keys := make([]string, 0, len(s.Failed))

@@ -265,6 +265,10 @@ type DisaggStats struct {
 	// prompt tokens, computed twice.
 	RePrefills      int64
 	RePrefillTokens int64
+	// DecodeLost is the re-prefills whose KV was lost with a decode
+	// replica (a failure, a probe's restart, a drain's end); the rest lost
+	// it with a prefill replica.
+	DecodeLost int64
 	// Rerouted is transfers whose decode replica failed under them: the
 	// KV, still held by the prefill replica, went to another one.
 	Rerouted int64

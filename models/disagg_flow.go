@@ -52,6 +52,17 @@ type Disagg struct {
 	heldT      sim.Time
 	out        Outcome // the Outcome of the CopyDone call under way
 
+	// decRot is each decode replica's rotation: false while a probe has
+	// ejected it or a drain holds it (disagg_faults.go).
+	decRot []bool
+	// decReserved: the decode replica is a warm spare held out of service.
+	decReserved []bool
+	// Health probes the decode pool ([policies.probe], as the prefill
+	// pool's); ProbeStats counts its probes, ejections and times to
+	// isolate.
+	Health     *Health
+	ProbeStats GatewayStats
+
 	Stats DisaggStats
 	Split TTFTSplit
 	// OnTransfer, if set, sees every completed transfer (tests, traces).
@@ -113,16 +124,26 @@ func (f *Fleet) EnableDisagg(cat *Catalog, cfg DisaggConfig, cluster FleetConfig
 	if err != nil {
 		return err
 	}
+	if dc.Replica.Spec.On() {
+		// Speculative decoding on the decode pool: only its decode steps
+		// change (spec.go: each verify step emits τ tokens on average; the
+		// memory plan keeps k KV positions per running sequence), as on a
+		// co-located replica (NewDeployedStepModel).
+		perf.spec = newSpecStep(dc.Replica.Spec)
+	}
 	p, g := f.Pool, f.Gateway
 	n, m := len(p.Replicas), dc.Replicas
 	d := &Disagg{eng: p.eng, gw: g, pool: p, router: router, topo: newDisaggTopology(cluster, gp, dc, gd, cfg.Link),
 		DecodeGPUs: m * dc.TP, decStates: make([]ReplicaState, m), decBase: n + len(g.Fallback),
 		decBlock: int64(dc.Replica.BlockTokens), avail: make([]bool, m), wirePerTok: wireBytesPerToken(llm, cluster, dc),
 		layerwise: cfg.Layerwise, layers: max(llm.Layers, 1), transferAware: cfg.DecodeChoice == DecodeTransferAware,
-		live: map[*Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m),
+		live: map[*Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m), decRot: make([]bool, m), decReserved: make([]bool, m),
 		Split: TTFTSplit{PrefillQueue: quantile.New(), Prefill: quantile.New(), DecodeWait: quantile.New(),
 			Transfer: quantile.New(), DecodeFirst: quantile.New()}}
 	d.topo.nPre = n // warm spares are prefill replicas too
+	for j := range d.decRot {
+		d.decRot[j] = true
+	}
 	for k := range d.sendFree {
 		d.sendFree[k] = make([]sim.Time, n)
 		d.recvFree[k] = make([]sim.Time, m)
@@ -135,6 +156,7 @@ func (f *Fleet) EnableDisagg(cat *Catalog, cfg DisaggConfig, cluster FleetConfig
 		r.onChange = func() { d.decodeChanged(j) }
 		d.Decode = append(d.Decode, r)
 	}
+	d.Health = newHealth(p.eng, decodeProbed{d}, &d.ProbeStats, f.busy)
 	if m > 0 {
 		r := d.Decode[0]
 		d.decUsable = r.kv.Total() - r.watermark
@@ -415,6 +437,7 @@ func (d *Disagg) CopyFailed(c *Copy, at sim.Time, reason string) {
 		d.pump(at)
 		return
 	}
+	d.Stats.DecodeLost++
 	d.rePrefill(h, at, reason)
 	d.pump(at)
 }
@@ -634,12 +657,7 @@ func (d *Disagg) prefillChanged(i int) {
 }
 
 // decodeChanged hears decode replica j go down or come up.
-func (d *Disagg) decodeChanged(j int) {
-	d.decStates[j].Available = d.Decode[j].Up()
-	if d.Decode[j].Up() {
-		d.pump(d.eng.Now())
-	}
-}
+func (d *Disagg) decodeChanged(j int) { d.DecodeRefresh(j) }
 
 // heldKV is a prefill replica's allocator: a finished prefill keeps its
 // KV for the transfer (Disagg.hold) instead of releasing it.

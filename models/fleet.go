@@ -251,6 +251,9 @@ func (f *Fleet) busy() bool { return !f.srcDone || f.Rec.InFlight() > 0 }
 func (f *Fleet) SetPolicies(p Policies) {
 	f.Gateway.pol = p
 	f.Health.start(p.Probe)
+	if f.Disagg != nil {
+		f.Disagg.Health.start(p.Probe) // the decode pool is probed as the prefill pool is
+	}
 }
 
 // SetReserved holds replica i out of service as a warm spare (or returns

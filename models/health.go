@@ -9,7 +9,7 @@ import "github.com/fleetsim/fleetsim/sim"
 // It counts into the gateway's GatewayStats.
 type Health struct {
 	eng        *sim.Engine
-	pool       *Pool
+	pool       probed
 	stats      *GatewayStats
 	cfg        ProbeConfig
 	faultAt    []sim.Time // first fault time of a not-yet-isolated replica, or -1
@@ -19,8 +19,23 @@ type Health struct {
 	busy func() bool
 }
 
-func newHealth(eng *sim.Engine, pool *Pool, stats *GatewayStats, busy func() bool) *Health {
-	h := &Health{eng: eng, pool: pool, stats: stats, busy: busy, faultAt: make([]sim.Time, len(pool.states))}
+// probed is a pool of replicas the health checker probes: the primary pool
+// (Pool), or a disaggregated fleet's decode pool (Disagg).
+type probed interface {
+	size() int
+	replica(i int) *Replica
+	inRotation(i int) bool
+	SetInRotation(i int, in bool)
+	ReplicaTP(i int) int
+	refresh(i int)
+}
+
+func (p *Pool) size() int              { return len(p.states) }
+func (p *Pool) replica(i int) *Replica { return p.Replicas[i] }
+func (p *Pool) inRotation(i int) bool  { return p.rot[i] }
+
+func newHealth(eng *sim.Engine, pool probed, stats *GatewayStats, busy func() bool) *Health {
+	h := &Health{eng: eng, pool: pool, stats: stats, busy: busy, faultAt: make([]sim.Time, pool.size())}
 	for i := range h.faultAt {
 		h.faultAt[i] = -1
 	}
@@ -34,9 +49,9 @@ func (h *Health) start(cfg ProbeConfig) {
 	if cfg.IntervalNs <= 0 {
 		return
 	}
-	n := len(h.pool.Replicas)
+	n := h.pool.size()
 	h.probeFails = make([]int, n)
-	for i := range h.pool.Replicas {
+	for i := 0; i < n; i++ {
 		i := i
 		// Stagger the probes across the interval (deterministically).
 		first := cfg.IntervalNs * sim.Time(i+1) / sim.Time(n+1)
@@ -70,8 +85,8 @@ func (h *Health) MarkFault(i int, now sim.Time) {
 // probe runs one health probe of replica i.
 func (h *Health) probe(i int, now sim.Time) {
 	p := h.pool
-	r := p.Replicas[i]
-	if !p.rot[i] || r.recovering {
+	r := p.replica(i)
+	if !p.inRotation(i) || r.recovering {
 		return // out of rotation or being repaired
 	}
 	res := r.Probe(h.cfg.Kind, h.cfg.TimeoutNs, h.cfg.KVPressure)

@@ -34,11 +34,17 @@ type Availability struct {
 	down     []sim.Time // when each replica went down, or -1
 	outages  []outage   // closed
 	minAvail int
-	timeline []TimelinePoint
+	// name is what the timeline calls a replica of this pool: "replica"
+	// (a co-located fleet), "prefill replica" or "decode replica".
+	name string
+	// timeline is the failures.csv timeline, shared by the pools of a
+	// disaggregated fleet (each row's capacity is its own pool's).
+	timeline *[]TimelinePoint
 }
 
 func newAvailability(replicas, slots, gpusPer int) *Availability {
-	a := &Availability{slots: slots, gpusPer: gpusPer, down: make([]sim.Time, replicas), minAvail: slots}
+	a := &Availability{slots: slots, gpusPer: gpusPer, down: make([]sim.Time, replicas), minAvail: slots,
+		name: "replica", timeline: new([]TimelinePoint)}
 	for i := range a.down {
 		a.down[i] = -1
 	}
@@ -50,14 +56,17 @@ func (a *Availability) markDown(i int, now sim.Time) { a.markDownDetail(i, now, 
 func (a *Availability) markDownDetail(i int, now sim.Time, detail string) {
 	if a.down[i] < 0 {
 		a.down[i] = now
-		a.recordDetail(now, "fail", fmt.Sprintf("replica %d", i), detail)
+		a.recordDetail(now, "fail", a.unit(i), detail)
 	}
 	a.minAvail = min(a.minAvail, a.slots-a.downCount())
 }
 
 func (a *Availability) markUp(i int, now sim.Time) {
-	a.markUpAs(i, now, "repair", fmt.Sprintf("replica %d", i))
+	a.markUpAs(i, now, "repair", a.unit(i))
 }
+
+// unit names replica i of the pool in the timeline.
+func (a *Availability) unit(i int) string { return fmt.Sprintf("%s %d", a.name, i) }
 
 // markUpAs ends replica i's outage with a timeline event of the given kind
 // (a spare that took its slot may end it before its repair).
@@ -73,7 +82,7 @@ func (a *Availability) record(now sim.Time, event, unit string) { a.recordDetail
 
 func (a *Availability) recordDetail(now sim.Time, event, unit, detail string) {
 	down := a.downCount()
-	a.timeline = append(a.timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: down * a.gpusPer,
+	*a.timeline = append(*a.timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: down * a.gpusPer,
 		Capacity: 1 - float64(down)/float64(a.slots), Detail: detail})
 }
 
@@ -125,7 +134,7 @@ func (a *Availability) report(r *Report, end sim.Time) {
 		r.TimeDown[sh.Name] = down[k].TimeFraction
 	}
 	r.MinAvailable = a.minAvail
-	for _, p := range a.timeline {
+	for _, p := range *a.timeline {
 		if p.Time <= end {
 			r.Timeline = append(r.Timeline, p)
 		}

@@ -45,6 +45,10 @@ type Config struct {
 	// probability (failures.Profile.UnitSparesAt: a server fault takes
 	// every replica packed on it). Default 0: Spares as given.
 	SpareCoverage float64 `toml:"spare_coverage"`
+	// DecodeSpares is the same for a disaggregated fleet's decode pool:
+	// warm spare decode replicas beyond disagg.decode.replicas, built and
+	// paid for. Spares are the prefill pool's. Default 0.
+	DecodeSpares int `toml:"decode_spares"`
 	// SpareAfterS: repairs shorter than this are waited out. Default 600.
 	SpareAfterS float64 `toml:"spare_after_s"`
 	// SpareSwapS is the reconfiguration delay of a warm-spare swap: the
@@ -107,6 +111,9 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 	}
 	if c.SpareCoverage != 0 && !(c.SpareCoverage > 0 && c.SpareCoverage < 1) {
 		ps.Add(config.Key(prefix, "spare_coverage"), "must be 0 (off) or between 0 and 1 (exclusive), found %v", c.SpareCoverage)
+	}
+	if c.DecodeSpares < 0 || c.DecodeSpares > 10000 {
+		ps.Add(config.Key(prefix, "decode_spares"), "must be between 0 and 10000, found %d", c.DecodeSpares)
 	}
 	ps.NonNegative(config.Key(prefix, "spare_after_s"), c.SpareAfterS)
 	ps.PositiveInt(config.Key(prefix, "racks_per_row"), c.RacksPerRow)

@@ -13,11 +13,15 @@
 //	                 failure mode does to a replica; Inject schedules a
 //	                 scripted fault; Remove takes a replica out for a run
 //	injector.go      Injector (Applier.Start): stochastic failures from a
-//	                 profile on the fleet's placement, precursor drains,
-//	                 repairs and cold starts; Report
-//	spares.go        SparePool: warm spares swapped in for long repairs
+//	                 profile on the fleet's placement (both pools of a
+//	                 disaggregated fleet: the decode pool's GPUs after the
+//	                 prefill pool's), precursor drains, repairs and cold
+//	                 starts; Report (and PoolReport, the decode pool's)
+//	spares.go        SparePool: warm spares swapped in for long repairs,
+//	                 one per pool
 //	availability.go  Availability: slots down over time, the timeline, and
-//	                 the time with at least x% of slots down (failures.Tally)
+//	                 the time with at least x% of slots down (failures.Tally),
+//	                 one per pool, sharing the timeline
 //
 // Everything runs on the fleet's engine, draws only from the streams it is
 // given, and never reads the clock.

@@ -13,8 +13,9 @@ import (
 // configuration.
 type Deps struct {
 	// Slots is the number of serving replicas (cluster.replicas); the
-	// fleet's replicas beyond them are warm spares.
-	Slots int
+	// fleet's replicas beyond them are warm spares. DecodeSlots is the
+	// same for a disaggregated fleet's decode pool (disagg.decode.replicas).
+	Slots, DecodeSlots int
 	// Rand is the failure stream, sim.NewStream(seed, "failures").
 	Rand *rand.Rand
 	// Drainer decides which precursors drain their replica
@@ -49,6 +50,14 @@ type Injector struct {
 	// nvlSince[i] is when the current spell of degradation began.
 	nvl      [][]float64
 	nvlSince []sim.Time
+	// A disaggregated fleet's decode replicas follow the prefill pool's
+	// nPre replicas in the injector's numbering (index nPre+j is decode
+	// replica j); decAvail is the decode pool's availability, decHits the
+	// decode replicas hit. nPre is 0 when co-located.
+	nPre      int
+	decAvail  *Availability
+	decSpares *SparePool
+	decHits   int
 }
 
 // Start draws c's failures on the fleet's GPUs and schedules the first.
@@ -61,11 +70,19 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		return nil, err
 	}
 	scaled := prof.Scaled(c.RateMultiplier)
+	// With a disaggregated fleet, both pools' GPUs are in the topology:
+	// the decode pool's after the prefill pool's (Disagg.DecodeReplicaGPUs).
+	domains, domainGPUs := fleet.Place.Domains, fleet.Place.DomainGPUs
+	n, m := len(fleet.Replicas), 0
+	if dis := fleet.Disagg; dis != nil {
+		m = len(dis.Decode)
+		domains, domainGPUs = dis.FailureDomains()
+	}
 	var topo failures.Topology
-	if n := fleet.Place.Domains; fleet.Place.DomainGPUs == 72 {
-		topo = failures.NVL72(n)
+	if domainGPUs == 72 {
+		topo = failures.NVL72(domains)
 	} else {
-		topo = failures.HGX(n, c.ServersPerRack)
+		topo = failures.HGX(domains, c.ServersPerRack)
 	}
 	if c.RacksPerRow > 0 {
 		topo.RacksPerRow = c.RacksPerRow
@@ -79,14 +96,23 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := len(fleet.Replicas)
 	in := &Injector{ap: a, src: failures.NewSignals(gen, scaled.MaxPrecursorLead()), drainer: d.Drainer,
 		grace: sim.FromSeconds(c.DrainGraceS), cold: sim.FromSeconds(c.ColdStartS),
-		drained: make([]bool, n), averted: map[failures.Event]bool{},
-		nvl: make([][]float64, n), nvlSince: make([]sim.Time, n),
+		drained: make([]bool, n+m), averted: map[failures.Event]bool{},
+		nvl: make([][]float64, n+m), nvlSince: make([]sim.Time, n+m),
 		avail:  newAvailability(n, d.Slots, fleet.Place.TP),
 		counts: Report{ByCategory: map[string]int{}, ByXid: map[string]int{}}}
-	in.spares = newSparePool(a.eng, fleet, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
+	if dis := fleet.Disagg; dis != nil {
+		// The pools' rows in failures.csv say which pool they are in.
+		in.nPre = n
+		in.avail.name = "prefill replica"
+		in.decAvail = newAvailability(m, d.DecodeSlots, dis.DecodeReplicaTP())
+		in.decAvail.name, in.decAvail.timeline = "decode replica", in.avail.timeline
+	}
+	in.spares = newSparePool(a.eng, primaryPool{fleet}, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
+	if in.decAvail != nil {
+		in.decSpares = newSparePool(a.eng, decodePool{fleet.Disagg}, in.decAvail, d.DecodeSlots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
+	}
 	in.stop = sim.Forever
 	if d.DurationS > 0 {
 		in.stop = sim.FromSeconds(d.DurationS)
@@ -130,6 +156,75 @@ func (in *Injector) replicasOn(ev failures.Event, fn func(i int, r *models.Repli
 			fn(i, r)
 		}
 	}
+	if dis := fleet.Disagg; dis != nil && in.decAvail != nil {
+		for j, r := range dis.Decode {
+			rf, rn := dis.DecodeReplicaGPUs(j)
+			if first < rf+rn && first+n > rf {
+				fn(in.nPre+j, r)
+			}
+		}
+	}
+}
+
+// decode is the decode replica that injector index i is, or -1 for a
+// prefill (or co-located) replica.
+func (in *Injector) decode(i int) int {
+	if in.decAvail == nil || i < in.nPre {
+		return -1
+	}
+	return i - in.nPre
+}
+
+// markFault records replica i's fault for its pool's time to isolate.
+func (in *Injector) markFault(i int, now sim.Time) {
+	if j := in.decode(i); j >= 0 {
+		in.ap.fleet.Disagg.DecodeMarkFault(j, now)
+		return
+	}
+	in.ap.fleet.MarkFault(i, now)
+}
+
+// refresh recomputes replica i's availability in its pool.
+func (in *Injector) refresh(i int) {
+	if j := in.decode(i); j >= 0 {
+		in.ap.fleet.Disagg.DecodeRefresh(j)
+		return
+	}
+	in.ap.fleet.Refresh(i)
+}
+
+// setInRotation puts replica i in or out of its pool's rotation.
+func (in *Injector) setInRotation(i int, on bool) {
+	if j := in.decode(i); j >= 0 {
+		in.ap.fleet.Disagg.DecodeSetInRotation(j, on)
+		return
+	}
+	in.ap.fleet.SetInRotation(i, on)
+}
+
+// drain drains replica i in its pool.
+func (in *Injector) drain(i int, then func(sim.Time)) {
+	if j := in.decode(i); j >= 0 {
+		in.ap.fleet.Disagg.DecodeDrain(j, in.grace, then)
+		return
+	}
+	in.ap.fleet.Drain(i, in.grace, then)
+}
+
+// sparesOf is replica i's pool's spare pool and its index there.
+func (in *Injector) sparesOf(i int) (*SparePool, int) {
+	if j := in.decode(i); j >= 0 {
+		return in.decSpares, j
+	}
+	return in.spares, i
+}
+
+// availOf is replica i's pool's availability and its index there.
+func (in *Injector) availOf(i int) (*Availability, int) {
+	if j := in.decode(i); j >= 0 {
+		return in.decAvail, j
+	}
+	return in.avail, i
 }
 
 // Precursor drains the replicas a coming failure ev will hit, if the
@@ -139,10 +234,11 @@ func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
 	if in.drainer == nil || !in.drainer.Drain(string(ev.Component)) {
 		return
 	}
-	eng, fleet := in.ap.eng, in.ap.fleet
+	eng := in.ap.eng
 	in.averted[ev] = true
 	in.replicasOn(ev, func(i int, r *models.Replica) {
-		if in.drained[i] || !r.Up() || in.spares.out(i) {
+		sp, k := in.sparesOf(i)
+		if in.drained[i] || !r.Up() || sp.out(k) {
 			return // spares are not serving: nothing to drain
 		}
 		in.drained[i] = true
@@ -150,17 +246,18 @@ func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
 		// With a warm spare, the spare takes the replica's place before it
 		// drains (ByteRobust's warm standby, CALIBRATION.md §1): no capacity
 		// is lost to the drain or the repair.
-		swapped := in.spares.covers(ev.Repair) && in.spares.swapIn(i, now, false, "")
-		fleet.Drain(i, in.grace, func(t sim.Time) {
+		swapped := sp.covers(ev.Repair) && sp.swapIn(k, now, false, "")
+		av, _ := in.availOf(i)
+		in.drain(i, func(t sim.Time) {
 			if !swapped {
-				in.avail.markDown(i, t)
+				av.markDown(k, t)
 			}
 			eng.Schedule(t+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
 				r.Recover(t, in.cold, func() {
-					in.avail.markUp(i, eng.Now())
+					av.markUp(k, eng.Now())
 					in.drained[i] = false
-					fleet.SetInRotation(i, true)
-					in.spares.backAsSpare(i, eng.Now())
+					in.setInRotation(i, true)
+					sp.backAsSpare(k, eng.Now())
 				})
 			})
 		})
@@ -175,12 +272,12 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 		in.counts.Averted++
 		return
 	}
-	eng, fleet, spares := in.ap.eng, in.ap.fleet, in.spares
+	eng := in.ap.eng
 	hit := false
 	if ev.Mode == failures.ModeNVLinkDegraded {
 		in.replicasOn(ev, func(i int, r *models.Replica) {
 			hit = true
-			in.counts.ReplicaHits++
+			in.countHit(i)
 			in.counts.Degraded++
 			in.degrade(i, r, ev.NVLinkFraction, now, ev.Repair)
 		})
@@ -189,9 +286,10 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 	}
 	in.replicasOn(ev, func(i int, r *models.Replica) {
 		hit = true
-		in.counts.ReplicaHits++
-		if !spares.out(i) {
-			fleet.MarkFault(i, now) // (spares serve nothing: nothing to isolate)
+		in.countHit(i)
+		spares, k := in.sparesOf(i)
+		if !spares.out(k) {
+			in.markFault(i, now) // (spares serve nothing: nothing to isolate)
 		}
 		var reason string
 		switch ev.Mode {
@@ -204,38 +302,47 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 			eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
 			return
 		}
+		av, _ := in.availOf(i)
 		switch {
-		case spares.idle[i]: // a waiting spare failed: it is repaired as a spare
-			spares.failIdle(i, now)
-		case spares.pending(i): // a spare failed during its swap
-			spares.failPending(i, now, true, repairDetail(&ev))
-		case spares.replaced[i]: // already out, repairing as a spare
-		case spares.covers(ev.Repair) && ev.Mode != failures.ModeHang && spares.swapIn(i, now, true, repairDetail(&ev)):
+		case spares.idle[k]: // a waiting spare failed: it is repaired as a spare
+			spares.failIdle(k, now)
+		case spares.pending(k): // a spare failed during its swap
+			spares.failPending(k, now, true, repairDetail(&ev))
+		case spares.replaced[k]: // already out, repairing as a spare
+		case spares.covers(ev.Repair) && ev.Mode != failures.ModeHang && spares.swapIn(k, now, true, repairDetail(&ev)):
 			// A long repair, and a spare took its place at once. (A hang is
 			// not swapped: it must first be detected, by probes or timeouts.)
 		default:
-			in.avail.markDownDetail(i, now, repairDetail(&ev))
+			av.markDownDetail(k, now, repairDetail(&ev))
 		}
-		fleet.Refresh(i)
+		in.refresh(i)
 		eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
 			if r.Up() && !r.Hung() {
-				in.avail.markUp(i, t) // already back (an earlier repair, a probe's restart)
-				spares.backAsSpare(i, t)
+				av.markUp(k, t) // already back (an earlier repair, a probe's restart)
+				spares.backAsSpare(k, t)
 				return
 			}
 			r.Recover(t, in.cold, func() {
-				in.avail.markUp(i, eng.Now())
+				av.markUp(k, eng.Now())
 				if in.drained[i] {
 					in.drained[i] = false
-					fleet.SetInRotation(i, true)
+					in.setInRotation(i, true)
 				}
-				spares.backAsSpare(i, eng.Now())
-				fleet.Refresh(i)
+				spares.backAsSpare(k, eng.Now())
+				in.refresh(i)
 			})
-			fleet.Refresh(i)
+			in.refresh(i)
 		})
 	})
 	in.count(&ev, hit)
+}
+
+// countHit counts replica i hit by a failure.
+func (in *Injector) countHit(i int) {
+	in.counts.ReplicaHits++
+	if in.decode(i) >= 0 {
+		in.decHits++
+	}
 }
 
 // repairDetail is failures.csv's detail of a failure: its category, and
@@ -321,6 +428,26 @@ type Report struct {
 	// Timeline is every replica going down or coming back, and every swap,
 	// up to the end of the run.
 	Timeline []TimelinePoint
+	// Decode is the decode pool's availability in a disaggregated fleet
+	// (nil when co-located); the figures above are then the prefill
+	// pool's, but for Events, ByCategory, ByXid, ReplicaHits, Drained,
+	// Averted and Degraded, which count both pools, and Timeline, which
+	// holds both pools' rows.
+	Decode *PoolReport
+}
+
+// PoolReport is the availability of a disaggregated fleet's decode pool.
+type PoolReport struct {
+	Replicas     int // serving decode replicas (disagg.decode.replicas)
+	ReplicaHits  int // decode replicas hit (one event can hit several)
+	MinAvailable int
+	DownNs       sim.Time
+	Outages      []sim.Time
+	TimeDown     map[string]float64
+	// The decode pool's warm spares ([failures] decode_spares), as
+	// Report's.
+	Spares, SparesUsed         int
+	IdleSpareNs, SpareRepairNs sim.Time
 }
 
 // Report closes the books at end, the end of the run.
@@ -333,5 +460,13 @@ func (in *Injector) Report(end sim.Time) Report {
 	}
 	in.avail.report(&r, end)
 	in.spares.report(&r, end)
+	if in.decAvail != nil {
+		var d Report
+		in.decAvail.report(&d, end)
+		in.decSpares.report(&d, end)
+		r.Decode = &PoolReport{Replicas: in.decAvail.slots, ReplicaHits: in.decHits, MinAvailable: d.MinAvailable,
+			DownNs: d.DownNs, Outages: d.Outages, TimeDown: d.TimeDown, Spares: d.Spares, SparesUsed: d.SparesUsed,
+			IdleSpareNs: d.IdleSpareNs, SpareRepairNs: d.SpareRepairNs}
+	}
 	return r
 }

@@ -15,7 +15,7 @@ import (
 // and the repairs they covered (down time that availability does not
 // count, since capacity held).
 type SparePool struct {
-	fleet *models.Fleet
+	fleet sparePool
 	avail *Availability // the timeline the swaps are logged on
 	after sim.Time      // repairs shorter than this are waited out
 	eng   *sim.Engine
@@ -38,10 +38,33 @@ type SparePool struct {
 	size, used    int
 }
 
+// sparePool is the pool whose replicas the spare pool holds: the fleet's
+// primary pool, or a disaggregated fleet's decode pool.
+type sparePool interface {
+	replica(i int) *models.Replica
+	size() int
+	SetReserved(i int, reserved bool)
+	Refresh(i int)
+}
+
+// primaryPool is the fleet's primary (or prefill) pool as a sparePool.
+type primaryPool struct{ *models.Fleet }
+
+func (p primaryPool) replica(i int) *models.Replica { return p.Replicas[i] }
+func (p primaryPool) size() int                     { return len(p.Replicas) }
+
+// decodePool is a disaggregated fleet's decode pool as a sparePool.
+type decodePool struct{ d *models.Disagg }
+
+func (p decodePool) replica(j int) *models.Replica    { return p.d.Decode[j] }
+func (p decodePool) size() int                        { return len(p.d.Decode) }
+func (p decodePool) SetReserved(j int, reserved bool) { p.d.DecodeSetReserved(j, reserved) }
+func (p decodePool) Refresh(j int)                    { p.d.DecodeRefresh(j) }
+
 // newSparePool holds fleet's replicas from slots on out of service as
 // spares.
-func newSparePool(eng *sim.Engine, fleet *models.Fleet, avail *Availability, slots int, after, swap sim.Time) *SparePool {
-	n := len(fleet.Replicas)
+func newSparePool(eng *sim.Engine, fleet sparePool, avail *Availability, slots int, after, swap sim.Time) *SparePool {
+	n := fleet.size()
 	sp := &SparePool{eng: eng, fleet: fleet, avail: avail, after: after, swap: swap, size: n - slots,
 		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n),
 		pendingFor: make([]int, n)}
@@ -72,7 +95,7 @@ func (sp *SparePool) covers(repair sim.Time) bool { return repair >= sp.after }
 // its failure), i's slot is down until then.
 func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) bool {
 	for j, idle := range sp.idle {
-		if r := sp.fleet.Replicas[j]; !idle || !r.Up() || r.Hung() {
+		if r := sp.fleet.replica(j); !idle || !r.Up() || r.Hung() {
 			continue
 		}
 		sp.idle[j] = false
@@ -82,13 +105,13 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 		sp.used++
 		if sp.swap <= 0 {
 			sp.fleet.SetReserved(j, false)
-			sp.avail.record(now, "spare", fmt.Sprintf("replica %d for %d", j, i))
+			sp.avail.record(now, "spare", fmt.Sprintf("%s %d for %d", sp.avail.name, j, i))
 			return true
 		}
 		if failed {
 			sp.avail.markDownDetail(i, now, fmt.Sprintf("%s; spare swap %.0f s", detail, sp.swap.Seconds()))
 		}
-		sp.avail.recordDetail(now, "spare", fmt.Sprintf("replica %d for %d", j, i), fmt.Sprintf("serves after a %.0f s swap", sp.swap.Seconds()))
+		sp.avail.recordDetail(now, "spare", fmt.Sprintf("%s %d for %d", sp.avail.name, j, i), fmt.Sprintf("serves after a %.0f s swap", sp.swap.Seconds()))
 		sp.pendingFor[j] = i
 		sp.eng.Schedule(now+sp.swap, sim.PriorityFailure, func(t sim.Time) {
 			if sp.pendingFor[j] != i {
@@ -97,7 +120,7 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 			sp.pendingFor[j] = -1
 			sp.fleet.SetReserved(j, false)
 			sp.fleet.Refresh(j)
-			unit := fmt.Sprintf("replica %d for %d", j, i)
+			unit := fmt.Sprintf("%s %d for %d", sp.avail.name, j, i)
 			if failed && sp.avail.down[i] >= 0 {
 				sp.avail.markUpAs(i, t, "spare-in", unit) // the slot serves again
 			} else {
@@ -117,7 +140,7 @@ func (sp *SparePool) failPending(j int, now sim.Time, failed bool, detail string
 	i := sp.pendingFor[j]
 	sp.pendingFor[j] = -1
 	sp.replaced[j], sp.replacedSince[j] = true, now
-	sp.avail.record(now, "spare-fail", fmt.Sprintf("replica %d", j))
+	sp.avail.record(now, "spare-fail", sp.avail.unit(j))
 	sp.replaced[i] = false
 	if !sp.swapIn(i, now, failed, detail) {
 		sp.fleet.SetReserved(i, false)
@@ -131,7 +154,7 @@ func (sp *SparePool) failIdle(i int, now sim.Time) {
 	sp.idle[i] = false
 	sp.idleNs += now - sp.idleSince[i]
 	sp.replaced[i], sp.replacedSince[i] = true, now
-	sp.avail.record(now, "spare-fail", fmt.Sprintf("replica %d", i))
+	sp.avail.record(now, "spare-fail", sp.avail.unit(i))
 }
 
 // backAsSpare makes a repaired replica whose place a spare took a spare.
@@ -143,7 +166,7 @@ func (sp *SparePool) backAsSpare(i int, now sim.Time) {
 	sp.repairs = append(sp.repairs, [2]sim.Time{sp.replacedSince[i], now})
 	sp.idle[i] = true
 	sp.idleSince[i] = now
-	sp.avail.record(now, "spare-ready", fmt.Sprintf("replica %d", i))
+	sp.avail.record(now, "spare-ready", sp.avail.unit(i))
 }
 
 // report fills r's spare figures up to end.

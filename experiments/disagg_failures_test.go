@@ -1,0 +1,271 @@
+package experiments
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/internal/streams"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// pdFailuresSrc is a disaggregated fleet on two HGX H100 servers (two TP=4
+// prefill replicas on the first, two TP=4 decode replicas on the second)
+// under stochastic GPU failures only ([failures], nothing scripted), at a
+// rate that hits both servers in two minutes, with an 18 s repair.
+const pdFailuresSrc = `name = "pd-failures"
+seed = 3
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 4
+replicas = 2
+[workload]
+kind = "synthetic"
+duration_s = 120
+[workload.arrival]
+rate_per_s = 8
+[workload.input]
+dist = "lognormal"
+mean = 2048
+p99 = 6000
+[workload.output]
+dist = "lognormal"
+mean = 400
+p99 = 1200
+[failures]
+enabled = true
+profile = "none"
+rate_multiplier = 40
+cold_start_s = 5
+[[failures.components]]
+component = "gpu"
+rate_per_gpu_hour = 0.5
+[failures.components.repair]
+dist = "fixed"
+hours = 0.005
+[disagg]
+enabled = true
+[disagg.decode]
+replicas = 2
+`
+
+// runStepChecked builds sc's fleet as the runner does, with its failures,
+// and steps it event by event: requests conserved, every replica of both
+// pools consistent with what it holds, no down replica available, after
+// every event; nothing left between the pools at the end. It returns the
+// fleet and the failures' report.
+func runStepChecked(t *testing.T, sc *Scenario, src string) (*models.Fleet, *FailureStats) {
+	t.Helper()
+	eng := sim.NewEngine()
+	rec := models.NewRecorder(sc.SLO)
+	fleet, err := newFleet(eng, sc, rec)
+	require.NoError(t, err)
+	fi, err := startFailures(eng, fleet, sc, sc.Seed)
+	require.NoError(t, err)
+	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+	require.NoError(t, err)
+	require.NoError(t, fleet.Start(w))
+	fleet.DrainLimit = 600 * sim.Second
+	d := fleet.Disagg
+	stepChecked(t, eng, fleet, rec, src, func(n int) {
+		serving := 0
+		for j, r := range d.Decode {
+			require.NoError(t, r.CheckInvariants(), "decode replica %d, event %d at %v\n%s", j, n, eng.Now(), src)
+			if d.DecodeStates()[j].Available {
+				require.True(t, r.Up(), "decode replica %d available but down, event %d\n%s", j, n, src)
+				serving++
+			}
+		}
+		require.LessOrEqual(t, serving, sc.Disagg.Decode.Replicas, "more decode replicas serving than disagg.decode.replicas (spares)")
+	})
+	require.False(t, fleet.Truncated)
+	require.Zero(t, d.Between(), "nothing left between the pools")
+	require.Zero(t, d.HeldBlocks(), "no prefill KV left held")
+	end := rec.LastEvent()
+	fleet.Finish(end)
+	return fleet, failureStats(fi.Report(end), end, sc.Cluster.Replicas)
+}
+
+// TestDisaggFailuresStrikeDecodePool: [failures] strikes the decode pool's
+// GPUs as it does the prefill pool's (nothing is scripted here). A decode
+// replica that fails loses its requests' KV: they are prefilled again and
+// counted (disagg.decode_lost, within disagg.reprefills). The decode
+// pool's availability is its own block, failures.csv names each row's
+// pool, and the run is deterministic.
+func TestDisaggFailuresStrikeDecodePool(t *testing.T) {
+	sc, err := Parse("pd.toml", []byte(pdFailuresSrc))
+	require.NoError(t, err)
+	fleet, fs := runStepChecked(t, sc, pdFailuresSrc)
+	st := fleet.Disagg.Stats
+	t.Logf("events %d, replica hits %d (decode %d), decode down %.1f s, reprefills %d (decode lost %d), completed %d of %d",
+		fs.Events, fs.ReplicaHits, fs.Decode.ReplicaHits, fs.Decode.ReplicaDownS, st.RePrefills, st.DecodeLost, fleet.Rec.Completed, fleet.Rec.Arrived)
+	require.NotNil(t, fs.Decode, "a disaggregated fleet reports its decode pool")
+	require.Positive(t, fs.Decode.ReplicaHits, "failures hit the decode pool")
+	require.Less(t, fs.Decode.ReplicaHits, fs.ReplicaHits, "and the prefill pool")
+	require.Positive(t, fs.Decode.ReplicaDownS, "a decode replica was out")
+	require.Less(t, fs.Decode.Availability, 1.0)
+	require.Positive(t, st.DecodeLost, "a decode failure lost KV")
+	require.GreaterOrEqual(t, st.RePrefills, st.DecodeLost, "decode losses are re-prefills")
+	require.GreaterOrEqual(t, st.Transfers, fleet.Rec.Completed+st.DecodeLost, "a request whose decode replica failed transferred again")
+	var waste int64
+	for _, r := range fleet.Disagg.Decode {
+		waste += r.Stats.WastedDecodeTokens
+	}
+	require.Positive(t, waste, "the lost decodes are wasted tokens")
+
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	var pre, dec int
+	for _, p := range res.Timeline {
+		switch {
+		case strings.HasPrefix(p.Unit, "prefill replica "):
+			pre++
+		case strings.HasPrefix(p.Unit, "decode replica "):
+			dec++
+		default:
+			t.Fatalf("failures.csv row without its pool: %+v", p)
+		}
+	}
+	require.Positive(t, pre)
+	require.Positive(t, dec)
+	s := Summarize(res)
+	require.Equal(t, fleet.Disagg.Stats.DecodeLost, s.Disagg.DecodeLost, "the runner and the stepped run agree")
+	require.Equal(t, fs.Decode.ReplicaHits, s.Failures.Decode.ReplicaHits)
+	require.Positive(t, s.Cost.Wasted.DiscardedUSD, "the decodes lost are priced")
+	var tbl strings.Builder
+	require.NoError(t, s.WriteTable(&tbl))
+	require.Contains(t, tbl.String(), fmt.Sprintf("decode pool: %d replica hits", fs.Decode.ReplicaHits))
+	requireDeterministic(t, sc, pdFailuresSrc)
+}
+
+// TestDisaggProbesWatchDecodePool: a decode replica that hangs for good
+// (a scripted hang with no end) is found by the deep probes, ejected and
+// restarted as a prefill replica would be; the requests it held lose their
+// KV and are prefilled again, and every request completes. Without deep
+// probes nothing would end the hang: the scenario is refused at its line.
+func TestDisaggProbesWatchDecodePool(t *testing.T) {
+	src := `name = "pd-probes"
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 2
+[workload]
+kind = "synthetic"
+duration_s = 60
+[workload.arrival]
+rate_per_s = 10
+[workload.input]
+dist = "lognormal"
+mean = 2048
+p99 = 6000
+[workload.output]
+dist = "lognormal"
+mean = 400
+p99 = 1200
+[policies.probe]
+kind = "%KIND%"
+interval_s = 2
+restart_s = 5
+cold_start_s = 10
+[disagg]
+enabled = true
+[disagg.decode]
+replicas = 2
+[[disagg.faults]]
+at_s = 20
+replica = 1
+mode = "hang"
+`
+	deep := strings.Replace(src, "%KIND%", "deep", 1)
+	sc, err := Parse("pd.toml", []byte(deep))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	t.Logf("decode probes %d, ejections %d (isolated after %.0f ms), reprefills %d (decode lost %d), completed %d of %d",
+		s.Disagg.DecodeProbes, s.Disagg.DecodeEjections, s.Disagg.DecodeIsolationMsMax, s.Disagg.RePrefills, s.Disagg.DecodeLost, s.Requests.Completed, s.Requests.Arrived)
+	require.Positive(t, s.Disagg.DecodeProbes, "probes watch the decode pool")
+	require.Equal(t, int64(1), s.Disagg.DecodeEjections, "the hung decode replica is ejected once")
+	// Probes every 2 s, two failures to eject: found within 4 s of the hang.
+	require.Positive(t, s.Disagg.DecodeIsolationMsMax)
+	require.LessOrEqual(t, s.Disagg.DecodeIsolationMsMax, 4000.0)
+	require.Zero(t, s.Resilience.Ejections, "no prefill replica is")
+	require.Positive(t, s.Disagg.DecodeLost, "its requests lost their KV")
+	require.Equal(t, s.Disagg.RePrefills, s.Disagg.DecodeLost, "only the decode pool lost KV")
+	require.Equal(t, s.Requests.Arrived, s.Requests.Completed, "every request completes")
+	requireDeterministic(t, sc, deep)
+
+	_, err = Parse("pd.toml", []byte(strings.Replace(src, "%KIND%", "liveness", 1)))
+	require.ErrorContains(t, err, `pd.toml:29: disagg.faults.0.duration_s: a decode replica's hang needs a duration > 0 unless deep probes`)
+}
+
+// TestDisaggFailuresNeedOneDomainSize: stochastic failures fall on one
+// topology holding both pools, so pools whose GPUs have NVLink domains of
+// different sizes (an HGX prefill pool, an NVL72 decode pool) are refused
+// at the decode pool's gpu.
+func TestDisaggFailuresNeedOneDomainSize(t *testing.T) {
+	src := strings.Replace(pdFailuresSrc, "[disagg.decode]\nreplicas = 2\n", "[disagg.decode]\nreplicas = 2\ngpu = \"GB200\"\n", 1)
+	require.Equal(t, "gpu = \"GB200\"", strings.Split(src, "\n")[36-1])
+	_, err := Parse("pd.toml", []byte(src))
+	require.ErrorContains(t, err, `pd.toml:36: disagg.decode.gpu: [failures] on a disaggregated fleet needs both pools' GPUs in NVLink domains of one size`)
+}
+
+// TestDisaggDecodeSpares: [failures] decode_spares builds warm spare decode
+// replicas beyond disagg.decode.replicas, held out of the decode choice
+// until a decode replica fails with a long repair; then one takes its place
+// (failures.csv: "spare", "decode replica 2 for 0"), and the repaired
+// replica becomes a spare. Never more decode replicas serve than
+// disagg.decode.replicas; the spares are paid for; the run is
+// deterministic. decode_spares without [disagg] is refused at its line.
+func TestDisaggDecodeSpares(t *testing.T) {
+	src := strings.Replace(pdFailuresSrc, "cold_start_s = 5\n", "cold_start_s = 5\ndecode_spares = 1\nspare_after_s = 0\n", 1)
+	src = strings.Replace(src, "seed = 3\n", "seed = 2\n", 1)
+	sc, err := Parse("pd.toml", []byte(src))
+	require.NoError(t, err)
+	fleet, fs := runStepChecked(t, sc, src)
+	require.Len(t, fleet.Disagg.Decode, 3, "two serving decode replicas and a spare")
+	t.Logf("decode: %d hits, %d spares used, availability %.3f, idle spare %.1f s, repaired under a spare %.1f s",
+		fs.Decode.ReplicaHits, fs.Decode.SparesUsed, fs.Decode.Availability, fs.Decode.IdleSpareS, fs.Decode.SpareRepairS)
+	require.Equal(t, 1, fs.Decode.Spares)
+	require.Positive(t, fs.Decode.SparesUsed, "a spare took a failed decode replica's place")
+	require.Positive(t, fs.Decode.IdleSpareS)
+	require.Zero(t, fs.Spares, "the prefill pool has none")
+
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	swaps := 0
+	for _, p := range res.Timeline {
+		if p.Event == "spare" {
+			require.True(t, strings.HasPrefix(p.Unit, "decode replica "), "%+v", p)
+			swaps++
+		}
+	}
+	require.Equal(t, fs.Decode.SparesUsed, swaps)
+	s := Summarize(res)
+	require.Equal(t, 2, s.Disagg.DecodeReplicas)
+	require.Equal(t, 12, s.Disagg.DecodeGPUs, "the spare's GPUs are paid for")
+	require.Positive(t, s.Cost.Wasted.IdleSparesUSD)
+	requireDeterministic(t, sc, src)
+
+	_, err = Parse("pd.toml", []byte(strings.Replace(src, "[disagg]\nenabled = true\n", "[disagg]\nenabled = false\n", 1)))
+	require.ErrorContains(t, err, "pd.toml:26: failures.decode_spares: needs a disaggregated fleet")
+}
+
+// TestDisaggFailureRateCountsDecodeGPUs: the runaway-rate guard counts
+// both pools' GPUs, since failures strike both: a multiplier the prefill
+// pool's 8 GPUs alone would take (~670k expected failures) is refused at
+// load time for the 16 of the disaggregated fleet (~1.3M, above
+// faults.MaxEvents).
+func TestDisaggFailureRateCountsDecodeGPUs(t *testing.T) {
+	src := strings.Replace(pdFailuresSrc, "rate_multiplier = 40\n", "rate_multiplier = 5000000\n", 1)
+	_, err := Parse("pd.toml", []byte(src))
+	require.ErrorContains(t, err, "failures.rate_multiplier: 5e+06 gives about 1.33e+06 failures on 16 GPUs")
+	_, err = Parse("pd.toml", []byte(strings.Replace(src, "[disagg]\nenabled = true\n", "[disagg]\nenabled = false\n", 1)))
+	require.NoError(t, err, "co-located, 8 GPUs")
+}
