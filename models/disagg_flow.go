@@ -120,16 +120,15 @@ func (f *Fleet) EnableDisagg(cat *Catalog, cfg DisaggConfig, cluster FleetConfig
 	}
 	gp, gd, llm := cat.GPUs[cluster.GPU], cat.GPUs[cfg.Decode.GPU], cat.LLMs[cluster.Model]
 	dc := cfg.Decode
-	perf, err := NewStepModel(gd, llm, dc.TP, Precision(dc.Replica.Weights), Precision(dc.Replica.KVDType), cat.Profiles[dc.Replica.Perf.Profile])
+	// The decode pool's step model is deployed as a co-located replica's
+	// is (TP-only: dp/ep/pp are refused on the decode pool), so an MoE
+	// model keeps its expert terms and speculative decoding its verify
+	// steps (spec.go: each verify step emits τ tokens on average; the
+	// memory plan keeps k KV positions per running sequence).
+	dep := Deployment{Layout: Layout{TP: dc.TP}, MoE: dc.Replica.MoE, Spec: dc.Replica.Spec}
+	perf, err := NewDeployedStepModel(gd, llm, dep, Precision(dc.Replica.Weights), Precision(dc.Replica.KVDType), cat.Profiles[dc.Replica.Perf.Profile])
 	if err != nil {
 		return err
-	}
-	if dc.Replica.Spec.On() {
-		// Speculative decoding on the decode pool: only its decode steps
-		// change (spec.go: each verify step emits τ tokens on average; the
-		// memory plan keeps k KV positions per running sequence), as on a
-		// co-located replica (NewDeployedStepModel).
-		perf.spec = newSpecStep(dc.Replica.Spec)
 	}
 	p, g := f.Pool, f.Gateway
 	n, m := len(p.Replicas), dc.Replicas

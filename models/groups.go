@@ -142,7 +142,10 @@ func newGroupFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, plans []Memor
 	best := map[string]float64{} // the fastest group's throughput, per model
 	for i, g := range cfg.Groups {
 		gpu, llm := cat.GPUs[g.GPU], cat.LLMs[g.Model]
-		perf, err := NewStepModel(gpu, llm, g.TP, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
+		// Deployed as a fleet of one kind is (TP-only: groups refuse
+		// dp/ep/pp), so an MoE model keeps its expert terms.
+		dep := Deployment{Layout: Layout{TP: g.TP}, MoE: cfg.Replica.MoE, Spec: cfg.Replica.Spec}
+		perf, err := NewDeployedStepModel(gpu, llm, dep, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
 		if err != nil {
 			return nil, err
 		}
