@@ -714,11 +714,16 @@ func (s *Scenario) resolveGroups(doc *tomlx.Doc, ps *config.Problems) {
 		key string
 		on  bool
 	}{
-		{"failures.enabled", s.Failures.Enabled}, {"rollout.enabled", s.Rollout.Enabled}, {"autoscale.enabled", s.Autoscale.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
+		{"rollout.enabled", s.Rollout.Enabled}, {"autoscale.enabled", s.Autoscale.Enabled},
+		{"fallback.enabled", s.Fallback.Enabled}, {"run.down_replicas", s.Run.DownReplicas > 0},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)")
 		}
+	}
+	if s.Failures.Enabled && s.Failures.Spares > 0 {
+		// Failures strike each group's own servers, but one pool of warm
+		// spares would have to hold a spare of every GPU type and model.
+		ps.Add("failures.spares", "warm spares cannot be combined with [[cluster.groups]] yet (a spare would be needed per group: each has its own GPU type and model); set spares = 0")
 	}
 }

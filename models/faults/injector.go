@@ -17,6 +17,10 @@ type Deps struct {
 	Slots int
 	// Rand is the failure stream, sim.NewStream(seed, "failures").
 	Rand *rand.Rand
+	// GroupRand, for a fleet of groups, is group k's own failure stream
+	// (each group's servers fail on their own); unused for a fleet of one
+	// kind.
+	GroupRand func(k int) *rand.Rand
 	// Drainer decides which precursors drain their replica
 	// (policies.PrecursorDrain); nil drains none.
 	Drainer models.PrecursorPolicy
@@ -34,13 +38,13 @@ type Deps struct {
 // It keeps the spare pool and the availability tally.
 type Injector struct {
 	ap      *Applier
-	src     *failures.Signals
+	srcs    []source
 	drainer models.PrecursorPolicy
 	grace   sim.Time
 	cold    sim.Time
 	stop    sim.Time // no events after this
 	drained []bool
-	averted map[failures.Event]bool // failures headed off by a proactive drain and repair
+	averted map[avertKey]bool // failures headed off by a proactive drain and repair
 	spares  *SparePool
 	avail   *Availability
 	counts  Report // the counts; the rest is filled by Report
@@ -51,18 +55,27 @@ type Injector struct {
 	nvlSince []sim.Time
 }
 
-// Start draws c's failures on the fleet's GPUs and schedules the first.
-// The failure topology is the fleet's placement: NVL72 racks for a 72-GPU
-// NVLink domain, else HGX servers, ServersPerRack to a rack.
-func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
-	fleet := a.fleet
-	prof, err := c.BuildProfile()
-	if err != nil {
-		return nil, err
-	}
-	scaled := prof.Scaled(c.RateMultiplier)
+// source is one failure source: the failures of one placement's GPUs
+// (the fleet's, or one group's servers of its own GPU type) hitting
+// replicas [first, first+n).
+type source struct {
+	sig      *failures.Signals
+	group    int // index in fleet.Groups, -1 for a fleet of one kind
+	place    models.Placement
+	first, n int
+}
+
+// avertKey names a failure headed off: its source and the event.
+type avertKey struct {
+	src int
+	ev  failures.Event
+}
+
+// topology is the failure topology of placement pl: NVL72 racks for a
+// 72-GPU NVLink domain, else HGX servers, ServersPerRack to a rack.
+func topology(c Config, pl models.Placement) failures.Topology {
 	var topo failures.Topology
-	if n := fleet.Place.Domains; fleet.Place.DomainGPUs == 72 {
+	if n := max(pl.Domains, 1); pl.DomainGPUs == 72 {
 		topo = failures.NVL72(n)
 	} else {
 		topo = failures.HGX(n, c.ServersPerRack)
@@ -70,22 +83,64 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 	if c.RacksPerRow > 0 {
 		topo.RacksPerRow = c.RacksPerRow
 	}
-	if d.DurationS > 0 {
-		if err := c.CheckRate(prof, topo.GPUs(), d.DurationS); err != nil {
-			return nil, fmt.Errorf("failures.rate_multiplier: %w", err)
-		}
-	}
-	gen, err := failures.NewGenerator(scaled, topo, d.Rand)
+	return topo
+}
+
+// Start draws c's failures on the fleet's GPUs and schedules the first.
+// The failure topology is the fleet's placement (topology). A fleet of
+// groups ([[cluster.groups]]) has one topology and one failure stream per
+// group: each group's replicas sit on servers of their own GPU type (a
+// GB200 group in NVL72 racks, an H100 group in HGX servers), at the
+// profile's rate per GPU-hour times the group's GPUs.
+func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
+	fleet := a.fleet
+	prof, err := c.BuildProfile()
 	if err != nil {
 		return nil, err
 	}
+	scaled := prof.Scaled(c.RateMultiplier)
+	type part struct {
+		place    models.Placement
+		group    int
+		first, n int
+		rng      *rand.Rand
+	}
+	var parts []part
+	if len(fleet.Groups) == 0 {
+		parts = []part{{fleet.Place, -1, 0, len(fleet.Replicas), d.Rand}}
+	}
+	for k, g := range fleet.Groups {
+		if g.Replicas > 0 {
+			parts = append(parts, part{g.Place, k, g.First, g.Replicas, d.GroupRand(k)})
+		}
+	}
+	gpus := 0
+	for _, pt := range parts {
+		gpus += topology(c, pt.place).GPUs()
+	}
+	if d.DurationS > 0 {
+		if err := c.CheckRate(prof, gpus, d.DurationS); err != nil {
+			return nil, fmt.Errorf("failures.rate_multiplier: %w", err)
+		}
+	}
 	n := len(fleet.Replicas)
-	in := &Injector{ap: a, src: failures.NewSignals(gen, scaled.MaxPrecursorLead()), drainer: d.Drainer,
+	in := &Injector{ap: a, drainer: d.Drainer,
 		grace: sim.FromSeconds(c.DrainGraceS), cold: sim.FromSeconds(c.ColdStartS),
-		drained: make([]bool, n), averted: map[failures.Event]bool{},
+		drained: make([]bool, n), averted: map[avertKey]bool{},
 		nvl: make([][]float64, n), nvlSince: make([]sim.Time, n),
 		avail:  newAvailability(n, d.Slots, fleet.Place.TP),
 		counts: Report{ByCategory: map[string]int{}, ByXid: map[string]int{}}}
+	for _, pt := range parts {
+		gen, err := failures.NewGenerator(scaled, topology(c, pt.place), pt.rng)
+		if err != nil {
+			return nil, err
+		}
+		in.srcs = append(in.srcs, source{sig: failures.NewSignals(gen, scaled.MaxPrecursorLead()), group: pt.group,
+			place: pt.place, first: pt.first, n: pt.n})
+	}
+	if len(fleet.Groups) > 0 {
+		in.avail.named(fleet)
+	}
 	in.spares = newSparePool(a.eng, fleet, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
 	in.stop = sim.Forever
 	if d.DurationS > 0 {
@@ -94,12 +149,16 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 	if d.HorizonS > 0 {
 		in.stop = min(in.stop, sim.FromSeconds(d.HorizonS))
 	}
-	in.pull()
+	for k := range in.srcs {
+		in.pull(k)
+	}
 	return in, nil
 }
 
-func (in *Injector) pull() {
-	sig, ok := in.src.Next()
+// pull schedules source k's next signal. Each source keeps one pending
+// event of its own; the engine orders them.
+func (in *Injector) pull(k int) {
+	sig, ok := in.srcs[k].sig.Next()
 	if !ok || sig.Time > in.stop {
 		return
 	}
@@ -108,40 +167,45 @@ func (in *Injector) pull() {
 			return // the workload is over and every request done: stop failing
 		}
 		if sig.Precursor {
-			in.Precursor(sig.Event, now)
+			in.precursor(k, sig.Event, now)
 		} else {
-			in.Apply(sig.Event, now)
+			in.apply(k, sig.Event, now)
 		}
-		in.pull()
+		in.pull(k)
 	})
 }
 
-// replicasOn calls fn for every replica on the event's GPUs: the GPUs out
-// of service for its repair, or the failed unit's when none are.
-func (in *Injector) replicasOn(ev failures.Event, fn func(i int, r *models.Replica)) {
+// replicasOn calls fn for every replica of source k on the event's GPUs:
+// the GPUs out of service for its repair, or the failed unit's when none
+// are.
+func (in *Injector) replicasOn(k int, ev failures.Event, fn func(i int, r *models.Replica)) {
 	first, n := ev.FirstGPU, ev.GPUs
 	if ev.DownGPUs > 0 {
 		first, n = ev.DownFirstGPU, ev.DownGPUs
 	}
-	fleet := in.ap.fleet
-	for i, r := range fleet.Replicas {
-		rf, rn := fleet.Place.ReplicaGPUs(i)
+	src, fleet := &in.srcs[k], in.ap.fleet
+	for j := 0; j < src.n; j++ {
+		rf, rn := src.place.ReplicaGPUs(j)
 		if first < rf+rn && first+n > rf {
-			fn(i, r)
+			i := src.first + j
+			fn(i, fleet.Replicas[i])
 		}
 	}
 }
 
-// Precursor drains the replicas a coming failure ev will hit, if the
-// drainer says so, and repairs them at once: the part is replaced before
-// it fails, so the failure is averted.
-func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
+// Precursor is precursor for a fleet of one kind (its one source).
+func (in *Injector) Precursor(ev failures.Event, now sim.Time) { in.precursor(0, ev, now) }
+
+// precursor drains the replicas a coming failure ev of source k will
+// hit, if the drainer says so, and repairs them at once: the part is
+// replaced before it fails, so the failure is averted.
+func (in *Injector) precursor(k int, ev failures.Event, now sim.Time) {
 	if in.drainer == nil || !in.drainer.Drain(string(ev.Component)) {
 		return
 	}
 	eng, fleet := in.ap.eng, in.ap.fleet
-	in.averted[ev] = true
-	in.replicasOn(ev, func(i int, r *models.Replica) {
+	in.averted[avertKey{k, ev}] = true
+	in.replicasOn(k, ev, func(i int, r *models.Replica) {
 		if in.drained[i] || !r.Up() || in.spares.out(i) {
 			return // spares are not serving: nothing to drain
 		}
@@ -167,18 +231,21 @@ func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
 	})
 }
 
-// Apply hits every replica on the failure ev's GPUs at now, and schedules
-// their repair.
-func (in *Injector) Apply(ev failures.Event, now sim.Time) {
-	if in.averted[ev] {
-		delete(in.averted, ev)
+// Apply is apply for a fleet of one kind (its one source).
+func (in *Injector) Apply(ev failures.Event, now sim.Time) { in.apply(0, ev, now) }
+
+// apply hits every replica of source k on the failure ev's GPUs at now,
+// and schedules their repair.
+func (in *Injector) apply(k int, ev failures.Event, now sim.Time) {
+	if key := (avertKey{k, ev}); in.averted[key] {
+		delete(in.averted, key)
 		in.counts.Averted++
 		return
 	}
 	eng, fleet, spares := in.ap.eng, in.ap.fleet, in.spares
 	hit := false
 	if ev.Mode == failures.ModeNVLinkDegraded {
-		in.replicasOn(ev, func(i int, r *models.Replica) {
+		in.replicasOn(k, ev, func(i int, r *models.Replica) {
 			hit = true
 			in.counts.ReplicaHits++
 			in.counts.Degraded++
@@ -187,7 +254,7 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 		in.count(&ev, hit)
 		return
 	}
-	in.replicasOn(ev, func(i int, r *models.Replica) {
+	in.replicasOn(k, ev, func(i int, r *models.Replica) {
 		hit = true
 		in.counts.ReplicaHits++
 		if !spares.out(i) {
@@ -307,8 +374,9 @@ type Report struct {
 	Spares, SparesUsed int
 	// MinAvailable is the fewest serving slots in service at once.
 	MinAvailable int
-	// DownNs is the serving-slot time out of service within the run.
-	DownNs sim.Time
+	// DownNs is the serving-slot time out of service within the run;
+	// DownGPUNs is the same in GPU-time (each replica's own GPUs).
+	DownNs, DownGPUNs sim.Time
 	// Outages are the completed outages' lengths, failure to back in
 	// service (repair plus cold start), in the order they ended.
 	Outages []sim.Time
