@@ -89,7 +89,10 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 		if err != nil {
 			return nil, err
 		}
-		fleet.StartAutoscaler(ac.Params(cluster.Replicas, cluster.GPUsPerReplica(), fleet.Memory.WeightBytes), policy)
+		p := ac.Params(cluster.Replicas, cluster.GPUsPerReplica(), fleet.Memory.WeightBytes)
+		// A fleet of groups starts its cheapest replicas per capacity first.
+		p.Units = fleet.ScaleUnits(func(g *models.Group) float64 { return sc.GroupPrice(g.GroupConfig) })
+		fleet.StartAutoscaler(p, policy)
 	}
 	return fleet, nil
 }

@@ -670,6 +670,11 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 	if s.Mode == ModeTraining {
 		ps.Add("autoscale.enabled", "autoscaling is for serving fleets, not mode = \"training\"")
 	}
+	if n := len(s.Serve); len(s.Cluster.Groups) > 0 && n > 1 && s.Autoscale.MinReplicas < n {
+		// Each model keeps a serving replica (its traffic has nowhere else
+		// to go).
+		ps.Add("autoscale.min_replicas", "must be at least the %d served models (each keeps a serving replica), found %d", n, s.Autoscale.MinReplicas)
+	}
 	for _, c := range []struct {
 		key string
 		on  bool
@@ -714,7 +719,7 @@ func (s *Scenario) resolveGroups(doc *tomlx.Doc, ps *config.Problems) {
 		key string
 		on  bool
 	}{
-		{"rollout.enabled", s.Rollout.Enabled}, {"autoscale.enabled", s.Autoscale.Enabled},
+		{"rollout.enabled", s.Rollout.Enabled},
 		{"fallback.enabled", s.Fallback.Enabled}, {"run.down_replicas", s.Run.DownReplicas > 0},
 	} {
 		if c.on {

@@ -390,10 +390,25 @@ func Summarize(r *Result) *Summary {
 	}
 	if a := f.Autoscaler; a != nil {
 		primaryGPUHours = a.ProvisionedReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
+		if len(f.Groups) > 0 {
+			// Each replica's own GPUs, each group at its own price (the
+			// groups' USD, provisioned time only, from summarizeGroups).
+			primaryGPUHours = 0
+			usd := 0.0
+			for k, g := range f.Groups {
+				for i := g.First; i < g.First+g.Replicas; i++ {
+					primaryGPUHours += a.ProvisionedNs(i).Seconds() * float64(g.TP) / 3600
+				}
+				usd += s.Fleet.Groups[k].USD
+			}
+			price = ratio(usd, primaryGPUHours)
+		}
 		primaryGPUsMean = ratio(primaryGPUHours*3600, secs)
 		gpuHours = primaryGPUHours + float64(f.FallbackGPUs)*secs/3600
 		s.Autoscale = autoscaleStats(a, sc, primaryGPUHours, secs)
-		s.Fleet.MFU = round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
+		if len(f.Groups) == 0 {
+			s.Fleet.MFU = round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
+		}
 	}
 	watts := sc.Cost.WattsPerGPU
 	if watts == 0 {
@@ -691,7 +706,16 @@ func autoscaleStats(a *models.Autoscaler, sc *Scenario, gpuHours, secs float64) 
 	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: round6(ratio(a.ProvisionedReplicaNs/1e9, secs)),
 		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
 		ColdStartS: round6(cs.Duration(weights, sc.Cluster.GPUsPerReplica(), 0).Seconds()), GPUHours: round6(gpuHours),
-		LoadingGPUHours: round6(a.StartingReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600)}
+		LoadingGPUHours: round6(loadingGPUHours(a, sc))}
+}
+
+// loadingGPUHours is the GPU-hours spent loading (each replica's own GPUs
+// in a fleet of groups).
+func loadingGPUHours(a *models.Autoscaler, sc *Scenario) float64 {
+	if len(sc.Cluster.Groups) > 0 {
+		return a.StartingGPUNs / 1e9 / 3600
+	}
+	return a.StartingReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
 }
 
 // GroupStats is one replica group of a heterogeneous fleet.
@@ -738,11 +762,21 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 			used += rp.Stats.KVUsedBlockNs
 			total += float64(rp.KV().Total()) * float64(r.EndTime)
 		}
+		gpuS := float64(g.Place.GPUs) * secs
 		peak := float64(g.Place.GPUs) * g.PeakFLOPS * secs
+		if a := f.Autoscaler; a != nil {
+			// Autoscaled: the group's GPUs are paid (and could compute)
+			// while provisioned.
+			gpuS = 0
+			for i := g.First; i < g.First+g.Replicas; i++ {
+				gpuS += a.ProvisionedNs(i).Seconds() * float64(g.TP)
+			}
+			peak = gpuS * g.PeakFLOPS
+		}
 		gs.BusyFraction = round6(ratio(busy, float64(g.Replicas)*float64(r.EndTime)))
 		gs.MFU = round6(ratio(flops, peak))
 		gs.KVUtilization = round6(ratio(used, total))
-		gs.USD = round6(float64(g.Place.GPUs) * secs / 3600 * gs.PricePerGPUHour)
+		gs.USD = round6(gpuS / 3600 * gs.PricePerGPUHour)
 		s.Fleet.Groups = append(s.Fleet.Groups, gs)
 		if !slices.Contains(names, g.GPU) {
 			names = append(names, g.GPU)
