@@ -76,6 +76,11 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 		}
 		return sim.NewStream(seed, streams.GroupFailures(fleet.Groups[k].Name))
 	}
+	if c := sc.restartColdStart(); c != nil && !sc.has("failures.cold_start_s") {
+		// Repairs end in a cold start from physics (a cold_start_s set
+		// here is kept).
+		d.ColdStart = fleet.RestartColdStart(*c)
+	}
 	if sc.Failures.DrainOnPrecursor {
 		d.Drainer = policies.PrecursorDrain{}
 	}

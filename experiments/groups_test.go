@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -334,4 +335,73 @@ rate_per_s = 5
 
 	_, err = Parse("t.toml", []byte(strings.Replace(src, `tier = "reserved"`, `tier = "spot"`, 1)))
 	require.ErrorContains(t, err, "t.toml:9: cluster.groups.0.tier:")
+}
+
+// TestRestartColdStart: a scripted crash's restart takes the cold-start
+// model when [cold_start] is given (each replica its own group's weight
+// bytes over the NVMe share, plus engine start and warm-up), the fault's
+// own cold_start_s when it sets one, and the old fixed default when no
+// model is configured.
+func TestRestartColdStart(t *testing.T) {
+	base := `name = "rc"
+[cluster]
+model = "llama-3-70b"
+[[cluster.groups]]
+gpu = "H100"
+tp = 8
+replicas = 2
+[[cluster.groups]]
+gpu = "B200"
+tp = 4
+replicas = 2
+[workload]
+duration_s = 200
+[workload.arrival]
+rate_per_s = 2
+[[faults]]
+replica = 2
+mode = "fail"
+at_s = 50
+restart_s = 10
+%s
+%s
+`
+	const model = "[cold_start]\nengine_start_s = 30\nwarmup_s = 20\n"
+	backAt := func(faultKey, table string) float64 {
+		sc, err := Parse("rc.toml", []byte(fmt.Sprintf(base, faultKey, table)))
+		require.NoError(t, err)
+		eng := sim.NewEngine()
+		rec := models.NewRecorder(sc.SLO)
+		fleet, err := newFleet(eng, sc, rec)
+		require.NoError(t, err)
+		_, err = injectFaults(eng, fleet, sc)
+		require.NoError(t, err)
+		w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+		require.NoError(t, err)
+		require.NoError(t, fleet.Start(w))
+		r := fleet.Replicas[2]
+		wasDown := false
+		for eng.Step() {
+			if !r.Up() || r.Recovering() {
+				wasDown = true
+			} else if wasDown {
+				return eng.Now().Seconds()
+			}
+		}
+		t.Fatal("replica 2 never came back")
+		return 0
+	}
+	sc, err := Parse("rc.toml", []byte(fmt.Sprintf(base, "", model)))
+	require.NoError(t, err)
+	fleet, err := newFleet(sim.NewEngine(), sc, models.NewRecorder(sc.SLO))
+	require.NoError(t, err)
+	b200 := fleet.Groups[1]
+	require.Equal(t, 2, b200.First)
+	// B200 TP=4: 141 GB of weights over 4 GPUs, each reading 6.5 GB/s / 8.
+	load := b200.Memory.WeightBytes / (6.5e9 / 8)
+	require.InDelta(t, 141e9/4, b200.Memory.WeightBytes, 2e9)
+	require.InDelta(t, 50+10+30+load+20, backAt("", model), 1e-6, "the cold-start model")
+	require.InDelta(t, 50+10+7, backAt("cold_start_s = 7", model), 1e-6, "the fault's own cold_start_s is kept")
+	def := faults.DefaultScripted().ColdStartS
+	require.InDelta(t, 50+10+def, backAt("", ""), 1e-6, "no model: the old default")
 }

@@ -113,11 +113,9 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if testFleetHook != nil {
 		testFleetHook(fleet)
 	}
-	ap := faults.NewApplier(eng, fleet)
-	for i, fc := range sc.Faults {
-		if err := ap.Inject(fc, sim.NewStream(sc.Seed, streams.Fault(i))); err != nil {
-			return nil, err
-		}
+	ap, err := injectFaults(eng, fleet, sc)
+	if err != nil {
+		return nil, err
 	}
 	for k := 0; k < sc.Run.DownReplicas; k++ {
 		ap.Remove(sc.Cluster.Replicas - 1 - k)
@@ -209,6 +207,25 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// injectFaults schedules the scenario's [[faults]] on fleet and returns
+// their applier.
+func injectFaults(eng *sim.Engine, fleet *models.Fleet, sc *Scenario) (*faults.Applier, error) {
+	ap := faults.NewApplier(eng, fleet)
+	restart := sc.restartColdStart()
+	for i, fc := range sc.Faults {
+		// A restart's cold start from physics, unless the fault sets its
+		// own cold_start_s.
+		ap.SetColdStart(nil)
+		if restart != nil && !sc.has(fmt.Sprintf("faults.%d.cold_start_s", i)) {
+			ap.SetColdStart(fleet.RestartColdStart(*restart))
+		}
+		if err := ap.Inject(fc, sim.NewStream(sc.Seed, streams.Fault(i))); err != nil {
+			return nil, err
+		}
+	}
+	return ap, nil
 }
 
 // runEngine runs to the horizon, in slices when progress is wanted. The

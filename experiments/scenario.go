@@ -65,6 +65,12 @@ type Scenario struct {
 	// Spot puts the fleet's last replicas on spot instances ([spot]); none
 	// by default.
 	Spot SpotConfig `toml:"spot"`
+	// ColdStart is the shared cold-start model ([cold_start], the keys of
+	// [autoscale.cold_start]). Present, failure restarts ([failures]
+	// repairs, [[faults]] restarts) take it instead of a fixed
+	// cold_start_s, and [autoscale] takes it unless [autoscale.cold_start]
+	// is given. Absent (default), restarts keep their cold_start_s.
+	ColdStart models.ColdStartConfig `toml:"cold_start"`
 	// Serve lists the models a fleet of groups serves, each with its share
 	// of the requests and its SLO ([[serve]]); empty: cluster.model alone.
 	Serve  []ServeConfig `toml:"serve"`
@@ -89,6 +95,9 @@ type Scenario struct {
 
 	src               []byte // the file, for Derive
 	filename, baseDir string
+	// has reports whether the file or an overlay sets a key (tomlx.Doc.Has
+	// over all of them).
+	has func(key string) bool
 	// profiles are the engine profile files the scenario names, by the path
 	// as written.
 	profiles map[string]models.PerfProfile
@@ -229,6 +238,7 @@ func DefaultScenario() Scenario {
 		Policies:  policies.DefaultResilienceConfig(),
 		Autoscale: policies.DefaultAutoscaleConfig(),
 		Spot:      DefaultSpot(),
+		ColdStart: models.DefaultColdStart(),
 		Workload:  workloads.DefaultConfig(),
 		Disagg:    DefaultDisaggScenario(),
 		KVTiers:   models.DefaultKVTiersConfig(),
@@ -326,12 +336,15 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 			return nil, err
 		}
 	}
+	docs := []*tomlx.Doc{doc}
 	if len(overlays) > 0 {
 		kind := sc.Workload.Kind
 		for _, o := range overlays {
-			if _, err := tomlx.Decode(o.Name, o.TOML, &sc); err != nil {
+			od, err := tomlx.Decode(o.Name, o.TOML, &sc)
+			if err != nil {
 				return nil, overlayError(doc, o, err)
 			}
+			docs = append(docs, od)
 		}
 		if sc.Workload.Kind != kind {
 			return nil, fmt.Errorf("%s: workload.kind cannot be overridden (its defaults differ); write a scenario per kind", overlays[len(overlays)-1].Name)
@@ -340,6 +353,15 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	if sc.Name == "" {
 		sc.Name = nameFromFile(filename)
 	}
+	sc.has = func(key string) bool {
+		for _, d := range docs {
+			if d.Has(key) {
+				return true
+			}
+		}
+		return false
+	}
+	sc.resolveColdStart()
 	applyFaultDefaults(&sc, doc)
 	applyDisaggFaultDefaults(&sc, doc)
 	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays
@@ -552,6 +574,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	}
 	s.validateSpot(ps)
 	s.validateServe(ps)
+	s.ColdStart.Validate("cold_start", ps)
 	s.Workload.Validate("workload", ps)
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)
@@ -627,6 +650,28 @@ func resolveTrace(tc *workloads.TraceConfig, baseDir string) {
 	case tc.Path != "" && baseDir != "" && !filepath.IsAbs(tc.Path):
 		tc.Path = filepath.Join(baseDir, tc.Path)
 	}
+}
+
+// resolveColdStart: a shared [cold_start] is the autoscaler's unless
+// [autoscale.cold_start] is given.
+func (s *Scenario) resolveColdStart() {
+	if s.has("cold_start") && !s.has("autoscale.cold_start") {
+		s.Autoscale.ColdStart = s.ColdStart
+	}
+}
+
+// restartColdStart is the cold-start model failure restarts take: the
+// shared [cold_start], else an autoscaled fleet's [autoscale.cold_start]
+// when given; nil (fixed cold_start_s) when neither is.
+func (s *Scenario) restartColdStart() *models.ColdStartConfig {
+	switch {
+	case s.has == nil:
+	case s.has("cold_start"):
+		return &s.ColdStart
+	case s.Autoscale.Enabled && s.has("autoscale.cold_start"):
+		return &s.Autoscale.ColdStart
+	}
+	return nil
 }
 
 // applyFaultDefaults gives each [[faults]] table the defaults of the keys

@@ -29,6 +29,10 @@ type Deps struct {
 	// with the first of them: a failure after the workload ends would only
 	// keep a drained run alive.
 	DurationS, HorizonS float64
+	// ColdStart, when set, is replica i's cold start after a repair (the
+	// cold-start model, models.Fleet.RestartColdStart); nil: the fixed
+	// Config.ColdStartS.
+	ColdStart func(i int) sim.Time
 }
 
 // Injector feeds a failure source into a serving fleet, one pending event
@@ -42,7 +46,8 @@ type Injector struct {
 	drainer models.PrecursorPolicy
 	grace   sim.Time
 	cold    sim.Time
-	stop    sim.Time // no events after this
+	coldOf  func(i int) sim.Time // nil: cold for every replica
+	stop    sim.Time             // no events after this
 	drained []bool
 	averted map[avertKey]bool // failures headed off by a proactive drain and repair
 	spares  *SparePool
@@ -125,7 +130,7 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 	}
 	n := len(fleet.Replicas)
 	in := &Injector{ap: a, drainer: d.Drainer,
-		grace: sim.FromSeconds(c.DrainGraceS), cold: sim.FromSeconds(c.ColdStartS),
+		grace: sim.FromSeconds(c.DrainGraceS), cold: sim.FromSeconds(c.ColdStartS), coldOf: d.ColdStart,
 		drained: make([]bool, n), averted: map[avertKey]bool{},
 		nvl: make([][]float64, n), nvlSince: make([]sim.Time, n),
 		avail:  newAvailability(n, d.Slots, fleet.Place.TP),
@@ -220,7 +225,7 @@ func (in *Injector) precursor(k int, ev failures.Event, now sim.Time) {
 				in.avail.markDown(i, t)
 			}
 			eng.Schedule(t+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
-				r.Recover(t, in.cold, func() {
+				r.Recover(t, in.coldStart(i), func() {
 					in.avail.markUp(i, eng.Now())
 					in.drained[i] = false
 					fleet.SetInRotation(i, true)
@@ -290,7 +295,7 @@ func (in *Injector) apply(k int, ev failures.Event, now sim.Time) {
 				spares.backAsSpare(i, t)
 				return
 			}
-			r.Recover(t, in.cold, func() {
+			r.Recover(t, in.coldStart(i), func() {
 				in.avail.markUp(i, eng.Now())
 				if in.drained[i] {
 					in.drained[i] = false
@@ -303,6 +308,14 @@ func (in *Injector) apply(k int, ev failures.Event, now sim.Time) {
 		})
 	})
 	in.count(&ev, hit)
+}
+
+// coldStart is replica i's cold start after a repair now.
+func (in *Injector) coldStart(i int) sim.Time {
+	if in.coldOf != nil {
+		return in.coldOf(i)
+	}
+	return in.cold
 }
 
 // repairDetail is failures.csv's detail of a failure: its category, and
