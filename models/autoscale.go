@@ -15,6 +15,11 @@ type ScaleObs struct {
 	// Draining finish what they hold before they stop. Max is the most the
 	// fleet can have (cluster.replicas).
 	Active, Starting, Draining, Max int
+	// Down are provisioned replicas out of service for a failure (down,
+	// or restarting after a repair): not Active, so a scale-up starts
+	// replacements for them (as a cloud autoscaling group replaces
+	// unhealthy instances).
+	Down int
 	// Outstanding requests (waiting + running) and Waiting requests over
 	// the active replicas, and their mean KV utilisation (0..1).
 	Outstanding, Waiting int
@@ -285,6 +290,10 @@ func (a *Autoscaler) observe(now sim.Time) ScaleObs {
 	for i, st := range a.state {
 		switch st {
 		case scaleActive:
+			if !a.up(i) {
+				o.Down++
+				continue
+			}
 			o.Active++
 			s := a.pool.states[i]
 			o.Outstanding += s.Outstanding
@@ -313,7 +322,7 @@ func (a *Autoscaler) observe(now sim.Time) ScaleObs {
 func (a *Autoscaler) evaluate(now sim.Time) {
 	o := a.observe(now)
 	want := min(max(a.policy.Desired(o), a.p.Min), a.p.Max)
-	have := o.Active + o.Starting // draining replicas are on their way out
+	have := o.Active + o.Starting // draining replicas are on their way out, down ones replaced
 	a.recent = append(a.recent, desiredAt{now, want})
 	drop := 0
 	for drop < len(a.recent) && a.recent[drop].t < now-a.p.DownWindow {
@@ -354,6 +363,13 @@ func (a *Autoscaler) evaluate(now sim.Time) {
 	}
 }
 
+// up reports whether replica i is in service: not down or restarting
+// after a failure.
+func (a *Autoscaler) up(i int) bool {
+	r := a.pool.Replicas[i]
+	return r.Up() && !r.Recovering()
+}
+
 // startable: a parked replica is idle hardware, up; one that is down was
 // struck by a failure while parked and waits for its repair.
 func (a *Autoscaler) startable(i int) bool {
@@ -362,7 +378,8 @@ func (a *Autoscaler) startable(i int) bool {
 }
 
 // load is each model's outstanding requests per unit of provisioned
-// (active or starting) capacity, and its active replicas.
+// capacity (active and up, or starting), and its active replicas in
+// service.
 func (a *Autoscaler) load() (perCap []float64, active []int) {
 	out, cap := make([]float64, a.models), make([]float64, a.models)
 	active = make([]int, a.models)
@@ -372,12 +389,12 @@ func (a *Autoscaler) load() (perCap []float64, active []int) {
 		if a.p.Units != nil {
 			c = a.p.Units[i].Capacity
 		}
-		switch st {
-		case scaleActive:
+		switch {
+		case st == scaleActive && a.up(i):
 			active[m]++
 			out[m] += float64(a.pool.states[i].Outstanding)
 			cap[m] += c
-		case scaleStarting:
+		case st == scaleStarting:
 			cap[m] += c
 		}
 	}
@@ -424,7 +441,7 @@ func (a *Autoscaler) pickDrain() int {
 	best := -1
 	for k := len(a.order) - 1; k >= 0; k-- {
 		i := a.order[k]
-		if a.state[i] != scaleActive || active[a.model(i)] <= 1 && a.models > 1 {
+		if a.state[i] != scaleActive || !a.up(i) || active[a.model(i)] <= 1 && a.models > 1 {
 			continue
 		}
 		if best < 0 || perCap[a.model(i)] < perCap[a.model(best)] {
