@@ -202,8 +202,12 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		// so the timeline is the spot one alone).
 		n := sc.Cluster.Replicas
 		for _, e := range sp.Events {
-			res.Timeline = append(res.Timeline, faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: e.Unit(),
-				GPUsDown: e.Down * sc.Cluster.GPUsPerReplica(), Capacity: float64(n-e.Down) / float64(n)})
+			unit := e.Unit()
+			if len(sc.Cluster.Groups) > 0 {
+				unit += " (" + sc.Spot.Group + ")"
+			}
+			res.Timeline = append(res.Timeline, faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: unit,
+				GPUsDown: e.Down * sc.spotGPUsPerReplica(), Capacity: float64(n-e.Down) / float64(n)})
 		}
 	}
 	return res, nil

@@ -30,6 +30,10 @@ type SpotConfig struct {
 	// (assumption: AWS advertises up to 90% off; GPU spot prices seen
 	// 60–70% below on-demand).
 	PriceFraction float64 `toml:"price_fraction"`
+	// Group, with [[cluster.groups]], names the group whose last Replicas
+	// replicas are on spot (at PriceFraction of that group's price).
+	// Required with groups; unused without.
+	Group string `toml:"group"`
 }
 
 // DefaultSpot returns the defaults documented on SpotConfig (no spot).
@@ -39,8 +43,21 @@ func DefaultSpot() SpotConfig {
 
 func (s *Scenario) validateSpot(ps *config.Problems) {
 	c := s.Spot
-	if c.Replicas < 0 || c.Replicas > s.Cluster.Replicas {
+	if len(s.Cluster.Groups) > 0 && (c.Replicas != 0 || c.Group != "") {
+		g := s.spotGroup()
+		switch {
+		case c.Group == "":
+			ps.Add("spot.group", "name the group whose replicas are on spot (a fleet of [[cluster.groups]] has several)")
+		case g == nil:
+			ps.Add("spot.group", "%q is not a group of [[cluster.groups]]", c.Group)
+		case c.Replicas < 0 || c.Replicas > g.Replicas:
+			ps.Add("spot.replicas", "must be an integer in [0, the group's replicas = %d], found %d", g.Replicas, c.Replicas)
+		}
+	} else if c.Replicas < 0 || c.Replicas > s.Cluster.Replicas {
 		ps.Add("spot.replicas", "must be an integer in [0, cluster.replicas = %d], found %d", s.Cluster.Replicas, c.Replicas)
+	}
+	if len(s.Cluster.Groups) == 0 && c.Group != "" {
+		ps.Add("spot.group", "names a group of [[cluster.groups]]; this fleet has none")
 	}
 	if c.Replicas == 0 {
 		return
@@ -57,7 +74,6 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 	}{
 		{"failures.enabled", s.Failures.Enabled}, {"rollout.enabled", s.Rollout.Enabled}, {"autoscale.enabled", s.Autoscale.Enabled},
 		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
-		{"cluster.groups", len(s.Cluster.Groups) > 0},
 	} {
 		if k.on {
 			ps.Add(k.key, "cannot be combined with [spot] yet (both take replicas in and out of service)")
@@ -65,8 +81,42 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 	}
 }
 
+// spotGroup is the group [spot] names, nil when none (or no groups).
+func (s *Scenario) spotGroup() *models.GroupConfig {
+	for i := range s.Cluster.Groups {
+		if g := &s.Cluster.Groups[i]; g.Name == s.Spot.Group {
+			return g
+		}
+	}
+	return nil
+}
+
+// spotRange is the spot replicas, [first, end): the fleet's last
+// spot.replicas, or its group's last with [[cluster.groups]].
+func (s *Scenario) spotRange() (first, end int) {
+	if len(s.Cluster.Groups) == 0 {
+		return s.Cluster.Replicas - s.Spot.Replicas, s.Cluster.Replicas
+	}
+	for _, g := range s.Cluster.Groups {
+		end += g.Replicas
+		if g.Name == s.Spot.Group {
+			return end - s.Spot.Replicas, end
+		}
+	}
+	return end, end
+}
+
+// spotGPUsPerReplica is a spot replica's GPUs.
+func (s *Scenario) spotGPUsPerReplica() int {
+	if g := s.spotGroup(); g != nil && len(s.Cluster.Groups) > 0 {
+		return g.TP
+	}
+	return s.Cluster.GPUsPerReplica()
+}
+
 func (s *Scenario) spotParams() models.SpotParams {
 	c := s.Spot
-	return models.SpotParams{First: s.Cluster.Replicas - c.Replicas, RatePerHour: c.InterruptionsPerHour,
-		Notice: sim.FromSeconds(c.NoticeS), Replace: sim.FromSeconds(c.ReplaceS), Drain: c.Drain, GPUsPerReplica: s.Cluster.GPUsPerReplica()}
+	first, end := s.spotRange()
+	return models.SpotParams{First: first, End: end, RatePerHour: c.InterruptionsPerHour,
+		Notice: sim.FromSeconds(c.NoticeS), Replace: sim.FromSeconds(c.ReplaceS), Drain: c.Drain, GPUsPerReplica: s.spotGPUsPerReplica()}
 }

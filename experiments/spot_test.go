@@ -114,3 +114,79 @@ func TestSpotChaos(t *testing.T) {
 		})
 	}
 }
+
+// Spot per group: the named group's last replicas are spot at the spot
+// fraction of that group's price; only they are interrupted (failures.csv
+// names the group and counts their own GPUs), requests are conserved, and
+// the bill adds up per group and between spot and the rest.
+func TestSpotGroup(t *testing.T) {
+	src := `name = "sg"
+seed = 4
+[cluster]
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "base"
+gpu = "H100"
+tp = 1
+replicas = 3
+tier = "reserved"
+[[cluster.groups]]
+name = "burst"
+gpu = "B200"
+tp = 2
+replicas = 3
+[workload]
+duration_s = 1800
+[workload.arrival]
+rate_per_s = 20
+[cost]
+power = false
+[spot]
+group = "burst"
+replicas = 2
+interruptions_per_hour = 4
+notice_s = 30
+replace_s = 120
+[policies.retry]
+name = "budgeted"
+`
+	sc, err := Parse("sg.toml", []byte(src))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	r := s.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+	require.NotNil(t, s.Spot)
+	require.Positive(t, s.Spot.Interruptions, "2 spot replicas at 4/h for 0.5 h")
+	for _, p := range res.Timeline {
+		var i int
+		_, err := fmt.Sscanf(p.Unit, "replica %d (burst)", &i)
+		require.NoError(t, err, p.Unit)
+		require.Contains(t, []int{4, 5}, i, "only the burst group's last two replicas are spot")
+		require.Zero(t, p.GPUsDown%2, "B200 TP=2 replicas: 2 GPUs each")
+	}
+	g := s.Fleet.Groups
+	secs := res.EndTime.Seconds()
+	b200 := sc.Catalog().GPUs["B200"].PricePerGPUHour
+	require.InDelta(t, (1+2*0.35)*2*b200*secs/3600, g[1].USD, 1e-3, "one on-demand and two spot replicas of 2 GPUs")
+	require.InDelta(t, 2*2*b200*0.35*secs/3600, s.Spot.SpotUSD, 1e-3)
+	require.InDelta(t, s.Cost.USD, g[0].USD+g[1].USD, 1e-3)
+	require.InDelta(t, s.Cost.USD, s.Spot.SpotUSD+s.Spot.OtherUSD, 1e-3)
+	requireDeterministic(t, sc, src)
+
+	for extra, want := range map[string]string{
+		"":                               "spot.group: name the group whose replicas are on spot",
+		"group = \"x\"":                  `spot.group: "x" is not a group`,
+		"group = \"base\"\nreplicas = 4": "spot.replicas: must be an integer in [0, the group's replicas = 3], found 4",
+	} {
+		bad := strings.Replace(src, "group = \"burst\"\nreplicas = 2", extra, 1)
+		if !strings.Contains(extra, "replicas") {
+			bad = strings.Replace(bad, "[spot]\n", "[spot]\nreplicas = 1\n", 1)
+		}
+		_, err := Parse("sg.toml", []byte(bad))
+		require.ErrorContains(t, err, want, extra)
+	}
+	_, err = Parse("s.toml", []byte("name = \"s\"\n[cluster]\nreplicas = 4\n[workload]\nduration_s = 10\n[spot]\nreplicas = 1\ngroup = \"a\"\n"))
+	require.ErrorContains(t, err, "spot.group: names a group of [[cluster.groups]]; this fleet has none")
+}

@@ -367,7 +367,7 @@ func Summarize(r *Result) *Summary {
 	// (loading, serving or draining), not for the whole run.
 	primaryGPUHours, primaryGPUsMean := float64(f.Place.GPUs)*secs/3600, float64(f.Place.GPUs)
 	var spotFrac float64 // spot GPUs / all primary GPUs
-	if sp := f.Spot; sp != nil {
+	if sp := f.Spot; sp != nil && len(f.Groups) == 0 {
 		// Spot slots are paid for the whole run at the spot price (a
 		// replacement is requested at once); fold it into the fleet's
 		// price per GPU-hour.
@@ -385,6 +385,18 @@ func Summarize(r *Result) *Summary {
 		usdPerHour := 0.0
 		for _, g := range f.Groups {
 			usdPerHour += float64(g.Place.GPUs) * sc.GroupPrice(g.GroupConfig)
+		}
+		if sp := f.Spot; sp != nil {
+			// The spot group's spot replicas at the spot fraction of its
+			// price, paid for the whole run.
+			g := sc.spotGroup()
+			spotGPUs := float64(sc.Spot.Replicas * g.TP)
+			full := spotGPUs * sc.GroupPrice(*g)
+			usdPerHour -= full * (1 - sc.Spot.PriceFraction)
+			s.Spot = &SpotStats{Replicas: sc.Spot.Replicas, Interruptions: sp.Interruptions,
+				DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[models.FailSpot],
+				SpotUSD:  round6(full * sc.Spot.PriceFraction * secs / 3600),
+				OtherUSD: round6((usdPerHour - full*sc.Spot.PriceFraction) * secs / 3600)}
 		}
 		price = ratio(usdPerHour, float64(f.Place.GPUs))
 	}
@@ -777,6 +789,11 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 		gs.MFU = round6(ratio(flops, peak))
 		gs.KVUtilization = round6(ratio(used, total))
 		gs.USD = round6(gpuS / 3600 * gs.PricePerGPUHour)
+		if f.Spot != nil && g.Name == sc.Spot.Group {
+			// Its spot replicas at the spot fraction of its price.
+			spotS := float64(sc.Spot.Replicas*g.TP) * secs
+			gs.USD = round6((gpuS - spotS*(1-sc.Spot.PriceFraction)) / 3600 * gs.PricePerGPUHour)
+		}
 		s.Fleet.Groups = append(s.Fleet.Groups, gs)
 		if !slices.Contains(names, g.GPU) {
 			names = append(names, g.GPU)

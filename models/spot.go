@@ -7,10 +7,12 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 )
 
-// SpotParams describe the fleet's spot capacity: replicas [First, n) run on
-// spot instances that the provider takes back at random.
+// SpotParams describe the fleet's spot capacity: replicas [First, End)
+// run on spot instances that the provider takes back at random.
 type SpotParams struct {
-	First int
+	// First is the first spot replica; End the one after the last (0: the
+	// fleet's last replica).
+	First, End int
 	// RatePerHour is each spot replica's interruption rate while it serves
 	// (a Poisson process), per hour.
 	RatePerHour float64
@@ -58,7 +60,11 @@ const FailSpot = "spot interruption"
 // rng. Call before Start.
 func (f *Fleet) StartSpot(p SpotParams, rng *rand.Rand) *Spot {
 	s := &Spot{eng: f.Pool.eng, pool: f.Pool, busy: f.busy, p: p, rng: rng}
-	for i := p.First; i < len(f.Replicas); i++ {
+	end := p.End
+	if end == 0 {
+		end = len(f.Replicas)
+	}
+	for i := p.First; i < end; i++ {
 		s.arm(i, s.eng.Now())
 	}
 	f.Spot = s
