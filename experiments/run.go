@@ -197,9 +197,12 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		res.DownGPUS = round6(r.DownGPUNs.Seconds())
 		res.Timeline = r.Timeline
 	}
-	if sp := fleet.Spot; sp != nil {
-		// failures.csv shows the interruptions ([spot] refuses [failures],
-		// so the timeline is the spot one alone).
+	if sp := fleet.Spot; sp != nil && fi != nil {
+		// Both causes: one timeline in time order, each row's GPUs down
+		// and capacity those of the replicas down for either.
+		res.Timeline = mergeSpotTimeline(res.Timeline, sp.Events, sc, fleet, end)
+	} else if sp != nil {
+		// failures.csv shows the interruptions (the spot timeline alone).
 		n := sc.Cluster.Replicas
 		for _, e := range sp.Events {
 			unit := e.Unit()

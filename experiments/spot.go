@@ -1,8 +1,11 @@
 package experiments
 
 import (
+	"sort"
+
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -72,13 +75,68 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 		key string
 		on  bool
 	}{
-		{"failures.enabled", s.Failures.Enabled}, {"rollout.enabled", s.Rollout.Enabled}, {"autoscale.enabled", s.Autoscale.Enabled},
+		// With [failures], warm spares and precursor drains would move the
+		// same replicas in and out of rotation as the interruptions.
+		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0},
+		{"failures.drain_on_precursor", s.Failures.Enabled && s.Failures.DrainOnPrecursor},
+		{"rollout.enabled", s.Rollout.Enabled}, {"autoscale.enabled", s.Autoscale.Enabled},
 		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
 	} {
 		if k.on {
 			ps.Add(k.key, "cannot be combined with [spot] yet (both take replicas in and out of service)")
 		}
 	}
+}
+
+// mergeSpotTimeline merges failures' timeline (fail and repair rows) with
+// the spot events up to end, in time order (failures first at a tie), and
+// recomputes each row's GPUs down and capacity over the replicas down for
+// either cause (a spot replica is down from its notice to its
+// replacement's readiness, as in the spot timeline alone).
+func mergeSpotTimeline(tl []faults.TimelinePoint, evs []models.SpotEvent, sc *Scenario, fleet *models.Fleet, end sim.Time) []faults.TimelinePoint {
+	type row struct {
+		p       faults.TimelinePoint
+		replica int
+		down    bool
+		spot    bool
+	}
+	var rows []row
+	for _, p := range tl {
+		rows = append(rows, row{p: p, replica: p.Replica, down: p.Event == "fail"})
+	}
+	for _, e := range evs {
+		if e.Time > end {
+			continue
+		}
+		unit := e.Unit()
+		if len(sc.Cluster.Groups) > 0 {
+			unit += " (" + sc.Spot.Group + ")"
+		}
+		rows = append(rows, row{p: faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: unit}, replica: e.Replica,
+			down: e.Event != "spot-ready", spot: true})
+	}
+	sort.SliceStable(rows, func(a, b int) bool { return rows[a].p.Time < rows[b].p.Time })
+	n := sc.Cluster.Replicas
+	downF, downS := make([]bool, len(fleet.Replicas)), make([]bool, len(fleet.Replicas))
+	out := make([]faults.TimelinePoint, 0, len(rows))
+	for _, r := range rows {
+		if r.spot {
+			downS[r.replica] = r.down
+		} else {
+			downF[r.replica] = r.down
+		}
+		gpus, count := 0, 0
+		for i := range downF {
+			if downF[i] || downS[i] {
+				count++
+				gpus += fleet.ReplicaTP(i)
+			}
+		}
+		p := r.p
+		p.GPUsDown, p.Capacity = gpus, 1-float64(count)/float64(n)
+		out = append(out, p)
+	}
+	return out
 }
 
 // spotGroup is the group [spot] names, nil when none (or no groups).

@@ -59,10 +59,11 @@ func boolF(b bool) float64 {
 func TestSpotRefusals(t *testing.T) {
 	base := "name = \"s\"\n[cluster]\nreplicas = 4\n[workload]\nduration_s = 10\n[spot]\n%s\n"
 	for extra, want := range map[string]string{
-		"replicas = 5":                             "s.toml:7: spot.replicas: must be an integer in [0, cluster.replicas = 4], found 5",
-		"replicas = 1\nprice_fraction = 1.5":       "spot.price_fraction: must be in (0, 1], found 1.5",
-		"replicas = 1\ninterruptions_per_hour = 0": "spot.interruptions_per_hour:",
-		"replicas = 1\n[failures]\nenabled = true": "failures.enabled: cannot be combined with [spot] yet",
+		"replicas = 5":                                                        "s.toml:7: spot.replicas: must be an integer in [0, cluster.replicas = 4], found 5",
+		"replicas = 1\nprice_fraction = 1.5":                                  "spot.price_fraction: must be in (0, 1], found 1.5",
+		"replicas = 1\ninterruptions_per_hour = 0":                            "spot.interruptions_per_hour:",
+		"replicas = 1\n[failures]\nenabled = true\ndrain_on_precursor = true": "failures.drain_on_precursor: cannot be combined with [spot] yet",
+		"replicas = 1\n[failures]\nenabled = true\nspares = 1":                "failures.spares: cannot be combined with [spot] yet",
 	} {
 		_, err := Parse("s.toml", []byte(fmt.Sprintf(base, extra)))
 		require.ErrorContains(t, err, want, extra)
@@ -96,6 +97,15 @@ func TestSpotChaos(t *testing.T) {
 		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", pick("none", "liveness", "deep"))
 		fmt.Fprintf(&b, "[spot]\nreplicas = %d\ninterruptions_per_hour = %d\nnotice_s = %d\ndrain = %v\nreplace_s = %d\n",
 			1+rng.IntN(replicas), 20+rng.IntN(200), rng.IntN(30), rng.IntN(2) == 0, rng.IntN(60))
+		// Failures too in half the trials, from a stream of their own so the
+		// draws above stay what they were: they strike spot and other
+		// replicas alike, during notices and replacements too.
+		failing := false
+		if frng := rand.New(rand.NewPCG(uint64(trial), 3142)); frng.IntN(2) == 0 {
+			failing = true
+			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ncold_start_s = %d\n",
+				[]int{100000, 300000, 1000000}[frng.IntN(3)], 1+frng.IntN(30))
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
@@ -105,12 +115,29 @@ func TestSpotChaos(t *testing.T) {
 			fleet, err := newFleet(eng, sc, rec)
 			require.NoError(t, err, src)
 			fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+			if failing {
+				_, err = startFailures(eng, fleet, sc, sc.Seed)
+				require.NoError(t, err, src)
+			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			require.NoError(t, fleet.Start(w))
 			fleet.DrainLimit = 600 * sim.Second
 			stepChecked(t, eng, fleet, rec, src, nil)
 			requireDeterministic(t, sc, src)
+			if failing {
+				// One failures.csv for both causes, in time order; a row's
+				// GPUs down are whole replicas of the fleet.
+				res, err := Run(sc, Options{})
+				require.NoError(t, err)
+				for k, p := range res.Timeline {
+					if k > 0 {
+						require.GreaterOrEqual(t, p.Time, res.Timeline[k-1].Time, src)
+					}
+					require.Zero(t, p.GPUsDown%sc.Cluster.GPUsPerReplica(), src)
+					require.InDelta(t, 1-float64(p.GPUsDown/sc.Cluster.GPUsPerReplica())/float64(sc.Cluster.Replicas), p.Capacity, 1e-9, src)
+				}
+			}
 		})
 	}
 }
@@ -189,4 +216,33 @@ name = "budgeted"
 	}
 	_, err = Parse("s.toml", []byte("name = \"s\"\n[cluster]\nreplicas = 4\n[workload]\nduration_s = 10\n[spot]\nreplicas = 1\ngroup = \"a\"\n"))
 	require.ErrorContains(t, err, "spot.group: names a group of [[cluster.groups]]; this fleet has none")
+}
+
+// Spot with failures: both strike (failures also hit spot replicas during
+// notices and replacements); failures.csv is one timeline of both causes
+// in time order, requests are conserved.
+func TestSpotWithFailures(t *testing.T) {
+	sc, err := LoadBuiltin("spot-share")
+	require.NoError(t, err)
+	d, err := sc.Derive(OverrideOverlay("spot.interruptions_per_hour", "4"), OverrideOverlay("workload.duration_s", "1800"),
+		Overlay{Name: "failures", TOML: []byte("[failures]\nenabled = true\nrate_multiplier = 300000\ncold_start_s = 60\n")})
+	require.NoError(t, err)
+	res, err := Run(d, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	r := s.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+	require.NotNil(t, s.Spot)
+	require.NotNil(t, s.Failures)
+	events := map[string]int{}
+	for k, p := range res.Timeline {
+		events[p.Event]++
+		if k > 0 {
+			require.GreaterOrEqual(t, p.Time, res.Timeline[k-1].Time)
+		}
+	}
+	require.Equal(t, s.Spot.Interruptions, events["spot-notice"])
+	require.Positive(t, events["fail"], "failures struck")
+	require.Positive(t, events["spot-notice"], "spot interrupted")
+	requireDeterministic(t, d, "spot-share with failures")
 }

@@ -19,6 +19,10 @@ type TimelinePoint struct {
 	Capacity float64 // fraction of serving slots up
 	// Detail says more: a failure's repair path and time, a swap's delay.
 	Detail string
+	// Replica is the replica a "fail" or "repair" row is about (not
+	// written to failures.csv): what merges this timeline with another
+	// cause's.
+	Replica int
 }
 
 // outage is one replica's time out of service, [from, to).
@@ -85,6 +89,7 @@ func (a *Availability) markDownDetail(i int, now sim.Time, detail string) {
 	if a.down[i] < 0 {
 		a.down[i] = now
 		a.recordDetail(now, "fail", a.unit(i), detail)
+		a.timeline[len(a.timeline)-1].Replica = i
 	}
 	a.minAvail = min(a.minAvail, a.slots-a.downCount())
 }
@@ -100,6 +105,7 @@ func (a *Availability) markUpAs(i int, now sim.Time, event, unit string) {
 		a.outages = append(a.outages, outage{i, a.down[i], now})
 		a.down[i] = -1
 		a.record(now, event, unit)
+		a.timeline[len(a.timeline)-1].Replica = i
 	}
 }
 
