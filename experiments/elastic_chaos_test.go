@@ -18,13 +18,14 @@ import (
 
 // TestElasticHeterogeneousChaos is issue 14's combined chaos test:
 // autoscaling a fleet of GPU groups of two or three types serving two
-// models ([[serve]]), under calibrated failures (and scripted faults),
-// with a random router, batching, gateway policies and cold-start model.
-// After every event requests are conserved, fleet-wide and per model;
-// every replica's KV bookkeeping holds; no parked, loading or draining
-// replica is available and no down one either; every model keeps a
-// provisioned replica; at the end everything has drained; twice through
-// the runner gives byte-identical summaries.
+// models ([[serve]]), under calibrated failures and, in half the trials,
+// spot interruptions of part of one group, with a random router, batching,
+// gateway policies and shared cold-start model. After every event requests
+// are conserved, fleet-wide and per model; every replica's KV bookkeeping
+// holds; no parked, loading or draining replica is available and no down
+// one either; every model keeps a provisioned replica; no parked replica
+// is interrupted; at the end everything has drained; twice through the
+// runner gives byte-identical summaries.
 func TestElasticHeterogeneousChaos(t *testing.T) {
 	trials := 10
 	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
@@ -46,6 +47,7 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 		rng.Shuffle(len(gpus), func(i, j int) { gpus[i], gpus[j] = gpus[j], gpus[i] })
 		total := 0
 		groups := 2 + rng.IntN(2)
+		sizes := make([]int, groups)
 		for g := 0; g < groups; g++ {
 			model, tp := "llama-3-8b", pick("1", "2")
 			if g == 1 {
@@ -56,7 +58,8 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 			}
 			n := 1 + rng.IntN(3)
 			total += n
-			fmt.Fprintf(&b, "[[cluster.groups]]\ngpu = %q\ntp = %s\nreplicas = %d\nmodel = %q\n", gpus[g], tp, n, model)
+			sizes[g] = n
+			fmt.Fprintf(&b, "[[cluster.groups]]\nname = \"g%d\"\ngpu = %q\ntp = %s\nreplicas = %d\nmodel = %q\n", g, gpus[g], tp, n, model)
 			if rng.IntN(3) == 0 {
 				fmt.Fprintf(&b, "tier = \"reserved\"\n")
 			}
@@ -84,8 +87,16 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 			pick("target", "slo", "schedule"), metric, target, minR, 1+rng.IntN(10), rng.IntN(20), rng.IntN(60), rng.IntN(30))
 		// The cold-start model, shared by scale-ups and failure restarts.
 		fmt.Fprintf(&b, "[cold_start]\nengine_start_s = %d\nwarmup_s = 1\nload_path = %q\n", rng.IntN(20), pick("nvme", "network", "peer"))
+		// Spot in half the trials: part of one group, interrupted often
+		// (precursor drains are for fleets without spot).
+		spot := rng.IntN(2) == 0
 		fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ndrain_on_precursor = %v\n",
-			[]int{10000, 30000, 100000, 300000}[rng.IntN(4)], rng.IntN(2) == 0)
+			[]int{10000, 30000, 100000, 300000}[rng.IntN(4)], !spot && rng.IntN(2) == 0)
+		if spot {
+			g := rng.IntN(groups)
+			fmt.Fprintf(&b, "[spot]\ngroup = \"g%d\"\nreplicas = %d\ninterruptions_per_hour = %d\nnotice_s = %d\ndrain = %v\nreplace_s = %d\n",
+				g, 1+rng.IntN(sizes[g]), 20+rng.IntN(200), rng.IntN(30), rng.IntN(2) == 0, rng.IntN(60))
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
@@ -98,8 +109,13 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 			a := fleet.Autoscaler
 			require.NotNil(t, a)
 			fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
+			var sp *models.Spot
+			if spot {
+				sp = fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+			}
 			_, err = startFailures(eng, fleet, sc, sc.Seed)
 			require.NoError(t, err, src)
+			seen := 0
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			require.NoError(t, fleet.Start(w))
@@ -121,6 +137,11 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 				require.GreaterOrEqual(t, provisioned["llama-3-8b"], 1, "event %d\n%s", n, src)
 				require.GreaterOrEqual(t, provisioned["llama-3-70b"], 1, "event %d\n%s", n, src)
 				require.LessOrEqual(t, a.Provisioned(), sc.Cluster.Replicas)
+				for ; sp != nil && seen < len(sp.Events); seen++ {
+					if e := sp.Events[seen]; e.Event == "spot-notice" {
+						require.False(t, a.Parked(e.Replica), "event %d: parked replica %d interrupted\n%s", n, e.Replica, src)
+					}
+				}
 			})
 			requireDeterministic(t, sc, src)
 		})

@@ -79,7 +79,7 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 		// same replicas in and out of rotation as the interruptions.
 		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0},
 		{"failures.drain_on_precursor", s.Failures.Enabled && s.Failures.DrainOnPrecursor},
-		{"rollout.enabled", s.Rollout.Enabled}, {"autoscale.enabled", s.Autoscale.Enabled},
+		{"rollout.enabled", s.Rollout.Enabled},
 		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
 	} {
 		if k.on {

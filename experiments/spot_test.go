@@ -246,3 +246,92 @@ func TestSpotWithFailures(t *testing.T) {
 	require.Positive(t, events["spot-notice"], "spot interrupted")
 	requireDeterministic(t, d, "spot-share with failures")
 }
+
+// Spot with autoscaling: only provisioned, serving spot replicas are
+// interrupted (a parked one has no instance; a loading one is let be), the
+// fleet stays conserved, and the bill prices each spot replica's
+// provisioned time at the spot price.
+func TestSpotAutoscale(t *testing.T) {
+	src := `name = "sa"
+seed = 5
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 6
+[workload]
+duration_s = 900
+[workload.arrival]
+process = "piecewise"
+points = [[0, 2], [300, 40], [600, 40], [900, 1]]
+[cost]
+power = false
+[autoscale]
+enabled = true
+metric = "outstanding"
+target = 8
+min_replicas = 1
+interval_s = 10
+scale_up_cooldown_s = 10
+scale_down_window_s = 30
+[autoscale.cold_start]
+engine_start_s = 5
+warmup_s = 1
+[spot]
+replicas = 3
+interruptions_per_hour = 20
+notice_s = 10
+replace_s = 30
+[policies.retry]
+name = "budgeted"
+`
+	sc, err := Parse("sa.toml", []byte(src))
+	require.NoError(t, err)
+	eng := sim.NewEngine()
+	rec := models.NewRecorder(sc.SLO)
+	fleet, err := newFleet(eng, sc, rec)
+	require.NoError(t, err)
+	a := fleet.Autoscaler
+	sp := fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+	require.NoError(t, err)
+	require.NoError(t, fleet.Start(w))
+	seen := 0
+	stepChecked(t, eng, fleet, rec, src, func(n int) {
+		for i := range fleet.Replicas {
+			if fleet.States()[i].Available {
+				require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining", n, i)
+			}
+		}
+		for ; seen < len(sp.Events); seen++ {
+			if e := sp.Events[seen]; e.Event == "spot-notice" {
+				require.GreaterOrEqual(t, e.Replica, 3, "only the last three are spot")
+				require.False(t, a.Parked(e.Replica), "event %d: parked replica %d interrupted", n, e.Replica)
+				require.True(t, fleet.Replicas[e.Replica].Up(), "event %d: loading replica %d interrupted", n, e.Replica)
+			}
+		}
+	})
+	require.Positive(t, sp.Interruptions)
+
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	require.NotNil(t, s.Spot)
+	require.NotNil(t, s.Autoscale)
+	require.InDelta(t, s.Cost.USD, s.Spot.SpotUSD+s.Spot.OtherUSD, 1e-3, "the bill is spot plus the rest")
+	price := sc.Price()
+	var spotH, otherH float64
+	for i := range res.Fleet.Replicas {
+		h := res.Fleet.Autoscaler.ProvisionedNs(i).Seconds() / 3600
+		if i >= 3 {
+			spotH += h
+		} else {
+			otherH += h
+		}
+	}
+	require.Positive(t, spotH, "the peak provisions spot replicas")
+	require.InDelta(t, spotH*price*0.35, s.Spot.SpotUSD, 1e-3)
+	require.InDelta(t, otherH*price, s.Spot.OtherUSD, 1e-3)
+	require.InDelta(t, spotH+otherH, s.Cost.GPUHours, 1e-4)
+	requireDeterministic(t, sc, src)
+}

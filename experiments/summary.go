@@ -388,15 +388,18 @@ func Summarize(r *Result) *Summary {
 		}
 		if sp := f.Spot; sp != nil {
 			// The spot group's spot replicas at the spot fraction of its
-			// price, paid for the whole run.
+			// price, paid while provisioned (the whole run without
+			// autoscaling); the groups' USD already price them so.
 			g := sc.spotGroup()
-			spotGPUs := float64(sc.Spot.Replicas * g.TP)
-			full := spotGPUs * sc.GroupPrice(*g)
-			usdPerHour -= full * (1 - sc.Spot.PriceFraction)
+			usdPerHour -= float64(sc.Spot.Replicas*g.TP) * sc.GroupPrice(*g) * (1 - sc.Spot.PriceFraction)
+			spotUSD := spotGPUSeconds(r) / 3600 * sc.GroupPrice(*g) * sc.Spot.PriceFraction
+			bill := 0.0
+			for _, gs := range s.Fleet.Groups {
+				bill += gs.USD
+			}
 			s.Spot = &SpotStats{Replicas: sc.Spot.Replicas, Interruptions: sp.Interruptions,
 				DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[models.FailSpot],
-				SpotUSD:  round6(full * sc.Spot.PriceFraction * secs / 3600),
-				OtherUSD: round6((usdPerHour - full*sc.Spot.PriceFraction) * secs / 3600)}
+				SpotUSD: round6(spotUSD), OtherUSD: round6(bill - spotUSD)}
 		}
 		price = ratio(usdPerHour, float64(f.Place.GPUs))
 	}
@@ -414,6 +417,18 @@ func Summarize(r *Result) *Summary {
 				usd += s.Fleet.Groups[k].USD
 			}
 			price = ratio(usd, primaryGPUHours)
+		} else if sp := f.Spot; sp != nil {
+			// Spot replicas at the spot price while provisioned, the others
+			// at the [cost] price: per replica.
+			onDemand, tp := sc.Price(), float64(sc.Cluster.GPUsPerReplica())
+			primaryGPUHours = 0
+			for i := range f.Replicas {
+				primaryGPUHours += a.ProvisionedNs(i).Seconds() * tp / 3600
+			}
+			spotH := spotGPUSeconds(r) / 3600
+			price = ratio(onDemand*(primaryGPUHours-spotH*(1-sc.Spot.PriceFraction)), primaryGPUHours)
+			s.Spot.SpotUSD = round6(spotH * onDemand * sc.Spot.PriceFraction)
+			s.Spot.OtherUSD = round6((primaryGPUHours - spotH) * onDemand)
 		}
 		primaryGPUsMean = ratio(primaryGPUHours*3600, secs)
 		gpuHours = primaryGPUHours + float64(f.FallbackGPUs)*secs/3600
@@ -721,6 +736,22 @@ func autoscaleStats(a *models.Autoscaler, sc *Scenario, gpuHours, secs float64) 
 		LoadingGPUHours: round6(loadingGPUHours(a, sc))}
 }
 
+// spotGPUSeconds is the GPU-seconds the spot replicas are paid for: the
+// whole run, or their provisioned time under autoscaling.
+func spotGPUSeconds(r *Result) float64 {
+	sc, f := r.Scenario, r.Fleet
+	first, end := sc.spotRange()
+	gpus := float64(sc.spotGPUsPerReplica())
+	if a := f.Autoscaler; a != nil {
+		s := 0.0
+		for i := first; i < end; i++ {
+			s += a.ProvisionedNs(i).Seconds() * gpus
+		}
+		return s
+	}
+	return float64(end-first) * gpus * r.EndTime.Seconds()
+}
+
 // loadingGPUHours is the GPU-hours spent loading (each replica's own GPUs
 // in a fleet of groups).
 func loadingGPUHours(a *models.Autoscaler, sc *Scenario) float64 {
@@ -791,8 +822,7 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 		gs.USD = round6(gpuS / 3600 * gs.PricePerGPUHour)
 		if f.Spot != nil && g.Name == sc.Spot.Group {
 			// Its spot replicas at the spot fraction of its price.
-			spotS := float64(sc.Spot.Replicas*g.TP) * secs
-			gs.USD = round6((gpuS - spotS*(1-sc.Spot.PriceFraction)) / 3600 * gs.PricePerGPUHour)
+			gs.USD = round6((gpuS - spotGPUSeconds(r)*(1-sc.Spot.PriceFraction)) / 3600 * gs.PricePerGPUHour)
 		}
 		s.Fleet.Groups = append(s.Fleet.Groups, gs)
 		if !slices.Contains(names, g.GPU) {

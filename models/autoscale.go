@@ -516,6 +516,11 @@ func (a *Autoscaler) drain(now sim.Time, i, want int) {
 	a.eng.Schedule(min(now+sim.Second, deadline), sim.PriorityNormal, check)
 }
 
+// notServing reports whether replica i is parked or loading.
+func (a *Autoscaler) notServing(i int) bool {
+	return a.state[i] == scaleParked || a.state[i] == scaleStarting
+}
+
 // Parked reports whether replica i is parked (not provisioned).
 func (a *Autoscaler) Parked(i int) bool { return a.state[i] == scaleParked }
 

@@ -42,6 +42,9 @@ type Spot struct {
 	eng  *sim.Engine
 	pool *Pool
 	busy func() bool
+	// scaler, under autoscaling, says which replicas have no serving
+	// instance to take back (parked or loading).
+	scaler *Autoscaler
 	p    SpotParams
 	rng  *rand.Rand
 
@@ -59,7 +62,7 @@ const FailSpot = "spot interruption"
 // StartSpot starts the interruptions of replicas [p.First, n), drawing from
 // rng. Call before Start.
 func (f *Fleet) StartSpot(p SpotParams, rng *rand.Rand) *Spot {
-	s := &Spot{eng: f.Pool.eng, pool: f.Pool, busy: f.busy, p: p, rng: rng}
+	s := &Spot{eng: f.Pool.eng, pool: f.Pool, busy: f.busy, p: p, rng: rng, scaler: f.Autoscaler}
 	end := p.End
 	if end == 0 {
 		end = len(f.Replicas)
@@ -88,6 +91,14 @@ func (s *Spot) arm(i int, now sim.Time) {
 	gap := sim.FromSeconds(s.rng.ExpFloat64() / s.p.RatePerHour * 3600)
 	s.eng.Schedule(now+gap, sim.PriorityNormal, func(at sim.Time) {
 		if !s.busy() {
+			return
+		}
+		if s.scaler != nil && s.scaler.notServing(i) {
+			// Autoscaled: a parked replica has no instance to take back,
+			// and one loading is not interrupted (assumption: its load is
+			// short beside the mean time between interruptions). The
+			// process is memoryless: draw the next from now.
+			s.arm(i, at)
 			return
 		}
 		s.interrupt(i, at)
