@@ -19,7 +19,7 @@ import (
 // TestElasticHeterogeneousChaos is issue 14's combined chaos test:
 // autoscaling a fleet of GPU groups of two or three types serving two
 // models ([[serve]]), under calibrated failures and, in half the trials,
-// spot interruptions of part of one group, with a random router, batching,
+// spot interruptions of part of one group (else scripted [[faults]]), with a random router, batching,
 // gateway policies and shared cold-start model. After every event requests
 // are conserved, fleet-wide and per model; every replica's KV bookkeeping
 // holds; no parked, loading or draining replica is available and no down
@@ -92,6 +92,14 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 		spot := rng.IntN(2) == 0
 		fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ndrain_on_precursor = %v\n",
 			[]int{10000, 30000, 100000, 300000}[rng.IntN(4)], !spot && rng.IntN(2) == 0)
+		if !spot {
+			// Scripted faults on random replicas, parked or not ([spot]
+			// refuses them).
+			for k, n := 0, rng.IntN(3); k < n; k++ {
+				fmt.Fprintf(&b, "[[faults]]\nreplica = %d\nmode = %q\nat_s = %d\nduration_s = %d\nrestart_s = %d\ndrain_grace_s = %d\n",
+					rng.IntN(total), pick("fail", "oom", "hang", "slow", "flap", "stall", "maintenance"), rng.IntN(200), 1+rng.IntN(60), rng.IntN(20), rng.IntN(20))
+			}
+		}
 		if spot {
 			g := rng.IntN(groups)
 			fmt.Fprintf(&b, "[spot]\ngroup = \"g%d\"\nreplicas = %d\ninterruptions_per_hour = %d\nnotice_s = %d\ndrain = %v\nreplace_s = %d\n",
@@ -109,6 +117,8 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 			a := fleet.Autoscaler
 			require.NotNil(t, a)
 			fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
+			_, err = injectFaults(eng, fleet, sc)
+			require.NoError(t, err, src)
 			var sp *models.Spot
 			if spot {
 				sp = fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))

@@ -705,8 +705,10 @@ func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 
 // validateAutoscale checks [autoscale] and refuses the combinations the
 // autoscaler does not model yet: it owns which replicas are provisioned,
-// and failures, scripted faults, spares, rollouts, a fallback pool and
-// down replicas also take replicas in and out of service.
+// and spares, rollouts, a fallback pool and down replicas also take
+// replicas in and out of service. (Failures and scripted faults strike
+// parked and provisioned replicas alike; a draining replica stays held
+// out whatever else puts it back in rotation.)
 func (s *Scenario) validateAutoscale(ps *config.Problems) {
 	s.Autoscale.Validate("autoscale", s.Cluster.Replicas, ps)
 	if s.Autoscale.Policy == policies.ScaleSchedule && s.Workload.Kind == workloads.KindTrace {
@@ -725,7 +727,7 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 		on  bool
 	}{
 		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {"rollout.enabled", s.Rollout.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
+		{"fallback.enabled", s.Fallback.Enabled}, {"run.down_replicas", s.Run.DownReplicas > 0},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")

@@ -495,6 +495,10 @@ func (a *Autoscaler) drain(now sim.Time, i, want int) {
 	a.state[i] = scaleDraining
 	a.Events = append(a.Events, ScaleEvent{Time: now, Replica: i, Event: "drain", Desired: want})
 	a.pool.SetInRotation(i, false)
+	// Held out from the drain's start too, so that no one else putting it
+	// back in rotation (a scripted maintenance's return, a health probe's
+	// restart) routes new work to a replica on its way out.
+	a.pool.setParked(i, true)
 	deadline := now + a.p.DrainGrace
 	var check sim.Action
 	check = func(at sim.Time) {
