@@ -45,8 +45,8 @@ type Spot struct {
 	// scaler, under autoscaling, says which replicas have no serving
 	// instance to take back (parked or loading).
 	scaler *Autoscaler
-	p    SpotParams
-	rng  *rand.Rand
+	p      SpotParams
+	rng    *rand.Rand
 
 	Events        []SpotEvent
 	Interruptions int
