@@ -296,3 +296,48 @@ func TestAutoscaleModelsMin(t *testing.T) {
 	_, err := Parse("mm.toml", []byte(twoModels+"[autoscale]\nenabled = true\nmin_replicas = 1\n"))
 	require.ErrorContains(t, err, "mm.toml:31: autoscale.min_replicas: must be at least the 2 served models")
 }
+
+// Reserved capacity under autoscaling: paid for the whole run whether
+// provisioned or not, so provisioning it costs nothing more and the
+// scaler starts it first.
+func TestAutoscaleGroupsReserved(t *testing.T) {
+	src := `name = "asr"
+[cluster]
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "on-demand"
+gpu = "H100"
+tp = 1
+replicas = 2
+price_per_gpu_hour = 2
+[[cluster.groups]]
+name = "reserved"
+gpu = "H100"
+tp = 1
+replicas = 2
+price_per_gpu_hour = 10
+tier = "reserved"
+[cost]
+power = false
+[workload]
+duration_s = 300
+[workload.arrival]
+rate_per_s = 1
+[autoscale]
+enabled = true
+min_replicas = 1
+`
+	sc, err := Parse("asr.toml", []byte(src))
+	require.NoError(t, err)
+	fleet, err := newFleet(sim.NewEngine(), sc, models.NewRecorder(sc.SLO))
+	require.NoError(t, err)
+	require.False(t, fleet.Autoscaler.Parked(2), "the reserved replica starts first though its price is higher")
+	require.True(t, fleet.Autoscaler.Parked(0))
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	secs := res.EndTime.Seconds()
+	require.InDelta(t, 2*10*secs/3600, s.Fleet.Groups[1].USD, 1e-4, "both reserved GPUs paid for the whole run")
+	require.InDelta(t, s.Cost.USD, s.Fleet.Groups[0].USD+s.Fleet.Groups[1].USD, 1e-4)
+	require.InDelta(t, s.Cost.GPUHours, s.Fleet.Groups[0].USD/2+s.Fleet.Groups[1].USD/10, 1e-4)
+}

@@ -90,8 +90,15 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 			return nil, err
 		}
 		p := ac.Params(cluster.Replicas, cluster.GPUsPerReplica(), fleet.Memory.WeightBytes)
-		// A fleet of groups starts its cheapest replicas per capacity first.
-		p.Units = fleet.ScaleUnits(func(g *models.Group) float64 { return sc.GroupPrice(g.GroupConfig) })
+		// A fleet of groups starts its cheapest replicas per capacity
+		// first; reserved capacity is paid whether used or not, so
+		// provisioning it costs nothing more and it starts first.
+		p.Units = fleet.ScaleUnits(func(g *models.Group) float64 {
+			if sc.GroupTier(g.GroupConfig) == TierReserved {
+				return 0
+			}
+			return sc.GroupPrice(g.GroupConfig)
+		})
 		fleet.StartAutoscaler(p, policy)
 	}
 	return fleet, nil

@@ -407,12 +407,17 @@ func Summarize(r *Result) *Summary {
 		primaryGPUHours = a.ProvisionedReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
 		if len(f.Groups) > 0 {
 			// Each replica's own GPUs, each group at its own price (the
-			// groups' USD, provisioned time only, from summarizeGroups).
+			// groups' USD from summarizeGroups): provisioned time only,
+			// but a reserved group's GPUs are paid for the whole run.
 			primaryGPUHours = 0
 			usd := 0.0
 			for k, g := range f.Groups {
-				for i := g.First; i < g.First+g.Replicas; i++ {
-					primaryGPUHours += a.ProvisionedNs(i).Seconds() * float64(g.TP) / 3600
+				if s.Fleet.Groups[k].Tier == TierReserved {
+					primaryGPUHours += float64(g.Place.GPUs) * secs / 3600
+				} else {
+					for i := g.First; i < g.First+g.Replicas; i++ {
+						primaryGPUHours += a.ProvisionedNs(i).Seconds() * float64(g.TP) / 3600
+					}
 				}
 				usd += s.Fleet.Groups[k].USD
 			}
@@ -807,9 +812,10 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 		}
 		gpuS := float64(g.Place.GPUs) * secs
 		peak := float64(g.Place.GPUs) * g.PeakFLOPS * secs
-		if a := f.Autoscaler; a != nil {
+		if a := f.Autoscaler; a != nil && gs.Tier != TierReserved {
 			// Autoscaled: the group's GPUs are paid (and could compute)
-			// while provisioned.
+			// while provisioned; reserved ones are paid for the whole run
+			// whether provisioned or not.
 			gpuS = 0
 			for i := g.First; i < g.First+g.Replicas; i++ {
 				gpuS += a.ProvisionedNs(i).Seconds() * float64(g.TP)

@@ -72,13 +72,16 @@ type ScaleParams struct {
 type ScaleUnit struct {
 	GPUs              int
 	WeightBytesPerGPU float64
-	USDPerHour        float64 // the replica's GPUs at its group's price
+	// USDPerHour is what provisioning the replica costs per hour: its GPUs
+	// at its group's price (0 for reserved capacity, paid either way).
+	USDPerHour float64
 	Capacity          float64 // Group.Capacity
 	Model             int     // index in the fleet's served models
 }
 
 // ScaleUnits are the scaling facts of a fleet of groups' replicas, each at
-// its group's price (usdPerGPUHour(g)); nil for a fleet of one kind.
+// the price per GPU-hour of provisioning it (usdPerGPUHour(g)); nil for a
+// fleet of one kind.
 func (f *Fleet) ScaleUnits(usdPerGPUHour func(g *Group) float64) []ScaleUnit {
 	if len(f.Groups) == 0 {
 		return nil
