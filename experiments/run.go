@@ -34,9 +34,9 @@ type Result struct {
 	// TrainingTrace is the training job's timeline (training mode only).
 	TrainingTrace []training.TracePoint
 	Timeline      []faults.TimelinePoint // replicas failing and coming back (with [failures])
-	// DownGPUS is the GPU-seconds of serving replicas out of service (with
+	// DownGPUSeconds is the GPU-seconds of serving replicas out of service (with
 	// [failures]; each replica's own GPUs in a fleet of groups).
-	DownGPUS float64
+	DownGPUSeconds float64
 	// IdleSpareS is replica-seconds of warm spares waiting unused;
 	// SpareRepairS of replicas repaired while a spare held their place.
 	IdleSpareS, SpareRepairS float64
@@ -201,7 +201,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		res.Failures = failureStats(r, end, sc.Cluster.Replicas)
 		res.IdleSpareS = round6(r.IdleSpareNs.Seconds())
 		res.SpareRepairS = round6(r.SpareRepairNs.Seconds())
-		res.DownGPUS = round6(r.DownGPUNs.Seconds())
+		res.DownGPUSeconds = round6(r.DownGPUNs.Seconds())
 		res.Timeline = r.Timeline
 	}
 	if sp := fleet.Spot; sp != nil && fi != nil {

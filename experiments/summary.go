@@ -479,7 +479,7 @@ func Summarize(r *Result) *Summary {
 		// held their place (out of service too, though capacity held).
 		downGPUHours = (r.Failures.ReplicaDownS + r.SpareRepairS) * float64(sc.Cluster.GPUsPerReplica()) / 3600
 		if len(f.Groups) > 0 {
-			downGPUHours = r.DownGPUS / 3600 // each replica's own TP (no spares with groups)
+			downGPUHours = r.DownGPUSeconds / 3600 // each replica's own TP (no spares with groups)
 		}
 	}
 	downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600
