@@ -75,8 +75,8 @@ type ScaleUnit struct {
 	// USDPerHour is what provisioning the replica costs per hour: its GPUs
 	// at its group's price (0 for reserved capacity, paid either way).
 	USDPerHour float64
-	Capacity          float64 // Group.Capacity
-	Model             int     // index in the fleet's served models
+	Capacity   float64 // Group.Capacity
+	Model      int     // index in the fleet's served models
 }
 
 // ScaleUnits are the scaling facts of a fleet of groups' replicas, each at
