@@ -341,3 +341,68 @@ min_replicas = 1
 	require.InDelta(t, s.Cost.USD, s.Fleet.Groups[0].USD+s.Fleet.Groups[1].USD, 1e-4)
 	require.InDelta(t, s.Cost.GPUHours, s.Fleet.Groups[0].USD/2+s.Fleet.Groups[1].USD/10, 1e-4)
 }
+
+// Autoscaling several models: scale-ups go to the model whose requests
+// pile up per unit of provisioned capacity, not to the cheapest replica
+// of any model (at 4 req/s, 90% to the 70B model, every start is a 70B
+// replica).
+func TestAutoscaleModelsDirection(t *testing.T) {
+	src := `name = "asm"
+seed = 3
+[cluster]
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "small"
+gpu = "H100"
+tp = 1
+replicas = 4
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "big"
+gpu = "H100"
+tp = 4
+replicas = 4
+model = "llama-3-70b"
+[[serve]]
+model = "llama-3-8b"
+share = 1
+[[serve]]
+model = "llama-3-70b"
+share = 9
+[workload]
+duration_s = 600
+[workload.arrival]
+rate_per_s = 4
+[autoscale]
+enabled = true
+metric = "outstanding"
+target = 8
+min_replicas = 2
+interval_s = 10
+scale_up_cooldown_s = 10
+[autoscale.cold_start]
+engine_start_s = 5
+warmup_s = 1
+`
+	sc, err := Parse("asm.toml", []byte(src))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	starts := map[string]int{}
+	var order []string
+	for _, e := range res.Fleet.Autoscaler.Events {
+		if e.Event == "start" {
+			m := res.Fleet.GroupOf(e.Replica).Model
+			starts[m]++
+			order = append(order, m)
+		}
+	}
+	// The 8B replicas are the cheaper per capacity (1 GPU against 4), but
+	// the 70B model's requests are the ones piling up.
+	require.NotEmpty(t, order)
+	require.Equal(t, "llama-3-70b", order[0], "%v", order)
+	require.Greater(t, starts["llama-3-70b"], starts["llama-3-8b"], "%v", starts)
+	s := Summarize(res)
+	r := s.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+}
