@@ -344,8 +344,8 @@ min_replicas = 1
 
 // Autoscaling several models: scale-ups go to the model whose requests
 // pile up per unit of provisioned capacity, not to the cheapest replica
-// of any model (at 4 req/s, 90% to the 70B model, every start is a 70B
-// replica).
+// of any model (at 4 req/s, 90% to the 70B model, the first start and
+// most starts are 70B replicas).
 func TestAutoscaleModelsDirection(t *testing.T) {
 	src := `name = "asm"
 seed = 3
