@@ -202,3 +202,207 @@ func TestAutoscaleChaos(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoscaleGroups: a fleet of two groups of the same GPU at different
+// prices, the dear one first in index order. The scaler starts the
+// cheapest replica per capacity first and drains the dearest first: no
+// dear replica starts while a cheap one is parked and up, and no cheap
+// replica drains while a dear one serves. Each group pays for its
+// provisioned time only, at its own price, and the bill adds up.
+func TestAutoscaleGroups(t *testing.T) {
+	src := `name = "asg"
+seed = 2
+[cluster]
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "dear"
+gpu = "H100"
+tp = 1
+replicas = 3
+price_per_gpu_hour = 10
+[[cluster.groups]]
+name = "cheap"
+gpu = "H100"
+tp = 1
+replicas = 3
+price_per_gpu_hour = 2
+[cost]
+power = false
+[workload]
+duration_s = 600
+[workload.arrival]
+process = "piecewise"
+points = [[0, 2], [200, 60], [400, 60], [600, 1]]
+[autoscale]
+enabled = true
+metric = "outstanding"
+target = 8
+min_replicas = 1
+interval_s = 10
+scale_up_cooldown_s = 10
+scale_down_window_s = 30
+[autoscale.cold_start]
+engine_start_s = 5
+warmup_s = 1
+`
+	sc, err := Parse("asg.toml", []byte(src))
+	require.NoError(t, err)
+	eng := sim.NewEngine()
+	rec := models.NewRecorder(sc.SLO)
+	fleet, err := newFleet(eng, sc, rec)
+	require.NoError(t, err)
+	a := fleet.Autoscaler
+	require.False(t, a.Parked(3), "the cheap group's first replica is the initial one")
+	require.True(t, a.Parked(0))
+	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+	require.NoError(t, err)
+	require.NoError(t, fleet.Start(w))
+	seen, dearStarts, cheapDrains := 0, 0, 0
+	stepChecked(t, eng, fleet, rec, src, func(n int) {
+		for ; seen < len(a.Events); seen++ {
+			e := a.Events[seen]
+			switch {
+			case e.Event == "start" && e.Replica < 3:
+				dearStarts++
+				for i := 3; i < 6; i++ {
+					require.False(t, a.Parked(i) && fleet.Replicas[i].Up(), "event %d: dear replica %d started while cheap %d is parked", n, e.Replica, i)
+				}
+			case e.Event == "drain" && e.Replica >= 3:
+				cheapDrains++
+				for i := 0; i < 3; i++ {
+					require.False(t, a.Serving(i), "event %d: cheap replica %d drained while dear %d serves", n, e.Replica, i)
+				}
+			}
+		}
+	})
+	require.Greater(t, dearStarts, 0, "the peak needs the dear group too")
+	require.Greater(t, cheapDrains, 0, "the trough drains the cheap group too")
+
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	g := s.Fleet.Groups
+	require.Len(t, g, 2)
+	require.Less(t, g[0].USD/10, g[1].USD/2, "the dear group is provisioned for less time")
+	require.InDelta(t, s.Cost.USD, g[0].USD+g[1].USD, 1e-4, "the bill is the groups' provisioned time at their prices")
+	require.InDelta(t, s.Cost.GPUHours, g[0].USD/10+g[1].USD/2, 1e-4)
+	require.InDelta(t, s.Cost.GPUHours, s.Autoscale.GPUHours, 1e-6)
+	require.Less(t, s.Cost.GPUHours, 6*res.EndTime.Seconds()/3600, "parked replicas cost nothing")
+}
+
+// Autoscaling a fleet of several models keeps a serving replica per model,
+// so min_replicas below the model count is refused at its line.
+func TestAutoscaleModelsMin(t *testing.T) {
+	_, err := Parse("mm.toml", []byte(twoModels+"[autoscale]\nenabled = true\nmin_replicas = 1\n"))
+	require.ErrorContains(t, err, "mm.toml:31: autoscale.min_replicas: must be at least the 2 served models")
+}
+
+// Reserved capacity under autoscaling: paid for the whole run whether
+// provisioned or not, so provisioning it costs nothing more and the
+// scaler starts it first.
+func TestAutoscaleGroupsReserved(t *testing.T) {
+	src := `name = "asr"
+[cluster]
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "on-demand"
+gpu = "H100"
+tp = 1
+replicas = 2
+price_per_gpu_hour = 2
+[[cluster.groups]]
+name = "reserved"
+gpu = "H100"
+tp = 1
+replicas = 2
+price_per_gpu_hour = 10
+tier = "reserved"
+[cost]
+power = false
+[workload]
+duration_s = 300
+[workload.arrival]
+rate_per_s = 1
+[autoscale]
+enabled = true
+min_replicas = 1
+`
+	sc, err := Parse("asr.toml", []byte(src))
+	require.NoError(t, err)
+	fleet, err := newFleet(sim.NewEngine(), sc, models.NewRecorder(sc.SLO))
+	require.NoError(t, err)
+	require.False(t, fleet.Autoscaler.Parked(2), "the reserved replica starts first though its price is higher")
+	require.True(t, fleet.Autoscaler.Parked(0))
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	secs := res.EndTime.Seconds()
+	require.InDelta(t, 2*10*secs/3600, s.Fleet.Groups[1].USD, 1e-4, "both reserved GPUs paid for the whole run")
+	require.InDelta(t, s.Cost.USD, s.Fleet.Groups[0].USD+s.Fleet.Groups[1].USD, 1e-4)
+	require.InDelta(t, s.Cost.GPUHours, s.Fleet.Groups[0].USD/2+s.Fleet.Groups[1].USD/10, 1e-4)
+}
+
+// Autoscaling several models: scale-ups go to the model whose requests
+// pile up per unit of provisioned capacity, not to the cheapest replica
+// of any model (at 4 req/s, 90% to the 70B model, the first start and
+// most starts are 70B replicas).
+func TestAutoscaleModelsDirection(t *testing.T) {
+	src := `name = "asm"
+seed = 3
+[cluster]
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "small"
+gpu = "H100"
+tp = 1
+replicas = 4
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "big"
+gpu = "H100"
+tp = 4
+replicas = 4
+model = "llama-3-70b"
+[[serve]]
+model = "llama-3-8b"
+share = 1
+[[serve]]
+model = "llama-3-70b"
+share = 9
+[workload]
+duration_s = 600
+[workload.arrival]
+rate_per_s = 4
+[autoscale]
+enabled = true
+metric = "outstanding"
+target = 8
+min_replicas = 2
+interval_s = 10
+scale_up_cooldown_s = 10
+[autoscale.cold_start]
+engine_start_s = 5
+warmup_s = 1
+`
+	sc, err := Parse("asm.toml", []byte(src))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	starts := map[string]int{}
+	var order []string
+	for _, e := range res.Fleet.Autoscaler.Events {
+		if e.Event == "start" {
+			m := res.Fleet.GroupOf(e.Replica).Model
+			starts[m]++
+			order = append(order, m)
+		}
+	}
+	// The 8B replicas are the cheaper per capacity (1 GPU against 4), but
+	// the 70B model's requests are the ones piling up.
+	require.NotEmpty(t, order)
+	require.Equal(t, "llama-3-70b", order[0], "%v", order)
+	require.Greater(t, starts["llama-3-70b"], starts["llama-3-8b"], "%v", starts)
+	s := Summarize(res)
+	r := s.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+}

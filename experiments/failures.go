@@ -1,11 +1,12 @@
 package experiments
 
 import (
-	"github.com/fleetsim/fleetsim/internal/streams"
 	"math"
+	"math/rand/v2"
 	"sort"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/faults"
@@ -93,6 +94,20 @@ func distS(xs []float64) DistS {
 func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64) (*faults.Injector, error) {
 	d := faults.Deps{Slots: sc.Cluster.Replicas, DecodeSlots: sc.Disagg.Decode.Replicas, Rand: sim.NewStream(seed, streams.Failures),
 		DurationS: sc.Workload.DurationS, HorizonS: sc.Run.HorizonS}
+	// Each group of a fleet of groups fails from a stream of its own; the
+	// first draws the fleet's stream, so that a fleet of one group fails
+	// as the same fleet of one kind does.
+	d.GroupRand = func(k int) *rand.Rand {
+		if k == 0 {
+			return sim.NewStream(seed, streams.Failures)
+		}
+		return sim.NewStream(seed, streams.GroupFailures(fleet.Groups[k].Name))
+	}
+	if c := sc.restartColdStart(); c != nil && !sc.has("failures.cold_start_s") {
+		// Repairs end in a cold start from physics (a cold_start_s set
+		// here is kept).
+		d.ColdStart = fleet.RestartColdStart(*c)
+	}
 	if sc.Failures.DrainOnPrecursor {
 		d.Drainer = policies.PrecursorDrain{}
 	}

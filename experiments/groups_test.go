@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -21,9 +22,30 @@ import (
 // latencies, KV and cost, byte for byte; only the fleet block gains the
 // group.
 func TestOneGroupIsTheHomogeneousFleet(t *testing.T) {
-	plain, err := LoadBuiltin("default")
+	def, err := LoadBuiltin("default")
 	require.NoError(t, err)
-	src := strings.Replace(string(plain.src), "gpu = \"H100\"", "", 1)
+	oneGroupIsTheFleet(t, string(def.src))
+}
+
+// Under failures too: the one group's servers fail as the fleet's do (the
+// first group draws the fleet's failure stream, on the same topology).
+func TestOneGroupIsTheHomogeneousFleetUnderFailures(t *testing.T) {
+	def, err := LoadBuiltin("default")
+	require.NoError(t, err)
+	fails := string(def.src) + "\n[failures]\nenabled = true\nrate_multiplier = 2000000\ncold_start_s = 30\n"
+	failures := oneGroupIsTheFleet(t, fails)
+	var fs FailureStats
+	require.NoError(t, json.Unmarshal(failures, &fs))
+	require.Greater(t, fs.Events, 0, "failures struck")
+}
+
+// oneGroupIsTheFleet runs src (a fleet of 4 H100 TP=8) as it is and as one
+// group, requires the same results, and returns the grouped run's
+// failures block.
+func oneGroupIsTheFleet(t *testing.T, plainSrc string) json.RawMessage {
+	plain, err := Parse("plain.toml", []byte(plainSrc))
+	require.NoError(t, err)
+	src := strings.Replace(plainSrc, "gpu = \"H100\"", "", 1)
 	src = strings.Replace(src, "tp = 8 ", "# ", 1)
 	src = strings.Replace(src, "replicas = 4 ", "# ", 1)
 	src = strings.Replace(src, "[router]", "[[cluster.groups]]\ngpu = \"H100\"\ntp = 8\nreplicas = 4\n\n[router]", 1)
@@ -52,7 +74,10 @@ func TestOneGroupIsTheHomogeneousFleet(t *testing.T) {
 	bc, err := json.Marshal(cost)
 	require.NoError(t, err)
 	b["cost"] = bc
-	for _, k := range []string{"requests", "latency_ms", "throughput", "goodput", "prefix_cache", "kv", "cost", "resilience"} {
+	for _, k := range []string{"requests", "latency_ms", "throughput", "goodput", "prefix_cache", "kv", "cost", "resilience", "failures"} {
+		if a[k] == nil && b[k] == nil {
+			continue // no failures block without failures
+		}
 		require.JSONEq(t, string(a[k]), string(b[k]), k)
 	}
 	var fl FleetStats
@@ -60,6 +85,82 @@ func TestOneGroupIsTheHomogeneousFleet(t *testing.T) {
 	require.Len(t, fl.Groups, 1)
 	require.Equal(t, "h100-0", fl.Groups[0].Name)
 	require.Equal(t, 1.0, fl.Groups[0].Capacity)
+	return b["failures"]
+}
+
+// TestGroupsFailures: a fleet of an HGX H100 group and a GB200 NVL72 group
+// under failures. Each group's servers fail on their own: failures.csv
+// names the group of every replica that fails, both groups fail, the GPUs
+// down are each replica's own (8 per H100 replica, 4 per GB200 one), every
+// outage ends in a repair, and the run conserves requests.
+func TestGroupsFailures(t *testing.T) {
+	src := `name = "gf"
+seed = 3
+[cluster]
+model = "llama-3-70b"
+[cluster.replica]
+cold_start_s = 20
+[[cluster.groups]]
+name = "hgx"
+gpu = "H100"
+tp = 8
+replicas = 3
+[[cluster.groups]]
+name = "nvl"
+gpu = "GB200"
+tp = 4
+replicas = 4
+[workload]
+duration_s = 600
+[workload.arrival]
+rate_per_s = 10
+[failures]
+enabled = true
+rate_multiplier = 3000000
+cold_start_s = 20
+[[faults]]
+replica = 4
+mode = "fail"
+at_s = 100
+restart_s = 10
+`
+	sc, err := Parse("gf.toml", []byte(src))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	r := s.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+	require.NotNil(t, s.Failures)
+	require.Greater(t, s.Failures.Events, 1)
+	tp := map[string]int{"hgx": 8, "nvl": 4}
+	down := map[string]bool{}
+	failed := map[string]int{}
+	for _, p := range res.Timeline {
+		var i int
+		var g string
+		_, err := fmt.Sscanf(p.Unit, "replica %d (%s", &i, &g)
+		require.NoError(t, err, p.Unit)
+		g = strings.TrimSuffix(g, ")")
+		require.Contains(t, tp, g, p.Unit)
+		require.Equal(t, g, map[bool]string{true: "hgx", false: "nvl"}[i < 3], "replica %d is in its own group", i)
+		switch p.Event {
+		case "fail":
+			down[p.Unit] = true
+			failed[g]++
+		case "repair":
+			require.True(t, down[p.Unit], p.Unit)
+			delete(down, p.Unit)
+		}
+		gpus := 0
+		for u := range down {
+			gpus += tp[strings.TrimSuffix(u[strings.Index(u, "(")+1:], ")")]
+		}
+		require.Equal(t, gpus, p.GPUsDown, "GPUs down at %v", p.Time)
+	}
+	require.Greater(t, failed["hgx"], 0, "the H100 servers fail")
+	require.Greater(t, failed["nvl"], 0, "the NVL72 rack fails")
+	requireDeterministic(t, sc, src)
 }
 
 func TestGroupsMixedFleet(t *testing.T) {
@@ -126,7 +227,7 @@ duration_s = 10
 		{"", "name = \"h100-0\"\ngpu = \"B200\"\ntp = 8\nreplicas = 1", "", `cluster.groups.1.name: "h100-0" names two groups`},
 		{"", "name = \"../x\"\ngpu = \"B200\"\ntp = 8\nreplicas = 1", "", `cluster.groups.1.name: "../x"`},
 		{"", "gpu = \"B200\"\ntp = 8\nreplicas = -1", "", "cluster.groups.1.replicas: must be an integer >= 0"},
-		{"", "gpu = \"B200\"\ntp = 8\nreplicas = 1", "[failures]\nenabled = true", "failures.enabled: cannot be combined with [[cluster.groups]] yet"},
+		{"", "gpu = \"B200\"\ntp = 8\nreplicas = 1", "[failures]\nenabled = true\nspares = 1", "failures.spares: warm spares cannot be combined with [[cluster.groups]] yet"},
 		{"", "gpu = \"B200\"\ntp = 8\nreplicas = 1", "[cost]\nprice_per_gpu_hour = 3", "cost.price_per_gpu_hour: set price_per_gpu_hour per group"},
 	}
 	for _, c := range cases {
@@ -234,4 +335,73 @@ rate_per_s = 5
 
 	_, err = Parse("t.toml", []byte(strings.Replace(src, `tier = "reserved"`, `tier = "spot"`, 1)))
 	require.ErrorContains(t, err, "t.toml:9: cluster.groups.0.tier:")
+}
+
+// TestRestartColdStart: a scripted crash's restart takes the cold-start
+// model when [cold_start] is given (each replica its own group's weight
+// bytes over the NVMe share, plus engine start and warm-up), the fault's
+// own cold_start_s when it sets one, and the old fixed default when no
+// model is configured.
+func TestRestartColdStart(t *testing.T) {
+	base := `name = "rc"
+[cluster]
+model = "llama-3-70b"
+[[cluster.groups]]
+gpu = "H100"
+tp = 8
+replicas = 2
+[[cluster.groups]]
+gpu = "B200"
+tp = 4
+replicas = 2
+[workload]
+duration_s = 200
+[workload.arrival]
+rate_per_s = 2
+[[faults]]
+replica = 2
+mode = "fail"
+at_s = 50
+restart_s = 10
+%s
+%s
+`
+	const model = "[cold_start]\nengine_start_s = 30\nwarmup_s = 20\n"
+	backAt := func(faultKey, table string) float64 {
+		sc, err := Parse("rc.toml", []byte(fmt.Sprintf(base, faultKey, table)))
+		require.NoError(t, err)
+		eng := sim.NewEngine()
+		rec := models.NewRecorder(sc.SLO)
+		fleet, err := newFleet(eng, sc, rec)
+		require.NoError(t, err)
+		_, err = injectFaults(eng, fleet, sc)
+		require.NoError(t, err)
+		w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+		require.NoError(t, err)
+		require.NoError(t, fleet.Start(w))
+		r := fleet.Replicas[2]
+		wasDown := false
+		for eng.Step() {
+			if !r.Up() || r.Recovering() {
+				wasDown = true
+			} else if wasDown {
+				return eng.Now().Seconds()
+			}
+		}
+		t.Fatal("replica 2 never came back")
+		return 0
+	}
+	sc, err := Parse("rc.toml", []byte(fmt.Sprintf(base, "", model)))
+	require.NoError(t, err)
+	fleet, err := newFleet(sim.NewEngine(), sc, models.NewRecorder(sc.SLO))
+	require.NoError(t, err)
+	b200 := fleet.Groups[1]
+	require.Equal(t, 2, b200.First)
+	// B200 TP=4: 141 GB of weights over 4 GPUs, each reading 6.5 GB/s / 8.
+	load := b200.Memory.WeightBytes / (6.5e9 / 8)
+	require.InDelta(t, 141e9/4, b200.Memory.WeightBytes, 2e9)
+	require.InDelta(t, 50+10+30+load+20, backAt("", model), 1e-6, "the cold-start model")
+	require.InDelta(t, 50+10+7, backAt("cold_start_s = 7", model), 1e-6, "the fault's own cold_start_s is kept")
+	def := faults.DefaultScripted().ColdStartS
+	require.InDelta(t, 50+10+def, backAt("", ""), 1e-6, "no model: the old default")
 }

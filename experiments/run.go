@@ -34,6 +34,9 @@ type Result struct {
 	// TrainingTrace is the training job's timeline (training mode only).
 	TrainingTrace []training.TracePoint
 	Timeline      []faults.TimelinePoint // replicas failing and coming back (with [failures])
+	// DownGPUSeconds is the GPU-seconds of serving replicas out of service (with
+	// [failures]; each replica's own GPUs in a fleet of groups).
+	DownGPUSeconds float64
 	// IdleSpareS is replica-seconds of warm spares waiting unused;
 	// SpareRepairS of replicas repaired while a spare held their place.
 	IdleSpareS, SpareRepairS float64
@@ -93,7 +96,17 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 		if err != nil {
 			return nil, err
 		}
-		fleet.StartAutoscaler(ac.Params(cluster.Replicas, cluster.GPUsPerReplica(), fleet.Memory.WeightBytes), policy)
+		p := ac.Params(cluster.Replicas, cluster.GPUsPerReplica(), fleet.Memory.WeightBytes)
+		// A fleet of groups starts its cheapest replicas per capacity
+		// first; reserved capacity is paid whether used or not, so
+		// provisioning it costs nothing more and it starts first.
+		p.Units = fleet.ScaleUnits(func(g *models.Group) float64 {
+			if sc.GroupTier(g.GroupConfig) == TierReserved {
+				return 0
+			}
+			return sc.GroupPrice(g.GroupConfig)
+		})
+		fleet.StartAutoscaler(p, policy)
 	}
 	return fleet, nil
 }
@@ -114,11 +127,9 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if testFleetHook != nil {
 		testFleetHook(fleet)
 	}
-	ap := faults.NewApplier(eng, fleet)
-	for i, fc := range sc.Faults {
-		if err := ap.Inject(fc, sim.NewStream(sc.Seed, streams.Fault(i))); err != nil {
-			return nil, err
-		}
+	ap, err := injectFaults(eng, fleet, sc)
+	if err != nil {
+		return nil, err
 	}
 	for k := 0; k < sc.Run.DownReplicas; k++ {
 		ap.Remove(sc.Cluster.Replicas - 1 - k)
@@ -202,18 +213,45 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		res.Failures = failureStats(r, end, sc.Cluster.Replicas)
 		res.IdleSpareS = round6(r.IdleSpareNs.Seconds())
 		res.SpareRepairS = round6(r.SpareRepairNs.Seconds())
+		res.DownGPUSeconds = round6(r.DownGPUNs.Seconds())
 		res.Timeline = r.Timeline
 	}
-	if sp := fleet.Spot; sp != nil {
-		// failures.csv shows the interruptions ([spot] refuses [failures],
-		// so the timeline is the spot one alone).
+	if sp := fleet.Spot; sp != nil && fi != nil {
+		// Both causes: one timeline in time order, each row's GPUs down
+		// and capacity those of the replicas down for either.
+		res.Timeline = mergeSpotTimeline(res.Timeline, sp.Events, sc, fleet, end)
+	} else if sp != nil {
+		// failures.csv shows the interruptions (the spot timeline alone).
 		n := sc.Cluster.Replicas
 		for _, e := range sp.Events {
-			res.Timeline = append(res.Timeline, faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: e.Unit(),
-				GPUsDown: e.Down * sc.Cluster.GPUsPerReplica(), Capacity: float64(n-e.Down) / float64(n)})
+			unit := e.Unit()
+			if len(sc.Cluster.Groups) > 0 {
+				unit += " (" + sc.Spot.Group + ")"
+			}
+			res.Timeline = append(res.Timeline, faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: unit,
+				GPUsDown: e.Down * sc.spotGPUsPerReplica(), Capacity: float64(n-e.Down) / float64(n)})
 		}
 	}
 	return res, nil
+}
+
+// injectFaults schedules the scenario's [[faults]] on fleet and returns
+// their applier.
+func injectFaults(eng *sim.Engine, fleet *models.Fleet, sc *Scenario) (*faults.Applier, error) {
+	ap := faults.NewApplier(eng, fleet)
+	restart := sc.restartColdStart()
+	for i, fc := range sc.Faults {
+		// A restart's cold start from physics, unless the fault sets its
+		// own cold_start_s.
+		ap.SetColdStart(nil)
+		if restart != nil && !sc.has(fmt.Sprintf("faults.%d.cold_start_s", i)) {
+			ap.SetColdStart(fleet.RestartColdStart(*restart))
+		}
+		if err := ap.Inject(fc, sim.NewStream(sc.Seed, streams.Fault(i))); err != nil {
+			return nil, err
+		}
+	}
+	return ap, nil
 }
 
 // runEngine runs to the horizon, in slices when progress is wanted. The

@@ -65,6 +65,12 @@ type Scenario struct {
 	// Spot puts the fleet's last replicas on spot instances ([spot]); none
 	// by default.
 	Spot SpotConfig `toml:"spot"`
+	// ColdStart is the shared cold-start model ([cold_start], the keys of
+	// [autoscale.cold_start]). Present, failure restarts ([failures]
+	// repairs, [[faults]] restarts) take it instead of a fixed
+	// cold_start_s, and [autoscale] takes it unless [autoscale.cold_start]
+	// is given. Absent (default), restarts keep their cold_start_s.
+	ColdStart models.ColdStartConfig `toml:"cold_start"`
 	// Serve lists the models a fleet of groups serves, each with its share
 	// of the requests and its SLO ([[serve]]); empty: cluster.model alone.
 	Serve  []ServeConfig `toml:"serve"`
@@ -89,6 +95,9 @@ type Scenario struct {
 
 	src               []byte // the file, for Derive
 	filename, baseDir string
+	// has reports whether the file or an overlay sets a key (tomlx.Doc.Has
+	// over all of them).
+	has func(key string) bool
 	// profiles are the engine profile files the scenario names, by the path
 	// as written.
 	profiles map[string]models.PerfProfile
@@ -229,6 +238,7 @@ func DefaultScenario() Scenario {
 		Policies:  policies.DefaultResilienceConfig(),
 		Autoscale: policies.DefaultAutoscaleConfig(),
 		Spot:      DefaultSpot(),
+		ColdStart: models.DefaultColdStart(),
 		Workload:  workloads.DefaultConfig(),
 		Disagg:    DefaultDisaggScenario(),
 		KVTiers:   models.DefaultKVTiersConfig(),
@@ -326,15 +336,15 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 			return nil, err
 		}
 	}
-	var overlayDocs []*tomlx.Doc
+	docs := []*tomlx.Doc{doc}
 	if len(overlays) > 0 {
 		kind := sc.Workload.Kind
 		for _, o := range overlays {
-			odoc, err := tomlx.Decode(o.Name, o.TOML, &sc)
+			od, err := tomlx.Decode(o.Name, o.TOML, &sc)
 			if err != nil {
 				return nil, overlayError(doc, o, err)
 			}
-			overlayDocs = append(overlayDocs, odoc)
+			docs = append(docs, od)
 		}
 		if sc.Workload.Kind != kind {
 			return nil, fmt.Errorf("%s: workload.kind cannot be overridden (its defaults differ); write a scenario per kind", overlays[len(overlays)-1].Name)
@@ -343,26 +353,25 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	if sc.Name == "" {
 		sc.Name = nameFromFile(filename)
 	}
+	sc.has = func(key string) bool {
+		for _, d := range docs {
+			if d != nil && d.Has(key) {
+				return true
+			}
+		}
+		return false
+	}
+	sc.resolveColdStart()
 	applyFaultDefaults(&sc, doc)
 	applyDisaggFaultDefaults(&sc, doc)
 	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays
 	resolveTrace(&sc.Workload.Trace, baseDir)
 	resolveProfile(&sc.Workload.Arrival, baseDir)
 	var ps config.Problems
-	{
-		has := func(k string) bool {
-			for _, d := range append(overlayDocs, doc) {
-				if d != nil && d.Has(k) {
-					return true
-				}
-			}
-			return false
-		}
-		if sc.Mode == ModeTraining {
-			sc.Training.resolveSpares(&sc.Failures, has, &ps)
-		} else {
-			sc.resolveServingSpares(has, &ps)
-		}
+	if sc.Mode == ModeTraining {
+		sc.Training.resolveSpares(&sc.Failures, sc.has, &ps)
+	} else {
+		sc.resolveServingSpares(sc.has, &ps)
 	}
 	sc.resolveGroups(doc, &ps)
 	sc.loadProfiles(&ps)
@@ -577,6 +586,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	}
 	s.validateSpot(ps)
 	s.validateServe(ps)
+	s.ColdStart.Validate("cold_start", ps)
 	s.Workload.Validate("workload", ps)
 	ps.NonNegative("slo.ttft_ms", s.SLO.TTFTMs)
 	ps.NonNegative("slo.tpot_ms", s.SLO.TPOTMs)
@@ -654,6 +664,28 @@ func resolveTrace(tc *workloads.TraceConfig, baseDir string) {
 	}
 }
 
+// resolveColdStart: a shared [cold_start] is the autoscaler's unless
+// [autoscale.cold_start] is given.
+func (s *Scenario) resolveColdStart() {
+	if s.has("cold_start") && !s.has("autoscale.cold_start") {
+		s.Autoscale.ColdStart = s.ColdStart
+	}
+}
+
+// restartColdStart is the cold-start model failure restarts take: the
+// shared [cold_start], else an autoscaled fleet's [autoscale.cold_start]
+// when given; nil (fixed cold_start_s) when neither is.
+func (s *Scenario) restartColdStart() *models.ColdStartConfig {
+	switch {
+	case s.has == nil:
+	case s.has("cold_start"):
+		return &s.ColdStart
+	case s.Autoscale.Enabled && s.has("autoscale.cold_start"):
+		return &s.Autoscale.ColdStart
+	}
+	return nil
+}
+
 // applyFaultDefaults gives each [[faults]] table the defaults of the keys
 // it does not set (array elements have no defaults of their own when
 // decoded).
@@ -685,8 +717,10 @@ func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 
 // validateAutoscale checks [autoscale] and refuses the combinations the
 // autoscaler does not model yet: it owns which replicas are provisioned,
-// and failures, scripted faults, spares, rollouts, a fallback pool and
-// down replicas also take replicas in and out of service.
+// and spares, rollouts, a fallback pool and down replicas also take
+// replicas in and out of service. (Failures and scripted faults strike
+// parked and provisioned replicas alike; a draining replica stays held
+// out whatever else puts it back in rotation.)
 func (s *Scenario) validateAutoscale(ps *config.Problems) {
 	s.Autoscale.Validate("autoscale", s.Cluster.Replicas, ps)
 	if s.Autoscale.Policy == policies.ScaleSchedule && s.Workload.Kind == workloads.KindTrace {
@@ -695,12 +729,17 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 	if s.Mode == ModeTraining {
 		ps.Add("autoscale.enabled", "autoscaling is for serving fleets, not mode = \"training\"")
 	}
+	if n := len(s.Serve); len(s.Cluster.Groups) > 0 && n > 1 && s.Autoscale.MinReplicas < n {
+		// Each model keeps a serving replica (its traffic has nowhere else
+		// to go).
+		ps.Add("autoscale.min_replicas", "must be at least the %d served models (each keeps a serving replica), found %d", n, s.Autoscale.MinReplicas)
+	}
 	for _, c := range []struct {
 		key string
 		on  bool
 	}{
 		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {"rollout.enabled", s.Rollout.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
+		{"fallback.enabled", s.Fallback.Enabled}, {"run.down_replicas", s.Run.DownReplicas > 0},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")
@@ -739,11 +778,16 @@ func (s *Scenario) resolveGroups(doc *tomlx.Doc, ps *config.Problems) {
 		key string
 		on  bool
 	}{
-		{"failures.enabled", s.Failures.Enabled}, {"rollout.enabled", s.Rollout.Enabled}, {"autoscale.enabled", s.Autoscale.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
+		{"rollout.enabled", s.Rollout.Enabled},
+		{"fallback.enabled", s.Fallback.Enabled}, {"run.down_replicas", s.Run.DownReplicas > 0},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)")
 		}
+	}
+	if s.Failures.Enabled && s.Failures.Spares > 0 {
+		// Failures strike each group's own servers, but one pool of warm
+		// spares would have to hold a spare of every GPU type and model.
+		ps.Add("failures.spares", "warm spares cannot be combined with [[cluster.groups]] yet (a spare would be needed per group: each has its own GPU type and model); set spares = 0")
 	}
 }

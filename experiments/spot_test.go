@@ -59,10 +59,11 @@ func boolF(b bool) float64 {
 func TestSpotRefusals(t *testing.T) {
 	base := "name = \"s\"\n[cluster]\nreplicas = 4\n[workload]\nduration_s = 10\n[spot]\n%s\n"
 	for extra, want := range map[string]string{
-		"replicas = 5":                             "s.toml:7: spot.replicas: must be an integer in [0, cluster.replicas = 4], found 5",
-		"replicas = 1\nprice_fraction = 1.5":       "spot.price_fraction: must be in (0, 1], found 1.5",
-		"replicas = 1\ninterruptions_per_hour = 0": "spot.interruptions_per_hour:",
-		"replicas = 1\n[failures]\nenabled = true": "failures.enabled: cannot be combined with [spot] yet",
+		"replicas = 5":                                                        "s.toml:7: spot.replicas: must be an integer in [0, cluster.replicas = 4], found 5",
+		"replicas = 1\nprice_fraction = 1.5":                                  "spot.price_fraction: must be in (0, 1], found 1.5",
+		"replicas = 1\ninterruptions_per_hour = 0":                            "spot.interruptions_per_hour:",
+		"replicas = 1\n[failures]\nenabled = true\ndrain_on_precursor = true": "failures.drain_on_precursor: cannot be combined with [spot] yet",
+		"replicas = 1\n[failures]\nenabled = true\nspares = 1":                "failures.spares: cannot be combined with [spot] yet",
 	} {
 		_, err := Parse("s.toml", []byte(fmt.Sprintf(base, extra)))
 		require.ErrorContains(t, err, want, extra)
@@ -96,6 +97,15 @@ func TestSpotChaos(t *testing.T) {
 		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", pick("none", "liveness", "deep"))
 		fmt.Fprintf(&b, "[spot]\nreplicas = %d\ninterruptions_per_hour = %d\nnotice_s = %d\ndrain = %v\nreplace_s = %d\n",
 			1+rng.IntN(replicas), 20+rng.IntN(200), rng.IntN(30), rng.IntN(2) == 0, rng.IntN(60))
+		// Failures too in half the trials, from a stream of their own so the
+		// draws above stay what they were: they strike spot and other
+		// replicas alike, during notices and replacements too.
+		failing := false
+		if frng := rand.New(rand.NewPCG(uint64(trial), 3142)); frng.IntN(2) == 0 {
+			failing = true
+			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ncold_start_s = %d\n",
+				[]int{100000, 300000, 1000000}[frng.IntN(3)], 1+frng.IntN(30))
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
@@ -105,12 +115,223 @@ func TestSpotChaos(t *testing.T) {
 			fleet, err := newFleet(eng, sc, rec)
 			require.NoError(t, err, src)
 			fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+			if failing {
+				_, err = startFailures(eng, fleet, sc, sc.Seed)
+				require.NoError(t, err, src)
+			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			require.NoError(t, fleet.Start(w))
 			fleet.DrainLimit = 600 * sim.Second
 			stepChecked(t, eng, fleet, rec, src, nil)
 			requireDeterministic(t, sc, src)
+			if failing {
+				// One failures.csv for both causes, in time order; a row's
+				// GPUs down are whole replicas of the fleet.
+				res, err := Run(sc, Options{})
+				require.NoError(t, err)
+				for k, p := range res.Timeline {
+					if k > 0 {
+						require.GreaterOrEqual(t, p.Time, res.Timeline[k-1].Time, src)
+					}
+					require.Zero(t, p.GPUsDown%sc.Cluster.GPUsPerReplica(), src)
+					require.InDelta(t, 1-float64(p.GPUsDown/sc.Cluster.GPUsPerReplica())/float64(sc.Cluster.Replicas), p.Capacity, 1e-9, src)
+				}
+			}
 		})
 	}
+}
+
+// Spot per group: the named group's last replicas are spot at the spot
+// fraction of that group's price; only they are interrupted (failures.csv
+// names the group and counts their own GPUs), requests are conserved, and
+// the bill adds up per group and between spot and the rest.
+func TestSpotGroup(t *testing.T) {
+	src := `name = "sg"
+seed = 4
+[cluster]
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "base"
+gpu = "H100"
+tp = 1
+replicas = 3
+tier = "reserved"
+[[cluster.groups]]
+name = "burst"
+gpu = "B200"
+tp = 2
+replicas = 3
+[workload]
+duration_s = 1800
+[workload.arrival]
+rate_per_s = 20
+[cost]
+power = false
+[spot]
+group = "burst"
+replicas = 2
+interruptions_per_hour = 4
+notice_s = 30
+replace_s = 120
+[policies.retry]
+name = "budgeted"
+`
+	sc, err := Parse("sg.toml", []byte(src))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	r := s.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+	require.NotNil(t, s.Spot)
+	require.Positive(t, s.Spot.Interruptions, "2 spot replicas at 4/h for 0.5 h")
+	for _, p := range res.Timeline {
+		var i int
+		_, err := fmt.Sscanf(p.Unit, "replica %d (burst)", &i)
+		require.NoError(t, err, p.Unit)
+		require.Contains(t, []int{4, 5}, i, "only the burst group's last two replicas are spot")
+		require.Zero(t, p.GPUsDown%2, "B200 TP=2 replicas: 2 GPUs each")
+	}
+	g := s.Fleet.Groups
+	secs := res.EndTime.Seconds()
+	b200 := sc.Catalog().GPUs["B200"].PricePerGPUHour
+	require.InDelta(t, (1+2*0.35)*2*b200*secs/3600, g[1].USD, 1e-3, "one on-demand and two spot replicas of 2 GPUs")
+	require.InDelta(t, 2*2*b200*0.35*secs/3600, s.Spot.SpotUSD, 1e-3)
+	require.InDelta(t, s.Cost.USD, g[0].USD+g[1].USD, 1e-3)
+	require.InDelta(t, s.Cost.USD, s.Spot.SpotUSD+s.Spot.OtherUSD, 1e-3)
+	requireDeterministic(t, sc, src)
+
+	for extra, want := range map[string]string{
+		"":                               "spot.group: name the group whose replicas are on spot",
+		"group = \"x\"":                  `spot.group: "x" is not a group`,
+		"group = \"base\"\nreplicas = 4": "spot.replicas: must be an integer in [0, the group's replicas = 3], found 4",
+	} {
+		bad := strings.Replace(src, "group = \"burst\"\nreplicas = 2", extra, 1)
+		if !strings.Contains(extra, "replicas") {
+			bad = strings.Replace(bad, "[spot]\n", "[spot]\nreplicas = 1\n", 1)
+		}
+		_, err := Parse("sg.toml", []byte(bad))
+		require.ErrorContains(t, err, want, extra)
+	}
+	_, err = Parse("s.toml", []byte("name = \"s\"\n[cluster]\nreplicas = 4\n[workload]\nduration_s = 10\n[spot]\nreplicas = 1\ngroup = \"a\"\n"))
+	require.ErrorContains(t, err, "spot.group: names a group of [[cluster.groups]]; this fleet has none")
+}
+
+// Spot with failures: both strike (failures also hit spot replicas during
+// notices and replacements); failures.csv is one timeline of both causes
+// in time order, requests are conserved.
+func TestSpotWithFailures(t *testing.T) {
+	sc, err := LoadBuiltin("spot-share")
+	require.NoError(t, err)
+	d, err := sc.Derive(OverrideOverlay("spot.interruptions_per_hour", "4"), OverrideOverlay("workload.duration_s", "1800"),
+		Overlay{Name: "failures", TOML: []byte("[failures]\nenabled = true\nrate_multiplier = 300000\ncold_start_s = 60\n")})
+	require.NoError(t, err)
+	res, err := Run(d, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	r := s.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+	require.NotNil(t, s.Spot)
+	require.NotNil(t, s.Failures)
+	events := map[string]int{}
+	for k, p := range res.Timeline {
+		events[p.Event]++
+		if k > 0 {
+			require.GreaterOrEqual(t, p.Time, res.Timeline[k-1].Time)
+		}
+	}
+	require.Equal(t, s.Spot.Interruptions, events["spot-notice"])
+	require.Positive(t, events["fail"], "failures struck")
+	require.Positive(t, events["spot-notice"], "spot interrupted")
+	requireDeterministic(t, d, "spot-share with failures")
+}
+
+// Spot with autoscaling: only provisioned, serving spot replicas are
+// interrupted (a parked one has no instance; a loading one is let be), the
+// fleet stays conserved, and the bill prices each spot replica's
+// provisioned time at the spot price.
+func TestSpotAutoscale(t *testing.T) {
+	src := `name = "sa"
+seed = 5
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 6
+[workload]
+duration_s = 900
+[workload.arrival]
+process = "piecewise"
+points = [[0, 2], [300, 40], [600, 40], [900, 1]]
+[cost]
+power = false
+[autoscale]
+enabled = true
+metric = "outstanding"
+target = 8
+min_replicas = 1
+interval_s = 10
+scale_up_cooldown_s = 10
+scale_down_window_s = 30
+[autoscale.cold_start]
+engine_start_s = 5
+warmup_s = 1
+[spot]
+replicas = 3
+interruptions_per_hour = 20
+notice_s = 10
+replace_s = 30
+[policies.retry]
+name = "budgeted"
+`
+	sc, err := Parse("sa.toml", []byte(src))
+	require.NoError(t, err)
+	eng := sim.NewEngine()
+	rec := models.NewRecorder(sc.SLO)
+	fleet, err := newFleet(eng, sc, rec)
+	require.NoError(t, err)
+	a := fleet.Autoscaler
+	sp := fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+	require.NoError(t, err)
+	require.NoError(t, fleet.Start(w))
+	seen := 0
+	stepChecked(t, eng, fleet, rec, src, func(n int) {
+		for i := range fleet.Replicas {
+			if fleet.States()[i].Available {
+				require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining", n, i)
+			}
+		}
+		for ; seen < len(sp.Events); seen++ {
+			if e := sp.Events[seen]; e.Event == "spot-notice" {
+				require.GreaterOrEqual(t, e.Replica, 3, "only the last three are spot")
+				require.False(t, a.Parked(e.Replica), "event %d: parked replica %d interrupted", n, e.Replica)
+				require.True(t, fleet.Replicas[e.Replica].Up(), "event %d: loading replica %d interrupted", n, e.Replica)
+			}
+		}
+	})
+	require.Positive(t, sp.Interruptions)
+
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	require.NotNil(t, s.Spot)
+	require.NotNil(t, s.Autoscale)
+	require.InDelta(t, s.Cost.USD, s.Spot.SpotUSD+s.Spot.OtherUSD, 1e-3, "the bill is spot plus the rest")
+	price := sc.Price()
+	var spotH, otherH float64
+	for i := range res.Fleet.Replicas {
+		h := res.Fleet.Autoscaler.ProvisionedNs(i).Seconds() / 3600
+		if i >= 3 {
+			spotH += h
+		} else {
+			otherH += h
+		}
+	}
+	require.Positive(t, spotH, "the peak provisions spot replicas")
+	require.InDelta(t, spotH*price*0.35, s.Spot.SpotUSD, 1e-3)
+	require.InDelta(t, otherH*price, s.Spot.OtherUSD, 1e-3)
+	require.InDelta(t, spotH+otherH, s.Cost.GPUHours, 1e-4)
+	requireDeterministic(t, sc, src)
 }

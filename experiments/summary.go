@@ -367,7 +367,7 @@ func Summarize(r *Result) *Summary {
 	// (loading, serving or draining), not for the whole run.
 	primaryGPUHours, primaryGPUsMean := float64(f.Place.GPUs)*secs/3600, float64(f.Place.GPUs)
 	var spotFrac float64 // spot GPUs / all primary GPUs
-	if sp := f.Spot; sp != nil {
+	if sp := f.Spot; sp != nil && len(f.Groups) == 0 {
 		// Spot slots are paid for the whole run at the spot price (a
 		// replacement is requested at once); fold it into the fleet's
 		// price per GPU-hour.
@@ -386,14 +386,61 @@ func Summarize(r *Result) *Summary {
 		for _, g := range f.Groups {
 			usdPerHour += float64(g.Place.GPUs) * sc.GroupPrice(g.GroupConfig)
 		}
+		if sp := f.Spot; sp != nil {
+			// The spot group's spot replicas at the spot fraction of its
+			// price, paid while provisioned (the whole run without
+			// autoscaling); the groups' USD already price them so.
+			g := sc.spotGroup()
+			usdPerHour -= float64(sc.Spot.Replicas*g.TP) * sc.GroupPrice(*g) * (1 - sc.Spot.PriceFraction)
+			spotUSD := spotGPUSeconds(r) / 3600 * sc.GroupPrice(*g) * sc.Spot.PriceFraction
+			bill := 0.0
+			for _, gs := range s.Fleet.Groups {
+				bill += gs.USD
+			}
+			s.Spot = &SpotStats{Replicas: sc.Spot.Replicas, Interruptions: sp.Interruptions,
+				DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[models.FailSpot],
+				SpotUSD: round6(spotUSD), OtherUSD: round6(bill - spotUSD)}
+		}
 		price = ratio(usdPerHour, float64(f.Place.GPUs))
 	}
 	if a := f.Autoscaler; a != nil {
 		primaryGPUHours = a.ProvisionedReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
+		if len(f.Groups) > 0 {
+			// Each replica's own GPUs, each group at its own price (the
+			// groups' USD from summarizeGroups): provisioned time only,
+			// but a reserved group's GPUs are paid for the whole run.
+			primaryGPUHours = 0
+			usd := 0.0
+			for k, g := range f.Groups {
+				if s.Fleet.Groups[k].Tier == TierReserved {
+					primaryGPUHours += float64(g.Place.GPUs) * secs / 3600
+				} else {
+					for i := g.First; i < g.First+g.Replicas; i++ {
+						primaryGPUHours += a.ProvisionedNs(i).Seconds() * float64(g.TP) / 3600
+					}
+				}
+				usd += s.Fleet.Groups[k].USD
+			}
+			price = ratio(usd, primaryGPUHours)
+		} else if sp := f.Spot; sp != nil {
+			// Spot replicas at the spot price while provisioned, the others
+			// at the [cost] price: per replica.
+			onDemand, tp := sc.Price(), float64(sc.Cluster.GPUsPerReplica())
+			primaryGPUHours = 0
+			for i := range f.Replicas {
+				primaryGPUHours += a.ProvisionedNs(i).Seconds() * tp / 3600
+			}
+			spotH := spotGPUSeconds(r) / 3600
+			price = ratio(onDemand*(primaryGPUHours-spotH*(1-sc.Spot.PriceFraction)), primaryGPUHours)
+			s.Spot.SpotUSD = round6(spotH * onDemand * sc.Spot.PriceFraction)
+			s.Spot.OtherUSD = round6((primaryGPUHours - spotH) * onDemand)
+		}
 		primaryGPUsMean = ratio(primaryGPUHours*3600, secs)
 		gpuHours = primaryGPUHours + float64(f.FallbackGPUs)*secs/3600
 		s.Autoscale = autoscaleStats(a, sc, primaryGPUHours, secs)
-		s.Fleet.MFU = round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
+		if len(f.Groups) == 0 {
+			s.Fleet.MFU = round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
+		}
 	}
 	watts := sc.Cost.WattsPerGPU
 	if watts == 0 {
@@ -431,6 +478,9 @@ func Summarize(r *Result) *Summary {
 		// Serving slots out of service, and replicas repaired while a spare
 		// held their place (out of service too, though capacity held).
 		downGPUHours = (r.Failures.ReplicaDownS + r.SpareRepairS) * float64(sc.Cluster.GPUsPerReplica()) / 3600
+		if len(f.Groups) > 0 {
+			downGPUHours = r.DownGPUSeconds / 3600 // each replica's own TP (no spares with groups)
+		}
 	}
 	// The decode pool's replicas out of service (and repaired while a
 	// spare held their place), and its spares waiting, at its GPU's price.
@@ -713,7 +763,32 @@ func autoscaleStats(a *models.Autoscaler, sc *Scenario, gpuHours, secs float64) 
 	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: round6(ratio(a.ProvisionedReplicaNs/1e9, secs)),
 		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
 		ColdStartS: round6(cs.Duration(weights, sc.Cluster.GPUsPerReplica(), 0).Seconds()), GPUHours: round6(gpuHours),
-		LoadingGPUHours: round6(a.StartingReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600)}
+		LoadingGPUHours: round6(loadingGPUHours(a, sc))}
+}
+
+// spotGPUSeconds is the GPU-seconds the spot replicas are paid for: the
+// whole run, or their provisioned time under autoscaling.
+func spotGPUSeconds(r *Result) float64 {
+	sc, f := r.Scenario, r.Fleet
+	first, end := sc.spotRange()
+	gpus := float64(sc.spotGPUsPerReplica())
+	if a := f.Autoscaler; a != nil {
+		s := 0.0
+		for i := first; i < end; i++ {
+			s += a.ProvisionedNs(i).Seconds() * gpus
+		}
+		return s
+	}
+	return float64(end-first) * gpus * r.EndTime.Seconds()
+}
+
+// loadingGPUHours is the GPU-hours spent loading (each replica's own GPUs
+// in a fleet of groups).
+func loadingGPUHours(a *models.Autoscaler, sc *Scenario) float64 {
+	if len(sc.Cluster.Groups) > 0 {
+		return a.StartingGPUNs / 1e9 / 3600
+	}
+	return a.StartingReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
 }
 
 // GroupStats is one replica group of a heterogeneous fleet.
@@ -760,11 +835,26 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 			used += rp.Stats.KVUsedBlockNs
 			total += float64(rp.KV().Total()) * float64(r.EndTime)
 		}
+		gpuS := float64(g.Place.GPUs) * secs
 		peak := float64(g.Place.GPUs) * g.PeakFLOPS * secs
+		if a := f.Autoscaler; a != nil && gs.Tier != TierReserved {
+			// Autoscaled: the group's GPUs are paid (and could compute)
+			// while provisioned; reserved ones are paid for the whole run
+			// whether provisioned or not.
+			gpuS = 0
+			for i := g.First; i < g.First+g.Replicas; i++ {
+				gpuS += a.ProvisionedNs(i).Seconds() * float64(g.TP)
+			}
+			peak = gpuS * g.PeakFLOPS
+		}
 		gs.BusyFraction = round6(ratio(busy, float64(g.Replicas)*float64(r.EndTime)))
 		gs.MFU = round6(ratio(flops, peak))
 		gs.KVUtilization = round6(ratio(used, total))
-		gs.USD = round6(float64(g.Place.GPUs) * secs / 3600 * gs.PricePerGPUHour)
+		gs.USD = round6(gpuS / 3600 * gs.PricePerGPUHour)
+		if f.Spot != nil && g.Name == sc.Spot.Group {
+			// Its spot replicas at the spot fraction of its price.
+			gs.USD = round6((gpuS - spotGPUSeconds(r)*(1-sc.Spot.PriceFraction)) / 3600 * gs.PricePerGPUHour)
+		}
 		s.Fleet.Groups = append(s.Fleet.Groups, gs)
 		if !slices.Contains(names, g.GPU) {
 			names = append(names, g.GPU)

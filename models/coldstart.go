@@ -91,6 +91,41 @@ func (c *ColdStartConfig) LoadBytesPerS(loaders, peers int) float64 {
 	return math.Min(c.NetworkBytesPerS/float64(loaders), c.NICBytesPerS)
 }
 
+// RestartColdStart returns the cold start of replica i of the fleet
+// restarting now under c, for failure repairs and restarts: its own weight
+// bytes per GPU (its group's), loaded beside the replicas already
+// recovering (their GPUs share a network store), from a serving replica of
+// its model when the path is "peer".
+func (f *Fleet) RestartColdStart(c ColdStartConfig) func(i int) sim.Time {
+	p := f.Pool
+	gpus := func(i int) int { return p.ReplicaTP(i) }
+	weights := func(i int) float64 {
+		if g := p.GroupOf(i); g != nil {
+			return g.Memory.WeightBytes
+		}
+		return p.Memory.WeightBytes
+	}
+	model := func(i int) int16 {
+		if p.model != nil {
+			return p.model[i]
+		}
+		return 0
+	}
+	return func(i int) sim.Time {
+		loaders, peers := gpus(i), 0
+		for j, r := range p.Replicas {
+			switch {
+			case j == i:
+			case r.Recovering():
+				loaders += gpus(j)
+			case r.Up() && !r.Hung() && model(j) == model(i):
+				peers++
+			}
+		}
+		return c.Duration(weights(i), loaders, peers)
+	}
+}
+
 // Duration is the cold start of a replica whose GPUs each hold
 // weightBytesPerGPU, with loaders GPUs loading at once and peers replicas
 // serving. The bandwidth share is taken when the load starts and held for

@@ -7,10 +7,12 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 )
 
-// SpotParams describe the fleet's spot capacity: replicas [First, n) run on
-// spot instances that the provider takes back at random.
+// SpotParams describe the fleet's spot capacity: replicas [First, End)
+// run on spot instances that the provider takes back at random.
 type SpotParams struct {
-	First int
+	// First is the first spot replica; End the one after the last (0: the
+	// fleet's last replica).
+	First, End int
 	// RatePerHour is each spot replica's interruption rate while it serves
 	// (a Poisson process), per hour.
 	RatePerHour float64
@@ -40,8 +42,11 @@ type Spot struct {
 	eng  *sim.Engine
 	pool *Pool
 	busy func() bool
-	p    SpotParams
-	rng  *rand.Rand
+	// scaler, under autoscaling, says which replicas have no serving
+	// instance to take back (parked or loading).
+	scaler *Autoscaler
+	p      SpotParams
+	rng    *rand.Rand
 
 	Events        []SpotEvent
 	Interruptions int
@@ -57,8 +62,12 @@ const FailSpot = "spot interruption"
 // StartSpot starts the interruptions of replicas [p.First, n), drawing from
 // rng. Call before Start.
 func (f *Fleet) StartSpot(p SpotParams, rng *rand.Rand) *Spot {
-	s := &Spot{eng: f.Pool.eng, pool: f.Pool, busy: f.busy, p: p, rng: rng}
-	for i := p.First; i < len(f.Replicas); i++ {
+	s := &Spot{eng: f.Pool.eng, pool: f.Pool, busy: f.busy, p: p, rng: rng, scaler: f.Autoscaler}
+	end := p.End
+	if end == 0 {
+		end = len(f.Replicas)
+	}
+	for i := p.First; i < end; i++ {
 		s.arm(i, s.eng.Now())
 	}
 	f.Spot = s
@@ -82,6 +91,14 @@ func (s *Spot) arm(i int, now sim.Time) {
 	gap := sim.FromSeconds(s.rng.ExpFloat64() / s.p.RatePerHour * 3600)
 	s.eng.Schedule(now+gap, sim.PriorityNormal, func(at sim.Time) {
 		if !s.busy() {
+			return
+		}
+		if s.scaler != nil && s.scaler.notServing(i) {
+			// Autoscaled: a parked replica has no instance to take back,
+			// and one loading is not interrupted (assumption: its load is
+			// short beside the mean time between interruptions). The
+			// process is memoryless: draw the next from now.
+			s.arm(i, at)
 			return
 		}
 		s.interrupt(i, at)

@@ -46,3 +46,7 @@ func Serve(i int) string { return "serve/" + strconv.Itoa(i) }
 
 // Fault is the stream of the i-th [[faults]] table.
 func Fault(i int) string { return faults + "/" + strconv.Itoa(i) }
+
+// GroupFailures is the stochastic failures stream of the replica group
+// named group ([[cluster.groups]]): each group's servers fail on their own.
+func GroupFailures(group string) string { return Failures + "/" + group }

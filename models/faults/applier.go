@@ -16,7 +16,15 @@ import (
 type Applier struct {
 	eng   *sim.Engine
 	fleet *models.Fleet
+	// coldStart, when set, is the cold start of a scripted fault's restart
+	// (SetColdStart); nil: the fault's cold_start_s.
+	coldStart func(i int) sim.Time
 }
+
+// SetColdStart makes the restarts of the faults injected from now on take
+// fn(replica) (the cold-start model) instead of their cold_start_s; nil
+// restores cold_start_s.
+func (a *Applier) SetColdStart(fn func(i int) sim.Time) { a.coldStart = fn }
 
 // NewApplier returns the applier of fleet's faults.
 func NewApplier(eng *sim.Engine, fleet *models.Fleet) *Applier {
@@ -76,9 +84,15 @@ func (a *Applier) Inject(fc Scripted, rng *rand.Rand) error {
 	i := fc.Replica
 	r := f.Replicas[i]
 	at := sim.FromSeconds(fc.AtS)
-	cold := sim.FromSeconds(fc.ColdStartS)
+	fixed, model := sim.FromSeconds(fc.ColdStartS), a.coldStart
+	cold := func() sim.Time {
+		if model != nil {
+			return model(i)
+		}
+		return fixed
+	}
 	restart := func(now sim.Time) {
-		r.Recover(now, cold, func() { f.Refresh(i) })
+		r.Recover(now, cold(), func() { f.Refresh(i) })
 		f.Refresh(i)
 	}
 	crash := func(now sim.Time, mode failures.Mode, reason string) {
@@ -140,7 +154,7 @@ func (a *Applier) Inject(fc Scripted, rng *rand.Rand) error {
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 			f.Drain(i, sim.FromSeconds(fc.DrainGraceS), func(t sim.Time) {
 				eng.Schedule(t+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(t sim.Time) {
-					r.Recover(t, cold, func() { f.SetInRotation(i, true) })
+					r.Recover(t, cold(), func() { f.SetInRotation(i, true) })
 				})
 			})
 		})

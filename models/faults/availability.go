@@ -3,6 +3,8 @@ package faults
 import (
 	"fmt"
 
+	"github.com/fleetsim/fleetsim/models"
+
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -17,6 +19,10 @@ type TimelinePoint struct {
 	Capacity float64 // fraction of serving slots up
 	// Detail says more: a failure's repair path and time, a swap's delay.
 	Detail string
+	// Replica is the replica a "fail" or "repair" row is about (not
+	// written to failures.csv): what merges this timeline with another
+	// cause's.
+	Replica int
 }
 
 // outage is one replica's time out of service, [from, to).
@@ -29,8 +35,12 @@ type outage struct {
 // went down and came back, the fewest slots available, and the timeline.
 // Spares waiting are not serving and are not counted down.
 type Availability struct {
-	slots    int        // serving replicas (cluster.replicas)
-	gpusPer  int        // GPUs per replica (TP)
+	slots   int // serving replicas (cluster.replicas)
+	gpusPer int // GPUs per replica (TP)
+	// In a fleet of groups, gpus[i] is replica i's GPUs and group[i] its
+	// group's name, which failures.csv adds to the unit; nil otherwise.
+	gpus     []int
+	group    []string
 	down     []sim.Time // when each replica went down, or -1
 	outages  []outage   // closed
 	minAvail int
@@ -51,12 +61,42 @@ func newAvailability(replicas, slots, gpusPer int) *Availability {
 	return a
 }
 
+// gpusOf is replica i's GPU count.
+func (a *Availability) gpusOf(i int) int {
+	if a.gpus != nil {
+		return a.gpus[i]
+	}
+	return a.gpusPer
+}
+
+// named gives a fleet of groups' replicas their own GPU counts and their
+// group's name in the timeline.
+func (a *Availability) named(fleet *models.Fleet) {
+	a.gpus, a.group = make([]int, len(a.down)), make([]string, len(a.down))
+	for _, g := range fleet.Groups {
+		for i := g.First; i < g.First+g.Replicas; i++ {
+			a.gpus[i], a.group[i] = g.TP, g.Name
+		}
+	}
+}
+
+// unit names replica i in the timeline: "replica 3" ("prefill replica 3",
+// "decode replica 3" in a disaggregated fleet), or "replica 3 (h100-0)" in
+// a fleet of groups.
+func (a *Availability) unit(i int) string {
+	if a.group != nil {
+		return fmt.Sprintf("%s %d (%s)", a.name, i, a.group[i])
+	}
+	return fmt.Sprintf("%s %d", a.name, i)
+}
+
 func (a *Availability) markDown(i int, now sim.Time) { a.markDownDetail(i, now, "") }
 
 func (a *Availability) markDownDetail(i int, now sim.Time, detail string) {
 	if a.down[i] < 0 {
 		a.down[i] = now
 		a.recordDetail(now, "fail", a.unit(i), detail)
+		(*a.timeline)[len(*a.timeline)-1].Replica = i
 	}
 	a.minAvail = min(a.minAvail, a.slots-a.downCount())
 }
@@ -65,9 +105,6 @@ func (a *Availability) markUp(i int, now sim.Time) {
 	a.markUpAs(i, now, "repair", a.unit(i))
 }
 
-// unit names replica i of the pool in the timeline.
-func (a *Availability) unit(i int) string { return fmt.Sprintf("%s %d", a.name, i) }
-
 // markUpAs ends replica i's outage with a timeline event of the given kind
 // (a spare that took its slot may end it before its repair).
 func (a *Availability) markUpAs(i int, now sim.Time, event, unit string) {
@@ -75,6 +112,7 @@ func (a *Availability) markUpAs(i int, now sim.Time, event, unit string) {
 		a.outages = append(a.outages, outage{i, a.down[i], now})
 		a.down[i] = -1
 		a.record(now, event, unit)
+		(*a.timeline)[len(*a.timeline)-1].Replica = i
 	}
 }
 
@@ -82,7 +120,16 @@ func (a *Availability) record(now sim.Time, event, unit string) { a.recordDetail
 
 func (a *Availability) recordDetail(now sim.Time, event, unit, detail string) {
 	down := a.downCount()
-	*a.timeline = append(*a.timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: down * a.gpusPer,
+	gpusDown := down * a.gpusPer
+	if a.gpus != nil {
+		gpusDown = 0
+		for i, d := range a.down {
+			if d >= 0 {
+				gpusDown += a.gpus[i]
+			}
+		}
+	}
+	*a.timeline = append(*a.timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: gpusDown,
 		Capacity: 1 - float64(down)/float64(a.slots), Detail: detail})
 }
 
@@ -112,7 +159,9 @@ func (a *Availability) report(r *Report, end sim.Time) {
 	// package's sweep line, one unit per slot.
 	tally := failures.NewTally(a.slots)
 	add := func(o outage) {
-		r.DownNs += max(0, min(o.to, end)-min(o.from, end))
+		d := max(0, min(o.to, end)-min(o.from, end))
+		r.DownNs += d
+		r.DownGPUNs += d * sim.Time(a.gpusOf(o.replica))
 		tally.Add(failures.Event{Time: o.from, Repair: o.to - o.from, DownFirstGPU: o.replica, DownGPUs: 1, Precursor: failures.NoPrecursor})
 	}
 	for _, o := range a.outages {

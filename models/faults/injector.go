@@ -18,6 +18,10 @@ type Deps struct {
 	Slots, DecodeSlots int
 	// Rand is the failure stream, sim.NewStream(seed, "failures").
 	Rand *rand.Rand
+	// GroupRand, for a fleet of groups, is group k's own failure stream
+	// (each group's servers fail on their own); unused for a fleet of one
+	// kind.
+	GroupRand func(k int) *rand.Rand
 	// Drainer decides which precursors drain their replica
 	// (policies.PrecursorDrain); nil drains none.
 	Drainer models.PrecursorPolicy
@@ -26,6 +30,11 @@ type Deps struct {
 	// with the first of them: a failure after the workload ends would only
 	// keep a drained run alive.
 	DurationS, HorizonS float64
+	// ColdStart, when set, is replica i's cold start after a repair (the
+	// cold-start model, models.Fleet.RestartColdStart); nil: the fixed
+	// Config.ColdStartS. A disaggregated fleet's decode replicas keep
+	// Config.ColdStartS.
+	ColdStart func(i int) sim.Time
 }
 
 // Injector feeds a failure source into a serving fleet, one pending event
@@ -35,13 +44,14 @@ type Deps struct {
 // It keeps the spare pool and the availability tally.
 type Injector struct {
 	ap      *Applier
-	src     *failures.Signals
+	srcs    []source
 	drainer models.PrecursorPolicy
 	grace   sim.Time
 	cold    sim.Time
-	stop    sim.Time // no events after this
+	coldOf  func(i int) sim.Time // nil: cold for every replica
+	stop    sim.Time             // no events after this
 	drained []bool
-	averted map[failures.Event]bool // failures headed off by a proactive drain and repair
+	averted map[avertKey]bool // failures headed off by a proactive drain and repair
 	spares  *SparePool
 	avail   *Availability
 	counts  Report // the counts; the rest is filled by Report
@@ -60,9 +70,48 @@ type Injector struct {
 	decHits   int
 }
 
+// source is one failure source: the failures of one placement's GPUs
+// (the fleet's, or one group's servers of its own GPU type) hitting
+// replicas [first, first+n), and with decode set (a disaggregated fleet)
+// the decode pool's replicas too, whose GPUs follow the prefill pool's.
+type source struct {
+	sig      *failures.Signals
+	group    int // index in fleet.Groups, -1 for a fleet of one kind
+	place    models.Placement
+	first, n int
+	decode   bool
+}
+
+// avertKey names a failure headed off: its source and the event.
+type avertKey struct {
+	src int
+	ev  failures.Event
+}
+
+// topology is the failure topology of domains NVLink domains of
+// domainGPUs GPUs: NVL72 racks for a 72-GPU domain, else HGX servers,
+// ServersPerRack to a rack.
+func topology(c Config, domains, domainGPUs int) failures.Topology {
+	var topo failures.Topology
+	if n := max(domains, 1); domainGPUs == 72 {
+		topo = failures.NVL72(n)
+	} else {
+		topo = failures.HGX(n, c.ServersPerRack)
+	}
+	if c.RacksPerRow > 0 {
+		topo.RacksPerRow = c.RacksPerRow
+	}
+	return topo
+}
+
 // Start draws c's failures on the fleet's GPUs and schedules the first.
-// The failure topology is the fleet's placement: NVL72 racks for a 72-GPU
-// NVLink domain, else HGX servers, ServersPerRack to a rack.
+// The failure topology is the fleet's placement (topology). A fleet of
+// groups ([[cluster.groups]]) has one topology and one failure stream per
+// group: each group's replicas sit on servers of their own GPU type (a
+// GB200 group in NVL72 racks, an H100 group in HGX servers), at the
+// profile's rate per GPU-hour times the group's GPUs. A disaggregated
+// fleet has one topology holding both pools, the decode pool's GPUs after
+// the prefill pool's (Disagg.DecodeReplicaGPUs).
 func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 	fleet := a.fleet
 	prof, err := c.BuildProfile()
@@ -70,38 +119,53 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		return nil, err
 	}
 	scaled := prof.Scaled(c.RateMultiplier)
-	// With a disaggregated fleet, both pools' GPUs are in the topology:
-	// the decode pool's after the prefill pool's (Disagg.DecodeReplicaGPUs).
-	domains, domainGPUs := fleet.Place.Domains, fleet.Place.DomainGPUs
+	type part struct {
+		src  source
+		topo failures.Topology
+		rng  *rand.Rand
+	}
+	var parts []part
 	n, m := len(fleet.Replicas), 0
-	if dis := fleet.Disagg; dis != nil {
-		m = len(dis.Decode)
-		domains, domainGPUs = dis.FailureDomains()
+	if len(fleet.Groups) == 0 {
+		domains, domainGPUs := fleet.Place.Domains, fleet.Place.DomainGPUs
+		if dis := fleet.Disagg; dis != nil {
+			m = len(dis.Decode)
+			domains, domainGPUs = dis.FailureDomains()
+		}
+		parts = []part{{source{group: -1, place: fleet.Place, n: n, decode: fleet.Disagg != nil}, topology(c, domains, domainGPUs), d.Rand}}
 	}
-	var topo failures.Topology
-	if domainGPUs == 72 {
-		topo = failures.NVL72(domains)
-	} else {
-		topo = failures.HGX(domains, c.ServersPerRack)
+	for k, g := range fleet.Groups {
+		if g.Replicas > 0 {
+			parts = append(parts, part{source{group: k, place: g.Place, first: g.First, n: g.Replicas},
+				topology(c, g.Place.Domains, g.Place.DomainGPUs), d.GroupRand(k)})
+		}
 	}
-	if c.RacksPerRow > 0 {
-		topo.RacksPerRow = c.RacksPerRow
+	gpus := 0
+	for _, pt := range parts {
+		gpus += pt.topo.GPUs()
 	}
 	if d.DurationS > 0 {
-		if err := c.CheckRate(prof, topo.GPUs(), d.DurationS); err != nil {
+		if err := c.CheckRate(prof, gpus, d.DurationS); err != nil {
 			return nil, fmt.Errorf("failures.rate_multiplier: %w", err)
 		}
 	}
-	gen, err := failures.NewGenerator(scaled, topo, d.Rand)
-	if err != nil {
-		return nil, err
-	}
-	in := &Injector{ap: a, src: failures.NewSignals(gen, scaled.MaxPrecursorLead()), drainer: d.Drainer,
-		grace: sim.FromSeconds(c.DrainGraceS), cold: sim.FromSeconds(c.ColdStartS),
-		drained: make([]bool, n+m), averted: map[failures.Event]bool{},
+	in := &Injector{ap: a, drainer: d.Drainer,
+		grace: sim.FromSeconds(c.DrainGraceS), cold: sim.FromSeconds(c.ColdStartS), coldOf: d.ColdStart,
+		drained: make([]bool, n+m), averted: map[avertKey]bool{},
 		nvl: make([][]float64, n+m), nvlSince: make([]sim.Time, n+m),
 		avail:  newAvailability(n, d.Slots, fleet.Place.TP),
 		counts: Report{ByCategory: map[string]int{}, ByXid: map[string]int{}}}
+	for _, pt := range parts {
+		gen, err := failures.NewGenerator(scaled, pt.topo, pt.rng)
+		if err != nil {
+			return nil, err
+		}
+		pt.src.sig = failures.NewSignals(gen, scaled.MaxPrecursorLead())
+		in.srcs = append(in.srcs, pt.src)
+	}
+	if len(fleet.Groups) > 0 {
+		in.avail.named(fleet)
+	}
 	if dis := fleet.Disagg; dis != nil {
 		// The pools' rows in failures.csv say which pool they are in.
 		in.nPre = n
@@ -120,12 +184,16 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 	if d.HorizonS > 0 {
 		in.stop = min(in.stop, sim.FromSeconds(d.HorizonS))
 	}
-	in.pull()
+	for k := range in.srcs {
+		in.pull(k)
+	}
 	return in, nil
 }
 
-func (in *Injector) pull() {
-	sig, ok := in.src.Next()
+// pull schedules source k's next signal. Each source keeps one pending
+// event of its own; the engine orders them.
+func (in *Injector) pull(k int) {
+	sig, ok := in.srcs[k].sig.Next()
 	if !ok || sig.Time > in.stop {
 		return
 	}
@@ -134,29 +202,31 @@ func (in *Injector) pull() {
 			return // the workload is over and every request done: stop failing
 		}
 		if sig.Precursor {
-			in.Precursor(sig.Event, now)
+			in.precursor(k, sig.Event, now)
 		} else {
-			in.Apply(sig.Event, now)
+			in.apply(k, sig.Event, now)
 		}
-		in.pull()
+		in.pull(k)
 	})
 }
 
-// replicasOn calls fn for every replica on the event's GPUs: the GPUs out
-// of service for its repair, or the failed unit's when none are.
-func (in *Injector) replicasOn(ev failures.Event, fn func(i int, r *models.Replica)) {
+// replicasOn calls fn for every replica of source k on the event's GPUs:
+// the GPUs out of service for its repair, or the failed unit's when none
+// are.
+func (in *Injector) replicasOn(k int, ev failures.Event, fn func(i int, r *models.Replica)) {
 	first, n := ev.FirstGPU, ev.GPUs
 	if ev.DownGPUs > 0 {
 		first, n = ev.DownFirstGPU, ev.DownGPUs
 	}
-	fleet := in.ap.fleet
-	for i, r := range fleet.Replicas {
-		rf, rn := fleet.Place.ReplicaGPUs(i)
+	src, fleet := &in.srcs[k], in.ap.fleet
+	for j := 0; j < src.n; j++ {
+		rf, rn := src.place.ReplicaGPUs(j)
 		if first < rf+rn && first+n > rf {
-			fn(i, r)
+			i := src.first + j
+			fn(i, fleet.Replicas[i])
 		}
 	}
-	if dis := fleet.Disagg; dis != nil && in.decAvail != nil {
+	if dis := fleet.Disagg; src.decode && dis != nil && in.decAvail != nil {
 		for j, r := range dis.Decode {
 			rf, rn := dis.DecodeReplicaGPUs(j)
 			if first < rf+rn && first+n > rf {
@@ -227,16 +297,19 @@ func (in *Injector) availOf(i int) (*Availability, int) {
 	return in.avail, i
 }
 
-// Precursor drains the replicas a coming failure ev will hit, if the
-// drainer says so, and repairs them at once: the part is replaced before
-// it fails, so the failure is averted.
-func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
+// Precursor is precursor for a fleet of one kind (its one source).
+func (in *Injector) Precursor(ev failures.Event, now sim.Time) { in.precursor(0, ev, now) }
+
+// precursor drains the replicas a coming failure ev of source k will
+// hit, if the drainer says so, and repairs them at once: the part is
+// replaced before it fails, so the failure is averted.
+func (in *Injector) precursor(src int, ev failures.Event, now sim.Time) {
 	if in.drainer == nil || !in.drainer.Drain(string(ev.Component)) {
 		return
 	}
 	eng := in.ap.eng
-	in.averted[ev] = true
-	in.replicasOn(ev, func(i int, r *models.Replica) {
+	in.averted[avertKey{src, ev}] = true
+	in.replicasOn(src, ev, func(i int, r *models.Replica) {
 		sp, k := in.sparesOf(i)
 		if in.drained[i] || !r.Up() || sp.out(k) {
 			return // spares are not serving: nothing to drain
@@ -253,7 +326,7 @@ func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
 				av.markDown(k, t)
 			}
 			eng.Schedule(t+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
-				r.Recover(t, in.cold, func() {
+				r.Recover(t, in.coldStart(i), func() {
 					av.markUp(k, eng.Now())
 					in.drained[i] = false
 					in.setInRotation(i, true)
@@ -264,18 +337,21 @@ func (in *Injector) Precursor(ev failures.Event, now sim.Time) {
 	})
 }
 
-// Apply hits every replica on the failure ev's GPUs at now, and schedules
-// their repair.
-func (in *Injector) Apply(ev failures.Event, now sim.Time) {
-	if in.averted[ev] {
-		delete(in.averted, ev)
+// Apply is apply for a fleet of one kind (its one source).
+func (in *Injector) Apply(ev failures.Event, now sim.Time) { in.apply(0, ev, now) }
+
+// apply hits every replica of source src on the failure ev's GPUs at now,
+// and schedules their repair.
+func (in *Injector) apply(src int, ev failures.Event, now sim.Time) {
+	if key := (avertKey{src, ev}); in.averted[key] {
+		delete(in.averted, key)
 		in.counts.Averted++
 		return
 	}
 	eng := in.ap.eng
 	hit := false
 	if ev.Mode == failures.ModeNVLinkDegraded {
-		in.replicasOn(ev, func(i int, r *models.Replica) {
+		in.replicasOn(src, ev, func(i int, r *models.Replica) {
 			hit = true
 			in.countHit(i)
 			in.counts.Degraded++
@@ -284,7 +360,7 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 		in.count(&ev, hit)
 		return
 	}
-	in.replicasOn(ev, func(i int, r *models.Replica) {
+	in.replicasOn(src, ev, func(i int, r *models.Replica) {
 		hit = true
 		in.countHit(i)
 		spares, k := in.sparesOf(i)
@@ -322,7 +398,7 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 				spares.backAsSpare(k, t)
 				return
 			}
-			r.Recover(t, in.cold, func() {
+			r.Recover(t, in.coldStart(i), func() {
 				av.markUp(k, eng.Now())
 				if in.drained[i] {
 					in.drained[i] = false
@@ -335,6 +411,15 @@ func (in *Injector) Apply(ev failures.Event, now sim.Time) {
 		})
 	})
 	in.count(&ev, hit)
+}
+
+// coldStart is replica i's cold start after a repair now: the cold-start
+// model's when one is configured (a decode replica keeps cold).
+func (in *Injector) coldStart(i int) sim.Time {
+	if in.coldOf != nil && in.decode(i) < 0 {
+		return in.coldOf(i)
+	}
+	return in.cold
 }
 
 // countHit counts replica i hit by a failure.
@@ -414,8 +499,9 @@ type Report struct {
 	Spares, SparesUsed int
 	// MinAvailable is the fewest serving slots in service at once.
 	MinAvailable int
-	// DownNs is the serving-slot time out of service within the run.
-	DownNs sim.Time
+	// DownNs is the serving-slot time out of service within the run;
+	// DownGPUNs is the same in GPU-time (each replica's own GPUs).
+	DownNs, DownGPUNs sim.Time
 	// Outages are the completed outages' lengths, failure to back in
 	// service (repair plus cold start), in the order they ended.
 	Outages []sim.Time

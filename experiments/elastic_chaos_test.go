@@ -1,0 +1,159 @@
+package experiments
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/internal/streams"
+	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// TestElasticHeterogeneousChaos is issue 14's combined chaos test:
+// autoscaling a fleet of GPU groups of two or three types serving two
+// models ([[serve]]), under calibrated failures and, in half the trials,
+// spot interruptions of part of one group (else scripted [[faults]]), with a random router, batching,
+// gateway policies and shared cold-start model. After every event requests
+// are conserved, fleet-wide and per model; every replica's KV bookkeeping
+// holds; no parked, loading or draining replica is available and no down
+// one either; every model keeps a provisioned replica; no parked replica
+// is interrupted; at the end everything has drained; twice through the
+// runner gives byte-identical summaries.
+func TestElasticHeterogeneousChaos(t *testing.T) {
+	trials := 10
+	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
+		trials = n
+	}
+	if testing.Short() {
+		trials = 3
+	}
+	for trial := 0; trial < trials; trial++ {
+		rng := rand.New(rand.NewPCG(uint64(trial), 1414213))
+		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+		var b strings.Builder
+		fmt.Fprintf(&b, "name = \"elastic-chaos-%d\"\nseed = %d\n[cluster]\nmodel = \"llama-3-8b\"\n", trial, trial+1)
+		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nkv_blocks = %d\nmax_seqs = %d\ncold_start_s = 5\nrestart_s = 2\n",
+			pick("chunked", "continuous", "static"), 1500+rng.IntN(6000), 4+rng.IntN(40))
+		// Two GPU types at least: the 8B model on one or two groups, the
+		// 70B on another, each group of its own GPU.
+		gpus := []string{"H100", "H200", "B200", "GB200"}
+		rng.Shuffle(len(gpus), func(i, j int) { gpus[i], gpus[j] = gpus[j], gpus[i] })
+		total := 0
+		groups := 2 + rng.IntN(2)
+		sizes := make([]int, groups)
+		for g := 0; g < groups; g++ {
+			model, tp := "llama-3-8b", pick("1", "2")
+			if g == 1 {
+				model, tp = "llama-3-70b", "8"
+				if gpus[g] != "H100" && gpus[g] != "H200" {
+					tp = pick("4", "8")
+				}
+			}
+			n := 1 + rng.IntN(3)
+			total += n
+			sizes[g] = n
+			fmt.Fprintf(&b, "[[cluster.groups]]\nname = \"g%d\"\ngpu = %q\ntp = %s\nreplicas = %d\nmodel = %q\n", g, gpus[g], tp, n, model)
+			if rng.IntN(3) == 0 {
+				fmt.Fprintf(&b, "tier = \"reserved\"\n")
+			}
+		}
+		fmt.Fprintf(&b, "[[serve]]\nmodel = \"llama-3-8b\"\nshare = %d\n[[serve]]\nmodel = \"llama-3-70b\"\nshare = 1\nttft_ms = 800\n", 1+rng.IntN(3))
+		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("weighted-least-outstanding", "least-outstanding", "p2c", "least-kv", "round-robin", "prefix-affinity", "random"))
+		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 200\n", pick("synthetic", "sessions", "agentic"))
+		if rng.IntN(2) == 0 {
+			fmt.Fprintf(&b, "[workload.arrival]\nprocess = \"piecewise\"\npoints = [[0, %d], [100, %d], [200, 1]]\ninterpolation = %q\n",
+				1+rng.IntN(2), 3+rng.IntN(6), pick("linear", "step"))
+		} else {
+			fmt.Fprintf(&b, "[workload.arrival]\nprocess = \"diurnal\"\nrate_per_s = %d\namplitude = 0.8\nperiod_s = 200\n", 1+rng.IntN(5))
+		}
+		fmt.Fprintf(&b, "[policies]\ntimeout_s = %d\n", rng.IntN(2)*(2+rng.IntN(10)))
+		fmt.Fprintf(&b, "[policies.hedge]\nname = %q\nmin_samples = 10\nbudget = 0.2\n", pick("none", "fixed", "tied"))
+		fmt.Fprintf(&b, "[policies.retry]\nname = %q\nbudget = 0.3\n", pick("none", "budgeted"))
+		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", pick("none", "liveness", "deep"))
+		minR := 2 + rng.IntN(max(total-2, 1)) // room to scale
+		metric := pick("outstanding", "waiting", "rate", "kv")
+		target := []float64{0.5, 1, 4}[rng.IntN(3)]
+		if metric == "kv" {
+			target = []float64{0.3, 0.6, 0.9}[rng.IntN(3)]
+		}
+		fmt.Fprintf(&b, "[autoscale]\nenabled = true\npolicy = %q\nmetric = %q\ntarget = %v\nmin_replicas = %d\ninterval_s = %d\nscale_up_cooldown_s = %d\nscale_down_window_s = %d\ndrain_grace_s = %d\nlead_s = 20\nttft_p99_ms = 300\n",
+			pick("target", "slo", "schedule"), metric, target, minR, 1+rng.IntN(10), rng.IntN(20), rng.IntN(60), rng.IntN(30))
+		// The cold-start model, shared by scale-ups and failure restarts.
+		fmt.Fprintf(&b, "[cold_start]\nengine_start_s = %d\nwarmup_s = 1\nload_path = %q\n", rng.IntN(20), pick("nvme", "network", "peer"))
+		// Spot in half the trials: part of one group, interrupted often
+		// (precursor drains are for fleets without spot).
+		spot := rng.IntN(2) == 0
+		fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ndrain_on_precursor = %v\n",
+			[]int{10000, 30000, 100000, 300000}[rng.IntN(4)], !spot && rng.IntN(2) == 0)
+		if !spot {
+			// Scripted faults on random replicas, parked or not ([spot]
+			// refuses them).
+			for k, n := 0, rng.IntN(3); k < n; k++ {
+				fmt.Fprintf(&b, "[[faults]]\nreplica = %d\nmode = %q\nat_s = %d\nduration_s = %d\nrestart_s = %d\ndrain_grace_s = %d\n",
+					rng.IntN(total), pick("fail", "oom", "hang", "slow", "flap", "stall", "maintenance"), rng.IntN(200), 1+rng.IntN(60), rng.IntN(20), rng.IntN(20))
+			}
+		}
+		if spot {
+			g := rng.IntN(groups)
+			fmt.Fprintf(&b, "[spot]\ngroup = \"g%d\"\nreplicas = %d\ninterruptions_per_hour = %d\nnotice_s = %d\ndrain = %v\nreplace_s = %d\n",
+				g, 1+rng.IntN(sizes[g]), 20+rng.IntN(200), rng.IntN(30), rng.IntN(2) == 0, rng.IntN(60))
+		}
+		src := b.String()
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			sc, err := Parse("chaos.toml", []byte(src))
+			require.NoError(t, err, src)
+			eng := sim.NewEngine()
+			rec := models.NewRecorder(sc.SLO)
+			sc.perModelRecorders(rec)
+			fleet, err := newFleet(eng, sc, rec)
+			require.NoError(t, err, src)
+			a := fleet.Autoscaler
+			require.NotNil(t, a)
+			fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
+			_, err = injectFaults(eng, fleet, sc)
+			require.NoError(t, err, src)
+			var sp *models.Spot
+			if spot {
+				sp = fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+			}
+			_, err = startFailures(eng, fleet, sc, sc.Seed)
+			require.NoError(t, err, src)
+			seen := 0
+			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+			require.NoError(t, err)
+			require.NoError(t, fleet.Start(w))
+			fleet.DrainLimit = 600 * sim.Second
+			model := func(i int) string { return fleet.GroupOf(i).Model }
+			stepChecked(t, eng, fleet, rec, src, func(n int) {
+				for _, m := range rec.PerModel {
+					require.Equal(t, m.Arrived, m.Completed+m.Failed+m.Shed+m.InFlight(), "event %d, per model\n%s", n, src)
+				}
+				provisioned := map[string]int{}
+				for i := range fleet.Replicas {
+					if fleet.States()[i].Available {
+						require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining\n%s", n, i, src)
+					}
+					if !a.Parked(i) {
+						provisioned[model(i)]++
+					}
+				}
+				require.GreaterOrEqual(t, provisioned["llama-3-8b"], 1, "event %d\n%s", n, src)
+				require.GreaterOrEqual(t, provisioned["llama-3-70b"], 1, "event %d\n%s", n, src)
+				require.LessOrEqual(t, a.Provisioned(), sc.Cluster.Replicas)
+				for ; sp != nil && seen < len(sp.Events); seen++ {
+					if e := sp.Events[seen]; e.Event == "spot-notice" {
+						require.False(t, a.Parked(e.Replica), "event %d: parked replica %d interrupted\n%s", n, e.Replica, src)
+					}
+				}
+			})
+			requireDeterministic(t, sc, src)
+		})
+	}
+}
