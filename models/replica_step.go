@@ -57,6 +57,16 @@ func (g *itlGaps) add(v float64) {
 	g.pendV, g.pendN = v, 1
 }
 
+// addN records gap v (ms) n >= 1 times, as n calls of add would.
+func (g *itlGaps) addN(v float64, n uint64) {
+	if g.pendN > 0 && v == g.pendV {
+		g.pendN += n
+		return
+	}
+	g.flush()
+	g.pendV, g.pendN = v, n
+}
+
 // flush moves the pending run of equal gaps into the sketch.
 func (g *itlGaps) flush() {
 	if g.pendN > 0 {
@@ -93,6 +103,17 @@ type runGaps struct {
 	steps   int64
 	a, b    float64 // gap j (j = 0..steps−2) after the first token: a + b·j ms
 	n       uint64  // decoders added
+
+	// The gaps of consecutive decoders added are mostly equal (they
+	// produced their previous token together): the current stretch of
+	// equal gaps, counted here and handed to itl in one call (itlGaps.addN,
+	// the same as as many adds), and the last previous-token time seen with
+	// its gap, so that an equal one costs no conversion.
+	lastAt  sim.Time
+	lastV   float64
+	pendV   float64
+	pendN   uint64
+	hasLast bool
 }
 
 // gaps returns the closed form of the run under way's token gaps: the
@@ -112,7 +133,18 @@ func (g *runGaps) add(s *seq) {
 	if s.gen == 0 { // cannot happen: a decoding sequence has its first token
 		panic("models: decode run of a sequence without a first token")
 	}
-	g.itl.add((g.firstAt - s.last).Milliseconds())
+	if !g.hasLast || s.last != g.lastAt {
+		g.lastAt, g.lastV, g.hasLast = s.last, (g.firstAt - s.last).Milliseconds(), true
+	}
+	switch v := g.lastV; {
+	case g.pendN > 0 && v == g.pendV:
+		g.pendN++
+	default:
+		if g.pendN > 0 {
+			g.itl.addN(g.pendV, g.pendN)
+		}
+		g.pendV, g.pendN = v, 1
+	}
 	g.n++
 	s.last = g.endAt
 }
@@ -120,6 +152,10 @@ func (g *runGaps) add(s *seq) {
 // done records the run's shared ramp for every decoder added, at
 // O(buckets) whatever k and n (quantile.Sketch.AddRampN).
 func (g *runGaps) done() {
+	if g.pendN > 0 {
+		g.itl.addN(g.pendV, g.pendN)
+		g.pendN = 0
+	}
 	if g.n > 0 && g.steps > 1 {
 		g.itl.flush()
 		g.itl.sketch().AddRampN(g.a, g.b, g.steps-1, g.n)
@@ -261,6 +297,7 @@ func (r *Replica) stepDone(now sim.Time) {
 // every sequence that was decoding (their blocks were taken when planned).
 func (r *Replica) finishStep(now sim.Time) {
 	r.Stats.Steps++
+	var gc gapCache
 	for _, s := range r.running {
 		switch {
 		case s.finished:
@@ -276,25 +313,37 @@ func (r *Replica) finishStep(now sim.Time) {
 			s.chunk = 0
 			if s.done == s.prompt {
 				r.alloc.prefilled(s)
-				r.emit(s, now)
+				r.emit(s, now, &gc)
 			}
 		case s.decoding():
 			s.kvTokens++
 			s.tailTokens++
-			r.emit(s, now)
+			r.emit(s, now, &gc)
 		}
 	}
 	r.sched.reap(now)
 }
 
+// gapCache is the last previous-token time a step's emits saw and its gap
+// to the step's end in ms: the decoders of a step mostly share it, and an
+// equal one then costs no conversion.
+type gapCache struct {
+	at  sim.Time
+	v   float64
+	set bool
+}
+
 // emit records one output token of s produced at now.
-func (r *Replica) emit(s *seq, now sim.Time) {
+func (r *Replica) emit(s *seq, now sim.Time, gc *gapCache) {
 	if s.gen == 0 {
 		r.firsts++
 		s.first = now
 		r.notes = append(r.notes, note{kind: noteFirst, s: s, at: now})
 	} else {
-		r.itl.add((now - s.last).Milliseconds())
+		if !gc.set || s.last != gc.at {
+			gc.at, gc.v, gc.set = s.last, (now - s.last).Milliseconds(), true
+		}
+		r.itl.add(gc.v)
 	}
 	s.last = now
 	s.gen++
