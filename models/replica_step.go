@@ -47,24 +47,23 @@ type itlGaps struct {
 	pendN uint64
 }
 
-// add records gap v (ms).
+// add records gap v (ms). The common case, a gap equal to the previous
+// one, is inlined at the call.
 func (g *itlGaps) add(v float64) {
 	if g.pendN > 0 && v == g.pendV {
 		g.pendN++
 		return
 	}
-	g.flush()
-	g.pendV, g.pendN = v, 1
+	g.restart(v)
 }
 
-// addN records gap v (ms) n >= 1 times, as n calls of add would.
-func (g *itlGaps) addN(v float64, n uint64) {
-	if g.pendN > 0 && v == g.pendV {
-		g.pendN += n
-		return
-	}
+// restart flushes the pending run of equal gaps and starts one of v. (Not
+// inlined, so that add is.)
+//
+//go:noinline
+func (g *itlGaps) restart(v float64) {
 	g.flush()
-	g.pendV, g.pendN = v, n
+	g.pendV, g.pendN = v, 1
 }
 
 // flush moves the pending run of equal gaps into the sketch.
@@ -103,17 +102,7 @@ type runGaps struct {
 	steps   int64
 	a, b    float64 // gap j (j = 0..steps−2) after the first token: a + b·j ms
 	n       uint64  // decoders added
-
-	// The gaps of consecutive decoders added are mostly equal (they
-	// produced their previous token together): the current stretch of
-	// equal gaps, counted here and handed to itl in one call (itlGaps.addN,
-	// the same as as many adds), and the last previous-token time seen with
-	// its gap, so that an equal one costs no conversion.
-	lastAt  sim.Time
-	lastV   float64
-	pendV   float64
-	pendN   uint64
-	hasLast bool
+	conv    gapConv // s.last -> gap to firstAt, for the last s.last seen
 }
 
 // gaps returns the closed form of the run under way's token gaps: the
@@ -133,18 +122,7 @@ func (g *runGaps) add(s *seq) {
 	if s.gen == 0 { // cannot happen: a decoding sequence has its first token
 		panic("models: decode run of a sequence without a first token")
 	}
-	if !g.hasLast || s.last != g.lastAt {
-		g.lastAt, g.lastV, g.hasLast = s.last, (g.firstAt - s.last).Milliseconds(), true
-	}
-	switch v := g.lastV; {
-	case g.pendN > 0 && v == g.pendV:
-		g.pendN++
-	default:
-		if g.pendN > 0 {
-			g.itl.addN(g.pendV, g.pendN)
-		}
-		g.pendV, g.pendN = v, 1
-	}
+	g.itl.add(g.conv.ms(s.last, g.firstAt))
 	g.n++
 	s.last = g.endAt
 }
@@ -152,10 +130,6 @@ func (g *runGaps) add(s *seq) {
 // done records the run's shared ramp for every decoder added, at
 // O(buckets) whatever k and n (quantile.Sketch.AddRampN).
 func (g *runGaps) done() {
-	if g.pendN > 0 {
-		g.itl.addN(g.pendV, g.pendN)
-		g.pendN = 0
-	}
 	if g.n > 0 && g.steps > 1 {
 		g.itl.flush()
 		g.itl.sketch().AddRampN(g.a, g.b, g.steps-1, g.n)
@@ -297,7 +271,7 @@ func (r *Replica) stepDone(now sim.Time) {
 // every sequence that was decoding (their blocks were taken when planned).
 func (r *Replica) finishStep(now sim.Time) {
 	r.Stats.Steps++
-	var gc gapCache
+	var gc gapConv
 	for _, s := range r.running {
 		switch {
 		case s.finished:
@@ -324,26 +298,31 @@ func (r *Replica) finishStep(now sim.Time) {
 	r.sched.reap(now)
 }
 
-// gapCache is the last previous-token time a step's emits saw and its gap
-// to the step's end in ms: the decoders of a step mostly share it, and an
-// equal one then costs no conversion.
-type gapCache struct {
-	at  sim.Time
-	v   float64
-	set bool
+// gapConv converts gaps to ms, remembering the last conversion: the
+// sequences of a step or run mostly produced their previous token together,
+// so their gaps repeat and cost one conversion.
+type gapConv struct {
+	from, to sim.Time
+	v        float64
+	set      bool
+}
+
+// ms is (to − from) in ms.
+func (c *gapConv) ms(from, to sim.Time) float64 {
+	if !c.set || from != c.from || to != c.to {
+		c.from, c.to, c.v, c.set = from, to, (to - from).Milliseconds(), true
+	}
+	return c.v
 }
 
 // emit records one output token of s produced at now.
-func (r *Replica) emit(s *seq, now sim.Time, gc *gapCache) {
+func (r *Replica) emit(s *seq, now sim.Time, gc *gapConv) {
 	if s.gen == 0 {
 		r.firsts++
 		s.first = now
 		r.notes = append(r.notes, note{kind: noteFirst, s: s, at: now})
 	} else {
-		if !gc.set || s.last != gc.at {
-			gc.at, gc.v, gc.set = s.last, (now - s.last).Milliseconds(), true
-		}
-		r.itl.add(gc.v)
+		r.itl.add(gc.ms(s.last, now))
 	}
 	s.last = now
 	s.gen++
