@@ -47,12 +47,21 @@ type itlGaps struct {
 	pendN uint64
 }
 
-// add records gap v (ms).
+// add records gap v (ms). The common case, a gap equal to the previous
+// one, is inlined at the call.
 func (g *itlGaps) add(v float64) {
 	if g.pendN > 0 && v == g.pendV {
 		g.pendN++
 		return
 	}
+	g.restart(v)
+}
+
+// restart flushes the pending run of equal gaps and starts one of v. (Not
+// inlined, so that add is.)
+//
+//go:noinline
+func (g *itlGaps) restart(v float64) {
 	g.flush()
 	g.pendV, g.pendN = v, 1
 }
@@ -93,6 +102,7 @@ type runGaps struct {
 	steps   int64
 	a, b    float64 // gap j (j = 0..steps−2) after the first token: a + b·j ms
 	n       uint64  // decoders added
+	conv    gapConv // s.last -> gap to firstAt, for the last s.last seen
 }
 
 // gaps returns the closed form of the run under way's token gaps: the
@@ -112,7 +122,7 @@ func (g *runGaps) add(s *seq) {
 	if s.gen == 0 { // cannot happen: a decoding sequence has its first token
 		panic("models: decode run of a sequence without a first token")
 	}
-	g.itl.add((g.firstAt - s.last).Milliseconds())
+	g.itl.add(g.conv.ms(s.last, g.firstAt))
 	g.n++
 	s.last = g.endAt
 }
@@ -261,6 +271,7 @@ func (r *Replica) stepDone(now sim.Time) {
 // every sequence that was decoding (their blocks were taken when planned).
 func (r *Replica) finishStep(now sim.Time) {
 	r.Stats.Steps++
+	var gc gapConv
 	for _, s := range r.running {
 		switch {
 		case s.finished:
@@ -276,25 +287,42 @@ func (r *Replica) finishStep(now sim.Time) {
 			s.chunk = 0
 			if s.done == s.prompt {
 				r.alloc.prefilled(s)
-				r.emit(s, now)
+				r.emit(s, now, &gc)
 			}
 		case s.decoding():
 			s.kvTokens++
 			s.tailTokens++
-			r.emit(s, now)
+			r.emit(s, now, &gc)
 		}
 	}
 	r.sched.reap(now)
 }
 
+// gapConv converts gaps to ms, remembering the last conversion: the
+// sequences of a step or run mostly produced their previous token together,
+// so their gaps repeat and cost one conversion.
+type gapConv struct {
+	from, to sim.Time
+	v        float64
+	set      bool
+}
+
+// ms is (to − from) in ms.
+func (c *gapConv) ms(from, to sim.Time) float64 {
+	if !c.set || from != c.from || to != c.to {
+		c.from, c.to, c.v, c.set = from, to, (to - from).Milliseconds(), true
+	}
+	return c.v
+}
+
 // emit records one output token of s produced at now.
-func (r *Replica) emit(s *seq, now sim.Time) {
+func (r *Replica) emit(s *seq, now sim.Time, gc *gapConv) {
 	if s.gen == 0 {
 		r.firsts++
 		s.first = now
 		r.notes = append(r.notes, note{kind: noteFirst, s: s, at: now})
 	} else {
-		r.itl.add((now - s.last).Milliseconds())
+		r.itl.add(gc.ms(s.last, now))
 	}
 	s.last = now
 	s.gen++

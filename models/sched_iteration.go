@@ -164,10 +164,10 @@ func (b iterSched) sweep(now sim.Time, k int64) {
 	var gaps runGaps
 	if k > 0 {
 		gaps = r.gaps()
-		defer gaps.done()
 	}
-	keep := r.running[:0]
-	for _, s := range r.running {
+	var decoded, owed int64 // decoders advanced; those of them not withdrawn
+	w := 0                  // r.running[:w] are kept
+	for i, s := range r.running {
 		if k > 0 && s.decoding() { // a prefill left without budget waits for the next step
 			gaps.add(s)
 			s.kvTokens += k
@@ -176,9 +176,9 @@ func (b iterSched) sweep(now sim.Time, k int64) {
 			}
 			s.tailTokens += k
 			s.gen += int32(k)
-			r.Stats.DecodeTokens += k
+			decoded++
 			if !s.cancelled { // a withdrawn copy was already taken off
-				r.state.OutstandingTokens -= k
+				owed++
 			}
 		}
 		if s.cancelled {
@@ -191,13 +191,19 @@ func (b iterSched) sweep(now sim.Time, k int64) {
 			r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
 			continue
 		}
-		keep = append(keep, s)
+		if w != i { // (no pointer store while nothing has left)
+			r.running[w] = s
+		}
+		w++
 		a.add(s, B)
 	}
-	for i := len(keep); i < len(r.running); i++ {
-		r.running[i] = nil
+	r.Stats.DecodeTokens += k * decoded
+	r.state.OutstandingTokens -= k * owed
+	clear(r.running[w:])
+	r.running = r.running[:w]
+	if k > 0 {
+		gaps.done()
 	}
-	r.running = keep
 }
 
 func (b iterSched) canJoin() bool { return len(b.r.running) < b.r.cfg.MaxSeqs }

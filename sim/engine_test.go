@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -598,5 +599,66 @@ func TestScheduleAfterEarlyStop(t *testing.T) {
 	want := []string{"first", "middle-first", "middle", "late"}
 	if fmt.Sprint(order) != fmt.Sprint(want) {
 		t.Fatalf("order %v, want %v", order, want)
+	}
+}
+
+var (
+	sink  []int
+	sinkC *[8]uintptr
+)
+
+// TestEngineActionsSurviveGC checks that queued actions stay alive while
+// only the engine references them: the queue holds their closures'
+// addresses as plain integers (slot.fn), and the records keep the closures
+// reachable. Each closure owns a heap buffer with a known pattern; after
+// several collections (and fresh garbage that would reuse freed memory)
+// every action must still see its own pattern, and each must fire once
+// (a closure the engine did not keep could also have been left on the
+// caller's stack and reused by the next one).
+func TestEngineActionsSurviveGC(t *testing.T) {
+	e := NewEngine()
+	const n = 5000
+	fired := 0
+	seen := make([]int, n) // each action must fire once, as itself
+	for i := range n {
+		buf := make([]int, 64)
+		for j := range buf {
+			buf[j] = i*1000 + j
+		}
+		e.Schedule(Time(n-i), PriorityNormal, func(Time) {
+			for j, v := range buf {
+				if v != i*1000+j {
+					t.Fatalf("action %d: its buffer changed at %d: %d", i, j, v)
+				}
+			}
+			seen[i]++
+			fired++
+		})
+	}
+	for range 4 {
+		runtime.GC()
+		// Garbage of the buffers' and the closures' sizes, filled, so
+		// that a freed buffer or closure would be overwritten.
+		for range 4 * n {
+			b := make([]int, 64)
+			for j := range b {
+				b[j] = -1
+			}
+			c := new([8]uintptr)
+			for j := range c {
+				c[j] = 1
+			}
+			sink = b
+			sinkC = c
+		}
+	}
+	e.Run(Forever)
+	if fired != n {
+		t.Fatalf("fired %d of %d", fired, n)
+	}
+	for i, c := range seen {
+		if c != 1 {
+			t.Fatalf("action %d fired %d times", i, c)
+		}
 	}
 }

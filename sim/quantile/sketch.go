@@ -63,6 +63,15 @@ type Sketch struct {
 	offset int
 	zeros  uint64
 
+	// A memo of one bucket, so that values close to the previous ones (a
+	// replica's step gaps, a ramp's values) skip the logarithm: bucket
+	// returns memoK for any v in (memoLo, memoHi), an interior of bucket
+	// memoK shrunk by a relative margin that no rounding of the logarithm
+	// crosses (see bucket). memoNext is the last bucket computed; a bucket
+	// computed twice in a row becomes the memo.
+	memoK, memoNext int
+	memoLo, memoHi  float64
+
 	count   uint64
 	sum     float64 // Neumaier-compensated: the sum is sum+sumComp
 	sumComp float64
@@ -331,9 +340,42 @@ func (s *Sketch) estimate(k int) float64 {
 	return s.estScale * math.Exp(float64(k)*s.logGamma)
 }
 
-// bucket is the index of the bucket holding v > 0: ceil(log_gamma(v)).
+// bucket is the index of the bucket holding v > 0: ceil(log_gamma(v)),
+// computed as ceil(Log(v)·invLogGamma) or, inside the memo's interval, the
+// memo (the same index: see memorize).
 func (s *Sketch) bucket(v float64) int {
-	return int(math.Ceil(math.Log(v) * s.invLogGamma))
+	if v > s.memoLo && v < s.memoHi {
+		return s.memoK
+	}
+	k := int(math.Ceil(math.Log(v) * s.invLogGamma))
+	if k == s.memoNext {
+		s.memorize(k)
+	}
+	s.memoNext = k
+	return k
+}
+
+// memoMargin is the relative margin memorize keeps inside a bucket's edges.
+// For v in (gamma^(k−1)·(1+m), gamma^k·(1−m)), L = ln(v)/ln(gamma) lies at
+// least about m/ln(gamma) from any integer, while the computed
+// Log(v)·invLogGamma is within a few units in the last place of L, i.e.
+// within |ln v|·1e-15/ln(gamma) <= 745e-15/ln(gamma) (|ln v| <= 745 for a
+// float64): with m = 1e-9, a million times less than the distance, for any
+// alpha. So every v in the memo's interval has the index the logarithm
+// gives (TestBucketMemo checks values at and around the edges).
+const memoMargin = 1e-9
+
+// memorize makes bucket k the memo: (gamma^(k−1), gamma^k], each edge
+// moved inwards by memoMargin (the edges' own rounding, from exp and from
+// k·logGamma, is below 1e-13 relative). Buckets with an edge outside
+// [1e-300, 1e300] are not memorized.
+func (s *Sketch) memorize(k int) {
+	lo := math.Exp(float64(k-1) * s.logGamma)
+	hi := math.Exp(float64(k) * s.logGamma)
+	if !(lo > 1e-300 && hi < 1e300) {
+		return
+	}
+	s.memoK, s.memoLo, s.memoHi = k, lo*(1+memoMargin), hi*(1-memoMargin)
 }
 
 func (s *Sketch) addSum(v float64) {
