@@ -114,33 +114,37 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 	return faults.NewApplier(eng, fleet).Start(sc.Failures, d)
 }
 
+// outageDistS is the distribution of the outages' lengths, in seconds.
+func outageDistS(outages []sim.Time) DistS {
+	ttr := make([]float64, 0, len(outages))
+	for _, o := range outages {
+		ttr = append(ttr, o.Seconds())
+	}
+	return distS(ttr)
+}
+
+// roundShares copies each time-down share of from into to, rounded.
+func roundShares(to, from map[string]float64) {
+	for name, f := range from {
+		to[name] = round6(f)
+	}
+}
+
 // failureStats reports r over a run of end with replicas serving slots.
 func failureStats(r faults.Report, end sim.Time, replicas int) *FailureStats {
 	st := &FailureStats{Events: r.Events, ByCategory: r.ByCategory, ByXid: r.ByXid, ReplicaHits: r.ReplicaHits,
 		MinAvailableR: r.MinAvailable, Drained: r.Drained, Averted: r.Averted, Spares: r.Spares, SparesUsed: r.SparesUsed,
 		ReplicaDownS: round6(r.DownNs.Seconds()), TimeDownFraction: map[string]float64{},
 		DegradedReplicas: r.Degraded, DegradedReplicaS: round6(r.DegradedNs.Seconds())}
-	var ttr []float64
-	for _, d := range r.Outages {
-		ttr = append(ttr, d.Seconds())
-	}
-	st.TimeToRecoverS = distS(ttr)
-	for name, f := range r.TimeDown {
-		st.TimeDownFraction[name] = round6(f)
-	}
+	st.TimeToRecoverS = outageDistS(r.Outages)
+	roundShares(st.TimeDownFraction, r.TimeDown)
 	st.Availability = round6(1 - ratio(st.ReplicaDownS, float64(replicas)*end.Seconds()))
 	if d := r.Decode; d != nil {
 		ds := &PoolFailureStats{Replicas: d.Replicas, ReplicaHits: d.ReplicaHits, ReplicaDownS: round6(d.DownNs.Seconds()),
 			MinAvailableR: d.MinAvailable, TimeDownFraction: map[string]float64{}, Spares: d.Spares, SparesUsed: d.SparesUsed,
 			IdleSpareS: round6(d.IdleSpareNs.Seconds()), SpareRepairS: round6(d.SpareRepairNs.Seconds())}
-		var ttr []float64
-		for _, o := range d.Outages {
-			ttr = append(ttr, o.Seconds())
-		}
-		ds.TimeToRecoverS = distS(ttr)
-		for name, f := range d.TimeDown {
-			ds.TimeDownFraction[name] = round6(f)
-		}
+		ds.TimeToRecoverS = outageDistS(d.Outages)
+		roundShares(ds.TimeDownFraction, d.TimeDown)
 		ds.Availability = round6(1 - ratio(ds.ReplicaDownS, float64(d.Replicas)*end.Seconds()))
 		st.Decode = ds
 	}

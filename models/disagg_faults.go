@@ -59,20 +59,7 @@ func (d *Disagg) DecodeMarkFault(j int, now sim.Time) { d.Health.MarkFault(j, no
 // if set. (Pool.Drain for the decode pool.)
 func (d *Disagg) DecodeDrain(j int, grace sim.Time, then func(now sim.Time)) {
 	d.DecodeSetInRotation(j, false)
-	deadline := d.eng.Now() + grace
-	var check sim.Action
-	check = func(now sim.Time) {
-		r := d.Decode[j]
-		if r.Outstanding() > 0 && now < deadline {
-			d.eng.Schedule(min(now+sim.Second, deadline), sim.PriorityNormal, check)
-			return
-		}
-		r.Fail(now, FailDrained)
-		if then != nil {
-			then(now)
-		}
-	}
-	d.eng.Schedule(min(d.eng.Now()+sim.Second, deadline), sim.PriorityNormal, check)
+	drainOut(d.eng, func() *Replica { return d.Decode[j] }, grace, then)
 }
 
 // DecodeReplicaGPUs is the first GPU and the GPU count of decode replica j in the

@@ -100,12 +100,20 @@ func (p *Pool) setParked(i int, parked bool) {
 // it elsewhere). Then it calls then, if set.
 func (p *Pool) Drain(i int, grace sim.Time, then func(now sim.Time)) {
 	p.SetInRotation(i, false)
-	deadline := p.eng.Now() + grace
+	drainOut(p.eng, func() *Replica { return p.Replicas[i] }, grace, then)
+}
+
+// drainOut waits, checking every second, until the replica replica()
+// returns holds nothing or grace has passed, then fails what is left
+// (FailDrained) and calls then, if set. The replica is already out of
+// rotation (Pool.Drain, Disagg.DecodeDrain).
+func drainOut(eng *sim.Engine, replica func() *Replica, grace sim.Time, then func(now sim.Time)) {
+	deadline := eng.Now() + grace
 	var check sim.Action
 	check = func(now sim.Time) {
-		r := p.Replicas[i]
+		r := replica()
 		if r.Outstanding() > 0 && now < deadline {
-			p.eng.Schedule(min(now+sim.Second, deadline), sim.PriorityNormal, check)
+			eng.Schedule(min(now+sim.Second, deadline), sim.PriorityNormal, check)
 			return
 		}
 		r.Fail(now, FailDrained)
@@ -113,7 +121,7 @@ func (p *Pool) Drain(i int, grace sim.Time, then func(now sim.Time)) {
 			then(now)
 		}
 	}
-	p.eng.Schedule(min(p.eng.Now()+sim.Second, deadline), sim.PriorityNormal, check)
+	eng.Schedule(min(eng.Now()+sim.Second, deadline), sim.PriorityNormal, check)
 }
 
 // Recovering reports whether replica r is restarting: a Recover is under way
