@@ -322,7 +322,8 @@ func decodePrice(sc *Scenario) float64 {
 }
 
 // summarizeDisagg adds the disaggregated fleet's block to s and counts
-// the decode pool's GPUs in fleet and cost.
+// the decode pool's GPUs in fleet and cost, and its NVLink domains in
+// fleet.nvlink_domains (the run header's).
 func summarizeDisagg(s *Summary, r *Result) {
 	d := r.Fleet.Disagg
 	if d == nil {
@@ -394,4 +395,5 @@ func summarizeDisagg(s *Summary, r *Result) {
 		c.USDPerMillionOutputTokens = ptr(round6(c.USD * 1e6 / float64(r.Rec.GoodOutputTokens)))
 	}
 	s.Fleet.GPUs += d.DecodeGPUs
+	s.Fleet.Domains = d.NVLinkDomains()
 }

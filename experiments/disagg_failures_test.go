@@ -199,6 +199,13 @@ mode = "hang"
 	require.Positive(t, s.Disagg.DecodeLost, "its requests lost their KV")
 	require.Equal(t, s.Disagg.RePrefills, s.Disagg.DecodeLost, "only the decode pool lost KV")
 	require.Equal(t, s.Requests.Arrived, s.Requests.Completed, "every request completes")
+	// The decode pool's deep probes cost GPU time too, and
+	// resilience.probe_gpu_seconds counts it with the prefill pool's.
+	d := res.Fleet.Disagg
+	require.Positive(t, d.ProbeStats.ProbeGPUSeconds, "the decode pool's deep probes cost GPU time")
+	require.Positive(t, res.Fleet.GW.ProbeGPUSeconds, "the prefill pool's too")
+	require.InDelta(t, res.Fleet.GW.ProbeGPUSeconds+d.ProbeStats.ProbeGPUSeconds, s.Resilience.ProbeGPUSecs, 2e-6,
+		"probe_gpu_seconds is both pools'")
 	requireDeterministic(t, sc, deep)
 
 	_, err = Parse("pd.toml", []byte(strings.Replace(src, "%KIND%", "liveness", 1)))
@@ -268,4 +275,37 @@ func TestDisaggFailureRateCountsDecodeGPUs(t *testing.T) {
 	require.ErrorContains(t, err, "failures.rate_multiplier: 5e+06 gives about 1.33e+06 failures on 16 GPUs")
 	_, err = Parse("pd.toml", []byte(strings.Replace(src, "[disagg]\nenabled = true\n", "[disagg]\nenabled = false\n", 1)))
 	require.NoError(t, err, "co-located, 8 GPUs")
+}
+
+// TestDisaggHeaderCountsBothPools: fleet.nvlink_domains and the run
+// header's domains count the decode pool's servers with the prefill
+// pool's (one TP=8 prefill replica, two TP=8 decode replicas: three 8-GPU
+// servers), as fleet.gpus counts its GPUs.
+func TestDisaggHeaderCountsBothPools(t *testing.T) {
+	src := `name = "pd-domains"
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 8
+replicas = 1
+[workload]
+kind = "synthetic"
+duration_s = 5
+[workload.arrival]
+rate_per_s = 5
+[disagg]
+enabled = true
+[disagg.decode]
+replicas = 2
+`
+	sc, err := Parse("pd.toml", []byte(src))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	require.Equal(t, 24, s.Fleet.GPUs)
+	require.Equal(t, 3, s.Fleet.Domains, "both pools' servers")
+	var tbl strings.Builder
+	require.NoError(t, s.WriteTable(&tbl))
+	require.Contains(t, tbl.String(), "on 24 H100 (3 NVLink domains)")
 }

@@ -80,3 +80,34 @@ func TestDisaggDecodeSpecStepModel(t *testing.T) {
 	}
 	require.Nil(t, f.Replicas[0].perf.spec, "the prefill pool does not speculate")
 }
+
+// TestDisaggNVLinkDomains: the run header's domains count both pools: a
+// decode pool that shares the prefill pool's server adds none, one that
+// spills past it adds the servers it reaches, another GPU type adds its
+// own servers.
+func TestDisaggNVLinkDomains(t *testing.T) {
+	cases := []struct {
+		name          string
+		preN, preTP   int
+		decN, decTP   int
+		decGPU        string
+		want, prefill int
+	}{
+		{"1P:3D TP=2 on one server", 1, 2, 3, 2, "", 1, 1},
+		{"4P:4D TP=1 on one server", 4, 1, 4, 1, "", 1, 1},
+		{"4P:5D TP=1 spills to a second server", 4, 1, 5, 1, "", 2, 1},
+		{"2P TP=8 : 3D TP=8", 2, 8, 3, 8, "", 5, 2},
+		{"3P:2D TP=4, half-server spill", 3, 4, 2, 4, "", 3, 2},
+		{"H200 decode on its own servers", 1, 2, 3, 2, "H200", 2, 1},
+	}
+	for _, c := range cases {
+		pre := defaultFleet(c.preN)
+		pre.TP = c.preTP
+		dc := defaultDisagg(c.decN)
+		dc.Decode.TP = c.decTP
+		dc.Decode.GPU = c.decGPU
+		_, f := disaggFleet(t, pre, dc)
+		require.Equal(t, c.prefill, f.Place.Domains, "%s: the prefill pool's own", c.name)
+		require.Equal(t, c.want, f.Disagg.NVLinkDomains(), c.name)
+	}
+}
