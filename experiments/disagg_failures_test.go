@@ -309,3 +309,69 @@ replicas = 2
 	require.NoError(t, s.WriteTable(&tbl))
 	require.Contains(t, tbl.String(), "on 24 H100 (3 NVLink domains)")
 }
+
+// TestDisaggBreakerWatchesDecodePool: a decode replica that hangs for
+// 40 s holds the requests whose KV lands on it until their clients time
+// out. Each timeout counts against that decode replica's breaker, which
+// opens and takes it out of the decode choice: far fewer requests time
+// out than with no breaker, where round-robin keeps sending it half the
+// decodes.
+func TestDisaggBreakerWatchesDecodePool(t *testing.T) {
+	src := `name = "pd-breaker"
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 2
+[workload]
+kind = "synthetic"
+duration_s = 60
+[workload.arrival]
+rate_per_s = 10
+[workload.input]
+dist = "lognormal"
+mean = 2048
+p99 = 6000
+[workload.output]
+dist = "lognormal"
+mean = 200
+p99 = 600
+[policies]
+timeout_s = 3
+[policies.breaker]
+name = "%NAME%"
+[disagg]
+enabled = true
+[disagg.router]
+name = "round-robin"
+[disagg.decode]
+replicas = 2
+[[disagg.faults]]
+at_s = 10
+replica = 1
+mode = "hang"
+duration_s = 40
+`
+	run := func(name string) *Summary {
+		text := strings.Replace(src, "%NAME%", name, 1)
+		sc, err := Parse("pd.toml", []byte(text))
+		require.NoError(t, err)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		if name != "none" {
+			requireDeterministic(t, sc, text)
+		}
+		return Summarize(res)
+	}
+	off, on := run("none"), run("sliding-window")
+	t.Logf("timeouts: no breaker %d, breaker %d (opened %d times, isolated after %.0f ms); completed %d vs %d of %d",
+		off.Resilience.Timeouts, on.Resilience.Timeouts, on.Disagg.DecodeBreakerOpens, on.Disagg.DecodeIsolationMsMax,
+		off.Requests.Completed, on.Requests.Completed, on.Requests.Arrived)
+	require.Zero(t, off.Disagg.DecodeBreakerOpens)
+	require.Zero(t, off.Disagg.DecodeIsolationMsMax, "nothing takes the hung decode replica out without a breaker")
+	require.Positive(t, on.Disagg.DecodeBreakerOpens, "the hung decode replica's breaker opens")
+	require.Positive(t, on.Disagg.DecodeIsolationMsMax)
+	require.Less(t, on.Disagg.DecodeIsolationMsMax, 10000.0, "within the breaker's 10 s window of the hang")
+	require.Less(t, 2*on.Resilience.Timeouts, off.Resilience.Timeouts, "the breaker spares most of the timeouts")
+	require.Greater(t, on.Requests.Completed, off.Requests.Completed)
+}
