@@ -226,5 +226,6 @@ func TestDisaggDecodeBreaker(t *testing.T) {
 	require.GreaterOrEqual(t, to0[len(to0)-1], 25*sim.Second, "chosen again after the cooldown")
 	require.Len(t, pre.oks, 1, "the prefill breaker's replicas are the prefill pool's")
 	require.Zero(t, pre.errs[0])
+	require.Equal(t, len(reqs)+int(d.Stats.RePrefills), pre.oks[0], "each prefill is a success on its prefill replica's breaker")
 	require.Len(t, d.ProbeStats.IsolationNs, 0, "no fault was marked, so no time to isolate")
 }

@@ -413,6 +413,11 @@ func (d *Disagg) CopyDone(c *Copy, o *Outcome) {
 		}
 		h.arrival, h.sched, h.prefDone = o.Req.Arrival, o.Scheduled, o.Finished
 		h.cached, h.preempts = o.CachedTokens, o.Preemptions
+		// The prefill replica's breaker hears its success here: the
+		// request completes on a decode replica, whose index the gateway
+		// would see. Its latency is this prefill's time to first token
+		// (from this replica's queue: a re-prefill's own).
+		d.gw.recordBreaker(c.Replica, now, true, (o.FirstToken - o.Enqueued).Milliseconds())
 		d.dispatch(h, now)
 		return
 	}
