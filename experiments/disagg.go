@@ -285,6 +285,10 @@ type DisaggSummary struct {
 	// before it left the decode choice (a probe's ejection, a warm spare
 	// taking its place); absent when none was isolated.
 	DecodeIsolationMsMax float64 `json:"decode_isolation_ms_max,omitempty"`
+	// DecodeBreakerOpens is the times the [policies.breaker] of a decode
+	// replica opened (took it out of the decode choice); absent when none
+	// did.
+	DecodeBreakerOpens int64 `json:"decode_breaker_opens,omitempty"`
 	// DecodeKVUtilization and DecodeBusyFraction are the decode pool's.
 	DecodeKVUtilization float64 `json:"decode_kv_utilization"`
 	DecodeBusyFraction  float64 `json:"decode_busy_fraction"`
@@ -322,7 +326,8 @@ func decodePrice(sc *Scenario) float64 {
 }
 
 // summarizeDisagg adds the disaggregated fleet's block to s and counts
-// the decode pool's GPUs in fleet and cost.
+// the decode pool's GPUs in fleet and cost, and its NVLink domains in
+// fleet.nvlink_domains (the run header's).
 func summarizeDisagg(s *Summary, r *Result) {
 	d := r.Fleet.Disagg
 	if d == nil {
@@ -354,6 +359,7 @@ func summarizeDisagg(s *Summary, r *Result) {
 		Backpressured: st.Backpressured, WaitingPeak: st.WaitingPeak, HeldBlocksMean: round6(ratio(st.HeldBlockNs, end)),
 		RePrefills: st.RePrefills, RePrefillTokens: st.RePrefillTokens, Rerouted: st.Rerouted, DecodeLost: st.DecodeLost,
 		DecodeProbes: d.ProbeStats.Probes, DecodeEjections: d.ProbeStats.Ejections, DecodeIsolationMsMax: decodeIsolationMsMax(d),
+		DecodeBreakerOpens:  st.DecodeBreakerOpens,
 		DecodeKVUtilization: round6(ratio(used, total)), DecodeBusyFraction: round6(ratio(busy, n*end)),
 		DecodePreemptions: preempt,
 		TTFTSplitMs:       map[string]Dist{}}
@@ -394,4 +400,5 @@ func summarizeDisagg(s *Summary, r *Result) {
 		c.USDPerMillionOutputTokens = ptr(round6(c.USD * 1e6 / float64(r.Rec.GoodOutputTokens)))
 	}
 	s.Fleet.GPUs += d.DecodeGPUs
+	s.Fleet.Domains = d.NVLinkDomains()
 }

@@ -199,6 +199,13 @@ mode = "hang"
 	require.Positive(t, s.Disagg.DecodeLost, "its requests lost their KV")
 	require.Equal(t, s.Disagg.RePrefills, s.Disagg.DecodeLost, "only the decode pool lost KV")
 	require.Equal(t, s.Requests.Arrived, s.Requests.Completed, "every request completes")
+	// The decode pool's deep probes cost GPU time too, and
+	// resilience.probe_gpu_seconds counts it with the prefill pool's.
+	d := res.Fleet.Disagg
+	require.Positive(t, d.ProbeStats.ProbeGPUSeconds, "the decode pool's deep probes cost GPU time")
+	require.Positive(t, res.Fleet.GW.ProbeGPUSeconds, "the prefill pool's too")
+	require.InDelta(t, res.Fleet.GW.ProbeGPUSeconds+d.ProbeStats.ProbeGPUSeconds, s.Resilience.ProbeGPUSecs, 2e-6,
+		"probe_gpu_seconds is both pools'")
 	requireDeterministic(t, sc, deep)
 
 	_, err = Parse("pd.toml", []byte(strings.Replace(src, "%KIND%", "liveness", 1)))
@@ -268,4 +275,103 @@ func TestDisaggFailureRateCountsDecodeGPUs(t *testing.T) {
 	require.ErrorContains(t, err, "failures.rate_multiplier: 5e+06 gives about 1.33e+06 failures on 16 GPUs")
 	_, err = Parse("pd.toml", []byte(strings.Replace(src, "[disagg]\nenabled = true\n", "[disagg]\nenabled = false\n", 1)))
 	require.NoError(t, err, "co-located, 8 GPUs")
+}
+
+// TestDisaggHeaderCountsBothPools: fleet.nvlink_domains and the run
+// header's domains count the decode pool's servers with the prefill
+// pool's (one TP=8 prefill replica, two TP=8 decode replicas: three 8-GPU
+// servers), as fleet.gpus counts its GPUs.
+func TestDisaggHeaderCountsBothPools(t *testing.T) {
+	src := `name = "pd-domains"
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 8
+replicas = 1
+[workload]
+kind = "synthetic"
+duration_s = 5
+[workload.arrival]
+rate_per_s = 5
+[disagg]
+enabled = true
+[disagg.decode]
+replicas = 2
+`
+	sc, err := Parse("pd.toml", []byte(src))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	require.Equal(t, 24, s.Fleet.GPUs)
+	require.Equal(t, 3, s.Fleet.Domains, "both pools' servers")
+	var tbl strings.Builder
+	require.NoError(t, s.WriteTable(&tbl))
+	require.Contains(t, tbl.String(), "on 24 H100 (3 NVLink domains)")
+}
+
+// TestDisaggBreakerWatchesDecodePool: a decode replica that hangs for
+// 40 s holds the requests whose KV lands on it until their clients time
+// out. Each timeout counts against that decode replica's breaker, which
+// opens and takes it out of the decode choice: far fewer requests time
+// out than with no breaker, where round-robin keeps sending it half the
+// decodes.
+func TestDisaggBreakerWatchesDecodePool(t *testing.T) {
+	src := `name = "pd-breaker"
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 2
+[workload]
+kind = "synthetic"
+duration_s = 60
+[workload.arrival]
+rate_per_s = 10
+[workload.input]
+dist = "lognormal"
+mean = 2048
+p99 = 6000
+[workload.output]
+dist = "lognormal"
+mean = 200
+p99 = 600
+[policies]
+timeout_s = 3
+[policies.breaker]
+name = "%NAME%"
+[disagg]
+enabled = true
+[disagg.router]
+name = "round-robin"
+[disagg.decode]
+replicas = 2
+[[disagg.faults]]
+at_s = 10
+replica = 1
+mode = "hang"
+duration_s = 40
+`
+	run := func(name string) *Summary {
+		text := strings.Replace(src, "%NAME%", name, 1)
+		sc, err := Parse("pd.toml", []byte(text))
+		require.NoError(t, err)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		if name != "none" {
+			requireDeterministic(t, sc, text)
+		}
+		return Summarize(res)
+	}
+	off, on := run("none"), run("sliding-window")
+	t.Logf("timeouts: no breaker %d, breaker %d (opened %d times, isolated after %.0f ms); completed %d vs %d of %d",
+		off.Resilience.Timeouts, on.Resilience.Timeouts, on.Disagg.DecodeBreakerOpens, on.Disagg.DecodeIsolationMsMax,
+		off.Requests.Completed, on.Requests.Completed, on.Requests.Arrived)
+	require.Zero(t, off.Disagg.DecodeBreakerOpens)
+	require.Zero(t, off.Disagg.DecodeIsolationMsMax, "nothing takes the hung decode replica out without a breaker")
+	require.Positive(t, on.Disagg.DecodeBreakerOpens, "the hung decode replica's breaker opens")
+	require.Positive(t, on.Disagg.DecodeIsolationMsMax)
+	require.Less(t, on.Disagg.DecodeIsolationMsMax, 10000.0, "within the breaker's 10 s window of the hang")
+	require.Less(t, 2*on.Resilience.Timeouts, off.Resilience.Timeouts, "the breaker spares most of the timeouts")
+	require.Greater(t, on.Requests.Completed, off.Requests.Completed)
 }

@@ -84,6 +84,12 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if err != nil {
 		return nil, err
 	}
+	if fleet.Disagg != nil {
+		// The decode pool's breaker: the same settings, its own state.
+		if pol.DecodeBreaker, err = policies.BuildDecodeBreaker(sc.Policies, len(fleet.Disagg.Decode)); err != nil {
+			return nil, err
+		}
+	}
 	fleet.SetPolicies(pol)
 	if sc.Autoscale.Enabled {
 		ac := sc.Autoscale

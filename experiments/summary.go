@@ -210,7 +210,7 @@ type Resilience struct {
 	Deferred       int64   `json:"deferred"`  // admission refusals that held a request at the gateway
 	Cancelled      int64   `json:"cancelled_copies"`
 	Probes         int64   `json:"probes"`
-	ProbeGPUSecs   float64 `json:"probe_gpu_seconds"` // what deep probes cost
+	ProbeGPUSecs   float64 `json:"probe_gpu_seconds"` // what deep probes cost (both pools of a disaggregated fleet)
 	Ejections      int64   `json:"ejections"`
 	IsolationMsMax float64 `json:"isolation_ms_max"` // fault → out of rotation, worst case (0: none isolated)
 	Isolated       int     `json:"isolated"`
@@ -538,7 +538,7 @@ func Summarize(r *Result) *Summary {
 	}
 	s.Resilience = Resilience{SuccessRate: round6(ratio(float64(rec.Completed), float64(rec.Arrived))),
 		Copies: gw.Copies, Hedges: gw.Hedges, HedgeRate: round6(ratio(float64(gw.Hedges), float64(rec.Arrived))),
-		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Deferred: gw.Deferred, Cancelled: gw.Cancelled, Probes: gw.Probes, ProbeGPUSecs: round6(gw.ProbeGPUSeconds), Ejections: gw.Ejections,
+		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Deferred: gw.Deferred, Cancelled: gw.Cancelled, Probes: gw.Probes, ProbeGPUSecs: round6(probeGPUSeconds(r)), Ejections: gw.Ejections,
 		IsolationMsMax: round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
 		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: round6(ratio(float64(wp+wd), float64(pt+dt))),
 		CancelledTokenFraction: round6(ratio(float64(ct), float64(pt+dt))),
@@ -551,6 +551,17 @@ func Summarize(r *Result) *Summary {
 	summarizeDisagg(s, r)
 	summarizeKVTiers(s, r)
 	return s
+}
+
+// probeGPUSeconds is what the run's deep probes cost in GPU-seconds: the
+// gateway's probes of the (prefill) pool and, in a disaggregated fleet,
+// the decode pool's.
+func probeGPUSeconds(r *Result) float64 {
+	x := r.Fleet.GW.ProbeGPUSeconds
+	if d := r.Fleet.Disagg; d != nil {
+		x += d.ProbeStats.ProbeGPUSeconds
+	}
+	return x
 }
 
 // WriteJSON writes the summary as indented JSON (map keys sorted, so the

@@ -274,6 +274,9 @@ type DisaggStats struct {
 	Rerouted int64
 	// TooLong is requests whose prompt can never fit a decode replica.
 	TooLong int64
+	// DecodeBreakerOpens is the times a decode replica's circuit breaker
+	// opened (took it out of the decode choice).
+	DecodeBreakerOpens int64
 }
 
 // TTFTSplit is the time to first token of completed requests split into
@@ -312,4 +315,30 @@ type TransferRecord struct {
 func wireBytesPerToken(llm LLM, pre, dec FleetConfig) float64 {
 	b := math.Min(Precision(pre.Replica.KVDType).Bytes(), Precision(dec.Replica.KVDType).Bytes())
 	return llm.KVBytesPerTokenGPU(b, dec.TP) * float64(dec.TP)
+}
+
+// NVLinkDomains is the NVLink domains (servers, racks) both pools occupy:
+// the prefill pool's, and those of the decode pool's replicas that lie
+// outside them (same GPU type: the decode pool packs the GPUs after the
+// prefill pool's and may share its last domain) or all of the decode
+// pool's (another GPU type: other servers).
+func (d *Disagg) NVLinkDomains() int {
+	t := d.topo
+	n := t.pre.Domains
+	if !t.sameGPU {
+		return n + t.dec.Domains
+	}
+	g := t.gpuD.DomainGPUs
+	last := n - 1 // the highest domain counted so far; decode domains only grow with j
+	seen := map[int]bool{}
+	for j := 0; j < t.nDec; j++ {
+		f, k := t.dec.ReplicaGPUs(j)
+		for dom := (t.decOffset + f) / g; dom <= (t.decOffset+f+k-1)/g; dom++ {
+			if dom > last && !seen[dom] {
+				seen[dom] = true
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -23,10 +23,10 @@ func (p decodeProbed) ReplicaTP(int) int            { return p.d.topo.dec.TP }
 func (p decodeProbed) refresh(j int)                { p.d.DecodeRefresh(j) }
 
 // DecodeRefresh recomputes decode replica j's availability to the decode
-// choice: up, in rotation (not ejected by a probe, not draining) and not a
-// warm spare held out of service.
+// choice: up, in rotation (not ejected by a probe, not draining), not a
+// warm spare held out of service and its breaker not open.
 func (d *Disagg) DecodeRefresh(j int) {
-	d.decStates[j].Available = d.Decode[j].Up() && d.decRot[j] && !d.decReserved[j]
+	d.decStates[j].Available = d.Decode[j].Up() && d.decRot[j] && !d.decReserved[j] && d.decBrk[j] != BreakerOpen
 	if d.decStates[j].Available {
 		d.pump(d.eng.Now())
 	}
@@ -99,3 +99,78 @@ func (t *disaggTopology) failOffset() int {
 
 // DecodeReplicaTP is the GPUs of one decode replica.
 func (d *Disagg) DecodeReplicaTP() int { return d.topo.dec.TP }
+
+// The decode pool's circuit breaker ([policies.breaker], its own state per
+// decode replica). What it hears, each attributed to the decode replica
+// that held the request:
+//   - a success when the request completes there, with the decode
+//     replica's own share of the TTFT (its KV landing → first token: the
+//     decode queue and first step) as the latency the p99 rule looks at;
+//     the transfer and prefill are not this replica's doing;
+//   - an error when the replica loses the request's KV (it failed, was
+//     restarted by a probe or its drain ended): the request is prefilled
+//     again, so the client sees no error, but the replica did;
+//   - a client timeout (or total timeout) of a request it held, with the
+//     time since it landed.
+// A request too long for any decode replica is the request's fault, not
+// the replica's: not recorded. Timeouts of requests still in the prefill
+// pool or between the pools go to the prefill replica, as before.
+// An open breaker takes the replica out of the decode choice until its
+// cooldown ends; half-open, it takes only what the breaker admits.
+
+// setBreaker installs the decode pool's breaker (nil: none).
+func (d *Disagg) setBreaker(b Breaker) { d.brk = b }
+
+// recordBreaker feeds decode replica j's breaker an outcome and applies
+// its state.
+func (d *Disagg) recordBreaker(j int, now sim.Time, ok bool, latencyMs float64) {
+	if d.brk == nil || j < 0 || j >= len(d.Decode) {
+		return
+	}
+	d.brk.Record(j, now, ok, latencyMs)
+	d.applyBreaker(j, now)
+}
+
+func (d *Disagg) applyBreaker(j int, now sim.Time) {
+	st, until := d.brk.State(j, now)
+	was := d.decBrk[j]
+	if st == BreakerOpen && was != BreakerOpen {
+		d.Stats.DecodeBreakerOpens++
+		d.Health.noteIsolated(j, now)
+	}
+	d.decBrk[j] = st
+	if st != was {
+		d.DecodeRefresh(j)
+	}
+	if st == BreakerOpen && until > now {
+		d.eng.Cancel(d.brkEv[j])
+		d.brkEv[j] = d.eng.Schedule(until, sim.PriorityNormal, func(at sim.Time) {
+			d.brkEv[j] = sim.EventID{}
+			d.applyBreaker(j, at)
+		})
+	}
+}
+
+// breakerRefuses reports whether decode replica j's breaker is half-open
+// and refuses one more request now (Admit counts it when it does not).
+func (d *Disagg) breakerRefuses(j int, now sim.Time) bool {
+	return d.brk != nil && d.decBrk[j] == BreakerHalfOpen && !d.brk.Admit(j, now)
+}
+
+// DecodeBreakerState is decode replica j's breaker state as last applied
+// (BreakerClosed without a breaker).
+func (d *Disagg) DecodeBreakerState(j int) BreakerState { return d.decBrk[j] }
+
+// timedOut is the gateway's client timeout of c: a copy held by a decode
+// replica counts against that replica's breaker; false when c is not.
+func (d *Disagg) timedOut(c *Copy, now sim.Time) bool {
+	if !d.isDecode(c.Replica) {
+		return false
+	}
+	lat := now - c.SentAt
+	if h := d.live[c]; h != nil && h.state >= hsLanded {
+		lat = now - h.landed
+	}
+	d.recordBreaker(c.Replica-d.decBase, now, false, lat.Milliseconds())
+	return true
+}

@@ -62,6 +62,12 @@ type Disagg struct {
 	// isolate.
 	Health     *Health
 	ProbeStats GatewayStats
+	// brk is the decode pool's circuit breaker (Policies.DecodeBreaker;
+	// nil: none); decBrk each decode replica's last state applied, brkEv
+	// its pending re-check (disagg_faults.go).
+	brk    Breaker
+	decBrk []BreakerState
+	brkEv  []sim.EventID
 
 	Stats DisaggStats
 	Split TTFTSplit
@@ -137,6 +143,7 @@ func (f *Fleet) EnableDisagg(cat *Catalog, cfg DisaggConfig, cluster FleetConfig
 		decBlock: int64(dc.Replica.BlockTokens), avail: make([]bool, m), wirePerTok: wireBytesPerToken(llm, cluster, dc),
 		layerwise: cfg.Layerwise, layers: max(llm.Layers, 1), transferAware: cfg.DecodeChoice == DecodeTransferAware,
 		live: map[*Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m), decRot: make([]bool, m), decReserved: make([]bool, m),
+		decBrk: make([]BreakerState, m), brkEv: make([]sim.EventID, m),
 		Split: TTFTSplit{PrefillQueue: quantile.New(), Prefill: quantile.New(), DecodeWait: quantile.New(),
 			Transfer: quantile.New(), DecodeFirst: quantile.New()}}
 	d.topo.nPre = n // warm spares are prefill replicas too
@@ -173,7 +180,7 @@ func (f *Fleet) EnableDisagg(cat *Catalog, cfg DisaggConfig, cluster FleetConfig
 			d.prefillChanged(i)
 		}
 	}
-	g.decode = d.Decode
+	g.decode, g.disagg = d.Decode, d
 	f.Disagg = d
 	return nil
 }
@@ -406,6 +413,11 @@ func (d *Disagg) CopyDone(c *Copy, o *Outcome) {
 		}
 		h.arrival, h.sched, h.prefDone = o.Req.Arrival, o.Scheduled, o.Finished
 		h.cached, h.preempts = o.CachedTokens, o.Preemptions
+		// The prefill replica's breaker hears its success here: the
+		// request completes on a decode replica, whose index the gateway
+		// would see. Its latency is this prefill's time to first token
+		// (from this replica's queue: a re-prefill's own).
+		d.gw.recordBreaker(c.Replica, now, true, (o.FirstToken - o.Enqueued).Milliseconds())
 		d.dispatch(h, now)
 		return
 	}
@@ -416,9 +428,12 @@ func (d *Disagg) CopyDone(c *Copy, o *Outcome) {
 	s.Prefill.Add((h.prefDone - h.sched).Milliseconds())
 	s.DecodeWait.Add((h.reserved - h.prefDone).Milliseconds())
 	s.Transfer.Add((h.landed - h.reserved).Milliseconds())
-	s.DecodeFirst.Add((o.FirstToken - h.landed).Milliseconds())
+	first := (o.FirstToken - h.landed).Milliseconds()
+	s.DecodeFirst.Add(first)
+	j := h.dec
 	d.drop(h, now)
 	d.gw.CopyDone(c, &d.out)
+	d.recordBreaker(j, now, true, first) // the decode replica's share of the TTFT (disagg_faults.go)
 	d.pump(now)
 }
 
@@ -437,7 +452,9 @@ func (d *Disagg) CopyFailed(c *Copy, at sim.Time, reason string) {
 		return
 	}
 	d.Stats.DecodeLost++
+	j, lat := h.dec, (at - h.landed).Milliseconds()
 	d.rePrefill(h, at, reason)
+	d.recordBreaker(j, at, false, lat) // it lost the request's KV
 	d.pump(at)
 }
 
@@ -530,12 +547,19 @@ func (d *Disagg) pick(h *handoff) (int, bool) {
 		anyRoom = anyRoom || room
 	}
 	j, ok := -1, false
-	switch {
-	case !anyRoom:
-	case d.transferAware:
-		j, ok = d.fastestLanding(h)
-	default:
-		j, ok = d.router.Route(h.c.Req, d.decStates)
+	for tries := 0; anyRoom && tries <= len(d.Decode); tries++ {
+		if d.transferAware {
+			j, ok = d.fastestLanding(h)
+		} else {
+			j, ok = d.router.Route(h.c.Req, d.decStates)
+		}
+		if !ok || j < 0 || j >= len(d.Decode) || !d.breakerRefuses(j, d.eng.Now()) {
+			break
+		}
+		// Half-open and its breaker admits no more now: choose again
+		// without it.
+		d.decStates[j].Available = false
+		j, ok = -1, false
 	}
 	for i := range d.Decode {
 		d.decStates[i].Available = d.avail[i]

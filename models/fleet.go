@@ -253,6 +253,12 @@ func (f *Fleet) SetPolicies(p Policies) {
 	f.Health.start(p.Probe)
 	if f.Disagg != nil {
 		f.Disagg.Health.start(p.Probe) // the decode pool is probed as the prefill pool is
+		if p.Breaker != nil && p.DecodeBreaker == nil {
+			// A programming error, not user input: the decode pool would
+			// go unwatched without a word.
+			panic("models: SetPolicies: a disaggregated fleet with a breaker needs Policies.DecodeBreaker")
+		}
+		f.Disagg.setBreaker(p.DecodeBreaker)
 	}
 }
 

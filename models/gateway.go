@@ -85,6 +85,7 @@ type Gateway struct {
 
 	fallbackPool
 	decode []*Replica // the decode pool of a disaggregated fleet (disagg.go); indices follow the fallback's
+	disagg *Disagg    // that fleet's handoff, whose breaker watches the decode pool; nil when co-located
 
 	spareCR   []*clientReq
 	spareCopy []*Copy

@@ -9,7 +9,12 @@ type Policies struct {
 	Admit   Admitter
 	Hedge   Hedger
 	Breaker Breaker
-	Retry   Retrier
+	// DecodeBreaker watches a disaggregated fleet's decode pool: the same
+	// settings as Breaker with its own state per decode replica (Breaker's
+	// replica indices are the prefill pool's). SetPolicies requires it on
+	// a disaggregated fleet with a Breaker; nil otherwise.
+	DecodeBreaker Breaker
+	Retry         Retrier
 	// TimeoutNs is the client timeout: a request that has not streamed its
 	// first token by then fails ("client timeout") and its copies are
 	// withdrawn (streaming clients time out on the first byte; a long
@@ -101,7 +106,9 @@ func (g *Gateway) applyBreaker(i int, now sim.Time) {
 func (g *Gateway) onTimeout(cr *clientReq, now sim.Time) {
 	g.GW.Timeouts++
 	for _, c := range cr.copies {
-		g.recordBreaker(c.Replica, now, false, (now - c.SentAt).Milliseconds())
+		if g.disagg == nil || !g.disagg.timedOut(c, now) { // a decode replica's copy: its own breaker
+			g.recordBreaker(c.Replica, now, false, (now - c.SentAt).Milliseconds())
+		}
 		g.replicaAt(c.Replica).Cancel(c)
 		g.GW.Cancelled++
 	}

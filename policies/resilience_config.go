@@ -243,6 +243,13 @@ func budget(ps *config.Problems, key string, v float64) {
 	}
 }
 
+// BuildDecodeBreaker builds the breaker of a disaggregated fleet's decode
+// pool of replicas replicas: c's [policies.breaker] settings with its own
+// state (models.Policies.DecodeBreaker); nil without a breaker.
+func BuildDecodeBreaker(c ResilienceConfig, replicas int) (models.Breaker, error) {
+	return Breakers.Build(c.Breaker.Name, c.Breaker, Env{Replicas: replicas})
+}
+
 // BuildResilience turns a validated configuration into the gateway's
 // policies, each built by its kind's registry; rng is the retry jitter's
 // own stream.
