@@ -72,3 +72,67 @@ func TestDirCostFigures(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadInput)
 	require.ErrorContains(t, err, "replications.csv:2")
 }
+
+// A fleet of groups is drawn split: a reserved group flat at all its
+// replicas whatever is provisioned, an on-demand group at its provisioned
+// replicas less its spot ones, those at the spot fraction, and the total.
+func TestCostTimelineByGroup(t *testing.T) {
+	gs := []GroupPrice{
+		{Name: "base", Replicas: 2, Reserved: true, USDPerH: 4},
+		{Name: "burst", Replicas: 4, USDPerH: 18, SpotFrac: 0.5},
+	}
+	pt := func(ts, base, burst, spot float64) TimePoint {
+		return TimePoint{TimeS: ts, ProvisionedReplicas: base + burst,
+			Groups: map[string]float64{"base": base, "burst": burst}, Spot: map[string]float64{"burst": spot}}
+	}
+	pts := []TimePoint{pt(0, 1, 0, 0), pt(10, 2, 4, 2), pt(20, 0, 1, 1)}
+	base, _ := groupUSDPerHour(gs[0], pts[0])
+	require.Equal(t, 2*4.0, base, "reserved: both replicas, though one is provisioned")
+	own, spot := groupUSDPerHour(gs[1], pts[1])
+	require.Equal(t, 2*18.0, own, "two on-demand of four provisioned")
+	require.Equal(t, 2*18*0.5, spot, "two spot at half price")
+	own, spot = groupUSDPerHour(gs[1], pts[2])
+	require.Equal(t, 0.0, own)
+	require.Equal(t, 9.0, spot)
+
+	f, err := CostTimeline(Meta{GroupPrices: map[string][]GroupPrice{"": gs}}, pts, nil)
+	require.NoError(t, err, "no blended rate needed when split")
+	require.InDelta(t, headroom(8+36+18, 1), f.Plot.Y.Max, 1e-9, "the axis fits the highest total, $62/h")
+	text := legendText(t, f)
+	for _, want := range []string{"base (reserved, flat)", "burst (on-demand)", "burst (spot at 0.5×)", "total $ per hour"} {
+		require.Contains(t, text, want)
+	}
+	require.NotContains(t, text, "base (spot")
+
+	// Without the per-group columns the arm falls back to one blended line.
+	plain := []TimePoint{{TimeS: 0, ProvisionedReplicas: 3}, {TimeS: 10, ProvisionedReplicas: 6}}
+	f, err = CostTimeline(Meta{GroupPrices: map[string][]GroupPrice{"": gs}}, plain, map[string]float64{"": 10})
+	require.NoError(t, err)
+	require.NotContains(t, legendText(t, f), "total")
+}
+
+// Dir reads the groups' prices from summary.json and the per-group columns
+// of timeseries.csv; a negative count is an error naming file, line and
+// column.
+func TestDirCostByGroup(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644))
+	}
+	write("summary.json", `{"scenario": "g", "fleet": {"replicas": 6, "gpus": 10, "groups": [
+ {"name": "base", "tp": 1, "replicas": 2, "tier": "reserved", "price_per_gpu_hour": 4},
+ {"name": "burst", "tp": 2, "replicas": 4, "tier": "on-demand", "price_per_gpu_hour": 9}]},
+ "cost": {"usd": 10, "gpu_hours": 5}, "spot": {"replicas": 2, "group": "burst", "price_fraction": 0.35}}`)
+	write("timeseries.csv", "arm,replication,time_s,provisioned_replicas,provisioned_replicas.base,provisioned_replicas.burst,provisioned_spot_replicas.burst\n,0,0,3,2,1,0\n,0,60,6,2,4,2\n")
+	_, groups, err := readPrices(dir)
+	require.NoError(t, err)
+	require.Equal(t, []GroupPrice{{Name: "base", Replicas: 2, Reserved: true, USDPerH: 4}, {Name: "burst", Replicas: 4, USDPerH: 18, SpotFrac: 0.35}}, groups[""])
+	written, err := Dir(dir)
+	require.NoError(t, err)
+	require.Contains(t, written, filepath.Join(dir, "plots", "usd_per_hour.png"))
+
+	write("timeseries.csv", "arm,replication,time_s,provisioned_replicas,provisioned_replicas.base\n,0,0,3,-1\n")
+	_, err = Dir(dir)
+	require.ErrorIs(t, err, ErrBadInput)
+	require.ErrorContains(t, err, "timeseries.csv:2: column provisioned_replicas.base")
+}

@@ -24,7 +24,8 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 //	                               arrivals_timeseries,
 //	                               availability_timeseries, usd_per_hour
 //	                               (provisioned replicas × each arm's
-//	                               price from its summary.json)
+//	                               price from its summary.json; split by
+//	                               group and tier for a fleet of groups)
 //	sweep.csv                    → sweep_ttft_p99, sweep_goodput,
 //	                               cost_vs_slo (cost and attainment columns)
 //	replications.csv, kv_tiers.* → kv_tiers (stacked share of prompt tokens by tier)
@@ -60,7 +61,7 @@ func Dir(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if meta.USDPerReplicaHour, err = readRates(dir); err != nil {
+	if meta.USDPerReplicaHour, meta.GroupPrices, err = readPrices(dir); err != nil {
 		return nil, err
 	}
 	tables := map[string]*table{}
@@ -145,7 +146,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 				return nil, err
 			}
 		}
-		if len(pts) > 0 && t.has(results.ProvisionedReplicas) && len(m.USDPerReplicaHour) > 0 {
+		if len(pts) > 0 && t.has(results.ProvisionedReplicas) && (len(m.USDPerReplicaHour) > 0 || len(m.GroupPrices) > 0) {
 			if err := add(CostTimeline(m, pts, m.USDPerReplicaHour)); err != nil {
 				return nil, err
 			}
