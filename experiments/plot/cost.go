@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -125,24 +126,43 @@ type CostSLOPoint struct {
 	Label                        string
 	USDPerMonth, USDPerMonthCI95 float64
 	SLOAttainment, SLOCI95       float64
+	// Group, when set (a sizing's candidates: "met the targets",
+	// "missed"), puts the point in one legend entry per group, and its
+	// Label is written beside it instead.
+	Group string
 }
 
 // CostVsSLO draws cost against SLO attainment: one marker per A/B arm or
 // sweep point (x: SLO attainment, %; y: USD per month), with 95% CI bars
 // on each axis where known, each point in the legend. The cheapest point
 // at the highest attainment is the one to read first: down and to the
-// right is better. The figure is named cost_vs_slo.
+// right is better. Points with a Group (a sizing's candidates, one per
+// fleet size or mix tried) share their group's marker and legend entry and
+// are labelled beside the marker. The figure is named cost_vs_slo.
 func CostVsSLO(m Meta, pts []CostSLOPoint) (Figure, error) {
 	p := newPlot(m, "Cost vs SLO attainment", "SLO attainment (% of requests meeting the SLO)", "cost (USD per 720-h month)")
 	n := 0
 	lo, hi := math.Inf(1), math.Inf(-1)
+	var groups []string
+	var lxys plotter.XYs
+	var ltext []string
 	for i, q := range pts {
 		if math.IsNaN(q.USDPerMonth) || math.IsNaN(q.SLOAttainment) {
 			continue
 		}
 		x := 100 * q.SLOAttainment
-		c := colour(i)
-		s := scatter(plotter.XYs{{X: x, Y: q.USDPerMonth}}, c, shapes[i%len(shapes)], 4)
+		k, legend := i, true
+		if q.Group != "" {
+			k = slices.Index(groups, q.Group)
+			if legend = k < 0; legend {
+				k = len(groups)
+				groups = append(groups, q.Group)
+			}
+			lxys = append(lxys, plotter.XY{X: x, Y: q.USDPerMonth})
+			ltext = append(ltext, q.Label)
+		}
+		c := colour(k)
+		s := scatter(plotter.XYs{{X: x, Y: q.USDPerMonth}}, c, shapes[k%len(shapes)], 4)
 		p.Add(s)
 		if q.USDPerMonthCI95 > 0 {
 			var e errBars
@@ -155,11 +175,22 @@ func CostVsSLO(m Meta, pts []CostSLOPoint) (Figure, error) {
 			lo, hi = math.Min(lo, xl), math.Max(hi, xh)
 		}
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
-		p.Legend.Add(armLabel(m, q.Label), s)
+		switch {
+		case q.Group == "":
+			p.Legend.Add(armLabel(m, q.Label), s)
+		case legend:
+			p.Legend.Add(q.Group, s)
+		}
 		n++
 	}
 	if n == 0 {
 		return Figure{}, fmt.Errorf("plot: no point has both a cost and an SLO attainment")
+	}
+	if len(lxys) > 0 {
+		if lb, err := plotter.NewLabels(plotter.XYLabels{XYs: lxys, Labels: ltext}); err == nil {
+			lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(2)}
+			p.Add(lb)
+		}
 	}
 	p.Y.Min = 0
 	p.Y.Max = headroom(p.Y.Max, 1)
@@ -187,6 +218,77 @@ func sweepCostSLO(s Sweep) []CostSLOPoint {
 			SLOAttainment: r.SLOAttainment, SLOCI95: r.SLOAttainmentCI95})
 	}
 	return out
+}
+
+// Legend groups of a sizing's candidates on the cost-vs-SLO figure.
+const (
+	groupMet    = "met the targets"
+	groupMissed = "missed the targets"
+)
+
+// sizeCostSLO is one cost-vs-SLO point per fleet size the search tried
+// (size_search.csv rows with an slo_attainment), labelled N=replicas
+// (with "+failures" for the search with the scenario's failures),
+// grouped by whether it met the targets.
+func sizeCostSLO(search []SearchPoint) []CostSLOPoint {
+	var out []CostSLOPoint
+	for _, q := range search {
+		label := fmt.Sprintf("N=%d", q.Replicas)
+		if q.Failures {
+			label += "+failures"
+		}
+		g := groupMissed
+		if q.MetSLO {
+			g = groupMet
+		}
+		out = append(out, CostSLOPoint{Label: label, USDPerMonth: q.USDPerMonth, SLOAttainment: q.SLOAttainment,
+			SLOCI95: q.SLOAttainmentCI95, Group: g})
+	}
+	return out
+}
+
+// sizeMixFile is written by `fleetsim size` on a scenario with two pool
+// sizes: the two axes' replica counts (one column each, named after the
+// axis), gpus, usd_per_month, met, one TARGET_bound per target, then
+// slo_attainment and slo_attainment_ci95.
+const sizeMixFile = "size_mix.csv"
+
+// readSizeMix is one cost-vs-SLO point per mix size_mix.csv tried,
+// labelled "AXIS=n AXIS=m"; nil when the file lacks the attainment
+// column (written before it existed).
+func readSizeMix(t *table) ([]CostSLOPoint, error) {
+	const met = "met"
+	if !t.has(results.SLOAttainment) {
+		return nil, nil
+	}
+	if err := t.require(results.GPUs, results.USDPerMonth, met); err != nil {
+		return nil, err
+	}
+	axes := t.names[:t.col[results.GPUs]]
+	if len(axes) == 0 {
+		return nil, badInput("%s: no axis columns before %s", t.path, results.GPUs)
+	}
+	var out []CostSLOPoint
+	for i := range t.rows {
+		c := cursor{t: t, i: i}
+		parts := make([]string, len(axes))
+		for k, a := range axes {
+			parts[k] = fmt.Sprintf("%s=%d", a, c.integer(a))
+		}
+		q := CostSLOPoint{Label: strings.Join(parts, " "), USDPerMonth: c.num(results.USDPerMonth),
+			SLOAttainment: c.optNum(results.SLOAttainment), SLOCI95: c.ci(results.SLOAttainmentCI95), Group: groupMissed}
+		if c.boolean(met) {
+			q.Group = groupMet
+		}
+		if c.err == nil && (q.USDPerMonth < 0 || q.SLOAttainment < 0 || q.SLOAttainment > 1) {
+			c.fail(results.SLOAttainment, "cost %v or attainment %v out of range", q.USDPerMonth, q.SLOAttainment)
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, q)
+	}
+	return out, nil
 }
 
 // Columns of replications.csv the cost-vs-SLO figure reads (dotted paths

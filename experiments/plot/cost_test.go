@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -135,4 +136,92 @@ func TestDirCostByGroup(t *testing.T) {
 	_, err = Dir(dir)
 	require.ErrorIs(t, err, ErrBadInput)
 	require.ErrorContains(t, err, "timeseries.csv:2: column provisioned_replicas.base")
+}
+
+// A sizing directory draws cost_vs_slo with one point per candidate tried:
+// size_search.csv's sizes, or size_mix.csv's mixes, grouped by whether
+// they met the targets and labelled with the size; files from before the
+// attainment column draw none, and an attainment outside [0, 1] is an
+// error naming file, line and column.
+func TestDirSizeCostVsSLO(t *testing.T) {
+	search := []SearchPoint{
+		{Replicas: 1, USDPerMonth: 100, SLOAttainment: 0.4, MetSLO: false},
+		{Replicas: 2, USDPerMonth: 200, SLOAttainment: 0.97, SLOAttainmentCI95: 0.01, MetSLO: true},
+		{Replicas: 3, Failures: true, USDPerMonth: 300, SLOAttainment: 0.99, MetSLO: true},
+	}
+	pts := sizeCostSLO(search)
+	require.Equal(t, []string{"N=1", "N=2", "N=3+failures"}, []string{pts[0].Label, pts[1].Label, pts[2].Label})
+	require.Equal(t, []string{groupMissed, groupMet, groupMet}, []string{pts[0].Group, pts[1].Group, pts[2].Group})
+	f, err := CostVsSLO(Meta{}, pts)
+	require.NoError(t, err)
+	text := legendText(t, f)
+	require.Contains(t, text, groupMet)
+	require.Contains(t, text, groupMissed)
+	require.Equal(t, 1, strings.Count(text, "N=3+failures"), "each candidate labelled once, beside its marker")
+	require.Equal(t, 1, strings.Count(text, groupMet), "one legend entry per group")
+	require.LessOrEqual(t, f.Plot.X.Min, 40.0)
+
+	for _, c := range []struct {
+		name, csv string
+		want      int // cost_vs_slo points; -1: none drawn
+	}{
+		{"size_search.csv", "replicas,failures,ttft_p99_ms,ttft_p99_ms_ci95,success,met_slo,usd_per_month,slo_attainment,slo_attainment_ci95\n1,false,900,10,1,false,100,0.5,0.02\n2,false,300,5,1,true,200,0.99,0.001\n", 2},
+		{"size_search.csv", "replicas,failures,ttft_p99_ms,ttft_p99_ms_ci95,success,met_slo,usd_per_month\n1,false,900,10,1,false,100\n", -1},
+		{"size_mix.csv", "h100,b200,gpus,usd_per_month,met,ttft_p99_bound,slo_attainment,slo_attainment_ci95\n2,0,16,9000,false,900,0.8,0.01\n0,2,16,12000,true,400,0.995,0\n1,1,16,10500,true,450,0.99,0.002\n", 3},
+		{"size_mix.csv", "h100,b200,gpus,usd_per_month,met,ttft_p99_bound\n2,0,16,9000,false,900\n", -1},
+	} {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, c.name), []byte(c.csv), 0o644))
+		if c.name == "size_mix.csv" {
+			tb, ok, err := readTable(filepath.Join(dir, c.name))
+			require.NoError(t, err)
+			require.True(t, ok)
+			mix, err := readSizeMix(tb)
+			require.NoError(t, err)
+			if c.want > 0 {
+				require.Len(t, mix, c.want)
+				require.Equal(t, "h100=1 b200=1", mix[2].Label)
+				require.Equal(t, groupMet, mix[2].Group)
+				require.InDelta(t, 0.99, mix[2].SLOAttainment, 1e-12)
+			} else {
+				require.Empty(t, mix)
+			}
+		}
+		written, err := Dir(dir)
+		if c.want < 0 && c.name == "size_mix.csv" {
+			require.ErrorIs(t, err, ErrBadInput, "nothing else to plot")
+			continue
+		}
+		require.NoError(t, err)
+		if c.want > 0 {
+			require.Contains(t, written, filepath.Join(dir, "plots", "cost_vs_slo.svg"), c.name)
+		} else {
+			require.NotContains(t, written, filepath.Join(dir, "plots", "cost_vs_slo.svg"), c.name)
+		}
+	}
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "size_mix.csv"), []byte("h100,b200,gpus,usd_per_month,met,slo_attainment\n2,0,16,9000,false,1.2\n"), 0o644))
+	_, err = Dir(dir)
+	require.ErrorIs(t, err, ErrBadInput)
+	require.ErrorContains(t, err, "size_mix.csv:2: column slo_attainment")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "size_mix.csv"), []byte("h100,b200,gpus,usd_per_month,met,slo_attainment\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "size_search.csv"), []byte("replicas,met_slo,usd_per_month,slo_attainment\n1,false,10,-0.1\n"), 0o644))
+	_, err = Dir(dir)
+	require.ErrorIs(t, err, ErrBadInput)
+	require.ErrorContains(t, err, "size_search.csv:2: column slo_attainment")
+}
+
+// A `fleetsim size` directory's run at N names its arm (cluster.replicas=N,
+// or the mix) while its summary.json is the directory's own: usd_per_hour
+// prices that arm with it instead of failing the whole plot.
+func TestDirCostSizeArm(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"scenario": "s", "fleet": {"replicas": 3, "gpus": 24}, "cost": {"usd": 52, "gpu_hours": 8}}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "timeseries.csv"), []byte("arm,replication,time_s,available_replicas,provisioned_replicas\ncluster.replicas=3,0,0,3,3\ncluster.replicas=3,0,60,3,3\n"), 0o644))
+	written, err := Dir(dir)
+	require.NoError(t, err)
+	require.Contains(t, written, filepath.Join(dir, "plots", "usd_per_hour.svg"))
+	m := costMeta(Meta{USDPerReplicaHour: map[string]float64{"": 52}}, []TimePoint{{Arm: "a"}, {Arm: "b"}})
+	require.False(t, m.priced([]TimePoint{{Arm: "a"}}), "two arms: no guessing")
 }

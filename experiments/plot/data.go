@@ -144,6 +144,9 @@ type SearchPoint struct {
 	Success                  float64
 	MetSLO                   bool
 	USDPerMonth              float64
+	// SLOAttainment is the candidate's share of requests meeting the
+	// [slo], with its 95% CI half-width (0: none).
+	SLOAttainment, SLOAttainmentCI95 float64
 }
 
 // FailureEvent is one row of failures.csv: after Event at TimeS, GPUsDown
@@ -577,7 +580,11 @@ func readSearch(t *table) ([]SearchPoint, error) {
 			Replicas: c.integer(results.Replicas), Failures: c.boolean(results.Failures),
 			TTFTP99Ms: c.num(results.TTFTP99Ms), TTFTP99MsCI95: c.ci(results.TTFTP99MsCI95),
 			Success: c.num(results.Success), MetSLO: c.boolean(results.MetSLO), USDPerMonth: c.num(results.USDPerMonth),
+			SLOAttainment: c.optNum(results.SLOAttainment), SLOAttainmentCI95: c.ci(results.SLOAttainmentCI95),
 		})
+		if a := out[len(out)-1].SLOAttainment; c.err == nil && (a < 0 || a > 1) {
+			c.fail(results.SLOAttainment, "%v is not in [0, 1]", a)
+		}
 		if c.err != nil {
 			return nil, c.err
 		}

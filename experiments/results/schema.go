@@ -254,6 +254,8 @@ var (
 			{TTFTP99MsCI95, "ms", "its 95% CI half-width"},
 			{Success, "fraction", "completed / arrived"},
 			{MetSLO, "bool", "the one-sided confidence bound meets every target"},
+			{SLOAttainment, "fraction", "share of requests meeting the [slo] (mean over replications)"},
+			{SLOAttainmentCI95, "fraction", "its 95% CI half-width"},
 		}}
 
 	SizeSearchFile = &File{Name: "size_search.csv", Meaning: "one row per fleet size the search evaluated",
@@ -265,6 +267,8 @@ var (
 			{Success, "fraction", "completed / arrived"},
 			{MetSLO, "bool", "the one-sided confidence bound meets every target"},
 			{USDPerMonth, "USD/month", "fleet cost per 720-h month"},
+			{SLOAttainment, "fraction", "share of requests meeting the [slo] (mean over replications)"},
+			{SLOAttainmentCI95, "fraction", "its 95% CI half-width"},
 		}}
 
 	FailuresFile = &File{Name: "failures.csv", Meaning: "one row per failure timeline event of the first arm's replication 0",
