@@ -184,6 +184,13 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if err := fleet.Start(src); err != nil {
 		return nil, err
 	}
+	if cols := groupColumns(sc); len(cols) > 0 {
+		ranges := make([][2]int, len(cols))
+		for i, c := range cols {
+			ranges[i] = [2]int{c.first, c.end}
+		}
+		fleet.SetColumns(ranges)
+	}
 	fleet.StartSampling(sim.FromSeconds(sc.Run.SampleIntervalS))
 	fleet.DrainLimit = sim.FromSeconds(sc.Run.DrainLimitS)
 	fleet.MaxInFlight = int64(sc.Run.MaxInFlight)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -99,9 +100,44 @@ func (a *ArmResult) cdfRows(t *results.Table, name string, get func(*RepResult) 
 	}
 }
 
-// TimeseriesRows appends the arm's timeseries.csv rows (replication 0).
-func (a *ArmResult) TimeseriesRows(t *results.Table) {
+// TimeseriesColumns are the arm's per-group columns of timeseries.csv
+// (results.TimeseriesFile.After; groupColumns), named from replication
+// 0's summary: none for a fleet of one kind.
+func (a *ArmResult) TimeseriesColumns() []string {
+	s := a.Reps[0].Summary
+	if s == nil || len(s.Fleet.Groups) == 0 {
+		return nil
+	}
+	var cols []string
+	for _, g := range s.Fleet.Groups {
+		cols = append(cols, results.ProvisionedReplicas+"."+g.Name)
+	}
+	if s.Spot != nil && s.Spot.Group != "" {
+		cols = append(cols, results.ProvisionedSpotReplicas+"."+s.Spot.Group)
+	}
+	return cols
+}
+
+// timeseriesColumns are the union of the arms' TimeseriesColumns, in
+// first-seen order.
+func timeseriesColumns(arms []*ArmResult) []string {
+	var cols []string
+	for _, a := range arms {
+		for _, c := range a.TimeseriesColumns() {
+			if !slices.Contains(cols, c) {
+				cols = append(cols, c)
+			}
+		}
+	}
+	return cols
+}
+
+// TimeseriesRows appends the arm's timeseries.csv rows (replication 0),
+// with the per-group columns cols (timeseriesColumns; empty where the arm
+// lacks one).
+func (a *ArmResult) TimeseriesRows(t *results.Table, cols []string) {
 	samples := a.Reps[0].Samples
+	own := a.TimeseriesColumns()
 	for i, s := range samples {
 		var arr, comp float64
 		if i > 0 {
@@ -111,9 +147,17 @@ func (a *ArmResult) TimeseriesRows(t *results.Table) {
 				comp = float64(s.Completed-samples[i-1].Completed) / dt
 			}
 		}
-		t.Row(a.Name, "0", fmtF(round6(s.Time.Seconds())),
+		row := []string{a.Name, "0", fmtF(round6(s.Time.Seconds())),
 			fmtF(round6(arr)), fmtF(round6(comp)), strconv.FormatInt(s.InFlight, 10), strconv.FormatInt(s.Waiting, 10),
-			fmtF(round6(s.KVUsedFrac)), fmtF(round6(s.KVCachedFrac)), strconv.Itoa(s.AvailableReplicas), strconv.Itoa(s.ProvisionedReplicas))
+			fmtF(round6(s.KVUsedFrac)), fmtF(round6(s.KVCachedFrac)), strconv.Itoa(s.AvailableReplicas), strconv.Itoa(s.ProvisionedReplicas)}
+		for _, c := range cols {
+			v := ""
+			if k := slices.Index(own, c); k >= 0 && k < len(s.Columns) {
+				v = strconv.Itoa(s.Columns[k])
+			}
+			row = append(row, v)
+		}
+		t.Row(row...)
 	}
 }
 
@@ -169,7 +213,8 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	var md bytes.Buffer
 	keys := ReplicationKeys(arms)
 	cdf := results.NewTable(results.CDFFile, nil, nil)
-	ts := results.NewTable(results.TimeseriesFile, nil, nil)
+	tsCols := timeseriesColumns(arms)
+	ts := results.NewTable(results.TimeseriesFile, nil, tsCols)
 	reps := results.NewTable(results.ReplicationsFile, nil, keys)
 	var trace *results.Table
 	for _, a := range arms {
@@ -185,7 +230,7 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 		}
 		fmt.Fprintf(&md, "```\n%s```\n\n", a.Table())
 		a.CDFRows(cdf)
-		a.TimeseriesRows(ts)
+		a.TimeseriesRows(ts, tsCols)
 		a.ReplicationRows(reps, keys)
 		if tr := a.Reps[0].TrainingTrace; len(tr) > 0 {
 			if trace == nil {

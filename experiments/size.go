@@ -313,9 +313,33 @@ func (r *SizeResult) CSV() []byte {
 			strconv.FormatBool(p.Failures), fmtF(round6(r.usdPerMonth(p.Replicas))),
 			fmtF(round6(m["fleet.mfu"].Mean)), fmtF(round6(r.headroom(p.Replicas))),
 			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
-			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met))
+			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met), sloAttainment(m), sloAttainmentCI95(m))
 	}
 	return t.Bytes()
+}
+
+// sloAttainmentKey is the summary key of the share of requests meeting
+// the [slo]: the per-candidate attainment that size.csv, size_search.csv
+// and size_mix.csv report (whatever targets the search itself checked).
+const sloAttainmentKey = "goodput.slo_attainment"
+
+// sloAttainment and sloAttainmentCI95 are a candidate's mean SLO
+// attainment over its replications and the 95% CI half-width, as CSV
+// fields; empty when the runs did not report it.
+func sloAttainment(m map[string]Stat) string {
+	st, ok := m[sloAttainmentKey]
+	if !ok {
+		return ""
+	}
+	return fmtF(round6(st.Mean))
+}
+
+func sloAttainmentCI95(m map[string]Stat) string {
+	st, ok := m[sloAttainmentKey]
+	if !ok {
+		return ""
+	}
+	return fmtF(round6(st.CI95))
 }
 
 // SearchCSV is size_search.csv (results.SizeSearchFile): every size
@@ -326,7 +350,8 @@ func (r *SizeResult) SearchCSV() []byte {
 		m := StatMap(p.Arm.Stats)
 		t.Row(strconv.Itoa(p.Replicas), strconv.FormatBool(p.Failures),
 			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
-			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met), fmtF(round6(r.usdPerMonth(p.Replicas))))
+			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met), fmtF(round6(r.usdPerMonth(p.Replicas))),
+			sloAttainment(m), sloAttainmentCI95(m))
 	}
 	return t.Bytes()
 }

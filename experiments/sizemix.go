@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/models"
 )
 
@@ -342,12 +343,18 @@ func (r *MixResult) CSV() []byte {
 	for _, t := range r.Targets {
 		fmt.Fprintf(&b, ",%s_bound", t.Name)
 	}
+	fmt.Fprintf(&b, ",%s,%s", results.SLOAttainment, results.SLOAttainmentCI95)
 	b.WriteString("\n")
 	for _, p := range r.Evaluated {
 		fmt.Fprintf(&b, "%d,%d,%d,%s,%t", p.Counts[0], p.Counts[1], p.GPUs, strconv.FormatFloat(round6(p.USDPerMonth), 'f', -1, 64), p.Met)
 		for _, v := range p.Bounds {
 			fmt.Fprintf(&b, ",%s", strconv.FormatFloat(round6(v), 'f', -1, 64))
 		}
+		var m map[string]Stat
+		if p.Arm != nil {
+			m = StatMap(p.Arm.Stats)
+		}
+		fmt.Fprintf(&b, ",%s,%s", sloAttainment(m), sloAttainmentCI95(m))
 		b.WriteString("\n")
 	}
 	return []byte(b.String())

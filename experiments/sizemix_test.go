@@ -58,7 +58,7 @@ func TestSizeMix(t *testing.T) {
 		require.True(t, missed(p.Counts[0], p.Counts[1]-1), "frontier %v is minimal", p.Counts)
 	}
 	require.Contains(t, res.Table("mixed-gpus"), "cheapest: ")
-	require.Contains(t, string(res.CSV()), "h100,b200,gpus,usd_per_month,met,ttft_p99_bound\n")
+	require.Contains(t, string(res.CSV()), "h100,b200,gpus,usd_per_month,met,ttft_p99_bound,slo_attainment,slo_attainment_ci95\n")
 }
 
 func TestSizeMixNeedsTwoGroups(t *testing.T) {

@@ -3,6 +3,7 @@ package experiments
 import (
 	"sort"
 
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/faults"
@@ -177,4 +178,32 @@ func (s *Scenario) spotParams() models.SpotParams {
 	first, end := s.spotRange()
 	return models.SpotParams{First: first, End: end, RatePerHour: c.InterruptionsPerHour,
 		Notice: sim.FromSeconds(c.NoticeS), Replace: sim.FromSeconds(c.ReplaceS), Drain: c.Drain, GPUsPerReplica: s.spotGPUsPerReplica()}
+}
+
+// tsColumn is one per-group column of timeseries.csv: its name and the
+// replicas it counts, [first, end).
+type tsColumn struct {
+	name       string
+	first, end int
+}
+
+// groupColumns are timeseries.csv's per-group columns of a fleet of groups:
+// provisioned_replicas.GROUP for each group in order, then
+// provisioned_spot_replicas.GROUP for the [spot] group's spot replicas;
+// nil for a fleet of one kind (whose timeseries.csv has no such columns).
+func groupColumns(sc *Scenario) []tsColumn {
+	if len(sc.Cluster.Groups) == 0 {
+		return nil
+	}
+	var cols []tsColumn
+	first := 0
+	for _, g := range sc.Cluster.Groups {
+		cols = append(cols, tsColumn{results.ProvisionedReplicas + "." + g.Name, first, first + g.Replicas})
+		first += g.Replicas
+	}
+	if sc.Spot.Replicas > 0 && sc.spotGroup() != nil {
+		f, e := sc.spotRange()
+		cols = append(cols, tsColumn{results.ProvisionedSpotReplicas + "." + sc.Spot.Group, f, e})
+	}
+	return cols
 }

@@ -399,7 +399,7 @@ func Summarize(r *Result) *Summary {
 			}
 			s.Spot = &SpotStats{Replicas: sc.Spot.Replicas, Interruptions: sp.Interruptions,
 				DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[models.FailSpot],
-				SpotUSD: round6(spotUSD), OtherUSD: round6(bill - spotUSD)}
+				SpotUSD: round6(spotUSD), OtherUSD: round6(bill - spotUSD), Group: g.Name, PriceFraction: sc.Spot.PriceFraction}
 		}
 		price = ratio(usdPerHour, float64(f.Place.GPUs))
 	}
@@ -891,4 +891,9 @@ type SpotStats struct {
 	SpotUSD        float64 `json:"spot_usd"`
 	// OtherUSD is the other slots at the [cost] tier's price.
 	OtherUSD float64 `json:"other_usd"`
+	// Group and PriceFraction, in a fleet of groups, are the group whose
+	// last Replicas are on spot and their price over the group's
+	// (spot.group, spot.price_fraction); absent for a fleet of one kind.
+	Group         string  `json:"group,omitempty"`
+	PriceFraction float64 `json:"price_fraction,omitempty"`
 }

@@ -16,6 +16,10 @@ type Sample struct {
 	// static fleet; under autoscaling, those not parked (loading, serving
 	// or draining).
 	ProvisionedReplicas int
+	// Columns are the provisioned replicas of each of the Sampler's
+	// Columns (SetColumns: e.g. each group of a fleet of groups), in
+	// order; nil without columns.
+	Columns []int `json:",omitempty"`
 }
 
 // Sampler records the fleet's time series and ends a run that cannot
@@ -26,7 +30,12 @@ type Sampler struct {
 	pool *Pool
 	in   *intake
 	// scaler, when set (autoscaling), says how many replicas are provisioned.
-	scaler interface{ Provisioned() int }
+	scaler interface {
+		Provisioned() int
+		Parked(i int) bool
+	}
+	// columns are replica index ranges counted apart (SetColumns).
+	columns [][2]int
 
 	// Samples is the fleet's time series (see StartSampling).
 	Samples  []Sample
@@ -38,6 +47,12 @@ type Sampler struct {
 	DrainLimit sim.Time
 	Truncated  bool
 }
+
+// SetColumns makes each Sample count the provisioned replicas (all of
+// them without autoscaling; those not parked with it) of each range
+// [first, end) of replica indices apart, in Sample.Columns. Call before
+// StartSampling; ranges may overlap.
+func (s *Sampler) SetColumns(ranges [][2]int) { s.columns = ranges }
 
 // StartSampling records a Sample every interval from now on, until the
 // workload is exhausted and every request has finished. One sample costs
@@ -58,6 +73,16 @@ func (s *Sampler) sample(now sim.Time) {
 	x.ProvisionedReplicas = len(s.pool.Replicas)
 	if s.scaler != nil {
 		x.ProvisionedReplicas = s.scaler.Provisioned()
+	}
+	if len(s.columns) > 0 {
+		x.Columns = make([]int, len(s.columns))
+		for k, c := range s.columns {
+			for i := c[0]; i < c[1]; i++ {
+				if s.scaler == nil || !s.scaler.Parked(i) {
+					x.Columns[k]++
+				}
+			}
+		}
 	}
 	for i, r := range s.pool.Replicas {
 		x.Waiting += int64(states[i].Waiting)

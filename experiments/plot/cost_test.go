@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,156 @@ func TestDirCostFigures(t *testing.T) {
 	_, err = Dir(dir)
 	require.ErrorIs(t, err, ErrBadInput)
 	require.ErrorContains(t, err, "replications.csv:2")
+}
+
+// A fleet of groups is drawn split: a reserved group flat at all its
+// replicas whatever is provisioned, an on-demand group at its provisioned
+// replicas less its spot ones, those at the spot fraction, and the total.
+func TestCostTimelineByGroup(t *testing.T) {
+	gs := []GroupPrice{
+		{Name: "base", Replicas: 2, Reserved: true, USDPerH: 4},
+		{Name: "burst", Replicas: 4, USDPerH: 18, SpotFrac: 0.5},
+	}
+	pt := func(ts, base, burst, spot float64) TimePoint {
+		return TimePoint{TimeS: ts, ProvisionedReplicas: base + burst,
+			Groups: map[string]float64{"base": base, "burst": burst}, Spot: map[string]float64{"burst": spot}}
+	}
+	pts := []TimePoint{pt(0, 1, 0, 0), pt(10, 2, 4, 2), pt(20, 0, 1, 1)}
+	base, _ := groupUSDPerHour(gs[0], pts[0])
+	require.Equal(t, 2*4.0, base, "reserved: both replicas, though one is provisioned")
+	own, spot := groupUSDPerHour(gs[1], pts[1])
+	require.Equal(t, 2*18.0, own, "two on-demand of four provisioned")
+	require.Equal(t, 2*18*0.5, spot, "two spot at half price")
+	own, spot = groupUSDPerHour(gs[1], pts[2])
+	require.Equal(t, 0.0, own)
+	require.Equal(t, 9.0, spot)
+
+	f, err := CostTimeline(Meta{GroupPrices: map[string][]GroupPrice{"": gs}}, pts, nil)
+	require.NoError(t, err, "no blended rate needed when split")
+	require.InDelta(t, headroom(8+36+18, 1), f.Plot.Y.Max, 1e-9, "the axis fits the highest total, $62/h")
+	text := legendText(t, f)
+	for _, want := range []string{"base (reserved, flat)", "burst (on-demand)", "burst (spot at 0.5×)", "total $ per hour"} {
+		require.Contains(t, text, want)
+	}
+	require.NotContains(t, text, "base (spot")
+
+	// Without the per-group columns the arm falls back to one blended line.
+	plain := []TimePoint{{TimeS: 0, ProvisionedReplicas: 3}, {TimeS: 10, ProvisionedReplicas: 6}}
+	f, err = CostTimeline(Meta{GroupPrices: map[string][]GroupPrice{"": gs}}, plain, map[string]float64{"": 10})
+	require.NoError(t, err)
+	require.NotContains(t, legendText(t, f), "total")
+}
+
+// Dir reads the groups' prices from summary.json and the per-group columns
+// of timeseries.csv; a negative count is an error naming file, line and
+// column.
+func TestDirCostByGroup(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644))
+	}
+	write("summary.json", `{"scenario": "g", "fleet": {"replicas": 6, "gpus": 10, "groups": [
+ {"name": "base", "tp": 1, "replicas": 2, "tier": "reserved", "price_per_gpu_hour": 4},
+ {"name": "burst", "tp": 2, "replicas": 4, "tier": "on-demand", "price_per_gpu_hour": 9}]},
+ "cost": {"usd": 10, "gpu_hours": 5}, "spot": {"replicas": 2, "group": "burst", "price_fraction": 0.35}}`)
+	write("timeseries.csv", "arm,replication,time_s,provisioned_replicas,provisioned_replicas.base,provisioned_replicas.burst,provisioned_spot_replicas.burst\n,0,0,3,2,1,0\n,0,60,6,2,4,2\n")
+	_, groups, err := readPrices(dir)
+	require.NoError(t, err)
+	require.Equal(t, []GroupPrice{{Name: "base", Replicas: 2, Reserved: true, USDPerH: 4}, {Name: "burst", Replicas: 4, USDPerH: 18, SpotFrac: 0.35}}, groups[""])
+	written, err := Dir(dir)
+	require.NoError(t, err)
+	require.Contains(t, written, filepath.Join(dir, "plots", "usd_per_hour.png"))
+
+	write("timeseries.csv", "arm,replication,time_s,provisioned_replicas,provisioned_replicas.base\n,0,0,3,-1\n")
+	_, err = Dir(dir)
+	require.ErrorIs(t, err, ErrBadInput)
+	require.ErrorContains(t, err, "timeseries.csv:2: column provisioned_replicas.base")
+}
+
+// A sizing directory draws cost_vs_slo with one point per candidate tried:
+// size_search.csv's sizes, or size_mix.csv's mixes, grouped by whether
+// they met the targets and labelled with the size; files from before the
+// attainment column draw none, and an attainment outside [0, 1] is an
+// error naming file, line and column.
+func TestDirSizeCostVsSLO(t *testing.T) {
+	search := []SearchPoint{
+		{Replicas: 1, USDPerMonth: 100, SLOAttainment: 0.4, MetSLO: false},
+		{Replicas: 2, USDPerMonth: 200, SLOAttainment: 0.97, SLOAttainmentCI95: 0.01, MetSLO: true},
+		{Replicas: 3, Failures: true, USDPerMonth: 300, SLOAttainment: 0.99, MetSLO: true},
+	}
+	pts := sizeCostSLO(search)
+	require.Equal(t, []string{"N=1", "N=2", "N=3+failures"}, []string{pts[0].Label, pts[1].Label, pts[2].Label})
+	require.Equal(t, []string{groupMissed, groupMet, groupMet}, []string{pts[0].Group, pts[1].Group, pts[2].Group})
+	f, err := CostVsSLO(Meta{}, pts)
+	require.NoError(t, err)
+	text := legendText(t, f)
+	require.Contains(t, text, groupMet)
+	require.Contains(t, text, groupMissed)
+	require.Equal(t, 1, strings.Count(text, "N=3+failures"), "each candidate labelled once, beside its marker")
+	require.Equal(t, 1, strings.Count(text, groupMet), "one legend entry per group")
+	require.LessOrEqual(t, f.Plot.X.Min, 40.0)
+
+	for _, c := range []struct {
+		name, csv string
+		want      int // cost_vs_slo points; -1: none drawn
+	}{
+		{"size_search.csv", "replicas,failures,ttft_p99_ms,ttft_p99_ms_ci95,success,met_slo,usd_per_month,slo_attainment,slo_attainment_ci95\n1,false,900,10,1,false,100,0.5,0.02\n2,false,300,5,1,true,200,0.99,0.001\n", 2},
+		{"size_search.csv", "replicas,failures,ttft_p99_ms,ttft_p99_ms_ci95,success,met_slo,usd_per_month\n1,false,900,10,1,false,100\n", -1},
+		{"size_mix.csv", "h100,b200,gpus,usd_per_month,met,ttft_p99_bound,slo_attainment,slo_attainment_ci95\n2,0,16,9000,false,900,0.8,0.01\n0,2,16,12000,true,400,0.995,0\n1,1,16,10500,true,450,0.99,0.002\n", 3},
+		{"size_mix.csv", "h100,b200,gpus,usd_per_month,met,ttft_p99_bound\n2,0,16,9000,false,900\n", -1},
+	} {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, c.name), []byte(c.csv), 0o644))
+		if c.name == "size_mix.csv" {
+			tb, ok, err := readTable(filepath.Join(dir, c.name))
+			require.NoError(t, err)
+			require.True(t, ok)
+			mix, err := readSizeMix(tb)
+			require.NoError(t, err)
+			if c.want > 0 {
+				require.Len(t, mix, c.want)
+				require.Equal(t, "h100=1 b200=1", mix[2].Label)
+				require.Equal(t, groupMet, mix[2].Group)
+				require.InDelta(t, 0.99, mix[2].SLOAttainment, 1e-12)
+			} else {
+				require.Empty(t, mix)
+			}
+		}
+		written, err := Dir(dir)
+		if c.want < 0 && c.name == "size_mix.csv" {
+			require.ErrorIs(t, err, ErrBadInput, "nothing else to plot")
+			continue
+		}
+		require.NoError(t, err)
+		if c.want > 0 {
+			require.Contains(t, written, filepath.Join(dir, "plots", "cost_vs_slo.svg"), c.name)
+		} else {
+			require.NotContains(t, written, filepath.Join(dir, "plots", "cost_vs_slo.svg"), c.name)
+		}
+	}
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "size_mix.csv"), []byte("h100,b200,gpus,usd_per_month,met,slo_attainment\n2,0,16,9000,false,1.2\n"), 0o644))
+	_, err = Dir(dir)
+	require.ErrorIs(t, err, ErrBadInput)
+	require.ErrorContains(t, err, "size_mix.csv:2: column slo_attainment")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "size_mix.csv"), []byte("h100,b200,gpus,usd_per_month,met,slo_attainment\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "size_search.csv"), []byte("replicas,met_slo,usd_per_month,slo_attainment\n1,false,10,-0.1\n"), 0o644))
+	_, err = Dir(dir)
+	require.ErrorIs(t, err, ErrBadInput)
+	require.ErrorContains(t, err, "size_search.csv:2: column slo_attainment")
+}
+
+// A `fleetsim size` directory's run at N names its arm (cluster.replicas=N,
+// or the mix) while its summary.json is the directory's own: usd_per_hour
+// prices that arm with it instead of failing the whole plot.
+func TestDirCostSizeArm(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"scenario": "s", "fleet": {"replicas": 3, "gpus": 24}, "cost": {"usd": 52, "gpu_hours": 8}}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "timeseries.csv"), []byte("arm,replication,time_s,available_replicas,provisioned_replicas\ncluster.replicas=3,0,0,3,3\ncluster.replicas=3,0,60,3,3\n"), 0o644))
+	written, err := Dir(dir)
+	require.NoError(t, err)
+	require.Contains(t, written, filepath.Join(dir, "plots", "usd_per_hour.svg"))
+	m := costMeta(Meta{USDPerReplicaHour: map[string]float64{"": 52}}, []TimePoint{{Arm: "a"}, {Arm: "b"}})
+	require.False(t, m.priced([]TimePoint{{Arm: "a"}}), "two arms: no guessing")
 }

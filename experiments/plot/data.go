@@ -47,6 +47,22 @@ type Meta struct {
 	// USDPerReplicaHour is each arm's dollars per provisioned replica-hour
 	// ("" for a single run), for CostTimeline; nil or missing: unknown.
 	USDPerReplicaHour map[string]float64
+	// GroupPrices are each arm's replica groups with their prices (from its
+	// summary.json fleet.groups and spot), for CostTimeline's split by
+	// group and tier; an arm of one kind of replica has none.
+	GroupPrices map[string][]GroupPrice
+}
+
+// GroupPrice is what one replica group of a fleet of groups costs per
+// provisioned replica-hour, and how its spot replicas are priced.
+type GroupPrice struct {
+	Name     string
+	Replicas int     // the group's replicas (a reserved group pays them all)
+	Reserved bool    // tier "reserved": paid whether provisioned or not
+	USDPerH  float64 // one replica: its GPUs × the group's price per GPU-hour
+	// SpotFrac is the spot price over USDPerH for the group's spot replicas
+	// ([spot] group); 0 for a group without spot.
+	SpotFrac float64
 }
 
 // CDFPoint is one row of cdf.csv: the Quantile-quantile of Metric for Arm.
@@ -73,6 +89,11 @@ type TimePoint struct {
 	// ProvisionedReplicas are the replicas paid for (under [autoscale]:
 	// loading, serving or draining).
 	ProvisionedReplicas float64
+	// Groups are a fleet of groups' provisioned replicas per group
+	// (provisioned_replicas.GROUP), and Spot the spot group's spot
+	// replicas among them (provisioned_spot_replicas.GROUP); nil for a
+	// fleet of one kind, and no key where a cell is empty.
+	Groups, Spot map[string]float64
 }
 
 // Sweep is sweep.csv: the swept parameters (scenario key paths, in column
@@ -123,6 +144,9 @@ type SearchPoint struct {
 	Success                  float64
 	MetSLO                   bool
 	USDPerMonth              float64
+	// SLOAttainment is the candidate's share of requests meeting the
+	// [slo], with its 95% CI half-width (0: none).
+	SLOAttainment, SLOAttainmentCI95 float64
 }
 
 // FailureEvent is one row of failures.csv: after Event at TimeS, GPUsDown
@@ -454,6 +478,27 @@ func readTimeseries(t *table) ([]TimePoint, error) {
 			KVUsedFrac: c.num(results.KVUsedFrac), KVCachedFrac: c.num(results.KVCachedFrac),
 			AvailableReplicas: c.num(results.AvailableReplicas), ProvisionedReplicas: c.num(results.ProvisionedReplicas),
 		})
+		for _, name := range t.names {
+			for _, pm := range []struct {
+				prefix string
+				m      *map[string]float64
+			}{{results.ProvisionedReplicas + ".", &out[i].Groups}, {results.ProvisionedSpotReplicas + ".", &out[i].Spot}} {
+				g, ok := strings.CutPrefix(name, pm.prefix)
+				m := pm.m
+				if !ok {
+					continue
+				}
+				if v := c.optNum(name); !math.IsNaN(v) {
+					if v < 0 {
+						c.fail(name, "%v replicas", v)
+					}
+					if *m == nil {
+						*m = map[string]float64{}
+					}
+					(*m)[g] = v
+				}
+			}
+		}
 		if c.err != nil {
 			return nil, c.err
 		}
@@ -535,7 +580,11 @@ func readSearch(t *table) ([]SearchPoint, error) {
 			Replicas: c.integer(results.Replicas), Failures: c.boolean(results.Failures),
 			TTFTP99Ms: c.num(results.TTFTP99Ms), TTFTP99MsCI95: c.ci(results.TTFTP99MsCI95),
 			Success: c.num(results.Success), MetSLO: c.boolean(results.MetSLO), USDPerMonth: c.num(results.USDPerMonth),
+			SLOAttainment: c.optNum(results.SLOAttainment), SLOAttainmentCI95: c.ci(results.SLOAttainmentCI95),
 		})
+		if a := out[len(out)-1].SLOAttainment; c.err == nil && (a < 0 || a > 1) {
+			c.fail(results.SLOAttainment, "%v is not in [0, 1]", a)
+		}
 		if c.err != nil {
 			return nil, c.err
 		}

@@ -12,7 +12,7 @@ import (
 // inputs are the results files Dir reads, in the order it reports them.
 var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFile.Name, results.SweepFile.Name,
 	results.SizeFile.Name, results.SizeSearchFile.Name, results.FailuresFile.Name,
-	results.TrainingTimelineFile.Name, results.ETTRFile.Name, results.CalibrationFile.Name, results.ReplicationsFile.Name}
+	results.TrainingTimelineFile.Name, results.ETTRFile.Name, results.CalibrationFile.Name, results.ReplicationsFile.Name, sizeMixFile}
 
 // Dir draws every figure whose results exist in the run directory dir into
 // dir/plots/ and returns the paths written, sorted:
@@ -24,11 +24,15 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 //	                               arrivals_timeseries,
 //	                               availability_timeseries, usd_per_hour
 //	                               (provisioned replicas × each arm's
-//	                               price from its summary.json)
+//	                               price from its summary.json; split by
+//	                               group and tier for a fleet of groups)
 //	sweep.csv                    → sweep_ttft_p99, sweep_goodput,
 //	                               cost_vs_slo (cost and attainment columns)
 //	replications.csv, kv_tiers.* → kv_tiers (stacked share of prompt tokens by tier)
-//	size.csv, size_search.csv    → size_cost, size_ttft
+//	size.csv, size_search.csv    → size_cost, size_ttft, and
+//	                               cost_vs_slo (one point per size tried,
+//	                               from size_search.csv's slo_attainment)
+//	size_mix.csv                 → cost_vs_slo (one point per mix tried)
 //	failures.csv                 → failures_timeline
 //	ettr.csv                     → ettr
 //	training_timeline.csv        → training_timeline (one run), or
@@ -38,7 +42,8 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 //	                               (metrics present)
 //	replications.csv             → ab_quantiles and cost_vs_slo (an A/B
 //	                               run: arms other than "", and no
-//	                               sweep.csv, size.csv or size_search.csv)
+//	                               sweep.csv, size.csv, size_search.csv or
+//	                               size_mix.csv)
 //
 // summary.json, when present (else the first arms/NAME/summary.json, as in
 // an A/B or sweep directory), gives the titles their scenario name and the
@@ -60,7 +65,7 @@ func Dir(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if meta.USDPerReplicaHour, err = readRates(dir); err != nil {
+	if meta.USDPerReplicaHour, meta.GroupPrices, err = readPrices(dir); err != nil {
 		return nil, err
 	}
 	tables := map[string]*table{}
@@ -145,8 +150,8 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 				return nil, err
 			}
 		}
-		if len(pts) > 0 && t.has(results.ProvisionedReplicas) && len(m.USDPerReplicaHour) > 0 {
-			if err := add(CostTimeline(m, pts, m.USDPerReplicaHour)); err != nil {
+		if cm := costMeta(m, pts); len(pts) > 0 && t.has(results.ProvisionedReplicas) && cm.priced(pts) {
+			if err := add(CostTimeline(cm, pts, cm.USDPerReplicaHour)); err != nil {
 				return nil, err
 			}
 		}
@@ -202,6 +207,22 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 	if has(results.TTFTP99Ms) {
 		if err := add(SizeTTFT(m, rows, search)); err != nil {
 			return nil, err
+		}
+	}
+	if t := tables[results.SizeSearchFile.Name]; t != nil && len(search) > 0 && t.has(results.USDPerMonth, results.SLOAttainment) {
+		if err := add(CostVsSLO(m, sizeCostSLO(search))); err != nil {
+			return nil, err
+		}
+	}
+	if t := tables[sizeMixFile]; t != nil {
+		pts, err := readSizeMix(t)
+		if err != nil {
+			return nil, err
+		}
+		if len(pts) > 0 {
+			if err := add(CostVsSLO(m, pts)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if t := tables[results.FailuresFile.Name]; t != nil {
@@ -260,7 +281,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		}
 	}
 	if t := tables[results.ReplicationsFile.Name]; t != nil && tables[results.SweepFile.Name] == nil &&
-		tables[results.SizeFile.Name] == nil && tables[results.SizeSearchFile.Name] == nil {
+		tables[results.SizeFile.Name] == nil && tables[results.SizeSearchFile.Name] == nil && tables[sizeMixFile] == nil {
 		qs, err := readABQuantiles(t)
 		if err != nil {
 			return nil, err
@@ -324,4 +345,51 @@ func dirMeta(dir string) (Meta, error) {
 		}
 	}
 	return Meta{}, nil
+}
+
+// costMeta is m for the spend-rate figure: when the time series has one
+// arm and only the directory's own summary.json (arm "") has a price, as
+// in a `fleetsim size` directory whose run at N names its arm
+// cluster.replicas=N (or the mix), that arm takes the summary's prices.
+func costMeta(m Meta, pts []TimePoint) Meta {
+	if len(pts) == 0 || pts[0].Arm == "" {
+		return m
+	}
+	arm := pts[0].Arm
+	for _, t := range pts {
+		if t.Arm != arm {
+			return m
+		}
+	}
+	if len(m.USDPerReplicaHour) != 1 && len(m.GroupPrices) != 1 {
+		return m
+	}
+	r, okR := m.USDPerReplicaHour[""]
+	g, okG := m.GroupPrices[""]
+	if !okR && !okG {
+		return m
+	}
+	out := m
+	out.USDPerReplicaHour = map[string]float64{}
+	out.GroupPrices = map[string][]GroupPrice{}
+	if okR {
+		out.USDPerReplicaHour[arm] = r
+	}
+	if okG {
+		out.GroupPrices[arm] = g
+	}
+	return out
+}
+
+// priced reports whether some arm of pts has a price.
+func (m Meta) priced(pts []TimePoint) bool {
+	for _, t := range pts {
+		if _, ok := m.USDPerReplicaHour[t.Arm]; ok {
+			return true
+		}
+		if len(m.GroupPrices[t.Arm]) > 0 && t.Groups != nil {
+			return true
+		}
+	}
+	return false
 }

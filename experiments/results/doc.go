@@ -8,7 +8,9 @@
 // order:
 //
 //	cdf.csv          fixed only
-//	timeseries.csv   fixed only
+//	timeseries.csv   fixed, then for a fleet of groups one column per group
+//	                 (provisioned_replicas.GROUP) and its spot replicas
+//	                 (provisioned_spot_replicas.GROUP)
 //	replications.csv fixed, then one column per flattened summary.json key
 //	                 (sorted; the union over all arms)
 //	sweep.csv        one column per swept scenario key, then fixed, then

@@ -67,6 +67,9 @@ const (
 	KVCachedFrac        = "kv_cached_frac"
 	AvailableReplicas   = "available_replicas"
 	ProvisionedReplicas = "provisioned_replicas"
+	// ProvisionedSpotReplicas, dotted with a group's name, is a trailing
+	// column of timeseries.csv (see TimeseriesFile.After).
+	ProvisionedSpotReplicas = "provisioned_spot_replicas"
 
 	Replications              = "replications"
 	TTFTP99Ms                 = "ttft_p99_ms"
@@ -179,7 +182,8 @@ var (
 			{KVCachedFrac, "fraction", "KV blocks held only by the prefix cache / total"},
 			{AvailableReplicas, "replicas", "replicas in service"},
 			{ProvisionedReplicas, "replicas", "replicas paid for: all in a static fleet; under [autoscale], those loading, serving or draining"},
-		}}
+		},
+		After: "only for a fleet of [[cluster.groups]] (absent for a fleet of one kind): provisioned_replicas.GROUP, the group's replicas paid for (as provisioned_replicas), one per group in order; then provisioned_spot_replicas.GROUP, those of them on spot, for the [spot] group; the union over all arms, empty where an arm lacks it"}
 
 	ReplicationsFile = &File{Name: "replications.csv", Meaning: "one row per arm and replication",
 		Columns: []Column{
@@ -250,6 +254,8 @@ var (
 			{TTFTP99MsCI95, "ms", "its 95% CI half-width"},
 			{Success, "fraction", "completed / arrived"},
 			{MetSLO, "bool", "the one-sided confidence bound meets every target"},
+			{SLOAttainment, "fraction", "share of requests meeting the [slo] (mean over replications)"},
+			{SLOAttainmentCI95, "fraction", "its 95% CI half-width"},
 		}}
 
 	SizeSearchFile = &File{Name: "size_search.csv", Meaning: "one row per fleet size the search evaluated",
@@ -261,6 +267,8 @@ var (
 			{Success, "fraction", "completed / arrived"},
 			{MetSLO, "bool", "the one-sided confidence bound meets every target"},
 			{USDPerMonth, "USD/month", "fleet cost per 720-h month"},
+			{SLOAttainment, "fraction", "share of requests meeting the [slo] (mean over replications)"},
+			{SLOAttainmentCI95, "fraction", "its 95% CI half-width"},
 		}}
 
 	FailuresFile = &File{Name: "failures.csv", Meaning: "one row per failure timeline event of the first arm's replication 0",
