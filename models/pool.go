@@ -21,6 +21,9 @@ type Pool struct {
 	model []int16
 	brk   []BreakerState // last breaker state applied
 	tp    int
+	// lo is the least-outstanding index over states, nil unless the
+	// gateway's router is a LeastOutstandingRouter (indexOutstanding).
+	lo *outstandingIndex
 
 	Memory MemoryPlan
 	Place  Placement
@@ -62,6 +65,38 @@ func (p *Pool) States() []ReplicaState { return p.states }
 // rotation, and its breaker not open.
 func (p *Pool) refresh(i int) {
 	p.states[i].Available = p.Replicas[i].Up() && p.rot[i] && p.brk[i] != BreakerOpen && !p.reserved[i] && !p.parked[i]
+	p.fixIndex(i)
+}
+
+// fixIndex updates the least-outstanding index, if any, after replica i's
+// Available or Outstanding changed in the snapshot.
+func (p *Pool) fixIndex(i int) {
+	if p.lo != nil {
+		p.lo.fix(i)
+	}
+}
+
+// indexOutstanding starts keeping the least-outstanding index over the
+// snapshot, if every replica's snapshot entry is its own slot of states
+// (so that the replicas' own changes reach the index); it reports whether
+// it does.
+func (p *Pool) indexOutstanding() bool {
+	if p.lo != nil {
+		return true
+	}
+	if len(p.Replicas) != len(p.states) || len(p.states) >= 1<<31 {
+		return false
+	}
+	for i, r := range p.Replicas {
+		if r.state != &p.states[i] || r.idx != i {
+			return false
+		}
+	}
+	p.lo = newOutstandingIndex(p.states)
+	for _, r := range p.Replicas {
+		r.lo = p.lo
+	}
+	return true
 }
 
 // Refresh recomputes replica i's availability after its health changed

@@ -7,7 +7,7 @@ import (
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*LeastOutstanding)(nil)
+var _ models.LeastOutstandingRouter = (*LeastOutstanding)(nil)
 
 // LeastOutstanding sends each request to the available replica with the
 // fewest outstanding requests (ReplicaState.Outstanding); ties go to the
@@ -43,3 +43,10 @@ func leastOutstanding(replicas []models.ReplicaState) (int, bool) {
 	}
 	return 0, false
 }
+
+// LeastOutstandingOnly marks LeastOutstanding as a
+// models.LeastOutstandingRouter: Route's decision is exactly the available
+// replica with the fewest outstanding, lowest index among ties, so the
+// fleet may answer it from its index of the snapshot instead of calling
+// Route.
+func (LeastOutstanding) LeastOutstandingOnly() {}
