@@ -13,7 +13,10 @@ var _ models.LeastOutstandingRouter = (*LeastOutstanding)(nil)
 // fewest outstanding requests (ReplicaState.Outstanding); ties go to the
 // lowest index. Lowest-index tie-breaking does not herd, because the fleet
 // counts a routed request as outstanding before the next decision. Route is
-// one O(n) scan. The zero value is ready to use and holds no state.
+// one O(n) scan; a fleet's gateway does not call it on the pool's snapshot
+// but takes the same decision from the O(log n) index it keeps
+// (models.LeastOutstandingRouter). The zero value is ready to use and holds
+// no state.
 type LeastOutstanding struct{}
 
 // NewLeastOutstanding returns a least-outstanding-requests router.
