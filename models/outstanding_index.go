@@ -69,18 +69,21 @@ func (x *outstandingIndex) fix(i int) {
 	if s.Available && !x.wideAt[i] {
 		k = uint64(o)<<32 | uint64(i)
 	}
+	t := x.tree
 	j := x.leaves + i
-	if x.tree[j] == k {
+	if t[j] == k {
 		return
 	}
-	x.tree[j] = k
+	t[j] = k
 	for j > 1 {
+		// k is node j's new value; its parent's is the smaller of it and
+		// its sibling's.
+		k = min(k, t[j^1])
 		j >>= 1
-		m := min(x.tree[2*j], x.tree[2*j+1])
-		if x.tree[j] == m {
+		if t[j] == k {
 			return
 		}
-		x.tree[j] = m
+		t[j] = k
 	}
 }
 
