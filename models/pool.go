@@ -9,6 +9,10 @@ import "github.com/fleetsim/fleetsim/sim"
 // the gateway, the health checker, rollouts and fault appliers change them
 // through its methods and never write the snapshot's Available directly
 // (the gateway masks it for the length of one routing decision only).
+// Whoever writes a snapshot entry's Available or Outstanding calls
+// fixIndex (or the replica's outstandingChanged) right after, so that the
+// least-outstanding index stays exact; TestGolden checks every decision
+// the index takes against the router's scan.
 type Pool struct {
 	eng      *sim.Engine
 	Replicas []*Replica
