@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models"
 	"github.com/stretchr/testify/require"
 )
 
@@ -57,6 +58,10 @@ func goldenRuns(t *testing.T, name string) map[string]*Scenario {
 // moves any result shows here, and is accepted by regenerating the goldens
 // (-update) in a commit that says why.
 func TestGolden(t *testing.T) {
+	// Every routing decision the fleets take from their least-outstanding
+	// index is also checked against the router's scan.
+	defer func(was bool) { models.CheckOutstandingIndex = was }(models.CheckOutstandingIndex)
+	models.CheckOutstandingIndex = true
 	dir := filepath.Join("testdata", "golden")
 	if *update {
 		require.NoError(t, os.MkdirAll(dir, 0o755))

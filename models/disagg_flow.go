@@ -465,7 +465,7 @@ func (d *Disagg) rePrefill(h *handoff, now sim.Time, reason string) {
 	d.Stats.RePrefillTokens += int64(c.Req.InputTokens)
 	d.drop(h, now)
 	p := d.pool
-	i, ok := d.gw.router.Route(c.Req, p.states)
+	i, ok := d.gw.route(c.Req)
 	if !ok || i < 0 || i >= len(p.Replicas) {
 		d.gw.CopyFailed(c, now, reason)
 		return

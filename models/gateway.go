@@ -1,6 +1,8 @@
 package models
 
 import (
+	"fmt"
+
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -80,6 +82,10 @@ type Gateway struct {
 	brkEv  []sim.EventID    // pending breaker re-checks
 	onTTFT func(ms float64) // sees each completed request's TTFT (the autoscaler)
 
+	// loChecked is set once route has checked whether router is a
+	// LeastOutstandingRouter (and started the pool's index if so).
+	loChecked bool
+
 	// GW counts copies, hedges, retries and cancellations.
 	GW GatewayStats
 
@@ -101,6 +107,34 @@ type fallbackPool struct {
 }
 
 var _ Observer = (*Gateway)(nil)
+
+// route chooses the replica for req in the pool's snapshot: by the router,
+// or for a LeastOutstandingRouter from the pool's index (the same
+// decision, without the O(replicas) scan).
+func (g *Gateway) route(req *workloads.Request) (int, bool) {
+	p := g.pool
+	if !g.loChecked {
+		g.loChecked = true
+		if _, ok := g.router.(LeastOutstandingRouter); ok {
+			p.indexOutstanding()
+		}
+	}
+	if p.lo != nil && p.lo.wide == 0 {
+		i, ok := p.lo.least()
+		if CheckOutstandingIndex {
+			if wi, wok := g.router.Route(req, p.states); wi != i || wok != ok {
+				panic(fmt.Sprintf("models: least-outstanding index chose %d, %v; the router %d, %v", i, ok, wi, wok))
+			}
+		}
+		return i, ok
+	}
+	return g.router.Route(req, p.states)
+}
+
+// CheckOutstandingIndex makes every decision the gateway takes from its
+// least-outstanding index also ask the router, and panic if they differ.
+// For tests only (it puts the O(replicas) scan back).
+var CheckOutstandingIndex = false
 
 func newGateway(eng *sim.Engine, pool *Pool, router Router, rec *Recorder) *Gateway {
 	return &Gateway{eng: eng, pool: pool, router: router, rec: rec, brkEv: make([]sim.EventID, len(pool.states))}
@@ -292,12 +326,14 @@ func (g *Gateway) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 	hide := func(i int) {
 		if i >= 0 && i < len(p.states) && p.states[i].Available { // fallback replicas are not in the snapshot
 			p.states[i].Available = false
+			p.fixIndex(i)
 			masked = append(masked, i)
 		}
 	}
 	defer func() {
 		for _, i := range masked {
 			p.states[i].Available = true
+			p.fixIndex(i)
 		}
 	}()
 	hide(avoid)
@@ -315,7 +351,7 @@ func (g *Gateway) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 	masked = g.ro.split(masked)
 	now := g.eng.Now()
 	for tries := 0; tries <= len(p.Replicas); tries++ {
-		i, ok := g.router.Route(&cr.req, p.states)
+		i, ok := g.route(&cr.req)
 		if !ok || i < 0 || i >= len(p.Replicas) {
 			return g.sendFallback(cr, kind)
 		}

@@ -9,6 +9,10 @@ import "github.com/fleetsim/fleetsim/sim"
 // the gateway, the health checker, rollouts and fault appliers change them
 // through its methods and never write the snapshot's Available directly
 // (the gateway masks it for the length of one routing decision only).
+// Whoever writes a snapshot entry's Available or Outstanding calls
+// fixIndex (or the replica's outstandingChanged) right after, so that the
+// least-outstanding index stays exact; TestGolden checks every decision
+// the index takes against the router's scan.
 type Pool struct {
 	eng      *sim.Engine
 	Replicas []*Replica
@@ -21,6 +25,9 @@ type Pool struct {
 	model []int16
 	brk   []BreakerState // last breaker state applied
 	tp    int
+	// lo is the least-outstanding index over states, nil unless the
+	// gateway's router is a LeastOutstandingRouter (indexOutstanding).
+	lo *outstandingIndex
 
 	Memory MemoryPlan
 	Place  Placement
@@ -62,6 +69,38 @@ func (p *Pool) States() []ReplicaState { return p.states }
 // rotation, and its breaker not open.
 func (p *Pool) refresh(i int) {
 	p.states[i].Available = p.Replicas[i].Up() && p.rot[i] && p.brk[i] != BreakerOpen && !p.reserved[i] && !p.parked[i]
+	p.fixIndex(i)
+}
+
+// fixIndex updates the least-outstanding index, if any, after replica i's
+// Available or Outstanding changed in the snapshot.
+func (p *Pool) fixIndex(i int) {
+	if p.lo != nil {
+		p.lo.fix(i)
+	}
+}
+
+// indexOutstanding starts keeping the least-outstanding index over the
+// snapshot, if every replica's snapshot entry is its own slot of states
+// (so that the replicas' own changes reach the index); it reports whether
+// it does.
+func (p *Pool) indexOutstanding() bool {
+	if p.lo != nil {
+		return true
+	}
+	if len(p.Replicas) != len(p.states) || len(p.states) >= 1<<31 {
+		return false
+	}
+	for i, r := range p.Replicas {
+		if r.state != &p.states[i] || r.idx != i {
+			return false
+		}
+	}
+	p.lo = newOutstandingIndex(p.states)
+	for _, r := range p.Replicas {
+		r.lo = p.lo
+	}
+	return true
 }
 
 // Refresh recomputes replica i's availability after its health changed

@@ -61,6 +61,10 @@ type Replica struct {
 	perf  *StepModel
 	obs   Observer
 	state *ReplicaState // the routing snapshot, kept up to date
+	// lo is the pool's least-outstanding index when it keeps one (then
+	// state is its slot idx); every change of state.Outstanding calls
+	// outstandingChanged.
+	lo *outstandingIndex
 
 	sched       scheduler   // the batching mode (sched*.go)
 	alloc       kvAllocator // the allocator mode: places sequences' KV in kv (kvalloc*.go)
@@ -126,6 +130,14 @@ func (r *Replica) RecordSteps(f func(StepRecord)) { r.stepRec = f }
 // tests and metrics).
 func (r *Replica) KV() *KVCache { return r.kv }
 
+// outstandingChanged updates the pool's least-outstanding index, if any,
+// after state.Outstanding changed.
+func (r *Replica) outstandingChanged() {
+	if r.lo != nil {
+		r.lo.fix(r.idx)
+	}
+}
+
 // Outstanding is the number of request copies waiting or running.
 func (r *Replica) Outstanding() int { return r.state.Outstanding }
 
@@ -170,6 +182,7 @@ func (r *Replica) Submit(c *Copy) {
 	wasEmpty := r.state.Waiting == 0
 	r.waiting.pushBack(s)
 	r.state.Outstanding++
+	r.outstandingChanged()
 	r.state.Waiting++
 	r.state.OutstandingTokens += total
 	switch {

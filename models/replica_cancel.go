@@ -21,6 +21,7 @@ func (r *Replica) Cancel(c *Copy) {
 		r.heldOut++
 	} else {
 		r.state.Outstanding--
+		r.outstandingChanged()
 	}
 	r.state.OutstandingTokens -= int64(s.prompt-s.done) + int64(s.req.OutputTokens-s.gen)
 	if !s.inBatch {

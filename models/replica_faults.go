@@ -49,6 +49,7 @@ func (r *Replica) Fail(now sim.Time, reason string) {
 	r.down, r.hung = true, false
 	idx, avail := r.state.Index, r.state.Available
 	*r.state = ReplicaState{Index: idx, Available: avail, Capacity: r.state.Capacity}
+	r.outstandingChanged()
 	r.heldOut = 0
 	r.changed()
 	r.flush()
@@ -234,6 +235,7 @@ func (r *Replica) Unhang(now sim.Time) {
 	}
 	r.hung = false
 	r.state.Outstanding -= r.heldOut // the withdrawn copies are gone now
+	r.outstandingChanged()
 	r.heldOut = 0
 	r.account(now)
 	r.kick(now)
@@ -249,6 +251,7 @@ func (r *Replica) FailInFlight(now sim.Time, reason string) {
 	r.dropAll(now, reason, true)
 	idx, avail := r.state.Index, r.state.Available
 	*r.state = ReplicaState{Index: idx, Available: avail, Capacity: r.state.Capacity}
+	r.outstandingChanged()
 	r.heldOut = 0
 	r.flush()
 }

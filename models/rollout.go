@@ -302,6 +302,7 @@ func (ro *rollout) split(hidden []int) []int {
 	for i, g := range ro.green {
 		if g != green && states[i].Available {
 			states[i].Available = false
+			ro.pool.fixIndex(i)
 			hidden = append(hidden, i)
 		}
 	}

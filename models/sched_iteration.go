@@ -188,6 +188,7 @@ func (b iterSched) sweep(now sim.Time, k int64) {
 		if s.gen >= s.req.OutputTokens && s.decoding() {
 			r.alloc.finish(s)
 			r.state.Outstanding--
+			r.outstandingChanged()
 			r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
 			continue
 		}

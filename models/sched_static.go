@@ -113,6 +113,7 @@ func (b staticSched) reap(now sim.Time) {
 	for _, s := range r.running {
 		if !s.finished && s.gen >= s.req.OutputTokens && s.decoding() {
 			r.state.Outstanding--
+			r.outstandingChanged()
 			r.notes = append(r.notes, note{kind: noteDoneInBatch, s: s, at: now})
 			s.finished = true
 		}

@@ -7,13 +7,16 @@ import (
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*LeastOutstanding)(nil)
+var _ models.LeastOutstandingRouter = (*LeastOutstanding)(nil)
 
 // LeastOutstanding sends each request to the available replica with the
 // fewest outstanding requests (ReplicaState.Outstanding); ties go to the
 // lowest index. Lowest-index tie-breaking does not herd, because the fleet
 // counts a routed request as outstanding before the next decision. Route is
-// one O(n) scan. The zero value is ready to use and holds no state.
+// one O(n) scan; a fleet's gateway does not call it on the pool's snapshot
+// but takes the same decision from the O(log n) index it keeps
+// (models.LeastOutstandingRouter). The zero value is ready to use and holds
+// no state.
 type LeastOutstanding struct{}
 
 // NewLeastOutstanding returns a least-outstanding-requests router.
@@ -43,3 +46,10 @@ func leastOutstanding(replicas []models.ReplicaState) (int, bool) {
 	}
 	return 0, false
 }
+
+// LeastOutstandingOnly marks LeastOutstanding as a
+// models.LeastOutstandingRouter: Route's decision is exactly the available
+// replica with the fewest outstanding, lowest index among ties, so the
+// fleet may answer it from its index of the snapshot instead of calling
+// Route.
+func (LeastOutstanding) LeastOutstandingOnly() {}
