@@ -131,6 +131,7 @@ policy = "schedule"
 // everything has drained; twice through the runner gives identical
 // summaries.
 func TestAutoscaleChaos(t *testing.T) {
+	checkOutstandingIndex(t)
 	trials := 10
 	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
 		trials = n

@@ -29,6 +29,7 @@ import (
 // failure trials use the rackscale profile and a third a custom profile of
 // rack-scale rows only (rack, row, degraded NVLink domain).
 func TestChaos(t *testing.T) {
+	checkOutstandingIndex(t)
 	trials := 24
 	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
 		trials = n

@@ -9,6 +9,17 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 )
 
+// checkOutstandingIndex makes every least-outstanding decision of the
+// test also ask the router's scan and panic if the pool's index chose
+// otherwise (models.CheckOutstandingIndex): the chaos tests drive every
+// writer of Outstanding and Available (failures, probes, breakers, drains,
+// autoscaling, spot, several models), which the index must all hear.
+func checkOutstandingIndex(t *testing.T) {
+	was := models.CheckOutstandingIndex
+	models.CheckOutstandingIndex = true
+	t.Cleanup(func() { models.CheckOutstandingIndex = was })
+}
+
 // stepChecked runs eng event by event until the fleet drains (or its drain
 // limit truncates the run), checking after every event that requests are
 // conserved, every replica's bookkeeping matches what it holds and no down

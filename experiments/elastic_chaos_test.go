@@ -27,6 +27,7 @@ import (
 // is interrupted; at the end everything has drained; twice through the
 // runner gives byte-identical summaries.
 func TestElasticHeterogeneousChaos(t *testing.T) {
+	checkOutstandingIndex(t)
 	trials := 10
 	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
 		trials = n

@@ -241,6 +241,7 @@ duration_s = 10
 // conserved and replica bookkeeping holds after every event, everything
 // drains, and the runner is deterministic.
 func TestGroupsChaos(t *testing.T) {
+	checkOutstandingIndex(t)
 	trials := 8
 	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
 		trials = n

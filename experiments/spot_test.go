@@ -75,6 +75,7 @@ func TestSpotRefusals(t *testing.T) {
 // policies: conservation and replica bookkeeping after every event, no
 // interrupted replica in rotation, everything drains, determinism.
 func TestSpotChaos(t *testing.T) {
+	checkOutstandingIndex(t)
 	trials := 8
 	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
 		trials = n
