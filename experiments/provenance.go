@@ -158,25 +158,35 @@ func traceSHA256(path string, embedded bool, sc *Scenario) (string, error) {
 // ("(devel) unknown" under go run and go test), as fleetsim version
 // prints them.
 func BuildVersion() string {
-	version, revision := "(devel)", "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi != nil {
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
-		dirty := false
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				if s.Value != "" {
-					revision = s.Value
-				}
-			case "vcs.modified":
-				dirty = s.Value == "true"
+	version, revision := VersionOf(debug.ReadBuildInfo())
+	return version + " " + revision
+}
+
+// VersionOf is the module version ("(devel)" when built from a checkout)
+// and the VCS revision ("-dirty" when the tree had changes; "unknown" when
+// the build was not stamped: go run, go test, -buildvcs=false, or no build
+// information at all) in bi.
+func VersionOf(bi *debug.BuildInfo, ok bool) (version, revision string) {
+	version, revision = "(devel)", "unknown"
+	if !ok || bi == nil {
+		return version, revision
+	}
+	if bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			if s.Value != "" {
+				revision = s.Value
 			}
-		}
-		if dirty && revision != "unknown" {
-			revision += "-dirty"
+		case "vcs.modified":
+			dirty = s.Value == "true"
 		}
 	}
-	return version + " " + revision
+	if dirty && revision != "unknown" {
+		revision += "-dirty"
+	}
+	return version, revision
 }

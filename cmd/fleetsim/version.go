@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+
+	"github.com/fleetsim/fleetsim/experiments"
 )
 
 const versionHelp = `usage: fleetsim version | fleetsim --version
@@ -33,28 +35,10 @@ func cmdVersion(args []string, stdout io.Writer) error {
 // checkout) and the VCS revision ("unknown" when the build was not stamped:
 // go run, go test, -buildvcs=false, or no build information at all).
 func versionText(bi *debug.BuildInfo, ok bool) string {
-	version, revision, goVersion := "(devel)", "unknown", "unknown"
-	if ok && bi != nil {
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
-		if bi.GoVersion != "" {
-			goVersion = bi.GoVersion
-		}
-		dirty := false
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				if s.Value != "" {
-					revision = s.Value
-				}
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if dirty && revision != "unknown" {
-			revision += "-dirty"
-		}
+	version, revision := experiments.VersionOf(bi, ok)
+	goVersion := "unknown"
+	if ok && bi != nil && bi.GoVersion != "" {
+		goVersion = bi.GoVersion
 	}
 	return fmt.Sprintf("fleetsim %s %s %s", version, revision, goVersion)
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	gplot "gonum.org/v1/plot"
@@ -427,17 +426,7 @@ func timeLinesFrom(p *gplot.Plot, m Meta, pts []TimePoint, series []timeSeries, 
 	if len(pts) == 0 {
 		return 0
 	}
-	rep := pts[0].Replication
-	for _, t := range pts {
-		rep = min(rep, t.Replication)
-	}
-	var sel []TimePoint
-	for _, t := range pts {
-		if t.Replication == rep {
-			sel = append(sel, t)
-		}
-	}
-	sort.SliceStable(sel, func(a, b int) bool { return sel[a].TimeS < sel[b].TimeS })
+	sel := firstReplication(pts)
 	n := 0
 	for _, s := range series {
 		var xys plotter.XYs

@@ -233,17 +233,7 @@ func timeLines(p *gplot.Plot, m Meta, pts []TimePoint, series []timeSeries) int 
 	n := 0
 	for i, arm := range arms {
 		g := byArm[arm]
-		rep := g[0].Replication
-		for _, t := range g {
-			rep = min(rep, t.Replication)
-		}
-		var sel []TimePoint
-		for _, t := range g {
-			if t.Replication == rep {
-				sel = append(sel, t)
-			}
-		}
-		sort.SliceStable(sel, func(a, b int) bool { return sel[a].TimeS < sel[b].TimeS })
+		sel := firstReplication(g)
 		for _, s := range series {
 			var xys plotter.XYs
 			for _, t := range sel {
@@ -1144,4 +1134,21 @@ func groupBy[T any](xs []T, key func(T) string) ([]string, map[string][]T) {
 		groups[k] = append(groups[k], x)
 	}
 	return keys, groups
+}
+
+// firstReplication is the points of pts' lowest-numbered replication, in
+// time order (pts is not empty): a time series figure draws one run.
+func firstReplication(pts []TimePoint) []TimePoint {
+	rep := pts[0].Replication
+	for _, t := range pts {
+		rep = min(rep, t.Replication)
+	}
+	var sel []TimePoint
+	for _, t := range pts {
+		if t.Replication == rep {
+			sel = append(sel, t)
+		}
+	}
+	sort.SliceStable(sel, func(a, b int) bool { return sel[a].TimeS < sel[b].TimeS })
+	return sel
 }
