@@ -322,18 +322,12 @@ func (d *Disagg) releaseReservation(h *handoff, now sim.Time) {
 }
 
 // runCommitted is the blocks the decode run under way will take when it
-// ends (it planned on them being there; iterSched.demand, exactly).
+// ends (it planned on them being there).
 func (r *Replica) runCommitted() int64 {
 	if r.runSteps <= 0 {
 		return 0
 	}
-	var need int64
-	for _, s := range r.running {
-		if s.decoding() {
-			need += max(0, r.blocksFor(s.tailTokens+r.runSteps)-s.tailBlocks)
-		}
-	}
-	return need
+	return r.demand(r.runSteps)
 }
 
 // nudge has an idle replica plan again (KV it was waiting for was freed

@@ -73,9 +73,18 @@ type Replica struct {
 	blockTokens int64       // tokens per KV block
 	watermark   int64       // KV blocks admission keeps free
 
-	waiting deque    // sequences not admitted, in order
-	running []*seq   // the batch, oldest admission first
-	agg     batchAgg // a summary of running for planning (sched_agg.go)
+	waiting deque  // sequences not admitted, in order
+	running []*seq // the batch, oldest admission first (by seq.joinNo)
+	joins   uint64 // sequences that joined the batch so far
+	// Under an iteration-level scheduler (iter): the running sequences
+	// still prefilling, in batch order; the decoding ones under their
+	// decode clock (decoders.go); how many running ones were withdrawn
+	// (reaped at the next step boundary); and scratch for the reap.
+	iter       bool
+	prefill    []*seq
+	dec        decoders
+	cancelRun  int
+	leavingBuf []*seq
 
 	stepState  // the step or decode run under way (replica_step.go)
 	faultState // failures, hangs, slow-downs (replica_faults.go)
@@ -100,7 +109,8 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 		blockTokens: int64(cfg.BlockTokens),
 		watermark:   int64(math.Ceil(cfg.WatermarkFraction * float64(kvBlocks))),
 	}
-	r.agg = newBatchAgg(r.blockTokens)
+	r.dec = newDecoders(r.blockTokens)
+	r.iter = cfg.Batching != BatchStatic
 	r.alloc = newKVAllocator(r)
 	r.adm = newKVAdmission(cfg)
 	r.sched = newScheduler(r)

@@ -14,6 +14,7 @@ func (r *Replica) Cancel(c *Copy) {
 		return
 	}
 	c.seq = nil
+	r.sync(s)
 	s.cancelled = true
 	r.Stats.Cancelled++
 	if r.hung {
@@ -42,14 +43,6 @@ func (r *Replica) drop(s *seq) {
 
 // removeRunning takes s out of the batch now (the replica is not stepping).
 func (r *Replica) removeRunning(s *seq) {
-	r.agg.valid = false
-	for i, x := range r.running {
-		if x == s {
-			copy(r.running[i:], r.running[i+1:])
-			r.running[len(r.running)-1] = nil
-			r.running = r.running[:len(r.running)-1]
-			break
-		}
-	}
+	r.unrun(s)
 	r.drop(s)
 }

@@ -2,7 +2,10 @@ package models
 
 import (
 	"fmt"
+	"math"
 	"slices"
+
+	"github.com/fleetsim/fleetsim/sim"
 )
 
 // CheckInvariants recomputes the replica's bookkeeping from its sequences
@@ -15,7 +18,9 @@ func (r *Replica) CheckInvariants() error {
 	var held int64
 	entries := map[*cacheEntry]bool{}
 	for _, s := range r.running {
-		held += s.missBlocks + s.tailBlocks
+		c := *s
+		r.sync(&c) // (its blocks as the replica counts them)
+		held += c.missBlocks + c.tailBlocks
 		for _, e := range s.entries {
 			entries[e] = true
 		}
@@ -54,13 +59,87 @@ func (r *Replica) CheckInvariants() error {
 	case r.kv.Used()+r.kv.Cached()+r.kv.Free() != r.kv.Total():
 		return fmt.Errorf("replica %d: KV blocks do not add up", r.idx)
 	}
-	if r.agg.valid {
-		fresh := newBatchAgg(r.blockTokens)
-		fresh.rebuild(r)
-		a := r.agg
-		if a.decoders != fresh.decoders || a.prefilling != fresh.prefilling || a.ctx != fresh.ctx ||
-			a.minRem != fresh.minRem || a.far != fresh.far || a.farMin != fresh.farMin || !slices.Equal(a.free, fresh.free) {
-			return fmt.Errorf("replica %d: batch summary %+v, the batch gives %+v", r.idx, a, fresh)
+	if r.iter {
+		return r.checkDecoders()
+	}
+	return nil
+}
+
+// checkDecoders checks the decode clock's aggregates (decoders.go) against
+// the running sequences brought up to date on copies, and the orders the
+// reaping relies on: running sorted by joinNo, the decoders before the
+// prefilling sequences, and their last tokens' times non-decreasing (so
+// that gaps recorded by group come in the order a per-sequence pass gave).
+func (r *Replica) checkDecoders() error {
+	d := &r.dec
+	n, cancelled, cancelRun := 0, 0, 0
+	var ctx int64
+	minRem := int64(math.MaxInt32)
+	var prefill []*seq
+	groups := map[sim.Time]int{}
+	var lastSeen sim.Time
+	seenPrefill := false
+	for i, s := range r.running {
+		if i > 0 && r.running[i-1].joinNo >= s.joinNo {
+			return fmt.Errorf("replica %d: running is not in joining order", r.idx)
+		}
+		if s.cancelled {
+			cancelRun++
+		}
+		if s.inDec != s.decoding() {
+			return fmt.Errorf("replica %d: a sequence decoding=%v is inDec=%v", r.idx, s.decoding(), s.inDec)
+		}
+		if !s.inDec {
+			prefill = append(prefill, s)
+			seenPrefill = true
+			continue
+		}
+		c := *s
+		r.sync(&c)
+		if seenPrefill {
+			return fmt.Errorf("replica %d: a decoder follows a prefilling sequence in the batch", r.idx)
+		}
+		if c.last < lastSeen {
+			return fmt.Errorf("replica %d: decoders' last tokens are not in batch order", r.idx)
+		}
+		lastSeen = c.last
+		n++
+		if s.cancelled {
+			cancelled++
+		}
+		ctx += c.kvTokens
+		minRem = min(minRem, int64(c.req.OutputTokens-c.gen))
+		groups[c.last]++
+	}
+	switch {
+	case n != d.n || cancelled != d.cancelled || cancelRun != r.cancelRun:
+		return fmt.Errorf("replica %d: decode clock counts %d decoders (%d withdrawn) and %d withdrawn running, the batch %d (%d) and %d",
+			r.idx, d.n, d.cancelled, r.cancelRun, n, cancelled, cancelRun)
+	case ctx != d.ctx():
+		return fmt.Errorf("replica %d: decode clock context %d, the batch %d", r.idx, d.ctx(), ctx)
+	case minRem != d.minRem():
+		return fmt.Errorf("replica %d: decode clock least remaining %d, the batch %d", r.idx, d.minRem(), minRem)
+	case !slices.Equal(prefill, r.prefill):
+		return fmt.Errorf("replica %d: %d prefilling sequences listed, the batch has %d", r.idx, len(r.prefill), len(prefill))
+	case len(groups) != len(d.groups):
+		return fmt.Errorf("replica %d: %d last-token groups, the batch has %d", r.idx, len(d.groups), len(groups))
+	}
+	for i, g := range d.groups {
+		if groups[g.at] != g.n || (i > 0 && d.groups[i-1].at >= g.at) {
+			return fmt.Errorf("replica %d: last-token groups %v do not match the batch", r.idx, d.groups)
+		}
+	}
+	for j := int64(1); j <= 3*r.blockTokens && j <= 64; j++ {
+		var want int64
+		for _, s := range r.running {
+			if s.inDec {
+				c := *s
+				r.sync(&c)
+				want += max(0, r.blocksFor(c.tailTokens+j)-c.tailBlocks)
+			}
+		}
+		if got := r.demand(j); got != want {
+			return fmt.Errorf("replica %d: decode clock block demand for %d steps %d, the batch %d", r.idx, j, got, want)
 		}
 	}
 	return nil

@@ -106,6 +106,7 @@ func (r *Replica) Hang(now sim.Time) {
 		}
 	}
 	r.runSteps = 0
+	r.dec.paused = false
 	for _, s := range r.running {
 		if s.chunk != 0 {
 			s.chunk = 0
@@ -210,6 +211,7 @@ func (r *Replica) Probe(kind ProbeKind, timeout sim.Time, kvPressure float64) Pr
 	n := 1
 	for _, s := range r.running {
 		if s.decoding() {
+			r.sync(s)
 			ctx += float64(s.kvTokens)
 			n++
 		}
@@ -274,6 +276,8 @@ func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 		}
 	}
 	for _, s := range r.running {
+		r.sync(s)
+		s.inDec = false
 		if keepKV {
 			r.alloc.release(s)
 		}
@@ -281,7 +285,10 @@ func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 	}
 	clear(r.running)
 	r.running = r.running[:0]
-	r.agg.valid = false
+	clear(r.prefill)
+	r.prefill = r.prefill[:0]
+	r.dec.reset()
+	r.cancelRun = 0
 	for r.waiting.len() > 0 {
 		fail(r.waiting.popFront())
 	}

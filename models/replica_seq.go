@@ -27,13 +27,22 @@ type seq struct {
 	seqKV // the KV blocks it holds
 
 	preempts int32
-	// chunk is this step's work: > 0 prompt tokens to prefill, 0 one decode
-	// token (if decoding), -1 paused (non-chunked prefill step).
+	// chunk is this step's work: > 0 prompt tokens to prefill, else 0 (one
+	// decode token if decoding, unless the replica's decoders are paused).
 	chunk     int32
 	admitted  bool // ever admitted
 	finished  bool // static batching: done but still padding the batch
 	cancelled bool // the gateway withdrew it; dropped at the next chance
 	inBatch   bool // in running (else waiting)
+
+	// Under an iteration-level scheduler a decoding sequence's gen,
+	// kvTokens, tailTokens, tailBlocks and last are as of the replica's
+	// decode clock dclk (decoders.go; Replica.sync brings them up to date).
+	inDec   bool     // decoding under the clock
+	dclk    int64    // the clock its decode state is as of
+	histKey int32    // its slot in the free-slot histogram, or -1 (in the far heap)
+	hidx    [2]int32 // its positions in the decoders' heaps
+	joinNo  uint64   // order of joining the batch: running is sorted by it
 }
 
 // seqKV is the KV a running sequence holds, as its allocator placed it

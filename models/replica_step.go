@@ -57,6 +57,16 @@ func (g *itlGaps) add(v float64) {
 	g.restart(v)
 }
 
+// addN records gap v (ms) n times.
+func (g *itlGaps) addN(v float64, n uint64) {
+	if g.pendN > 0 && v == g.pendV {
+		g.pendN += n
+		return
+	}
+	g.flush()
+	g.pendV, g.pendN = v, n
+}
+
 // restart flushes the pending run of equal gaps and starts one of v. (Not
 // inlined, so that add is.)
 //
@@ -271,24 +281,67 @@ func (r *Replica) stepDone(now sim.Time) {
 // every sequence that was decoding (their blocks were taken when planned).
 func (r *Replica) finishStep(now sim.Time) {
 	r.Stats.Steps++
+	if !r.iter {
+		r.finishStaticStep(now)
+		return
+	}
+	d := &r.dec
+	if d.paused {
+		d.paused = false // continuous batching's prefill step: decoders waited
+	} else if n := d.n; n > 0 {
+		// The decoders, which come before the prefilling sequences in the
+		// batch, each emit a token, their gaps counted by group.
+		var gc gapConv
+		for _, g := range d.groups {
+			r.itl.addN(gc.ms(g.at, now), uint64(g.n))
+		}
+		d.advance(1, now)
+		r.Stats.DecodeTokens += int64(n)
+		r.state.OutstandingTokens -= int64(n - d.cancelled) // withdrawn copies were already taken off
+	}
+	var gc gapConv
+	w := 0
+	for _, s := range r.prefill {
+		if s.chunk > 0 {
+			r.prefilled(s, now, &gc)
+			if s.decoding() {
+				r.startDecoding(s)
+				continue
+			}
+		}
+		r.prefill[w] = s
+		w++
+	}
+	clear(r.prefill[w:])
+	r.prefill = r.prefill[:w]
+	r.sched.reap(now)
+}
+
+// prefilled applies s's prefill chunk of the step that ended at now, and
+// its first token if that completes its prompt.
+func (r *Replica) prefilled(s *seq, now sim.Time, gc *gapConv) {
+	s.done += s.chunk
+	s.kvTokens += int64(s.chunk)
+	r.Stats.PrefillTokens += int64(s.chunk)
+	if !s.cancelled { // a withdrawn copy was already taken off
+		r.state.OutstandingTokens -= int64(s.chunk)
+	}
+	s.chunk = 0
+	if s.done == s.prompt {
+		r.alloc.prefilled(s)
+		r.emit(s, now, gc)
+	}
+}
+
+// finishStaticStep is finishStep under static batching, whose sequences
+// are kept up to date one by one.
+func (r *Replica) finishStaticStep(now sim.Time) {
 	var gc gapConv
 	for _, s := range r.running {
 		switch {
 		case s.finished:
-		case s.chunk < 0:
-			s.chunk = 0
 		case s.chunk > 0:
-			s.done += s.chunk
-			s.kvTokens += int64(s.chunk)
-			r.Stats.PrefillTokens += int64(s.chunk)
-			if !s.cancelled { // a withdrawn copy was already taken off
-				r.state.OutstandingTokens -= int64(s.chunk)
-			}
-			s.chunk = 0
-			if s.done == s.prompt {
-				r.alloc.prefilled(s)
-				r.emit(s, now, &gc)
-			}
+			r.prefilled(s, now, &gc)
 		case s.decoding():
 			s.kvTokens++
 			s.tailTokens++

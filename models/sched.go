@@ -72,8 +72,47 @@ func (r *Replica) join(s *seq) {
 	r.waiting.popFront()
 	r.state.Waiting--
 	s.inBatch = true
+	s.joinNo = r.joins
+	r.joins++
 	r.running = append(r.running, s)
-	r.agg.add(s, r.blockTokens) // admitted, so prefilling (or a static batch's, unused)
+	if r.iter {
+		r.prefill = append(r.prefill, s) // admitted, so prefilling
+	}
+}
+
+// unrun takes running s out of the batch (and out of the prefilling
+// sequences or the decoders), its decode state brought up to date.
+func (r *Replica) unrun(s *seq) {
+	r.sync(s)
+	if s.inDec {
+		r.stopDecoding(s)
+	} else if r.iter {
+		r.prefill = removeSeq(r.prefill, s)
+	}
+	if s.cancelled {
+		r.cancelRun--
+	}
+	r.running = removeSeq(r.running, s)
+	s.inBatch = false
+}
+
+// removeSeq removes s from list, which is in batch order (by joinNo).
+func removeSeq(list []*seq, s *seq) []*seq {
+	lo, hi := 0, len(list)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if list[mid].joinNo < s.joinNo {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == len(list) || list[lo] != s {
+		panic("models: a sequence is missing from its batch list")
+	}
+	copy(list[lo:], list[lo+1:])
+	list[len(list)-1] = nil
+	return list[:len(list)-1]
 }
 
 // admit places waiting s's KV if memory allows, keeping reserve blocks free

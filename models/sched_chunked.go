@@ -15,15 +15,13 @@ func (c chunkedSched) plan(now sim.Time) {
 	decoders, next := c.begin(now)
 	var st stepBuild
 	budget := r.cfg.MaxBatchedTokens - decoders
-	for _, s := range r.running {
-		if budget <= 0 || r.agg.prefilling == 0 { // begin left the summary valid
+	for _, s := range r.prefill {
+		if budget <= 0 {
 			break
 		}
-		if !s.decoding() {
-			n := min(int(s.prompt-s.done), budget)
-			st.add(s, n)
-			budget -= n
-		}
+		n := min(int(s.prompt-s.done), budget)
+		st.add(s, n)
+		budget -= n
 	}
 	reserve := r.adm.stepReserve(r, next)
 	for budget > 0 && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {

@@ -17,15 +17,10 @@ func (c continuousSched) plan(now sim.Time) {
 	decoders, _ := c.begin(now)
 	var st stepBuild
 	budget := r.cfg.MaxBatchedTokens
-	for _, s := range r.running {
-		if r.agg.prefilling == 0 { // begin left the summary valid
-			break
-		}
-		if !s.decoding() {
-			n := int(s.prompt - s.done)
-			st.add(s, n)
-			budget -= n
-		}
+	for _, s := range r.prefill {
+		n := int(s.prompt - s.done)
+		st.add(s, n)
+		budget -= n
 	}
 	reserve := r.adm.pausedReserve(r)
 	for c.canAdmit(reserve) && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
@@ -43,11 +38,7 @@ func (c continuousSched) plan(now sim.Time) {
 		budget -= n
 	}
 	if st.chunks > 0 {
-		for _, s := range r.running {
-			if s.decoding() {
-				s.chunk = -1 // paused this step
-			}
-		}
+		r.dec.paused = true // decoders wait for this step
 		decoders = 0
 	}
 	c.launch(now, &st, decoders)

@@ -1,0 +1,325 @@
+package models
+
+import (
+	"math"
+
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// decoders is the decoding part of an iteration-level replica's running
+// batch (iterSched), kept under a decode clock so that a decode step or
+// run costs O(1) whatever the batch size, and a sequence costs O(log n)
+// when it starts or stops decoding.
+//
+// Every decoding sequence gets one token per decode step, all together
+// (continuous batching's prefill steps pause them all), so instead of
+// advancing each one the set counts steps in clk; a sequence's gen,
+// kvTokens, tailTokens, tailBlocks and last are stored as of clock s.dclk
+// and brought up to date when something reads them (Replica.sync). What
+// planning needs is kept as aggregates whose keys do not move with the
+// clock:
+//
+//   - ctx, Σ kvTokens, as Σ (kvTokens − dclk) + n·clk;
+//   - the least output tokens a decoder still owes, from a heap keyed
+//     OutputTokens − gen + dclk;
+//   - block demand from a histogram of free token slots: a decoder holding
+//     H tail blocks for T tail tokens has f = H·B − T free slots, and each
+//     step takes f to (f − 1) mod B, so (f + clk) mod B is fixed; j more
+//     steps take max(0, ⌈(j − f)/B⌉) more blocks (⌈(T+j)/B⌉ − H, since H·B
+//     is a multiple of B), a sum over at most B distinct f. Decoders whose
+//     f is outside [0, B) (contiguous regions; blocks too large for a
+//     histogram) are kept in a heap keyed f + dclk instead;
+//   - the time each decoder produced its last token, as a few groups
+//     (every decode step puts all decoders in one), from which the
+//     inter-token gaps of a step or run are recorded per group.
+type decoders struct {
+	clk    int64    // decode steps taken
+	ahead  int64    // blocks are taken for this many tokens past clk (1 while a mixed step is under way)
+	lastAt sim.Time // when the latest decode step ended
+	paused bool     // the step under way pauses decoding (continuous batching's prefill step)
+
+	n         int   // decoding sequences (withdrawn ones too, until reaped)
+	cancelled int   // withdrawn ones among them
+	kvOff     int64 // Σ (kvTokens − dclk)
+	hist      []int64
+	nHist     int      // decoders in hist
+	rem       seqHeap  // key OutputTokens − gen + dclk
+	far       seqHeap  // key f + dclk, decoders outside hist
+	groups    []lastAt // decoders by when they produced their last token, oldest first
+}
+
+// lastAt is the decoders that produced their last token at the same time.
+type lastAt struct {
+	at sim.Time
+	n  int
+}
+
+// maxFreeHist bounds the histogram; larger blocks put every decoder in far
+// (exact, by a scan when it matters).
+const maxFreeHist = 1024
+
+// newDecoders returns an empty set for blocks of blockTokens.
+func newDecoders(blockTokens int64) decoders {
+	d := decoders{rem: seqHeap{slot: 0}, far: seqHeap{slot: 1}}
+	if blockTokens <= maxFreeHist {
+		d.hist = make([]int64, blockTokens)
+	}
+	return d
+}
+
+// reset empties the set (the replica dropped its whole batch).
+func (d *decoders) reset() {
+	clk, hist := d.clk, d.hist
+	clear(hist)
+	*d = decoders{clk: clk, hist: hist, rem: d.rem, far: d.far, groups: d.groups[:0]}
+	d.rem.clear()
+	d.far.clear()
+}
+
+// ctx is Σ kvTokens over the decoders.
+func (d *decoders) ctx() int64 { return d.kvOff + int64(d.n)*d.clk }
+
+// minRem is the least output tokens a decoder still owes
+// (math.MaxInt32 when there is none).
+func (d *decoders) minRem() int64 {
+	if d.rem.len() == 0 {
+		return math.MaxInt32
+	}
+	return d.rem.minKey() - d.clk
+}
+
+// advance records k decode steps of every decoder, the last ending at end.
+func (d *decoders) advance(k int64, end sim.Time) {
+	d.clk += k
+	d.ahead = 0
+	d.lastAt = end
+	d.groups = d.groups[:0]
+	if d.n > 0 {
+		d.groups = append(d.groups, lastAt{at: end, n: d.n})
+	}
+}
+
+// sync brings s's decode state up to date with the clock (a no-op for a
+// sequence that is not decoding under it).
+func (r *Replica) sync(s *seq) {
+	if !s.inDec {
+		return
+	}
+	d := &r.dec
+	if x := d.clk - s.dclk; x > 0 {
+		s.gen += int32(x)
+		s.kvTokens += x
+		s.tailTokens += x
+		s.last = d.lastAt
+		s.dclk = d.clk
+	}
+	if t := s.tailTokens + d.ahead; t > s.tailBlocks*r.blockTokens { // crossed into new blocks
+		s.tailBlocks = r.blocksFor(t)
+	}
+}
+
+// syncAll brings every running sequence up to date.
+func (r *Replica) syncAll() {
+	for _, s := range r.running {
+		r.sync(s)
+	}
+}
+
+// startDecoding adds s, which produced its first token (or its first since
+// a preemption) at the end of the step that just ended, to the decoders.
+func (r *Replica) startDecoding(s *seq) {
+	d := &r.dec
+	if d.ahead != 0 {
+		panic("models: a sequence starts decoding while blocks are taken ahead")
+	}
+	s.inDec, s.dclk = true, d.clk
+	d.n++
+	if s.cancelled {
+		d.cancelled++
+	}
+	d.kvOff += s.kvTokens - d.clk
+	B := r.blockTokens
+	if f := s.tailBlocks*B - s.tailTokens; d.hist != nil && f >= 0 && f < B {
+		s.histKey = int32((f + d.clk) % B)
+		d.hist[s.histKey]++
+		d.nHist++
+	} else {
+		s.histKey = -1
+		d.far.push(s, f+d.clk)
+	}
+	d.rem.push(s, int64(s.req.OutputTokens-s.gen)+d.clk)
+	if g := len(d.groups); g > 0 && d.groups[g-1].at == s.last {
+		d.groups[g-1].n++
+		return
+	}
+	// Kept sorted by time; a newcomer's last token is normally the latest.
+	i := len(d.groups)
+	for i > 0 && d.groups[i-1].at > s.last {
+		i--
+	}
+	if i < len(d.groups) && d.groups[i].at == s.last {
+		d.groups[i].n++
+		return
+	}
+	d.groups = append(d.groups, lastAt{})
+	copy(d.groups[i+1:], d.groups[i:])
+	d.groups[i] = lastAt{at: s.last, n: 1}
+}
+
+// stopDecoding takes s, synced, out of the decoders.
+func (r *Replica) stopDecoding(s *seq) {
+	d := &r.dec
+	s.inDec = false
+	d.n--
+	if s.cancelled {
+		d.cancelled--
+	}
+	d.kvOff -= s.kvTokens - s.dclk
+	if s.histKey >= 0 {
+		d.hist[s.histKey]--
+		d.nHist--
+	} else {
+		d.far.remove(s)
+	}
+	if s.hidx[0] >= 0 { // (reap pops finished decoders first)
+		d.rem.remove(s)
+	}
+	for i := range d.groups {
+		if d.groups[i].at == s.last {
+			if d.groups[i].n--; d.groups[i].n == 0 {
+				d.groups = append(d.groups[:i], d.groups[i+1:]...)
+			}
+			return
+		}
+	}
+	panic("models: a decoder's last token time is in no group")
+}
+
+// demand is the number of new blocks the decoders need for j >= 1 more
+// decode steps: Σ over decoders of max(0, blocksFor(tailTokens+j) −
+// tailBlocks), their blocks taken ahead counted.
+func (r *Replica) demand(j int64) int64 {
+	d := &r.dec
+	if d.far.len() > 0 && j > d.far.minKey()-d.clk {
+		return r.scanDemand(j)
+	}
+	B := r.blockTokens
+	if d.hist == nil {
+		return 0 // every decoder is far, and none needs a block
+	}
+	// With j−1 = q·B + rem, ⌈(j−f)/B⌉ = q+1 for f <= rem and q for
+	// rem < f < B: q blocks for every decoder of the histogram, one more
+	// for those with f <= rem. The count of free slots f sits at
+	// hist[(f + clk) mod B].
+	q, rem := (j-1)/B, (j-1)%B
+	need := q * int64(d.nHist)
+	o := d.clk % B
+	if o+rem < B {
+		for _, c := range d.hist[o : o+rem+1] {
+			need += c
+		}
+	} else {
+		for _, c := range d.hist[o:] {
+			need += c
+		}
+		for _, c := range d.hist[:o+rem+1-B] {
+			need += c
+		}
+	}
+	// A decoder with f = 0 already took the block of its next token
+	// (a mixed step cut short by a hang).
+	return need - d.ahead*d.hist[o]
+}
+
+// scanDemand is demand by a scan of the batch.
+func (r *Replica) scanDemand(j int64) int64 {
+	var need int64
+	for _, s := range r.running {
+		if s.inDec {
+			r.sync(s)
+			need += max(0, r.blocksFor(s.tailTokens+j)-s.tailBlocks)
+		}
+	}
+	return need
+}
+
+// seqHeap is a binary min-heap of sequences by an int64 key; each sequence
+// knows its position (seq.hidx[slot]), so any can be removed in O(log n).
+type seqHeap struct {
+	slot int // which of seq.hidx this heap uses
+	s    []*seq
+	key  []int64
+}
+
+func (h *seqHeap) len() int           { return len(h.s) }
+func (h *seqHeap) minKey() int64      { return h.key[0] }
+func (h *seqHeap) clear()             { clear(h.s); h.s, h.key = h.s[:0], h.key[:0] }
+func (h *seqHeap) place(i int)        { h.s[i].hidx[h.slot] = int32(i) }
+func (h *seqHeap) less(i, j int) bool { return h.key[i] < h.key[j] }
+
+func (h *seqHeap) swap(i, j int) {
+	h.s[i], h.s[j] = h.s[j], h.s[i]
+	h.key[i], h.key[j] = h.key[j], h.key[i]
+	h.place(i)
+	h.place(j)
+}
+
+func (h *seqHeap) push(s *seq, key int64) {
+	h.s = append(h.s, s)
+	h.key = append(h.key, key)
+	i := len(h.s) - 1
+	h.place(i)
+	h.up(i)
+}
+
+// remove takes s, which is in the heap, out of it.
+func (h *seqHeap) remove(s *seq) {
+	i := int(s.hidx[h.slot])
+	last := len(h.s) - 1
+	if i != last {
+		h.swap(i, last)
+	}
+	h.s[last] = nil
+	h.s, h.key = h.s[:last], h.key[:last]
+	s.hidx[h.slot] = -1
+	if i != last {
+		h.down(i)
+		h.up(i)
+	}
+}
+
+// pop removes and returns the sequence with the least key.
+func (h *seqHeap) pop() *seq {
+	s := h.s[0]
+	h.remove(s)
+	return s
+}
+
+func (h *seqHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h *seqHeap) down(i int) {
+	n := len(h.s)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && h.less(c+1, c) {
+			c++
+		}
+		if !h.less(c, i) {
+			return
+		}
+		h.swap(i, c)
+		i = c
+	}
+}

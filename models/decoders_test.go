@@ -1,0 +1,68 @@
+package models
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// TestDecodersMatchScan drives a decode clock through random joins,
+// decode steps and runs, blocks taken ahead (a mixed step), withdrawals
+// and departures, and after each checks its aggregates against the
+// sequences brought up to date one by one (checkDecoders: count, context,
+// least remaining tokens, last-token groups, and block demand for 1..3·B
+// steps against the per-sequence definition). Block sizes 1, 16, 17 and
+// one too large for the histogram; paged tails (f < B) and contiguous-like
+// regions (f >= B).
+func TestDecodersMatchScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, B := range []int64{1, 16, 17, maxFreeHist + 1} {
+		for trial := range 60 {
+			r := &Replica{blockTokens: B, iter: true, dec: newDecoders(B), state: &ReplicaState{}}
+			now := sim.Time(0)
+			region := trial%3 == 0
+			for op := range 300 {
+				switch x := rng.IntN(10); {
+				case x < 3 && r.dec.ahead == 0: // a sequence finishes its prefill and starts decoding
+					s := &seq{prompt: 10, done: 10, gen: 1, last: now}
+					s.req.OutputTokens = int32(rng.IntN(300)) + 2
+					s.tailTokens = rng.Int64N(5000)
+					s.kvTokens = s.tailTokens + 7
+					s.tailBlocks = r.blocksFor(s.tailTokens)
+					if region && rng.IntN(2) == 0 {
+						s.tailBlocks = r.blocksFor(s.tailTokens + int64(s.req.OutputTokens)) // reserved to the end
+					}
+					s.inBatch, s.joinNo = true, r.joins
+					r.joins++
+					r.running = append(r.running, s)
+					r.startDecoding(s)
+				case x < 5 && r.dec.n > 0: // a decode run
+					k := min(r.dec.minRem(), 1+rng.Int64N(3*B))
+					if k > 0 {
+						now += sim.Time(k) * sim.Millisecond
+						r.dec.advance(k, now)
+					}
+				case x < 6 && r.dec.n > 0 && r.dec.ahead == 0: // a mixed step: blocks taken now
+					r.dec.ahead = 1
+				case x < 7 && r.dec.ahead == 1:
+					now += sim.Millisecond
+					r.dec.advance(1, now)
+				case x < 8 && len(r.running) > 0: // withdrawn
+					s := r.running[rng.IntN(len(r.running))]
+					if !s.cancelled {
+						r.sync(s)
+						s.cancelled = true
+						r.cancelRun++
+						r.dec.cancelled++
+					}
+				case len(r.running) > 0: // leaves (finished, dropped or preempted)
+					r.unrun(r.running[rng.IntN(len(r.running))])
+				}
+				if err := r.checkDecoders(); err != nil {
+					t.Fatalf("B=%d trial %d op %d: %v", B, trial, op, err)
+				}
+			}
+		}
+	}
+}
