@@ -82,8 +82,8 @@ func (s *Sketch) rampBuckets(a, b float64, n int64) {
 // reaches the bucket's upper edge — and corrects it by a few steps, falling
 // back to bisection should the guess be far off.
 func (s *Sketch) lastIn(a, b float64, j, n int64, in func(float64) bool) int64 {
-	if b == 0 {
-		return n - 1 // every value equals a
+	if b == 0 || in(RampValue(a, b, n-1)) {
+		return n - 1 // every value equals a, or the whole rest is in
 	}
 	guess := n - 1
 	if v := RampValue(a, b, j); v > 0 {
