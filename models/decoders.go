@@ -2,6 +2,7 @@ package models
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -46,6 +47,9 @@ type decoders struct {
 	rem       seqHeap  // key OutputTokens − gen + dclk
 	far       seqHeap  // key f + dclk, decoders outside hist
 	groups    []lastAt // decoders by when they produced their last token, oldest first
+	// pow2 is log2 of the block size when that is a power of two (demand
+	// then shifts and masks instead of dividing), else -1.
+	pow2 int
 }
 
 // lastAt is the decoders that produced their last token at the same time.
@@ -60,7 +64,10 @@ const maxFreeHist = 1024
 
 // newDecoders returns an empty set for blocks of blockTokens.
 func newDecoders(blockTokens int64) decoders {
-	d := decoders{rem: seqHeap{slot: 0}, far: seqHeap{slot: 1}}
+	d := decoders{rem: seqHeap{slot: 0}, far: seqHeap{slot: 1}, pow2: -1}
+	if blockTokens > 0 && blockTokens&(blockTokens-1) == 0 {
+		d.pow2 = bits.TrailingZeros64(uint64(blockTokens))
+	}
 	if blockTokens <= maxFreeHist {
 		d.hist = make([]int64, blockTokens)
 	}
@@ -71,7 +78,7 @@ func newDecoders(blockTokens int64) decoders {
 func (d *decoders) reset() {
 	clk, hist := d.clk, d.hist
 	clear(hist)
-	*d = decoders{clk: clk, hist: hist, rem: d.rem, far: d.far, groups: d.groups[:0]}
+	*d = decoders{clk: clk, hist: hist, rem: d.rem, far: d.far, groups: d.groups[:0], pow2: d.pow2}
 	d.rem.clear()
 	d.far.clear()
 }
@@ -211,9 +218,16 @@ func (r *Replica) demand(j int64) int64 {
 	// rem < f < B: q blocks for every decoder of the histogram, one more
 	// for those with f <= rem. The count of free slots f sits at
 	// hist[(f + clk) mod B].
-	q, rem := (j-1)/B, (j-1)%B
+	var q, rem, o int64
+	if d.pow2 >= 0 {
+		q, rem, o = (j-1)>>d.pow2, (j-1)&(B-1), d.clk&(B-1)
+	} else {
+		q, rem, o = (j-1)/B, (j-1)%B, d.clk%B
+	}
+	if rem == 0 && q == 0 { // j = 1: the decoders with no free slot
+		return (1 - d.ahead) * d.hist[o]
+	}
 	need := q * int64(d.nHist)
-	o := d.clk % B
 	if o+rem < B {
 		for _, c := range d.hist[o : o+rem+1] {
 			need += c

@@ -21,6 +21,7 @@ type stepState struct {
 	runSteps  int64       // > 0: a decode-only run of this many steps is under way
 	run       DecodeRun   // its closed form
 	runBlocks int64       // KV blocks the run under way takes by its end
+	planSteps int64       // the run's length when planned: while runSteps equals it, runBlocks is exact
 	runSlow   float64     // the step-time factor it was planned with
 	stepFLOPs float64     // FLOPs of the single step under way
 	shape     StepShape   // the step under way (first step of a run)
@@ -229,7 +230,7 @@ func (r *Replica) startRun(now sim.Time, n int, ctx float64, k, blocks int64) {
 	r.run = r.perf.decodeTau(n, ctx, r.specTauSum())
 	r.shape = StepShape{DecodeSeqs: float64(n), DecodeCtx: ctx}
 	r.runSlow = r.slow
-	r.runSteps = k
+	r.runSteps, r.planSteps = k, k
 	r.runBlocks = blocks
 	r.stepEnd = now + r.runNs(k)
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)

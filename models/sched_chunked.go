@@ -35,5 +35,5 @@ func (c chunkedSched) plan(now sim.Time) {
 		st.add(s, n)
 		budget -= n
 	}
-	c.launch(now, &st, decoders)
+	c.launch(now, &st, decoders, next)
 }

@@ -14,7 +14,7 @@ var _ scheduler = continuousSched{}
 // finished first. With nothing to prefill, the batch decodes.
 func (c continuousSched) plan(now sim.Time) {
 	r := c.r
-	decoders, _ := c.begin(now)
+	decoders, next := c.begin(now)
 	var st stepBuild
 	budget := r.cfg.MaxBatchedTokens
 	for _, s := range r.prefill {
@@ -41,7 +41,7 @@ func (c continuousSched) plan(now sim.Time) {
 		r.dec.paused = true // decoders wait for this step
 		decoders = 0
 	}
-	c.launch(now, &st, decoders)
+	c.launch(now, &st, decoders, next)
 }
 
 // canAdmit reports whether the head of the queue could be admitted now.

@@ -32,9 +32,10 @@ func (b iterSched) begin(now sim.Time) (decoders int, need int64) {
 }
 
 // launch schedules the step planned in st with decoders decoding
-// sequences: a decode-only run when it prefills nothing, else a single step
-// whose decoders' blocks are taken now; or goes idle.
-func (b iterSched) launch(now sim.Time, st *stepBuild, decoders int) {
+// sequences, whose next token takes need more blocks (begin's answer): a
+// decode-only run when it prefills nothing, else a single step whose
+// decoders' blocks are taken now; or goes idle.
+func (b iterSched) launch(now sim.Time, st *stepBuild, decoders int, need int64) {
 	r := b.r
 	if st.chunks == 0 {
 		if decoders == 0 {
@@ -50,7 +51,6 @@ func (b iterSched) launch(now sim.Time, st *stepBuild, decoders int) {
 	// A single mixed step: decoders' blocks are taken now (each
 	// decoder's tailBlocks follows when it is synced).
 	if decoders > 0 {
-		need := r.demand(1)
 		if need > 0 && !r.alloc.grow(need) {
 			panic(fmt.Sprintf("models: replica %d: decode blocks reserved but unavailable", r.idx))
 		}
@@ -122,8 +122,14 @@ func (b iterSched) finishRun(now sim.Time) {
 	k := r.runSteps
 	r.Stats.Steps += k
 	// The blocks are taken before any finished sequence releases its own,
-	// as when they were counted sequence by sequence.
-	if need := r.demand(k); need > 0 && !r.alloc.grow(need) {
+	// as when they were counted sequence by sequence. Nothing changes the
+	// decoders during a run, so a run that ran as planned takes what
+	// planDecodeRun counted.
+	need := r.runBlocks
+	if k != r.planSteps {
+		need = r.demand(k)
+	}
+	if need > 0 && !r.alloc.grow(need) {
 		panic(fmt.Sprintf("models: replica %d: decode run of %d steps planned without %d KV blocks", r.idx, k, need))
 	}
 	d := &r.dec
