@@ -66,3 +66,36 @@ func TestDecodersMatchScan(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstBoundaryMatchesBisection checks firstBoundary's closed-form
+// guess against the definition (the smallest k in [1, runSteps] whose
+// boundary is at or after now, else runSteps) on random runs, slow-downs
+// and times, including times at boundaries and past the run's end.
+func TestFirstBoundaryMatchesBisection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 20000 {
+		st := stepState{runStart: sim.Time(rng.Int64N(1e12)), runSteps: 1 + rng.Int64N(5000), runSlow: 1}
+		if rng.IntN(4) == 0 {
+			st.runSlow = 1 + 3*rng.Float64()
+		}
+		st.run = DecodeRun{a: 1e-4 + 0.05*rng.Float64()}
+		if rng.IntN(3) > 0 {
+			st.run.b = 1e-8 * rng.Float64() * float64(rng.IntN(1000))
+		}
+		end := st.runStart + st.runNs(st.runSteps)
+		now := st.runStart + sim.Time(rng.Int64N(int64(end-st.runStart)+2))
+		if rng.IntN(3) == 0 { // exactly at a boundary, or a nanosecond either side
+			now = st.runStart + st.runNs(1+rng.Int64N(st.runSteps)) + sim.Time(rng.IntN(3)-1)
+		}
+		want := st.runSteps
+		for k := int64(1); k <= st.runSteps; k++ {
+			if st.runStart+st.runNs(k) >= now {
+				want = k
+				break
+			}
+		}
+		if got := st.firstBoundary(now); got != want {
+			t.Fatalf("trial %d: %+v at %v: firstBoundary %d, want %d", trial, st, now, got, want)
+		}
+	}
+}

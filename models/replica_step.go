@@ -152,12 +152,48 @@ func (st *stepState) runNs(k int64) sim.Time {
 	return sim.Time(math.Round(st.run.Seconds(k) * st.runSlow * 1e9))
 }
 
-// firstBoundary is the smallest k >= 1 with runStart + runNs(k) >= now.
+// firstBoundary is the smallest k in [1, runSteps] with runStart +
+// runNs(k) >= now (runSteps if there is none). runNs(k) rounds
+// (a·k + b·k(k−1)/2)·slow seconds, non-decreasing in k, so the root of the
+// quadratic is a guess within a step or so of the answer, which a few
+// exact comparisons settle.
 func (st *stepState) firstBoundary(now sim.Time) int64 {
-	lo, hi := int64(1), st.runSteps
+	reached := func(k int64) bool { return st.runStart+st.runNs(k) >= now }
+	n := st.runSteps
+	k := n
+	if t := float64(now-st.runStart) / (st.runSlow * 1e9); st.runSlow > 0 {
+		a, b := st.run.a, st.run.b
+		var x float64 // the real k with a·k + b·k(k−1)/2 = t
+		if h := b / 2; h > 0 {
+			p := a - h
+			x = (-p + math.Sqrt(p*p+4*h*t)) / (2 * h)
+		} else if a > 0 {
+			x = t / a
+		}
+		if x >= 1 && x < float64(n) {
+			k = int64(math.Ceil(x))
+		} else if x < 1 {
+			k = 1
+		}
+	}
+	// Settle the guess, bisecting should it be off by more than a step.
+	lo, hi := int64(1), n
+	switch {
+	case reached(k):
+		if k == 1 || !reached(k-1) {
+			return k
+		}
+		hi = k - 1
+	case k == n:
+		return n
+	case reached(k + 1):
+		return k + 1
+	default:
+		lo = k + 2
+	}
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if st.runStart+st.runNs(mid) >= now {
+		if reached(mid) {
 			hi = mid
 		} else {
 			lo = mid + 1
