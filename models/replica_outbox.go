@@ -62,13 +62,17 @@ func (r *Replica) flush() {
 			r.recycle(n.s)
 		}
 	}
-	clear(r.notes)
-	r.notes = r.notes[:0]
-	for _, s := range r.later {
-		r.reuse(s)
+	if len(r.notes) > 0 { // (most events owe nothing: skip the clearing call)
+		clear(r.notes)
+		r.notes = r.notes[:0]
 	}
-	clear(r.later)
-	r.later = r.later[:0]
+	if len(r.later) > 0 {
+		for _, s := range r.later {
+			r.reuse(s)
+		}
+		clear(r.later)
+		r.later = r.later[:0]
+	}
 }
 
 // newSeq takes a sequence from the spares, or allocates one.

@@ -349,8 +349,10 @@ func (r *Replica) finishStep(now sim.Time) {
 		r.prefill[w] = s
 		w++
 	}
-	clear(r.prefill[w:])
-	r.prefill = r.prefill[:w]
+	if w < len(r.prefill) {
+		clear(r.prefill[w:])
+		r.prefill = r.prefill[:w]
+	}
 	r.sched.reap(now)
 }
 

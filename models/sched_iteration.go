@@ -166,7 +166,9 @@ func (b iterSched) reap(now sim.Time) {
 			}
 		}
 	}
-	slices.SortFunc(leaving, func(a, b *seq) int { return cmp.Compare(a.joinNo, b.joinNo) })
+	if len(leaving) > 1 {
+		slices.SortFunc(leaving, func(a, b *seq) int { return cmp.Compare(a.joinNo, b.joinNo) })
+	}
 	for i, s := range leaving {
 		if i > 0 && leaving[i-1] == s {
 			continue // a withdrawn sequence that also finished
