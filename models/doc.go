@@ -43,7 +43,7 @@
 //	                       the queue head, admission of a sequence, its KV growth
 //	sched_static.go        static (request-level) batching
 //	sched_iteration.go     what continuous and chunked batching share: decode runs, preemption
-//	sched_agg.go           the running summary of the batch (decoders, context, free-slot histogram) planning reads
+//	decoders.go            the decode clock: the decoding sequences advanced together, as sums planning reads
 //	sched_continuous.go    continuous batching: whole-prompt prefill steps that pause decoding
 //	sched_chunked.go       chunked prefill beside decoding, under the token budget
 //	kvalloc.go             the kvAllocator interface (one per allocator mode)
