@@ -125,7 +125,7 @@ func (g *Gateway) route(req *workloads.Request) (int, bool) {
 		i, ok := g.ri.least()
 		if CheckOutstandingIndex {
 			if wi, wok := g.router.Route(req, p.states); wi != i || wok != ok {
-				panic(fmt.Sprintf("models: routing index (key %d) chose %d, %v; the router %d, %v", g.ri.key, i, ok, wi, wok))
+				panic(fmt.Sprintf("models: %v routing index chose %d, %v; the router %d, %v", g.ri.key, i, ok, wi, wok))
 			}
 		}
 		return i, ok

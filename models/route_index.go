@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 )
@@ -21,6 +22,19 @@ const (
 	// (weighted-least-outstanding).
 	KeyWeightedOutstanding
 )
+
+// String is the key's router's name.
+func (k RouteKey) String() string {
+	switch k {
+	case KeyOutstanding:
+		return "least-outstanding"
+	case KeyKVUtilization:
+		return "least-kv"
+	case KeyWeightedOutstanding:
+		return "weighted-least-outstanding"
+	}
+	return fmt.Sprintf("RouteKey(%d)", uint8(k))
+}
 
 // IndexedRouter is a Router whose decision is exactly the available
 // replica with the least key (RouteKey), ties to the lowest index, the
