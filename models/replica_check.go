@@ -9,7 +9,9 @@ import (
 // and reports the first mismatch: the routing snapshot's counts, and KV
 // blocks used = blocks held by running sequences + blocks of referenced
 // cache entries; and the planning summary of the batch, when valid, equals
-// one rebuilt from the sequences. Tests call it after every event.
+// one rebuilt from the sequences; the pool's routing index, if any, holds
+// the replica's key as its snapshot entry gives it. Tests call it after
+// every event.
 func (r *Replica) CheckInvariants() error {
 	live, waiting := 0, 0
 	var held int64
@@ -53,6 +55,9 @@ func (r *Replica) CheckInvariants() error {
 		return fmt.Errorf("replica %d: %d KV blocks used, sequences hold %d", r.idx, r.kv.Used(), held)
 	case r.kv.Used()+r.kv.Cached()+r.kv.Free() != r.kv.Total():
 		return fmt.Errorf("replica %d: KV blocks do not add up", r.idx)
+	}
+	if err := r.ri.check(r.idx); err != nil {
+		return fmt.Errorf("replica %d: %w", r.idx, err)
 	}
 	if r.agg.valid {
 		fresh := newBatchAgg(r.blockTokens)

@@ -210,6 +210,25 @@ func (x *routeIndex) fix(i int) {
 	}
 }
 
+// check reports an error unless replica i's leaf holds the key its
+// snapshot entry gives now. Tests call it between events (through
+// CheckInvariants), when every write of Available or of the key's fields
+// has fixed the index: a writer that did not shows here even before it
+// changes a decision. A nil index checks nothing.
+func (x *routeIndex) check(i int) error {
+	if x == nil {
+		return nil
+	}
+	k, ok := x.routeKey(i)
+	if !ok || !x.states[i].Available {
+		k = noReplica
+	}
+	if leaf := x.tree[x.leaves+i]; leaf != k || x.wideAt[i] != !ok {
+		return fmt.Errorf("%v routing index holds %x (wide %v), the snapshot %+v gives %x", x.key, leaf, x.wideAt[i], x.states[i], k)
+	}
+	return nil
+}
+
 // least is the indexed router's decision; ok is false when no replica is
 // available. Valid only while wide is 0.
 func (x *routeIndex) least() (int, bool) {
