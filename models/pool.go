@@ -82,11 +82,15 @@ func (p *Pool) fixIndex(i int) {
 }
 
 // indexRoutes starts keeping the routing index by k over the snapshot, if
-// every replica's snapshot entry is its own slot of states (so that the
-// replicas' own changes reach the index); it reports whether it does.
+// k is one of the RouteKeys and every replica's snapshot entry is its own
+// slot of states (so that the replicas' own changes reach the index); it
+// reports whether it does.
 func (p *Pool) indexRoutes(k RouteKey) bool {
 	if p.ri != nil {
 		return p.ri.key == k
+	}
+	if k < KeyOutstanding || k > KeyWeightedOutstanding {
+		return false // a key this index does not know: the router scans
 	}
 	if len(p.Replicas) != len(p.states) || len(p.states) >= 1<<31 {
 		return false
