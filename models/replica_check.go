@@ -13,6 +13,9 @@ import (
 // the replica's key as its snapshot entry gives it. Tests call it after
 // every event.
 func (r *Replica) CheckInvariants() error {
+	if err := r.ri.check(r.idx); err != nil {
+		return fmt.Errorf("replica %d: %w", r.idx, err)
+	}
 	live, waiting := 0, 0
 	var held int64
 	entries := map[*cacheEntry]bool{}
@@ -55,9 +58,6 @@ func (r *Replica) CheckInvariants() error {
 		return fmt.Errorf("replica %d: %d KV blocks used, sequences hold %d", r.idx, r.kv.Used(), held)
 	case r.kv.Used()+r.kv.Cached()+r.kv.Free() != r.kv.Total():
 		return fmt.Errorf("replica %d: KV blocks do not add up", r.idx)
-	}
-	if err := r.ri.check(r.idx); err != nil {
-		return fmt.Errorf("replica %d: %w", r.idx, err)
 	}
 	if r.agg.valid {
 		fresh := newBatchAgg(r.blockTokens)
