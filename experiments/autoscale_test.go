@@ -148,7 +148,7 @@ func TestAutoscaleChaos(t *testing.T) {
 		fmt.Fprintf(&b, "[cluster]\ngpu = %q\nmodel = \"llama-3-8b\"\ntp = %s\nreplicas = %d\n", pick("H100", "H200", "B200"), pick("1", "2", "8"), replicas)
 		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nkv_blocks = %d\nmax_seqs = %d\ncold_start_s = 5\nrestart_s = 2\n",
 			pick("chunked", "continuous", "static"), 1500+rng.IntN(6000), 4+rng.IntN(40))
-		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("round-robin", "least-outstanding", "p2c", "least-kv", "prefix-affinity", "random"))
+		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("round-robin", "least-outstanding", "p2c", "least-kv", "weighted-least-outstanding", "prefix-affinity", "random"))
 		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 200\n", pick("synthetic", "sessions", "agentic"))
 		if rng.IntN(2) == 0 {
 			fmt.Fprintf(&b, "[workload.arrival]\nprocess = \"piecewise\"\npoints = [[0, %d], [100, %d], [200, 1]]\ninterpolation = %q\n",

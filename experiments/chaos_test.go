@@ -94,7 +94,7 @@ func TestChaos(t *testing.T) {
 		prefixCaching := alloc == "paged" && rng.IntN(2) == 0
 		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nallocator = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\nmax_batched_tokens = %d\ncold_start_s = 5\nrestart_s = 2\n",
 			batching, alloc, prefixCaching, 1500+rng.IntN(6000), 4+rng.IntN(40), 512+rng.IntN(4096))
-		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("round-robin", "least-outstanding", "p2c", "least-kv", "prefix-affinity", "random"))
+		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("round-robin", "least-outstanding", "p2c", "least-kv", "weighted-least-outstanding", "prefix-affinity", "random"))
 		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 120\n", pick("synthetic", "sessions", "agentic"))
 		fmt.Fprintf(&b, "[workload.arrival]\nrate_per_s = %d\n", 2+rng.IntN(20))
 		fmt.Fprintf(&b, "[policies]\ntimeout_s = %d\ntotal_timeout_s = %d\n", rng.IntN(2)*(2+rng.IntN(10)), rng.IntN(2)*(30+rng.IntN(60)))

@@ -9,11 +9,13 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 )
 
-// checkOutstandingIndex makes every least-outstanding decision of the
-// test also ask the router's scan and panic if the pool's index chose
-// otherwise (models.CheckOutstandingIndex): the chaos tests drive every
-// writer of Outstanding and Available (failures, probes, breakers, drains,
-// autoscaling, spot, several models), which the index must all hear.
+// checkOutstandingIndex makes every decision of the test that the pool's
+// routing index takes (least-outstanding, least-kv,
+// weighted-least-outstanding) also ask the router's scan and panic if the
+// index chose otherwise (models.CheckOutstandingIndex): the chaos tests
+// drive every writer of Outstanding, KVUtilization and Available
+// (failures, probes, breakers, drains, autoscaling, spot, several models),
+// which the index must all hear.
 func checkOutstandingIndex(t *testing.T) {
 	was := models.CheckOutstandingIndex
 	models.CheckOutstandingIndex = true

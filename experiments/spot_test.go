@@ -91,7 +91,7 @@ func TestSpotChaos(t *testing.T) {
 		fmt.Fprintf(&b, "name = \"spot-chaos-%d\"\nseed = %d\n[cluster]\ngpu = %q\nmodel = \"llama-3-8b\"\ntp = %s\nreplicas = %d\n",
 			trial, trial+1, pick("H100", "B200"), pick("1", "2"), replicas)
 		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nmax_seqs = %d\n", pick("chunked", "continuous", "static"), 4+rng.IntN(40))
-		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("least-outstanding", "p2c", "least-kv", "round-robin", "prefix-affinity"))
+		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("least-outstanding", "p2c", "least-kv", "weighted-least-outstanding", "round-robin", "prefix-affinity"))
 		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 200\n[workload.arrival]\nrate_per_s = %d\n", pick("synthetic", "sessions"), 2+rng.IntN(20))
 		fmt.Fprintf(&b, "[policies.retry]\nname = %q\nbudget = 0.5\n", pick("none", "budgeted"))
 		fmt.Fprintf(&b, "[policies.hedge]\nname = %q\nmin_samples = 10\nbudget = 0.2\n", pick("none", "fixed", "tied"))

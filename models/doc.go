@@ -18,6 +18,8 @@
 //	                     drains; the failure reasons of faults
 //	gateway.go           Gateway: client requests and their copies, the
 //	                     replicas' Observer, routing and the fallback pool
+//	route_index.go       the routing index: IndexedRouter's decision (least
+//	                     outstanding, least KV, weighted) in O(log n) per change
 //	gateway_policies.go  Policies; admission, timeouts, hedges, breakers
 //	health.go            Health: probes, ejection, time to isolate a fault
 //	sampling.go          Sampler: the time series and the drain limit

@@ -82,9 +82,11 @@ type Gateway struct {
 	brkEv  []sim.EventID    // pending breaker re-checks
 	onTTFT func(ms float64) // sees each completed request's TTFT (the autoscaler)
 
-	// loChecked is set once route has checked whether router is a
-	// LeastOutstandingRouter (and started the pool's index if so).
-	loChecked bool
+	// riChecked is set once route has checked whether router is an
+	// IndexedRouter (and started the pool's index if so); ri is then the
+	// pool's index, nil if route asks the router.
+	riChecked bool
+	ri        *routeIndex
 
 	// GW counts copies, hedges, retries and cancellations.
 	GW GatewayStats
@@ -109,21 +111,21 @@ type fallbackPool struct {
 var _ Observer = (*Gateway)(nil)
 
 // route chooses the replica for req in the pool's snapshot: by the router,
-// or for a LeastOutstandingRouter from the pool's index (the same
-// decision, without the O(replicas) scan).
+// or for an IndexedRouter from the pool's index (the same decision,
+// without the O(replicas) scan).
 func (g *Gateway) route(req *workloads.Request) (int, bool) {
 	p := g.pool
-	if !g.loChecked {
-		g.loChecked = true
-		if _, ok := g.router.(LeastOutstandingRouter); ok {
-			p.indexOutstanding()
+	if !g.riChecked {
+		g.riChecked = true
+		if ir, ok := g.router.(IndexedRouter); ok && p.indexRoutes(ir.IndexKey()) {
+			g.ri = p.ri
 		}
 	}
-	if p.lo != nil && p.lo.wide == 0 {
-		i, ok := p.lo.least()
+	if g.ri != nil && g.ri.wide == 0 {
+		i, ok := g.ri.least()
 		if CheckOutstandingIndex {
 			if wi, wok := g.router.Route(req, p.states); wi != i || wok != ok {
-				panic(fmt.Sprintf("models: least-outstanding index chose %d, %v; the router %d, %v", i, ok, wi, wok))
+				panic(fmt.Sprintf("models: %v routing index chose %d, %v; the router %d, %v", g.ri.key, i, ok, wi, wok))
 			}
 		}
 		return i, ok
@@ -132,8 +134,9 @@ func (g *Gateway) route(req *workloads.Request) (int, bool) {
 }
 
 // CheckOutstandingIndex makes every decision the gateway takes from its
-// least-outstanding index also ask the router, and panic if they differ.
-// For tests only (it puts the O(replicas) scan back).
+// routing index (least-outstanding, least-kv, weighted-least-outstanding:
+// IndexedRouter) also ask the router, and panic if they differ. For tests
+// only (it puts the O(replicas) scan back).
 var CheckOutstandingIndex = false
 
 func newGateway(eng *sim.Engine, pool *Pool, router Router, rec *Recorder) *Gateway {

@@ -9,10 +9,11 @@ import "github.com/fleetsim/fleetsim/sim"
 // the gateway, the health checker, rollouts and fault appliers change them
 // through its methods and never write the snapshot's Available directly
 // (the gateway masks it for the length of one routing decision only).
-// Whoever writes a snapshot entry's Available or Outstanding calls
-// fixIndex (or the replica's outstandingChanged) right after, so that the
-// least-outstanding index stays exact; TestGolden checks every decision
-// the index takes against the router's scan.
+// Whoever writes a snapshot entry's Available, Outstanding or
+// KVUtilization calls fixIndex (or the replica's outstandingChanged) right
+// after, so that the routing index stays exact (Capacity is set before the
+// index is built and never changes); TestGolden and the chaos tests check
+// every decision the index takes against the router's scan.
 type Pool struct {
 	eng      *sim.Engine
 	Replicas []*Replica
@@ -25,9 +26,9 @@ type Pool struct {
 	model []int16
 	brk   []BreakerState // last breaker state applied
 	tp    int
-	// lo is the least-outstanding index over states, nil unless the
-	// gateway's router is a LeastOutstandingRouter (indexOutstanding).
-	lo *outstandingIndex
+	// ri is the routing index over states, nil unless the gateway's
+	// router is an IndexedRouter (indexRoutes).
+	ri *routeIndex
 
 	Memory MemoryPlan
 	Place  Placement
@@ -72,21 +73,24 @@ func (p *Pool) refresh(i int) {
 	p.fixIndex(i)
 }
 
-// fixIndex updates the least-outstanding index, if any, after replica i's
-// Available or Outstanding changed in the snapshot.
+// fixIndex updates the routing index, if any, after replica i's
+// Available, Outstanding or KVUtilization changed in the snapshot.
 func (p *Pool) fixIndex(i int) {
-	if p.lo != nil {
-		p.lo.fix(i)
+	if p.ri != nil {
+		p.ri.fix(i)
 	}
 }
 
-// indexOutstanding starts keeping the least-outstanding index over the
-// snapshot, if every replica's snapshot entry is its own slot of states
-// (so that the replicas' own changes reach the index); it reports whether
-// it does.
-func (p *Pool) indexOutstanding() bool {
-	if p.lo != nil {
-		return true
+// indexRoutes starts keeping the routing index by k over the snapshot, if
+// k is one of the RouteKeys and every replica's snapshot entry is its own
+// slot of states (so that the replicas' own changes reach the index); it
+// reports whether it does.
+func (p *Pool) indexRoutes(k RouteKey) bool {
+	if p.ri != nil {
+		return p.ri.key == k
+	}
+	if k < KeyOutstanding || k > KeyWeightedOutstanding {
+		return false // a key this index does not know: the router scans
 	}
 	if len(p.Replicas) != len(p.states) || len(p.states) >= 1<<31 {
 		return false
@@ -96,9 +100,9 @@ func (p *Pool) indexOutstanding() bool {
 			return false
 		}
 	}
-	p.lo = newOutstandingIndex(p.states)
+	p.ri = newRouteIndex(k, p.states)
 	for _, r := range p.Replicas {
-		r.lo = p.lo
+		r.ri = p.ri
 	}
 	return true
 }

@@ -61,10 +61,10 @@ type Replica struct {
 	perf  *StepModel
 	obs   Observer
 	state *ReplicaState // the routing snapshot, kept up to date
-	// lo is the pool's least-outstanding index when it keeps one (then
-	// state is its slot idx); every change of state.Outstanding calls
-	// outstandingChanged.
-	lo *outstandingIndex
+	// ri is the pool's routing index when it keeps one (then state is
+	// its slot idx); every change of state.Outstanding or
+	// state.KVUtilization calls outstandingChanged.
+	ri *routeIndex
 
 	sched       scheduler   // the batching mode (sched*.go)
 	alloc       kvAllocator // the allocator mode: places sequences' KV in kv (kvalloc*.go)
@@ -140,11 +140,11 @@ func (r *Replica) RecordSteps(f func(StepRecord)) { r.stepRec = f }
 // tests and metrics).
 func (r *Replica) KV() *KVCache { return r.kv }
 
-// outstandingChanged updates the pool's least-outstanding index, if any,
-// after state.Outstanding changed.
+// outstandingChanged updates the pool's routing index, if any, after
+// state.Outstanding or state.KVUtilization changed.
 func (r *Replica) outstandingChanged() {
-	if r.lo != nil {
-		r.lo.fix(r.idx)
+	if r.ri != nil {
+		r.ri.fix(r.idx)
 	}
 }
 

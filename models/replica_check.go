@@ -12,8 +12,13 @@ import (
 // and reports the first mismatch: the routing snapshot's counts, and KV
 // blocks used = blocks held by running sequences + blocks of referenced
 // cache entries; and the planning summary of the batch, when valid, equals
-// one rebuilt from the sequences. Tests call it after every event.
+// one rebuilt from the sequences; the pool's routing index, if any, holds
+// the replica's key as its snapshot entry gives it. Tests call it after
+// every event.
 func (r *Replica) CheckInvariants() error {
+	if err := r.ri.check(r.idx); err != nil {
+		return fmt.Errorf("replica %d: %w", r.idx, err)
+	}
 	live, waiting := 0, 0
 	var held int64
 	entries := map[*cacheEntry]bool{}

@@ -34,7 +34,10 @@ const (
 // sequences.
 func (r *Replica) flush() {
 	if t := r.kv.Total(); t > 0 {
-		r.state.KVUtilization = float64(r.kv.Used()) / float64(t)
+		if u := float64(r.kv.Used()) / float64(t); u != r.state.KVUtilization {
+			r.state.KVUtilization = u
+			r.outstandingChanged() // least-kv's index
+		}
 	}
 	for i := 0; i < len(r.notes); i++ { // the observer may add notes
 		n := r.notes[i]

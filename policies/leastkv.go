@@ -5,12 +5,14 @@ import (
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*LeastKV)(nil)
+var _ models.IndexedRouter = (*LeastKV)(nil)
 
 // LeastKV sends each request to the available replica with the lowest KV
 // cache utilisation (ReplicaState.KVUtilization, a fraction in 0..1); ties go
 // to fewer outstanding requests, then to the lowest index. Route is one O(n)
-// scan. The zero value is ready to use and holds no state.
+// scan; a fleet's gateway does not call it on the pool's snapshot but takes
+// the same decision from the O(log n) index it keeps (models.IndexedRouter).
+// The zero value is ready to use and holds no state.
 type LeastKV struct{}
 
 // NewLeastKV returns a least-KV-utilisation router.
@@ -36,3 +38,8 @@ func (LeastKV) Route(_ *workloads.Request, replicas []models.ReplicaState) (int,
 	}
 	return best, found
 }
+
+// IndexKey implements models.IndexedRouter: Route's decision is exactly
+// the available replica with the least (KVUtilization, Outstanding,
+// index), the utilisations compared as floats.
+func (LeastKV) IndexKey() models.RouteKey { return models.KeyKVUtilization }

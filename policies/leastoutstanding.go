@@ -7,7 +7,7 @@ import (
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.LeastOutstandingRouter = (*LeastOutstanding)(nil)
+var _ models.IndexedRouter = (*LeastOutstanding)(nil)
 
 // LeastOutstanding sends each request to the available replica with the
 // fewest outstanding requests (ReplicaState.Outstanding); ties go to the
@@ -15,7 +15,7 @@ var _ models.LeastOutstandingRouter = (*LeastOutstanding)(nil)
 // counts a routed request as outstanding before the next decision. Route is
 // one O(n) scan; a fleet's gateway does not call it on the pool's snapshot
 // but takes the same decision from the O(log n) index it keeps
-// (models.LeastOutstandingRouter). The zero value is ready to use and holds
+// (models.IndexedRouter). The zero value is ready to use and holds
 // no state.
 type LeastOutstanding struct{}
 
@@ -47,9 +47,8 @@ func leastOutstanding(replicas []models.ReplicaState) (int, bool) {
 	return 0, false
 }
 
-// LeastOutstandingOnly marks LeastOutstanding as a
-// models.LeastOutstandingRouter: Route's decision is exactly the available
-// replica with the fewest outstanding, lowest index among ties, so the
-// fleet may answer it from its index of the snapshot instead of calling
-// Route.
-func (LeastOutstanding) LeastOutstandingOnly() {}
+// IndexKey implements models.IndexedRouter: Route's decision is exactly
+// the available replica with the fewest outstanding, lowest index among
+// ties, so the fleet may answer it from its index of the snapshot instead
+// of calling Route.
+func (LeastOutstanding) IndexKey() models.RouteKey { return models.KeyOutstanding }

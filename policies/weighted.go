@@ -5,7 +5,7 @@ import (
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*WeightedLeastOutstanding)(nil)
+var _ models.IndexedRouter = (*WeightedLeastOutstanding)(nil)
 
 // WeightedLeastOutstanding sends each request to the available replica
 // whose outstanding requests, counting this one, are fewest per unit of
@@ -13,7 +13,9 @@ var _ models.Router = (*WeightedLeastOutstanding)(nil)
 // In a fleet of one kind (every Capacity 1) it chooses as LeastOutstanding
 // does; in a fleet of GPU groups a replica twice as fast takes about twice
 // the requests. A replica with Capacity 0 (unknown) counts as 1. Route is
-// one O(n) scan; the zero value is ready to use.
+// one O(n) scan; a fleet's gateway does not call it on the pool's snapshot
+// but takes the same decision from the O(log n) index it keeps
+// (models.IndexedRouter). The zero value is ready to use.
 type WeightedLeastOutstanding struct{}
 
 // NewWeightedLeastOutstanding returns a capacity-weighted
@@ -40,3 +42,8 @@ func (WeightedLeastOutstanding) Route(_ *workloads.Request, replicas []models.Re
 	}
 	return best, found
 }
+
+// IndexKey implements models.IndexedRouter: Route's decision is exactly
+// the available replica with the least float64(Outstanding+1)/Capacity
+// (Capacity <= 0 as 1), lowest index among ties.
+func (WeightedLeastOutstanding) IndexKey() models.RouteKey { return models.KeyWeightedOutstanding }
