@@ -407,3 +407,49 @@ warmup_s = 1
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 }
+
+// A fleet of one kind at the reserved tier under autoscaling pays for every
+// replica for the whole run, parked or not (as a reserved group does); at
+// the on-demand tier only provisioned time is paid. With [spot], the spot
+// replicas are paid while provisioned at the spot fraction either way.
+func TestAutoscaleReservedOneKind(t *testing.T) {
+	src := `name = "aro"
+[cluster]
+model = "llama-3-8b"
+gpu = "H100"
+tp = 1
+replicas = 4
+[cost]
+power = false
+tier = "reserved"
+[workload]
+duration_s = 300
+[workload.arrival]
+rate_per_s = 1
+[autoscale]
+enabled = true
+min_replicas = 1
+`
+	run := func(src string) (*Summary, float64) {
+		sc, err := Parse("aro.toml", []byte(src))
+		require.NoError(t, err)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		return Summarize(res), res.EndTime.Seconds()
+	}
+	s, secs := run(src)
+	require.InDelta(t, 4*secs/3600, s.Cost.GPUHours, 1e-6, "all 4 reserved GPUs for the whole run")
+	require.InDelta(t, 2.89*4*secs/3600, s.Cost.USD, 1e-4, "H100 reserved catalog price")
+	require.Less(t, s.Autoscale.ReplicasMean, 3.0, "the scaler parked replicas: they are paid anyway")
+
+	od, odSecs := run(strings.Replace(src, `tier = "reserved"`, `tier = "on-demand"`, 1))
+	require.Less(t, od.Cost.GPUHours, 4*odSecs/3600-0.01, "on demand, parked replicas cost nothing")
+
+	sp, spSecs := run(src + "[spot]\nreplicas = 2\nprice_fraction = 0.5\ninterruptions_per_hour = 0.001\n")
+	require.NotNil(t, sp.Spot)
+	spotH := sp.Spot.SpotUSD / (2.89 * 0.5)
+	require.Less(t, spotH, 2*spSecs/3600, "spot replicas are paid while provisioned")
+	require.InDelta(t, 2*spSecs/3600+spotH, sp.Cost.GPUHours, 1e-6, "the two reserved replicas for the whole run, the spot ones while provisioned")
+	require.InDelta(t, 2.89*2*spSecs/3600, sp.Spot.OtherUSD, 1e-4)
+	require.InDelta(t, sp.Spot.SpotUSD+sp.Spot.OtherUSD, sp.Cost.USD, 1e-3)
+}

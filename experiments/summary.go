@@ -405,6 +405,14 @@ func Summarize(r *Result) *Summary {
 	}
 	if a := f.Autoscaler; a != nil {
 		primaryGPUHours = a.ProvisionedReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
+		reserved := len(f.Groups) == 0 && sc.Cost.Tier == TierReserved
+		if reserved {
+			// A fleet of one kind at the reserved tier: every replica's
+			// GPUs are paid for the whole run, provisioned or parked (as a
+			// reserved group's are); spot replicas, not reserved, while
+			// provisioned (below).
+			primaryGPUHours = float64(f.Place.GPUs) * secs / 3600
+		}
 		if len(f.Groups) > 0 {
 			// Each replica's own GPUs, each group at its own price (the
 			// groups' USD from summarizeGroups): provisioned time only,
@@ -426,11 +434,14 @@ func Summarize(r *Result) *Summary {
 			// Spot replicas at the spot price while provisioned, the others
 			// at the [cost] price: per replica.
 			onDemand, tp := sc.Price(), float64(sc.Cluster.GPUsPerReplica())
+			spotH := spotGPUSeconds(r) / 3600
 			primaryGPUHours = 0
 			for i := range f.Replicas {
 				primaryGPUHours += a.ProvisionedNs(i).Seconds() * tp / 3600
 			}
-			spotH := spotGPUSeconds(r) / 3600
+			if reserved { // the others for the whole run
+				primaryGPUHours = float64(sc.Cluster.Replicas-sc.Spot.Replicas)*tp*secs/3600 + spotH
+			}
 			price = ratio(onDemand*(primaryGPUHours-spotH*(1-sc.Spot.PriceFraction)), primaryGPUHours)
 			s.Spot.SpotUSD = round6(spotH * onDemand * sc.Spot.PriceFraction)
 			s.Spot.OtherUSD = round6((primaryGPUHours - spotH) * onDemand)

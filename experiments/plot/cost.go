@@ -24,8 +24,10 @@ import (
 // provisioned_replicas) × the arm's dollars per provisioned replica-hour
 // (rates, from its summary.json: cost.usd × fleet.gpus / (fleet.replicas ×
 // cost.gpu_hours), which blends a fleet's groups, pricing tiers and power
-// into one rate), one line per arm. Arms without a rate are left out. The
-// figure is named usd_per_hour.
+// into one rate), one line per arm; an arm that pays its replicas whether
+// provisioned or not (m.FlatReplicas: reserved, one kind) is flat at all
+// of them. Arms without a rate are left out. The figure is named
+// usd_per_hour.
 //
 // An arm of a fleet of groups (m.GroupPrices, and the per-group columns
 // provisioned_replicas.GROUP in pts) is drawn split instead: one line per
@@ -53,6 +55,9 @@ func CostTimeline(m Meta, pts []TimePoint, rates map[string]float64) (Figure, er
 			r, ok := rates[t.Arm]
 			if !ok {
 				return math.NaN()
+			}
+			if n, ok := m.FlatReplicas[t.Arm]; ok {
+				return n * r // reserved: paid whether provisioned or not
 			}
 			return t.ProvisionedReplicas * r
 		}},
@@ -342,15 +347,18 @@ func readCostSLO(t *table) ([]CostSLOPoint, error) {
 // dir/arms/NAME/summary.json (arm NAME); an arm whose summary has no cost
 // or no GPU-hours has none. A malformed summary is an error naming it.
 func readRates(dir string) (map[string]float64, error) {
-	rates, _, err := readPrices(dir)
+	rates, _, _, err := readPrices(dir)
 	return rates, err
 }
 
-// readPrices is readRates, and each arm's replica groups with their
-// prices (Meta.GroupPrices) where its summary has fleet.groups.
-func readPrices(dir string) (map[string]float64, map[string][]GroupPrice, error) {
+// readPrices is readRates, each arm's replica groups with their prices
+// (Meta.GroupPrices) where its summary has fleet.groups, and the replicas
+// paid flat (Meta.FlatReplicas) where it is a fleet of one kind at the
+// reserved tier without spot.
+func readPrices(dir string) (map[string]float64, map[string][]GroupPrice, map[string]float64, error) {
 	rates := map[string]float64{}
 	groups := map[string][]GroupPrice{}
+	flat := map[string]float64{}
 	read := func(arm, path string) error {
 		b, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -374,6 +382,7 @@ func readPrices(dir string) (map[string]float64, map[string][]GroupPrice, error)
 			Cost struct {
 				USD      float64 `json:"usd"`
 				GPUHours float64 `json:"gpu_hours"`
+				Tier     string  `json:"tier"`
 			} `json:"cost"`
 			Spot *struct {
 				Group         string  `json:"group"`
@@ -385,6 +394,9 @@ func readPrices(dir string) (map[string]float64, map[string][]GroupPrice, error)
 		}
 		if s.Fleet.Replicas > 0 && s.Cost.GPUHours > 0 && s.Cost.USD >= 0 {
 			rates[arm] = s.Cost.USD * s.Fleet.GPUs / (s.Fleet.Replicas * s.Cost.GPUHours)
+			if s.Cost.Tier == "reserved" && len(s.Fleet.Groups) == 0 && s.Spot == nil {
+				flat[arm] = s.Fleet.Replicas
+			}
 		}
 		for _, g := range s.Fleet.Groups {
 			if g.TP < 1 || g.Replicas < 0 || !(g.PricePerGPUHour >= 0) {
@@ -402,20 +414,20 @@ func readPrices(dir string) (map[string]float64, map[string][]GroupPrice, error)
 		return nil
 	}
 	if err := read("", filepath.Join(dir, "summary.json")); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	ents, err := os.ReadDir(filepath.Join(dir, "arms"))
 	if err != nil {
-		return rates, groups, nil // no arms
+		return rates, groups, flat, nil // no arms
 	}
 	for _, e := range ents {
 		if e.IsDir() {
 			if err := read(e.Name(), filepath.Join(dir, "arms", e.Name(), "summary.json")); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 	}
-	return rates, groups, nil
+	return rates, groups, flat, nil
 }
 
 // timeLinesFrom adds one line per series of one arm's points (its

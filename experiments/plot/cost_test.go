@@ -125,8 +125,9 @@ func TestDirCostByGroup(t *testing.T) {
  {"name": "burst", "tp": 2, "replicas": 4, "tier": "on-demand", "price_per_gpu_hour": 9}]},
  "cost": {"usd": 10, "gpu_hours": 5}, "spot": {"replicas": 2, "group": "burst", "price_fraction": 0.35}}`)
 	write("timeseries.csv", "arm,replication,time_s,provisioned_replicas,provisioned_replicas.base,provisioned_replicas.burst,provisioned_spot_replicas.burst\n,0,0,3,2,1,0\n,0,60,6,2,4,2\n")
-	_, groups, err := readPrices(dir)
+	_, groups, flat, err := readPrices(dir)
 	require.NoError(t, err)
+	require.Empty(t, flat, "a fleet of groups is split, not flat")
 	require.Equal(t, []GroupPrice{{Name: "base", Replicas: 2, Reserved: true, USDPerH: 4}, {Name: "burst", Replicas: 4, USDPerH: 18, SpotFrac: 0.35}}, groups[""])
 	written, err := Dir(dir)
 	require.NoError(t, err)
@@ -224,4 +225,31 @@ func TestDirCostSizeArm(t *testing.T) {
 	require.Contains(t, written, filepath.Join(dir, "plots", "usd_per_hour.svg"))
 	m := costMeta(Meta{USDPerReplicaHour: map[string]float64{"": 52}}, []TimePoint{{Arm: "a"}, {Arm: "b"}})
 	require.False(t, m.priced([]TimePoint{{Arm: "a"}}), "two arms: no guessing")
+}
+
+// A fleet of one kind at the reserved tier pays every replica whether
+// provisioned or not: its spend line is flat at all of them (readPrices
+// marks it; not with spot, whose replicas are paid while provisioned).
+func TestCostTimelineReservedFlat(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.json"), []byte(s), 0o644))
+	}
+	write(`{"scenario": "r", "fleet": {"replicas": 4, "gpus": 4}, "cost": {"usd": 8, "gpu_hours": 4, "tier": "reserved"}}`)
+	rates, _, flat, err := readPrices(dir)
+	require.NoError(t, err)
+	require.Equal(t, map[string]float64{"": 4}, flat)
+	pts := []TimePoint{{TimeS: 0, ProvisionedReplicas: 1}, {TimeS: 10, ProvisionedReplicas: 3}}
+	f, err := CostTimeline(Meta{FlatReplicas: flat}, pts, rates)
+	require.NoError(t, err)
+	require.InDelta(t, headroom(8, 1), f.Plot.Y.Max, 1e-9, "flat at 4 replicas × $2 per replica-hour")
+
+	write(`{"scenario": "r", "fleet": {"replicas": 4, "gpus": 4}, "cost": {"usd": 8, "gpu_hours": 4, "tier": "on-demand"}}`)
+	_, _, flat, err = readPrices(dir)
+	require.NoError(t, err)
+	require.Empty(t, flat)
+	write(`{"scenario": "r", "fleet": {"replicas": 4, "gpus": 4}, "cost": {"usd": 8, "gpu_hours": 4, "tier": "reserved"}, "spot": {"replicas": 1, "price_fraction": 0.5}}`)
+	_, _, flat, err = readPrices(dir)
+	require.NoError(t, err)
+	require.Empty(t, flat, "spot replicas are paid while provisioned")
 }

@@ -51,6 +51,10 @@ type Meta struct {
 	// summary.json fleet.groups and spot), for CostTimeline's split by
 	// group and tier; an arm of one kind of replica has none.
 	GroupPrices map[string][]GroupPrice
+	// FlatReplicas are the replicas an arm pays for whether provisioned or
+	// not: a fleet of one kind at the reserved tier (cost.tier) pays all
+	// of them (fleet.replicas) for the whole run, so its spend is flat.
+	FlatReplicas map[string]float64
 }
 
 // GroupPrice is what one replica group of a fleet of groups costs per

@@ -65,7 +65,7 @@ func Dir(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if meta.USDPerReplicaHour, meta.GroupPrices, err = readPrices(dir); err != nil {
+	if meta.USDPerReplicaHour, meta.GroupPrices, meta.FlatReplicas, err = readPrices(dir); err != nil {
 		return nil, err
 	}
 	tables := map[string]*table{}
@@ -372,8 +372,12 @@ func costMeta(m Meta, pts []TimePoint) Meta {
 	out := m
 	out.USDPerReplicaHour = map[string]float64{}
 	out.GroupPrices = map[string][]GroupPrice{}
+	out.FlatReplicas = map[string]float64{}
 	if okR {
 		out.USDPerReplicaHour[arm] = r
+	}
+	if f, ok := m.FlatReplicas[""]; ok {
+		out.FlatReplicas[arm] = f
 	}
 	if okG {
 		out.GroupPrices[arm] = g
