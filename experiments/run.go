@@ -112,6 +112,14 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 			}
 			return sc.GroupPrice(g.GroupConfig)
 		})
+		if p.Units != nil && sc.Spot.Replicas > 0 {
+			// Spot replicas cost their price fraction while provisioned:
+			// cheaper to start than their group's on-demand ones.
+			first, end := sc.spotRange()
+			for i := first; i < end; i++ {
+				p.Units[i].USDPerHour *= sc.Spot.PriceFraction
+			}
+		}
 		fleet.StartAutoscaler(p, policy)
 	}
 	return fleet, nil

@@ -336,3 +336,45 @@ name = "budgeted"
 	require.InDelta(t, spotH+otherH, s.Cost.GPUHours, 1e-4)
 	requireDeterministic(t, sc, src)
 }
+
+// Under autoscaling a fleet of groups starts its cheapest replica per unit
+// of capacity first; a spot replica costs its price fraction, so it starts
+// before its group's (and an equal group's) on-demand replicas.
+func TestSpotAutoscaleStartsSpotFirst(t *testing.T) {
+	src := `name = "ssf"
+[cluster]
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "a"
+gpu = "H100"
+tp = 1
+replicas = 2
+price_per_gpu_hour = 10
+[[cluster.groups]]
+name = "b"
+gpu = "H100"
+tp = 1
+replicas = 2
+price_per_gpu_hour = 10
+[workload]
+duration_s = 60
+[workload.arrival]
+rate_per_s = 1
+[autoscale]
+enabled = true
+min_replicas = 1
+initial_replicas = 1
+[spot]
+group = "b"
+replicas = 1
+`
+	sc, err := Parse("ssf.toml", []byte(src))
+	require.NoError(t, err)
+	fleet, err := newFleet(sim.NewEngine(), sc, models.NewRecorder(sc.SLO))
+	require.NoError(t, err)
+	a := fleet.Autoscaler
+	require.False(t, a.Parked(3), "the spot replica (b's last) starts first")
+	for i := range 3 {
+		require.True(t, a.Parked(i), "on-demand replica %d waits", i)
+	}
+}
