@@ -19,6 +19,39 @@ var benchValues = func() []float64 {
 	return xs
 }()
 
+// driftValues wander by up to ±0.5% a value around 20 ms, as the step gaps
+// of a replica do.
+var driftValues = func() []float64 {
+	r := rand.New(rand.NewPCG(2, 2))
+	xs := make([]float64, 1<<16)
+	v := 20.0
+	for i := range xs {
+		v *= 1 + (r.Float64()-0.5)*0.01
+		v = min(max(v, 10), 40)
+		xs[i] = v
+	}
+	return xs
+}()
+
+// BenchmarkAddN times AddN(v, 8) of scattered values in sketch mode.
+func BenchmarkAddN(b *testing.B) {
+	s := quantile.New(quantile.WithExactLimit(0))
+	b.ReportAllocs()
+	for i := range b.N {
+		s.AddN(benchValues[i&(len(benchValues)-1)], 8)
+	}
+}
+
+// BenchmarkAddRampN times the ramp of a decode run's gaps, shared by 16
+// sequences: 255 gaps from about 20 ms growing by 0.5 µs a step.
+func BenchmarkAddRampN(b *testing.B) {
+	s := quantile.New(quantile.WithExactLimit(0))
+	b.ReportAllocs()
+	for i := range b.N {
+		s.AddRampN(benchValues[i&(len(benchValues)-1)]*0.4, 0.0005, 255, 16)
+	}
+}
+
 // BenchmarkAdd times Add in sketch mode (the steady state of a long run) and
 // in exact mode (appending, with a Reset every exact-limit values).
 func BenchmarkAdd(b *testing.B) {
@@ -31,6 +64,18 @@ func BenchmarkAdd(b *testing.B) {
 		b.ResetTimer()
 		for i := range b.N {
 			s.Add(benchValues[i&(len(benchValues)-1)])
+		}
+	})
+	b.Run("sketch-drift", func(b *testing.B) {
+		// Values near the previous ones, as a replica's step gaps are.
+		s := quantile.New(quantile.WithExactLimit(0))
+		for _, x := range driftValues {
+			s.Add(x)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			s.Add(driftValues[i&(len(driftValues)-1)])
 		}
 	})
 	b.Run("exact", func(b *testing.B) {

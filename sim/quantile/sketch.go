@@ -49,8 +49,9 @@ type Sketch struct {
 	invLogGamma float64 // 1/ln(gamma)
 	estScale    float64 // 2/(gamma+1): bucket i estimates estScale*gamma^i
 	exactLimit  int
-	minBucket   int // buckets of the smallest and largest positive float64:
-	maxBucket   int // growth slack never goes past them
+	minBucket   int          // buckets of the smallest and largest positive float64:
+	maxBucket   int          // growth slack never goes past them
+	tab         *bucketTable // shared by every Sketch with this alpha
 
 	// Exact mode: every value, in arrival order until sorted by Quantile.
 	values []float64
@@ -95,13 +96,15 @@ func New(opts ...Option) *Sketch {
 		panic(fmt.Sprintf("quantile: negative exact limit %d", c.exactLimit))
 	}
 	gamma := (1 + c.alpha) / (1 - c.alpha)
+	invLogGamma := 1 / math.Log(gamma)
 	s := &Sketch{
 		alpha:       c.alpha,
 		gamma:       gamma,
 		logGamma:    math.Log(gamma),
-		invLogGamma: 1 / math.Log(gamma),
+		invLogGamma: invLogGamma,
 		estScale:    2 / (gamma + 1),
 		exactLimit:  c.exactLimit,
+		tab:         tableFor(c.alpha, invLogGamma),
 	}
 	s.minBucket = s.bucket(math.SmallestNonzeroFloat64)
 	s.maxBucket = s.bucket(math.MaxFloat64)
@@ -347,7 +350,7 @@ func (s *Sketch) bucket(v float64) int {
 	if v > s.memoLo && v < s.memoHi {
 		return s.memoK
 	}
-	k := int(math.Ceil(math.Log(v) * s.invLogGamma))
+	k := s.tab.index(v)
 	if k == s.memoNext {
 		s.memorize(k)
 	}
