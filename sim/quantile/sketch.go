@@ -369,12 +369,12 @@ func (s *Sketch) bucket(v float64) int {
 const memoMargin = 1e-9
 
 // memorize makes bucket k the memo: (gamma^(k−1), gamma^k], each edge
-// moved inwards by memoMargin (the edges' own rounding, from exp and from
-// k·logGamma, is below 1e-13 relative). Buckets with an edge outside
-// [1e-300, 1e300] are not memorized.
+// moved inwards by memoMargin (the edges' own rounding, from exp, from
+// k·logGamma and from the product by gamma, is below 1e-13 relative).
+// Buckets with an edge outside [1e-300, 1e300] are not memorized.
 func (s *Sketch) memorize(k int) {
 	lo := math.Exp(float64(k-1) * s.logGamma)
-	hi := math.Exp(float64(k) * s.logGamma)
+	hi := lo * s.gamma
 	if !(lo > 1e-300 && hi < 1e300) {
 		return
 	}

@@ -27,8 +27,8 @@ func (s *Sketch) AddN(v float64, n uint64) {
 	}
 	s.count += n
 	s.addSum(v * float64(n))
-	s.min = math.Min(s.min, v)
-	s.max = math.Max(s.max, v)
+	s.min = min(s.min, v)
+	s.max = max(s.max, v)
 	if !s.dense {
 		if uint64(len(s.values))+n <= uint64(s.exactLimit) {
 			for range n {
@@ -76,8 +76,8 @@ func (s *Sketch) AddRampN(a, b float64, k int64, n uint64) {
 	kf, nf := float64(k), float64(n)
 	s.addSum(nf * kf * a)
 	s.addSum(nf * b * kf * (kf - 1) / 2)
-	s.min = math.Min(s.min, a)
-	s.max = math.Max(s.max, last)
+	s.min = min(s.min, a)
+	s.max = max(s.max, last)
 	if !s.dense {
 		if uint64(len(s.values))+uint64(k)*n <= uint64(s.exactLimit) {
 			for range n {
