@@ -65,7 +65,7 @@ type Sketch struct {
 	zeros  uint64
 
 	// A memo of one bucket, so that values close to the previous ones (a
-	// replica's step gaps, a ramp's values) skip the logarithm: bucket
+	// replica's step gaps, a ramp's values) skip the table: bucket
 	// returns memoK for any v in (memoLo, memoHi), an interior of bucket
 	// memoK shrunk by a relative margin that no rounding of the logarithm
 	// crosses (see bucket). memoNext is the last bucket computed; a bucket
@@ -344,8 +344,9 @@ func (s *Sketch) estimate(k int) float64 {
 }
 
 // bucket is the index of the bucket holding v > 0: ceil(log_gamma(v)),
-// computed as ceil(Log(v)·invLogGamma) or, inside the memo's interval, the
-// memo (the same index: see memorize).
+// defined as ceil(Log(v)·invLogGamma) and computed from v's bits by the
+// shared table (bucketTable.index: the same index for every v) or, inside
+// the memo's interval, the memo (the same index: see memorize).
 func (s *Sketch) bucket(v float64) int {
 	if v > s.memoLo && v < s.memoHi {
 		return s.memoK
