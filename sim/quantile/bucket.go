@@ -74,6 +74,7 @@ type bucketTable struct {
 	invLogGamma float64 // g = 1/Log(gamma), exactly the Sketch's
 	perOctave   float64 // fl(Ln2·g): index change per factor of 2
 	bound       float64 // |A − F| <= bound; see above
+	boundHi     float64 // 1 − bound
 	cells       [tableCells]struct{ at, slope float64 }
 }
 
@@ -83,6 +84,7 @@ func newBucketTable(invLogGamma float64) *bucketTable {
 	t := &bucketTable{invLogGamma: g, perOctave: math.Ln2 * g}
 	const h = 1.0 / tableCells
 	t.bound = g*(h*h/8+0x1p-36) + 0x1p-50
+	t.boundHi = 1 - t.bound
 	prev := 0.0 // fl(Log(1)·g) = 0
 	for i := range tableCells {
 		next := math.Log(1+float64(i+1)*h) * g
@@ -133,16 +135,21 @@ func (t *bucketTable) approx(v float64) float64 {
 	return float64(int(b>>52)-1023)*t.perOctave + (c.at + float64(b&(1<<cellBits-1))*c.slope)
 }
 
-// index returns logIndex(v) for finite v > 0, mostly without a logarithm;
-// see the proof above.
-func (t *bucketTable) index(v float64) int {
-	if v < 0x1p-1022 { // subnormal
-		return t.logIndex(v)
-	}
+// fast returns ceil(A(v)) and whether it is logIndex(v): A(v) lies farther
+// than bound from every integer. v must be normal (v >= 0x1p-1022): fast
+// does not check. (Small enough to be inlined into Sketch.bucket.)
+func (t *bucketTable) fast(v float64) (k int, ok bool) {
 	a := t.approx(v)
 	fl := math.Floor(a)
-	if d := a - fl; d > t.bound && d < 1-t.bound {
-		return int(fl) + 1
+	d := a - fl
+	return int(fl) + 1, d > t.bound && d < t.boundHi
+}
+
+// index returns logIndex(v) for finite v > 0, mostly without a logarithm;
+// see the proof above. (Sketch.bucket does the same, with its memo.)
+func (t *bucketTable) index(v float64) int {
+	if k, ok := t.fast(v); ok && v >= 0x1p-1022 {
+		return k
 	}
 	return t.logIndex(v)
 }

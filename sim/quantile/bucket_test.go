@@ -11,24 +11,31 @@ import (
 // Sketch outside tests) and the ones its tests pass to WithAlpha.
 var indexAlphas = []float64{DefaultAlpha, 0.001, 0.02, 0.05, 0.3}
 
-// tableOf returns the shared table of a Sketch with the given alpha.
-func tableOf(alpha float64) *bucketTable { return New(WithAlpha(alpha)).tab }
-
-// indexChecker compares index with logIndex, reporting the first few
-// mismatches and counting them all.
+// indexChecker compares index, and the bucket of a Sketch with the same
+// alpha (which has the same code inline, and its memo), with logIndex,
+// reporting the first few mismatches and counting them all.
 type indexChecker struct {
 	t     *testing.T
 	tab   *bucketTable
+	sk    *Sketch
 	what  string
 	n, of int
 }
 
+func newChecker(t *testing.T, alpha float64, what string) *indexChecker {
+	sk := New(WithAlpha(alpha), WithExactLimit(0))
+	return &indexChecker{t: t, tab: sk.tab, sk: sk, what: what + ", alpha " + strconv.FormatFloat(alpha, 'g', -1, 64)}
+}
+
 func (c *indexChecker) check(v float64) {
 	c.of++
-	if got, want := c.tab.index(v), c.tab.logIndex(v); got != want {
+	want := c.tab.logIndex(v)
+	got, bucket := c.tab.index(v), c.sk.bucket(v)
+	if got != want || bucket != want {
 		c.n++
 		if c.n <= 5 {
-			c.t.Errorf("%s: index(%v) [bits %#x] = %d, the logarithm gives %d", c.what, v, math.Float64bits(v), got, want)
+			c.t.Errorf("%s: index(%v) [bits %#x] = %d and bucket %d, the logarithm gives %d",
+				c.what, v, math.Float64bits(v), got, bucket, want)
 		}
 	}
 }
@@ -84,7 +91,7 @@ func logEdges(t *testing.T, tab *bucketTable, logGamma float64, f func(edge floa
 func TestBucketIndexEdges(t *testing.T) {
 	for _, alpha := range indexAlphas {
 		s := New(WithAlpha(alpha))
-		c := indexChecker{t: t, tab: s.tab, what: "edges, alpha " + ftoa(alpha)}
+		c := newChecker(t, alpha, "edges")
 		edges := 0
 		logEdges(t, s.tab, s.logGamma, func(e float64) { edges++; c.around(e) })
 		c.done()
@@ -106,7 +113,7 @@ func TestBucketIndexRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 11))
 	lo, hi := math.Log(1e-6), math.Log(1e9)
 	for _, alpha := range indexAlphas {
-		c := indexChecker{t: t, tab: tableOf(alpha), what: "random, alpha " + ftoa(alpha)}
+		c := newChecker(t, alpha, "random")
 		m := n
 		if alpha != DefaultAlpha {
 			m = n / 10
@@ -126,11 +133,15 @@ func TestBucketIndexRandom(t *testing.T) {
 
 // TestBucketIndexSpecial checks index against the logarithm at powers of
 // two (where the table's cells begin) ± 4 ulps over the whole exponent
-// range, at subnormals, and at the largest floats.
+// range, at subnormals, and at the largest floats. (On amd64, math.Log's
+// assembly reads a subnormal's bits as if it were normal, 1.f·2^-1023,
+// which is what A does too: there, index's subnormal check changes no
+// result, and this test cannot tell whether it is there. Elsewhere Log
+// normalizes subnormals first and the check is needed.)
 func TestBucketIndexSpecial(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 7))
 	for _, alpha := range indexAlphas {
-		c := indexChecker{t: t, tab: tableOf(alpha), what: "special, alpha " + ftoa(alpha)}
+		c := newChecker(t, alpha, "special")
 		for e := -1074; e <= 1023; e++ {
 			c.around(math.Ldexp(1, e))
 		}
@@ -159,7 +170,7 @@ func TestBucketIndexBound(t *testing.T) {
 	s := New(WithExactLimit(0))
 	tab := s.tab
 	half := *tab
-	half.bound = tab.bound / 2
+	half.bound, half.boundHi = tab.bound/2, 1-tab.bound/2
 	worst, wrong := 0.0, 0
 	check := func(v float64) {
 		f := math.Log(v) * tab.invLogGamma
@@ -201,5 +212,3 @@ func TestBucketTablesShared(t *testing.T) {
 		t.Errorf("tables not per alpha, or 1/ln(gamma) differs from the sketch's")
 	}
 }
-
-func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -70,8 +70,7 @@ func (s *Sketch) rampBuckets(a, b float64, n int64) {
 	for j < n {
 		k := s.bucket(RampValue(a, b, j))
 		end := s.lastIn(a, b, j, n, func(v float64) bool { return s.bucket(v) <= k })
-		s.cover(k, k)
-		s.bins[k-s.offset] += uint64(end - j + 1)
+		s.countIn(k, uint64(end-j+1))
 		j = end + 1
 	}
 }

@@ -351,7 +351,10 @@ func (s *Sketch) bucket(v float64) int {
 	if v > s.memoLo && v < s.memoHi {
 		return s.memoK
 	}
-	k := s.tab.index(v)
+	k, ok := s.tab.fast(v)
+	if !ok || v < 0x1p-1022 { // near an edge, or subnormal: s.tab.index's slow path
+		k = s.tab.logIndex(v)
+	}
 	if k == s.memoNext {
 		s.memorize(k)
 	}
@@ -410,14 +413,22 @@ func (s *Sketch) addValue(v float64) {
 		s.zeros++
 		return
 	}
-	k := s.bucket(v)
-	j := k - s.offset
-	if j < 0 || j >= len(s.bins) {
-		s.cover(k, k)
-		j = k - s.offset
-	}
-	s.bins[j]++
+	s.countIn(s.bucket(v), 1)
 }
+
+// countIn adds n to bucket k's count, growing the bins to cover k if need
+// be.
+func (s *Sketch) countIn(k int, n uint64) {
+	if uint(k-s.offset) >= uint(len(s.bins)) { // k < offset wraps round
+		s.coverOne(k)
+	}
+	s.bins[k-s.offset] += n
+}
+
+// coverOne is cover(k, k), out of line so that countIn is inlined.
+//
+//go:noinline
+func (s *Sketch) coverOne(k int) { s.cover(k, k) }
 
 // cover grows bins so that buckets lo..hi (lo <= hi) have slots, adding slack
 // on the side that grows so that a drifting range reallocates rarely.

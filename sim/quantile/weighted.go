@@ -43,9 +43,7 @@ func (s *Sketch) AddN(v float64, n uint64) {
 		s.zeros += n
 		return
 	}
-	k := s.bucket(v)
-	s.cover(k, k)
-	s.bins[k-s.offset] += n
+	s.countIn(s.bucket(v), n)
 }
 
 // AddRampN records the ramp AddRamp(a, b, k) n times: the gaps of n
@@ -99,8 +97,7 @@ func (s *Sketch) AddRampN(a, b float64, k int64, n uint64) {
 	for j < k {
 		bk := s.bucket(RampValue(a, b, j))
 		end := s.lastIn(a, b, j, k, func(v float64) bool { return s.bucket(v) <= bk })
-		s.cover(bk, bk)
-		s.bins[bk-s.offset] += uint64(end-j+1) * n
+		s.countIn(bk, uint64(end-j+1)*n)
 		j = end + 1
 	}
 }
