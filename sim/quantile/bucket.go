@@ -146,7 +146,7 @@ func (t *bucketTable) fast(v float64) (k int, ok bool) {
 }
 
 // index returns logIndex(v) for finite v > 0, mostly without a logarithm;
-// see the proof above. (Sketch.bucket does the same, with its memo.)
+// see the proof above. (Sketch.bucket does the same, inline.)
 func (t *bucketTable) index(v float64) int {
 	if k, ok := t.fast(v); ok && v >= 0x1p-1022 {
 		return k

@@ -12,7 +12,7 @@ import (
 var indexAlphas = []float64{DefaultAlpha, 0.001, 0.02, 0.05, 0.3}
 
 // indexChecker compares index, and the bucket of a Sketch with the same
-// alpha (which has the same code inline, and its memo), with logIndex,
+// alpha (which has the same code inline), with logIndex,
 // reporting the first few mismatches and counting them all.
 type indexChecker struct {
 	t     *testing.T

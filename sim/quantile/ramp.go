@@ -86,14 +86,7 @@ func (s *Sketch) lastIn(a, b float64, j, n int64, in func(float64) bool) int64 {
 	}
 	guess := n - 1
 	if v := RampValue(a, b, j); v > 0 {
-		// The bucket's upper edge gamma^k. The caller has just computed
-		// v's bucket, so this second bucket makes it the memo, whose upper
-		// end is the edge less a relative 1e-9: close enough for a guess.
-		k := s.bucket(v)
-		upper := s.memoHi
-		if k != s.memoK || upper == 0 {
-			upper = math.Exp(float64(k) * s.logGamma)
-		}
+		upper := math.Exp(float64(s.bucket(v)) * s.logGamma) // bucket's upper edge gamma^k
 		if g := math.Floor((upper - a) / b); g < float64(n-1) {
 			guess = max(j, int64(g))
 		}

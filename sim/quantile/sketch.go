@@ -64,15 +64,6 @@ type Sketch struct {
 	offset int
 	zeros  uint64
 
-	// A memo of one bucket, so that values close to the previous ones (a
-	// replica's step gaps, a ramp's values) skip the table: bucket
-	// returns memoK for any v in (memoLo, memoHi), an interior of bucket
-	// memoK shrunk by a relative margin that no rounding of the logarithm
-	// crosses (see bucket). memoNext is the last bucket computed; a bucket
-	// computed twice in a row becomes the memo.
-	memoK, memoNext int
-	memoLo, memoHi  float64
-
 	count   uint64
 	sum     float64 // Neumaier-compensated: the sum is sum+sumComp
 	sumComp float64
@@ -345,44 +336,17 @@ func (s *Sketch) estimate(k int) float64 {
 
 // bucket is the index of the bucket holding v > 0: ceil(log_gamma(v)),
 // defined as ceil(Log(v)·invLogGamma) and computed from v's bits by the
-// shared table (bucketTable.index: the same index for every v) or, inside
-// the memo's interval, the memo (the same index: see memorize).
+// shared table: bucketTable.index, inline (the same index for every v).
+//
+// (A one-bucket memo, which skipped the logarithm for a value in the
+// previous value's bucket, no longer pays: with it, Fleet8x8B -short ran
+// the same instructions within the runs' ±0.3% noise.)
 func (s *Sketch) bucket(v float64) int {
-	if v > s.memoLo && v < s.memoHi {
-		return s.memoK
-	}
 	k, ok := s.tab.fast(v)
-	if !ok || v < 0x1p-1022 { // near an edge, or subnormal: s.tab.index's slow path
+	if !ok || v < 0x1p-1022 { // near an edge, or subnormal: index's slow path
 		k = s.tab.logIndex(v)
 	}
-	if k == s.memoNext {
-		s.memorize(k)
-	}
-	s.memoNext = k
 	return k
-}
-
-// memoMargin is the relative margin memorize keeps inside a bucket's edges.
-// For v in (gamma^(k−1)·(1+m), gamma^k·(1−m)), L = ln(v)/ln(gamma) lies at
-// least about m/ln(gamma) from any integer, while the computed
-// Log(v)·invLogGamma is within a few units in the last place of L, i.e.
-// within |ln v|·1e-15/ln(gamma) <= 745e-15/ln(gamma) (|ln v| <= 745 for a
-// float64): with m = 1e-9, a million times less than the distance, for any
-// alpha. So every v in the memo's interval has the index the logarithm
-// gives (TestBucketMemo checks values at and around the edges).
-const memoMargin = 1e-9
-
-// memorize makes bucket k the memo: (gamma^(k−1), gamma^k], each edge
-// moved inwards by memoMargin (the edges' own rounding, from exp, from
-// k·logGamma and from the product by gamma, is below 1e-13 relative).
-// Buckets with an edge outside [1e-300, 1e300] are not memorized.
-func (s *Sketch) memorize(k int) {
-	lo := math.Exp(float64(k-1) * s.logGamma)
-	hi := lo * s.gamma
-	if !(lo > 1e-300 && hi < 1e300) {
-		return
-	}
-	s.memoK, s.memoLo, s.memoHi = k, lo*(1+memoMargin), hi*(1-memoMargin)
 }
 
 func (s *Sketch) addSum(v float64) {
