@@ -24,8 +24,8 @@ import (
 // F (proof below), so when A lies farther than bound from every integer,
 // F lies strictly between the same two integers as A and ceil(A) =
 // ceil(F) exactly; otherwise (a fraction 2·bound of uniformly spread
-// values, about 2e-4 at alpha = 0.01) and for subnormal v, index computes
-// ceil(F) itself.
+// values, about 2e-4 at alpha = 0.01; 3.9e-4 of Fleet8x8B's latencies) and
+// for subnormal v, index computes ceil(F) itself.
 //
 // The bound |A − F| <= bound = g·(h²/8 + 2^-36) + 2^-50. Write u = 2^-53
 // (the unit roundoff) and take math.Log to be within 8 ulps of ln, i.e.
@@ -48,7 +48,8 @@ import (
 //     of g·ln 2, so for normal v (|e| <= 1023) the product e·perOctave is
 //     within 1023·ln 2·2.01u < 1425u of e·g·ln 2, and its rounding adds at
 //     most u·710 (|e·perOctave| <= 709.1·g): 2135u.
-//   - The sum A = fl(E + P) rounds once: at most u·710.
+//   - The sum A = fl(E + P), E = fl(e·perOctave) and P = fl(at + fl(f·slope))
+//     as above, rounds once: at most u·710.
 //   - F itself: Log(v) is within 16u·|ln v| <= 16u·710 of ln v for normal
 //     v, so Log(v)·g is within 11360u, and rounding the product adds u·711.
 //
@@ -56,9 +57,10 @@ import (
 // h²/8 + 2^14·2^-53 = h²/8 + 2^-39, all times g, so the bound's 2^-36 term
 // is 8× larger than needed even with Log's error taken as 8 ulps. The
 // fraction d = A − floor(A) is exact for |A| >= 1 (Sterbenz) and within
-// u of the true fraction for |A| < 1, which 2^-50 covers. Only the h²/8
-// term is close to what happens: TestBucketIndexBound shows that halving it
-// makes index disagree with the logarithm at bucket edges.
+// u of the true fraction for |A| < 1, and boundHi = fl(1 − bound) is
+// within u/2 of 1 − bound: 2^-50 covers both. Only the h²/8 term is close
+// to what happens: TestBucketIndexBound shows that halving the bound makes
+// index disagree with the logarithm at bucket edges.
 const tableBits = 8
 
 // tableCells is the number of mantissa cells: 2^tableBits.
@@ -121,7 +123,7 @@ func tableFor(alpha, invLogGamma float64) *bucketTable {
 }
 
 // logIndex is the bucket index by definition: ceil(Log(v)·g). (Not
-// inlined, so that index is.)
+// inlined: it is the rare path, and its callers stay small.)
 //
 //go:noinline
 func (t *bucketTable) logIndex(v float64) int {
