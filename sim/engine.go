@@ -174,7 +174,7 @@ func (e *Engine) Run(until Time) {
 	for e.q.len() > 0 && !e.stopped {
 		top := e.q.top()
 		if !e.isLive(top.ev) {
-			e.free = append(e.free, e.q.pop().ev)
+			e.free = append(e.free, e.q.popTop().ev)
 			e.cancelled--
 			continue
 		}
@@ -182,7 +182,7 @@ func (e *Engine) Run(until Time) {
 			e.now = until
 			return
 		}
-		e.fire(e.q.pop())
+		e.fire(e.q.popTop())
 	}
 	if !e.stopped && until != Forever && e.now < until {
 		e.now = until
