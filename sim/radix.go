@@ -25,14 +25,17 @@ func (a *slot) less(b *slot) bool {
 // key). It relies on the engine's rule that nothing is scheduled before the
 // last event popped.
 //
-// Times are read as radixDigits digits of radixBits bits. The front of the
+// Times are read as digits of radixWidths bits (level 0 the least
+// significant). The front of the
 // queue is cur, a run of slots whose times lie in [last, curHi], sorted in
 // descending order so that popping takes the last element. Every other slot
 // has at > curHi and waits in the bucket of (level, digit): level the most
 // significant digit where at and last differ, digit at's value there
 // (larger than last's). Every slot of a lower level precedes every slot of
 // a higher one, and within a level a lower digit precedes a higher one, so
-// the first non-empty bucket in (level, digit) order holds the minimum.
+// the first non-empty bucket in (level, digit) order holds the minimum: a
+// bit per bucket in words, in that order, and a bit per word in summary,
+// find it with two trailing-zero counts.
 //
 // When cur is spent, refill takes the first non-empty bucket (l, d): the
 // lower bound of its times (last's digits above l, then d, then zeros)
@@ -42,11 +45,11 @@ func (a *slot) less(b *slot) bool {
 // l relative to the new last (its slots at exactly last into cur, curHi =
 // last), and refill goes on until cur is not empty. A slot moves at most
 // once per level below its first, so push is O(1) and pop O(1) amortized
-// plus the sort of a small run. With 6-bit digits at 10^5 pending in the
-// hold model (a slot every 10 ns, scheduled ~1 ms ahead), a slot is placed
-// at level 3, moves to levels 2 and 1, and its level-1 bucket (64 ns, ~6
-// slots) becomes cur; that bucket spread over level 0 instead cost a move
-// and a refill per slot.
+// plus the sort of a small run. At 10^5 pending in the hold model (a slot
+// every 10 ns, scheduled ~1 ms ahead) a slot is placed at level 2 or 3,
+// moves down to level 1, and its level-1 bucket (64 ns, ~6 slots) becomes
+// cur; spreading that bucket over level 0 instead cost a move and a refill
+// per slot.
 //
 // A slot pushed into cur's range is inserted in order when at most
 // radixShiftMax slots of cur precede it (events scheduled for now come
@@ -58,22 +61,70 @@ func (a *slot) less(b *slot) bool {
 // are empty.
 type radixQueue struct {
 	last    Time
-	curHi   Time   // every at in cur is in [last, curHi]; every bucketed at is above curHi
-	cur     []slot // sorted by (at, key), descending: the minimum is last
-	side    []slot // heap by (at, key); every at <= curHi
-	buckets [radixDigits << radixBits][]slot
-	levels  uint16              // bit l set when level l has a non-empty bucket
-	digits  [radixDigits]uint64 // bit d of digits[l] set when bucket (l, d) is non-empty
+	curHi   Time                    // every at in cur is in [last, curHi]; every bucketed at is above curHi
+	cur     []slot                  // sorted by (at, key), descending: the minimum is last
+	side    []slot                  // heap by (at, key); every at <= curHi
+	buckets [radixWords * 64][]slot // bucket (l, d) is buckets[radixLevel[l].base+d]
+	words   [radixWords]uint64      // bit i&63 of words[i>>6] set when buckets[i] is not empty
+	summary uint64                  // bit w set when words[w] is not 0
 	n       int
 	topSide bool // the slot top returned is side's (see popTop)
 }
 
-// radixBits is the width of a digit; radixDigits digits cover 64 bits.
+// radixWidths are the widths in bits of the digits, from the least
+// significant; they cover 64 bits. Level 0's 6 bits make a level-1 bucket
+// span 64 ns, a run of a few slots at 10^5 pending in the hold model (a slot
+// every 10 ns), which refill sorts whole into cur; above it 8-bit digits
+// place a slot scheduled ~1 ms (2^20 ns) ahead at level 2 (bits 14-21) or
+// 3, from where it moves to level 1 and cur: two or three placements,
+// against three or four with 6-bit digits throughout.
+var radixWidths = [...]uint{6, 8, 8, 8, 8, 8, 8, 8, 2}
+
+// radixWords is the number of 64-bit words of bucket flags: one per 64
+// digits of a level.
+const radixWords = 30
+
+// radixLevelInfo describes a level: its digit is at>>shift&mask, its
+// buckets start at base, and above has the bits of its digit and every
+// lower one.
+type radixLevelInfo struct {
+	shift, base uint
+	mask, above uint64
+}
+
+var (
+	radixLevel       [len(radixWidths)]radixLevelInfo
+	radixLevelOfLen  [65]uint8 // the level holding bit n-1, by n = bits.Len64
+	radixLevelOfWord [32]uint8 // the level a word of flags belongs to
+)
+
+func init() {
+	shift, words := uint(0), uint(0)
+	for l, w := range radixWidths {
+		radixLevel[l] = radixLevelInfo{shift: shift, base: words * 64, mask: 1<<w - 1}
+		if shift+w < 64 {
+			radixLevel[l].above = 1<<(shift+w) - 1
+		} else {
+			radixLevel[l].above = ^uint64(0)
+		}
+		for n := shift + 1; n <= shift+w; n++ {
+			radixLevelOfLen[n] = uint8(l)
+		}
+		nw := (uint(1)<<w + 63) / 64
+		for k := uint(0); k < nw; k++ {
+			radixLevelOfWord[words+k] = uint8(l)
+		}
+		shift += w
+		words += nw
+	}
+	if shift != 64 || words != radixWords {
+		panic("sim: radixWidths do not cover 64 bits in radixWords words")
+	}
+}
+
 const (
-	radixBits   = 6
-	radixDigits = (64 + radixBits - 1) / radixBits
-	// radixCurMax is the largest bucket refill makes cur whole rather than
-	// spreading it over the level below (tuned on BenchmarkHoldModel).
+	// radixCurMax is the largest bucket refill sorts whole into cur rather
+	// than spreading it over the levels below (tuned on BenchmarkHoldModel).
 	radixCurMax = 32
 	// radixShiftMax is how many slots of cur an insertion may move before
 	// the slot goes to side instead.
@@ -118,13 +169,11 @@ func (q *radixQueue) curPush(s slot) {
 
 // place puts s (at > curHi) in its bucket.
 func (q *radixQueue) place(s slot) {
-	x := uint64(s.at ^ q.last)
-	l := uint(bits.Len64(x)-1) / radixBits
-	d := uint64(s.at) >> (l * radixBits) & (1<<radixBits - 1)
-	i := l<<radixBits | uint(d)
+	lv := &radixLevel[radixLevelOfLen[bits.Len64(uint64(s.at^q.last))]]
+	i := lv.base + uint(uint64(s.at)>>(lv.shift&63)&lv.mask)
 	q.buckets[i] = append(q.buckets[i], s)
-	q.levels |= 1 << l
-	q.digits[l] |= 1 << d
+	q.words[i>>6] |= 1 << (i & 63)
+	q.summary |= 1 << (i >> 6)
 }
 
 // top returns the minimum slot; the queue must not be empty. popTop removes
@@ -166,20 +215,19 @@ func (q *radixQueue) pop() slot {
 // buckets (see radixQueue).
 func (q *radixQueue) refill() {
 	for len(q.cur) == 0 && len(q.side) == 0 {
-		l := uint(bits.TrailingZeros16(q.levels))
-		d := uint(bits.TrailingZeros64(q.digits[l]))
-		i := l<<radixBits | d
-		q.digits[l] &^= 1 << d
-		if q.digits[l] == 0 {
-			q.levels &^= 1 << l
+		w := uint(bits.TrailingZeros64(q.summary))
+		i := w<<6 | uint(bits.TrailingZeros64(q.words[w]))
+		q.words[w] &^= 1 << (i & 63)
+		if q.words[w] == 0 {
+			q.summary &^= 1 << w
 		}
+		l := radixLevelOfWord[w&31]
+		lv := &radixLevel[l]
 		b := q.buckets[i]
-		// Digits above l are last's. At the top level (l+1)*radixBits
-		// exceeds 64: the shift gives 0, the mask all ones.
-		above := uint64(1)<<((l+1)*radixBits) - 1
-		q.last = Time(uint64(q.last)&^above | uint64(d)<<(l*radixBits))
+		// Digits above l are last's.
+		q.last = Time(uint64(q.last)&^lv.above | uint64(i-lv.base)<<(lv.shift&63))
 		if l == 0 || len(b) <= radixCurMax {
-			q.curHi = q.last | Time(uint64(1)<<(l*radixBits)-1)
+			q.curHi = q.last | Time(uint64(1)<<(lv.shift&63)-1)
 			// Copied, not swapped with cur's array: a bucket keeps the
 			// capacity its level needs (swapping handed a level's large
 			// arrays to cur and grew small ones again, ~100 B per event
@@ -256,10 +304,9 @@ func (q *radixQueue) filter(keep func(*slot) bool) {
 		clear(b[w:])
 		q.buckets[i] = b[:w]
 		if w == 0 {
-			l, d := uint(i)>>radixBits, uint(i)&(1<<radixBits-1)
-			q.digits[l] &^= 1 << d
-			if q.digits[l] == 0 {
-				q.levels &^= 1 << l
+			q.words[i>>6] &^= 1 << (i & 63)
+			if q.words[i>>6] == 0 {
+				q.summary &^= 1 << (i >> 6)
 			}
 		}
 		q.n += w
