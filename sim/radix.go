@@ -179,6 +179,14 @@ func (q *radixQueue) place(s slot) {
 // top returns the minimum slot; the queue must not be empty. popTop removes
 // it.
 func (q *radixQueue) top() *slot {
+	if n := len(q.cur); n > 0 && len(q.side) == 0 {
+		q.topSide = false
+		return &q.cur[n-1]
+	}
+	return q.topSlow()
+}
+
+func (q *radixQueue) topSlow() *slot {
 	if len(q.cur) == 0 && len(q.side) == 0 {
 		q.refill()
 	}
@@ -194,13 +202,13 @@ func (q *radixQueue) top() *slot {
 // push may come between the two.
 func (q *radixQueue) popTop() slot {
 	q.n--
-	var s slot
 	if q.topSide {
+		var s slot
 		q.side, s = heapPop(q.side)
 		return s
 	}
 	n := len(q.cur) - 1
-	s = q.cur[n]
+	s := q.cur[n]
 	q.cur = q.cur[:n]
 	return s
 }
