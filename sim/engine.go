@@ -171,18 +171,40 @@ func (e *Engine) Run(until Time) {
 		panic(fmt.Sprintf("sim: run until %v before now %v", until, e.now))
 	}
 	e.stopped = false
-	for e.q.len() > 0 && !e.stopped {
-		top := e.q.top()
-		if !e.isLive(top.ev) {
-			e.free = append(e.free, e.q.pop().ev)
+	q := &e.q
+	for q.n > 0 && !e.stopped {
+		// The common case by hand (the compiler inlines neither top nor
+		// popTop): the minimum is cur's last slot.
+		n := len(q.cur)
+		if n == 0 || len(q.side) > 0 {
+			top := q.topSlow()
+			if !e.isLive(top.ev) {
+				e.free = append(e.free, q.popTop().ev)
+				e.cancelled--
+				continue
+			}
+			if top.at > until {
+				e.now = until
+				return
+			}
+			e.fire(q.popTop())
+			continue
+		}
+		s := q.cur[n-1]
+		if !e.isLive(s.ev) {
+			q.cur = q.cur[:n-1]
+			q.n--
+			e.free = append(e.free, s.ev)
 			e.cancelled--
 			continue
 		}
-		if top.at > until {
+		if s.at > until {
 			e.now = until
 			return
 		}
-		e.fire(e.q.pop())
+		q.cur = q.cur[:n-1]
+		q.n--
+		e.fire(s)
 	}
 	if !e.stopped && until != Forever && e.now < until {
 		e.now = until

@@ -1,6 +1,9 @@
 package sim
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // slot is one queued event with its sort key.
 type slot struct {
@@ -20,134 +23,280 @@ func (a *slot) less(b *slot) bool {
 // radixQueue is a monotone priority queue of slots (a radix heap; Ahuja,
 // Mehlhorn, Orlin and Tarjan 1990, with multi-bit digits) ordered by (at,
 // key). It relies on the engine's rule that nothing is scheduled before the
-// last event popped. Times are read as radixDigits digits of radixBits bits;
-// a slot with at > last goes to the bucket of (level, digit): level the most
-// significant digit where at and last differ, digit at's value there (larger
-// than last's). Every slot of a lower level precedes every slot of a higher
-// one, and within a level a lower digit precedes a higher one, so the first
-// non-empty bucket in (level, digit) order holds the minimum. Slots at
-// exactly last live in cur, a small binary heap by key (ties at one
-// instant). Popping refills cur from the first non-empty bucket: its
-// minimum becomes last, and each of its slots moves to a strictly lower
-// level (the slots of the other buckets keep their places). A slot moves at
-// most once per level below its first, so push is O(1) and pop O(1)
-// amortized plus the tie heap; with 6-bit digits a slot scheduled up to
-// 2^18 ns (0.26 ms) ahead moves at most twice, one 2^24 ns (17 ms) ahead
-// three times, where one-bit digits moved a slot about ten times at 10^5
-// pending. A slot pushed before last (possible only after a peek that did
-// not pop, e.g. Run stopping at its until) precedes everything else and
-// waits in early, a small heap by (at, key).
+// last event popped.
+//
+// Times are read as digits of radixWidths bits (level 0 the least
+// significant). The front of the
+// queue is cur, a run of slots whose times lie in [last, curHi], sorted in
+// descending order so that popping takes the last element. Every other slot
+// has at > curHi and waits in the bucket of (level, digit): level the most
+// significant digit where at and last differ, digit at's value there
+// (larger than last's). Every slot of a lower level precedes every slot of
+// a higher one, and within a level a lower digit precedes a higher one, so
+// the first non-empty bucket in (level, digit) order holds the minimum: a
+// bit per bucket in words, in that order, and a bit per word in summary,
+// find it with two trailing-zero counts.
+//
+// When cur is spent, refill takes the first non-empty bucket (l, d): the
+// lower bound of its times (last's digits above l, then d, then zeros)
+// becomes last. A bucket of at most radixCurMax slots, or one of level 0 (a
+// single time), becomes cur whole: it is sorted, and curHi becomes the
+// upper bound of its times. A larger bucket is spread over the levels below
+// l relative to the new last (its slots at exactly last into cur, curHi =
+// last), and refill goes on until cur is not empty. A slot moves at most
+// once per level below its first, so push is O(1) and pop O(1) amortized
+// plus the sort of a small run. At 10^5 pending in the hold model (a slot
+// every 10 ns, scheduled ~1 ms ahead) a slot is placed at level 2 or 3,
+// moves down to level 1, and its level-1 bucket (64 ns, ~6 slots) becomes
+// cur; spreading that bucket over level 0 instead cost a move and a refill
+// per slot.
+//
+// A slot pushed into cur's range is inserted in order when at most
+// radixShiftMax slots of cur precede it (events scheduled for now come
+// after few); otherwise (e.g. many ties at one instant pushed in sequence
+// order, each after all the others) it goes to side, a binary heap by (at,
+// key), as does a slot pushed before last (possible only after a peek that
+// did not pop, e.g. Run stopping at its until). The minimum is the smaller
+// of cur's last slot and side's top; buckets are refilled only when both
+// are empty.
 type radixQueue struct {
 	last    Time
-	early   []slot // heap by (at, key); every at < last (pushed after a peek)
-	cur     []slot // heap by key; every at == last
-	buckets [radixDigits << radixBits][]slot
-	levels  uint16              // bit l set when level l has a non-empty bucket
-	digits  [radixDigits]uint64 // bit d of digits[l] set when bucket (l, d) is non-empty
+	curHi   Time                    // every at in cur is in [last, curHi]; every bucketed at is above curHi
+	cur     []slot                  // sorted by (at, key), descending: the minimum is last
+	side    []slot                  // heap by (at, key); every at <= curHi
+	buckets [radixWords * 64][]slot // bucket (l, d) is buckets[radixLevel[l].base+d]
+	words   [radixWords]uint64      // bit i&63 of words[i>>6] set when buckets[i] is not empty
+	summary uint64                  // bit w set when words[w] is not 0
 	n       int
+	topSide bool // the slot top returned is side's (see popTop)
 }
 
-// radixBits is the width of a digit; radixDigits digits cover 64 bits.
+// radixWidths are the widths in bits of the digits, from the least
+// significant; they cover 64 bits. Level 0's 6 bits make a level-1 bucket
+// span 64 ns, a run of a few slots at 10^5 pending in the hold model (a slot
+// every 10 ns), which refill sorts whole into cur; above it 8-bit digits
+// place a slot scheduled ~1 ms (2^20 ns) ahead at level 2 (bits 14-21) or
+// 3, from where it moves to level 1 and cur: two or three placements,
+// against three or four with 6-bit digits throughout.
+var radixWidths = [...]uint{6, 8, 8, 8, 8, 8, 8, 8, 2}
+
+// radixWords is the number of 64-bit words of bucket flags: one per 64
+// digits of a level.
+const radixWords = 30
+
+// radixLevelInfo describes a level: its digit is at>>shift&mask, its
+// buckets start at base, and above has the bits of its digit and every
+// lower one.
+type radixLevelInfo struct {
+	shift, base uint
+	mask, above uint64
+}
+
+var (
+	radixLevel       [len(radixWidths)]radixLevelInfo
+	radixLevelOfLen  [65]uint8 // the level holding bit n-1, by n = bits.Len64
+	radixLevelOfWord [32]uint8 // the level a word of flags belongs to
+)
+
+func init() {
+	shift, words := uint(0), uint(0)
+	for l, w := range radixWidths {
+		radixLevel[l] = radixLevelInfo{shift: shift, base: words * 64, mask: 1<<w - 1}
+		if shift+w < 64 {
+			radixLevel[l].above = 1<<(shift+w) - 1
+		} else {
+			radixLevel[l].above = ^uint64(0)
+		}
+		for n := shift + 1; n <= shift+w; n++ {
+			radixLevelOfLen[n] = uint8(l)
+		}
+		nw := (uint(1)<<w + 63) / 64
+		for k := uint(0); k < nw; k++ {
+			radixLevelOfWord[words+k] = uint8(l)
+		}
+		shift += w
+		words += nw
+	}
+	if shift != 64 || words != radixWords {
+		panic("sim: radixWidths do not cover 64 bits in radixWords words")
+	}
+}
+
 const (
-	radixBits   = 6
-	radixDigits = (64 + radixBits - 1) / radixBits
+	// radixCurMax is the largest bucket refill sorts whole into cur rather
+	// than spreading it over the levels below (tuned on BenchmarkHoldModel).
+	radixCurMax = 32
+	// radixShiftMax is how many slots of cur an insertion may move before
+	// the slot goes to side instead.
+	radixShiftMax = 8
 )
 
 func (q *radixQueue) len() int { return q.n }
 
 func (q *radixQueue) push(s slot) {
 	q.n++
-	if s.at < q.last {
-		// Only after a peek that did not pop (Run stopping at until,
-		// NextTime): s precedes everything in cur and the buckets.
-		q.early = heapPush(q.early, s)
+	if s.at <= q.curHi {
+		if s.at < q.last {
+			q.side = heapPush(q.side, s)
+			return
+		}
+		q.curPush(s)
 		return
 	}
 	q.place(s)
 }
 
-// place puts s (at >= last) in cur or its bucket.
-func (q *radixQueue) place(s slot) {
-	x := uint64(s.at ^ q.last)
-	if x == 0 {
-		q.curPush(s)
-		return
+// curPush inserts s (at in [last, curHi]) into cur, or into side when
+// more than radixShiftMax slots of cur precede it.
+func (q *radixQueue) curPush(s slot) {
+	c := q.cur
+	n := len(c)
+	j := n
+	for j > 0 && c[j-1].less(&s) {
+		if n-j == radixShiftMax {
+			q.side = heapPush(q.side, s)
+			return
+		}
+		j--
 	}
-	l := uint(bits.Len64(x)-1) / radixBits
-	d := uint64(s.at) >> (l * radixBits) & (1<<radixBits - 1)
-	i := l<<radixBits | uint(d)
-	q.buckets[i] = append(q.buckets[i], s)
-	q.levels |= 1 << l
-	q.digits[l] |= 1 << d
+	c = append(c, s)
+	if j < n {
+		copy(c[j+1:], c[j:n])
+		c[j] = s
+	}
+	q.cur = c
 }
 
-// top returns the minimum slot; the queue must not be empty.
+// place puts s (at > curHi) in its bucket.
+func (q *radixQueue) place(s slot) {
+	lv := &radixLevel[radixLevelOfLen[bits.Len64(uint64(s.at^q.last))]]
+	i := lv.base + uint(uint64(s.at)>>(lv.shift&63)&lv.mask)
+	q.buckets[i] = append(q.buckets[i], s)
+	q.words[i>>6] |= 1 << (i & 63)
+	q.summary |= 1 << (i >> 6)
+}
+
+// top returns the minimum slot; the queue must not be empty. popTop removes
+// it.
 func (q *radixQueue) top() *slot {
-	if len(q.early) > 0 {
-		return &q.early[0]
+	if n := len(q.cur); n > 0 && len(q.side) == 0 {
+		q.topSide = false
+		return &q.cur[n-1]
 	}
-	if len(q.cur) == 0 {
+	return q.topSlow()
+}
+
+func (q *radixQueue) topSlow() *slot {
+	if len(q.cur) == 0 && len(q.side) == 0 {
 		q.refill()
 	}
-	return &q.cur[0]
+	n := len(q.cur)
+	q.topSide = len(q.side) > 0 && (n == 0 || q.side[0].less(&q.cur[n-1]))
+	if q.topSide {
+		return &q.side[0]
+	}
+	return &q.cur[n-1]
+}
+
+// popTop removes and returns the slot the last call of top returned; no
+// push may come between the two.
+func (q *radixQueue) popTop() slot {
+	q.n--
+	if q.topSide {
+		var s slot
+		q.side, s = heapPop(q.side)
+		return s
+	}
+	n := len(q.cur) - 1
+	s := q.cur[n]
+	q.cur = q.cur[:n]
+	return s
 }
 
 // pop removes and returns the minimum slot; the queue must not be empty.
 func (q *radixQueue) pop() slot {
-	q.n--
-	var s slot
-	if len(q.early) > 0 {
-		q.early, s = heapPop(q.early)
-		return s
-	}
-	if len(q.cur) == 0 {
-		q.refill()
-	}
-	q.cur, s = heapPop(q.cur)
-	return s
+	q.top()
+	return q.popTop()
 }
 
-// refill moves the first non-empty bucket's slots down, its minimum time
-// becoming last and its slots at that time filling cur.
+// refill fills cur, which is empty as side is, from the first non-empty
+// buckets (see radixQueue).
 func (q *radixQueue) refill() {
-	l := uint(bits.TrailingZeros16(q.levels))
-	d := uint(bits.TrailingZeros64(q.digits[l]))
-	i := l<<radixBits | d
-	q.digits[l] &^= 1 << d
-	if q.digits[l] == 0 {
-		q.levels &^= 1 << l
-	}
-	b := q.buckets[i]
-	if l == 0 {
-		// A level-0 bucket holds one time: its slots become cur whole
-		// (cur is empty; its array becomes the bucket's).
-		q.last = b[0].at
-		q.buckets[i] = q.cur[:0]
-		q.cur = b
-		for k := (len(b) - 2) / 2; k >= 0; k-- {
-			heapDown(b, k, b[k])
+	for len(q.cur) == 0 && len(q.side) == 0 {
+		w := uint(bits.TrailingZeros64(q.summary))
+		i := w<<6 | uint(bits.TrailingZeros64(q.words[w]))
+		q.words[w] &^= 1 << (i & 63)
+		if q.words[w] == 0 {
+			q.summary &^= 1 << w
 		}
-		return
-	}
-	m := b[0].at
-	for k := 1; k < len(b); k++ {
-		if b[k].at < m {
-			m = b[k].at
+		l := radixLevelOfWord[w&31]
+		lv := &radixLevel[l]
+		b := q.buckets[i]
+		// Digits above l are last's.
+		q.last = Time(uint64(q.last)&^lv.above | uint64(i-lv.base)<<(lv.shift&63))
+		if l == 0 || len(b) <= radixCurMax {
+			q.curHi = q.last | Time(uint64(1)<<(lv.shift&63)-1)
+			// Copied, not swapped with cur's array: a bucket keeps the
+			// capacity its level needs (swapping handed a level's large
+			// arrays to cur and grew small ones again, ~100 B per event
+			// at 10^5 pending).
+			q.cur = appendSorted(q.cur, b)
+			q.buckets[i] = b[:0]
+			return
 		}
+		q.curHi = q.last
+		for k := range b {
+			if b[k].at == q.last {
+				q.curPush(b[k])
+			} else {
+				q.place(b[k]) // to a level below l: never back into b
+			}
+		}
+		q.buckets[i] = b[:0]
 	}
-	q.last = m
-	for k := range b {
-		q.place(b[k]) // to cur or a level below l: never back into b
-		b[k] = slot{}
+}
+
+// appendSorted returns the empty h with src's slots sorted by (at, key),
+// largest first: by insertion when short (a run from one small bucket),
+// else by slices.SortFunc.
+func appendSorted(h, src []slot) []slot {
+	if len(src) > radixCurMax {
+		h = append(h, src...)
+		slices.SortFunc(h, func(a, b slot) int {
+			if b.less(&a) {
+				return -1
+			}
+			return 1 // keys are unique: a and b are never equal
+		})
+		return h
 	}
-	q.buckets[i] = b[:0]
+	if cap(h) < len(src) {
+		h = make([]slot, 0, 2*len(src))
+	}
+	h = h[:len(src)]
+	for k, s := range src {
+		j := k
+		for j > 0 && h[j-1].less(&s) {
+			h[j] = h[j-1]
+			j--
+		}
+		h[j] = s
+	}
+	return h
 }
 
 // filter keeps the slots for which keep is true, in place.
 func (q *radixQueue) filter(keep func(*slot) bool) {
-	q.early = heapFilter(q.early, keep)
-	q.cur = heapFilter(q.cur, keep)
-	q.n = len(q.early) + len(q.cur)
+	q.side = heapFilter(q.side, keep)
+	w := 0
+	for k := range q.cur {
+		if keep(&q.cur[k]) {
+			q.cur[w] = q.cur[k]
+			w++
+		}
+	}
+	q.cur = q.cur[:w] // still in order
+	q.n = len(q.side) + len(q.cur)
 	for i := range q.buckets {
 		b := q.buckets[i]
 		if len(b) == 0 {
@@ -163,20 +312,16 @@ func (q *radixQueue) filter(keep func(*slot) bool) {
 		clear(b[w:])
 		q.buckets[i] = b[:w]
 		if w == 0 {
-			l, d := uint(i)>>radixBits, uint(i)&(1<<radixBits-1)
-			q.digits[l] &^= 1 << d
-			if q.digits[l] == 0 {
-				q.levels &^= 1 << l
+			q.words[i>>6] &^= 1 << (i & 63)
+			if q.words[i>>6] == 0 {
+				q.summary &^= 1 << (i >> 6)
 			}
 		}
 		q.n += w
 	}
 }
 
-func (q *radixQueue) curPush(s slot) { q.cur = heapPush(q.cur, s) }
-
-// heapPush, heapPop and heapFilter maintain a binary min-heap by slot.less
-// (for cur, where every at is equal, that is by key).
+// heapPush, heapPop and heapFilter maintain a binary min-heap by slot.less.
 func heapPush(h []slot, s slot) []slot {
 	h = append(h, s)
 	i := len(h) - 1
@@ -196,7 +341,6 @@ func heapPop(h []slot) ([]slot, slot) {
 	top := h[0]
 	n := len(h) - 1
 	x := h[n]
-	h[n] = slot{}
 	h = h[:n]
 	if n > 0 {
 		heapDown(h, 0, x)
