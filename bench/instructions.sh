@@ -6,7 +6,11 @@
 #
 # Prints the benchmark line and the total instruction count (the whole
 # process: start-up included, the same for both sides of an A/B).
+#
+# One P by default (GOMAXPROCS=1 unless set): with two, the runtime's idle
+# spinning is counted too and identical runs differed by up to 2x.
 set -euo pipefail
+export GOMAXPROCS=${GOMAXPROCS:-1}
 bin=$1 dir=$2 re=$3
 shift 3
 out=$(mktemp)
