@@ -36,7 +36,9 @@ func (r *Replica) flush() {
 	if t := r.kv.Total(); t > 0 {
 		if u := float64(r.kv.Used()) / float64(t); u != r.state.KVUtilization {
 			r.state.KVUtilization = u
-			r.outstandingChanged() // least-kv's index
+			if r.ri != nil && r.ri.key == KeyKVUtilization {
+				r.ri.fix(r.idx) // least-kv's index (the others' keys do not read it)
+			}
 		}
 	}
 	for i := 0; i < len(r.notes); i++ { // the observer may add notes
