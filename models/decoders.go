@@ -43,17 +43,17 @@ type decoders struct {
 	cancelled int   // withdrawn ones among them
 	kvOff     int64 // Σ (kvTokens − dclk)
 	hist      []int64
-	nHist     int      // decoders in hist
-	rem       seqHeap  // key OutputTokens − gen + dclk
-	far       seqHeap  // key f + dclk, decoders outside hist
-	groups    []lastAt // decoders by when they produced their last token, oldest first
+	nHist     int         // decoders in hist
+	rem       seqHeap     // key OutputTokens − gen + dclk
+	far       seqHeap     // key f + dclk, decoders outside hist
+	groups    []lastGroup // decoders by when they produced their last token, oldest first
 	// pow2 is log2 of the block size when that is a power of two (demand
 	// then shifts and masks instead of dividing), else -1.
 	pow2 int
 }
 
-// lastAt is the decoders that produced their last token at the same time.
-type lastAt struct {
+// lastGroup is the decoders that produced their last token at the same time.
+type lastGroup struct {
 	at sim.Time
 	n  int
 }
@@ -95,6 +95,20 @@ func (d *decoders) minRem() int64 {
 	return d.rem.minKey() - d.clk
 }
 
+// decodeSteps applies k decode steps of every decoder, the first token out
+// at first and the last at end: each decoder's gap to its first token, by
+// group in the order a per-sequence pass gave, the tokens, and the clock.
+// (A run's later gaps, its shared ramp, are the caller's: runGaps.done.)
+func (r *Replica) decodeSteps(k int64, first, end sim.Time, conv *gapConv) {
+	d := &r.dec
+	for _, g := range d.groups {
+		r.itl.addN(conv.ms(g.at, first), uint64(g.n))
+	}
+	r.Stats.DecodeTokens += k * int64(d.n)
+	r.state.OutstandingTokens -= k * int64(d.n-d.cancelled) // withdrawn copies were already taken off
+	d.advance(k, end)
+}
+
 // advance records k decode steps of every decoder, the last ending at end.
 func (d *decoders) advance(k int64, end sim.Time) {
 	d.clk += k
@@ -102,7 +116,7 @@ func (d *decoders) advance(k int64, end sim.Time) {
 	d.lastAt = end
 	d.groups = d.groups[:0]
 	if d.n > 0 {
-		d.groups = append(d.groups, lastAt{at: end, n: d.n})
+		d.groups = append(d.groups, lastGroup{at: end, n: d.n})
 	}
 }
 
@@ -168,9 +182,9 @@ func (r *Replica) startDecoding(s *seq) {
 		d.groups[i].n++
 		return
 	}
-	d.groups = append(d.groups, lastAt{})
+	d.groups = append(d.groups, lastGroup{})
 	copy(d.groups[i+1:], d.groups[i:])
-	d.groups[i] = lastAt{at: s.last, n: 1}
+	d.groups[i] = lastGroup{at: s.last, n: 1}
 }
 
 // stopDecoding takes s, synced, out of the decoders.

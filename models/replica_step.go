@@ -325,16 +325,11 @@ func (r *Replica) finishStep(now sim.Time) {
 	d := &r.dec
 	if d.paused {
 		d.paused = false // continuous batching's prefill step: decoders waited
-	} else if n := d.n; n > 0 {
+	} else if d.n > 0 {
 		// The decoders, which come before the prefilling sequences in the
-		// batch, each emit a token, their gaps counted by group.
+		// batch, each emit a token.
 		var gc gapConv
-		for _, g := range d.groups {
-			r.itl.addN(gc.ms(g.at, now), uint64(g.n))
-		}
-		d.advance(1, now)
-		r.Stats.DecodeTokens += int64(n)
-		r.state.OutstandingTokens -= int64(n - d.cancelled) // withdrawn copies were already taken off
+		r.decodeSteps(1, now, now, &gc)
 	}
 	var gc gapConv
 	w := 0

@@ -132,16 +132,10 @@ func (b iterSched) finishRun(now sim.Time) {
 	if need > 0 && !r.alloc.grow(need) {
 		panic(fmt.Sprintf("models: replica %d: decode run of %d steps planned without %d KV blocks", r.idx, k, need))
 	}
-	d := &r.dec
-	if n := d.n; n > 0 {
+	if n := r.dec.n; n > 0 {
 		gaps := r.gaps()
-		for _, g := range d.groups {
-			r.itl.addN(gaps.conv.ms(g.at, gaps.firstAt), uint64(g.n))
-		}
 		gaps.n = uint64(n)
-		d.advance(k, gaps.endAt)
-		r.Stats.DecodeTokens += k * int64(n)
-		r.state.OutstandingTokens -= k * int64(n-d.cancelled) // withdrawn copies were already taken off
+		r.decodeSteps(k, gaps.firstAt, gaps.endAt, &gaps.conv)
 		gaps.done()
 	}
 	b.reap(now)
