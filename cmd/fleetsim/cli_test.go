@@ -23,7 +23,7 @@ func TestHelp(t *testing.T) {
 		usage string
 		flags []string
 	}{
-		{[]string{"run"}, "usage: fleetsim run", []string{"-out", "-seed", "-replications", "-workers", "-quiet", "-json", "-shard", "-requests"}},
+		{[]string{"run"}, "usage: fleetsim run", []string{"-out", "-seed", "-replications", "-workers", "-quiet", "-json", "-shard", "-requests", "-cpuprofile"}},
 		{[]string{"ab"}, "usage: fleetsim ab", []string{"-out", "-seed", "-replications", "-json", "-shard"}},
 		{[]string{"sweep"}, "usage: fleetsim sweep", []string{"-param", "-json", "-shard"}},
 		{[]string{"size"}, "usage: fleetsim size", []string{"-slo", "-confidence", "-json", "-quiet"}},

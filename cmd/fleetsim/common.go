@@ -17,27 +17,29 @@ type commonFlags struct {
 	reps, workers *int
 	seed          *uint64
 	quiet, json   *bool
+	cpuprofile    *string
 	shard         *string // nil for a command that cannot be sharded
 	sh            experiments.Shard
 	set           map[string]bool // flags given on the command line
 }
 
 // addCommonFlags registers --out, --replications, --seed, --workers,
-// --quiet and --json on fs for command name, and --shard when shardable.
+// --quiet, --json and --cpuprofile on fs for command name, and --shard when shardable.
 func addCommonFlags(fs *flag.FlagSet, name string, shardable bool) *commonFlags {
 	out := filepath.Join("fleetsim-out", "NAME-"+name)
 	if name == "run" {
 		out = filepath.Join("fleetsim-out", "NAME")
 	}
 	c := &commonFlags{
-		name:    name,
-		fs:      fs,
-		out:     fs.String("out", "", "output directory (default "+out+", NAME the scenario's name)"),
-		reps:    fs.Int("replications", 0, "replications (default: the scenario's [run] replications)"),
-		seed:    fs.Uint64("seed", 0, "master seed (default: the scenario's; 0 is a seed like any other)"),
-		workers: fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it"),
-		quiet:   fs.Bool("quiet", false, "no progress on stderr"),
-		json:    fs.Bool("json", false, "print the results as JSON on stdout, and nothing else (the run directory is still written)"),
+		name:       name,
+		fs:         fs,
+		out:        fs.String("out", "", "output directory (default "+out+", NAME the scenario's name)"),
+		reps:       fs.Int("replications", 0, "replications (default: the scenario's [run] replications)"),
+		seed:       fs.Uint64("seed", 0, "master seed (default: the scenario's; 0 is a seed like any other)"),
+		workers:    fs.Int("workers", 0, "runs at once (default: all cores); results do not depend on it"),
+		quiet:      fs.Bool("quiet", false, "no progress on stderr"),
+		json:       fs.Bool("json", false, "print the results as JSON on stdout, and nothing else (the run directory is still written)"),
+		cpuprofile: fs.String("cpuprofile", "", "write a CPU profile of the command to this file (go tool pprof reads it), kept only if the command succeeds"),
 	}
 	if shardable {
 		c.shard = fs.String("shard", "", "run shard i/n of the replications and write a part file (merge them with fleetsim merge)")
@@ -61,6 +63,9 @@ func (c *commonFlags) check() error {
 			return usagef("%s: --json cannot be combined with --shard: a shard writes a part file, not results; "+
 				"merge the parts with fleetsim merge --json", c.name)
 		}
+	}
+	if *c.cpuprofile != "" {
+		return startCPUProfile(*c.cpuprofile)
 	}
 	return nil
 }

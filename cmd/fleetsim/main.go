@@ -109,6 +109,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	err := dispatch(args, stdout, stderr)
+	if perr := stopCPUProfile(err == nil); err == nil {
+		err = perr
+	}
 	if err == nil {
 		return 0
 	}
