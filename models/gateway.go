@@ -168,10 +168,10 @@ func (g *Gateway) newClientReq(req *workloads.Request) *clientReq {
 }
 
 func (g *Gateway) releaseClientReq(cr *clientReq) {
-	g.eng.Cancel(cr.timeout)
-	g.eng.Cancel(cr.deadline)
-	g.eng.Cancel(cr.hedge)
-	g.eng.Cancel(cr.retry)
+	cancelTimer(g.eng, cr.timeout)
+	cancelTimer(g.eng, cr.deadline)
+	cancelTimer(g.eng, cr.hedge)
+	cancelTimer(g.eng, cr.retry)
 	for _, c := range cr.copies {
 		g.releaseCopy(c)
 	}
@@ -193,6 +193,14 @@ func (g *Gateway) newCopy(cr *clientReq, kind CopyKind) *Copy {
 	cr.attempts++
 	g.GW.Copies++
 	return c
+}
+
+// cancelTimer cancels a request's timer if one is armed (most requests
+// arm none: without timeouts, hedges or retries the call is skipped).
+func cancelTimer(eng *sim.Engine, id sim.EventID) {
+	if id != (sim.EventID{}) {
+		eng.Cancel(id)
+	}
 }
 
 func (g *Gateway) releaseCopy(c *Copy) {
@@ -220,8 +228,8 @@ func (g *Gateway) FirstToken(c *Copy, at sim.Time) {
 		return
 	}
 	cr.firstSeen = true
-	g.eng.Cancel(cr.hedge)
-	g.eng.Cancel(cr.timeout) // the client's deadline is for the first token
+	cancelTimer(g.eng, cr.hedge)
+	cancelTimer(g.eng, cr.timeout) // the client's deadline is for the first token
 	if g.pol.Hedge != nil {
 		if ph, ok := g.pol.Hedge.(PromptHedger); ok {
 			ph.ObserveFor(at, cr.req.InputTokens, (at - c.SentAt).Milliseconds())
@@ -324,6 +332,17 @@ func (g *Gateway) send(cr *clientReq, kind CopyKind) bool {
 // replicas already holding a copy of cr.
 func (g *Gateway) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 	p := g.pool
+	if avoid < 0 && len(cr.copies) == 0 && p.model == nil && g.ro == nil && g.pol.Breaker == nil {
+		// Nothing to hide and no breaker to ask (a first copy without
+		// rollout, breakers or a model mix): the loop below would route
+		// once and send; do that without its bookkeeping.
+		i, ok := g.route(&cr.req)
+		if !ok || i < 0 || i >= len(p.Replicas) {
+			return g.sendFallback(cr, kind)
+		}
+		p.Replicas[i].Submit(g.newCopy(cr, kind))
+		return true
+	}
 	var hidden [8]int
 	masked := hidden[:0]
 	hide := func(i int) {
