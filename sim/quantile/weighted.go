@@ -27,8 +27,13 @@ func (s *Sketch) AddN(v float64, n uint64) {
 	}
 	s.count += n
 	s.addSum(v * float64(n))
-	s.min = min(s.min, v)
-	s.max = max(s.max, v)
+	// v is neither NaN nor -0: plain comparisons are min and max.
+	if v < s.min {
+		s.min = v
+	}
+	if v > s.max {
+		s.max = v
+	}
 	if !s.dense {
 		if uint64(len(s.values))+n <= uint64(s.exactLimit) {
 			for range n {
@@ -43,7 +48,11 @@ func (s *Sketch) AddN(v float64, n uint64) {
 		s.zeros += n
 		return
 	}
-	s.countIn(s.bucket(v), n)
+	k, ok := s.tab.fast(v) // bucket, inline
+	if !ok || v < 0x1p-1022 {
+		k = s.tab.logIndex(v)
+	}
+	s.countIn(k, n)
 }
 
 // AddRampN records the ramp AddRamp(a, b, k) n times: the gaps of n
