@@ -100,11 +100,26 @@ func (d Diurnal) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
 // addSeconds returns t + s seconds rounded to the nanosecond, saturating at
 // sim.Forever instead of overflowing.
 func addSeconds(t sim.Time, s float64) sim.Time {
-	ns := math.Round(s * 1e9)
+	ns := roundNonNeg(s * 1e9)
 	if ns >= float64(sim.Forever-t) {
 		return sim.Forever
 	}
 	return t + sim.Time(ns)
+}
+
+// roundNonNeg is math.Round(x), without Round for 0 < x < 2^62 (an
+// interarrival time in ns): there x − n is exact (n = x for x >= 2^53,
+// where x is an integer), so n = trunc(x) plus one at a fraction of 1/2 or
+// more is Round(x) (halves away from zero).
+func roundNonNeg(x float64) float64 {
+	if x > 0 && x < 1<<62 {
+		n := int64(x)
+		if x-float64(n) >= 0.5 {
+			n++
+		}
+		return float64(n)
+	}
+	return math.Round(x)
 }
 
 func mustPositive(name string, v float64) {
