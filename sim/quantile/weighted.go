@@ -103,9 +103,19 @@ func (s *Sketch) AddRampN(a, b float64, k int64, n uint64) {
 		s.zeros += uint64(end+1) * n
 		j = end + 1
 	}
+	if j == k {
+		return // all zeros
+	}
+	// The last value's bucket, once: a bucket that is also the last one
+	// holds the rest of the ramp (the answer lastIn's first check gives),
+	// so most ramps, which lie in one bucket, skip lastIn.
+	bLast := s.bucket(last)
 	for j < k {
 		bk := s.bucket(RampValue(a, b, j))
-		end := s.lastIn(a, b, j, k, func(v float64) bool { return s.bucket(v) <= bk })
+		end := k - 1
+		if bk != bLast {
+			end = s.lastIn(a, b, j, k, func(v float64) bool { return s.bucket(v) <= bk })
+		}
 		s.countIn(bk, uint64(end-j+1)*n)
 		j = end + 1
 	}
