@@ -122,6 +122,9 @@ func (g *Gateway) route(req *workloads.Request) (int, bool) {
 		}
 	}
 	if g.ri != nil && g.ri.wide == 0 {
+		if c := g.ri.cnt; c != nil && !CheckOutstandingIndex {
+			return c.first() // least(), inline
+		}
 		i, ok := g.ri.least()
 		if CheckOutstandingIndex {
 			if wi, wok := g.router.Route(req, p.states); wi != i || wok != ok {
@@ -237,7 +240,9 @@ func (g *Gateway) FirstToken(c *Copy, at sim.Time) {
 			g.pol.Hedge.Observe(at, (at - cr.req.Arrival).Milliseconds())
 		}
 	}
-	g.withdrawOthers(cr, c)
+	if len(cr.copies) > 1 { // else c is the only copy: none to withdraw
+		g.withdrawOthers(cr, c)
+	}
 }
 
 // CopyStarted implements Observer: for tied requests, the first copy
@@ -275,7 +280,9 @@ func (g *Gateway) CopyDone(c *Copy, o *Outcome) {
 	}
 	// The breaker's latency rule looks at time to first token: end-to-end
 	// latency grows with output length, not with the replica's health.
-	g.recordBreaker(c.Replica, now, true, (o.FirstToken - c.SentAt).Milliseconds())
+	if g.pol.Breaker != nil {
+		g.recordBreaker(c.Replica, now, true, (o.FirstToken - c.SentAt).Milliseconds())
+	}
 	if g.pol.Admit != nil {
 		g.pol.Admit.Observe(now, (o.FirstToken - o.Req.Arrival).Milliseconds())
 	}

@@ -94,7 +94,10 @@ func (c *countIndex) move(i, to int) {
 	}
 }
 
-// grow adds levels up to level to.
+// grow adds levels up to level to. (Rare: out of line, so move stays
+// small.)
+//
+//go:noinline
 func (c *countIndex) grow(to int) {
 	for to >= len(c.lv) {
 		c.bits = append(c.bits, make([]uint64, c.words)...)
@@ -103,6 +106,9 @@ func (c *countIndex) grow(to int) {
 }
 
 // raise moves the least level up from the level from, just emptied.
+// (Rare: out of line, so move stays small.)
+//
+//go:noinline
 func (c *countIndex) raise(from int) {
 	l := from + 1
 	for l < len(c.lv) && c.lv[l].n == 0 {
