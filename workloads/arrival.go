@@ -83,6 +83,13 @@ func (d Diurnal) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
 		panic("workloads: Diurnal with amplitude outside [0, 1] or non-finite phase")
 	}
 	peak := d.MeanRatePerS * (1 + d.Amplitude)
+	// low is the least rate the loop can compute, the rate at cos = −1
+	// with the same operations: math.Cos lies in [−1, 1] and rounding is
+	// monotone, so A·cos rounds to at least −A, 1 + that to at least
+	// fl(1 − A), and Mean times that to at least low. A candidate whose
+	// draw is at most low is accepted without the cosine (the draws, and
+	// so the arrivals, are the same).
+	low := d.MeanRatePerS * (1 + d.Amplitude*-1)
 	w := 2 * math.Pi / d.PeriodS
 	t := prev
 	for {
@@ -90,8 +97,12 @@ func (d Diurnal) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
 		if t == sim.Forever {
 			return t
 		}
+		u := rng.Float64() * peak
+		if u <= low {
+			return t
+		}
 		rate := d.MeanRatePerS * (1 + d.Amplitude*math.Cos(w*(t.Seconds()-d.PhaseS)))
-		if rng.Float64()*peak <= rate {
+		if u <= rate {
 			return t
 		}
 	}
