@@ -122,6 +122,9 @@ func (g *Gateway) route(req *workloads.Request) (int, bool) {
 		}
 	}
 	if g.ri != nil && g.ri.wide == 0 {
+		if c := g.ri.cnt; c != nil && !CheckOutstandingIndex {
+			return c.first() // least(), inline
+		}
 		i, ok := g.ri.least()
 		if CheckOutstandingIndex {
 			if wi, wok := g.router.Route(req, p.states); wi != i || wok != ok {
@@ -168,10 +171,10 @@ func (g *Gateway) newClientReq(req *workloads.Request) *clientReq {
 }
 
 func (g *Gateway) releaseClientReq(cr *clientReq) {
-	g.eng.Cancel(cr.timeout)
-	g.eng.Cancel(cr.deadline)
-	g.eng.Cancel(cr.hedge)
-	g.eng.Cancel(cr.retry)
+	cancelTimer(g.eng, cr.timeout)
+	cancelTimer(g.eng, cr.deadline)
+	cancelTimer(g.eng, cr.hedge)
+	cancelTimer(g.eng, cr.retry)
 	for _, c := range cr.copies {
 		g.releaseCopy(c)
 	}
@@ -193,6 +196,14 @@ func (g *Gateway) newCopy(cr *clientReq, kind CopyKind) *Copy {
 	cr.attempts++
 	g.GW.Copies++
 	return c
+}
+
+// cancelTimer cancels a request's timer if one is armed (most requests
+// arm none: without timeouts, hedges or retries the call is skipped).
+func cancelTimer(eng *sim.Engine, id sim.EventID) {
+	if id != (sim.EventID{}) {
+		eng.Cancel(id)
+	}
 }
 
 func (g *Gateway) releaseCopy(c *Copy) {
@@ -220,8 +231,8 @@ func (g *Gateway) FirstToken(c *Copy, at sim.Time) {
 		return
 	}
 	cr.firstSeen = true
-	g.eng.Cancel(cr.hedge)
-	g.eng.Cancel(cr.timeout) // the client's deadline is for the first token
+	cancelTimer(g.eng, cr.hedge)
+	cancelTimer(g.eng, cr.timeout) // the client's deadline is for the first token
 	if g.pol.Hedge != nil {
 		if ph, ok := g.pol.Hedge.(PromptHedger); ok {
 			ph.ObserveFor(at, cr.req.InputTokens, (at - c.SentAt).Milliseconds())
@@ -229,7 +240,9 @@ func (g *Gateway) FirstToken(c *Copy, at sim.Time) {
 			g.pol.Hedge.Observe(at, (at - cr.req.Arrival).Milliseconds())
 		}
 	}
-	g.withdrawOthers(cr, c)
+	if len(cr.copies) > 1 { // else c is the only copy: none to withdraw
+		g.withdrawOthers(cr, c)
+	}
 }
 
 // CopyStarted implements Observer: for tied requests, the first copy
@@ -267,7 +280,9 @@ func (g *Gateway) CopyDone(c *Copy, o *Outcome) {
 	}
 	// The breaker's latency rule looks at time to first token: end-to-end
 	// latency grows with output length, not with the replica's health.
-	g.recordBreaker(c.Replica, now, true, (o.FirstToken - c.SentAt).Milliseconds())
+	if g.pol.Breaker != nil {
+		g.recordBreaker(c.Replica, now, true, (o.FirstToken - c.SentAt).Milliseconds())
+	}
 	if g.pol.Admit != nil {
 		g.pol.Admit.Observe(now, (o.FirstToken - o.Req.Arrival).Milliseconds())
 	}
@@ -324,6 +339,17 @@ func (g *Gateway) send(cr *clientReq, kind CopyKind) bool {
 // replicas already holding a copy of cr.
 func (g *Gateway) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 	p := g.pool
+	if avoid < 0 && len(cr.copies) == 0 && p.model == nil && g.ro == nil && g.pol.Breaker == nil {
+		// Nothing to hide and no breaker to ask (a first copy without
+		// rollout, breakers or a model mix): the loop below would route
+		// once and send; do that without its bookkeeping.
+		i, ok := g.route(&cr.req)
+		if !ok || i < 0 || i >= len(p.Replicas) {
+			return g.sendFallback(cr, kind)
+		}
+		p.Replicas[i].Submit(g.newCopy(cr, kind))
+		return true
+	}
 	var hidden [8]int
 	masked := hidden[:0]
 	hide := func(i int) {

@@ -62,11 +62,11 @@ func (in *intake) Err() error { return in.srcErr }
 
 func (in *intake) pull() error {
 	req, err := in.src.Next()
-	if errors.Is(err, io.EOF) {
-		in.srcDone = true
-		return nil
-	}
 	if err != nil {
+		if errors.Is(err, io.EOF) {
+			in.srcDone = true
+			return nil
+		}
 		in.srcErr = err
 		in.eng.Stop()
 		return err

@@ -94,8 +94,7 @@ func (m *Recorder) RequestDone(o *Outcome) {
 	m.Completed++
 	ttft := (o.FirstToken - o.Req.Arrival).Milliseconds()
 	e2e := (o.Finished - o.Req.Arrival).Milliseconds()
-	m.TTFT.Add(ttft)
-	m.ClientTTFT.Add(ttft)
+	quantile.AddTwo(m.TTFT, m.ClientTTFT, ttft) // one bucket computation for both
 	m.E2E.Add(e2e)
 	m.Queue.Add((o.Scheduled - o.Req.Arrival).Milliseconds())
 	met := (m.SLO.TTFTMs <= 0 || ttft <= m.SLO.TTFTMs) && (m.SLO.E2EMs <= 0 || e2e <= m.SLO.E2EMs)

@@ -70,6 +70,9 @@ type routeIndex struct {
 	hiOnly bool
 	wideAt []bool
 	wide   int
+	// cnt, when set, replaces the tree (least-outstanding on at most
+	// countIndexMax replicas; route_count.go).
+	cnt *countIndex
 }
 
 // key128 is a leaf's key, compared as one unsigned 128-bit number
@@ -97,8 +100,16 @@ func newRouteIndex(k RouteKey, states []ReplicaState) *routeIndex {
 	for leaves < len(states) {
 		leaves *= 2
 	}
-	x := &routeIndex{key: k, states: states, tree: make([]key128, 2*leaves), leaves: leaves,
+	x := &routeIndex{key: k, states: states, leaves: leaves,
 		hiOnly: k == KeyOutstanding, wideAt: make([]bool, len(states))}
+	if k == KeyOutstanding && len(states) <= countIndexMax {
+		x.cnt = newCountIndex(len(states))
+		for i := range states {
+			x.fix(i)
+		}
+		return x
+	}
+	x.tree = make([]key128, 2*leaves)
 	for j := range x.tree {
 		x.tree[j] = noReplica
 	}
@@ -160,6 +171,23 @@ func (x *routeIndex) routeKey(i int) (key128, bool) {
 // and updates the path from its leaf to the root, stopping where a node
 // keeps its value (its ancestors then keep theirs).
 func (x *routeIndex) fix(i int) {
+	if c := x.cnt; c != nil {
+		s := &x.states[i]
+		l := c.level(s.Outstanding)
+		if w := l < 0; w != x.wideAt[i] {
+			x.wideAt[i] = w
+			if w {
+				x.wide++
+			} else {
+				x.wide--
+			}
+		}
+		if !s.Available {
+			l = -1
+		}
+		c.move(i, l)
+		return
+	}
 	var k key128
 	var ok bool
 	if x.hiOnly { // routeKey's KeyOutstanding, inlined: the default router's path
@@ -219,6 +247,19 @@ func (x *routeIndex) check(i int) error {
 	if x == nil {
 		return nil
 	}
+	if c := x.cnt; c != nil {
+		s := &x.states[i]
+		l := c.level(s.Outstanding)
+		wide := l < 0
+		if !s.Available {
+			l = -1
+		}
+		if !c.holds(i, l) || x.wideAt[i] != wide {
+			return fmt.Errorf("%v routing index holds replica %d at level %d (wide %v), the snapshot %+v gives %d (wide %v)",
+				x.key, i, c.at[i], x.wideAt[i], x.states[i], l, wide)
+		}
+		return nil
+	}
 	k, ok := x.routeKey(i)
 	if !ok || !x.states[i].Available {
 		k = noReplica
@@ -232,6 +273,9 @@ func (x *routeIndex) check(i int) error {
 // least is the indexed router's decision; ok is false when no replica is
 // available. Valid only while wide is 0.
 func (x *routeIndex) least() (int, bool) {
+	if x.cnt != nil {
+		return x.cnt.first()
+	}
 	k := x.tree[1]
 	if x.hiOnly {
 		if k.hi == noReplica.hi {

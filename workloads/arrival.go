@@ -83,6 +83,13 @@ func (d Diurnal) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
 		panic("workloads: Diurnal with amplitude outside [0, 1] or non-finite phase")
 	}
 	peak := d.MeanRatePerS * (1 + d.Amplitude)
+	// low is the least rate the loop can compute, the rate at cos = −1
+	// with the same operations: math.Cos lies in [−1, 1] and rounding is
+	// monotone, so A·cos rounds to at least −A, 1 + that to at least
+	// fl(1 − A), and Mean times that to at least low. A candidate whose
+	// draw is at most low is accepted without the cosine (the draws, and
+	// so the arrivals, are the same).
+	low := d.MeanRatePerS * (1 + d.Amplitude*-1)
 	w := 2 * math.Pi / d.PeriodS
 	t := prev
 	for {
@@ -90,8 +97,12 @@ func (d Diurnal) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
 		if t == sim.Forever {
 			return t
 		}
+		u := rng.Float64() * peak
+		if u <= low {
+			return t
+		}
 		rate := d.MeanRatePerS * (1 + d.Amplitude*math.Cos(w*(t.Seconds()-d.PhaseS)))
-		if rng.Float64()*peak <= rate {
+		if u <= rate {
 			return t
 		}
 	}
@@ -100,11 +111,26 @@ func (d Diurnal) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
 // addSeconds returns t + s seconds rounded to the nanosecond, saturating at
 // sim.Forever instead of overflowing.
 func addSeconds(t sim.Time, s float64) sim.Time {
-	ns := math.Round(s * 1e9)
+	ns := roundNonNeg(s * 1e9)
 	if ns >= float64(sim.Forever-t) {
 		return sim.Forever
 	}
 	return t + sim.Time(ns)
+}
+
+// roundNonNeg is math.Round(x), without Round for 0 < x < 2^62 (an
+// interarrival time in ns): there x − n is exact (n = x for x >= 2^53,
+// where x is an integer), so n = trunc(x) plus one at a fraction of 1/2 or
+// more is Round(x) (halves away from zero).
+func roundNonNeg(x float64) float64 {
+	if x > 0 && x < 1<<62 {
+		n := int64(x)
+		if x-float64(n) >= 0.5 {
+			n++
+		}
+		return float64(n)
+	}
+	return math.Round(x)
 }
 
 func mustPositive(name string, v float64) {

@@ -94,7 +94,22 @@ func (l LogNormal) Quantile(p float64) float64 {
 
 // Sample implements LengthDist.
 func (l LogNormal) Sample(rng *rand.Rand) int32 {
-	return clampTokens(math.Round(math.Exp(l.Mu+l.Sigma*rng.NormFloat64())), l.Min, l.Max)
+	return roundTokens(math.Exp(l.Mu+l.Sigma*rng.NormFloat64()), l.Min, l.Max)
+}
+
+// roundTokens is clampTokens(math.Round(x), lo, hi) for x >= 0 (or NaN),
+// without Round where x < hi: there x − t is exact, so t = trunc(x) plus
+// one at a fraction of 1/2 or more is Round(x) (halves away from zero),
+// and t <= hi.
+func roundTokens(x float64, lo, hi int32) int32 {
+	if x >= 0 && x < float64(hi) {
+		t := int32(x)
+		if x-float64(t) >= 0.5 {
+			t++
+		}
+		return max(t, lo)
+	}
+	return clampTokens(math.Round(x), lo, hi)
 }
 
 // Geometric is a geometric distribution on 1, 2, 3, ... with the given mean

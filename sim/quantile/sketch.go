@@ -196,7 +196,48 @@ func (s *Sketch) Add(v float64) {
 		}
 		s.toSketch()
 	}
-	s.addValue(v)
+	// addValue, with bucket's fast path, inline (two calls fewer per value).
+	if v == 0 {
+		s.zeros++
+		return
+	}
+	k, ok := s.tab.fast(v)
+	if !ok || v < 0x1p-1022 {
+		k = s.tab.logIndex(v)
+	}
+	s.countIn(k, 1)
+}
+
+// AddTwo records v in s and in t: what s.Add(v) and t.Add(v) would, with
+// v's bucket computed once when both sketches are in sketch mode and share
+// their bucket table (one alpha). A completed request's TTFT goes to two
+// sketches (TTFT and the client's TTFT).
+func AddTwo(s, t *Sketch, v float64) {
+	if !(s.dense && t.dense && s.tab == t.tab && v > 0 && v <= math.MaxFloat64) {
+		s.Add(v)
+		t.Add(v)
+		return
+	}
+	k, ok := s.tab.fast(v)
+	if !ok || v < 0x1p-1022 {
+		k = s.tab.logIndex(v)
+	}
+	s.addCounted(v, k)
+	t.addCounted(v, k)
+}
+
+// addCounted is Add's work for v > 0, finite, in sketch mode, whose bucket
+// k the caller computed.
+func (s *Sketch) addCounted(v float64, k int) {
+	s.count++
+	s.addSum(v)
+	if v < s.min {
+		s.min = v
+	}
+	if v > s.max {
+		s.max = v
+	}
+	s.countIn(k, 1)
 }
 
 // Merge adds every value recorded in other to s; other is not changed (it may

@@ -479,3 +479,64 @@ func TestPanics(t *testing.T) {
 	}
 	assert.Equal(t, uint64(0), s.Count(), "rejected values are not counted")
 }
+
+// TestAddTwoEqualsTwoAdds: AddTwo(s, t, v) leaves s and t in exactly the
+// state s.Add(v), t.Add(v) would (the full serialised state: bins, sum and
+// its compensation, min, max), whether both sketches are in sketch mode
+// with one alpha (the shared bucket), one is still exact, or their alphas
+// differ; values include zeros, subnormals, bucket edges and huge ones.
+func TestAddTwoEqualsTwoAdds(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	values := func(n int) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			switch r.IntN(8) {
+			case 0:
+				xs[i] = 0
+			case 1:
+				xs[i] = math.SmallestNonzeroFloat64 * float64(1+r.IntN(1000))
+			case 2:
+				xs[i] = math.Pow((1+quantile.DefaultAlpha)/(1-quantile.DefaultAlpha), float64(r.IntN(400)-200)) // near an edge
+			case 3:
+				xs[i] = 1e300 * float64(1+r.IntN(10)) // huge, and the sum stays finite
+			default:
+				xs[i] = math.Exp(r.NormFloat64()*2 + 5)
+			}
+		}
+		return xs
+	}
+	for _, c := range []struct {
+		name  string
+		s, t  []quantile.Option
+		split int // values added to the first pair alone before the pairs
+	}{
+		{"both sketch mode", []quantile.Option{quantile.WithExactLimit(0)}, []quantile.Option{quantile.WithExactLimit(0)}, 0},
+		{"default limits, through the switch", nil, nil, 0},
+		{"one exact", []quantile.Option{quantile.WithExactLimit(0)}, nil, 0},
+		{"first ahead", nil, nil, 3000},
+		{"alphas differ", []quantile.Option{quantile.WithExactLimit(0)}, []quantile.Option{quantile.WithExactLimit(0), quantile.WithAlpha(0.02)}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s1, t1 := quantile.New(c.s...), quantile.New(c.t...)
+			s2, t2 := quantile.New(c.s...), quantile.New(c.t...)
+			for _, v := range values(c.split) {
+				s1.Add(v)
+				s2.Add(v)
+			}
+			for _, v := range values(20_000) {
+				quantile.AddTwo(s1, t1, v)
+				s2.Add(v)
+				t2.Add(v)
+			}
+			for _, p := range [][2]*quantile.Sketch{{s1, s2}, {t1, t2}} {
+				a, err := p[0].MarshalJSON()
+				require.NoError(t, err)
+				b, err := p[1].MarshalJSON()
+				require.NoError(t, err)
+				require.Equal(t, string(b), string(a))
+			}
+		})
+	}
+	assert.Panics(t, func() { quantile.AddTwo(quantile.New(), quantile.New(), math.NaN()) })
+	assert.Panics(t, func() { quantile.AddTwo(quantile.New(), quantile.New(), -1) })
+}

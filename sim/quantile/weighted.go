@@ -27,8 +27,13 @@ func (s *Sketch) AddN(v float64, n uint64) {
 	}
 	s.count += n
 	s.addSum(v * float64(n))
-	s.min = min(s.min, v)
-	s.max = max(s.max, v)
+	// v is neither NaN nor -0: plain comparisons are min and max.
+	if v < s.min {
+		s.min = v
+	}
+	if v > s.max {
+		s.max = v
+	}
 	if !s.dense {
 		if uint64(len(s.values))+n <= uint64(s.exactLimit) {
 			for range n {
@@ -43,7 +48,11 @@ func (s *Sketch) AddN(v float64, n uint64) {
 		s.zeros += n
 		return
 	}
-	s.countIn(s.bucket(v), n)
+	k, ok := s.tab.fast(v) // bucket, inline
+	if !ok || v < 0x1p-1022 {
+		k = s.tab.logIndex(v)
+	}
+	s.countIn(k, n)
 }
 
 // AddRampN records the ramp AddRamp(a, b, k) n times: the gaps of n
@@ -94,9 +103,19 @@ func (s *Sketch) AddRampN(a, b float64, k int64, n uint64) {
 		s.zeros += uint64(end+1) * n
 		j = end + 1
 	}
+	if j == k {
+		return // all zeros
+	}
+	// The last value's bucket, once: a bucket that is also the last one
+	// holds the rest of the ramp (the answer lastIn's first check gives),
+	// so most ramps, which lie in one bucket, skip lastIn.
+	bLast := s.bucket(last)
 	for j < k {
 		bk := s.bucket(RampValue(a, b, j))
-		end := s.lastIn(a, b, j, k, func(v float64) bool { return s.bucket(v) <= bk })
+		end := k - 1
+		if bk != bLast {
+			end = s.lastIn(a, b, j, k, func(v float64) bool { return s.bucket(v) <= bk })
+		}
 		s.countIn(bk, uint64(end-j+1)*n)
 		j = end + 1
 	}
