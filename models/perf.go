@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math"
 )
 
 // Precision is how weights or KV are stored.
@@ -208,7 +207,25 @@ func (m *StepModel) Step(s StepShape) float64 {
 	if m.spec != nil && s.DecodeSeqs > 0 {
 		return m.specStep(s)
 	}
+	if m.pipe == nil && m.moe == nil {
+		return m.denseStep(&s) // (the common case, without the calls)
+	}
 	return m.plainStep(s)
+}
+
+// denseStep is stageStep of a model without mixture-of-experts GEMMs, the
+// same operations in the same order (so the same value), written for the
+// per-step path: no shape copies, gemm inlined, the builtin max (math.Max
+// is an assembly call; both give +0 over −0 and NaN over anything).
+func (m *StepModel) denseStep(s *StepShape) float64 {
+	tokens := s.PrefillTokens + s.DecodeSeqs
+	d := m.overheadS + m.seqOverheadS*(s.PrefillSeqs+s.DecodeSeqs)
+	if tokens > 0 {
+		d += max(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS) + m.commFixedS + m.commPerTokenS*tokens
+	}
+	d += m.attnFLOPsPerPair * (s.PrefillPairs + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
+	d += m.kvBytesPerToken * s.DecodeCtx / m.kvBW
+	return d
 }
 
 // plainStep is Step without speculation.
@@ -237,7 +254,7 @@ func (m *StepModel) gemm(tokens float64) float64 {
 	if m.moe != nil {
 		return m.gemmMoE(tokens)
 	}
-	return math.Max(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS)
+	return max(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS)
 }
 
 // FLOPs is the model FLOPs one GPU of the group does in a step of shape s
@@ -287,8 +304,14 @@ func (m *StepModel) Decode(n int, ctx0 float64) DecodeRun {
 	}
 	nf := float64(n)
 	s := StepShape{DecodeSeqs: nf, DecodeCtx: ctx0}
+	var a float64
+	if m.moe == nil {
+		a = m.denseStep(&s)
+	} else {
+		a = m.stageStep(s)
+	}
 	return DecodeRun{
-		a:  m.Step(s),
+		a:  a,
 		b:  m.kvBytesPerToken * nf / m.kvBW,
 		fa: m.FLOPs(s),
 		fb: m.attnFLOPsPerPair * nf,
