@@ -273,46 +273,40 @@ func (r *Replica) scanDemand(j int64) int64 {
 
 // seqHeap is a binary min-heap of sequences by an int64 key; each sequence
 // knows its position (seq.hidx[slot]), so any can be removed in O(log n).
+// Sifting moves a hole rather than swapping: one write per level instead
+// of two, the same comparisons and so the same arrangement as swaps.
 type seqHeap struct {
 	slot int // which of seq.hidx this heap uses
 	s    []*seq
 	key  []int64
 }
 
-func (h *seqHeap) len() int           { return len(h.s) }
-func (h *seqHeap) minKey() int64      { return h.key[0] }
-func (h *seqHeap) clear()             { clear(h.s); h.s, h.key = h.s[:0], h.key[:0] }
-func (h *seqHeap) place(i int)        { h.s[i].hidx[h.slot] = int32(i) }
-func (h *seqHeap) less(i, j int) bool { return h.key[i] < h.key[j] }
+func (h *seqHeap) len() int      { return len(h.s) }
+func (h *seqHeap) minKey() int64 { return h.key[0] }
+func (h *seqHeap) clear()        { clear(h.s); h.s, h.key = h.s[:0], h.key[:0] }
 
-func (h *seqHeap) swap(i, j int) {
-	h.s[i], h.s[j] = h.s[j], h.s[i]
-	h.key[i], h.key[j] = h.key[j], h.key[i]
-	h.place(i)
-	h.place(j)
+// set puts s with key at position i.
+func (h *seqHeap) set(i int, s *seq, key int64) {
+	h.s[i], h.key[i] = s, key
+	s.hidx[h.slot] = int32(i)
 }
 
 func (h *seqHeap) push(s *seq, key int64) {
 	h.s = append(h.s, s)
 	h.key = append(h.key, key)
-	i := len(h.s) - 1
-	h.place(i)
-	h.up(i)
+	h.up(len(h.s)-1, s, key)
 }
 
 // remove takes s, which is in the heap, out of it.
 func (h *seqHeap) remove(s *seq) {
 	i := int(s.hidx[h.slot])
 	last := len(h.s) - 1
-	if i != last {
-		h.swap(i, last)
-	}
+	x, xk := h.s[last], h.key[last]
 	h.s[last] = nil
 	h.s, h.key = h.s[:last], h.key[:last]
 	s.hidx[h.slot] = -1
-	if i != last {
-		h.down(i)
-		h.up(i)
+	if i != last && !h.down(i, x, xk) { // the last one fills the hole
+		h.up(i, x, xk)
 	}
 }
 
@@ -323,31 +317,37 @@ func (h *seqHeap) pop() *seq {
 	return s
 }
 
-func (h *seqHeap) up(i int) {
+// up places s with key at hole i or above it.
+func (h *seqHeap) up(i int, s *seq, key int64) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(i, p) {
-			return
+		if !(key < h.key[p]) {
+			break
 		}
-		h.swap(i, p)
+		h.set(i, h.s[p], h.key[p])
 		i = p
 	}
+	h.set(i, s, key)
 }
 
-func (h *seqHeap) down(i int) {
-	n := len(h.s)
+// down places s with key at hole i or below it, and reports whether it
+// went below.
+func (h *seqHeap) down(i int, s *seq, key int64) bool {
+	i0, n := i, len(h.s)
 	for {
 		c := 2*i + 1
 		if c >= n {
-			return
+			break
 		}
-		if c+1 < n && h.less(c+1, c) {
+		if c+1 < n && h.key[c+1] < h.key[c] {
 			c++
 		}
-		if !h.less(c, i) {
-			return
+		if !(h.key[c] < key) {
+			break
 		}
-		h.swap(i, c)
+		h.set(i, h.s[c], h.key[c])
 		i = c
 	}
+	h.set(i, s, key)
+	return i != i0
 }
