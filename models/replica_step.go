@@ -365,10 +365,7 @@ func (r *Replica) finishStep(now sim.Time) {
 		r.prefill[w] = s
 		w++
 	}
-	if w < len(r.prefill) {
-		clear(r.prefill[w:])
-		r.prefill = r.prefill[:w]
-	}
+	r.prefill = r.prefill[:w] // (the rest not cleared: those sequences decode on in the batch)
 	r.sched.reap(now)
 }
 

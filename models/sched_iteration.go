@@ -177,8 +177,7 @@ func (b iterSched) reap(now sim.Time) {
 		r.outstandingChanged()
 		r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
 	}
-	clear(leaving)
-	r.leavingBuf = leaving[:0]
+	r.leavingBuf = leaving[:0] // (not cleared: its sequences are recycled, kept for reuse)
 }
 
 func (b iterSched) canJoin() bool { return len(b.r.running) < b.r.cfg.MaxSeqs }
