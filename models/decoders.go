@@ -259,6 +259,17 @@ func (r *Replica) demand(j int64) int64 {
 	return need - d.ahead*d.hist[o]
 }
 
+// demand1 is demand(1), every step's question, answered without demand's
+// general case when no decoder is far and blocks are a power of two: the
+// decoders with no free slot take a block each, unless taken ahead.
+func (r *Replica) demand1() int64 {
+	d := &r.dec
+	if d.far.len() > 0 || d.hist == nil || d.pow2 < 0 {
+		return r.demand(1)
+	}
+	return (1 - d.ahead) * d.hist[d.clk&(r.blockTokens-1)]
+}
+
 // scanDemand is demand by a scan of the batch.
 func (r *Replica) scanDemand(j int64) int64 {
 	var need int64

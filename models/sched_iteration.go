@@ -23,7 +23,7 @@ type iterSched struct{ r *Replica }
 func (b iterSched) begin(now sim.Time) (decoders int, need int64) {
 	r := b.r
 	for {
-		decoders, need = r.dec.n, r.demand(1)
+		decoders, need = r.dec.n, r.demand1()
 		if need <= r.kv.Available() {
 			return decoders, need
 		}
