@@ -275,7 +275,9 @@ func (r *Replica) stepNs(d float64) sim.Time {
 
 // startStep schedules the end of a single step of shape sh.
 func (r *Replica) startStep(now sim.Time, sh StepShape) {
-	sh.DecodeTau = r.specTauSum()
+	if r.perf.spec != nil {
+		sh.DecodeTau = r.specTauSum()
+	}
 	d := r.perf.Step(sh)
 	r.stepFLOPs = r.perf.FLOPs(sh)
 	r.shape = sh
@@ -287,7 +289,11 @@ func (r *Replica) startStep(now sim.Time, sh StepShape) {
 // sequences that read ctx tokens of KV at its first step and take blocks
 // more KV blocks by its end.
 func (r *Replica) startRun(now sim.Time, n int, ctx float64, k, blocks int64) {
-	r.run = r.perf.decodeTau(n, ctx, r.specTauSum())
+	if r.perf.spec == nil {
+		r.run = r.perf.Decode(n, ctx) // (decodeTau without speculation)
+	} else {
+		r.run = r.perf.decodeTau(n, ctx, r.specTauSum())
+	}
 	r.shape = StepShape{DecodeSeqs: float64(n), DecodeCtx: ctx}
 	r.runSlow = r.slow
 	r.runSteps, r.planSteps, r.endSteps = k, k, k
