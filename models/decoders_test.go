@@ -115,8 +115,8 @@ func TestSeqHeapMatchesList(t *testing.T) {
 			if int(s.hidx[1]) != i {
 				t.Fatalf("position %d recorded as %d", i, s.hidx[1])
 			}
-			if i > 0 && h.key[i] < h.key[(i-1)/2] {
-				t.Fatalf("key %d at %d below its parent's %d", h.key[i], i, h.key[(i-1)/2])
+			if i > 0 && h.key[i] < h.key[(i-1)/4] {
+				t.Fatalf("key %d at %d below its parent's %d", h.key[i], i, h.key[(i-1)/4])
 			}
 		}
 	}
