@@ -259,15 +259,16 @@ func (r *Replica) demand(j int64) int64 {
 	return need - d.ahead*d.hist[o]
 }
 
-// demand1 is demand(1), every step's question, answered without demand's
-// general case when no decoder is far and blocks are a power of two: the
-// decoders with no free slot take a block each, unless taken ahead.
-func (r *Replica) demand1() int64 {
+// demand1 is demand(1), every step's question, when it has a short
+// answer (ok): no decoder is far and blocks are a power of two, so the
+// decoders with no free slot take a block each, unless taken ahead. Small
+// enough to inline.
+func (r *Replica) demand1() (need int64, ok bool) {
 	d := &r.dec
 	if d.far.len() > 0 || d.hist == nil || d.pow2 < 0 {
-		return r.demand(1)
+		return 0, false
 	}
-	return (1 - d.ahead) * d.hist[d.clk&(r.blockTokens-1)]
+	return (1 - d.ahead) * d.hist[d.clk&(r.blockTokens-1)], true
 }
 
 // scanDemand is demand by a scan of the batch.

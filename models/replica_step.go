@@ -91,10 +91,13 @@ func (g *itlGaps) flush() {
 // the same buckets whatever the grouping.
 func (g *itlGaps) sketch() *quantile.Sketch {
 	if g.sk == nil {
-		g.sk = quantile.New(quantile.WithExactLimit(0))
+		g.newSketch()
 	}
 	return g.sk
 }
+
+// newSketch makes the gaps' sketch (out of line, so that sketch inlines).
+func (g *itlGaps) newSketch() { g.sk = quantile.New(quantile.WithExactLimit(0)) }
 
 // ITL returns the replica's inter-token gaps so far (nil when it produced
 // no second token).

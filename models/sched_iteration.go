@@ -23,7 +23,11 @@ type iterSched struct{ r *Replica }
 func (b iterSched) begin(now sim.Time) (decoders int, need int64) {
 	r := b.r
 	for {
-		decoders, need = r.dec.n, r.demand1()
+		decoders = r.dec.n
+		var ok bool
+		if need, ok = r.demand1(); !ok {
+			need = r.demand(1)
+		}
 		if need <= r.kv.Available() {
 			return decoders, need
 		}
