@@ -293,7 +293,7 @@ func (r *Replica) startStep(now sim.Time, sh StepShape) {
 // more KV blocks by its end.
 func (r *Replica) startRun(now sim.Time, n int, ctx float64, k, blocks int64) {
 	if r.perf.spec == nil {
-		r.run = r.perf.Decode(n, ctx) // (decodeTau without speculation)
+		r.run = r.perf.decodeRun(n, ctx) // (decodeTau without speculation)
 	} else {
 		r.run = r.perf.decodeTau(n, ctx, r.specTauSum())
 	}

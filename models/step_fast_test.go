@@ -83,3 +83,45 @@ func TestDenseStepMatchesStageStep(t *testing.T) {
 	}
 	t.Logf("%d shapes checked", checked)
 }
+
+// decodeRun's cached per-count terms give Decode's run bit for bit, on
+// every dense GPU/model/TP/precision, for random counts and contexts, for
+// counts seen before and not, and for a copy with a slower NVLink made
+// after the cache was filled (its terms are its own).
+func TestDecodeRunMatchesDecode(t *testing.T) {
+	cat := NewCatalog()
+	rng := rand.New(rand.NewPCG(9, 10))
+	same := func(a, b DecodeRun) bool {
+		return math.Float64bits(a.a) == math.Float64bits(b.a) && math.Float64bits(a.b) == math.Float64bits(b.b) &&
+			math.Float64bits(a.fa) == math.Float64bits(b.fa) && math.Float64bits(a.fb) == math.Float64bits(b.fb)
+	}
+	checked := 0
+	for _, g := range cat.GPUNames() {
+		for _, name := range cat.LLMNames() {
+			for _, tp := range []int{1, 2, 8} {
+				for _, w := range []Precision{BF16, FP8} {
+					m, err := NewStepModel(cat.GPUs[g], cat.LLMs[name], tp, w, FP8, DefaultPerfProfile())
+					if err != nil {
+						continue
+					}
+					for i := 0; i < 200; i++ {
+						n, ctx := rng.IntN(300), float64(rng.IntN(1<<22))
+						if got, want := m.decodeRun(n, ctx), m.Decode(n, ctx); !same(got, want) {
+							t.Fatalf("%s %s TP=%d %s n=%d ctx=%v: decodeRun %+v, Decode %+v", g, name, tp, w, n, ctx, got, want)
+						}
+						checked++
+					}
+					if q := m.WithNVLinkFraction(0.5); q != m {
+						for i := 0; i < 50; i++ {
+							n, ctx := rng.IntN(300), float64(rng.IntN(1<<22))
+							if got, want := q.decodeRun(n, ctx), q.Decode(n, ctx); !same(got, want) {
+								t.Fatalf("%s %s TP=%d %s at half NVLink n=%d: decodeRun %+v, Decode %+v", g, name, tp, w, n, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d runs checked", checked)
+}
