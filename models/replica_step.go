@@ -131,7 +131,11 @@ func (r *Replica) gaps() runGaps {
 	if k != st.endSteps {
 		endAt = st.runStart + st.runNs(k)
 	}
-	return runGaps{itl: &r.itl, firstAt: st.runStart + st.runNs(1), endAt: endAt, steps: k,
+	firstAt := endAt // a run of one step
+	if k > 1 {
+		firstAt = st.runStart + st.runNs(1)
+	}
+	return runGaps{itl: &r.itl, firstAt: firstAt, endAt: endAt, steps: k,
 		a: st.run.StepSeconds(1) * st.runSlow * msPerS, b: st.run.StepGrowthSeconds() * st.runSlow * msPerS}
 }
 
@@ -344,7 +348,9 @@ func (r *Replica) stepDone(now sim.Time) {
 	}
 	r.plan(now)
 	r.flush()
-	r.checkOOM(now)
+	if r.oom { // (checked here: checkOOM does not inline)
+		r.checkOOM(now)
+	}
 }
 
 // finishStep applies a single step: prefill chunks, and one decode token for
