@@ -290,95 +290,99 @@ func (r *Replica) scanDemand(j int64) int64 {
 // keys comes first is no part of any output: reap sorts what it pops by
 // joinNo, and far is only asked for its least key.
 type seqHeap struct {
-	slot int // which of seq.hidx this heap uses
-	s    []*seq
-	key  []int64
+	slot int // which of seq.hidx this heap uses (0 or 1)
+	e    []heapEntry
 }
 
-func (h *seqHeap) len() int      { return len(h.s) }
-func (h *seqHeap) minKey() int64 { return h.key[0] }
-func (h *seqHeap) clear()        { clear(h.s); h.s, h.key = h.s[:0], h.key[:0] }
+// heapEntry is a sequence and its key, side by side (one append, one
+// bounds check).
+type heapEntry struct {
+	key int64
+	s   *seq
+}
 
-// set puts s with key at position i.
-func (h *seqHeap) set(i int, s *seq, key int64) {
-	h.s[i], h.key[i] = s, key
-	s.hidx[h.slot] = int32(i)
+func (h *seqHeap) len() int      { return len(h.e) }
+func (h *seqHeap) minKey() int64 { return h.e[0].key }
+func (h *seqHeap) clear()        { clear(h.e); h.e = h.e[:0] }
+
+// set puts x at position i.
+func (h *seqHeap) set(i int, x heapEntry) {
+	h.e[i] = x
+	x.s.hidx[h.slot&1] = int32(i)
 }
 
 func (h *seqHeap) push(s *seq, key int64) {
-	h.s = append(h.s, s)
-	h.key = append(h.key, key)
-	h.up(len(h.s)-1, s, key)
+	h.e = append(h.e, heapEntry{key, s})
+	h.up(len(h.e)-1, heapEntry{key, s})
 }
 
 // remove takes s, which is in the heap, out of it.
 func (h *seqHeap) remove(s *seq) {
-	i := int(s.hidx[h.slot])
-	last := len(h.s) - 1
-	x, xk := h.s[last], h.key[last]
-	h.s[last] = nil
-	h.s, h.key = h.s[:last], h.key[:last]
-	s.hidx[h.slot] = -1
-	if i != last && !h.down(i, x, xk) { // the last one fills the hole
-		h.up(i, x, xk)
+	i := int(s.hidx[h.slot&1])
+	last := len(h.e) - 1
+	x := h.e[last]
+	h.e[last] = heapEntry{}
+	h.e = h.e[:last]
+	s.hidx[h.slot&1] = -1
+	if i != last && !h.down(i, x) { // the last one fills the hole
+		h.up(i, x)
 	}
 }
 
 // pop removes and returns the sequence with the least key.
 func (h *seqHeap) pop() *seq {
-	s := h.s[0]
+	s := h.e[0].s
 	h.remove(s)
 	return s
 }
 
-// up places s with key at hole i or above it.
-func (h *seqHeap) up(i int, s *seq, key int64) {
+// up places x at hole i or above it.
+func (h *seqHeap) up(i int, x heapEntry) {
 	for i > 0 {
 		p := (i - 1) / 4
-		if !(key < h.key[p]) {
+		if !(x.key < h.e[p].key) {
 			break
 		}
-		h.set(i, h.s[p], h.key[p])
+		h.set(i, h.e[p])
 		i = p
 	}
-	h.set(i, s, key)
+	h.set(i, x)
 }
 
-// down places s with key at hole i or below it, and reports whether it
-// went below.
-func (h *seqHeap) down(i int, s *seq, key int64) bool {
-	i0, n := i, len(h.s)
+// down places x at hole i or below it, and reports whether it went below.
+func (h *seqHeap) down(i int, x heapEntry) bool {
+	i0, n := i, len(h.e)
 	for {
 		c := 4*i + 1
 		if c >= n {
 			break
 		}
 		// The least of c's up to four siblings.
-		m, mk := c, h.key[c]
+		m, mk := c, h.e[c].key
 		if e := min(c+4, n); e-c == 4 {
-			k := h.key[c : c+4 : c+4]
-			if k[1] < mk {
-				m, mk = c+1, k[1]
+			k := h.e[c : c+4 : c+4]
+			if k[1].key < mk {
+				m, mk = c+1, k[1].key
 			}
-			if k[2] < mk {
-				m, mk = c+2, k[2]
+			if k[2].key < mk {
+				m, mk = c+2, k[2].key
 			}
-			if k[3] < mk {
-				m, mk = c+3, k[3]
+			if k[3].key < mk {
+				m, mk = c+3, k[3].key
 			}
 		} else {
 			for j := c + 1; j < e; j++ {
-				if h.key[j] < mk {
-					m, mk = j, h.key[j]
+				if h.e[j].key < mk {
+					m, mk = j, h.e[j].key
 				}
 			}
 		}
-		if !(mk < key) {
+		if !(mk < x.key) {
 			break
 		}
-		h.set(i, h.s[m], mk)
+		h.set(i, h.e[m])
 		i = m
 	}
-	h.set(i, s, key)
+	h.set(i, x)
 	return i != i0
 }

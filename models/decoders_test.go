@@ -111,12 +111,12 @@ func TestSeqHeapMatchesList(t *testing.T) {
 		if h.len() != len(in) {
 			t.Fatalf("heap holds %d, list %d", h.len(), len(in))
 		}
-		for i, s := range h.s {
-			if int(s.hidx[1]) != i {
-				t.Fatalf("position %d recorded as %d", i, s.hidx[1])
+		for i, e := range h.e {
+			if int(e.s.hidx[1]) != i {
+				t.Fatalf("position %d recorded as %d", i, e.s.hidx[1])
 			}
-			if i > 0 && h.key[i] < h.key[(i-1)/4] {
-				t.Fatalf("key %d at %d below its parent's %d", h.key[i], i, h.key[(i-1)/4])
+			if i > 0 && e.key < h.e[(i-1)/4].key {
+				t.Fatalf("key %d at %d below its parent's %d", e.key, i, h.e[(i-1)/4].key)
 			}
 		}
 	}
