@@ -259,6 +259,18 @@ func (r *Replica) demand(j int64) int64 {
 	return need - d.ahead*d.hist[o]
 }
 
+// demand1 is demand(1), every step's question, when it has a short
+// answer (ok): no decoder is far and blocks are a power of two, so the
+// decoders with no free slot take a block each, unless taken ahead. Small
+// enough to inline.
+func (r *Replica) demand1() (need int64, ok bool) {
+	d := &r.dec
+	if d.far.len() > 0 || d.hist == nil || d.pow2 < 0 {
+		return 0, false
+	}
+	return (1 - d.ahead) * d.hist[d.clk&(r.blockTokens-1)], true
+}
+
 // scanDemand is demand by a scan of the batch.
 func (r *Replica) scanDemand(j int64) int64 {
 	var need int64
@@ -271,83 +283,106 @@ func (r *Replica) scanDemand(j int64) int64 {
 	return need
 }
 
-// seqHeap is a binary min-heap of sequences by an int64 key; each sequence
-// knows its position (seq.hidx[slot]), so any can be removed in O(log n).
+// seqHeap is a 4-ary min-heap of sequences by an int64 key (half the
+// levels of a binary heap: fewer moves per pop for the same comparisons);
+// each sequence knows its position (seq.hidx[slot]), so any can be removed
+// in O(log n). Sifting moves a hole rather than swapping. Which of equal
+// keys comes first is no part of any output: reap sorts what it pops by
+// joinNo, and far is only asked for its least key.
 type seqHeap struct {
-	slot int // which of seq.hidx this heap uses
-	s    []*seq
-	key  []int64
+	slot int // which of seq.hidx this heap uses (0 or 1)
+	e    []heapEntry
 }
 
-func (h *seqHeap) len() int           { return len(h.s) }
-func (h *seqHeap) minKey() int64      { return h.key[0] }
-func (h *seqHeap) clear()             { clear(h.s); h.s, h.key = h.s[:0], h.key[:0] }
-func (h *seqHeap) place(i int)        { h.s[i].hidx[h.slot] = int32(i) }
-func (h *seqHeap) less(i, j int) bool { return h.key[i] < h.key[j] }
+// heapEntry is a sequence and its key, side by side (one append, one
+// bounds check).
+type heapEntry struct {
+	key int64
+	s   *seq
+}
 
-func (h *seqHeap) swap(i, j int) {
-	h.s[i], h.s[j] = h.s[j], h.s[i]
-	h.key[i], h.key[j] = h.key[j], h.key[i]
-	h.place(i)
-	h.place(j)
+func (h *seqHeap) len() int      { return len(h.e) }
+func (h *seqHeap) minKey() int64 { return h.e[0].key }
+func (h *seqHeap) clear()        { clear(h.e); h.e = h.e[:0] }
+
+// set puts x at position i.
+func (h *seqHeap) set(i int, x heapEntry) {
+	h.e[i] = x
+	x.s.hidx[h.slot&1] = int32(i)
 }
 
 func (h *seqHeap) push(s *seq, key int64) {
-	h.s = append(h.s, s)
-	h.key = append(h.key, key)
-	i := len(h.s) - 1
-	h.place(i)
-	h.up(i)
+	h.e = append(h.e, heapEntry{key, s})
+	h.up(len(h.e)-1, heapEntry{key, s})
 }
 
 // remove takes s, which is in the heap, out of it.
 func (h *seqHeap) remove(s *seq) {
-	i := int(s.hidx[h.slot])
-	last := len(h.s) - 1
-	if i != last {
-		h.swap(i, last)
-	}
-	h.s[last] = nil
-	h.s, h.key = h.s[:last], h.key[:last]
-	s.hidx[h.slot] = -1
-	if i != last {
-		h.down(i)
-		h.up(i)
+	i := int(s.hidx[h.slot&1])
+	last := len(h.e) - 1
+	x := h.e[last]
+	h.e[last] = heapEntry{}
+	h.e = h.e[:last]
+	s.hidx[h.slot&1] = -1
+	if i != last && !h.down(i, x) { // the last one fills the hole
+		h.up(i, x)
 	}
 }
 
 // pop removes and returns the sequence with the least key.
 func (h *seqHeap) pop() *seq {
-	s := h.s[0]
+	s := h.e[0].s
 	h.remove(s)
 	return s
 }
 
-func (h *seqHeap) up(i int) {
+// up places x at hole i or above it.
+func (h *seqHeap) up(i int, x heapEntry) {
 	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			return
+		p := (i - 1) / 4
+		if !(x.key < h.e[p].key) {
+			break
 		}
-		h.swap(i, p)
+		h.set(i, h.e[p])
 		i = p
 	}
+	h.set(i, x)
 }
 
-func (h *seqHeap) down(i int) {
-	n := len(h.s)
+// down places x at hole i or below it, and reports whether it went below.
+func (h *seqHeap) down(i int, x heapEntry) bool {
+	i0, n := i, len(h.e)
 	for {
-		c := 2*i + 1
+		c := 4*i + 1
 		if c >= n {
-			return
+			break
 		}
-		if c+1 < n && h.less(c+1, c) {
-			c++
+		// The least of c's up to four siblings.
+		m, mk := c, h.e[c].key
+		if e := min(c+4, n); e-c == 4 {
+			k := h.e[c : c+4 : c+4]
+			if k[1].key < mk {
+				m, mk = c+1, k[1].key
+			}
+			if k[2].key < mk {
+				m, mk = c+2, k[2].key
+			}
+			if k[3].key < mk {
+				m, mk = c+3, k[3].key
+			}
+		} else {
+			for j := c + 1; j < e; j++ {
+				if h.e[j].key < mk {
+					m, mk = j, h.e[j].key
+				}
+			}
 		}
-		if !h.less(c, i) {
-			return
+		if !(mk < x.key) {
+			break
 		}
-		h.swap(i, c)
-		i = c
+		h.set(i, h.e[m])
+		i = m
 	}
+	h.set(i, x)
+	return i != i0
 }

@@ -99,3 +99,66 @@ func TestFirstBoundaryMatchesBisection(t *testing.T) {
 		}
 	}
 }
+
+// seqHeap under random pushes, removals and pops keeps the heap order and
+// every member's position, and pops the least key, against a plain list.
+func TestSeqHeapMatchesList(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	h := seqHeap{slot: 1}
+	var in []*seq
+	check := func() {
+		t.Helper()
+		if h.len() != len(in) {
+			t.Fatalf("heap holds %d, list %d", h.len(), len(in))
+		}
+		for i, e := range h.e {
+			if int(e.s.hidx[1]) != i {
+				t.Fatalf("position %d recorded as %d", i, e.s.hidx[1])
+			}
+			if i > 0 && e.key < h.e[(i-1)/4].key {
+				t.Fatalf("key %d at %d below its parent's %d", e.key, i, h.e[(i-1)/4].key)
+			}
+		}
+	}
+	keyOf := map[*seq]int64{}
+	for step := 0; step < 200_000; step++ {
+		switch op := rng.IntN(10); {
+		case op < 5 || len(in) == 0:
+			s := &seq{}
+			s.hidx = [2]int32{-1, -1}
+			k := int64(rng.IntN(64))
+			h.push(s, k)
+			in, keyOf[s] = append(in, s), k
+		case op < 8:
+			j := rng.IntN(len(in))
+			s := in[j]
+			h.remove(s)
+			if s.hidx[1] != -1 {
+				t.Fatal("a removed sequence keeps a position")
+			}
+			in = append(in[:j], in[j+1:]...)
+		default:
+			least := keyOf[in[0]]
+			for _, s := range in {
+				least = min(least, keyOf[s])
+			}
+			if h.minKey() != least {
+				t.Fatalf("min key %d, want %d", h.minKey(), least)
+			}
+			s := h.pop()
+			if keyOf[s] != least {
+				t.Fatalf("popped key %d, want %d", keyOf[s], least)
+			}
+			for j := range in {
+				if in[j] == s {
+					in = append(in[:j], in[j+1:]...)
+					break
+				}
+			}
+		}
+		if step%97 == 0 {
+			check()
+		}
+	}
+	check()
+}

@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math"
 )
 
 // Precision is how weights or KV are stored.
@@ -122,6 +121,8 @@ type StepModel struct {
 	a2aFixedS, a2aPerTokenS float64
 	spec                    *specStep
 	pipe                    *pipeStep // pipeline stages (layout.go)
+
+	decodeCache []decodeBase // decodeRun's, by sequence count
 }
 
 // NewStepModel builds the step model for llm on gpu with tensor parallelism
@@ -208,7 +209,64 @@ func (m *StepModel) Step(s StepShape) float64 {
 	if m.spec != nil && s.DecodeSeqs > 0 {
 		return m.specStep(s)
 	}
+	if m.pipe == nil && m.moe == nil {
+		return m.denseStep(&s) // (the common case, without the calls)
+	}
 	return m.plainStep(s)
+}
+
+// denseStep is stageStep of a model without mixture-of-experts GEMMs, the
+// same operations in the same order (so the same value), written for the
+// per-step path: no shape copies, gemm inlined, the builtin max (math.Max
+// is an assembly call; both give +0 over −0 and NaN over anything).
+func (m *StepModel) denseStep(s *StepShape) float64 {
+	return m.denseFixed(s) + m.kvBytesPerToken*s.DecodeCtx/m.kvBW
+}
+
+// denseFixed is denseStep but its last term, the decoders' KV read: all
+// that does not depend on DecodeCtx.
+func (m *StepModel) denseFixed(s *StepShape) float64 {
+	tokens := s.PrefillTokens + s.DecodeSeqs
+	d := m.overheadS + m.seqOverheadS*(s.PrefillSeqs+s.DecodeSeqs)
+	if tokens > 0 {
+		d += max(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS) + m.commFixedS + m.commPerTokenS*tokens
+	}
+	d += m.attnFLOPsPerPair * (s.PrefillPairs + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
+	return d
+}
+
+// decodeBase is what a dense decode run's closed form (Decode) takes from
+// its sequence count n alone: a = a0 + kv_bytes·ctx/kv_bw, fa = fa0 +
+// attn·(ctx + n), and b and fb whole.
+type decodeBase struct {
+	a0, b, fa0, fb float64
+	set            bool
+}
+
+// maxDecodeCache bounds decodeRun's cache (sequence counts beyond it are
+// computed each time).
+const maxDecodeCache = 1 << 14
+
+// decodeRun is Decode(n, ctx0), for a dense model (no speculation,
+// pipeline stages or mixture of experts) from a cache of decodeBase by n:
+// the same operations on the same values, so the same run, with only the
+// context's terms computed per run. The cache belongs to m, so m must not
+// be shared between goroutines (a fleet's replicas share it on its one
+// engine).
+func (m *StepModel) decodeRun(n int, ctx0 float64) DecodeRun {
+	if m.spec != nil || m.pipe != nil || m.moe != nil || n < 0 || n >= maxDecodeCache {
+		return m.Decode(n, ctx0)
+	}
+	if n >= len(m.decodeCache) {
+		m.decodeCache = append(m.decodeCache, make([]decodeBase, n+1-len(m.decodeCache))...)
+	}
+	e := &m.decodeCache[n]
+	nf := float64(n)
+	if !e.set {
+		*e = decodeBase{a0: m.denseFixed(&StepShape{DecodeSeqs: nf}), b: m.kvBytesPerToken * nf / m.kvBW,
+			fa0: m.gemmFLOPsPerToken * nf, fb: m.attnFLOPsPerPair * nf, set: true}
+	}
+	return DecodeRun{a: e.a0 + m.kvBytesPerToken*ctx0/m.kvBW, b: e.b, fa: e.fa0 + m.attnFLOPsPerPair*(ctx0+nf), fb: e.fb}
 }
 
 // plainStep is Step without speculation.
@@ -237,7 +295,7 @@ func (m *StepModel) gemm(tokens float64) float64 {
 	if m.moe != nil {
 		return m.gemmMoE(tokens)
 	}
-	return math.Max(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS)
+	return max(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS)
 }
 
 // FLOPs is the model FLOPs one GPU of the group does in a step of shape s
@@ -287,8 +345,14 @@ func (m *StepModel) Decode(n int, ctx0 float64) DecodeRun {
 	}
 	nf := float64(n)
 	s := StepShape{DecodeSeqs: nf, DecodeCtx: ctx0}
+	var a float64
+	if m.moe == nil {
+		a = m.denseStep(&s)
+	} else {
+		a = m.stageStep(s)
+	}
 	return DecodeRun{
-		a:  m.Step(s),
+		a:  a,
 		b:  m.kvBytesPerToken * nf / m.kvBW,
 		fa: m.FLOPs(s),
 		fb: m.attnFLOPsPerPair * nf,
@@ -328,5 +392,6 @@ func (m *StepModel) WithNVLinkFraction(f float64) *StepModel {
 	}
 	q := *m
 	q.commPerTokenS = m.commPerTokenS / f
+	q.decodeCache = nil // (m's terms hold m's bandwidth)
 	return &q
 }

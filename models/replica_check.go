@@ -143,6 +143,9 @@ func (r *Replica) checkDecoders() error {
 				want += max(0, r.blocksFor(c.tailTokens+j)-c.tailBlocks)
 			}
 		}
+		if got, ok := r.demand1(); j == 1 && ok && got != want {
+			return fmt.Errorf("replica %d: decode clock block demand for one step (demand1) %d, the batch %d", r.idx, got, want)
+		}
 		if got := r.demand(j); got != want {
 			return fmt.Errorf("replica %d: decode clock block demand for %d steps %d, the batch %d", r.idx, j, got, want)
 		}

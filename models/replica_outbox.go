@@ -67,15 +67,15 @@ func (r *Replica) flush() {
 			r.recycle(n.s)
 		}
 	}
-	if len(r.notes) > 0 { // (most events owe nothing: skip the clearing call)
-		clear(r.notes)
-		r.notes = r.notes[:0]
-	}
+	// The delivered notes and recycled sequences are not cleared: every
+	// sequence they name is kept for reuse (spare) or still running, so
+	// clearing would free nothing and cost a bulk write-barrier call per
+	// event.
+	r.notes = r.notes[:0]
 	if len(r.later) > 0 {
 		for _, s := range r.later {
 			r.reuse(s)
 		}
-		clear(r.later)
 		r.later = r.later[:0]
 	}
 }

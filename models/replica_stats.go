@@ -34,7 +34,9 @@ func (r *Replica) account(now sim.Time) {
 	if dt > 0 {
 		r.Stats.KVUsedBlockNs += dt*float64(r.kv.Used()) + r.runGrowth(r.lastT, now)
 		r.Stats.KVCachedBlockNs += dt * float64(r.kv.Cached())
-		r.Stats.FragNs += dt * r.kv.Fragmentation()
+		if r.kv.contiguous { // (paged KV has none: the call would add 0)
+			r.Stats.FragNs += dt * r.kv.Fragmentation()
+		}
 	}
 	r.lastT = now
 }

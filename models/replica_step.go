@@ -19,6 +19,7 @@ type stepState struct {
 	runStart  sim.Time    // start of the step or run under way
 	stepEnd   sim.Time    // its end
 	runSteps  int64       // > 0: a decode-only run of this many steps is under way
+	endSteps  int64       // the run length stepEnd was computed for (runStart + runNs(endSteps))
 	run       DecodeRun   // its closed form
 	runBlocks int64       // KV blocks the run under way takes by its end
 	planSteps int64       // the run's length when planned: while runSteps equals it, runBlocks is exact
@@ -90,10 +91,13 @@ func (g *itlGaps) flush() {
 // the same buckets whatever the grouping.
 func (g *itlGaps) sketch() *quantile.Sketch {
 	if g.sk == nil {
-		g.sk = quantile.New(quantile.WithExactLimit(0))
+		g.newSketch()
 	}
 	return g.sk
 }
+
+// newSketch makes the gaps' sketch (out of line, so that sketch inlines).
+func (g *itlGaps) newSketch() { g.sk = quantile.New(quantile.WithExactLimit(0)) }
 
 // ITL returns the replica's inter-token gaps so far (nil when it produced
 // no second token).
@@ -123,7 +127,15 @@ func (r *Replica) gaps() runGaps {
 	const msPerS = 1e3
 	st := &r.stepState
 	k := st.runSteps
-	return runGaps{itl: &r.itl, firstAt: st.runStart + st.runNs(1), endAt: st.runStart + st.runNs(k), steps: k,
+	endAt := st.stepEnd // the run's end, unless a hang cut it short
+	if k != st.endSteps {
+		endAt = st.runStart + st.runNs(k)
+	}
+	firstAt := endAt // a run of one step
+	if k > 1 {
+		firstAt = st.runStart + st.runNs(1)
+	}
+	return runGaps{itl: &r.itl, firstAt: firstAt, endAt: endAt, steps: k,
 		a: st.run.StepSeconds(1) * st.runSlow * msPerS, b: st.run.StepGrowthSeconds() * st.runSlow * msPerS}
 }
 
@@ -149,7 +161,26 @@ func (g *runGaps) done() {
 
 // runNs is the length of the first k steps of the run under way.
 func (st *stepState) runNs(k int64) sim.Time {
-	return sim.Time(math.Round(st.run.Seconds(k) * st.runSlow * 1e9))
+	return roundNs(st.run.Seconds(k) * st.runSlow * 1e9)
+}
+
+// roundNs is sim.Time(math.Round(ns)) by truncation and a comparison,
+// exact as math.Round (which works on the bits, ~4x the instructions):
+// for |ns| < 2^52, int64(ns) truncates toward zero and ns − int64(ns) is
+// exact, so rounding half away from zero is one step away from zero when
+// that fraction reaches ±0.5; anything else (|ns| >= 2^52, ±Inf, NaN) is
+// what math.Round returns unchanged, converted alike.
+func roundNs(ns float64) sim.Time {
+	if math.Float64bits(ns)&^(1<<63) >= 0x4330000000000000 { // |ns| >= 2^52, Inf or NaN
+		return sim.Time(ns)
+	}
+	i := int64(ns)
+	if f := ns - float64(i); f >= 0.5 {
+		i++
+	} else if f <= -0.5 {
+		i--
+	}
+	return sim.Time(i)
 }
 
 // firstBoundary is the smallest k in [1, runSteps] with runStart +
@@ -246,12 +277,14 @@ func (r *Replica) idle(sim.Time) {
 // records for the step.
 func (r *Replica) stepNs(d float64) sim.Time {
 	r.runSlow = r.slow
-	return sim.Time(math.Round(d * r.slow * 1e9))
+	return roundNs(d * r.slow * 1e9)
 }
 
 // startStep schedules the end of a single step of shape sh.
 func (r *Replica) startStep(now sim.Time, sh StepShape) {
-	sh.DecodeTau = r.specTauSum()
+	if r.perf.spec != nil {
+		sh.DecodeTau = r.specTauSum()
+	}
 	d := r.perf.Step(sh)
 	r.stepFLOPs = r.perf.FLOPs(sh)
 	r.shape = sh
@@ -263,10 +296,14 @@ func (r *Replica) startStep(now sim.Time, sh StepShape) {
 // sequences that read ctx tokens of KV at its first step and take blocks
 // more KV blocks by its end.
 func (r *Replica) startRun(now sim.Time, n int, ctx float64, k, blocks int64) {
-	r.run = r.perf.decodeTau(n, ctx, r.specTauSum())
+	if r.perf.spec == nil {
+		r.run = r.perf.decodeRun(n, ctx) // (decodeTau without speculation)
+	} else {
+		r.run = r.perf.decodeTau(n, ctx, r.specTauSum())
+	}
 	r.shape = StepShape{DecodeSeqs: float64(n), DecodeCtx: ctx}
 	r.runSlow = r.slow
-	r.runSteps, r.planSteps = k, k
+	r.runSteps, r.planSteps, r.endSteps = k, k, k
 	r.runBlocks = blocks
 	r.stepEnd = now + r.runNs(k)
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
@@ -276,7 +313,7 @@ func (r *Replica) startRun(now sim.Time, n int, ctx float64, k, blocks int64) {
 // steps.
 func (r *Replica) cutRun(k int64) {
 	r.eng.Cancel(r.ev)
-	r.runSteps = k
+	r.runSteps, r.endSteps = k, k
 	r.stepEnd = r.runStart + r.runNs(k)
 	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
 }
@@ -311,7 +348,9 @@ func (r *Replica) stepDone(now sim.Time) {
 	}
 	r.plan(now)
 	r.flush()
-	r.checkOOM(now)
+	if r.oom { // (checked here: checkOOM does not inline)
+		r.checkOOM(now)
+	}
 }
 
 // finishStep applies a single step: prefill chunks, and one decode token for
@@ -344,10 +383,7 @@ func (r *Replica) finishStep(now sim.Time) {
 		r.prefill[w] = s
 		w++
 	}
-	if w < len(r.prefill) {
-		clear(r.prefill[w:])
-		r.prefill = r.prefill[:w]
-	}
+	r.prefill = r.prefill[:w] // (the rest not cleared: those sequences decode on in the batch)
 	r.sched.reap(now)
 }
 

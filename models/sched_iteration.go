@@ -23,7 +23,11 @@ type iterSched struct{ r *Replica }
 func (b iterSched) begin(now sim.Time) (decoders int, need int64) {
 	r := b.r
 	for {
-		decoders, need = r.dec.n, r.demand(1)
+		decoders = r.dec.n
+		var ok bool
+		if need, ok = r.demand1(); !ok {
+			need = r.demand(1)
+		}
 		if need <= r.kv.Available() {
 			return decoders, need
 		}
@@ -177,8 +181,7 @@ func (b iterSched) reap(now sim.Time) {
 		r.outstandingChanged()
 		r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
 	}
-	clear(leaving)
-	r.leavingBuf = leaving[:0]
+	r.leavingBuf = leaving[:0] // (not cleared: its sequences are recycled, kept for reuse)
 }
 
 func (b iterSched) canJoin() bool { return len(b.r.running) < b.r.cfg.MaxSeqs }
