@@ -275,12 +275,16 @@ func appendSorted(h, src []slot) []slot {
 	}
 	h = h[:len(src)]
 	for k, s := range src {
+		hk := h[:k+1] // (the bound the compiler needs to drop its checks)
 		j := k
-		for j > 0 && h[j-1].less(&s) {
-			h[j] = h[j-1]
-			j--
+		for ; j > 0; j-- {
+			p := &hk[j-1]
+			if p.at > s.at || p.at == s.at && p.key > s.key {
+				break
+			}
+			hk[j] = *p
 		}
-		h[j] = s
+		hk[j] = s
 	}
 	return h
 }
