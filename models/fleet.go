@@ -291,6 +291,7 @@ func (f *Fleet) Finish(end sim.Time) {
 		f.Disagg.finish(end)
 	}
 	f.collectITL()
+	f.Rec.Finish()
 }
 
 // collectITL merges every replica's inter-token gaps into the Recorder

@@ -53,6 +53,12 @@ type Recorder struct {
 	// included: TTFT for completed requests, time to the failure (a
 	// timeout, an error) for failed ones. Survivor-only percentiles flatter
 	// a fleet that fails requests; this one does not.
+	//
+	// Until the first failure it has seen exactly TTFT's values, in TTFT's
+	// order, so it is TTFT itself (the same *Sketch: one value recorded
+	// per completion instead of two); the first failure, or Finish, makes
+	// it a clone of TTFT (the state the separate sketch would have had,
+	// bit for bit) that goes its own way.
 	ClientTTFT *quantile.Sketch
 
 	// OnDone, if set, sees every completed request (e.g. a streamed
@@ -84,8 +90,29 @@ func (m *Recorder) shed(req *workloads.Request, now sim.Time) {
 
 // NewRecorder returns an empty recorder for slo.
 func NewRecorder(slo SLO) *Recorder {
-	return &Recorder{SLO: slo, FailedBy: map[string]int64{},
-		TTFT: quantile.New(), TPOT: quantile.New(), ITL: quantile.New(), E2E: quantile.New(), Queue: quantile.New(), ClientTTFT: quantile.New()}
+	m := &Recorder{SLO: slo, FailedBy: map[string]int64{},
+		TTFT: quantile.New(), TPOT: quantile.New(), ITL: quantile.New(), E2E: quantile.New(), Queue: quantile.New()}
+	m.ClientTTFT = m.TTFT // shared until the first failure (see ClientTTFT)
+	return m
+}
+
+// splitClientTTFT gives ClientTTFT a sketch of its own if it still
+// shares TTFT's: a clone, identical to what it would hold had every
+// completion been added to both.
+func (m *Recorder) splitClientTTFT() {
+	if m.ClientTTFT == m.TTFT {
+		m.ClientTTFT = m.TTFT.Clone()
+	}
+}
+
+// Finish ends the sharing of ClientTTFT with TTFT (so that merging into one
+// after the run does not change the other), here and in PerModel's.
+// Fleet.Finish calls it.
+func (m *Recorder) Finish() {
+	m.splitClientTTFT()
+	for _, pm := range m.PerModel {
+		pm.Finish()
+	}
 }
 
 // RequestDone records a completed client request (its winning copy's outcome).
@@ -94,7 +121,11 @@ func (m *Recorder) RequestDone(o *Outcome) {
 	m.Completed++
 	ttft := (o.FirstToken - o.Req.Arrival).Milliseconds()
 	e2e := (o.Finished - o.Req.Arrival).Milliseconds()
-	quantile.AddTwo(m.TTFT, m.ClientTTFT, ttft) // one bucket computation for both
+	if m.ClientTTFT == m.TTFT {
+		m.TTFT.Add(ttft) // ClientTTFT too (it is TTFT until a failure)
+	} else {
+		quantile.AddTwo(m.TTFT, m.ClientTTFT, ttft) // one bucket computation for both
+	}
 	m.E2E.Add(e2e)
 	m.Queue.Add((o.Scheduled - o.Req.Arrival).Milliseconds())
 	met := (m.SLO.TTFTMs <= 0 || ttft <= m.SLO.TTFTMs) && (m.SLO.E2EMs <= 0 || e2e <= m.SLO.E2EMs)
@@ -129,6 +160,7 @@ func (m *Recorder) RequestDone(o *Outcome) {
 // RequestFailed records a failed client request, at the time it failed.
 func (m *Recorder) RequestFailed(req *workloads.Request, _ int, at sim.Time, reason string) {
 	m.Touch(at)
+	m.splitClientTTFT()
 	m.ClientTTFT.Add(max(0, (at - req.Arrival).Milliseconds()))
 	m.Failed++
 	m.FailedBy[reason]++
