@@ -41,8 +41,10 @@ type clientReq struct {
 	last      int  // replica of the last copy that failed (retries avoid it)
 
 	// timers (cancelled when the request ends, so a recycled record is
-	// never touched by a stale one)
+	// never touched by a stale one); armed is set once any was scheduled
+	// (most requests arm none: then nothing is checked)
 	timeout, deadline, hedge, retry sim.EventID
+	armed                           bool
 }
 
 // GatewayStats counts what the gateway did beyond plain routing.
@@ -171,10 +173,12 @@ func (g *Gateway) newClientReq(req *workloads.Request) *clientReq {
 }
 
 func (g *Gateway) releaseClientReq(cr *clientReq) {
-	cancelTimer(g.eng, cr.timeout)
-	cancelTimer(g.eng, cr.deadline)
-	cancelTimer(g.eng, cr.hedge)
-	cancelTimer(g.eng, cr.retry)
+	if cr.armed {
+		cancelTimer(g.eng, cr.timeout)
+		cancelTimer(g.eng, cr.deadline)
+		cancelTimer(g.eng, cr.hedge)
+		cancelTimer(g.eng, cr.retry)
+	}
 	for _, c := range cr.copies {
 		g.releaseCopy(c)
 	}
@@ -231,8 +235,10 @@ func (g *Gateway) FirstToken(c *Copy, at sim.Time) {
 		return
 	}
 	cr.firstSeen = true
-	cancelTimer(g.eng, cr.hedge)
-	cancelTimer(g.eng, cr.timeout) // the client's deadline is for the first token
+	if cr.armed {
+		cancelTimer(g.eng, cr.hedge)
+		cancelTimer(g.eng, cr.timeout) // the client's deadline is for the first token
+	}
 	if g.pol.Hedge != nil {
 		if ph, ok := g.pol.Hedge.(PromptHedger); ok {
 			ph.ObserveFor(at, cr.req.InputTokens, (at - c.SentAt).Milliseconds())
@@ -313,6 +319,7 @@ func (g *Gateway) CopyFailed(c *Copy, at sim.Time, reason string) {
 		if backoff, ok := g.pol.Retry.Retry(cr.attempts, reason, at); ok {
 			cr.firstSeen, cr.started = false, false
 			g.eng.Cancel(cr.hedge)
+			cr.armed = true
 			cr.retry = g.eng.Schedule(at+backoff, sim.PriorityNormal, func(now sim.Time) {
 				cr.retry = sim.EventID{}
 				g.GW.Retries++

@@ -120,12 +120,14 @@ func (g *Gateway) onTimeout(cr *clientReq, now sim.Time) {
 // hedge (or, for tied requests, the second copy at once).
 func (g *Gateway) startPolicies(cr *clientReq, now sim.Time) {
 	if g.pol.TimeoutNs > 0 {
+		cr.armed = true
 		cr.timeout = g.eng.Schedule(now+g.pol.TimeoutNs, sim.PriorityNormal, func(at sim.Time) {
 			cr.timeout = sim.EventID{}
 			g.onTimeout(cr, at)
 		})
 	}
 	if g.pol.TotalTimeoutNs > 0 {
+		cr.armed = true
 		cr.deadline = g.eng.Schedule(now+g.pol.TotalTimeoutNs, sim.PriorityNormal, func(at sim.Time) {
 			cr.deadline = sim.EventID{}
 			g.onTimeout(cr, at)
@@ -149,6 +151,7 @@ func (g *Gateway) startPolicies(cr *clientReq, now sim.Time) {
 		d, ok = h.Delay(now)
 	}
 	if ok {
+		cr.armed = true
 		cr.hedge = g.eng.Schedule(now+d, sim.PriorityNormal, func(at sim.Time) {
 			cr.hedge = sim.EventID{}
 			if !cr.firstSeen && len(cr.copies) > 0 && g.copiesStalled(cr, at) && h.Allow(at) && g.send(cr, CopyHedge) {
