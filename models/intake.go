@@ -17,6 +17,7 @@ type intake struct {
 	eng         *sim.Engine
 	gw          *Gateway
 	src         workloads.Source
+	into        workloads.IntoSource // src, when it is one (pull writes into next)
 	next        workloads.Request
 	onArrival   sim.Action
 	srcErr      error
@@ -54,6 +55,7 @@ func newIntake(eng *sim.Engine, gw *Gateway) *intake {
 // Start pulls the first request from src and schedules its arrival.
 func (in *intake) Start(src workloads.Source) error {
 	in.src = src
+	in.into, _ = src.(workloads.IntoSource)
 	return in.pull()
 }
 
@@ -61,7 +63,15 @@ func (in *intake) Start(src workloads.Source) error {
 func (in *intake) Err() error { return in.srcErr }
 
 func (in *intake) pull() error {
-	req, err := in.src.Next()
+	// The request is drawn into in.next, which the last arrival has
+	// finished with (the gateway copies what it keeps).
+	req := &in.next
+	var err error
+	if in.into != nil {
+		err = in.into.NextInto(req)
+	} else {
+		*req, err = in.src.Next()
+	}
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			in.srcDone = true
@@ -98,7 +108,6 @@ func (in *intake) pull() error {
 			req.OutputTokens = l.Output.Sample(l.RNG)
 		}
 	}
-	in.next = req
 	in.eng.Schedule(req.Arrival, sim.PriorityArrival, in.onArrival)
 	return nil
 }

@@ -49,3 +49,14 @@ func (r *Request) PrefixTokens() int32 {
 type Source interface {
 	Next() (Request, error)
 }
+
+// IntoSource is a Source that can also write its next request into the
+// caller's record: NextInto(r) leaves in *r the request Next would return,
+// and returns Next's error (*r is then unspecified). The two draw the same
+// requests from the same state, so a caller may use either for any call.
+// It saves copying a Request through each layer of a chain of sources
+// (Limit passes it on).
+type IntoSource interface {
+	Source
+	NextInto(r *Request) error
+}

@@ -63,9 +63,16 @@ type synthetic struct {
 }
 
 func (s *synthetic) Next() (Request, error) {
+	var r Request
+	err := s.NextInto(&r)
+	return r, err
+}
+
+// NextInto implements IntoSource: Next, written into *r.
+func (s *synthetic) NextInto(r *Request) error {
 	s.now = s.arrival.NextArrival(s.arrivalRng, s.now)
 	s.nextID++
-	r := Request{ID: s.nextID, Arrival: s.now}
+	*r = Request{ID: s.nextID, Arrival: s.now}
 	in := int64(s.input.Sample(s.inputRng))
 	if s.prompts != nil {
 		r.Prefix = s.prompts.choose(s.promptRng)
@@ -73,7 +80,7 @@ func (s *synthetic) Next() (Request, error) {
 	}
 	r.InputTokens = int32(min(in, maxTokens))
 	r.OutputTokens = s.output.Sample(s.outputRng)
-	return r, nil
+	return nil
 }
 
 func (s *synthetic) Close() error { return nil }
