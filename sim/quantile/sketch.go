@@ -174,6 +174,29 @@ func (s *Sketch) Clone() *Sketch {
 // Add records v. It panics if v is NaN, negative or +Inf (a bug in the
 // caller: latencies are finite and non-negative). -0 is recorded as 0.
 func (s *Sketch) Add(v float64) {
+	if s.dense && v > 0 && v <= math.MaxFloat64 {
+		// Sketch mode and v positive and finite (most values of a long
+		// run): add's path without the checks for exact mode, -0 and 0.
+		k, ok := s.tab.fast(v)
+		if !ok || v < 0x1p-1022 {
+			k = s.tab.logIndex(v)
+		}
+		s.count++
+		s.addSum(v)
+		if v < s.min {
+			s.min = v
+		}
+		if v > s.max {
+			s.max = v
+		}
+		s.countIn(k, 1)
+		return
+	}
+	s.add(v)
+}
+
+// add is Add's general path.
+func (s *Sketch) add(v float64) {
 	if !(v >= 0 && v <= math.MaxFloat64) {
 		panic(fmt.Sprintf("quantile: Add(%v): value must be finite and non-negative", v))
 	}
