@@ -242,21 +242,37 @@ func (r *Replica) demand(j int64) int64 {
 		return (1 - d.ahead) * d.hist[o]
 	}
 	need := q * int64(d.nHist)
-	if o+rem < B {
-		for _, c := range d.hist[o : o+rem+1] {
-			need += c
+	if 2*rem >= B { // half the histogram or more: count the rest and subtract
+		e := o + rem + 1 // the rest starts at e mod B
+		if e >= B {
+			e -= B
 		}
+		need += int64(d.nHist) - d.histSum(e, B-1-rem, B)
 	} else {
-		for _, c := range d.hist[o:] {
-			need += c
-		}
-		for _, c := range d.hist[:o+rem+1-B] {
-			need += c
-		}
+		need += d.histSum(o, rem+1, B)
 	}
 	// A decoder with f = 0 already took the block of its next token
 	// (a mixed step cut short by a hang).
 	return need - d.ahead*d.hist[o]
+}
+
+// histSum is the count of the n <= B histogram entries from i < B on,
+// wrapping past the end.
+func (d *decoders) histSum(i, n, B int64) int64 {
+	var sum int64
+	if i+n <= B {
+		for _, c := range d.hist[i : i+n] {
+			sum += c
+		}
+		return sum
+	}
+	for _, c := range d.hist[i:] {
+		sum += c
+	}
+	for _, c := range d.hist[:i+n-B] {
+		sum += c
+	}
+	return sum
 }
 
 // demand1 is demand(1), every step's question, when it has a short

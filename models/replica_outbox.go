@@ -42,7 +42,7 @@ func (r *Replica) flush() {
 		}
 	}
 	for i := 0; i < len(r.notes); i++ { // the observer may add notes
-		n := r.notes[i]
+		n := &r.notes[i] // (not copied; should the observer's notes grow the list, n still reads the old array, unchanged)
 		switch n.kind {
 		case noteFirst:
 			if !n.s.cancelled {
@@ -53,13 +53,14 @@ func (r *Replica) flush() {
 				r.obs.CopyStarted(n.s.cp, n.at)
 			}
 		case noteDone, noteDoneInBatch:
-			o := Outcome{Copy: n.s.cp, Req: &n.s.req, Replica: r.idx, Enqueued: n.s.enqueued, Scheduled: n.s.sched,
-				FirstToken: n.s.first, Finished: n.at, CachedTokens: n.s.cachedFirst, Preemptions: n.s.preempts}
-			r.out = o
-			n.s.cp.seq = nil
-			r.obs.CopyDone(n.s.cp, &r.out)
-			if n.kind == noteDone {
-				r.recycle(n.s)
+			s := n.s
+			r.out = Outcome{Copy: s.cp, Req: &s.req, Replica: r.idx, Enqueued: s.enqueued, Scheduled: s.sched,
+				FirstToken: s.first, Finished: n.at, CachedTokens: s.cachedFirst, Preemptions: s.preempts}
+			s.cp.seq = nil
+			kind := n.kind
+			r.obs.CopyDone(s.cp, &r.out)
+			if kind == noteDone {
+				r.recycle(s)
 			}
 		case noteFailed:
 			n.s.cp.seq = nil
