@@ -120,7 +120,7 @@ func removeSeq(list []*seq, s *seq) []*seq {
 // policy reserves, and reports whether it did. Tokens served by the prefix
 // cache count as computed.
 func (r *Replica) admit(s *seq, now sim.Time, reserve int64) bool {
-	done, ok := r.alloc.place(s, reserve+r.adm.own(r, s))
+	done, ok := r.alloc.place(s, reserve+r.admOwn(s))
 	if !ok {
 		return false
 	}
