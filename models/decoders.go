@@ -345,10 +345,18 @@ func (h *seqHeap) remove(s *seq) {
 	}
 }
 
-// pop removes and returns the sequence with the least key.
+// pop removes and returns the sequence with the least key (remove at the
+// root: the last entry fills the hole and can only go down).
 func (h *seqHeap) pop() *seq {
 	s := h.e[0].s
-	h.remove(s)
+	last := len(h.e) - 1
+	x := h.e[last]
+	h.e[last] = heapEntry{}
+	h.e = h.e[:last]
+	s.hidx[h.slot&1] = -1
+	if last > 0 {
+		h.down(0, x)
+	}
 	return s
 }
 
