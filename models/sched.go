@@ -110,7 +110,13 @@ func removeSeq(list []*seq, s *seq) []*seq {
 	if lo == len(list) || list[lo] != s {
 		panic("models: a sequence is missing from its batch list")
 	}
-	copy(list[lo:], list[lo+1:])
+	if last := len(list) - 1; last-lo <= 8 {
+		for i := lo; i < last; i++ { // (a short shift: cheaper than copy's call)
+			list[i] = list[i+1]
+		}
+	} else {
+		copy(list[lo:], list[lo+1:])
+	}
 	list[len(list)-1] = nil
 	return list[:len(list)-1]
 }
