@@ -50,6 +50,9 @@ type decoders struct {
 	// pow2 is log2 of the block size when that is a power of two (demand
 	// then shifts and masks instead of dividing), else -1.
 	pow2 int
+	// mask1 is the block size − 1 when demand1 has its short answer
+	// (a histogram, blocks a power of two), else −1.
+	mask1 int64
 }
 
 // lastGroup is the decoders that produced their last token at the same time.
@@ -64,12 +67,15 @@ const maxFreeHist = 1024
 
 // newDecoders returns an empty set for blocks of blockTokens.
 func newDecoders(blockTokens int64) decoders {
-	d := decoders{rem: seqHeap{slot: 0}, far: seqHeap{slot: 1}, pow2: -1}
+	d := decoders{rem: seqHeap{slot: 0}, far: seqHeap{slot: 1}, pow2: -1, mask1: -1}
 	if blockTokens > 0 && blockTokens&(blockTokens-1) == 0 {
 		d.pow2 = bits.TrailingZeros64(uint64(blockTokens))
 	}
 	if blockTokens <= maxFreeHist {
 		d.hist = make([]int64, blockTokens)
+		if d.pow2 >= 0 {
+			d.mask1 = blockTokens - 1
+		}
 	}
 	return d
 }
@@ -78,7 +84,7 @@ func newDecoders(blockTokens int64) decoders {
 func (d *decoders) reset() {
 	clk, hist := d.clk, d.hist
 	clear(hist)
-	*d = decoders{clk: clk, hist: hist, rem: d.rem, far: d.far, groups: d.groups[:0], pow2: d.pow2}
+	*d = decoders{clk: clk, hist: hist, rem: d.rem, far: d.far, groups: d.groups[:0], pow2: d.pow2, mask1: d.mask1}
 	d.rem.clear()
 	d.far.clear()
 }
@@ -281,10 +287,10 @@ func (d *decoders) histSum(i, n, B int64) int64 {
 // enough to inline.
 func (r *Replica) demand1() (need int64, ok bool) {
 	d := &r.dec
-	if d.far.len() > 0 || d.hist == nil || d.pow2 < 0 {
+	if d.far.len() > 0 || d.mask1 < 0 {
 		return 0, false
 	}
-	return (1 - d.ahead) * d.hist[d.clk&(r.blockTokens-1)], true
+	return (1 - d.ahead) * d.hist[d.clk&d.mask1], true
 }
 
 // scanDemand is demand by a scan of the batch.
