@@ -50,6 +50,9 @@ type decoders struct {
 	// pow2 is log2 of the block size when that is a power of two (demand
 	// then shifts and masks instead of dividing), else -1.
 	pow2 int
+	// mask1 is the block size − 1 when demand1 has its short answer
+	// (a histogram, blocks a power of two), else −1.
+	mask1 int64
 }
 
 // lastGroup is the decoders that produced their last token at the same time.
@@ -64,12 +67,15 @@ const maxFreeHist = 1024
 
 // newDecoders returns an empty set for blocks of blockTokens.
 func newDecoders(blockTokens int64) decoders {
-	d := decoders{rem: seqHeap{slot: 0}, far: seqHeap{slot: 1}, pow2: -1}
+	d := decoders{rem: seqHeap{slot: 0}, far: seqHeap{slot: 1}, pow2: -1, mask1: -1}
 	if blockTokens > 0 && blockTokens&(blockTokens-1) == 0 {
 		d.pow2 = bits.TrailingZeros64(uint64(blockTokens))
 	}
 	if blockTokens <= maxFreeHist {
 		d.hist = make([]int64, blockTokens)
+		if d.pow2 >= 0 {
+			d.mask1 = blockTokens - 1
+		}
 	}
 	return d
 }
@@ -78,7 +84,7 @@ func newDecoders(blockTokens int64) decoders {
 func (d *decoders) reset() {
 	clk, hist := d.clk, d.hist
 	clear(hist)
-	*d = decoders{clk: clk, hist: hist, rem: d.rem, far: d.far, groups: d.groups[:0], pow2: d.pow2}
+	*d = decoders{clk: clk, hist: hist, rem: d.rem, far: d.far, groups: d.groups[:0], pow2: d.pow2, mask1: d.mask1}
 	d.rem.clear()
 	d.far.clear()
 }
@@ -242,21 +248,37 @@ func (r *Replica) demand(j int64) int64 {
 		return (1 - d.ahead) * d.hist[o]
 	}
 	need := q * int64(d.nHist)
-	if o+rem < B {
-		for _, c := range d.hist[o : o+rem+1] {
-			need += c
+	if 2*rem >= B { // half the histogram or more: count the rest and subtract
+		e := o + rem + 1 // the rest starts at e mod B
+		if e >= B {
+			e -= B
 		}
+		need += int64(d.nHist) - d.histSum(e, B-1-rem, B)
 	} else {
-		for _, c := range d.hist[o:] {
-			need += c
-		}
-		for _, c := range d.hist[:o+rem+1-B] {
-			need += c
-		}
+		need += d.histSum(o, rem+1, B)
 	}
 	// A decoder with f = 0 already took the block of its next token
 	// (a mixed step cut short by a hang).
 	return need - d.ahead*d.hist[o]
+}
+
+// histSum is the count of the n <= B histogram entries from i < B on,
+// wrapping past the end.
+func (d *decoders) histSum(i, n, B int64) int64 {
+	var sum int64
+	if i+n <= B {
+		for _, c := range d.hist[i : i+n] {
+			sum += c
+		}
+		return sum
+	}
+	for _, c := range d.hist[i:] {
+		sum += c
+	}
+	for _, c := range d.hist[:i+n-B] {
+		sum += c
+	}
+	return sum
 }
 
 // demand1 is demand(1), every step's question, when it has a short
@@ -265,10 +287,10 @@ func (r *Replica) demand(j int64) int64 {
 // enough to inline.
 func (r *Replica) demand1() (need int64, ok bool) {
 	d := &r.dec
-	if d.far.len() > 0 || d.hist == nil || d.pow2 < 0 {
+	if d.far.len() > 0 || d.mask1 < 0 {
 		return 0, false
 	}
-	return (1 - d.ahead) * d.hist[d.clk&(r.blockTokens-1)], true
+	return (1 - d.ahead) * d.hist[d.clk&d.mask1], true
 }
 
 // scanDemand is demand by a scan of the batch.
@@ -329,10 +351,18 @@ func (h *seqHeap) remove(s *seq) {
 	}
 }
 
-// pop removes and returns the sequence with the least key.
+// pop removes and returns the sequence with the least key (remove at the
+// root: the last entry fills the hole and can only go down).
 func (h *seqHeap) pop() *seq {
 	s := h.e[0].s
-	h.remove(s)
+	last := len(h.e) - 1
+	x := h.e[last]
+	h.e[last] = heapEntry{}
+	h.e = h.e[:last]
+	s.hidx[h.slot&1] = -1
+	if last > 0 {
+		h.down(0, x)
+	}
 	return s
 }
 

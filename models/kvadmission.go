@@ -67,3 +67,31 @@ func (fullAdmission) own(r *Replica, s *seq) int64 {
 	p := int64(s.prompt)
 	return r.blocksFor(p+int64(s.req.OutputTokens-s.gen)) - r.blocksFor(p)
 }
+
+// The replica asks its admission policy through these, which answer
+// promptAdmission's constant replies inline (an itab comparison instead of
+// an interface call per step and per admission).
+
+// stepReserve is r.adm.stepReserve(r, next).
+func (r *Replica) stepReserve(next int64) int64 {
+	if _, ok := r.adm.(promptAdmission); ok {
+		return next
+	}
+	return r.adm.stepReserve(r, next)
+}
+
+// admAdded is r.adm.added(r, s).
+func (r *Replica) admAdded(s *seq) int64 {
+	if _, ok := r.adm.(promptAdmission); ok {
+		return 0
+	}
+	return r.adm.added(r, s)
+}
+
+// admOwn is r.adm.own(r, s).
+func (r *Replica) admOwn(s *seq) int64 {
+	if _, ok := r.adm.(promptAdmission); ok {
+		return 0
+	}
+	return r.adm.own(r, s)
+}

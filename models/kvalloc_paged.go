@@ -29,6 +29,9 @@ func (a pagedKV) fits(s *seq, reserve int64) bool {
 
 func (a pagedKV) place(s *seq, reserve int64) (int32, bool) {
 	r := a.r
+	if !r.cfg.PrefixCaching || len(s.req.Prefix) == 0 {
+		return a.placePlain(s, reserve)
+	}
 	hits, hitTokens, need := a.matchPrefix(s)
 	if r.kv.Available()-need-reserve < r.watermark {
 		return 0, false
@@ -59,6 +62,24 @@ func (a pagedKV) place(s *seq, reserve int64) (int32, bool) {
 	// Cache hits count as computed, but the last prompt token is always
 	// recomputed to produce logits (as vLLM does).
 	return int32(min(hitTokens, int64(s.prompt)-1)), true
+}
+
+// placePlain is place for a sequence without a prefix to match (none, or
+// prefix caching off): its whole prompt is its private tail, by the same
+// arithmetic with no segment.
+func (a pagedKV) placePlain(s *seq, reserve int64) (int32, bool) {
+	r := a.r
+	tail := int64(s.prompt)
+	blocks := r.blocksFor(tail)
+	if r.kv.Available()-blocks-reserve < r.watermark {
+		return 0, false
+	}
+	s.hitSegs, s.missBlocks = 0, 0
+	s.tailTokens, s.tailBlocks = tail, blocks
+	if !r.kv.Alloc(blocks) {
+		panic(fmt.Sprintf("models: replica %d: admission checked but allocation failed", r.idx))
+	}
+	return int32(min(0, tail-1)), true // (no hit; the last prompt token is recomputed)
 }
 
 func (a pagedKV) whole(s *seq, need int64) bool {

@@ -70,7 +70,7 @@ func (r *Replica) failSeq(s *seq, now sim.Time, reason string) {
 		r.recycle(s)
 		return
 	}
-	r.notes = append(r.notes, note{kind: noteFailed, s: s, at: now, reason: reason})
+	r.failNote(s, now, reason)
 }
 
 // Hang turns the replica into a zombie: the TP group's all-reduce never

@@ -6,18 +6,19 @@ import "github.com/fleetsim/fleetsim/sim"
 // settled for the event (flush): the observer calls, and the sequences to
 // recycle once those calls no longer name them; and the recycled ones.
 type outbox struct {
-	notes []note  // held observer calls, in order
-	later []*seq  // sequences to recycle after the notes are delivered
-	spare []*seq  // recycled sequences: no allocation per request
-	out   Outcome // the Outcome of the CopyDone call under way
+	notes   []note   // held observer calls, in order
+	reasons []string // the reasons of the noteFailed notes, in order (kept apart: notes stay 24 bytes)
+	later   []*seq   // sequences to recycle after the notes are delivered
+	spare   []*seq   // recycled sequences: no allocation per request
+	out     Outcome  // the Outcome of the CopyDone call under way
 }
 
-// note is a deferred observer call.
+// note is a deferred observer call. A noteFailed note's reason is the
+// next of outbox.reasons (failNote).
 type note struct {
-	kind   uint8 // noteStarted, noteFirst, noteDone, noteDoneInBatch, noteFailed
-	s      *seq
-	at     sim.Time
-	reason string
+	kind uint8 // noteStarted, noteFirst, noteDone, noteDoneInBatch, noteFailed
+	s    *seq
+	at   sim.Time
 }
 
 const (
@@ -41,8 +42,9 @@ func (r *Replica) flush() {
 			}
 		}
 	}
+	failed := 0                         // noteFailed notes delivered
 	for i := 0; i < len(r.notes); i++ { // the observer may add notes
-		n := r.notes[i]
+		n := &r.notes[i] // (not copied; should the observer's notes grow the list, n still reads the old array, unchanged)
 		switch n.kind {
 		case noteFirst:
 			if !n.s.cancelled {
@@ -53,18 +55,21 @@ func (r *Replica) flush() {
 				r.obs.CopyStarted(n.s.cp, n.at)
 			}
 		case noteDone, noteDoneInBatch:
-			o := Outcome{Copy: n.s.cp, Req: &n.s.req, Replica: r.idx, Enqueued: n.s.enqueued, Scheduled: n.s.sched,
-				FirstToken: n.s.first, Finished: n.at, CachedTokens: n.s.cachedFirst, Preemptions: n.s.preempts}
-			r.out = o
-			n.s.cp.seq = nil
-			r.obs.CopyDone(n.s.cp, &r.out)
-			if n.kind == noteDone {
-				r.recycle(n.s)
+			s := n.s
+			r.out = Outcome{Copy: s.cp, Req: &s.req, Replica: r.idx, Enqueued: s.enqueued, Scheduled: s.sched,
+				FirstToken: s.first, Finished: n.at, CachedTokens: s.cachedFirst, Preemptions: s.preempts}
+			s.cp.seq = nil
+			kind := n.kind
+			r.obs.CopyDone(s.cp, &r.out)
+			if kind == noteDone {
+				r.recycle(s)
 			}
 		case noteFailed:
-			n.s.cp.seq = nil
-			r.obs.CopyFailed(n.s.cp, n.at, n.reason)
-			r.recycle(n.s)
+			s, reason := n.s, r.reasons[failed]
+			failed++
+			s.cp.seq = nil
+			r.obs.CopyFailed(s.cp, n.at, reason)
+			r.recycle(s)
 		}
 	}
 	// The delivered notes and recycled sequences are not cleared: every
@@ -72,12 +77,22 @@ func (r *Replica) flush() {
 	// clearing would free nothing and cost a bulk write-barrier call per
 	// event.
 	r.notes = r.notes[:0]
+	if failed > 0 {
+		clear(r.reasons) // (strings: let them go)
+		r.reasons = r.reasons[:0]
+	}
 	if len(r.later) > 0 {
 		for _, s := range r.later {
 			r.reuse(s)
 		}
 		r.later = r.later[:0]
 	}
+}
+
+// failNote holds the observer's CopyFailed call for s.
+func (o *outbox) failNote(s *seq, at sim.Time, reason string) {
+	o.notes = append(o.notes, note{kind: noteFailed, s: s, at: at})
+	o.reasons = append(o.reasons, reason)
 }
 
 // newSeq takes a sequence from the spares, or allocates one.

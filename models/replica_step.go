@@ -384,7 +384,7 @@ func (r *Replica) finishStep(now sim.Time) {
 		w++
 	}
 	r.prefill = r.prefill[:w] // (the rest not cleared: those sequences decode on in the batch)
-	r.sched.reap(now)
+	iterSched{r}.reap(now)    // (both iteration-level modes reap as iterSched: no interface call)
 }
 
 // prefilled applies s's prefill chunk of the step that ended at now, and

@@ -23,13 +23,13 @@ func (c chunkedSched) plan(now sim.Time) {
 		st.add(s, n)
 		budget -= n
 	}
-	reserve := r.adm.stepReserve(r, next)
+	reserve := r.stepReserve(next)
 	for budget > 0 && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
 		s := r.head()
 		if !r.admit(s, now, reserve) {
 			break
 		}
-		reserve += r.adm.added(r, s)
+		reserve += r.admAdded(s)
 		r.join(s)
 		n := min(int(s.prompt-s.done), budget)
 		st.add(s, n)

@@ -31,7 +31,7 @@ func (c continuousSched) plan(now sim.Time) {
 		if !r.admit(s, now, reserve) {
 			break
 		}
-		reserve += r.adm.added(r, s)
+		reserve += r.admAdded(s)
 		r.join(s)
 		n := int(s.prompt - s.done)
 		st.add(s, n)
@@ -51,5 +51,5 @@ func (c continuousSched) canAdmit(reserve int64) bool {
 	if s == nil || len(r.running) >= r.cfg.MaxSeqs {
 		return false
 	}
-	return r.alloc.fits(s, reserve+r.adm.own(r, s))
+	return r.alloc.fits(s, reserve+r.admOwn(s))
 }

@@ -154,6 +154,16 @@ func (b iterSched) reap(now sim.Time) {
 		return
 	}
 	leaving := r.leavingBuf[:0]
+	if r.cancelRun == 0 {
+		// The common case, one decoder finished and none withdrawn, without
+		// the list: a second finished one sends them all through it.
+		s := d.rem.pop()
+		if d.rem.len() == 0 || d.rem.minKey() > d.clk {
+			b.complete(s, now)
+			return
+		}
+		leaving = append(leaving, s)
+	}
 	for d.rem.len() > 0 && d.rem.minKey() <= d.clk { // gen >= OutputTokens
 		leaving = append(leaving, d.rem.pop())
 	}
@@ -171,17 +181,25 @@ func (b iterSched) reap(now sim.Time) {
 		if i > 0 && leaving[i-1] == s {
 			continue // a withdrawn sequence that also finished
 		}
-		r.unrun(s)
 		if s.cancelled {
+			r.unrun(s)
 			r.drop(s)
 			continue
 		}
-		r.alloc.finish(s)
-		r.state.Outstanding--
-		r.outstandingChanged()
-		r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
+		b.complete(s, now)
 	}
 	r.leavingBuf = leaving[:0] // (not cleared: its sequences are recycled, kept for reuse)
+}
+
+// complete takes s, which produced its last token, out of the batch and
+// reports it done.
+func (b iterSched) complete(s *seq, now sim.Time) {
+	r := b.r
+	r.unrun(s)
+	r.alloc.finish(s)
+	r.state.Outstanding--
+	r.outstandingChanged()
+	r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
 }
 
 func (b iterSched) canJoin() bool { return len(b.r.running) < b.r.cfg.MaxSeqs }
