@@ -177,6 +177,8 @@ func (s *Sketch) Add(v float64) {
 	if s.dense && v > 0 && v <= math.MaxFloat64 {
 		// Sketch mode and v positive and finite (most values of a long
 		// run): add's path without the checks for exact mode, -0 and 0.
+		// It is addCounted written out: a call to it (it does not
+		// inline) cost 0.35% more instructions on the 70B fleet.
 		k, ok := s.tab.fast(v)
 		if !ok || v < 0x1p-1022 {
 			k = s.tab.logIndex(v)
