@@ -26,21 +26,10 @@ type limited struct {
 }
 
 func (l *limited) Next() (Request, error) {
-	if l.done || (l.maxRequests > 0 && l.n >= l.maxRequests) {
-		return Request{}, io.EOF
-	}
-	r, err := l.src.Next()
-	if err != nil {
-		if err == io.EOF {
-			l.done = true
-		}
+	var r Request
+	if err := l.NextInto(&r); err != nil {
 		return Request{}, err
 	}
-	if l.until > 0 && r.Arrival > l.until {
-		l.done = true
-		return Request{}, io.EOF
-	}
-	l.n++
 	return r, nil
 }
 
