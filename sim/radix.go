@@ -235,12 +235,16 @@ func (q *radixQueue) refill() {
 		// Digits above l are last's.
 		q.last = Time(uint64(q.last)&^lv.above | uint64(i-lv.base)<<(lv.shift&63))
 		if l == 0 || len(b) <= radixCurMax {
-			q.curHi = q.last | Time(uint64(1)<<(lv.shift&63)-1)
 			// Copied, not swapped with cur's array: a bucket keeps the
 			// capacity its level needs (swapping handed a level's large
 			// arrays to cur and grew small ones again, ~100 B per event
 			// at 10^5 pending).
 			q.cur = appendSorted(q.cur, b)
+			// curHi is cur's largest time, not the bucket's upper bound:
+			// a later push into the bucket's range is placed in a bucket
+			// of a lower level (O(1)) rather than inserted into cur past
+			// every slot before it.
+			q.curHi = q.cur[0].at
 			q.buckets[i] = b[:0]
 			return
 		}
