@@ -20,6 +20,7 @@ type intake struct {
 	into        workloads.IntoSource // src, when it is one (pull writes into next)
 	next        workloads.Request
 	onArrival   sim.Action
+	tm          sim.Timer // holds the next arrival: one at a time
 	srcErr      error
 	srcDone     bool
 	lastArrival sim.Time
@@ -47,7 +48,7 @@ type intake struct {
 func (in *intake) Overloaded() bool { return in.overloaded }
 
 func newIntake(eng *sim.Engine, gw *Gateway) *intake {
-	in := &intake{eng: eng, gw: gw}
+	in := &intake{eng: eng, gw: gw, tm: eng.NewTimer()}
 	in.onArrival = in.arrive
 	return in
 }
@@ -108,7 +109,11 @@ func (in *intake) pull() error {
 			req.OutputTokens = l.Output.Sample(l.RNG)
 		}
 	}
-	in.eng.Schedule(req.Arrival, sim.PriorityArrival, in.onArrival)
+	if in.eng.TimerArmed(in.tm) { // (Start called again before the last arrival: never in fleetsim)
+		in.eng.Schedule(req.Arrival, sim.PriorityArrival, in.onArrival)
+	} else {
+		in.eng.SetTimer(in.tm, req.Arrival, sim.PriorityArrival, in.onArrival)
+	}
 	return nil
 }
 

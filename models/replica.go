@@ -116,6 +116,7 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 	r.sched = newScheduler(r)
 	r.kv = r.alloc.newCache(kvBlocks)
 	r.slow, r.runSlow = 1, 1
+	r.tm = eng.NewTimer()
 	r.onStep = r.stepDone
 	r.onKick = func(now sim.Time) { r.account(now); r.plan(now); r.flush(); r.checkOOM(now) }
 	state.Index = idx

@@ -82,9 +82,8 @@ func (r *Replica) Hang(now sim.Time) {
 	}
 	r.account(now)
 	r.hung, r.hungAt = true, now
-	if r.busy && r.ev != (sim.EventID{}) {
-		r.eng.Cancel(r.ev)
-		r.ev = sim.EventID{}
+	if r.busy {
+		r.eng.StopTimer(r.tm)
 	}
 	// Steps of a decode run that completed before the hang stand; the step
 	// under way never ends and its work is lost.
@@ -263,10 +262,9 @@ func (r *Replica) FailInFlight(now sim.Time, reason string) {
 // cache survives), else the caller discards the allocator whole.
 func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 	r.account(now)
-	if r.busy && r.ev != (sim.EventID{}) {
-		r.eng.Cancel(r.ev)
+	if r.busy {
+		r.eng.StopTimer(r.tm)
 	}
-	r.ev = sim.EventID{}
 	r.busy, r.runSteps = false, 0
 	fail := func(s *seq) {
 		if !s.cancelled {

@@ -13,7 +13,7 @@ import (
 // events (onKick or onStep) is pending, unless it is hung.
 type stepState struct {
 	busy      bool        // a step or run is under way, or planning is due
-	ev        sim.EventID // the pending onKick or onStep event
+	tm        sim.Timer   // holds the pending onKick or onStep event
 	onStep    sim.Action  // Replica.stepDone, bound once
 	onKick    sim.Action  // plan at the end of an instant, bound once
 	runStart  sim.Time    // start of the step or run under way
@@ -255,7 +255,7 @@ func (r *Replica) kick(now sim.Time) {
 	r.busy = true
 	r.runSteps = 0
 	r.runStart, r.stepEnd = now, now
-	r.ev = r.eng.Schedule(now, sim.PriorityStep, r.onKick)
+	r.eng.SetTimer(r.tm, now, sim.PriorityStep, r.onKick)
 }
 
 // plan chooses the next step, or goes idle.
@@ -269,8 +269,7 @@ func (r *Replica) plan(now sim.Time) {
 // idle leaves the replica with nothing under way: the next arrival kicks
 // it.
 func (r *Replica) idle(sim.Time) {
-	r.busy = false
-	r.ev = sim.EventID{}
+	r.busy = false // (the timer's event has just fired: it is unarmed)
 }
 
 // stepNs is a single step of d seconds at the current slow-down, which it
@@ -289,7 +288,7 @@ func (r *Replica) startStep(now sim.Time, sh StepShape) {
 	r.stepFLOPs = r.perf.FLOPs(sh)
 	r.shape = sh
 	r.stepEnd = now + r.withLoad(r.stepNs(d)) // KV-tier loads of its admissions (kvtier.go)
-	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+	r.eng.SetTimer(r.tm, r.stepEnd, sim.PriorityStep, r.onStep)
 }
 
 // startRun schedules the end of a run of k decode-only steps of n
@@ -306,16 +305,15 @@ func (r *Replica) startRun(now sim.Time, n int, ctx float64, k, blocks int64) {
 	r.runSteps, r.planSteps, r.endSteps = k, k, k
 	r.runBlocks = blocks
 	r.stepEnd = now + r.runNs(k)
-	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+	r.eng.SetTimer(r.tm, r.stepEnd, sim.PriorityStep, r.onStep)
 }
 
 // cutRun shortens the decode run under way to its first k < runSteps
 // steps.
 func (r *Replica) cutRun(k int64) {
-	r.eng.Cancel(r.ev)
 	r.runSteps, r.endSteps = k, k
 	r.stepEnd = r.runStart + r.runNs(k)
-	r.ev = r.eng.Schedule(r.stepEnd, sim.PriorityStep, r.onStep)
+	r.eng.SetTimer(r.tm, r.stepEnd, sim.PriorityStep, r.onStep)
 }
 
 // endRunEarly ends the decode run under way at its first step boundary at

@@ -64,6 +64,7 @@ type Engine struct {
 	fired     uint64
 	lastFired Time
 	stopped   bool
+	tm        timers // timer.go
 }
 
 // record is a queued event's key and action (see Engine).
@@ -80,7 +81,11 @@ func funcAddr(act Action) uintptr { return *(*uintptr)(unsafe.Pointer(&act)) }
 func funcAt(addr uintptr) Action { return *(*Action)(unsafe.Pointer(&addr)) }
 
 // NewEngine returns an engine at time 0 with an empty queue.
-func NewEngine() *Engine { return &Engine{} }
+func NewEngine() *Engine {
+	e := &Engine{}
+	e.tm.init()
+	return e
+}
 
 // Now is the current simulated time.
 func (e *Engine) Now() Time { return e.now }
@@ -93,7 +98,7 @@ func (e *Engine) LastFired() Time { return e.lastFired }
 func (e *Engine) Fired() uint64 { return e.fired }
 
 // Pending is the number of live (not cancelled) events in the queue.
-func (e *Engine) Pending() int { return e.q.len() - e.cancelled }
+func (e *Engine) Pending() int { return e.q.len() - e.cancelled + e.tm.armed }
 
 // Schedule queues act to fire at time at with priority p and returns its ID.
 // Scheduling into the past is a bug in the caller: it panics.
@@ -172,7 +177,18 @@ func (e *Engine) Run(until Time) {
 	}
 	e.stopped = false
 	q := &e.q
-	for q.n > 0 && !e.stopped {
+	for !e.stopped {
+		if q.n == 0 {
+			if e.tm.armed == 0 {
+				break
+			}
+			if e.tm.root().at > until {
+				e.now = until
+				return
+			}
+			e.fireTimer()
+			continue
+		}
 		// The common case by hand (the compiler inlines neither top nor
 		// popTop): the minimum is cur's last slot.
 		n := len(q.cur)
@@ -181,6 +197,14 @@ func (e *Engine) Run(until Time) {
 			if !e.isLive(top.ev) {
 				e.free = append(e.free, q.popTop().ev)
 				e.cancelled--
+				continue
+			}
+			if t := e.tm.root(); t.at < top.at || t.at == top.at && t.key < top.key {
+				if t.at > until {
+					e.now = until
+					return
+				}
+				e.fireTimer()
 				continue
 			}
 			if top.at > until {
@@ -198,6 +222,15 @@ func (e *Engine) Run(until Time) {
 			e.cancelled--
 			continue
 		}
+		// A timer's event first? (An unarmed tree's root is at Forever.)
+		if t := e.tm.root(); t.at < s.at || t.at == s.at && t.key < s.key {
+			if t.at > until {
+				e.now = until
+				return
+			}
+			e.fireTimer()
+			continue
+		}
 		if s.at > until {
 			e.now = until
 			return
@@ -213,11 +246,29 @@ func (e *Engine) Run(until Time) {
 
 // Step fires the next live event, if any, and reports whether one fired.
 func (e *Engine) Step() bool {
-	if e.NextTime() == Forever {
+	switch t := e.NextTime(); {
+	case t == Forever:
+		return false
+	case e.timerNext():
+		e.fireTimer()
+	default:
+		e.fire(e.q.pop())
+	}
+	return true
+}
+
+// timerNext reports whether the next event is a timer's; the queue's top
+// must be live (after NextTime) or the queue empty.
+func (e *Engine) timerNext() bool {
+	r := e.tm.root()
+	if r.key == unarmedKey {
 		return false
 	}
-	e.fire(e.q.pop())
-	return true
+	if e.q.len() == 0 {
+		return true
+	}
+	s := e.q.top()
+	return r.at < s.at || r.at == s.at && r.key < s.key
 }
 
 // fire runs a popped live event's action at its time. Its record is freed
@@ -239,10 +290,14 @@ func (e *Engine) NextTime() Time {
 		e.free = append(e.free, e.q.pop().ev)
 		e.cancelled--
 	}
-	if e.q.len() == 0 {
-		return Forever
+	next := Forever
+	if e.q.len() > 0 {
+		next = e.q.top().at
 	}
-	return e.q.top().at
+	if e.tm.armed > 0 {
+		next = min(next, e.tm.root().at)
+	}
+	return next
 }
 
 // compact drops cancelled entries.

@@ -35,6 +35,11 @@ type engTestQueue interface {
 	step() bool
 	stop()
 	pending() int
+	// Timers (timer.go), named 0, 1, ... in creation order; an event a
+	// timer is set to gets a label like any other.
+	newTimer()
+	setTimer(tmr int, at Time, p Priority, label int)
+	stopTimer(tmr int) bool
 }
 
 // engAdapter drives the real Engine.
@@ -44,6 +49,9 @@ type engAdapter struct {
 	ids         []EventID
 	onFire      func(label int, now Time)
 	compactions int
+	timers      []Timer
+	timerLabel  []int       // the label each timer was last set to (-1: never)
+	labelTimer  map[int]int // the timer a timer's label belongs to
 }
 
 func (a *engAdapter) now() Time { return a.e.Now() }
@@ -57,6 +65,12 @@ func (a *engAdapter) schedule(at Time, p Priority, label int) {
 	}))
 }
 func (a *engAdapter) cancel(label int) bool {
+	if tmr, ok := a.labelTimer[label]; ok { // pending while it is the timer's armed label
+		if a.timerLabel[tmr] == label && a.e.TimerArmed(a.timers[tmr]) {
+			return a.e.StopTimer(a.timers[tmr])
+		}
+		return false
+	}
 	before := engQueueLen(a.e)
 	ok := a.e.Cancel(a.ids[label])
 	if engQueueLen(a.e) < before {
@@ -68,14 +82,35 @@ func (a *engAdapter) run(until Time) { a.e.Run(until) }
 func (a *engAdapter) step() bool     { return a.e.Step() }
 func (a *engAdapter) stop()          { a.e.Stop() }
 func (a *engAdapter) pending() int   { return a.e.Pending() }
+func (a *engAdapter) newTimer() {
+	a.timers = append(a.timers, a.e.NewTimer())
+	a.timerLabel = append(a.timerLabel, -1)
+}
+func (a *engAdapter) setTimer(tmr int, at Time, p Priority, label int) {
+	require.Equal(a.t, len(a.ids), label)
+	a.ids = append(a.ids, EventID{})
+	if a.labelTimer == nil {
+		a.labelTimer = map[int]int{}
+	}
+	a.labelTimer[label] = tmr
+	a.timerLabel[tmr] = label
+	a.e.SetTimer(a.timers[tmr], at, p, func(now Time) {
+		if now != a.e.Now() {
+			a.t.Fatalf("timer action now %v != engine Now() %v", now, a.e.Now())
+		}
+		a.onFire(label, now)
+	})
+}
+func (a *engAdapter) stopTimer(tmr int) bool { return a.e.StopTimer(a.timers[tmr]) }
 
 // engRef is the reference queue.
 type engRef struct {
 	clock   Time
 	seq     uint64
 	events  []*engRefEvent // by label
-	stopped bool
-	onFire  func(label int, now Time)
+	stopped    bool
+	onFire     func(label int, now Time)
+	timerLabel []int
 }
 
 type engRefEvent struct {
@@ -145,6 +180,23 @@ func (r *engRef) step() bool {
 	return true
 }
 func (r *engRef) stop() { r.stopped = true }
+
+// A timer in the reference is what it stands for: setting it cancels the
+// event it last had and schedules the new one.
+func (r *engRef) newTimer() { r.timerLabel = append(r.timerLabel, -1) }
+func (r *engRef) setTimer(tmr int, at Time, p Priority, label int) {
+	if l := r.timerLabel[tmr]; l >= 0 {
+		r.cancel(l)
+	}
+	r.timerLabel[tmr] = label
+	r.schedule(at, p, label)
+}
+func (r *engRef) stopTimer(tmr int) bool {
+	if l := r.timerLabel[tmr]; l >= 0 {
+		return r.cancel(l)
+	}
+	return false
+}
 func (r *engRef) pending() int {
 	n := 0
 	for _, ev := range r.events {
@@ -169,6 +221,57 @@ type engScenario struct {
 	cancelPct int // chance in % that an action cancels
 	burst     int // most cancellations in one top-level op
 	spread    int // initial events lie in [0, spread) µs
+	timerPct  int // chance in % that an action or op also sets or stops a timer (0: no timers)
+	timers    int // timers made so far
+	timerOf   map[int]int
+}
+
+// timerRandom sets a random timer (sometimes a new one) within spread µs,
+// or stops one.
+func (s *engScenario) timerRandom(now Time) {
+	if s.timers == 0 || s.r.IntN(4) == 0 && s.timers < 64 {
+		s.q.newTimer()
+		s.timers++
+		s.logf("new timer %d", s.timers-1)
+	}
+	tmr := s.r.IntN(s.timers)
+	if s.r.IntN(4) == 0 {
+		s.logf("stop timer %d -> %v", tmr, s.q.stopTimer(tmr))
+		return
+	}
+	if s.labels >= s.maxLabels {
+		return
+	}
+	at := now + Time(s.r.IntN(8))*Microsecond
+	if s.r.IntN(10) == 0 {
+		at = now + Time(s.r.IntN(1000))*Microsecond
+	}
+	p := engTestPriorities[s.r.IntN(len(engTestPriorities))]
+	label := s.labels
+	s.labels++
+	if s.timerOf == nil {
+		s.timerOf = map[int]int{}
+	}
+	s.timerOf[label] = tmr
+	s.logf("set timer %d to %d at %v", tmr, label, at)
+	s.q.setTimer(tmr, at, p, label)
+}
+
+// setOwnTimer sets again the timer whose event label is firing (a
+// replica's step end setting the next), or does nothing if label is not a
+// timer's.
+func (s *engScenario) setOwnTimer(now Time, label int) {
+	tmr, ok := s.timerOf[label]
+	if !ok || s.labels >= s.maxLabels {
+		return
+	}
+	at := now + Time(s.r.IntN(8))*Microsecond
+	p := engTestPriorities[s.r.IntN(len(engTestPriorities))]
+	next := s.labels
+	s.labels++
+	s.timerOf[next] = tmr
+	s.logf("set own timer %d to %d at %v", tmr, next, at)
+	s.q.setTimer(tmr, at, p, next)
 }
 
 var engTestPriorities = []Priority{0, PriorityFailure, PriorityArrival, PriorityNormal, PriorityNormal, 255}
@@ -221,6 +324,14 @@ func (s *engScenario) onFire(label int, now Time) {
 	if s.r.IntN(100) < s.cancelPct {
 		s.cancelRandom()
 	}
+	if s.timerPct > 0 {
+		if s.r.IntN(3) > 0 {
+			s.setOwnTimer(now, label)
+		}
+		if s.r.IntN(100) < s.timerPct {
+			s.timerRandom(now)
+		}
+	}
 	if s.r.IntN(300) == 0 {
 		s.logf("stop")
 		s.q.stop()
@@ -245,6 +356,9 @@ func (s *engScenario) play(initial int) {
 			}
 		default:
 			s.scheduleRandom(s.q.now())
+		}
+		if s.timerPct > 0 && s.r.IntN(100) < s.timerPct {
+			s.timerRandom(s.q.now())
 		}
 		s.logf("pending %d", s.q.pending())
 		if s.q.pending() == 0 && op > 10 {
@@ -287,6 +401,44 @@ func engRequireSameLog(t *testing.T, seed uint64, got, want []string) {
 		}
 	}
 	require.Equal(t, len(want), len(got), "seed %d: log lengths", seed)
+}
+
+// TestEngineTimersMatchReferenceRandom adds timers to the random programs:
+// set (often from the action of the timer's own event, as a replica's step
+// end sets the next), stopped, made mid-run (the tree grows past powers of
+// two, and past treeTimers, whose events go to the queue), among cancellations and stale IDs, against the reference, where a
+// timer is a schedule that cancels the event the timer last had.
+func TestEngineTimersMatchReferenceRandom(t *testing.T) {
+	trials := 3000
+	if testing.Short() {
+		trials = 300
+	}
+	fired, timerFired := 0, 0
+	for seed := range uint64(trials) {
+		got, want, _ := engPlay(t, seed, 1+int(seed%37),
+			engScenario{maxLabels: 400, cancelPct: 20, burst: 10, spread: 8, timerPct: 20 + int(seed%4)*25})
+		engRequireSameLog(t, seed, got, want)
+		timerLabels := map[string]bool{}
+		for _, l := range want {
+			var tmr, label int
+			var at string
+			if n, _ := fmt.Sscanf(l, "set timer %d to %d at %s", &tmr, &label, &at); n == 3 {
+				timerLabels[fmt.Sprint(label)] = true
+			}
+			if n, _ := fmt.Sscanf(l, "set own timer %d to %d at %s", &tmr, &label, &at); n == 3 {
+				timerLabels[fmt.Sprint(label)] = true
+			}
+			if strings.HasPrefix(l, "fire") {
+				fired++
+				if f := strings.Fields(l); timerLabels[f[1]] {
+					timerFired++
+				}
+			}
+		}
+	}
+	t.Logf("%d scenarios, %d events fired, %d of them timers'", trials, fired, timerFired)
+	assert.Greater(t, fired, 50*trials, "scenarios are not trivial")
+	assert.Greater(t, timerFired, 10*trials, "timers fire")
 }
 
 func TestEngineMatchesReferenceRandom(t *testing.T) {

@@ -1,0 +1,176 @@
+package sim
+
+import "fmt"
+
+// Timer names one of the engine's timers (see NewTimer). The zero Timer
+// names none.
+type Timer struct{ i uint32 } // the timer's leaf index (leaf 0 is the tree's unarmed sentinel)
+
+// tnode is a node of the timers' winner tree: the event that is least by
+// (at, key) in its subtree, and its leaf. Unarmed, at is Forever and key the
+// largest, so that it loses every comparison.
+type tnode struct {
+	at   Time
+	key  uint64
+	leaf uint32
+}
+
+const unarmedKey = ^uint64(0)
+
+// timers are event slots for processes that have at most one event pending
+// at a time and move it often: a replica's next step end, the workload's
+// next arrival. Each is a leaf of a winner tree (a tournament: node k holds
+// a copy of the least event by (at, key) in its subtree, the root node 1),
+// so setting or stopping one costs a climb of log2(leaves) comparisons,
+// each with the sibling's copy, where the queue costs a push, later a sort
+// into its front and a pop, and a cancelled event besides stays queued
+// until it is popped. A timer's event takes its key (priority and
+// sequence) from the same counter as Schedule's, and Run fires the lesser
+// of the queue's minimum and the tree's root, so events fire in exactly
+// the order they would have had they all been queued.
+type timers struct {
+	nodes  []tnode  // nodes[k], k >= 1: see timers; leaf j at size+j, the sentinel (unarmed) past the last
+	acts   []Action // acts[j]: leaf j's action while armed (and its last one after: kept, not cleared, to spare write barriers)
+	size   int      // a power of two > the last leaf
+	armed  int
+	firing uint32 // the leaf whose event is firing (0: none): its climb waits until the action returns
+}
+
+var unarmed = tnode{at: Forever, key: unarmedKey}
+
+// climb brings the copies on leaf j's path to the root up to date.
+func (t *timers) climb(j uint32) {
+	nodes := t.nodes
+	k := t.size + int(j)
+	c := nodes[k&(len(nodes)-1)]
+	for k > 1 {
+		if s := &nodes[(k^1)&(len(nodes)-1)]; s.at < c.at || s.at == c.at && s.key < c.key {
+			c = *s
+		}
+		k >>= 1
+		nodes[k&(len(nodes)-1)] = c
+	}
+}
+
+// root is the earliest timer event (unarmed when none is).
+func (t *timers) root() *tnode { return &t.nodes[1] }
+
+// init makes the tree of leaf 0 alone, a sentinel never armed, so that
+// timers are numbered from 1 and the zero Timer names none.
+func (t *timers) init() {
+	t.size = 1
+	t.nodes = []tnode{unarmed, unarmed}
+	t.acts = []Action{nil}
+}
+
+// grow adds a leaf, unarmed, and rebuilds the tree when it is full.
+func (t *timers) grow() uint32 {
+	j := uint32(len(t.acts))
+	t.acts = append(t.acts, nil)
+	if int(j) < t.size {
+		t.nodes[t.size+int(j)].leaf = j // unarmed, as the sentinel was: no copy above changes
+		return j
+	}
+	old := t.nodes[t.size : 2*t.size]
+	t.size *= 2
+	nodes := make([]tnode, 2*t.size) // a power of two: climb masks its indices
+	for k := range nodes {
+		nodes[k] = unarmed
+	}
+	copy(nodes[t.size:], old)
+	nodes[t.size+int(j)].leaf = j
+	for k := t.size - 1; k >= 1; k-- {
+		a, b := nodes[2*k], nodes[2*k+1]
+		if b.at < a.at || b.at == a.at && b.key < a.key {
+			a = b
+		}
+		nodes[k] = a
+	}
+	t.nodes = nodes
+	return j
+}
+
+// NewTimer returns a new timer, unarmed. A timer is for a process that has
+// at most one event pending at a time (see SetTimer); it is never freed, so
+// make one per long-lived process, not per event.
+func (e *Engine) NewTimer() Timer {
+	if len(e.tm.acts) >= 1<<30 {
+		panic("sim: too many timers")
+	}
+	return Timer{i: e.tm.grow()}
+}
+
+// SetTimer arms t to fire act at time at with priority p, replacing the
+// event it had pending, if any. The event is ordered as an event Scheduled
+// now would be (at, then p, then the order of scheduling).
+func (e *Engine) SetTimer(t Timer, at Time, p Priority, act Action) {
+	if at < e.now {
+		panic(fmt.Sprintf("sim: timer set at %v before now %v", at, e.now))
+	}
+	if act == nil {
+		panic("sim: timer set with nil action")
+	}
+	if at == Forever {
+		panic("sim: timer set at Forever")
+	}
+	e.seq++
+	if e.seq >= 1<<seqBits {
+		panic("sim: sequence overflow")
+	}
+	j := t.i
+	l := &e.tm.nodes[e.tm.size+int(j)]
+	if l.key == unarmedKey {
+		e.tm.armed++
+	}
+	*l = tnode{at: at, key: uint64(p)<<seqBits | e.seq, leaf: j}
+	if a := &e.tm.acts[j]; funcAddr(*a) != funcAddr(act) { // (most often the same: no write barrier)
+		*a = act
+	}
+	if e.tm.firing == t.i {
+		e.tm.firing = 0
+	}
+	e.tm.climb(j)
+}
+
+// StopTimer disarms t and reports whether it had an event pending.
+func (e *Engine) StopTimer(t Timer) bool {
+	j := t.i
+	l := &e.tm.nodes[e.tm.size+int(j)]
+	if l.key == unarmedKey {
+		return false
+	}
+	l.at, l.key = Forever, unarmedKey
+	e.tm.armed--
+	if e.tm.firing == t.i {
+		e.tm.firing = 0
+	}
+	e.tm.climb(j)
+	return true
+}
+
+// TimerArmed reports whether t has an event pending.
+func (e *Engine) TimerArmed(t Timer) bool {
+	return e.tm.nodes[e.tm.size+int(t.i)].key != unarmedKey
+}
+
+// fireTimer fires the root timer's event, which precedes the queue's
+// minimum. The leaf is disarmed before the action runs; the climb that
+// disarming needs is left to the action, which most often sets the timer
+// again (a replica's step end schedules the next), and done after it
+// otherwise.
+func (e *Engine) fireTimer() {
+	j := e.tm.nodes[1].leaf
+	l := &e.tm.nodes[e.tm.size+int(j)]
+	at, act := l.at, e.tm.acts[j]
+	l.at, l.key = Forever, unarmedKey
+	e.tm.armed--
+	e.tm.firing = j
+	e.now = at
+	e.fired++
+	e.lastFired = at
+	act(at)
+	if e.tm.firing == j {
+		e.tm.firing = 0
+		e.tm.climb(j)
+	}
+}
