@@ -12,20 +12,20 @@ import (
 // something to plan until it goes idle; while busy, exactly one of its
 // events (onKick or onStep) is pending, unless it is hung.
 type stepState struct {
-	busy      bool        // a step or run is under way, or planning is due
-	tm        sim.Timer   // holds the pending onKick or onStep event
-	onStep    sim.Action  // Replica.stepDone, bound once
-	onKick    sim.Action  // plan at the end of an instant, bound once
-	runStart  sim.Time    // start of the step or run under way
-	stepEnd   sim.Time    // its end
-	runSteps  int64       // > 0: a decode-only run of this many steps is under way
-	endSteps  int64       // the run length stepEnd was computed for (runStart + runNs(endSteps))
-	run       DecodeRun   // its closed form
-	runBlocks int64       // KV blocks the run under way takes by its end
-	planSteps int64       // the run's length when planned: while runSteps equals it, runBlocks is exact
-	runSlow   float64     // the step-time factor it was planned with
-	stepFLOPs float64     // FLOPs of the single step under way
-	shape     StepShape   // the step under way (first step of a run)
+	busy      bool       // a step or run is under way, or planning is due
+	tm        sim.Timer  // holds the pending onKick or onStep event
+	onStep    sim.Action // Replica.stepDone, bound once
+	onKick    sim.Action // plan at the end of an instant, bound once
+	runStart  sim.Time   // start of the step or run under way
+	stepEnd   sim.Time   // its end
+	runSteps  int64      // > 0: a decode-only run of this many steps is under way
+	endSteps  int64      // the run length stepEnd was computed for (runStart + runNs(endSteps))
+	run       DecodeRun  // its closed form
+	runBlocks int64      // KV blocks the run under way takes by its end
+	planSteps int64      // the run's length when planned: while runSteps equals it, runBlocks is exact
+	runSlow   float64    // the step-time factor it was planned with
+	stepFLOPs float64    // FLOPs of the single step under way
+	shape     StepShape  // the step under way (first step of a run)
 
 	// stepRec, when set, hears of every step or run as it completes.
 	stepRec func(StepRecord)

@@ -105,9 +105,9 @@ func (a *engAdapter) stopTimer(tmr int) bool { return a.e.StopTimer(a.timers[tmr
 
 // engRef is the reference queue.
 type engRef struct {
-	clock   Time
-	seq     uint64
-	events  []*engRefEvent // by label
+	clock      Time
+	seq        uint64
+	events     []*engRefEvent // by label
 	stopped    bool
 	onFire     func(label int, now Time)
 	timerLabel []int
