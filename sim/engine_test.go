@@ -814,3 +814,26 @@ func TestEngineActionsSurviveGC(t *testing.T) {
 		}
 	}
 }
+
+func TestTimerBasics(t *testing.T) {
+	e := NewEngine()
+	assert.PanicsWithValue(t, "sim: set the zero Timer (make timers with NewTimer)", func() {
+		e.SetTimer(Timer{}, 1, PriorityNormal, func(Time) {})
+	})
+	assert.False(t, e.StopTimer(Timer{}))
+	assert.False(t, e.TimerArmed(Timer{}))
+	var fired []string
+	a, b := e.NewTimer(), e.NewTimer()
+	e.Schedule(5, PriorityNormal, func(Time) { fired = append(fired, "q5") })
+	e.SetTimer(a, 5, PriorityNormal, func(Time) { fired = append(fired, "a5") }) // after q5: scheduled later
+	e.SetTimer(b, 3, PriorityNormal, func(Time) { fired = append(fired, "b3") })
+	e.SetTimer(b, 7, PriorityNormal, func(Time) { fired = append(fired, "b7") }) // replaces b3
+	assert.Equal(t, 3, e.Pending())
+	assert.Equal(t, Time(5), e.NextTime())
+	assert.True(t, e.TimerArmed(b))
+	e.Run(Forever)
+	assert.Equal(t, []string{"q5", "a5", "b7"}, fired)
+	assert.Equal(t, 0, e.Pending())
+	assert.False(t, e.TimerArmed(a))
+	assert.Equal(t, uint64(3), e.Fired())
+}

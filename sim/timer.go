@@ -113,6 +113,9 @@ func (e *Engine) SetTimer(t Timer, at Time, p Priority, act Action) {
 	if at == Forever {
 		panic("sim: timer set at Forever")
 	}
+	if t.i == 0 {
+		panic("sim: set the zero Timer (make timers with NewTimer)")
+	}
 	e.seq++
 	if e.seq >= 1<<seqBits {
 		panic("sim: sequence overflow")
@@ -134,7 +137,7 @@ func (e *Engine) SetTimer(t Timer, at Time, p Priority, act Action) {
 
 // StopTimer disarms t and reports whether it had an event pending.
 func (e *Engine) StopTimer(t Timer) bool {
-	j := t.i
+	j := t.i // (the zero Timer names the sentinel, never armed: false)
 	l := &e.tm.nodes[e.tm.size+int(j)]
 	if l.key == unarmedKey {
 		return false
