@@ -294,6 +294,7 @@ func (e *Engine) NextTime() Time {
 	if e.q.len() > 0 {
 		next = e.q.top().at
 	}
+	e.tm.settle() // (from inside a timer's action: its fired event is not next)
 	if e.tm.armed > 0 {
 		next = min(next, e.tm.root().at)
 	}

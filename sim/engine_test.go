@@ -836,4 +836,16 @@ func TestTimerBasics(t *testing.T) {
 	assert.Equal(t, 0, e.Pending())
 	assert.False(t, e.TimerArmed(a))
 	assert.Equal(t, uint64(3), e.Fired())
+
+	// NextTime from inside a timer's action: not the event firing.
+	var next []Time
+	e.Schedule(12, PriorityNormal, func(Time) {})
+	e.SetTimer(b, 20, PriorityNormal, func(Time) {})
+	e.SetTimer(a, 10, PriorityNormal, func(Time) {
+		next = append(next, e.NextTime())
+		e.SetTimer(a, 11, PriorityNormal, func(Time) { next = append(next, e.NextTime()) })
+		next = append(next, e.NextTime())
+	})
+	e.Run(Forever)
+	assert.Equal(t, []Time{12, 11, 12}, next)
 }

@@ -172,8 +172,14 @@ func (e *Engine) fireTimer() {
 	e.fired++
 	e.lastFired = at
 	act(at)
-	if e.tm.firing == j {
-		e.tm.firing = 0
-		e.tm.climb(j)
+	e.tm.settle()
+}
+
+// settle does the climb a fired timer's leaf waits for, if its action has
+// not set it again (fireTimer).
+func (t *timers) settle() {
+	if j := t.firing; j != 0 {
+		t.firing = 0
+		t.climb(j)
 	}
 }
