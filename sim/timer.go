@@ -29,7 +29,8 @@ const unarmedKey = ^uint64(0)
 // of the queue's minimum and the tree's root, so events fire in exactly
 // the order they would have had they all been queued.
 type timers struct {
-	nodes  []tnode  // nodes[k], k >= 1: see timers; leaf j at size+j, the sentinel (unarmed) past the last
+	top    tnode    // the root's copy (nodes[1] is not used): Run reads it at every event
+	nodes  []tnode  // nodes[k], k >= 2: see timers; leaf j at size+j, the sentinel (unarmed) past the last
 	acts   []Action // acts[j]: leaf j's action while armed (and its last one after: kept, not cleared, to spare write barriers)
 	size   int      // a power of two > the last leaf
 	armed  int
@@ -50,16 +51,18 @@ func (t *timers) climb(j uint32) {
 		k >>= 1
 		nodes[k&(len(nodes)-1)] = c
 	}
+	t.top = c
 }
 
 // root is the earliest timer event (unarmed when none is).
-func (t *timers) root() *tnode { return &t.nodes[1] }
+func (t *timers) root() *tnode { return &t.top }
 
 // init makes the tree of leaf 0 alone, a sentinel never armed, so that
 // timers are numbered from 1 and the zero Timer names none.
 func (t *timers) init() {
 	t.size = 1
 	t.nodes = []tnode{unarmed, unarmed}
+	t.top = unarmed
 	t.acts = []Action{nil}
 }
 
@@ -87,6 +90,7 @@ func (t *timers) grow() uint32 {
 		nodes[k] = a
 	}
 	t.nodes = nodes
+	t.top = nodes[1]
 	return j
 }
 
@@ -162,7 +166,7 @@ func (e *Engine) TimerArmed(t Timer) bool {
 // again (a replica's step end schedules the next), and done after it
 // otherwise.
 func (e *Engine) fireTimer() {
-	j := e.tm.nodes[1].leaf
+	j := e.tm.top.leaf
 	l := &e.tm.nodes[e.tm.size+int(j)]
 	at, act := l.at, e.tm.acts[j]
 	l.at, l.key = Forever, unarmedKey
