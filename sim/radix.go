@@ -94,8 +94,8 @@ type radixLevelInfo struct {
 
 var (
 	radixLevel       [len(radixWidths)]radixLevelInfo
-	radixLevelOfLen  [65]uint8 // the level holding bit n-1, by n = bits.Len64
-	radixLevelOfWord [32]uint8 // the level a word of flags belongs to
+	radixLevelByLen  [65]radixLevelInfo // the level holding bit n-1, by n = bits.Len64 (a copy: place's one lookup)
+	radixLevelOfWord [32]uint8          // the level a word of flags belongs to
 )
 
 func init() {
@@ -108,7 +108,7 @@ func init() {
 			radixLevel[l].above = ^uint64(0)
 		}
 		for n := shift + 1; n <= shift+w; n++ {
-			radixLevelOfLen[n] = uint8(l)
+			radixLevelByLen[n] = radixLevel[l]
 		}
 		nw := (uint(1)<<w + 63) / 64
 		for k := uint(0); k < nw; k++ {
@@ -117,6 +117,7 @@ func init() {
 		shift += w
 		words += nw
 	}
+	radixLevelByLen[0] = radixLevel[0] // (at == last: never placed, but level 0 is its level)
 	if shift != 64 || words != radixWords {
 		panic("sim: radixWidths do not cover 64 bits in radixWords words")
 	}
@@ -169,7 +170,7 @@ func (q *radixQueue) curPush(s slot) {
 
 // place puts s (at > curHi) in its bucket.
 func (q *radixQueue) place(s slot) {
-	lv := &radixLevel[radixLevelOfLen[bits.Len64(uint64(s.at^q.last))]]
+	lv := &radixLevelByLen[bits.Len64(uint64(s.at^q.last))]
 	i := lv.base + uint(uint64(s.at)>>(lv.shift&63)&lv.mask)
 	q.buckets[i] = append(q.buckets[i], s)
 	q.words[i>>6] |= 1 << (i & 63)
