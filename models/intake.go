@@ -48,7 +48,7 @@ type intake struct {
 func (in *intake) Overloaded() bool { return in.overloaded }
 
 func newIntake(eng *sim.Engine, gw *Gateway) *intake {
-	in := &intake{eng: eng, gw: gw, tm: eng.NewTimer()}
+	in := &intake{eng: eng, gw: gw, tm: eng.NewStreamTimer()}
 	in.onArrival = in.arrive
 	return in
 }

@@ -83,6 +83,11 @@ func (a *engAdapter) step() bool     { return a.e.Step() }
 func (a *engAdapter) stop()          { a.e.Stop() }
 func (a *engAdapter) pending() int   { return a.e.Pending() }
 func (a *engAdapter) newTimer() {
+	if len(a.timers) == 0 { // the first, the stream timer (beside the tree); the rest in the tree
+		a.timers = append(a.timers, a.e.NewStreamTimer())
+		a.timerLabel = append(a.timerLabel, -1)
+		return
+	}
 	a.timers = append(a.timers, a.e.NewTimer())
 	a.timerLabel = append(a.timerLabel, -1)
 }

@@ -28,8 +28,19 @@ const unarmedKey = ^uint64(0)
 // sequence) from the same counter as Schedule's, and Run fires the lesser
 // of the queue's minimum and the tree's root, so events fire in exactly
 // the order they would have had they all been queued.
+//
+// One timer, the stream timer (NewStreamTimer), is kept beside the tree
+// rather than in it: top is the lesser of the tree's root and it, so
+// setting it costs one comparison, not a climb. It is for the process that
+// sets its timer most often, the workload's arrivals (a third of a fleet's
+// events).
 type timers struct {
-	top    tnode    // the root's copy (nodes[1] is not used): Run reads it at every event
+	top     tnode  // the lesser of treeTop and stream: Run reads it at every event
+	tree    tnode  // the tree's root (nodes[1] is not used)
+	stream  tnode  // the stream timer's event (leaf streamLeaf)
+	strAct  Action // its action
+	strMade bool
+
 	nodes  []tnode  // nodes[k], k >= 2: see timers; leaf j at size+j, the sentinel (unarmed) past the last
 	acts   []Action // acts[j]: leaf j's action while armed (and its last one after: kept, not cleared, to spare write barriers)
 	size   int      // a power of two > the last leaf
@@ -38,6 +49,18 @@ type timers struct {
 }
 
 var unarmed = tnode{at: Forever, key: unarmedKey}
+
+// streamLeaf is the stream timer's leaf number (and Timer.i): no tree has
+// that many leaves.
+const streamLeaf = ^uint32(0)
+
+// setTop makes top the lesser of the tree's root and the stream timer.
+func (t *timers) setTop() {
+	t.top = t.tree
+	if s := &t.stream; s.at < t.top.at || s.at == t.top.at && s.key < t.top.key {
+		t.top = *s
+	}
+}
 
 // climb brings the copies on leaf j's path to the root up to date.
 func (t *timers) climb(j uint32) {
@@ -51,7 +74,8 @@ func (t *timers) climb(j uint32) {
 		k >>= 1
 		nodes[k&(len(nodes)-1)] = c
 	}
-	t.top = c
+	t.tree = c
+	t.setTop()
 }
 
 // root is the earliest timer event (unarmed when none is).
@@ -62,7 +86,8 @@ func (t *timers) root() *tnode { return &t.top }
 func (t *timers) init() {
 	t.size = 1
 	t.nodes = []tnode{unarmed, unarmed}
-	t.top = unarmed
+	t.top, t.tree, t.stream = unarmed, unarmed, unarmed
+	t.stream.leaf = streamLeaf
 	t.acts = []Action{nil}
 }
 
@@ -90,7 +115,8 @@ func (t *timers) grow() uint32 {
 		nodes[k] = a
 	}
 	t.nodes = nodes
-	t.top = nodes[1]
+	t.tree = nodes[1]
+	t.setTop()
 	return j
 }
 
@@ -102,6 +128,18 @@ func (e *Engine) NewTimer() Timer {
 		panic("sim: too many timers")
 	}
 	return Timer{i: e.tm.grow()}
+}
+
+// NewStreamTimer returns the engine's stream timer, unarmed: a timer like
+// NewTimer's, kept beside the tree, so that setting it costs a comparison
+// rather than a climb; for the one process that sets its timer most often
+// (the workload's next arrival). After the first call it returns NewTimer's.
+func (e *Engine) NewStreamTimer() Timer {
+	if e.tm.strMade {
+		return e.NewTimer()
+	}
+	e.tm.strMade = true
+	return Timer{i: streamLeaf}
 }
 
 // SetTimer arms t to fire act at time at with priority p, replacing the
@@ -125,6 +163,18 @@ func (e *Engine) SetTimer(t Timer, at Time, p Priority, act Action) {
 		panic("sim: sequence overflow")
 	}
 	j := t.i
+	if j == streamLeaf {
+		tm := &e.tm
+		if tm.stream.key == unarmedKey {
+			tm.armed++
+		}
+		tm.stream.at, tm.stream.key = at, uint64(p)<<seqBits|e.seq
+		if funcAddr(tm.strAct) != funcAddr(act) {
+			tm.strAct = act
+		}
+		tm.setTop()
+		return
+	}
 	l := &e.tm.nodes[e.tm.size+int(j)]
 	if l.key == unarmedKey {
 		e.tm.armed++
@@ -142,6 +192,16 @@ func (e *Engine) SetTimer(t Timer, at Time, p Priority, act Action) {
 // StopTimer disarms t and reports whether it had an event pending.
 func (e *Engine) StopTimer(t Timer) bool {
 	j := t.i // (the zero Timer names the sentinel, never armed: false)
+	if j == streamLeaf {
+		tm := &e.tm
+		if tm.stream.key == unarmedKey {
+			return false
+		}
+		tm.stream.at, tm.stream.key = Forever, unarmedKey
+		tm.armed--
+		tm.setTop()
+		return true
+	}
 	l := &e.tm.nodes[e.tm.size+int(j)]
 	if l.key == unarmedKey {
 		return false
@@ -157,6 +217,9 @@ func (e *Engine) StopTimer(t Timer) bool {
 
 // TimerArmed reports whether t has an event pending.
 func (e *Engine) TimerArmed(t Timer) bool {
+	if t.i == streamLeaf {
+		return e.tm.stream.key != unarmedKey
+	}
 	return e.tm.nodes[e.tm.size+int(t.i)].key != unarmedKey
 }
 
@@ -167,6 +230,18 @@ func (e *Engine) TimerArmed(t Timer) bool {
 // otherwise.
 func (e *Engine) fireTimer() {
 	j := e.tm.top.leaf
+	if j == streamLeaf {
+		tm := &e.tm
+		at, act := tm.stream.at, tm.strAct
+		tm.stream.at, tm.stream.key = Forever, unarmedKey
+		tm.armed--
+		tm.setTop()
+		e.now = at
+		e.fired++
+		e.lastFired = at
+		act(at)
+		return
+	}
 	l := &e.tm.nodes[e.tm.size+int(j)]
 	at, act := l.at, e.tm.acts[j]
 	l.at, l.key = Forever, unarmedKey
