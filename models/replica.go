@@ -73,9 +73,13 @@ type Replica struct {
 	blockTokens int64       // tokens per KV block
 	watermark   int64       // KV blocks admission keeps free
 
-	waiting deque  // sequences not admitted, in order
-	running []*seq // the batch, oldest admission first (by seq.joinNo)
-	joins   uint64 // sequences that joined the batch so far
+	waiting deque // sequences not admitted, in order
+	// running is the batch, oldest admission first (by seq.joinNo), with
+	// runHoles nil holes where sequences left (O(1), order kept; never
+	// last): read it through batch and nRunning.
+	running  []*seq
+	runHoles int
+	joins    uint64 // sequences that joined the batch so far
 	// Under an iteration-level scheduler (iter): the running sequences
 	// still prefilling, in batch order; the decoding ones under their
 	// decode clock (decoders.go); how many running ones were withdrawn

@@ -407,7 +407,7 @@ func (r *Replica) prefilled(s *seq, now sim.Time, gc *gapConv) {
 // are kept up to date one by one.
 func (r *Replica) finishStaticStep(now sim.Time) {
 	var gc gapConv
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		switch {
 		case s.finished:
 		case s.chunk > 0:

@@ -74,6 +74,7 @@ func (r *Replica) join(s *seq) {
 	s.inBatch = true
 	s.joinNo = r.joins
 	r.joins++
+	s.runIdx = int32(len(r.running))
 	r.running = append(r.running, s)
 	if r.iter {
 		r.prefill = append(r.prefill, s) // admitted, so prefilling
@@ -92,9 +93,58 @@ func (r *Replica) unrun(s *seq) {
 	if s.cancelled {
 		r.cancelRun--
 	}
-	r.running = removeSeq(r.running, s)
+	r.leaveRunning(s)
 	s.inBatch = false
 }
+
+// leaveRunning takes s out of running: a hole at its place, O(1) (a
+// removal by shifting cost a search and a copy of the later entries);
+// holes at the end go at once, and the list is compacted when half of it
+// is holes, so that it stays within twice the batch.
+func (r *Replica) leaveRunning(s *seq) {
+	i := int(s.runIdx)
+	if uint(i) >= uint(len(r.running)) || r.running[i] != s {
+		panic("models: a sequence is missing from its batch list")
+	}
+	r.running[i] = nil
+	r.runHoles++
+	n := len(r.running)
+	for n > 0 && r.running[n-1] == nil {
+		n--
+		r.runHoles--
+	}
+	r.running = r.running[:n]
+	if 2*r.runHoles > n {
+		r.compactRunning()
+	}
+}
+
+// compactRunning closes running's holes, keeping the order.
+func (r *Replica) compactRunning() {
+	w := 0
+	for _, s := range r.running {
+		if s != nil {
+			s.runIdx = int32(w)
+			r.running[w] = s
+			w++
+		}
+	}
+	clear(r.running[w:])
+	r.running = r.running[:w]
+	r.runHoles = 0
+}
+
+// batch is the running batch in joining order, without holes (compacted
+// first if it has any): for the passes over the whole batch.
+func (r *Replica) batch() []*seq {
+	if r.runHoles > 0 {
+		r.compactRunning()
+	}
+	return r.running
+}
+
+// nRunning is the number of running sequences.
+func (r *Replica) nRunning() int { return len(r.running) - r.runHoles }
 
 // removeSeq removes s from list, which is in batch order (by joinNo).
 func removeSeq(list []*seq, s *seq) []*seq {
