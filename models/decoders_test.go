@@ -95,8 +95,8 @@ func TestFirstBoundaryMatchesBisection(t *testing.T) {
 				break
 			}
 		}
-		if got := st.firstBoundary(now); got != want {
-			t.Fatalf("trial %d: %+v at %v: firstBoundary %d, want %d", trial, st, now, got, want)
+		if got, end := st.firstBoundary(now); got != want || end != st.runStart+st.runNs(want) {
+			t.Fatalf("trial %d: %+v at %v: firstBoundary %d ending at %v, want %d ending at %v", trial, st, now, got, end, want, st.runStart+st.runNs(want))
 		}
 	}
 }

@@ -207,14 +207,14 @@ func (r *Replica) Submit(c *Copy) {
 	case r.runSteps > 1 && wasEmpty && r.sched.canJoin():
 		// A decode run is under way and the newcomer could join: end the run
 		// at the first step boundary at or after now.
-		k := r.firstBoundary(now)
+		k, end := r.firstBoundary(now)
 		if k < r.runSteps {
 			r.account(now)
 			// The blocks the shorter run takes, at the linear rate
 			// runGrowth assumes (an exact count would scan the batch on
 			// every arrival).
 			r.runBlocks = r.runBlocks * k / r.runSteps
-			r.cutRun(k)
+			r.cutRun(k, end)
 		}
 	}
 }
