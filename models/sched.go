@@ -102,18 +102,23 @@ func (r *Replica) unrun(s *seq) {
 // holes at the end go at once, and the list is compacted when half of it
 // is holes, so that it stays within twice the batch.
 func (r *Replica) leaveRunning(s *seq) {
+	run := r.running
 	i := int(s.runIdx)
-	if uint(i) >= uint(len(r.running)) || r.running[i] != s {
+	if uint(i) >= uint(len(run)) || run[i] != s {
 		panic("models: a sequence is missing from its batch list")
 	}
-	r.running[i] = nil
-	r.runHoles++
-	n := len(r.running)
-	for n > 0 && r.running[n-1] == nil {
+	run[i] = nil
+	n := len(run)
+	if i == n-1 { // the last: it goes, and the holes before it
 		n--
-		r.runHoles--
+		for n > 0 && run[n-1] == nil {
+			n--
+			r.runHoles--
+		}
+		r.running = run[:n]
+	} else {
+		r.runHoles++
 	}
-	r.running = r.running[:n]
 	if 2*r.runHoles > n {
 		r.compactRunning()
 	}
@@ -129,7 +134,9 @@ func (r *Replica) compactRunning() {
 			w++
 		}
 	}
-	clear(r.running[w:])
+	for i := w; i < len(r.running); i++ { // (a short tail: cheaper than clear's call)
+		r.running[i] = nil
+	}
 	r.running = r.running[:w]
 	r.runHoles = 0
 }
