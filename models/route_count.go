@@ -19,9 +19,9 @@ type countIndex struct {
 	words uint     // bitmap words per level: ceil(replicas / 64), at most 64
 	bits  []uint64 // level c's bitmap is bits[c*words : (c+1)*words]
 	lv    []uint64 // level c's summary word: bit w says its bitmap's word w is non-zero (all zero: the level is empty)
-	at    []int32 // replica i's level, -1 when in none (unavailable or wide)
-	least int     // the least non-empty level, -1 when all are empty
-	limit int     // levels never grow to this Outstanding (wide beyond)
+	at    []int32  // replica i's level, -1 when in none (unavailable or wide)
+	least int      // the least non-empty level, -1 when all are empty
+	limit int      // levels never grow to this Outstanding (wide beyond)
 }
 
 // countIndexMax is the most replicas a countIndex holds (one summary word
