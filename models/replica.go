@@ -204,7 +204,7 @@ func (r *Replica) Submit(c *Copy) {
 		// A zombie queues work and never finishes a step.
 	case !r.busy:
 		r.kick(now)
-	case r.runSteps > 1 && wasEmpty && r.sched.canJoin():
+	case r.runSteps > 1 && wasEmpty && r.canJoin():
 		// A decode run is under way and the newcomer could join: end the run
 		// at the first step boundary at or after now.
 		k, end := r.firstBoundary(now)

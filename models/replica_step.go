@@ -338,7 +338,7 @@ func (r *Replica) stepDone(now sim.Time) {
 	if r.runSteps > 0 {
 		steps = r.runSteps
 		r.Stats.FLOPs += r.run.FLOPs(r.runSteps)
-		r.sched.finishRun(now)
+		r.finishRun(now)
 	} else {
 		r.Stats.FLOPs += r.stepFLOPs
 		r.finishStep(now)

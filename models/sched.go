@@ -211,3 +211,22 @@ func (r *Replica) growth(s *seq) int64 {
 	rem := int64(s.req.OutputTokens - s.gen)
 	return max(0, r.blocksFor(s.tailTokens+rem)-s.tailBlocks)
 }
+
+// finishRun is r.sched.finishRun, called directly for the iteration-level
+// modes (both finish runs as iterSched): no interface call per run.
+func (r *Replica) finishRun(now sim.Time) {
+	if r.iter {
+		iterSched{r}.finishRun(now)
+		return
+	}
+	r.sched.finishRun(now)
+}
+
+// canJoin is r.sched.canJoin, answered inline for the iteration-level
+// modes (iterSched.canJoin).
+func (r *Replica) canJoin() bool {
+	if r.iter {
+		return r.nRunning() < r.cfg.MaxSeqs
+	}
+	return r.sched.canJoin()
+}
