@@ -147,7 +147,7 @@ func (r *Replica) sync(s *seq) {
 
 // syncAll brings every running sequence up to date.
 func (r *Replica) syncAll() {
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		r.sync(s)
 	}
 }
@@ -296,7 +296,7 @@ func (r *Replica) demand1() (need int64, ok bool) {
 // scanDemand is demand by a scan of the batch.
 func (r *Replica) scanDemand(j int64) int64 {
 	var need int64
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		if s.inDec {
 			r.sync(s)
 			need += max(0, r.blocksFor(s.tailTokens+j)-s.tailBlocks)

@@ -35,6 +35,7 @@ func TestDecodersMatchScan(t *testing.T) {
 					}
 					s.inBatch, s.joinNo = true, r.joins
 					r.joins++
+					s.runIdx = int32(len(r.running))
 					r.running = append(r.running, s)
 					r.startDecoding(s)
 				case x < 5 && r.dec.n > 0: // a decode run
@@ -48,16 +49,16 @@ func TestDecodersMatchScan(t *testing.T) {
 				case x < 7 && r.dec.ahead == 1:
 					now += sim.Millisecond
 					r.dec.advance(1, now)
-				case x < 8 && len(r.running) > 0: // withdrawn
-					s := r.running[rng.IntN(len(r.running))]
+				case x < 8 && r.nRunning() > 0: // withdrawn
+					s := r.liveAt(rng.IntN(r.nRunning()))
 					if !s.cancelled {
 						r.sync(s)
 						s.cancelled = true
 						r.cancelRun++
 						r.dec.cancelled++
 					}
-				case len(r.running) > 0: // leaves (finished, dropped or preempted)
-					r.unrun(r.running[rng.IntN(len(r.running))])
+				case r.nRunning() > 0: // leaves (finished, dropped or preempted)
+					r.unrun(r.liveAt(rng.IntN(r.nRunning())))
 				}
 				if err := r.checkDecoders(); err != nil {
 					t.Fatalf("B=%d trial %d op %d: %v", B, trial, op, err)
@@ -94,8 +95,8 @@ func TestFirstBoundaryMatchesBisection(t *testing.T) {
 				break
 			}
 		}
-		if got := st.firstBoundary(now); got != want {
-			t.Fatalf("trial %d: %+v at %v: firstBoundary %d, want %d", trial, st, now, got, want)
+		if got, end := st.firstBoundary(now); got != want || end != st.runStart+st.runNs(want) {
+			t.Fatalf("trial %d: %+v at %v: firstBoundary %d ending at %v, want %d ending at %v", trial, st, now, got, end, want, st.runStart+st.runNs(want))
 		}
 	}
 }
@@ -161,4 +162,18 @@ func TestSeqHeapMatchesList(t *testing.T) {
 		}
 	}
 	check()
+}
+
+// liveAt is the i-th running sequence, skipping holes (without compacting,
+// so that the holes stay for the checks).
+func (r *Replica) liveAt(i int) *seq {
+	for _, s := range r.running {
+		if s != nil {
+			if i == 0 {
+				return s
+			}
+			i--
+		}
+	}
+	panic("liveAt: no such sequence")
 }

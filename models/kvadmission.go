@@ -52,7 +52,7 @@ var _ kvAdmission = fullAdmission{}
 
 func (fullAdmission) stepReserve(r *Replica, _ int64) int64 {
 	var g int64
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		r.sync(s)
 		g += r.growth(s)
 	}

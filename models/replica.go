@@ -73,9 +73,13 @@ type Replica struct {
 	blockTokens int64       // tokens per KV block
 	watermark   int64       // KV blocks admission keeps free
 
-	waiting deque  // sequences not admitted, in order
-	running []*seq // the batch, oldest admission first (by seq.joinNo)
-	joins   uint64 // sequences that joined the batch so far
+	waiting deque // sequences not admitted, in order
+	// running is the batch, oldest admission first (by seq.joinNo), with
+	// runHoles nil holes where sequences left (O(1), order kept; never
+	// last): read it through batch and nRunning.
+	running  []*seq
+	runHoles int
+	joins    uint64 // sequences that joined the batch so far
 	// Under an iteration-level scheduler (iter): the running sequences
 	// still prefilling, in batch order; the decoding ones under their
 	// decode clock (decoders.go); how many running ones were withdrawn
@@ -201,17 +205,17 @@ func (r *Replica) Submit(c *Copy) {
 		// A zombie queues work and never finishes a step.
 	case !r.busy:
 		r.kick(now)
-	case r.runSteps > 1 && wasEmpty && r.sched.canJoin():
+	case r.runSteps > 1 && wasEmpty && r.canJoin():
 		// A decode run is under way and the newcomer could join: end the run
 		// at the first step boundary at or after now.
-		k := r.firstBoundary(now)
+		k, end := r.firstBoundary(now)
 		if k < r.runSteps {
 			r.account(now)
 			// The blocks the shorter run takes, at the linear rate
 			// runGrowth assumes (an exact count would scan the batch on
 			// every arrival).
 			r.runBlocks = r.runBlocks * k / r.runSteps
-			r.cutRun(k)
+			r.cutRun(k, end)
 		}
 	}
 }

@@ -19,10 +19,14 @@ func (r *Replica) CheckInvariants() error {
 	if err := r.ri.check(r.idx); err != nil {
 		return fmt.Errorf("replica %d: %w", r.idx, err)
 	}
+	running, err := r.checkHoles()
+	if err != nil {
+		return err
+	}
 	live, waiting := 0, 0
 	var held int64
 	entries := map[*cacheEntry]bool{}
-	for _, s := range r.running {
+	for _, s := range running {
 		c := *s
 		r.sync(&c) // (its blocks as the replica counts them)
 		held += c.missBlocks + c.tailBlocks
@@ -70,6 +74,35 @@ func (r *Replica) CheckInvariants() error {
 	return nil
 }
 
+// checkHoles checks running's holes (Replica.leaveRunning): as many as
+// runHoles, none last, at most half of it (beyond one), every sequence at
+// its runIdx; and returns the sequences in order (a new list: the check
+// does not compact).
+func (r *Replica) checkHoles() ([]*seq, error) {
+	var live []*seq
+	holes := 0
+	for i, s := range r.running {
+		if s == nil {
+			holes++
+			continue
+		}
+		if int(s.runIdx) != i {
+			return nil, fmt.Errorf("replica %d: a running sequence at %d says it is at %d", r.idx, i, s.runIdx)
+		}
+		live = append(live, s)
+	}
+	n := len(r.running)
+	switch {
+	case holes != r.runHoles:
+		return nil, fmt.Errorf("replica %d: running has %d holes, the replica counts %d", r.idx, holes, r.runHoles)
+	case n > 0 && r.running[n-1] == nil:
+		return nil, fmt.Errorf("replica %d: running ends in a hole", r.idx)
+	case 2*holes > n:
+		return nil, fmt.Errorf("replica %d: running has %d holes in %d entries", r.idx, holes, n)
+	}
+	return live, nil
+}
+
 // checkDecoders checks the decode clock's aggregates (decoders.go) against
 // the running sequences brought up to date on copies, and the orders the
 // reaping relies on: running sorted by joinNo, the decoders before the
@@ -84,8 +117,12 @@ func (r *Replica) checkDecoders() error {
 	groups := map[sim.Time]int{}
 	var lastSeen sim.Time
 	seenPrefill := false
-	for i, s := range r.running {
-		if i > 0 && r.running[i-1].joinNo >= s.joinNo {
+	running, err := r.checkHoles()
+	if err != nil {
+		return err
+	}
+	for i, s := range running {
+		if i > 0 && running[i-1].joinNo >= s.joinNo {
 			return fmt.Errorf("replica %d: running is not in joining order", r.idx)
 		}
 		if s.cancelled {
@@ -136,7 +173,7 @@ func (r *Replica) checkDecoders() error {
 	}
 	for j := int64(1); j <= 3*r.blockTokens && j <= 64; j++ {
 		var want int64
-		for _, s := range r.running {
+		for _, s := range running {
 			if s.inDec {
 				c := *s
 				r.sync(&c)

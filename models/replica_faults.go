@@ -106,7 +106,7 @@ func (r *Replica) Hang(now sim.Time) {
 	}
 	r.runSteps = 0
 	r.dec.paused = false
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		if s.chunk != 0 {
 			s.chunk = 0
 		}
@@ -208,7 +208,7 @@ func (r *Replica) Probe(kind ProbeKind, timeout sim.Time, kvPressure float64) Pr
 	}
 	var ctx float64
 	n := 1
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		if s.decoding() {
 			r.sync(s)
 			ctx += float64(s.kvTokens)
@@ -273,7 +273,7 @@ func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 			r.recycle(s)
 		}
 	}
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		r.sync(s)
 		s.inDec = false
 		if keepKV {
@@ -282,7 +282,7 @@ func (r *Replica) dropAll(now sim.Time, reason string, keepKV bool) {
 		fail(s)
 	}
 	clear(r.running)
-	r.running = r.running[:0]
+	r.running, r.runHoles = r.running[:0], 0
 	clear(r.prefill)
 	r.prefill = r.prefill[:0]
 	r.dec.reset()

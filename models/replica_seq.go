@@ -43,6 +43,7 @@ type seq struct {
 	histKey int32    // its slot in the free-slot histogram, or -1 (in the far heap)
 	hidx    [2]int32 // its positions in the decoders' heaps
 	joinNo  uint64   // order of joining the batch: running is sorted by it
+	runIdx  int32    // its position in running (Replica.batch)
 }
 
 // seqKV is the KV a running sequence holds, as its allocator placed it

@@ -184,12 +184,13 @@ func roundNs(ns float64) sim.Time {
 }
 
 // firstBoundary is the smallest k in [1, runSteps] with runStart +
-// runNs(k) >= now (runSteps if there is none). runNs(k) rounds
-// (a·k + b·k(k−1)/2)·slow seconds, non-decreasing in k, so the root of the
-// quadratic is a guess within a step or so of the answer, which a few
-// exact comparisons settle.
-func (st *stepState) firstBoundary(now sim.Time) int64 {
-	reached := func(k int64) bool { return st.runStart+st.runNs(k) >= now }
+// runNs(k) >= now (runSteps if there is none), and that boundary's time
+// runStart + runNs(k) (which cutRun takes instead of computing it again).
+// runNs(k) rounds (a·k + b·k(k−1)/2)·slow seconds, non-decreasing in k, so
+// the root of the quadratic is a guess within a step or so of the answer,
+// which a few exact comparisons settle.
+func (st *stepState) firstBoundary(now sim.Time) (int64, sim.Time) {
+	at := func(k int64) sim.Time { return st.runStart + st.runNs(k) }
 	n := st.runSteps
 	k := n
 	if t := float64(now-st.runStart) / (st.runSlow * 1e9); st.runSlow > 0 {
@@ -209,28 +210,27 @@ func (st *stepState) firstBoundary(now sim.Time) int64 {
 	}
 	// Settle the guess, bisecting should it be off by more than a step.
 	lo, hi := int64(1), n
-	switch {
-	case reached(k):
-		if k == 1 || !reached(k-1) {
-			return k
+	if tk := at(k); tk >= now {
+		if k == 1 || at(k-1) < now {
+			return k, tk
 		}
 		hi = k - 1
-	case k == n:
-		return n
-	case reached(k + 1):
-		return k + 1
-	default:
+	} else if k == n {
+		return n, tk
+	} else if t := at(k + 1); t >= now {
+		return k + 1, t
+	} else {
 		lo = k + 2
 	}
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if reached(mid) {
+		if at(mid) >= now {
 			hi = mid
 		} else {
 			lo = mid + 1
 		}
 	}
-	return lo
+	return lo, at(lo)
 }
 
 // runGrowth is ∫ dt over [a, b] of the blocks a decode run under way has
@@ -309,19 +309,19 @@ func (r *Replica) startRun(now sim.Time, n int, ctx float64, k, blocks int64) {
 }
 
 // cutRun shortens the decode run under way to its first k < runSteps
-// steps.
-func (r *Replica) cutRun(k int64) {
+// steps, which end at end (runStart + runNs(k), from firstBoundary).
+func (r *Replica) cutRun(k int64, end sim.Time) {
 	r.runSteps, r.endSteps = k, k
-	r.stepEnd = r.runStart + r.runNs(k)
+	r.stepEnd = end
 	r.eng.SetTimer(r.tm, r.stepEnd, sim.PriorityStep, r.onStep)
 }
 
 // endRunEarly ends the decode run under way at its first step boundary at
 // or after now.
 func (r *Replica) endRunEarly(now sim.Time) {
-	k := r.firstBoundary(now)
+	k, end := r.firstBoundary(now)
 	if k < r.runSteps {
-		r.cutRun(k)
+		r.cutRun(k, end)
 	}
 }
 
@@ -336,7 +336,7 @@ func (r *Replica) stepDone(now sim.Time) {
 	if r.runSteps > 0 {
 		steps = r.runSteps
 		r.Stats.FLOPs += r.run.FLOPs(r.runSteps)
-		r.sched.finishRun(now)
+		r.finishRun(now)
 	} else {
 		r.Stats.FLOPs += r.stepFLOPs
 		r.finishStep(now)
@@ -405,7 +405,7 @@ func (r *Replica) prefilled(s *seq, now sim.Time, gc *gapConv) {
 // are kept up to date one by one.
 func (r *Replica) finishStaticStep(now sim.Time) {
 	var gc gapConv
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		switch {
 		case s.finished:
 		case s.chunk > 0:

@@ -18,17 +18,10 @@ import "math/bits"
 type countIndex struct {
 	words uint     // bitmap words per level: ceil(replicas / 64), at most 64
 	bits  []uint64 // level c's bitmap is bits[c*words : (c+1)*words]
-	lv    []countLevel
-	at    []int32 // replica i's level, -1 when in none (unavailable or wide)
-	least int     // the least non-empty level, -1 when all are empty
-	limit int     // levels never grow to this Outstanding (wide beyond)
-}
-
-// countLevel is a level's summary word (bit w: its bitmap's word w is
-// non-zero) and its number of replicas.
-type countLevel struct {
-	sum uint64
-	n   int32
+	lv    []uint64 // level c's summary word: bit w says its bitmap's word w is non-zero (all zero: the level is empty)
+	at    []int32  // replica i's level, -1 when in none (unavailable or wide)
+	least int      // the least non-empty level, -1 when all are empty
+	limit int      // levels never grow to this Outstanding (wide beyond)
 }
 
 // countIndexMax is the most replicas a countIndex holds (one summary word
@@ -72,9 +65,7 @@ func (c *countIndex) move(i, to int) {
 			c.grow(to)
 		}
 		c.bits[uint(to)*c.words+ui>>6] |= bit
-		l := &c.lv[to]
-		l.sum |= wbit
-		l.n++
+		c.lv[to] |= wbit
 		if uint(to) < uint(c.least) { // least -1: any level is less
 			c.least = to
 		}
@@ -83,13 +74,11 @@ func (c *countIndex) move(i, to int) {
 		w := uint(from)*c.words + ui>>6
 		b := c.bits[w] &^ bit
 		c.bits[w] = b
-		l := &c.lv[from]
 		if b == 0 {
-			l.sum &^= wbit
-		}
-		l.n--
-		if l.n == 0 && from == c.least {
-			c.raise(from)
+			l := &c.lv[from]
+			if *l &^= wbit; *l == 0 && from == c.least {
+				c.raise(from)
+			}
 		}
 	}
 }
@@ -101,7 +90,7 @@ func (c *countIndex) move(i, to int) {
 func (c *countIndex) grow(to int) {
 	for to >= len(c.lv) {
 		c.bits = append(c.bits, make([]uint64, c.words)...)
-		c.lv = append(c.lv, countLevel{})
+		c.lv = append(c.lv, 0)
 	}
 }
 
@@ -111,7 +100,7 @@ func (c *countIndex) grow(to int) {
 //go:noinline
 func (c *countIndex) raise(from int) {
 	l := from + 1
-	for l < len(c.lv) && c.lv[l].n == 0 {
+	for l < len(c.lv) && c.lv[l] == 0 {
 		l++
 	}
 	if l == len(c.lv) {
@@ -126,7 +115,7 @@ func (c *countIndex) first() (int, bool) {
 	if c.least < 0 {
 		return 0, false
 	}
-	w := uint(bits.TrailingZeros64(c.lv[c.least].sum))
+	w := uint(bits.TrailingZeros64(c.lv[c.least]))
 	return int(w<<6) + bits.TrailingZeros64(c.bits[uint(c.least)*c.words+w]), true
 }
 
@@ -140,5 +129,5 @@ func (c *countIndex) holds(i, l int) bool {
 		return true
 	}
 	w := uint(l)*c.words + uint(i)>>6
-	return c.bits[w]&(1<<(i&63)) != 0 && c.lv[l].sum&(1<<(i>>6)) != 0 && c.lv[l].n > 0 && c.least >= 0 && c.least <= l
+	return c.bits[w]&(1<<(i&63)) != 0 && c.lv[l]&(1<<(i>>6)) != 0 && c.least >= 0 && c.least <= l
 }

@@ -74,6 +74,7 @@ func (r *Replica) join(s *seq) {
 	s.inBatch = true
 	s.joinNo = r.joins
 	r.joins++
+	s.runIdx = int32(len(r.running))
 	r.running = append(r.running, s)
 	if r.iter {
 		r.prefill = append(r.prefill, s) // admitted, so prefilling
@@ -92,9 +93,65 @@ func (r *Replica) unrun(s *seq) {
 	if s.cancelled {
 		r.cancelRun--
 	}
-	r.running = removeSeq(r.running, s)
+	r.leaveRunning(s)
 	s.inBatch = false
 }
+
+// leaveRunning takes s out of running: a hole at its place, O(1) (a
+// removal by shifting cost a search and a copy of the later entries);
+// holes at the end go at once, and the list is compacted when half of it
+// is holes, so that it stays within twice the batch.
+func (r *Replica) leaveRunning(s *seq) {
+	run := r.running
+	i := int(s.runIdx)
+	if uint(i) >= uint(len(run)) || run[i] != s {
+		panic("models: a sequence is missing from its batch list")
+	}
+	run[i] = nil
+	n := len(run)
+	if i == n-1 { // the last: it goes, and the holes before it
+		n--
+		for n > 0 && run[n-1] == nil {
+			n--
+			r.runHoles--
+		}
+		r.running = run[:n]
+	} else {
+		r.runHoles++
+	}
+	if 2*r.runHoles > n {
+		r.compactRunning()
+	}
+}
+
+// compactRunning closes running's holes, keeping the order.
+func (r *Replica) compactRunning() {
+	w := 0
+	for _, s := range r.running {
+		if s != nil {
+			s.runIdx = int32(w)
+			r.running[w] = s
+			w++
+		}
+	}
+	for i := w; i < len(r.running); i++ { // (a short tail: cheaper than clear's call)
+		r.running[i] = nil
+	}
+	r.running = r.running[:w]
+	r.runHoles = 0
+}
+
+// batch is the running batch in joining order, without holes (compacted
+// first if it has any): for the passes over the whole batch.
+func (r *Replica) batch() []*seq {
+	if r.runHoles > 0 {
+		r.compactRunning()
+	}
+	return r.running
+}
+
+// nRunning is the number of running sequences.
+func (r *Replica) nRunning() int { return len(r.running) - r.runHoles }
 
 // removeSeq removes s from list, which is in batch order (by joinNo).
 func removeSeq(list []*seq, s *seq) []*seq {
@@ -153,4 +210,23 @@ func (r *Replica) started(s *seq, now sim.Time) {
 func (r *Replica) growth(s *seq) int64 {
 	rem := int64(s.req.OutputTokens - s.gen)
 	return max(0, r.blocksFor(s.tailTokens+rem)-s.tailBlocks)
+}
+
+// finishRun is r.sched.finishRun, called directly for the iteration-level
+// modes (both finish runs as iterSched): no interface call per run.
+func (r *Replica) finishRun(now sim.Time) {
+	if r.iter {
+		iterSched{r}.finishRun(now)
+		return
+	}
+	r.sched.finishRun(now)
+}
+
+// canJoin is r.sched.canJoin, answered inline for the iteration-level
+// modes (iterSched.canJoin).
+func (r *Replica) canJoin() bool {
+	if r.iter {
+		return r.nRunning() < r.cfg.MaxSeqs
+	}
+	return r.sched.canJoin()
 }

@@ -24,7 +24,7 @@ func (c chunkedSched) plan(now sim.Time) {
 		budget -= n
 	}
 	reserve := r.stepReserve(next)
-	for budget > 0 && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
+	for budget > 0 && r.head() != nil && r.nRunning() < r.cfg.MaxSeqs {
 		s := r.head()
 		if !r.admit(s, now, reserve) {
 			break

@@ -23,7 +23,7 @@ func (c continuousSched) plan(now sim.Time) {
 		budget -= n
 	}
 	reserve := r.adm.pausedReserve(r)
-	for c.canAdmit(reserve) && r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
+	for c.canAdmit(reserve) && r.head() != nil && r.nRunning() < r.cfg.MaxSeqs {
 		s := r.head()
 		if st.chunks > 0 && int(s.prompt) > budget {
 			break
@@ -48,7 +48,7 @@ func (c continuousSched) plan(now sim.Time) {
 func (c continuousSched) canAdmit(reserve int64) bool {
 	r := c.r
 	s := r.head()
-	if s == nil || len(r.running) >= r.cfg.MaxSeqs {
+	if s == nil || r.nRunning() >= r.cfg.MaxSeqs {
 		return false
 	}
 	return r.alloc.fits(s, reserve+r.admOwn(s))

@@ -43,8 +43,8 @@ func (b iterSched) launch(now sim.Time, st *stepBuild, decoders int, need int64)
 	r := b.r
 	if st.chunks == 0 {
 		if decoders == 0 {
-			if len(r.running) > 0 {
-				panic(fmt.Sprintf("models: replica %d: %d running sequences but nothing to do", r.idx, len(r.running)))
+			if r.nRunning() > 0 {
+				panic(fmt.Sprintf("models: replica %d: %d running sequences but nothing to do", r.idx, r.nRunning()))
 			}
 			r.idle(now)
 			return
@@ -97,7 +97,7 @@ func (b iterSched) planDecodeRun(now sim.Time, n int) {
 // the head of the queue; it will recompute its prompt and output so far.
 func (b iterSched) preemptNewest(now sim.Time) {
 	r := b.r
-	n := len(r.running)
+	n := len(r.running) // (its last entry is never a hole)
 	if n == 0 {
 		panic(fmt.Sprintf("models: replica %d: out of KV with nothing to preempt", r.idx))
 	}
@@ -168,7 +168,7 @@ func (b iterSched) reap(now sim.Time) {
 		leaving = append(leaving, d.rem.pop())
 	}
 	if r.cancelRun > 0 {
-		for _, s := range r.running {
+		for _, s := range r.batch() {
 			if s.cancelled {
 				leaving = append(leaving, s)
 			}
@@ -202,7 +202,7 @@ func (b iterSched) complete(s *seq, now sim.Time) {
 	r.notes = append(r.notes, note{kind: noteDone, s: s, at: now})
 }
 
-func (b iterSched) canJoin() bool { return len(b.r.running) < b.r.cfg.MaxSeqs }
+func (b iterSched) canJoin() bool { return b.r.nRunning() < b.r.cfg.MaxSeqs }
 
 // cancel ends the decode run under way at its next step boundary so the
 // batch shrinks promptly (a hung replica is not stepping: s leaves now).

@@ -20,14 +20,14 @@ var _ scheduler = staticSched{}
 // decoding the current one.
 func (b staticSched) plan(now sim.Time) {
 	r := b.r
-	if len(r.running) == 0 {
+	if r.nRunning() == 0 {
 		b.form(now)
 		return
 	}
 	// Decode the whole padded batch until the next unfinished request ends.
 	k := int64(math.MaxInt32)
 	var ctx float64
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		ctx += float64(s.kvTokens)
 		if !s.finished {
 			k = min(k, int64(s.req.OutputTokens-s.gen))
@@ -40,14 +40,14 @@ func (b staticSched) plan(now sim.Time) {
 		return
 	}
 	k = min(k, maxRunSteps)
-	r.startRun(now, len(r.running), ctx, k, 0) // every block was reserved up front
+	r.startRun(now, r.nRunning(), ctx, k, 0) // every block was reserved up front
 }
 
 // form admits a new batch and schedules its prefill step, or goes idle.
 func (b staticSched) form(now sim.Time) {
 	r := b.r
 	var sh StepShape
-	for r.head() != nil && len(r.running) < r.cfg.MaxSeqs {
+	for r.head() != nil && r.nRunning() < r.cfg.MaxSeqs {
 		s := r.head()
 		// Static batching reserves a request's whole length up front.
 		need := r.blocksFor(int64(s.req.InputTokens) + int64(s.req.OutputTokens))
@@ -63,7 +63,7 @@ func (b staticSched) form(now sim.Time) {
 		sh.PrefillPairs += float64(s.prompt) * float64(s.prompt+1) / 2
 		sh.PrefillSeqs++
 	}
-	if len(r.running) == 0 {
+	if r.nRunning() == 0 {
 		r.idle(now)
 		return
 	}
@@ -73,12 +73,12 @@ func (b staticSched) form(now sim.Time) {
 // end releases the whole batch.
 func (b staticSched) end() {
 	r := b.r
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		r.alloc.release(s)
 		r.recycle(s)
 	}
 	clear(r.running)
-	r.running = r.running[:0]
+	r.running, r.runHoles = r.running[:0], 0
 }
 
 // finishRun: the padding decodes too (its KV grows) but produces nothing.
@@ -88,7 +88,7 @@ func (b staticSched) finishRun(now sim.Time) {
 	r.Stats.Steps += k
 	gaps := r.gaps()
 	defer gaps.done()
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		if !s.decoding() {
 			continue // its prefill step was cut short (a hang): it does not decode
 		}
@@ -110,7 +110,7 @@ func (b staticSched) finishRun(now sim.Time) {
 func (b staticSched) reap(now sim.Time) {
 	r := b.r
 	allDone := true
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		if !s.finished && s.gen >= s.req.OutputTokens && s.decoding() {
 			r.state.Outstanding--
 			r.outstandingChanged()

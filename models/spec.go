@@ -111,7 +111,7 @@ func (r *Replica) specTauSum() float64 {
 		return 0
 	}
 	var sum float64
-	for _, s := range r.running {
+	for _, s := range r.batch() {
 		if s.decoding() {
 			sum += sp.tauFor(s.req.SpecQuantile)
 		}
