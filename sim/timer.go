@@ -78,6 +78,30 @@ func (t *timers) climb(j uint32) {
 	t.setTop()
 }
 
+// climbMoved is climb for a tree whose every copy is up to date but leaf
+// j's (no climb waits: firing is 0): it stops where the copy it would
+// write is the one there, since nothing above can change. (A timer moved
+// while it is not the least, e.g. a decode run cut short for a newcomer,
+// stops within a few levels.)
+func (t *timers) climbMoved(j uint32) {
+	nodes := t.nodes
+	k := t.size + int(j)
+	c := nodes[k&(len(nodes)-1)]
+	for k > 1 {
+		if s := &nodes[(k^1)&(len(nodes)-1)]; s.at < c.at || s.at == c.at && s.key < c.key {
+			c = *s
+		}
+		k >>= 1
+		n := &nodes[k&(len(nodes)-1)]
+		if k > 1 && n.key == c.key && n.at == c.at && n.leaf == c.leaf {
+			return
+		}
+		*n = c
+	}
+	t.tree = c
+	t.setTop()
+}
+
 // root is the earliest timer event (unarmed when none is).
 func (t *timers) root() *tnode { return &t.top }
 
@@ -183,10 +207,15 @@ func (e *Engine) SetTimer(t Timer, at Time, p Priority, act Action) {
 	if a := &e.tm.acts[j]; funcAddr(*a) != funcAddr(act) { // (most often the same: no write barrier)
 		*a = act
 	}
-	if e.tm.firing == t.i {
+	switch e.tm.firing {
+	case 0:
+		e.tm.climbMoved(j)
+	case j: // the timer firing, set again: its climb, which waited, now
 		e.tm.firing = 0
+		e.tm.climb(j)
+	default: // copies of the firing leaf are stale: the whole path
+		e.tm.climb(j)
 	}
-	e.tm.climb(j)
 }
 
 // StopTimer disarms t and reports whether it had an event pending.
