@@ -46,3 +46,43 @@ func TestAddFastPathEqualsGeneral(t *testing.T) {
 		require.Equal(t, general.sumComp, fast.sumComp)
 	}
 }
+
+// TestAddPosEqualsAddSum: addPos (addSum for v > 0, without the absolute
+// values) leaves sum and compensation bit for bit as addSum does, for any
+// running sum: positive, negative (only a foreign or merged state has
+// one), ±0, ±Inf, NaN, larger or smaller than v. Testing only sum >= v
+// (dropping the sum <= −v case) fails it.
+func TestAddPosEqualsAddSum(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	sums := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1, -1, 1e300, -1e300, 5e-324, -5e-324}
+	for i := range 200000 {
+		var sum float64
+		if i < len(sums)*50 {
+			sum = sums[i%len(sums)]
+		} else {
+			sum = math.Exp(r.NormFloat64() * 20)
+			if r.IntN(2) == 0 {
+				sum = -sum
+			}
+		}
+		v := math.Exp(r.NormFloat64() * 20)
+		switch i % 7 {
+		case 0:
+			v = math.Abs(sum) // |sum| == v: the >= edge
+		case 1:
+			v = math.Nextafter(math.Abs(sum), math.Inf(1))
+		case 2:
+			v = 5e-324
+		}
+		if !(v > 0) || math.IsInf(v, 0) {
+			v = 1
+		}
+		a := &Sketch{sum: sum, sumComp: 0.25}
+		b := &Sketch{sum: sum, sumComp: 0.25}
+		a.addPos(v)
+		b.addSum(v)
+		if math.Float64bits(a.sum) != math.Float64bits(b.sum) || math.Float64bits(a.sumComp) != math.Float64bits(b.sumComp) {
+			t.Fatalf("sum %v + %v: addPos gives (%v, %v), addSum (%v, %v)", sum, v, a.sum, a.sumComp, b.sum, b.sumComp)
+		}
+	}
+}

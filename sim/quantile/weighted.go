@@ -48,8 +48,8 @@ func (s *Sketch) AddN(v float64, n uint64) {
 		s.zeros += n
 		return
 	}
-	k, ok := s.tab.fast(v) // bucket, inline
-	if !ok || v < 0x1p-1022 {
+	k, d := s.tab.split(v) // bucket, inline
+	if !(d > s.tab.bound && d < s.tab.boundHi) || v < 0x1p-1022 {
 		k = s.tab.logIndex(v)
 	}
 	s.countIn(k, n)
