@@ -185,7 +185,7 @@ func (s *Sketch) Add(v float64) {
 			k = s.tab.logIndex(v)
 		}
 		s.count++
-		s.addPos(v)
+		s.addNonNeg(v)
 		if v < s.min {
 			s.min = v
 		}
@@ -211,7 +211,7 @@ func (s *Sketch) add(v float64) {
 		v = 0 // -0 → +0
 	}
 	s.count++
-	s.addSum(v)
+	s.addNonNeg(v)
 	if v < s.min {
 		s.min = v
 	}
@@ -260,7 +260,7 @@ func AddTwo(s, t *Sketch, v float64) {
 // k the caller computed.
 func (s *Sketch) addCounted(v float64, k int) {
 	s.count++
-	s.addPos(v)
+	s.addNonNeg(v)
 	if v < s.min {
 		s.min = v
 	}
@@ -424,10 +424,11 @@ func (s *Sketch) bucket(v float64) int {
 	return k
 }
 
-// addPos is addSum for v > 0: |v| is v, and |sum| >= v exactly when sum
-// >= v or sum <= −v (both false for a NaN sum, as |NaN| >= v is), so the
-// same branch and the same operations without two absolute values.
-func (s *Sketch) addPos(v float64) {
+// addNonNeg is addSum for v >= 0 (±0 and +Inf included; not NaN): |v| is
+// v, and |sum| >= v exactly when sum >= v or sum <= −v (both false for a
+// NaN sum, as |NaN| >= v is), so the same branch and the same operations
+// without two absolute values.
+func (s *Sketch) addNonNeg(v float64) {
 	sum := s.sum
 	t := sum + v
 	if sum >= v || sum <= -v {
@@ -436,6 +437,22 @@ func (s *Sketch) addPos(v float64) {
 		s.sumComp += (v - t) + sum
 	}
 	s.sum = t
+}
+
+// minTo is s.min = min(s.min, v), with one comparison where v > s.min
+// (then the builtin min is s.min itself; equal values, such as ±0, and
+// NaNs take the builtin).
+func (s *Sketch) minTo(v float64) {
+	if !(v > s.min) {
+		s.min = min(s.min, v)
+	}
+}
+
+// maxTo is s.max = max(s.max, v), with one comparison where v < s.max.
+func (s *Sketch) maxTo(v float64) {
+	if !(v < s.max) {
+		s.max = max(s.max, v)
+	}
 }
 
 func (s *Sketch) addSum(v float64) {
