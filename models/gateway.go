@@ -242,6 +242,15 @@ func (g *Gateway) FirstToken(c *Copy, at sim.Time) {
 		return
 	}
 	cr.firstSeen = true
+	if cr.armed || len(cr.copies) > 1 || g.pol.Hedge != nil {
+		g.firstToken(c, at)
+	} // else nothing to cancel, observe or withdraw (most requests): FirstToken inlines
+}
+
+// firstToken is FirstToken's work for a request with a timer armed, a
+// hedging policy or more than one copy.
+func (g *Gateway) firstToken(c *Copy, at sim.Time) {
+	cr := c.cr
 	if cr.armed {
 		cancelTimer(g.eng, cr.hedge)
 		cancelTimer(g.eng, cr.timeout) // the client's deadline is for the first token
@@ -261,8 +270,15 @@ func (g *Gateway) FirstToken(c *Copy, at sim.Time) {
 // CopyStarted implements Observer: for tied requests, the first copy
 // admitted into a batch withdraws the others.
 func (g *Gateway) CopyStarted(c *Copy, at sim.Time) {
+	if g.pol.Hedge != nil { // else nothing to do (most fleets): CopyStarted inlines
+		g.copyStarted(c)
+	}
+}
+
+// copyStarted is CopyStarted under a hedging policy.
+func (g *Gateway) copyStarted(c *Copy) {
 	cr := c.cr
-	if cr.started || g.pol.Hedge == nil || !g.pol.Hedge.Tied() {
+	if cr.started || !g.pol.Hedge.Tied() {
 		return
 	}
 	cr.started = true

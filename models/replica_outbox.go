@@ -48,11 +48,19 @@ func (r *Replica) flush() {
 		switch n.kind {
 		case noteFirst:
 			if !n.s.cancelled {
-				r.obs.FirstToken(n.s.cp, n.at)
+				if g, ok := r.obs.(*Gateway); ok { // the usual observer: inlined
+					g.FirstToken(n.s.cp, n.at)
+				} else {
+					r.obs.FirstToken(n.s.cp, n.at)
+				}
 			}
 		case noteStarted:
 			if !n.s.cancelled {
-				r.obs.CopyStarted(n.s.cp, n.at)
+				if g, ok := r.obs.(*Gateway); ok {
+					g.CopyStarted(n.s.cp, n.at)
+				} else {
+					r.obs.CopyStarted(n.s.cp, n.at)
+				}
 			}
 		case noteDone, noteDoneInBatch:
 			s, o := n.s, &r.out
