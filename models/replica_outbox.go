@@ -73,7 +73,10 @@ func (r *Replica) flush() {
 				r.obs.CopyDone(s.cp, o)
 			}
 			if kind == noteDone {
-				r.recycle(s)
+				// Its last note, delivered: nothing names s once CopyDone
+				// has returned (the Outcome is read during the call), so
+				// it goes back to the spares now, not through later.
+				r.reuse(s)
 			}
 		case noteFailed:
 			s, reason := n.s, r.reasons[failed]
