@@ -48,21 +48,35 @@ func (r *Replica) flush() {
 		switch n.kind {
 		case noteFirst:
 			if !n.s.cancelled {
-				r.obs.FirstToken(n.s.cp, n.at)
+				if g, ok := r.obs.(*Gateway); ok { // the usual observer: inlined
+					g.FirstToken(n.s.cp, n.at)
+				} else {
+					r.obs.FirstToken(n.s.cp, n.at)
+				}
 			}
 		case noteStarted:
 			if !n.s.cancelled {
-				r.obs.CopyStarted(n.s.cp, n.at)
+				if g, ok := r.obs.(*Gateway); ok {
+					g.CopyStarted(n.s.cp, n.at)
+				} else {
+					r.obs.CopyStarted(n.s.cp, n.at)
+				}
 			}
 		case noteDone, noteDoneInBatch:
-			s := n.s
-			r.out = Outcome{Copy: s.cp, Req: &s.req, Replica: r.idx, Enqueued: s.enqueued, Scheduled: s.sched,
-				FirstToken: s.first, Finished: n.at, CachedTokens: s.cachedFirst, Preemptions: s.preempts}
+			s, o := n.s, &r.out
+			s.outcome(o, r.idx, n.at)
 			s.cp.seq = nil
 			kind := n.kind
-			r.obs.CopyDone(s.cp, &r.out)
+			if g, ok := r.obs.(*Gateway); ok { // the usual observer: a direct call
+				g.CopyDone(s.cp, o)
+			} else {
+				r.obs.CopyDone(s.cp, o)
+			}
 			if kind == noteDone {
-				r.recycle(s)
+				// Its last note, delivered: nothing names s once CopyDone
+				// has returned (the Outcome is read during the call), so
+				// it goes back to the spares now, not through later.
+				r.reuse(s)
 			}
 		case noteFailed:
 			s, reason := n.s, r.reasons[failed]
@@ -87,6 +101,15 @@ func (r *Replica) flush() {
 		}
 		r.later = r.later[:0]
 	}
+}
+
+// outcome writes s's Outcome, finished at at on replica idx, into o: every
+// field, in place (a composite literal is built on the stack, then copied
+// with a bulk write barrier check).
+func (s *seq) outcome(o *Outcome, idx int, at sim.Time) {
+	o.Copy, o.Req, o.Replica = s.cp, &s.req, idx
+	o.Enqueued, o.Scheduled, o.FirstToken, o.Finished = s.enqueued, s.sched, s.first, at
+	o.CachedTokens, o.Preemptions = s.cachedFirst, s.preempts
 }
 
 // failNote holds the observer's CopyFailed call for s.

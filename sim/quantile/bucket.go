@@ -137,21 +137,24 @@ func (t *bucketTable) approx(v float64) float64 {
 	return float64(int(b>>52)-1023)*t.perOctave + (c.at + float64(b&(1<<cellBits-1))*c.slope)
 }
 
-// fast returns ceil(A(v)) and whether it is logIndex(v): A(v) lies farther
-// than bound from every integer. v must be normal (v >= 0x1p-1022): fast
-// does not check. (Small enough to be inlined into Sketch.bucket.)
-func (t *bucketTable) fast(v float64) (k int, ok bool) {
+// split returns ceil(A(v)) and A's fraction d = A − floor(A), for normal
+// v > 0 (v >= 0x1p-1022: split does not check; garbage for subnormal v).
+// ceil(A) is logIndex(v) when d > bound and d < boundHi (A lies farther
+// than bound from every integer; false for a NaN d); else the caller asks
+// logIndex. The callers test d themselves: two branches, not a bool made
+// and tested. (Small enough to be inlined without a profile.)
+func (t *bucketTable) split(v float64) (k int, d float64) {
 	a := t.approx(v)
 	fl := math.Floor(a)
-	d := a - fl
-	return int(fl) + 1, d > t.bound && d < t.boundHi
+	return int(fl) + 1, a - fl
 }
 
 // index returns logIndex(v) for finite v > 0, mostly without a logarithm;
 // see the proof above. (Sketch.bucket does the same, inline.)
 func (t *bucketTable) index(v float64) int {
-	if k, ok := t.fast(v); ok && v >= 0x1p-1022 {
-		return k
+	k, d := t.split(v)
+	if !(d > t.bound && d < t.boundHi) || v < 0x1p-1022 { // near an edge, or subnormal
+		return t.logIndex(v)
 	}
-	return t.logIndex(v)
+	return k
 }

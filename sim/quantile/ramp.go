@@ -39,10 +39,10 @@ func (s *Sketch) AddRamp(a, b float64, n int64) {
 	}
 	s.count += uint64(n)
 	nf := float64(n)
-	s.addSum(nf * a)
-	s.addSum(b * nf * (nf - 1) / 2)
-	s.min = min(s.min, a)
-	s.max = max(s.max, last)
+	s.addNonNeg(nf * a) // both >= 0 (+Inf if they overflow)
+	s.addNonNeg(b * nf * (nf - 1) / 2)
+	s.minTo(a)
+	s.maxTo(last)
 	if !s.dense {
 		if int64(len(s.values))+n <= int64(s.exactLimit) {
 			for j := range n {

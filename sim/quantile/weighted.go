@@ -12,6 +12,30 @@ import (
 // sequences that share a step are one AddN. n == 0 records nothing; v must
 // be finite and non-negative (Add's contract).
 func (s *Sketch) AddN(v float64, n uint64) {
+	if n > 1 && s.dense && v >= 0x1p-1022 && v <= math.MaxFloat64 {
+		// Sketch mode and v normal, positive and finite (most gaps of a
+		// long run): the path below without the checks for exact mode,
+		// -0, 0 and subnormals.
+		s.count += n
+		s.addNonNeg(v * float64(n)) // > 0 (+Inf if it overflows)
+		if v < s.min {
+			s.min = v
+		}
+		if v > s.max {
+			s.max = v
+		}
+		k, d := s.tab.split(v) // bucket, inline
+		if !(d > s.tab.bound && d < s.tab.boundHi) {
+			k = s.tab.logIndex(v)
+		}
+		s.countIn(k, n)
+		return
+	}
+	s.addN(v, n)
+}
+
+// addN is AddN's general path.
+func (s *Sketch) addN(v float64, n uint64) {
 	if n == 0 {
 		return
 	}
@@ -26,7 +50,7 @@ func (s *Sketch) AddN(v float64, n uint64) {
 		v = 0 // -0 → +0
 	}
 	s.count += n
-	s.addSum(v * float64(n))
+	s.addNonNeg(v * float64(n)) // >= 0 (+Inf if it overflows)
 	// v is neither NaN nor -0: plain comparisons are min and max.
 	if v < s.min {
 		s.min = v
@@ -48,8 +72,8 @@ func (s *Sketch) AddN(v float64, n uint64) {
 		s.zeros += n
 		return
 	}
-	k, ok := s.tab.fast(v) // bucket, inline
-	if !ok || v < 0x1p-1022 {
+	k, d := s.tab.split(v) // bucket, inline
+	if !(d > s.tab.bound && d < s.tab.boundHi) || v < 0x1p-1022 {
 		k = s.tab.logIndex(v)
 	}
 	s.countIn(k, n)
@@ -81,10 +105,10 @@ func (s *Sketch) AddRampN(a, b float64, k int64, n uint64) {
 	}
 	s.count += uint64(k) * n
 	kf, nf := float64(k), float64(n)
-	s.addSum(nf * kf * a)
-	s.addSum(nf * b * kf * (kf - 1) / 2)
-	s.min = min(s.min, a)
-	s.max = max(s.max, last)
+	s.addNonNeg(nf * kf * a) // both >= 0 (+Inf if they overflow)
+	s.addNonNeg(nf * b * kf * (kf - 1) / 2)
+	s.minTo(a)
+	s.maxTo(last)
 	if !s.dense {
 		if uint64(len(s.values))+uint64(k)*n <= uint64(s.exactLimit) {
 			for range n {
