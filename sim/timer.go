@@ -82,7 +82,10 @@ func (t *timers) climb(j uint32) {
 // j's (no climb waits: firing is 0): it stops where the copy it would
 // write is the one there, since nothing above can change. (A timer moved
 // while it is not the least, e.g. a decode run cut short for a newcomer,
-// stops within a few levels.)
+// stops within a few levels.) It repeats climb's loop, and both spell the
+// comparison out, on purpose: a shared method for the comparison, or one
+// loop with the stop test, cost the 70B fleet 1.4% (inlining under the
+// profile).
 func (t *timers) climbMoved(j uint32) {
 	nodes := t.nodes
 	k := t.size + int(j)

@@ -10,6 +10,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// testValue draws the values the fast-path tests add: zeros, -0,
+// subnormals, values at bucket edges, huge ones and ordinary ones.
+func testValue(r *rand.Rand, gamma float64) float64 {
+	switch r.IntN(9) {
+	case 0:
+		return 0
+	case 1:
+		return math.Copysign(0, -1)
+	case 2:
+		return math.SmallestNonzeroFloat64 * float64(1+r.IntN(1000))
+	case 3:
+		return math.Pow(gamma, float64(r.IntN(400)-200)) // near an edge
+	case 4:
+		return 1e300 * float64(1+r.IntN(10))
+	default:
+		return math.Exp(r.NormFloat64()*2 + 5)
+	}
+}
+
 // TestAddFastPathEqualsGeneral: Add (whose sketch-mode path for positive
 // finite values skips the general path's checks) leaves a sketch in
 // exactly the state add, the general path alone, does: zeros, -0,
@@ -21,21 +40,7 @@ func TestAddFastPathEqualsGeneral(t *testing.T) {
 	for _, limit := range []int{0, 100, DefaultExactLimit} {
 		fast, general := New(WithExactLimit(limit)), New(WithExactLimit(limit))
 		for range 20000 {
-			var v float64
-			switch r.IntN(9) {
-			case 0:
-				v = 0
-			case 1:
-				v = math.Copysign(0, -1)
-			case 2:
-				v = math.SmallestNonzeroFloat64 * float64(1+r.IntN(1000))
-			case 3:
-				v = math.Pow(gamma, float64(r.IntN(400)-200)) // near an edge
-			case 4:
-				v = 1e300 * float64(1+r.IntN(10))
-			default:
-				v = math.Exp(r.NormFloat64()*2 + 5)
-			}
+			v := testValue(r, gamma)
 			fast.Add(v)
 			general.add(v)
 		}
@@ -126,21 +131,7 @@ func TestAddNFastPathEqualsGeneral(t *testing.T) {
 	for _, limit := range []int{0, 100, DefaultExactLimit} {
 		fast, general := New(WithExactLimit(limit)), New(WithExactLimit(limit))
 		for range 6000 {
-			var v float64
-			switch r.IntN(9) {
-			case 0:
-				v = 0
-			case 1:
-				v = math.Copysign(0, -1)
-			case 2:
-				v = math.SmallestNonzeroFloat64 * float64(1+r.IntN(1000))
-			case 3:
-				v = math.Pow(gamma, float64(r.IntN(400)-200)) // near an edge
-			case 4:
-				v = 1e300 * float64(1+r.IntN(10)) // v·n overflows to +Inf
-			default:
-				v = math.Exp(r.NormFloat64()*2 + 5)
-			}
+			v := testValue(r, gamma) // (times n: may overflow to +Inf)
 			n := []uint64{0, 1, 2, 3, uint64(1 + r.IntN(100)), 1 << 40}[r.IntN(6)]
 			fast.AddN(v, n)
 			general.addN(v, n)
