@@ -145,13 +145,6 @@ func (r *Replica) sync(s *seq) {
 	}
 }
 
-// syncAll brings every running sequence up to date.
-func (r *Replica) syncAll() {
-	for _, s := range r.batch() {
-		r.sync(s)
-	}
-}
-
 // startDecoding adds s, which produced its first token (or its first since
 // a preemption) at the end of the step that just ended, to the decoders.
 func (r *Replica) startDecoding(s *seq) {
