@@ -89,3 +89,42 @@ func TestRadixQueueMatchesSort(t *testing.T) {
 		require.Zero(t, q.len())
 	}
 }
+
+// TestRadixBucketsStayBounded runs the hold model (10^5 pending,
+// exponential increments of mean 1 ms) and checks that the buckets'
+// arrays stop growing once warm: each bucket of level 3 (4 ms of digits)
+// used to keep an array holding most of the pending slots, so their total
+// grew with every new digit for a simulated second (passOn).
+func TestRadixBucketsStayBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("7M events")
+	}
+	r := rand.New(rand.NewPCG(2024, 1))
+	var q radixQueue
+	var key uint64
+	push := func(at Time) {
+		key++
+		q.push(slot{at: at, key: key})
+	}
+	const pending = 100_000
+	inc := func() Time { return Time(r.ExpFloat64() * float64(Millisecond)) }
+	for range pending {
+		push(inc())
+	}
+	capacity := func() (n int) {
+		for _, b := range q.buckets {
+			n += cap(b)
+		}
+		return n
+	}
+	hold := func(events int) {
+		for range events {
+			push(q.pop().at + inc())
+		}
+	}
+	hold(2_000_000)
+	warm := capacity()
+	hold(5_000_000)
+	require.Less(t, capacity(), warm*5/4, "bucket capacity grew from %d slots", warm)
+	require.Less(t, warm, 8*pending, "bucket capacity %d slots for %d pending", warm, pending)
+}
