@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"unsafe"
 )
 
@@ -57,9 +58,11 @@ type Engine struct {
 	now       Time
 	seq       uint64
 	q         radixQueue
-	recs      []record // recs[i]: the event holding record i (valid while queued)
-	live      []uint64 // bit i: record i's event is queued and not cancelled
-	free      []uint32 // indices of free records
+	recs      []record  // recs[i]: the event holding record i (valid while used); len a power of two
+	bits      []recBits // per 64 records: which are live, which used
+	cursor    uint32    // where Schedule looks for a free record first
+	recMask   uint32    // len(recs) − 1
+	used      int       // records used
 	cancelled int
 	fired     uint64
 	lastFired Time
@@ -73,6 +76,16 @@ type record struct {
 	act Action
 }
 
+// recBits are the flags of 64 records: bit i of live says that record i's
+// event is queued and not cancelled, bit i of used that a queued slot holds
+// it (live, or cancelled and not yet dropped). Side by side, so that firing
+// clears both in one cache line.
+type recBits struct{ live, used uint64 }
+
+// minRecs is the number of records an engine starts with (one word of
+// flags).
+const minRecs = 64
+
 // funcAddr is the address of act's closure, the one word a func value is.
 func funcAddr(act Action) uintptr { return *(*uintptr)(unsafe.Pointer(&act)) }
 
@@ -82,7 +95,7 @@ func funcAt(addr uintptr) Action { return *(*Action)(unsafe.Pointer(&addr)) }
 
 // NewEngine returns an engine at time 0 with an empty queue.
 func NewEngine() *Engine {
-	e := &Engine{}
+	e := &Engine{recs: make([]record, minRecs), bits: make([]recBits, minRecs/64), recMask: minRecs - 1}
 	e.tm.init()
 	return e
 }
@@ -112,27 +125,26 @@ func (e *Engine) Schedule(at Time, p Priority, act Action) EventID {
 	if at == Forever {
 		panic("sim: schedule at Forever")
 	}
-	var i uint32
-	if n := len(e.free); n > 0 {
-		i = e.free[n-1]
-		e.free = e.free[:n-1]
+	// A free record: the first at or after the cursor (allocRecSlow).
+	i := e.cursor
+	bw := &e.bits[i>>6]
+	if m := ^bw.used >> (i & 63); m != 0 {
+		i += uint32(bits.TrailingZeros64(m))
 	} else {
-		if len(e.recs) == math.MaxUint32-1 {
-			panic("sim: too many pending events")
-		}
-		i = uint32(len(e.recs))
-		e.recs = append(e.recs, record{})
-		if int(i>>6) >= len(e.live) {
-			e.live = append(e.live, 0)
-		}
+		i = e.allocRecSlow()
+		bw = &e.bits[i>>6]
 	}
+	e.cursor = (i + 1) & e.recMask
+	e.used++
 	e.seq++
 	if e.seq >= 1<<seqBits {
 		panic("sim: sequence overflow")
 	}
 	key := uint64(p)<<seqBits | e.seq
 	e.recs[i] = record{key: key, act: act}
-	e.live[i>>6] |= 1 << (i & 63)
+	bit := uint64(1) << (i & 63)
+	bw.used |= bit
+	bw.live |= bit
 	e.q.push(slot{at: at, key: key, fn: funcAddr(act), ev: i})
 	return EventID{ev: i + 1, key: key}
 }
@@ -142,8 +154,43 @@ func (e *Engine) After(d Time, p Priority, act Action) EventID {
 	return e.Schedule(e.now+d, p, act)
 }
 
+// allocRecSlow returns a free record for Schedule when the cursor's word
+// has none at or after it: the first of the next word that has one, after
+// doubling the records when at least half are used (so that one is always
+// near). Schedule takes records in index order from the cursor, wrapping
+// around, rather than the one freed last first: that one is most often the
+// event firing now, whose record was written when it was scheduled, long
+// since out of the cache at 10^5 pending, where writing it cost a cache
+// miss per event (a third of the hold model's time); in index order,
+// consecutive events share the records' cache lines.
+func (e *Engine) allocRecSlow() uint32 {
+	n := len(e.recs)
+	if 2*e.used >= n {
+		if n >= math.MaxUint32/2 {
+			panic("sim: too many pending events")
+		}
+		e.recs = append(e.recs, make([]record, n)...)
+		e.bits = append(e.bits, make([]recBits, n/64)...)
+		e.recMask = uint32(2*n - 1)
+		return uint32(n)
+	}
+	w := int(e.cursor >> 6)
+	for {
+		w = (w + 1) & (len(e.bits) - 1)
+		if m := ^e.bits[w].used; m != 0 {
+			return uint32(w<<6 + bits.TrailingZeros64(m))
+		}
+	}
+}
+
+// freeRec frees record i, no longer live.
+func (e *Engine) freeRec(i uint32) {
+	e.bits[i>>6].used &^= 1 << (i & 63)
+	e.used--
+}
+
 // isLive reports whether record i's event is queued and not cancelled.
-func (e *Engine) isLive(i uint32) bool { return e.live[i>>6]&(1<<(i&63)) != 0 }
+func (e *Engine) isLive(i uint32) bool { return e.bits[i>>6].live&(1<<(i&63)) != 0 }
 
 // Cancel removes the event if it is still pending and reports whether it was.
 // Cancelling a fired, already-cancelled or zero ID does nothing.
@@ -155,7 +202,7 @@ func (e *Engine) Cancel(id EventID) bool {
 	if e.recs[i].key != id.key || !e.isLive(i) {
 		return false
 	}
-	e.live[i>>6] &^= 1 << (i & 63)
+	e.bits[i>>6].live &^= 1 << (i & 63)
 	e.cancelled++
 	if e.cancelled > 1024 && e.cancelled > e.q.len()/2 {
 		e.compact()
@@ -195,7 +242,7 @@ func (e *Engine) Run(until Time) {
 		if n == 0 || len(q.side) > 0 {
 			top := q.topSlow()
 			if !e.isLive(top.ev) {
-				e.free = append(e.free, q.popTop().ev)
+				e.freeRec(q.popTop().ev)
 				e.cancelled--
 				continue
 			}
@@ -218,7 +265,7 @@ func (e *Engine) Run(until Time) {
 		if !e.isLive(s.ev) {
 			q.cur = q.cur[:n-1]
 			q.n--
-			e.free = append(e.free, s.ev)
+			e.freeRec(s.ev)
 			e.cancelled--
 			continue
 		}
@@ -277,8 +324,11 @@ func (e *Engine) timerNext() bool {
 func (e *Engine) fire(s slot) {
 	e.now = s.at
 	act := funcAt(s.fn)
-	e.live[s.ev>>6] &^= 1 << (s.ev & 63)
-	e.free = append(e.free, s.ev)
+	m := ^(uint64(1) << (s.ev & 63))
+	w := &e.bits[s.ev>>6]
+	w.live &= m
+	w.used &= m
+	e.used--
 	e.fired++
 	e.lastFired = s.at
 	act(s.at)
@@ -287,7 +337,7 @@ func (e *Engine) fire(s slot) {
 // NextTime is the time of the next live event, or Forever if none.
 func (e *Engine) NextTime() Time {
 	for e.q.len() > 0 && !e.isLive(e.q.top().ev) {
-		e.free = append(e.free, e.q.pop().ev)
+		e.freeRec(e.q.pop().ev)
 		e.cancelled--
 	}
 	next := Forever
@@ -305,7 +355,7 @@ func (e *Engine) NextTime() Time {
 func (e *Engine) compact() {
 	e.q.filter(func(s *slot) bool {
 		if !e.isLive(s.ev) {
-			e.free = append(e.free, s.ev)
+			e.freeRec(s.ev)
 			return false
 		}
 		return true

@@ -567,13 +567,28 @@ func TestEngineCancel(t *testing.T) {
 	assert.Equal(t, Time(25), e.Now())
 }
 
+// engRecycle schedules events at t until one takes the record of old, now
+// free (records are taken in index order, wrapping around), each other one
+// cancelled and dropped at once, and returns that event's ID.
+func engRecycle(t *testing.T, r *engRecorder, old EventID, at Time) EventID {
+	for range 2 * minRecs {
+		fresh := r.at(at, PriorityNormal, "new")
+		if engSameEvent(old, fresh) {
+			return fresh
+		}
+		require.True(t, r.e.Cancel(fresh))
+		require.Equal(t, Forever, r.e.NextTime(), "NextTime drops and frees the cancelled entry")
+	}
+	t.Fatal("the freed record is never taken again")
+	return EventID{}
+}
+
 func TestEngineCancelStaleGeneration(t *testing.T) {
 	t.Run("after firing", func(t *testing.T) {
 		r := &engRecorder{e: NewEngine()}
 		old := r.at(1, PriorityNormal, "old")
 		require.True(t, r.e.Step())
-		fresh := r.at(2, PriorityNormal, "new")
-		require.True(t, engSameEvent(old, fresh), "the fired event is recycled")
+		fresh := engRecycle(t, r, old, 2)
 		assert.False(t, r.e.Cancel(old), "a stale ID must not cancel the new event")
 		assert.Equal(t, 1, r.e.Pending())
 		r.e.Run(Forever)
@@ -584,9 +599,8 @@ func TestEngineCancelStaleGeneration(t *testing.T) {
 		r := &engRecorder{e: NewEngine()}
 		old := r.at(1, PriorityNormal, "old")
 		require.True(t, r.e.Cancel(old))
-		require.Equal(t, Forever, r.e.NextTime(), "NextTime drops and recycles the cancelled entry")
-		fresh := r.at(2, PriorityNormal, "new")
-		require.True(t, engSameEvent(old, fresh), "the cancelled event is recycled")
+		require.Equal(t, Forever, r.e.NextTime(), "NextTime drops and frees the cancelled entry")
+		engRecycle(t, r, old, 2)
 		assert.False(t, r.e.Cancel(old))
 		r.e.Run(Forever)
 		assert.Equal(t, []string{"new"}, r.fired)
@@ -853,4 +867,48 @@ func TestTimerBasics(t *testing.T) {
 	})
 	e.Run(Forever)
 	assert.Equal(t, []Time{12, 11, 12}, next)
+}
+
+// TestEngineRecordsStayWithinTwicePending runs a hold model of 1,000
+// pending events, each firing one also cancelling a pending timeout and
+// scheduling another, and checks that the records, taken in index order
+// from a cursor that wraps around, stay at the least power of two above
+// twice the peak of records in use (pending events plus cancelled ones
+// not yet dropped), and that every event fired exactly once in order.
+func TestEngineRecordsStayWithinTwicePending(t *testing.T) {
+	e := NewEngine()
+	r := rand.New(rand.NewPCG(5, 6))
+	var fired, want int
+	var last Time
+	var timeout EventID
+	var act Action
+	act = func(now Time) {
+		require.GreaterOrEqual(t, now, last)
+		last = now
+		fired++
+		e.Cancel(timeout)
+		timeout = e.Schedule(now+Second, PriorityNormal, func(Time) { t.Fatal("a cancelled timeout fired") })
+		if fired+1000 <= 200_000 {
+			e.Schedule(now+Time(r.Int64N(int64(Millisecond))), PriorityNormal, act)
+			want++
+		}
+	}
+	for range 1000 {
+		e.Schedule(Time(r.Int64N(int64(Millisecond))), PriorityNormal, act)
+		want++
+	}
+	peak := 0
+	for e.Step() {
+		peak = max(peak, e.used)
+		if fired == want {
+			break
+		}
+	}
+	require.Equal(t, want, fired)
+	n := minRecs
+	for n <= 2*peak {
+		n *= 2
+	}
+	require.LessOrEqual(t, len(e.recs), n, "records for a peak of %d in use", peak)
+	require.Equal(t, len(e.recs)/64, len(e.bits))
 }
