@@ -156,16 +156,17 @@ func (e *Engine) After(d Time, p Priority, act Action) EventID {
 
 // allocRecSlow returns a free record for Schedule when the cursor's word
 // has none at or after it: the first of the next word that has one, after
-// doubling the records when at least half are used (so that one is always
-// near). Schedule takes records in index order from the cursor, wrapping
-// around, rather than the one freed last first: that one is most often the
-// event firing now, whose record was written when it was scheduled, long
-// since out of the cache at 10^5 pending, where writing it cost a cache
-// miss per event (a third of the hold model's time); in index order,
-// consecutive events share the records' cache lines.
+// doubling the records when at least 7/8 of them are used (so that one is
+// near: a word then has 8 free on average). Schedule takes records in
+// index order from the cursor, wrapping around, rather than the one freed
+// last first: that one is most often the event firing now, whose record
+// was written when it was scheduled, long since out of the cache at 10^5
+// pending, where writing it cost a cache miss per event (a third of the
+// hold model's time); in index order, consecutive events share the
+// records' cache lines.
 func (e *Engine) allocRecSlow() uint32 {
 	n := len(e.recs)
-	if 2*e.used >= n {
+	if 8*e.used >= 7*n {
 		if n >= math.MaxUint32/2 {
 			panic("sim: too many pending events")
 		}
