@@ -263,7 +263,7 @@ func (e *Engine) Run(until Time) {
 			continue
 		}
 		s := q.cur[n-1]
-		if !e.isLive(s.ev) {
+		if e.cancelled != 0 && !e.isLive(s.ev) { // (with none cancelled, every slot is live)
 			q.cur = q.cur[:n-1]
 			q.n--
 			e.freeRec(s.ev)

@@ -172,9 +172,12 @@ func (q *radixQueue) curPush(s slot) {
 func (q *radixQueue) place(s slot) {
 	lv := &radixLevelByLen[bits.Len64(uint64(s.at^q.last))]
 	i := lv.base + uint(uint64(s.at)>>(lv.shift&63)&lv.mask)
-	q.buckets[i] = append(q.buckets[i], s)
-	q.words[i>>6] |= 1 << (i & 63)
-	q.summary |= 1 << (i >> 6)
+	b := q.buckets[i]
+	if len(b) == 0 { // (its flags are set already otherwise)
+		q.words[i>>6] |= 1 << (i & 63)
+		q.summary |= 1 << (i >> 6)
+	}
+	q.buckets[i] = append(b, s)
 }
 
 // top returns the minimum slot; the queue must not be empty. popTop removes
