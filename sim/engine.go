@@ -44,16 +44,17 @@ const seqBits = 56
 // ones.
 //
 // Firing reads nothing but the queue and one bit. Each pending event holds
-// a record (free records are reused); its bit in live says whether it is
-// still to fire (cleared by Cancel and when it fires), and the record holds
-// the event's key, which Cancel compares with the EventID's to refuse stale
-// IDs, and its action. The queued slot carries the action too, as the
-// address of its closure (slot.fn, a uintptr: no pointer in the queue, so
-// the garbage collector never scans it); the record's copy keeps the
-// closure alive until the slot has fired (Go's collector does not move
-// heap objects). The bitmap is small enough to stay in cache (12.5 KB at
-// 10^5 pending), where reading a record at every pop was one cache miss
-// per event; records are only written on the hot path.
+// a record; its bit in live says whether it is still to fire (cleared by
+// Cancel and when it fires), and the record holds the event's key, which
+// Cancel compares with the EventID's to refuse stale IDs, and its action.
+// The queued slot carries the action too, as the address of its closure
+// (slot.fn, a uintptr: no pointer in the queue, so the garbage collector
+// never scans it); the record's copy keeps the closure alive until the slot
+// has fired (Go's collector does not move heap objects). The flags are small
+// enough to stay in cache (32 KB at 10^5 pending), where reading a record at
+// every pop was one cache miss per event; records are only written on the
+// hot path, and in index order (Schedule takes the first free one from a
+// cursor, allocRecSlow), so that consecutive events share their cache lines.
 type Engine struct {
 	now       Time
 	seq       uint64
