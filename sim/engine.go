@@ -286,7 +286,8 @@ func (e *Engine) Run(until Time) {
 		}
 		q.cur = q.cur[:n-1]
 		q.n--
-		// e.fire(s), by hand (it does not inline).
+		// e.fire(s), by hand: fire does not inline, and the call cost the
+		// hold model 11 of its 375 instructions per event. Keep the two alike.
 		e.now = s.at
 		act := funcAt(s.fn)
 		w := &e.bits[s.ev>>6]
@@ -332,7 +333,7 @@ func (e *Engine) timerNext() bool {
 
 // fire runs a popped live event's action at its time. Its record is freed
 // first (the action may schedule into it): the action, held here from then
-// on, stays alive.
+// on, stays alive. (Run's common case repeats it by hand.)
 func (e *Engine) fire(s slot) {
 	e.now = s.at
 	act := funcAt(s.fn)
