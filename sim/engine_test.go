@@ -869,14 +869,14 @@ func TestTimerBasics(t *testing.T) {
 	assert.Equal(t, []Time{12, 11, 12}, next)
 }
 
-// TestEngineRecordsStayWithinTwicePending runs a hold model of 1,000
+// TestEngineRecordsStayBounded runs a hold model of 1,000
 // pending events, each firing one also cancelling a pending timeout and
 // scheduling another, and checks that the records, taken in index order
 // from a cursor that wraps around, stay at the least power of two of
 // which the peak of records in use (pending events plus cancelled ones not
 // yet dropped) is less than 7/8, and that every event fired exactly once
 // in order.
-func TestEngineRecordsStayWithinTwicePending(t *testing.T) {
+func TestEngineRecordsStayBounded(t *testing.T) {
 	e := NewEngine()
 	r := rand.New(rand.NewPCG(5, 6))
 	var fired, want int
