@@ -62,7 +62,7 @@ type Engine struct {
 	recs      []record  // recs[i]: the event holding record i (valid while used); len a power of two
 	bits      []recBits // per 64 records: which are live, which used
 	cursor    uint32    // where Schedule looks for a free record first
-	recMask   uint32    // len(recs) − 1
+	recMask   uint32    // len(recs) − 1, kept (computing it in Schedule cost the hold model 6 instructions an event)
 	used      int       // records used
 	cancelled int
 	fired     uint64
