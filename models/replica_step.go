@@ -164,7 +164,7 @@ func (st *stepState) runNs(k int64) sim.Time {
 	return roundNs(st.run.Seconds(k) * st.runSlow * 1e9)
 }
 
-// roundNs is sim.Time(math.Round(ns)) by truncation and a comparison,
+// roundNs is sim.Time(math.Round(ns)) by truncation and comparisons,
 // exact as math.Round (which works on the bits, ~4x the instructions):
 // for |ns| < 2^52, int64(ns) truncates toward zero and ns − int64(ns) is
 // exact, so rounding half away from zero is one step away from zero when
@@ -175,12 +175,18 @@ func roundNs(ns float64) sim.Time {
 		return sim.Time(ns)
 	}
 	i := int64(ns)
-	if f := ns - float64(i); f >= 0.5 {
-		i++
-	} else if f <= -0.5 {
-		i--
+	f := ns - float64(i)
+	// Without a branch: the fraction is as good as random, and the
+	// branches were mispredicted about every other call.
+	return sim.Time(i + b2i(f >= 0.5) - b2i(f <= -0.5))
+}
+
+// b2i is 1 for true, else 0 (a SETcc, no branch).
+func b2i(b bool) int64 {
+	if b {
+		return 1
 	}
-	return sim.Time(i)
+	return 0
 }
 
 // firstBoundary is the smallest k in [1, runSteps] with runStart +
