@@ -359,6 +359,14 @@ func (h *seqHeap) pop() *seq {
 	return s
 }
 
+// least is the index and key of the lesser of keys ki and kj (i's on a
+// tie), by a mask, not a branch (the compiler turns a branch on it into
+// conditional moves only in small functions, not in down's loop).
+func least(i int, ki int64, j int, kj int64) (int, int64) {
+	m := -b2i(kj < ki) // all ones when j's is less
+	return i ^ (i^j)&int(m), ki ^ (ki^kj)&m
+}
+
 // up places x at hole i or above it.
 func (h *seqHeap) up(i int, x heapEntry) {
 	for i > 0 {
@@ -383,21 +391,15 @@ func (h *seqHeap) down(i int, x heapEntry) bool {
 		// The least of c's up to four siblings.
 		m, mk := c, h.e[c].key
 		if e := min(c+4, n); e-c == 4 {
+			// A tournament of conditional moves (least): which key is
+			// the least is data a branch predictor cannot learn.
 			k := h.e[c : c+4 : c+4]
-			if k[1].key < mk {
-				m, mk = c+1, k[1].key
-			}
-			if k[2].key < mk {
-				m, mk = c+2, k[2].key
-			}
-			if k[3].key < mk {
-				m, mk = c+3, k[3].key
-			}
+			m, mk = least(m, mk, c+1, k[1].key)
+			m23, k23 := least(c+2, k[2].key, c+3, k[3].key)
+			m, mk = least(m, mk, m23, k23)
 		} else {
 			for j := c + 1; j < e; j++ {
-				if h.e[j].key < mk {
-					m, mk = j, h.e[j].key
-				}
+				m, mk = least(m, mk, j, h.e[j].key)
 			}
 		}
 		if !(mk < x.key) {
