@@ -7,7 +7,7 @@ import (
 
 // Timer names one of the engine's timers (see NewTimer). The zero Timer
 // names none.
-type Timer struct{ i uint32 } // the timer's leaf index (leaf 0 is the tree's unarmed sentinel)
+type Timer struct{ i uint32 } // the timer's number, from 1: its leaf is nodes[size+i−1] (timers.leaf)
 
 // tnode is a node of the timers' winner tree: the event that is least by
 // (at, key) in its subtree, and its leaf. Unarmed, at is Forever and key the
@@ -44,9 +44,9 @@ type timers struct {
 	strAct  Action // its action
 	strMade bool
 
-	nodes  []tnode  // nodes[k], k >= 2: see timers; leaf j at size+j, the sentinel (unarmed) past the last
+	nodes  []tnode  // nodes[k], k >= 2: see timers; timer j's leaf at leaf(j), unarmed leaves past the last
 	acts   []Action // acts[j]: leaf j's action while armed (and its last one after: kept, not cleared, to spare write barriers)
-	size   int      // a power of two > the last leaf
+	size   int      // a power of two >= the timers: the leaves (128 replicas' timers make a tree of 7 levels)
 	armed  int
 	firing uint32 // the leaf whose event is firing (0: none): its climb waits until the action returns
 }
@@ -69,7 +69,7 @@ func (t *timers) setTop() {
 // climb brings the copies on leaf j's path to the root up to date.
 func (t *timers) climb(j uint32) {
 	nodes := t.nodes
-	k := t.size + int(j)
+	k := t.leaf(j)
 	c := nodes[k&(len(nodes)-1)]
 	for k > 1 {
 		s := nodes[(k^1)&(len(nodes)-1)]
@@ -92,7 +92,7 @@ func (t *timers) climb(j uint32) {
 // profile).
 func (t *timers) climbMoved(j uint32) {
 	nodes := t.nodes
-	k := t.size + int(j)
+	k := t.leaf(j)
 	c := nodes[k&(len(nodes)-1)]
 	for k > 1 {
 		s := nodes[(k^1)&(len(nodes)-1)]
@@ -126,8 +126,13 @@ func (n *tnode) before(at Time, key uint64) bool {
 // root is the earliest timer event (unarmed when none is).
 func (t *timers) root() *tnode { return &t.top }
 
-// init makes the tree of leaf 0 alone, a sentinel never armed, so that
-// timers are numbered from 1 and the zero Timer names none.
+// leaf is the node of timer j's leaf. Timers are numbered from 1, so that
+// the zero Timer names none, and timer j's leaf is the tree's j-th: no
+// leaf is spent on the zero Timer (a sentinel leaf made the 128 timers of
+// a 128-replica fleet a tree of 256 leaves, a level more to every climb).
+func (t *timers) leaf(j uint32) int { return t.size + int(j) - 1 }
+
+// init makes an empty tree of one leaf, unarmed, for timer 1.
 func (t *timers) init() {
 	t.size = 1
 	t.nodes = []tnode{unarmed, unarmed}
@@ -140,8 +145,8 @@ func (t *timers) init() {
 func (t *timers) grow() uint32 {
 	j := uint32(len(t.acts))
 	t.acts = append(t.acts, nil)
-	if int(j) < t.size {
-		t.nodes[t.size+int(j)].leaf = j // unarmed, as the sentinel was: no copy above changes
+	if int(j) <= t.size {
+		t.nodes[t.leaf(j)].leaf = j // unarmed, as it was: no copy above changes
 		return j
 	}
 	old := t.nodes[t.size : 2*t.size]
@@ -151,7 +156,7 @@ func (t *timers) grow() uint32 {
 		nodes[k] = unarmed
 	}
 	copy(nodes[t.size:], old)
-	nodes[t.size+int(j)].leaf = j
+	nodes[t.leaf(j)].leaf = j
 	for k := t.size - 1; k >= 1; k-- {
 		a, b := nodes[2*k], nodes[2*k+1]
 		if b.at < a.at || b.at == a.at && b.key < a.key {
@@ -220,7 +225,7 @@ func (e *Engine) SetTimer(t Timer, at Time, p Priority, act Action) {
 		tm.setTop()
 		return
 	}
-	l := &e.tm.nodes[e.tm.size+int(j)]
+	l := &e.tm.nodes[e.tm.leaf(j)]
 	if l.key == unarmedKey {
 		e.tm.armed++
 	}
@@ -241,7 +246,10 @@ func (e *Engine) SetTimer(t Timer, at Time, p Priority, act Action) {
 
 // StopTimer disarms t and reports whether it had an event pending.
 func (e *Engine) StopTimer(t Timer) bool {
-	j := t.i // (the zero Timer names the sentinel, never armed: false)
+	j := t.i
+	if j == 0 {
+		return false // the zero Timer names none
+	}
 	if j == streamLeaf {
 		tm := &e.tm
 		if tm.stream.key == unarmedKey {
@@ -252,7 +260,7 @@ func (e *Engine) StopTimer(t Timer) bool {
 		tm.setTop()
 		return true
 	}
-	l := &e.tm.nodes[e.tm.size+int(j)]
+	l := &e.tm.nodes[e.tm.leaf(j)]
 	if l.key == unarmedKey {
 		return false
 	}
@@ -270,7 +278,7 @@ func (e *Engine) TimerArmed(t Timer) bool {
 	if t.i == streamLeaf {
 		return e.tm.stream.key != unarmedKey
 	}
-	return e.tm.nodes[e.tm.size+int(t.i)].key != unarmedKey
+	return t.i != 0 && e.tm.nodes[e.tm.leaf(t.i)].key != unarmedKey
 }
 
 // fireTimer fires the root timer's event, which precedes the queue's
@@ -292,7 +300,7 @@ func (e *Engine) fireTimer() {
 		act(at)
 		return
 	}
-	l := &e.tm.nodes[e.tm.size+int(j)]
+	l := &e.tm.nodes[e.tm.leaf(j)]
 	at, act := l.at, e.tm.acts[j]
 	l.at, l.key = Forever, unarmedKey
 	e.tm.armed--
