@@ -48,7 +48,7 @@ type timers struct {
 	acts   []Action // acts[j]: leaf j's action while armed (and its last one after: kept, not cleared, to spare write barriers)
 	size   int      // a power of two >= the timers: the leaves (128 replicas' timers make a tree of 7 levels)
 	armed  int
-	firing uint32 // the leaf whose event is firing (0: none): its climb waits until the action returns
+	firing uint32 // the timer whose event is firing (0: none): its leaf's climb waits until the action returns
 }
 
 var unarmed = tnode{at: Forever, key: unarmedKey}
@@ -159,7 +159,7 @@ func (t *timers) grow() uint32 {
 	nodes[t.leaf(j)].leaf = j
 	for k := t.size - 1; k >= 1; k-- {
 		a, b := nodes[2*k], nodes[2*k+1]
-		if b.at < a.at || b.at == a.at && b.key < a.key {
+		if b.before(a.at, a.key) {
 			a = b
 		}
 		nodes[k] = a
