@@ -13,6 +13,15 @@ type slot struct {
 	ev  uint32  // its record index (Engine.live, Engine.recs)
 }
 
+// after is 1 when a is ordered after (at, key), else 0: the borrow of the
+// 128-bit subtraction (at, key) − (a.at, a.key), no branch (times are
+// never negative, so their bits compare as unsigned).
+func (a *slot) after(at Time, key uint64) uint64 {
+	_, b := bits.Sub64(key, a.key, 0)
+	_, b = bits.Sub64(uint64(at), uint64(a.at), b)
+	return b
+}
+
 func (a *slot) less(b *slot) bool {
 	if a.at != b.at {
 		return a.at < b.at
@@ -130,6 +139,9 @@ const (
 	// radixShiftMax is how many slots of cur an insertion may move before
 	// the slot goes to side instead.
 	radixShiftMax = 8
+	// rankSortMax is the largest run appendSorted sorts by rank
+	// (comparisons growing as its square) rather than by insertion.
+	rankSortMax = 12
 )
 
 func (q *radixQueue) len() int { return q.n }
@@ -285,8 +297,8 @@ func (q *radixQueue) passOn(i uint, lv *radixLevelInfo) {
 }
 
 // appendSorted returns the empty h with src's slots sorted by (at, key),
-// largest first: by insertion when short (a run from one small bucket),
-// else by slices.SortFunc.
+// largest first: by rank when very short, by insertion when short (a run
+// from one small bucket), else by slices.SortFunc.
 func appendSorted(h, src []slot) []slot {
 	if len(src) > radixCurMax {
 		h = append(h, src...)
@@ -302,6 +314,20 @@ func appendSorted(h, src []slot) []slot {
 		h = make([]slot, 0, 2*len(src))
 	}
 	h = h[:len(src)]
+	if len(src) <= rankSortMax {
+		// By rank: each slot goes to the place of the number of slots
+		// larger than it (keys are unique: a permutation), counted
+		// without a branch; the insertion below branches on every
+		// comparison, which random times mispredict.
+		for _, s := range src {
+			r := 0
+			for k := range src {
+				r += int(src[k].after(s.at, s.key))
+			}
+			h[r] = s
+		}
+		return h
+	}
 	for k, s := range src {
 		hk := h[:k+1] // (the bound the compiler needs to drop its checks)
 		j := k

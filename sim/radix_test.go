@@ -128,3 +128,30 @@ func TestRadixBucketsStayBounded(t *testing.T) {
 	require.Less(t, capacity(), warm*5/4, "bucket capacity grew from %d slots", warm)
 	require.Less(t, warm, 8*pending, "bucket capacity %d slots for %d pending", warm, pending)
 }
+
+// TestAppendSortedEveryWay checks the three ways appendSorted sorts (rank,
+// insertion, slices.SortFunc) against a plain sort, with many equal times
+// so that keys break the ties.
+func TestAppendSortedEveryWay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for n := 0; n <= radixCurMax+4; n++ {
+		for trial := 0; trial < 50; trial++ {
+			src := make([]slot, n)
+			for i := range src {
+				src[i] = slot{at: Time(rng.IntN(4)), key: uint64(i)<<8 | rng.Uint64N(1<<8), ev: uint32(i)}
+			}
+			rng.Shuffle(n, func(i, j int) { src[i], src[j] = src[j], src[i] })
+			want := slices.Clone(src)
+			slices.SortFunc(want, func(a, b slot) int {
+				if b.less(&a) {
+					return -1
+				}
+				return 1
+			})
+			got := appendSorted(nil, src)
+			if !slices.Equal(got, want) {
+				t.Fatalf("n=%d trial %d: got %v, want %v", n, trial, got, want)
+			}
+		}
+	}
+}
