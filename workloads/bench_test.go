@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+
+	"github.com/fleetsim/fleetsim/sim"
 )
 
 // BenchmarkSynthetic measures one request of the default synthetic
@@ -58,5 +60,27 @@ func BenchmarkMooncakeReader(b *testing.B) {
 		if _, err := r.Next(); err != nil {
 			r = NewMooncakeReader(bytes.NewReader(data), "bench.jsonl", TraceOptions{})
 		}
+	}
+}
+
+// BenchmarkDiurnal measures one arrival of the autoscaled day's diurnal
+// process (BenchmarkAutoscaledDay1024: 1,030 req/s ± 30% over a day), as
+// Diurnal.NextArrival draws it (cosine on every draw above the global
+// trough) and as the workload's source does, with segment bounds.
+func BenchmarkDiurnal(b *testing.B) {
+	d := Diurnal{MeanRatePerS: 1030, Amplitude: 0.3, PeriodS: 86400, PhaseS: 43200}
+	for _, p := range []struct {
+		name string
+		proc ArrivalProcess
+	}{{"plain", d}, {"segments", newDiurnalSegs(d)}} {
+		b.Run(p.name, func(b *testing.B) {
+			rng := newRng(1)
+			var t sim.Time
+			for b.Loop() {
+				if t = p.proc.NextArrival(rng, t); t > 86400*sim.Second {
+					t = 0
+				}
+			}
+		})
 	}
 }

@@ -621,7 +621,7 @@ func (a *ArrivalConfig) build() (ArrivalProcess, error) {
 	case ProcessGamma:
 		return Gamma{RatePerS: a.RatePerS, CV: a.CV}, nil
 	case ProcessDiurnal:
-		return Diurnal{MeanRatePerS: a.RatePerS, Amplitude: a.Amplitude, PeriodS: a.PeriodS, PhaseS: a.PhaseS}, nil
+		return newDiurnalSegs(Diurnal{MeanRatePerS: a.RatePerS, Amplitude: a.Amplitude, PeriodS: a.PeriodS, PhaseS: a.PhaseS}), nil
 	case ProcessPiecewise:
 		return a.Piecewise()
 	}
