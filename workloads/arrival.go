@@ -77,20 +77,15 @@ type Diurnal struct {
 
 // NextArrival implements ArrivalProcess.
 func (d Diurnal) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
-	mustPositive("Diurnal.MeanRatePerS", d.MeanRatePerS)
-	mustPositive("Diurnal.PeriodS", d.PeriodS)
-	if !(d.Amplitude >= 0 && d.Amplitude <= 1) || math.IsNaN(d.PhaseS) || math.IsInf(d.PhaseS, 0) {
-		panic("workloads: Diurnal with amplitude outside [0, 1] or non-finite phase")
-	}
-	peak := d.MeanRatePerS * (1 + d.Amplitude)
+	d.mustValid()
+	peak := d.rateOf(1)
 	// low is the least rate the loop can compute, the rate at cos = −1
-	// with the same operations: math.Cos lies in [−1, 1] and rounding is
-	// monotone, so A·cos rounds to at least −A, 1 + that to at least
-	// fl(1 − A), and Mean times that to at least low. A candidate whose
-	// draw is at most low is accepted without the cosine (the draws, and
-	// so the arrivals, are the same).
-	low := d.MeanRatePerS * (1 + d.Amplitude*-1)
-	w := 2 * math.Pi / d.PeriodS
+	// with the same operations: math.Cos lies in [−1, 1] and rateOf is
+	// monotone in its argument. A candidate whose draw is at most low is
+	// accepted without the cosine (the draws, and so the arrivals, are the
+	// same).
+	low := d.rateOf(-1)
+	w := d.radPerS()
 	t := prev
 	for {
 		t = addSeconds(t, rng.ExpFloat64()/peak)
@@ -101,12 +96,34 @@ func (d Diurnal) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
 		if u <= low {
 			return t
 		}
-		rate := d.MeanRatePerS * (1 + d.Amplitude*math.Cos(w*(t.Seconds()-d.PhaseS)))
-		if u <= rate {
+		if u <= d.rateOf(math.Cos(d.phase(w, t))) {
 			return t
 		}
 	}
 }
+
+// mustValid panics unless d's fields are in their ranges (see Diurnal).
+func (d *Diurnal) mustValid() {
+	mustPositive("Diurnal.MeanRatePerS", d.MeanRatePerS)
+	mustPositive("Diurnal.PeriodS", d.PeriodS)
+	if !(d.Amplitude >= 0 && d.Amplitude <= 1) || math.IsNaN(d.PhaseS) || math.IsInf(d.PhaseS, 0) {
+		panic("workloads: Diurnal with amplitude outside [0, 1] or non-finite phase")
+	}
+}
+
+// rateOf is the rate, per second, where the cosine of the phase is c:
+// MeanRatePerS·(1 + Amplitude·c). Every rate a diurnal process compares a
+// draw with is computed by it, and it is monotone in c (Amplitude >= 0,
+// MeanRatePerS > 0, and rounding is monotone), so rates at bounds of c
+// bound the rates it computes (Diurnal's low, diurnalSegs' segments).
+func (d *Diurnal) rateOf(c float64) float64 { return d.MeanRatePerS * (1 + d.Amplitude*c) }
+
+// radPerS is the phase's speed, radians per second.
+func (d *Diurnal) radPerS() float64 { return 2 * math.Pi / d.PeriodS }
+
+// phase is the phase at t, radians from a peak, for w = radPerS(); it is
+// monotone in t (each operation rounds monotonically).
+func (d *Diurnal) phase(w float64, t sim.Time) float64 { return w * (t.Seconds() - d.PhaseS) }
 
 // addSeconds returns t + s seconds rounded to the nanosecond, saturating at
 // sim.Forever instead of overflowing.

@@ -32,18 +32,8 @@ type diurnalSegs struct {
 // newDiurnalSegs returns d's process with segment bounds. It panics where
 // d.NextArrival would.
 func newDiurnalSegs(d Diurnal) *diurnalSegs {
-	mustPositive("Diurnal.MeanRatePerS", d.MeanRatePerS)
-	mustPositive("Diurnal.PeriodS", d.PeriodS)
-	if !(d.Amplitude >= 0 && d.Amplitude <= 1) || math.IsNaN(d.PhaseS) || math.IsInf(d.PhaseS, 0) {
-		panic("workloads: Diurnal with amplitude outside [0, 1] or non-finite phase")
-	}
-	s := &diurnalSegs{
-		d:    d,
-		peak: d.MeanRatePerS * (1 + d.Amplitude),
-		low:  d.MeanRatePerS * (1 + d.Amplitude*-1),
-		w:    2 * math.Pi / d.PeriodS,
-		seg:  -1,
-	}
+	d.mustValid()
+	s := &diurnalSegs{d: d, peak: d.rateOf(1), low: d.rateOf(-1), w: d.radPerS(), seg: -1}
 	// At least 16 mean candidate gaps a segment, so that a short period at
 	// a low rate does not recompute the bounds for every candidate (its
 	// bounds are then loose, which costs cosines, not correctness).
@@ -75,22 +65,18 @@ func (s *diurnalSegs) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
 				continue
 			}
 		}
-		d := &s.d
-		rate := d.MeanRatePerS * (1 + d.Amplitude*math.Cos(s.w*(t.Seconds()-d.PhaseS)))
-		if u <= rate {
+		if u <= s.d.rateOf(math.Cos(s.d.phase(s.w, t))) {
 			return t
 		}
 	}
 }
 
 // bounds sets lo and hi to bounds of the rate Diurnal computes at any time
-// of segment k, [k·segNs, (k+1)·segNs]. Over it the computed phase
-// x(t) = w·(t.Seconds() − PhaseS) lies in [x(a), x(b)] (each operation
-// rounds monotonically), where the true cosine's extremes are at the ends
-// or at a multiple of π inside; math.Cos is within a few 1e-16 of the true
-// cosine, so widening the extremes by 1e-12 bounds every computed cosine.
-// The rate is monotone in the cosine (Amplitude ≥ 0, MeanRatePerS > 0, and
-// rounding is monotone), so the rates of the widened extremes bound every
+// of segment k, [k·segNs, (k+1)·segNs]. Over it the computed phase lies in
+// [phase(a), phase(b)] (phase is monotone), where the true cosine's extremes
+// are at the ends or at a multiple of π inside; math.Cos is within a few
+// 1e-16 of the true cosine, so widening the extremes by 1e-12 bounds every
+// computed cosine, and rateOf, monotone, turns them into bounds of every
 // computed rate of the segment.
 func (s *diurnalSegs) bounds(k int64) {
 	s.seg = k
@@ -100,7 +86,7 @@ func (s *diurnalSegs) bounds(k int64) {
 	if a <= sim.Forever-sim.Time(s.segNs) {
 		b = a + sim.Time(s.segNs)
 	}
-	xa, xb := s.w*(a.Seconds()-d.PhaseS), s.w*(b.Seconds()-d.PhaseS)
+	xa, xb := d.phase(s.w, a), d.phase(s.w, b)
 	cmin, cmax := -1.0, 1.0
 	if xb-xa < math.Pi && math.Abs(xa) < 1<<50 && math.Abs(xb) < 1<<50 {
 		ca, cb := math.Cos(xa), math.Cos(xb)
@@ -120,6 +106,5 @@ func (s *diurnalSegs) bounds(k int64) {
 			}
 		}
 	}
-	s.lo = d.MeanRatePerS * (1 + d.Amplitude*(cmin-1e-12))
-	s.hi = d.MeanRatePerS * (1 + d.Amplitude*(cmax+1e-12))
+	s.lo, s.hi = d.rateOf(cmin-1e-12), d.rateOf(cmax+1e-12)
 }

@@ -54,10 +54,8 @@ func TestDiurnalSegsBoundsHold(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i, d := range diurnalCases() {
 		s := newDiurnalSegs(d)
-		w := 2 * math.Pi / d.PeriodS
-		rate := func(at sim.Time) float64 {
-			return d.MeanRatePerS * (1 + d.Amplitude*math.Cos(w*(at.Seconds()-d.PhaseS)))
-		}
+		w := d.radPerS()
+		rate := func(at sim.Time) float64 { return d.rateOf(math.Cos(d.phase(w, at))) } // as Diurnal computes it
 		var width float64
 		const segs = 2000
 		for range segs {
