@@ -12,9 +12,10 @@
 #
 # The profile merges one run of each kind of work the simulator does: the
 # fleet benchmarks (short and long outputs, one replica, a 128-replica
-# fleet, a disaggregated fleet) and the engine's hold
-# model. PGO changes only what the compiler inlines and how it lays out
-# code, never a result: check with bench/compare-outputs.sh after
+# fleet, a disaggregated fleet, the first six hours of the autoscaled
+# 1,024-GPU day with its diurnal arrivals) and the engine's hold model.
+# PGO changes only what the compiler inlines and how it lays out code,
+# never a result: check with bench/compare-outputs.sh after
 # regenerating. Refresh it when the hot paths move (a stale profile still
 # builds; it just helps less).
 set -euo pipefail
@@ -33,6 +34,7 @@ prof experiments "$work/exp.test" 'Fleet8x8B$' -test.benchtime 1x
 prof experiments "$work/exp.test" 'SingleReplica8B$' -test.benchtime 1x
 prof experiments "$work/exp.test" 'Fleet70B$' -test.benchtime 1x
 prof experiments "$work/exp.test" 'Disagg4P4D$' -test.benchtime 1x
+prof experiments "$work/exp.test" 'AutoscaledDay1024$' -test.benchtime 1x -test.short
 prof sim "$work/sim.test" 'HoldModel/pending=100000$' -test.benchtime 5000000x
 go tool pprof -proto "$work"/p*.prof >cmd/fleetsim/default.pgo 2>/dev/null
 ls -l cmd/fleetsim/default.pgo

@@ -150,21 +150,31 @@ rate_per_s = 1030
 // 89M requests. The target, 10.5 req/s per replica, is ~92% of one
 // replica's ~11.5 (1,466 / 128), so the peak wants all 128; the fleet
 // starts at 72 (the trough's rate over the target) and may shrink to 16.
-// Skipped under -short; run it once:
+// Run it once:
 //
 //	go test ./experiments -run '^$' -bench AutoscaledDay1024 -benchtime 1x
+//
+// Under -short it runs the day's first six hours (the trough and the climb
+// out of it, ~20M requests): bench/pgo.sh profiles that.
 func BenchmarkAutoscaledDay1024(b *testing.B) {
+	durationS := 86400
 	if testing.Short() {
-		b.Skip("one simulated day of ~89M requests")
+		durationS = 6 * 3600
 	}
-	sc := benchScenario(b, `
+	runBench(b, benchScenario(b, autoscaled1024(durationS)))
+}
+
+// autoscaled1024 is BenchmarkAutoscaledDay1024's scenario for the first
+// durationS simulated seconds of its day.
+func autoscaled1024(durationS int) string {
+	return fmt.Sprintf(`
 [cluster]
 gpu = "H100"
 model = "llama-3-70b"
 tp = 8
 replicas = 128
 [workload]
-duration_s = 86400
+duration_s = %d
 [workload.arrival]
 process = "diurnal"
 rate_per_s = 1030
@@ -178,8 +188,7 @@ metric = "rate"
 target = 10.5
 min_replicas = 16
 initial_replicas = 72
-`+azureCode)
-	runBench(b, sc)
+`, durationS) + azureCode
 }
 
 // BenchmarkPeakRSS10M runs 10^7 requests through 64 Llama-3-8B replicas (about
