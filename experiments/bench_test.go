@@ -155,7 +155,7 @@ rate_per_s = 1030
 //	go test ./experiments -run '^$' -bench AutoscaledDay1024 -benchtime 1x
 //
 // Under -short it runs the day's first six hours (the trough and the climb
-// out of it, ~20M requests): bench/pgo.sh profiles that.
+// out of it, ~18M requests): bench/pgo.sh profiles that.
 func BenchmarkAutoscaledDay1024(b *testing.B) {
 	durationS := 86400
 	if testing.Short() {

@@ -13,12 +13,17 @@ type slot struct {
 	ev  uint32  // its record index (Engine.live, Engine.recs)
 }
 
-// after is 1 when a is ordered after (at, key), else 0: the borrow of the
-// 128-bit subtraction (at, key) − (a.at, a.key), no branch (times are
-// never negative, so their bits compare as unsigned).
-func (a *slot) after(at Time, key uint64) uint64 {
-	_, b := bits.Sub64(key, a.key, 0)
-	_, b = bits.Sub64(uint64(at), uint64(a.at), b)
+// after is 1 when a is ordered after (at, key), else 0, without a branch.
+func (a *slot) after(at Time, key uint64) uint64 { return lessBorrow(at, key, a.at, a.key) }
+
+// lessBorrow is 1 when (at, key) is ordered before (at2, key2), else 0:
+// the borrow of the 128-bit subtraction (at, key) − (at2, key2), no branch
+// (times are never negative, so their bits compare as unsigned). Which of
+// two events is the earlier is data a branch predictor cannot learn (the
+// timers' climbs, the rank sort of short runs).
+func lessBorrow(at Time, key uint64, at2 Time, key2 uint64) uint64 {
+	_, b := bits.Sub64(key, key2, 0)
+	_, b = bits.Sub64(uint64(at), uint64(at2), b)
 	return b
 }
 

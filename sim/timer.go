@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"fmt"
-	"math/bits"
-)
+import "fmt"
 
 // Timer names one of the engine's timers (see NewTimer). The zero Timer
 // names none.
@@ -111,17 +108,10 @@ func (t *timers) climbMoved(j uint32) {
 }
 
 // before reports whether n is ordered before an event at at with key key,
-// by (at, key), without a branch: the borrow of the 128-bit subtraction
-// (at, key) of n minus the other's (times are never negative, so their
-// bits compare as unsigned). Which of two timers' copies is the less is
-// data the branch predictor cannot learn; the branches of the spelled-out
-// comparison, mispredicted at about every other level, cost the climb
-// more than its loads.
-func (n *tnode) before(at Time, key uint64) bool {
-	_, b := bits.Sub64(n.key, key, 0)
-	_, b = bits.Sub64(uint64(n.at), uint64(at), b)
-	return b != 0
-}
+// by (at, key), without a branch (lessBorrow): the branches of the
+// spelled-out comparison, mispredicted at about every other level, cost
+// the climb more than its loads.
+func (n *tnode) before(at Time, key uint64) bool { return lessBorrow(n.at, n.key, at, key) != 0 }
 
 // root is the earliest timer event (unarmed when none is).
 func (t *timers) root() *tnode { return &t.top }
