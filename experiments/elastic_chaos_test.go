@@ -37,6 +37,7 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 	}
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 1414213))
+		erng := rand.New(rand.NewPCG(uint64(trial), 1732050))
 		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 		var b strings.Builder
 		fmt.Fprintf(&b, "name = \"elastic-chaos-%d\"\nseed = %d\n[cluster]\nmodel = \"llama-3-8b\"\n", trial, trial+1)
@@ -63,6 +64,10 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[[cluster.groups]]\nname = \"g%d\"\ngpu = %q\ntp = %s\nreplicas = %d\nmodel = %q\n", g, gpus[g], tp, n, model)
 			if rng.IntN(3) == 0 {
 				fmt.Fprintf(&b, "tier = \"reserved\"\n")
+			}
+			if erng.IntN(2) == 0 { // the group's own engine settings (their own stream: the fleets above are as before)
+				fmt.Fprintf(&b, "[cluster.groups.replica]\nbatching = %q\nmax_seqs = %d\nkv_admission = %q\n",
+					[]string{"chunked", "continuous", "static"}[erng.IntN(3)], 4+erng.IntN(40), []string{"prompt", "full"}[erng.IntN(2)])
 			}
 		}
 		fmt.Fprintf(&b, "[[serve]]\nmodel = \"llama-3-8b\"\nshare = %d\n[[serve]]\nmodel = \"llama-3-70b\"\nshare = 1\nttft_ms = 800\n", 1+rng.IntN(3))

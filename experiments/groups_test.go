@@ -164,26 +164,7 @@ restart_s = 10
 }
 
 func TestGroupsMixedFleet(t *testing.T) {
-	src := `name = "mix"
-[cluster]
-model = "llama-3-70b"
-[[cluster.groups]]
-name = "h100"
-gpu = "H100"
-tp = 8
-replicas = 2
-[[cluster.groups]]
-name = "b200"
-gpu = "B200"
-tp = 8
-replicas = 2
-[router]
-name = "weighted-least-outstanding"
-[workload]
-duration_s = 120
-[workload.arrival]
-rate_per_s = 40
-`
+	src := fmt.Sprintf(mixedFleet, "")
 	sc, err := Parse("mix.toml", []byte(src))
 	require.NoError(t, err)
 	require.Equal(t, 4, sc.Cluster.Replicas)
@@ -237,7 +218,8 @@ duration_s = 10
 }
 
 // TestGroupsChaos: random fleets of GPU groups (types, TP, sizes, some
-// empty) under random routers, batching and gateway policies: requests are
+// empty; some with their own batching, batch size, KV admission and weight
+// precision) under random routers, batching and gateway policies: requests are
 // conserved and replica bookkeeping holds after every event, everything
 // drains, and the runner is deterministic.
 func TestGroupsChaos(t *testing.T) {
@@ -251,6 +233,7 @@ func TestGroupsChaos(t *testing.T) {
 	}
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 2718))
+		erng := rand.New(rand.NewPCG(uint64(trial), 31415))
 		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 		var b strings.Builder
 		fmt.Fprintf(&b, "name = \"groups-chaos-%d\"\nseed = %d\n[cluster]\nmodel = \"llama-3-8b\"\n", trial, trial+1)
@@ -261,8 +244,18 @@ func TestGroupsChaos(t *testing.T) {
 			if twoModels && g%2 == 1 {
 				model, tp = "llama-3-70b", "8"
 			}
-			fmt.Fprintf(&b, "[[cluster.groups]]\ngpu = %q\ntp = %s\nreplicas = %d\nmodel = %q\n", pick("H100", "H200", "B200", "GB200"), tp,
+			gpu := pick("H100", "H200", "B200", "GB200")
+			fmt.Fprintf(&b, "[[cluster.groups]]\ngpu = %q\ntp = %s\nreplicas = %d\nmodel = %q\n", gpu, tp,
 				rng.IntN(4)+map[bool]int{true: 1}[g < 2], model)
+			if erng.IntN(2) == 0 { // the group's own engine settings (their own stream: the fleets above are as before)
+				precisions := []string{"bf16", "fp8"}
+				if gpu == "B200" || gpu == "GB200" {
+					precisions = append(precisions, "fp4") // Blackwell only
+				}
+				weights := precisions[erng.IntN(len(precisions))]
+				fmt.Fprintf(&b, "[cluster.groups.replica]\nbatching = %q\nmax_seqs = %d\nkv_admission = %q\nweights = %q\n",
+					[]string{"chunked", "continuous", "static"}[erng.IntN(3)], 4+erng.IntN(40), []string{"prompt", "full"}[erng.IntN(2)], weights)
+			}
 		}
 		if twoModels {
 			fmt.Fprintf(&b, "[[serve]]\nmodel = \"llama-3-8b\"\nshare = %d\n[[serve]]\nmodel = \"llama-3-70b\"\nshare = 1\nttft_ms = 500\n", 1+rng.IntN(3))

@@ -456,14 +456,21 @@ func (s *Scenario) Catalog() *models.Catalog {
 // pool name (relative to the scenario's folder), reporting a file that
 // cannot be read or is invalid under the key that names it.
 func (s *Scenario) loadProfiles(ps *config.Problems) {
-	for _, c := range []struct {
+	type spec struct {
 		key  string
 		spec models.PerfSpec
-	}{
+	}
+	specs := []spec{
 		{"cluster.replica.perf.profile", s.Cluster.Replica.Perf},
 		{"fallback.replica.perf.profile", s.Fallback.Replica.Perf},
 		{"disagg.decode.replica.perf.profile", s.Disagg.Decode.Replica.Perf},
-	} {
+	}
+	for i, g := range s.Cluster.Groups {
+		if g.Replica != nil {
+			specs = append(specs, spec{fmt.Sprintf("cluster.groups.%d.replica.perf.profile", i), g.Replica.Perf})
+		}
+	}
+	for _, c := range specs {
 		if !c.spec.IsPath() {
 			continue
 		}
@@ -767,6 +774,7 @@ func (s *Scenario) resolveGroups(doc *tomlx.Doc, ps *config.Problems) {
 	}
 	g0 := s.Cluster.Groups[0]
 	s.Cluster.Replicas, s.Cluster.GPU, s.Cluster.TP = total, g0.GPU, g0.TP
+	s.Cluster.ResolveGroupEngines("cluster", s.has, ps)
 	s.Cluster.ServeModels = s.serveModels()
 	if s.Cost.PricePerGPUHour > 0 {
 		ps.Add("cost.price_per_gpu_hour", "set price_per_gpu_hour per group with [[cluster.groups]] (the GPUs differ)")

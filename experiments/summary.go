@@ -598,6 +598,10 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		parts := make([]string, len(gs))
 		for i, g := range gs {
 			parts[i] = fmt.Sprintf("%s %d× %s TP=%d on %s", g.Name, g.Replicas, g.Model, g.TP, g.GPU)
+			if e := g.Engine; e != nil {
+				parts[i] += fmt.Sprintf(" (own engine: %s batching, max_seqs %d, %s weights, %s KV, profile %s)",
+					e.Batching, e.MaxSeqs, e.Weights, e.KVDType, e.EngineProfile)
+			}
 		}
 		fmt.Fprintf(&b, "scenario %s — %d replicas in groups: %s (%d GPUs, %d %s), router %s, %s batching, engine profile %s\n",
 			s.Scenario, s.Fleet.Replicas, strings.Join(parts, ", "), s.Fleet.GPUs, s.Fleet.Domains, domains,
@@ -835,6 +839,22 @@ type GroupStats struct {
 	Tier             string  `json:"tier"`
 	PricePerGPUHour  float64 `json:"price_per_gpu_hour"`
 	USD              float64 `json:"usd"`
+	// Engine is the group's engine settings, present when the group has
+	// its own ([cluster.groups.replica]); absent, the fleet's apply.
+	Engine *GroupEngine `json:"engine,omitempty"`
+}
+
+// GroupEngine is a group's own engine settings: [cluster.replica] with the
+// group's [cluster.groups.replica] keys over it.
+type GroupEngine struct {
+	Batching             string  `json:"batching"`
+	MaxSeqs              int     `json:"max_seqs"`
+	MaxBatchedTokens     int     `json:"max_batched_tokens"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
+	KVAdmission          string  `json:"kv_admission"`
+	Weights              string  `json:"weights"`
+	KVDType              string  `json:"kv_dtype"`
+	EngineProfile        string  `json:"engine_profile"`
 }
 
 // summarizeGroups fills the per-group statistics and replaces the
@@ -848,6 +868,11 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 		gs := GroupStats{Name: g.Name, Model: g.Model, GPU: g.GPU, TP: g.TP, Replicas: g.Replicas, GPUs: g.Place.GPUs,
 			Capacity: round6(g.Capacity), BlocksPerReplica: g.Memory.KVBlocks, Tier: sc.GroupTier(g.GroupConfig),
 			PricePerGPUHour: sc.GroupPrice(g.GroupConfig)}
+		if rc := g.Replica; rc != nil {
+			gs.Engine = &GroupEngine{Batching: rc.Batching, MaxSeqs: rc.MaxSeqs, MaxBatchedTokens: rc.MaxBatchedTokens,
+				GPUMemoryUtilization: rc.GPUMemoryUtilization, KVAdmission: rc.KVAdmission, Weights: rc.Weights,
+				KVDType: rc.KVDType, EngineProfile: rc.Perf.Profile}
+		}
 		var busy, flops, used, total float64
 		for i := g.First; i < g.First+g.Replicas; i++ {
 			rp := f.Replicas[i]

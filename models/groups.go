@@ -2,17 +2,20 @@ package models
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
 // GroupConfig is one replica group of a heterogeneous fleet ([[cluster.groups]]):
-// its own GPU type, TP degree, replica count and price. The model and the
-// engine settings ([cluster.replica]) are the fleet's; the memory plan (and
-// so the KV blocks) and the step model are the group's own.
+// its own GPU type, TP degree, replica count and price, optionally its own
+// model and engine settings (batching, memory, precision, engine profile;
+// the rest of [cluster.replica] is the fleet's). The memory plan (and so the
+// KV blocks) and the step model are the group's own.
 type GroupConfig struct {
 	// Name identifies the group in outputs (letters, digits, -_.). Default
 	// the GPU name in lower case with the group's position ("h100-0").
@@ -35,6 +38,84 @@ type GroupConfig struct {
 	// fleet whose groups serve several models needs [[serve]] traffic for
 	// each.
 	Model string `toml:"model"`
+	// Replica is the group's engine settings; nil means the fleet's
+	// ([cluster.replica]). In a scenario file a [cluster.groups.replica]
+	// table names only what differs (the keys of GroupReplicaKeys):
+	// ResolveGroupEngines puts them over [cluster.replica] and sets Replica
+	// to the result.
+	Replica *ReplicaConfig `toml:"replica"`
+	// own lists the [cluster.groups.replica] keys the group set
+	// (ResolveGroupEngines), so that their problems are reported there.
+	own []string
+}
+
+// GroupReplicaKeys are the [cluster.replica] keys a group may set for
+// itself: how it batches, how it spends its HBM, its precisions and its
+// engine profile. The others (block size, allocator, prefix caching,
+// restarts, MoE routing, speculative decoding) are the fleet's: the
+// gateway's prefix-aware routing and the fleet's outputs take one value
+// of each.
+var GroupReplicaKeys = []string{"batching", "max_batched_tokens", "max_seqs", "gpu_memory_utilization",
+	"activation_bytes_per_gpu", "watermark_fraction", "kv_blocks", "kv_admission", "weights", "kv_dtype", "perf.profile"}
+
+// fleetReplicaKeys are the [cluster.replica] keys (and tables) a group may
+// not set (see GroupReplicaKeys).
+var fleetReplicaKeys = []string{"block_tokens", "allocator", "prefix_caching", "restart_s", "cold_start_s", "moe", "speculative"}
+
+// ResolveGroupEngines gives each group that has a [cluster.groups.replica]
+// table (prefix.groups.i.replica; has says which keys a file set) its
+// engine settings: the fleet's Replica with the group's keys put over it.
+// A key a group may not set is a problem. A group without the table keeps
+// Replica nil (the fleet's settings).
+func (c *FleetConfig) ResolveGroupEngines(prefix string, has func(key string) bool, ps *config.Problems) {
+	for i := range c.Groups {
+		g := &c.Groups[i]
+		tk := config.Key(prefix, "groups", fmt.Sprint(i), "replica")
+		if g.Replica == nil || !has(tk) {
+			g.Replica, g.own = nil, nil
+			continue
+		}
+		for _, k := range fleetReplicaKeys {
+			if has(tk + "." + k) {
+				ps.Add(tk+"."+k, "is the fleet's, not a group's: set it in [cluster.replica] (a group may set %s)", strings.Join(GroupReplicaKeys, ", "))
+			}
+		}
+		eff := c.Replica
+		g.own = nil
+		for _, k := range GroupReplicaKeys {
+			if has(tk + "." + k) {
+				g.own = append(g.own, k)
+				tomlField(&eff, k).Set(tomlField(g.Replica, k))
+			}
+		}
+		g.Replica = &eff
+	}
+}
+
+// tomlField is the field of *c at key path (dotted toml names, e.g.
+// "perf.profile"). It panics on a path ReplicaConfig does not have: the
+// paths are this package's (GroupReplicaKeys).
+func tomlField(c *ReplicaConfig, path string) reflect.Value {
+	v := reflect.ValueOf(c).Elem()
+next:
+	for _, name := range strings.Split(path, ".") {
+		for i := range v.NumField() {
+			if v.Type().Field(i).Tag.Get("toml") == name {
+				v = v.Field(i)
+				continue next
+			}
+		}
+		panic("models: ReplicaConfig has no key " + path)
+	}
+	return v
+}
+
+// GroupReplica is group i's engine settings: its own, or else the fleet's.
+func (c *FleetConfig) GroupReplica(i int) ReplicaConfig {
+	if r := c.Groups[i].Replica; r != nil {
+		return *r
+	}
+	return c.Replica
 }
 
 var groupName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]*$`)
@@ -110,15 +191,20 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 		sub := *c
 		sub.Groups = nil
 		sub.GPU, sub.TP, sub.Replicas, sub.Model = g.GPU, g.TP, max(g.Replicas, 1), g.Model
+		sub.Replica = c.GroupReplica(i)
 		var gps config.Problems
 		mem := sub.Validate(cat, prefix, &gps)
 		for _, p := range gps.List {
 			// The group's own keys are reported at the group's table.
-			switch p.Key {
-			case config.Key(prefix, "gpu"), config.Key(prefix, "tp"), config.Key(prefix, "replicas"), config.Key(prefix, "domains"), config.Key(prefix, "model"):
-				ps.Add(gk(p.Key[len(prefix)+1:]), "%s", p.Msg)
+			switch k := p.Key; {
+			case k == config.Key(prefix, "gpu"), k == config.Key(prefix, "tp"), k == config.Key(prefix, "replicas"), k == config.Key(prefix, "domains"), k == config.Key(prefix, "model"):
+				ps.Add(gk(k[len(prefix)+1:]), "%s", p.Msg)
+			case g.ownsKey(prefix, k):
+				if !ps.Has(gk(k[len(prefix)+1:])) { // (a profile file the loader could not read is reported there, once)
+					ps.Add(gk(k[len(prefix)+1:]), "%s", p.Msg)
+				}
 			default:
-				ps.Add(p.Key, "group %q: %s", g.Name, p.Msg)
+				ps.Add(k, "group %q: %s", g.Name, p.Msg)
 			}
 		}
 		if len(gps.List) == 0 {
@@ -126,6 +212,17 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 		}
 	}
 	return plans
+}
+
+// ownsKey reports whether key (a [cluster.replica] key under prefix) is one
+// the group set for itself.
+func (g *GroupConfig) ownsKey(prefix, key string) bool {
+	for _, k := range g.own {
+		if key == config.Key(prefix, "replica", k) {
+			return true
+		}
+	}
+	return false
 }
 
 // newGroupFleet builds a heterogeneous fleet: each group's replicas with
@@ -142,14 +239,15 @@ func newGroupFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, plans []Memor
 	best := map[string]float64{} // the fastest group's throughput, per model
 	for i, g := range cfg.Groups {
 		gpu, llm := cat.GPUs[g.GPU], cat.LLMs[g.Model]
+		rc := cfg.GroupReplica(i)
 		// Deployed as a fleet of one kind is (TP-only: groups refuse
 		// dp/ep/pp), so an MoE model keeps its expert terms.
-		dep := Deployment{Layout: Layout{TP: g.TP}, MoE: cfg.Replica.MoE, Spec: cfg.Replica.Spec}
-		perf, err := NewDeployedStepModel(gpu, llm, dep, Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
+		dep := Deployment{Layout: Layout{TP: g.TP}, MoE: rc.MoE, Spec: rc.Spec}
+		perf, err := NewDeployedStepModel(gpu, llm, dep, Precision(rc.Weights), Precision(rc.KVDType), cat.Profiles[rc.Perf.Profile])
 		if err != nil {
 			return nil, err
 		}
-		batch := min(64, cfg.Replica.MaxSeqs)
+		batch := min(64, rc.MaxSeqs)
 		if batch < 1 {
 			batch = 64
 		}
@@ -166,12 +264,13 @@ func newGroupFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, plans []Memor
 		sub := cfg
 		sub.Groups = nil
 		sub.GPU, sub.TP, sub.Replicas = g.GPU, g.TP, g.Replicas
+		rc := cfg.GroupReplica(i)
 		grp := Group{GroupConfig: g, First: first, Memory: plans[i], Place: placement(sub, gpu.DomainGPUs),
 			PeakFLOPS: bs[i].perf.PeakFLOPS(), ParamsPerGPU: llm.Params / float64(g.TP), Capacity: bs[i].tput / best[g.Model]}
 		mi := int16(slices.Index(cfg.ServeModels, g.Model))
 		for j := 0; j < g.Replicas; j++ {
 			idx := first + j
-			p.Replicas = append(p.Replicas, NewReplica(idx, eng, cfg.Replica, bs[i].perf, plans[i].KVBlocks, f.Gateway, &p.states[idx]))
+			p.Replicas = append(p.Replicas, NewReplica(idx, eng, rc, bs[i].perf, plans[i].KVBlocks, f.Gateway, &p.states[idx]))
 			p.states[idx].Capacity = grp.Capacity
 			if p.model != nil {
 				p.model[idx] = mi

@@ -1,0 +1,109 @@
+package experiments
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// mixedFleet is a fleet of an H100 and a B200 group serving Llama-3-70B;
+// %s is where the B200 group's [cluster.groups.replica] table goes.
+const mixedFleet = `name = "mix"
+[cluster]
+model = "llama-3-70b"
+[[cluster.groups]]
+name = "h100"
+gpu = "H100"
+tp = 8
+replicas = 2
+[[cluster.groups]]
+name = "b200"
+gpu = "B200"
+tp = 8
+replicas = 2
+%s
+[router]
+name = "weighted-least-outstanding"
+[workload]
+duration_s = 120
+[workload.arrival]
+rate_per_s = 40
+`
+
+func summaryBlocks(t *testing.T, src string) (map[string]json.RawMessage, *Summary) {
+	t.Helper()
+	sc, err := Parse("mix.toml", []byte(src))
+	require.NoError(t, err, src)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	js, err := s.MarshalJSON()
+	require.NoError(t, err)
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(js, &m))
+	return m, s
+}
+
+// A group's [cluster.groups.replica] that restates the fleet's settings
+// changes nothing but the group's engine block.
+func TestGroupEngineRestatedIsTheSame(t *testing.T) {
+	plain, _ := summaryBlocks(t, fmt.Sprintf(mixedFleet, ""))
+	restated, s := summaryBlocks(t, fmt.Sprintf(mixedFleet, "[cluster.groups.replica]\nbatching = \"chunked\"\nmax_seqs = 256\nweights = \"bf16\"\n[cluster.groups.replica.perf]\nprofile = \"default\""))
+	for k, v := range plain {
+		if k != "fleet" {
+			require.JSONEq(t, string(v), string(restated[k]), k)
+		}
+	}
+	g := s.Fleet.Groups
+	require.Nil(t, g[0].Engine, "the H100 group has no table: no engine block")
+	require.Equal(t, &GroupEngine{Batching: "chunked", MaxSeqs: 256, MaxBatchedTokens: 8192, GPUMemoryUtilization: 0.9,
+		KVAdmission: "prompt", Weights: "bf16", KVDType: "bf16", EngineProfile: "default"}, g[1].Engine)
+	g[1].Engine = nil
+	var pf FleetStats
+	require.NoError(t, json.Unmarshal(plain["fleet"], &pf))
+	require.Equal(t, pf.Groups, g)
+}
+
+// A B200 group on FP4 weights (which H100 cannot run) with a larger batch:
+// its weights take half the HBM of FP8's, so it holds more KV, and it
+// decodes faster, so the weighted router rates the H100s lower against it.
+func TestGroupEngineFP4(t *testing.T) {
+	fleet := strings.Replace(mixedFleet, "model = \"llama-3-70b\"\n", "model = \"llama-3-70b\"\n[cluster.replica]\nweights = \"fp8\"\n", 1)
+	_, fp8 := summaryBlocks(t, fmt.Sprintf(fleet, ""))
+	_, fp4 := summaryBlocks(t, fmt.Sprintf(fleet, "[cluster.groups.replica]\nweights = \"fp4\"\nmax_seqs = 512"))
+	a, b := fp8.Fleet.Groups, fp4.Fleet.Groups
+	require.Equal(t, a[0].BlocksPerReplica, b[0].BlocksPerReplica, "the H100 group is the same")
+	require.Greater(t, b[1].BlocksPerReplica, a[1].BlocksPerReplica)
+	require.Less(t, b[0].Capacity, a[0].Capacity)
+	require.Equal(t, "fp4", b[1].Engine.Weights)
+	require.Equal(t, 512, b[1].Engine.MaxSeqs)
+	r := fp4.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+	require.Greater(t, r.Completed, int64(0))
+}
+
+// Bad group engine settings are refused at their file, line and key.
+func TestGroupEngineRefusals(t *testing.T) {
+	cases := []struct{ table, want string }{
+		{"[cluster.groups.replica]\nmax_seqs = 0", "mix.toml:15: cluster.groups.1.replica.max_seqs: must be an integer > 0"},
+		{"[cluster.groups.replica]\nbatching = \"eager\"", "mix.toml:15: cluster.groups.1.replica.batching: unknown name \"eager\""},
+		{"[cluster.groups.replica]\nprefix_caching = false", "mix.toml:15: cluster.groups.1.replica.prefix_caching: is the fleet's, not a group's"},
+		{"[cluster.groups.replica]\nblock_tokens = 32", "mix.toml:15: cluster.groups.1.replica.block_tokens: is the fleet's"},
+		{"[cluster.groups.replica.speculative]\nenabled = true", "mix.toml:14: cluster.groups.1.replica.speculative: is the fleet's"},
+		{"[cluster.groups.replica.perf]\nprofile = \"no-such\"", "mix.toml:15: cluster.groups.1.replica.perf.profile: unknown name \"no-such\""},
+		{"[cluster.groups.replica.perf]\nprofile = \"missing.toml\"", "mix.toml:15: cluster.groups.1.replica.perf.profile: cannot use profile file"},
+		{"[cluster.groups.replica]\nmax_sequences = 3", "mix.toml:15: cluster.groups.1.replica.max_sequences"},
+		{"[cluster.groups.replica]\ngpu_memory_utilization = 0.1", "cluster.groups.1.model: llama-3-70b"},
+	}
+	for _, c := range cases {
+		_, err := Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, c.table)))
+		require.ErrorContains(t, err, c.want, c.table)
+	}
+	// FP4 on the H100 group: its table is the first group's.
+	src := strings.Replace(fmt.Sprintf(mixedFleet, ""), "replicas = 2\n", "replicas = 2\n[cluster.groups.replica]\nweights = \"fp4\"\n", 1)
+	_, err := Parse("mix.toml", []byte(src))
+	require.ErrorContains(t, err, "mix.toml:10: cluster.groups.0.replica.weights: fp4 weights need FP4 tensor cores")
+}
