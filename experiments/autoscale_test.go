@@ -102,6 +102,8 @@ enabled = true
 		"min_replicas = 2\ninitial_replicas = 1":       "autoscale.initial_replicas: must be 0 (min_replicas) or in [min_replicas, cluster.replicas] = [2, 4], found 1",
 		"policy = \"magic\"":                           "x.toml:8: autoscale.policy:",
 		"metric = \"kv\"\ntarget = 2":                  "autoscale.target: a kv target is a utilisation in (0, 1], found 2",
+		"metric = \"busy\"\ntarget = 1.5":              "x.toml:9: autoscale.target: a busy target is a utilisation in (0, 1], found 1.5",
+		"metric = \"gpu\"":                             "x.toml:8: autoscale.metric: unknown name \"gpu\"",
 		"[autoscale.cold_start]\nload_path = \"tape\"": "autoscale.cold_start.load_path:",
 		"[autoscale.cold_start]\nnvme_bytes_per_s = 0": "autoscale.cold_start.nvme_bytes_per_s:",
 		"[failures]\nenabled = true\nspares = 1":       "failures.spares: cannot be combined with [autoscale] yet",
@@ -165,6 +167,14 @@ func TestAutoscaleChaos(t *testing.T) {
 		target := []float64{0.5, 1, 4}[rng.IntN(3)]
 		if metric == "kv" {
 			target = []float64{0.3, 0.6, 0.9}[rng.IntN(3)]
+		}
+		// Outstanding tokens and GPU utilisation too, drawn from a stream
+		// of their own so the draws above stay what they were.
+		switch mrng := rand.New(rand.NewPCG(uint64(trial), 1416)); mrng.IntN(4) {
+		case 0:
+			metric, target = "tokens", []float64{200, 2000, 20000}[mrng.IntN(3)]
+		case 1:
+			metric, target = "busy", []float64{0.3, 0.6, 0.9}[mrng.IntN(3)]
 		}
 		fmt.Fprintf(&b, "[autoscale]\nenabled = true\npolicy = %q\nmetric = %q\ntarget = %v\nmin_replicas = %d\ninterval_s = %d\nscale_up_cooldown_s = %d\nscale_down_window_s = %d\ndrain_grace_s = %d\nlead_s = 20\nttft_p99_ms = 300\n",
 			pick("target", "slo", "schedule"), metric, target,

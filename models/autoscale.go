@@ -24,6 +24,15 @@ type ScaleObs struct {
 	// the active replicas, and their mean KV utilisation (0..1).
 	Outstanding, Waiting int
 	KVUtilization        float64
+	// OutstandingTokens is the tokens the active replicas still have to
+	// process (prompt tokens not yet prefilled and output tokens not yet
+	// generated, of what they hold), as of each one's last step.
+	OutstandingTokens int64
+	// BusyFraction is the mean over the active replicas of the fraction
+	// of the last interval each spent stepping (0..1), a step or decode
+	// run under way counted up to now: the GPU utilisation a DCGM exporter
+	// reports (DCGM_FI_DEV_GPU_UTIL, the time a kernel runs).
+	BusyFraction float64
 	// ArrivalRatePerS is the arrivals per second over the last interval.
 	ArrivalRatePerS float64
 	// TTFTP99Ms is the p99 time to first token of the requests that
@@ -148,6 +157,7 @@ type Autoscaler struct {
 	lastUp      sim.Time
 	recent      []desiredAt // the policy's answers within DownWindow
 	lastArrived int64
+	lastBusyNs  []int64   // each replica's BusyNsAt the last evaluation
 	ttft        []float64 // TTFTs of the current interval, ms
 
 	// Events is every action in order; ProvisionedReplicaNs the integral of
@@ -289,8 +299,17 @@ func (a *Autoscaler) Provisioned() int { return a.provisioned }
 
 func (a *Autoscaler) observe(now sim.Time) ScaleObs {
 	o := ScaleObs{Now: now, Max: len(a.state), TTFTP99Ms: math.NaN()}
+	if a.lastBusyNs == nil {
+		a.lastBusyNs = make([]int64, len(a.state))
+	}
 	var kv float64
+	var busyNs int64
 	for i, st := range a.state {
+		busy := a.pool.Replicas[i].BusyNsAt(now)
+		// (A step a failure cut short was counted while under way and
+		// never ends: the count can go back. Clamped to the interval.)
+		dBusy := min(max(busy-a.lastBusyNs[i], 0), int64(a.p.Interval))
+		a.lastBusyNs[i] = busy
 		switch st {
 		case scaleActive:
 			if !a.up(i) {
@@ -301,7 +320,9 @@ func (a *Autoscaler) observe(now sim.Time) ScaleObs {
 			s := a.pool.states[i]
 			o.Outstanding += s.Outstanding
 			o.Waiting += s.Waiting
+			o.OutstandingTokens += s.OutstandingTokens
 			kv += s.KVUtilization
+			busyNs += dBusy
 		case scaleStarting:
 			o.Starting++
 		case scaleDraining:
@@ -310,6 +331,7 @@ func (a *Autoscaler) observe(now sim.Time) ScaleObs {
 	}
 	if o.Active > 0 {
 		o.KVUtilization = kv / float64(o.Active)
+		o.BusyFraction = float64(busyNs) / (float64(o.Active) * float64(a.p.Interval))
 	}
 	arrived := a.gw.rec.Arrived
 	o.ArrivalRatePerS = float64(arrived-a.lastArrived) / a.p.Interval.Seconds()

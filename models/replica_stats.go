@@ -41,5 +41,16 @@ func (r *Replica) account(now sim.Time) {
 	r.lastT = now
 }
 
+// BusyNsAt is Stats.BusyNs with the step or decode run under way counted
+// up to now (Stats.BusyNs counts a step when it ends). A hung replica's
+// stalled step never ends and is not counted.
+func (r *Replica) BusyNsAt(now sim.Time) int64 {
+	b := r.Stats.BusyNs
+	if r.busy && !r.hung && !r.down && now > r.runStart {
+		b += int64(now - r.runStart)
+	}
+	return b
+}
+
 // Finish closes time-weighted statistics at now (end of the run).
 func (r *Replica) Finish(now sim.Time) { r.account(now) }

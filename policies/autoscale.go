@@ -22,9 +22,11 @@ const (
 	MetricWaiting     = "waiting"     // requests queued, per replica
 	MetricKV          = "kv"          // mean KV-cache utilisation, 0..1
 	MetricRate        = "rate"        // arrivals per second, per replica
+	MetricTokens      = "tokens"      // tokens still to process (prefill + decode), per replica
+	MetricBusy        = "busy"        // mean fraction of the interval spent stepping (GPU utilisation), 0..1
 )
 
-var scaleMetrics = []string{MetricKV, MetricOutstanding, MetricRate, MetricWaiting}
+var scaleMetrics = []string{MetricBusy, MetricKV, MetricOutstanding, MetricRate, MetricTokens, MetricWaiting}
 
 // AutoscaleConfig is a scenario's [autoscale] table: the policy that
 // decides how many replicas the fleet wants, the mechanics (bounds,
@@ -57,11 +59,12 @@ type AutoscaleConfig struct {
 	// Default 60.
 	DrainGraceS float64 `toml:"drain_grace_s"`
 	// Metric is what "target" tracks: "outstanding" (default), "waiting",
-	// "kv" or "rate".
+	// "tokens", "rate", "kv" or "busy".
 	Metric string `toml:"metric"`
 	// Target is the metric's value per replica that "target" aims for (> 0;
-	// "kv" in (0, 1]): desired = ceil(total / Target) for the per-replica
-	// metrics, ceil(active × utilisation / Target) for "kv". For
+	// "kv" and "busy" in (0, 1]): desired = ceil(total / Target) for the
+	// per-replica metrics, ceil(active × utilisation / Target) for "kv"
+	// and "busy". For
 	// "schedule" it is the arrival rate one replica takes, per second.
 	// Default 32 (outstanding requests per replica; an assumption to tune
 	// per model and SLO, e.g. with `fleetsim size`).
@@ -111,8 +114,8 @@ func (c *AutoscaleConfig) Validate(prefix string, maxReplicas int, ps *config.Pr
 	ps.NonNegative(k("drain_grace_s"), c.DrainGraceS)
 	ps.OneOf(k("metric"), c.Metric, scaleMetrics)
 	ps.Positive(k("target"), c.Target)
-	if c.Metric == MetricKV && c.Target > 1 {
-		ps.Add(k("target"), "a kv target is a utilisation in (0, 1], found %v", c.Target)
+	if (c.Metric == MetricKV || c.Metric == MetricBusy) && c.Target > 1 {
+		ps.Add(k("target"), "a %s target is a utilisation in (0, 1], found %v", c.Metric, c.Target)
 	}
 	ps.Positive(k("ttft_p99_ms"), c.TTFTP99Ms)
 	if !(c.ScaleDownBelow > 0 && c.ScaleDownBelow < 1) {
@@ -157,6 +160,10 @@ func (t TargetScaler) Desired(o models.ScaleObs) int {
 		need = float64(o.Active) * o.KVUtilization / t.Target
 	case MetricRate:
 		need = o.ArrivalRatePerS / t.Target
+	case MetricTokens:
+		need = float64(o.OutstandingTokens) / t.Target
+	case MetricBusy:
+		need = float64(o.Active) * o.BusyFraction / t.Target
 	default:
 		need = float64(o.Outstanding) / t.Target
 	}

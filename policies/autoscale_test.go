@@ -11,11 +11,14 @@ import (
 )
 
 func TestTargetScaler(t *testing.T) {
-	o := models.ScaleObs{Active: 4, Outstanding: 33, Waiting: 9, KVUtilization: 0.75, ArrivalRatePerS: 40}
+	o := models.ScaleObs{Active: 4, Outstanding: 33, Waiting: 9, KVUtilization: 0.75, ArrivalRatePerS: 40,
+		OutstandingTokens: 100_001, BusyFraction: 0.9}
 	require.Equal(t, 5, TargetScaler{MetricOutstanding, 8}.Desired(o)) // ⌈33/8⌉
 	require.Equal(t, 3, TargetScaler{MetricWaiting, 4}.Desired(o))     // ⌈9/4⌉
 	require.Equal(t, 6, TargetScaler{MetricKV, 0.5}.Desired(o))        // ⌈4·0.75/0.5⌉
 	require.Equal(t, 5, TargetScaler{MetricRate, 8}.Desired(o))        // exactly 40/8: no extra replica
+	require.Equal(t, 11, TargetScaler{MetricTokens, 1e4}.Desired(o))   // ⌈100001/10⁴⌉
+	require.Equal(t, 6, TargetScaler{MetricBusy, 0.6}.Desired(o))      // ⌈4·0.9/0.6⌉ = ⌈6⌉
 }
 
 func TestSLOScaler(t *testing.T) {
