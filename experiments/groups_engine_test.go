@@ -107,3 +107,18 @@ func TestGroupEngineRefusals(t *testing.T) {
 	_, err := Parse("mix.toml", []byte(src))
 	require.ErrorContains(t, err, "mix.toml:10: cluster.groups.0.replica.weights: fp4 weights need FP4 tensor cores")
 }
+
+// The mixes `size` tries keep each group's own engine settings (its
+// overlay rewrites the groups' counts, not their tables).
+func TestGroupEngineSurvivesSizeMix(t *testing.T) {
+	sc, err := Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "[cluster.groups.replica]\nmax_seqs = 512")))
+	require.NoError(t, err)
+	mix, err := sc.Derive(groupsOverlay(sc.Cluster.Groups, 3, 1))
+	require.NoError(t, err)
+	g := mix.Cluster.Groups
+	require.Equal(t, 3, g[0].Replicas)
+	require.Equal(t, 1, g[1].Replicas)
+	require.Nil(t, g[0].Replica)
+	require.NotNil(t, g[1].Replica)
+	require.Equal(t, 512, g[1].Replica.MaxSeqs)
+}
