@@ -122,3 +122,37 @@ func TestGroupEngineSurvivesSizeMix(t *testing.T) {
 	require.NotNil(t, g[1].Replica)
 	require.Equal(t, 512, g[1].Replica.MaxSeqs)
 }
+
+// A sweep reaches into a group by its index: the other groups and the
+// group's other keys (here its own weights) stay as written.
+func TestSweepGroupKeys(t *testing.T) {
+	base, err := Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "[cluster.groups.replica]\nweights = \"fp8\"")))
+	require.NoError(t, err)
+	scs, _, err := SweepScenarios(base, []Axis{
+		{Key: "cluster.groups.1.replica.max_seqs", Values: []string{"8", "512"}},
+		{Key: "cluster.groups.0.replicas", Values: []string{"1", "3"}},
+	})
+	require.NoError(t, err)
+	require.Len(t, scs, 4)
+	for i, sc := range scs {
+		g := sc.Cluster.Groups
+		require.Len(t, g, 2)
+		require.Equal(t, []string{"h100", "b200"}, []string{g[0].Name, g[1].Name})
+		require.Equal(t, []int{1, 3}[i%2], g[0].Replicas)
+		require.Equal(t, 2, g[1].Replicas)
+		require.Nil(t, g[0].Replica)
+		require.Equal(t, []int{8, 512}[i/2], g[1].Replica.MaxSeqs)
+		require.Equal(t, "fp8", g[1].Replica.Weights)
+		require.Equal(t, 3+g[0].Replicas-1, sc.Cluster.Replicas, "the fleet's total follows")
+	}
+	for key, want := range map[string]string{
+		"cluster.groups.2.replicas": "cluster.groups has 2 elements in mix (numbered from 0)",
+		"cluster.groups.1":          "name a key of cluster.groups's element 1",
+	} {
+		_, _, err := SweepScenarios(base, []Axis{{Key: key, Values: []string{"1"}}})
+		require.ErrorContains(t, err, want, key)
+	}
+	// A bad value is the file's problem, at the group's table.
+	_, _, err = SweepScenarios(base, []Axis{{Key: "cluster.groups.1.replica.max_seqs", Values: []string{"0"}}})
+	require.ErrorContains(t, err, "with --param cluster.groups.1.replica.max_seqs=0:\nmix.toml:14: cluster.groups.1.replica.max_seqs: must be an integer > 0")
+}

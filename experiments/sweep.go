@@ -110,6 +110,46 @@ func OverrideOverlay(key, value string) Overlay {
 	return Overlay{Name: "--param " + key + "=" + strings.Trim(value, "\""), TOML: []byte(key + " = " + value + "\n")}
 }
 
+// overrideOverlay is OverrideOverlay for a key of s. A key through an
+// element of an array of tables (cluster.groups.1.replica.max_seqs) is
+// written as the whole array: the other elements as empty tables, which
+// keep what they hold (an element decodes over the one at its index; see
+// package tomlx), the named one with the key.
+func (s *Scenario) overrideOverlay(key, value string) (Overlay, error) {
+	segs := strings.Split(key, ".")
+	for i := 1; i < len(segs); i++ {
+		k, err := strconv.Atoi(segs[i])
+		if err != nil {
+			continue
+		}
+		arr, rest := strings.Join(segs[:i], "."), strings.Join(segs[i+1:], ".")
+		n := 0
+		for s.has != nil && s.has(arr+"."+strconv.Itoa(n)) {
+			n++
+		}
+		switch {
+		case k < 0 || k >= n:
+			return Overlay{}, fmt.Errorf("--param %s: %s has %d elements in %s (numbered from 0)", key, arr, n, s.Name)
+		case rest == "":
+			return Overlay{}, fmt.Errorf("--param %s: name a key of %s's element %d (e.g. %s.%d.replicas)", key, arr, k, arr, k)
+		}
+		for _, r := range segs[i+1:] {
+			if _, err := strconv.Atoi(r); err == nil {
+				return Overlay{}, fmt.Errorf("--param %s: a key inside two arrays cannot be swept; write an arm per value", key)
+			}
+		}
+		var b strings.Builder
+		for j := 0; j < n; j++ {
+			fmt.Fprintf(&b, "[[%s]]\n", arr)
+			if j == k {
+				fmt.Fprintf(&b, "%s = %s\n", rest, value)
+			}
+		}
+		return Overlay{Name: "--param " + key + "=" + strings.Trim(value, "\""), TOML: []byte(b.String())}, nil
+	}
+	return OverrideOverlay(key, value), nil
+}
+
 // RunSweep runs every point of the grid (the last axis varying fastest),
 // all with the base scenario's seeds (common random numbers across points).
 func RunSweep(base *Scenario, axes []Axis, opt RunOptions) (*SweepResult, error) {
@@ -157,7 +197,11 @@ func SweepScenarios(base *Scenario, axes []Axis) ([]*Scenario, [][]string, error
 		vals := make([]string, len(axes))
 		for a, ax := range axes {
 			vals[a] = ax.Values[idx[a]]
-			ovs = append(ovs, OverrideOverlay(ax.Key, vals[a]))
+			o, err := base.overrideOverlay(ax.Key, vals[a])
+			if err != nil {
+				return nil, nil, err
+			}
+			ovs = append(ovs, o)
 		}
 		sc, err := base.Derive(ovs...)
 		if err != nil {
