@@ -143,7 +143,7 @@ func TestSweepGroupKeys(t *testing.T) {
 		require.Nil(t, g[0].Replica)
 		require.Equal(t, []int{8, 512}[i/2], g[1].Replica.MaxSeqs)
 		require.Equal(t, "fp8", g[1].Replica.Weights)
-		require.Equal(t, 3+g[0].Replicas-1, sc.Cluster.Replicas, "the fleet's total follows")
+		require.Equal(t, g[0].Replicas+g[1].Replicas, sc.Cluster.Replicas, "the fleet's total follows")
 	}
 	for key, want := range map[string]string{
 		"cluster.groups.2.replicas": "cluster.groups has 2 elements in mix (numbered from 0)",

@@ -189,7 +189,7 @@ func (f *Fleet) StartAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
 	n := len(f.Replicas)
 	a := &Autoscaler{eng: f.Pool.eng, pool: f.Pool, gw: f.Gateway, p: p, policy: policy,
 		state: make([]scaleState, n), lastUp: -1 << 62, order: make([]int, n),
-		since: make([]sim.Time, n), provNs: make([]sim.Time, n), models: 1}
+		since: make([]sim.Time, n), provNs: make([]sim.Time, n), lastBusyNs: make([]int64, n), models: 1}
 	for i := range a.order {
 		a.order[i] = i
 	}
@@ -299,9 +299,6 @@ func (a *Autoscaler) Provisioned() int { return a.provisioned }
 
 func (a *Autoscaler) observe(now sim.Time) ScaleObs {
 	o := ScaleObs{Now: now, Max: len(a.state), TTFTP99Ms: math.NaN()}
-	if a.lastBusyNs == nil {
-		a.lastBusyNs = make([]int64, len(a.state))
-	}
 	var kv float64
 	var busyNs int64
 	for i, st := range a.state {
