@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,12 +42,16 @@ func cpuSeconds(b *testing.B) float64 {
 // of the whole process, garbage collector included: the issue's unit, less
 // sensitive to other load on a shared machine than wall time) and CPU
 // seconds per run.
-func runBench(b *testing.B, sc *Scenario) {
+func runBench(b *testing.B, sc *Scenario) { runBenchWith(b, sc, Options{}) }
+
+// runBenchWith is runBench with the run's options, and reports the wall
+// time per run too.
+func runBenchWith(b *testing.B, sc *Scenario, opt Options) {
 	b.ReportAllocs()
 	var reqs, events int64
 	cpu0 := cpuSeconds(b)
 	for i := 0; i < b.N; i++ {
-		res, err := Run(sc, Options{})
+		res, err := Run(sc, opt)
 		require.NoError(b, err)
 		require.Zero(b, res.Rec.InFlight())
 		reqs += res.Rec.Completed
@@ -56,6 +61,9 @@ func runBench(b *testing.B, sc *Scenario) {
 	b.ReportMetric(float64(reqs)/b.Elapsed().Seconds(), "sim-requests/s")
 	b.ReportMetric(float64(reqs)/cpu, "sim-requests/CPU-s")
 	b.ReportMetric(cpu/float64(b.N), "CPU-s/op")
+	if opt.PrefetchWorkload {
+		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "wall-s/op")
+	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(reqs)/float64(b.N), "requests/op")
 	b.ReportMetric(0, "ns/op")
@@ -162,6 +170,24 @@ func BenchmarkAutoscaledDay1024(b *testing.B) {
 		durationS = 6 * 3600
 	}
 	runBench(b, benchScenario(b, autoscaled1024(durationS)))
+}
+
+// BenchmarkAutoscaledDay1024Prefetch is BenchmarkAutoscaledDay1024 as
+// `fleetsim run` runs a single replication on a machine with a spare core:
+// the workload drawn ahead on a goroutine of its own
+// (Options.PrefetchWorkload). Compare wall-s/op (issue 14: under a
+// minute); CPU-s/op counts both goroutines.
+//
+//	go test ./experiments -run '^$' -bench AutoscaledDay1024Prefetch -benchtime 1x
+func BenchmarkAutoscaledDay1024Prefetch(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("needs two cores (GOMAXPROCS >= 2)")
+	}
+	durationS := 86400
+	if testing.Short() {
+		durationS = 6 * 3600
+	}
+	runBenchWith(b, benchScenario(b, autoscaled1024(durationS)), Options{PrefetchWorkload: true})
 }
 
 // autoscaled1024 is BenchmarkAutoscaledDay1024's scenario for the first

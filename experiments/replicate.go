@@ -71,7 +71,10 @@ type RunOptions struct {
 // RunReplications runs the scenario's replications on a worker pool and
 // returns their results in index order, so the output is identical whatever
 // the number of workers (DESIGN.md decision 4). The engine stays
-// single-threaded: parallelism is across independent runs only.
+// single-threaded: parallelism is across independent runs, and, when each
+// run in flight has a spare core, between a run's engine and its
+// workload's draws (Options.PrefetchWorkload), which give the same
+// requests either way.
 func RunReplications(sc *Scenario, opt RunOptions) ([]*RepResult, error) {
 	res, err := runMany([]*Scenario{sc}, opt)
 	if err != nil {
@@ -110,11 +113,17 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 	single := total == 1 && !opt.Shard.Active()
 	var mu sync.Mutex
 	done := 0
-	runOne := func(j job) {
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	runOne := func(j job, inFlight int) {
 		sc := scs[j.s]
 		rsc := *sc
 		rsc.Seed = ReplicationSeed(sc.Seed, j.i)
-		o := Options{}
+		// Each run draws its workload on a core of its own when there
+		// are cores for it (results are the same either way).
+		o := Options{PrefetchWorkload: 2*inFlight <= runtime.GOMAXPROCS(0)}
 		if j.s == 0 && j.i == 0 {
 			o.OnDone = opt.OnDone
 		}
@@ -150,12 +159,8 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 		mu.Unlock()
 	}
 	if opt.OnDone != nil && len(jobs) > 0 {
-		runOne(jobs[0]) // the request stream must not interleave with others
+		runOne(jobs[0], 1) // the request stream must not interleave with others
 		jobs = jobs[1:]
-	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = max(1, min(workers, len(jobs)))
 	next := make(chan job)
@@ -165,7 +170,7 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				runOne(j)
+				runOne(j, workers)
 			}
 		}()
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestBuiltinsParseAndRun runs every built-in, with and without the
+// workload prefetched (the same summary, byte for byte).
 func TestBuiltinsParseAndRun(t *testing.T) {
 	for _, name := range BuiltinNames() {
 		t.Run(name, func(t *testing.T) {
@@ -18,6 +20,14 @@ func TestBuiltinsParseAndRun(t *testing.T) {
 			res, err := Run(sc, Options{})
 			require.NoError(t, err)
 			s := Summarize(res)
+			// Drawing the workload ahead on a goroutine of its own changes
+			// nothing in the results.
+			pres, err := Run(sc, Options{PrefetchWorkload: true})
+			require.NoError(t, err)
+			var a, b bytes.Buffer
+			require.NoError(t, s.WriteJSON(&a))
+			require.NoError(t, Summarize(pres).WriteJSON(&b))
+			require.Equal(t, a.String(), b.String(), "the same summary with the workload prefetched")
 			if s.Mode == ModeTraining {
 				require.Positive(t, s.Training.WallHours)
 				require.Greater(t, s.Training.ETTR, 0.5)
