@@ -104,6 +104,7 @@ enabled = true
 		"metric = \"kv\"\ntarget = 2":                  "autoscale.target: a kv target is a utilisation in (0, 1], found 2",
 		"metric = \"busy\"\ntarget = 1.5":              "x.toml:9: autoscale.target: a busy target is a utilisation in (0, 1], found 1.5",
 		"metric = \"gpu\"":                             "x.toml:8: autoscale.metric: unknown name \"gpu\"",
+		"metric = \"tokens\"":                          "autoscale.target: set it with metric = \"tokens\": outstanding tokens per replica have no default",
 		"[autoscale.cold_start]\nload_path = \"tape\"": "autoscale.cold_start.load_path:",
 		"[autoscale.cold_start]\nnvme_bytes_per_s = 0": "autoscale.cold_start.nvme_bytes_per_s:",
 		"[failures]\nenabled = true\nspares = 1":       "failures.spares: cannot be combined with [autoscale] yet",
@@ -123,6 +124,42 @@ policy = "schedule"
 `
 	_, err := Parse("t.toml", []byte(trace))
 	require.ErrorContains(t, err, `t.toml:8: autoscale.policy: "schedule" reads the workload's rate profile`)
+}
+
+// TestAutoscaleDefaultTarget: a target left unset is 32 for the counts and
+// the rate, 0.8 for the utilisations ("kv", "busy": 32 would be refused);
+// a target the file sets is kept; an arm that switches to "busy" without a
+// target gets 0.8 too.
+func TestAutoscaleDefaultTarget(t *testing.T) {
+	base := `name = "x"
+[cluster]
+replicas = 4
+[workload]
+duration_s = 60
+[autoscale]
+enabled = true
+`
+	for extra, want := range map[string]float64{
+		"":                                   32,
+		"metric = \"rate\"":                  32,
+		"metric = \"waiting\"":               32,
+		"metric = \"kv\"":                    0.8,
+		"metric = \"busy\"":                  0.8,
+		"metric = \"busy\"\ntarget = 0.6":    0.6,
+		"metric = \"tokens\"\ntarget = 9000": 9000,
+		"policy = \"schedule\"\nmetric = \"busy\"": 32, // schedule's target is a rate
+	} {
+		sc, err := Parse("x.toml", []byte(base+extra+"\n"))
+		require.NoError(t, err, extra)
+		require.Equal(t, want, sc.Autoscale.Target, extra)
+	}
+	sc, err := Parse("x.toml", []byte(base))
+	require.NoError(t, err)
+	arm := mustDerive(t, sc, "autoscale.metric", `"busy"`)
+	require.Equal(t, 0.8, arm.Autoscale.Target)
+	res, err := Run(arm, Options{})
+	require.NoError(t, err)
+	require.Positive(t, res.Rec.Completed)
 }
 
 // TestAutoscaleChaos: random autoscaled fleets (policy, metric, interval,

@@ -362,6 +362,9 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 		return false
 	}
 	sc.resolveColdStart()
+	if !sc.has("autoscale.target") {
+		sc.Autoscale.DefaultTarget()
+	}
 	applyFaultDefaults(&sc, doc)
 	applyDisaggFaultDefaults(&sc, doc)
 	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays

@@ -67,7 +67,8 @@ type AutoscaleConfig struct {
 	// and "busy". For
 	// "schedule" it is the arrival rate one replica takes, per second.
 	// Default 32 (outstanding requests per replica; an assumption to tune
-	// per model and SLO, e.g. with `fleetsim size`).
+	// per model and SLO, e.g. with `fleetsim size`), and for "kv" and
+	// "busy" 0.8 (DefaultTarget); "tokens" has none: it must be set.
 	Target float64 `toml:"target"`
 	// TTFTP99Ms is "slo"'s target p99 TTFT over an interval, ms (> 0): it
 	// adds replicas (a quarter more, at least one) when the p99 is above it
@@ -96,6 +97,28 @@ func DefaultAutoscaleConfig() AutoscaleConfig {
 		ColdStart: models.DefaultColdStart()}
 }
 
+// DefaultUtilisationTarget is "kv"'s and "busy"'s target when the scenario
+// sets none: 80% (assumption: a fifth of each replica's KV cache or GPU
+// time left for the growth of the running sequences and for bursts while a
+// new replica cold-starts; the usual 32 is outside their (0, 1] range).
+const DefaultUtilisationTarget = 0.8
+
+// DefaultTarget gives Target its default for c's policy and metric, for a
+// scenario that does not set it: DefaultUtilisationTarget for "kv" and
+// "busy" tracking, 0 (none: Validate asks for one) for "tokens", whose
+// scale is the workload's lengths; the others keep 32.
+func (c *AutoscaleConfig) DefaultTarget() {
+	if c.Policy != ScaleTarget {
+		return
+	}
+	switch c.Metric {
+	case MetricKV, MetricBusy:
+		c.Target = DefaultUtilisationTarget
+	case MetricTokens:
+		c.Target = 0
+	}
+}
+
 // Validate records the problems of c under prefix; maxReplicas is
 // cluster.replicas.
 func (c *AutoscaleConfig) Validate(prefix string, maxReplicas int, ps *config.Problems) {
@@ -113,8 +136,12 @@ func (c *AutoscaleConfig) Validate(prefix string, maxReplicas int, ps *config.Pr
 	ps.NonNegative(k("scale_down_window_s"), c.DownWindowS)
 	ps.NonNegative(k("drain_grace_s"), c.DrainGraceS)
 	ps.OneOf(k("metric"), c.Metric, scaleMetrics)
-	ps.Positive(k("target"), c.Target)
-	if (c.Metric == MetricKV || c.Metric == MetricBusy) && c.Target > 1 {
+	if c.Policy == ScaleTarget && c.Metric == MetricTokens && c.Target == 0 {
+		ps.Add(k("target"), "set it with metric = %q: outstanding tokens per replica have no default (their scale is the workload's lengths: e.g. the requests a replica should hold times a request's mean prompt and output tokens)", MetricTokens)
+	} else {
+		ps.Positive(k("target"), c.Target)
+	}
+	if c.Policy == ScaleTarget && (c.Metric == MetricKV || c.Metric == MetricBusy) && c.Target > 1 {
 		ps.Add(k("target"), "a %s target is a utilisation in (0, 1], found %v", c.Metric, c.Target)
 	}
 	ps.Positive(k("ttft_p99_ms"), c.TTFTP99Ms)
