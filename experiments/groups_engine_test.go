@@ -156,3 +156,67 @@ func TestSweepGroupKeys(t *testing.T) {
 	_, _, err = SweepScenarios(base, []Axis{{Key: "cluster.groups.1.replica.max_seqs", Values: []string{"0"}}})
 	require.ErrorContains(t, err, "with --param cluster.groups.1.replica.max_seqs=0:\nmix.toml:14: cluster.groups.1.replica.max_seqs: must be an integer > 0")
 }
+
+// TestGroupDownReplicas: a group's down_replicas takes its last replicas out
+// of service for the whole run: they serve nothing, the others take the
+// load, the summary and the results table say so, and their GPU-hours at
+// the group's own price are in cost.wasted.down_usd.
+func TestGroupDownReplicas(t *testing.T) {
+	sc, err := Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "down_replicas = 1")))
+	require.NoError(t, err)
+	require.Equal(t, []int{3}, sc.Cluster.DownIndexes(), "the b200 group's last replica")
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	reps := res.Fleet.Replicas
+	require.Zero(t, reps[3].Stats.DecodeTokens, "the down replica serves nothing")
+	for i := 0; i < 3; i++ {
+		require.Positive(t, reps[i].Stats.DecodeTokens, "replica %d serves", i)
+	}
+	s := Summarize(res)
+	r := s.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+	require.Zero(t, r.Failed)
+	g := s.Fleet.Groups
+	require.Zero(t, g[0].DownReplicas)
+	require.Equal(t, 1, g[1].DownReplicas)
+	secs := res.EndTime.Seconds()
+	require.InDelta(t, 8*secs/3600*g[1].PricePerGPUHour, s.Cost.Wasted.DownUSD, 1e-5)
+	require.InDelta(t, 2*8*secs/3600*g[1].PricePerGPUHour, g[1].USD, 1e-5, "the down replica is paid for")
+	var b strings.Builder
+	require.NoError(t, s.WriteTable(&b))
+	require.Contains(t, b.String(), "b200 2× llama-3-70b TP=8 on B200 (1 down)")
+
+	plain, _ := summaryBlocks(t, fmt.Sprintf(mixedFleet, ""))
+	zero, _ := summaryBlocks(t, fmt.Sprintf(mixedFleet, "down_replicas = 0"))
+	require.Equal(t, plain, zero, "down_replicas = 0 changes nothing")
+}
+
+// TestGroupDownReplicasRefusals: bad counts and the combinations not
+// modelled are refused at the key, with what to do.
+func TestGroupDownReplicasRefusals(t *testing.T) {
+	with := func(groupKeys, extra string) string { return fmt.Sprintf(mixedFleet, groupKeys) + extra }
+	for _, c := range []struct{ src, want string }{
+		{with("down_replicas = 3", ""), "mix.toml:14: cluster.groups.1.down_replicas: must be between 0 and the group's replicas (2), found 3"},
+		{with("down_replicas = -1", ""), "cluster.groups.1.down_replicas: must be between 0 and the group's replicas (2), found -1"},
+		{strings.Replace(with("down_replicas = 2", ""), "replicas = 2\n", "replicas = 2\ndown_replicas = 2\n", 1),
+			"cluster.groups: down_replicas take all 4 replicas out of service"},
+		{with("", "[run]\ndown_replicas = 1\n"), "run.down_replicas: a fleet of groups takes replicas down per group: set down_replicas in the [[cluster.groups]]"},
+		{with("down_replicas = 1", "[autoscale]\nenabled = true\n"), "cluster.groups.1.down_replicas: cannot be combined with [autoscale] yet"},
+	} {
+		_, err := Parse("mix.toml", []byte(c.src))
+		require.ErrorContains(t, err, c.want, c.src)
+	}
+}
+
+// TestGroupDownReplicasSurviveSizeMix: a mix the sizing tries keeps a
+// group's down_replicas, capped at the group's size.
+func TestGroupDownReplicasSurviveSizeMix(t *testing.T) {
+	sc, err := Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "down_replicas = 1")))
+	require.NoError(t, err)
+	for _, c := range [][3]int{{3, 4, 1}, {2, 1, 1}, {3, 0, 0}} {
+		mix, err := sc.Derive(groupsOverlay(sc.Cluster.Groups, c[0], c[1]))
+		require.NoError(t, err)
+		require.Equal(t, c[2], mix.Cluster.Groups[1].DownReplicas, "%v", c)
+		require.Zero(t, mix.Cluster.Groups[0].DownReplicas)
+	}
+}

@@ -234,6 +234,7 @@ func TestGroupsChaos(t *testing.T) {
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 2718))
 		erng := rand.New(rand.NewPCG(uint64(trial), 31415))
+		drng := rand.New(rand.NewPCG(uint64(trial), 1618))
 		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 		var b strings.Builder
 		fmt.Fprintf(&b, "name = \"groups-chaos-%d\"\nseed = %d\n[cluster]\nmodel = \"llama-3-8b\"\n", trial, trial+1)
@@ -245,8 +246,11 @@ func TestGroupsChaos(t *testing.T) {
 				model, tp = "llama-3-70b", "8"
 			}
 			gpu := pick("H100", "H200", "B200", "GB200")
-			fmt.Fprintf(&b, "[[cluster.groups]]\ngpu = %q\ntp = %s\nreplicas = %d\nmodel = %q\n", gpu, tp,
-				rng.IntN(4)+map[bool]int{true: 1}[g < 2], model)
+			replicas := rng.IntN(4) + map[bool]int{true: 1}[g < 2]
+			fmt.Fprintf(&b, "[[cluster.groups]]\ngpu = %q\ntp = %s\nreplicas = %d\nmodel = %q\n", gpu, tp, replicas, model)
+			if replicas >= 2 && drng.IntN(3) == 0 { // one in repair (its own stream too; the group keeps one serving)
+				fmt.Fprintf(&b, "down_replicas = %d\n", 1+drng.IntN(replicas-1))
+			}
 			if erng.IntN(2) == 0 { // the group's own engine settings (their own stream: the fleets above are as before)
 				precisions := []string{"bf16", "fp8"}
 				if gpu == "B200" || gpu == "GB200" {
@@ -272,6 +276,11 @@ func TestGroupsChaos(t *testing.T) {
 			rec := models.NewRecorder(sc.SLO)
 			fleet, err := newFleet(eng, sc, rec)
 			require.NoError(t, err, src)
+			ap, err := injectFaults(eng, fleet, sc)
+			require.NoError(t, err, src)
+			for _, i := range sc.Cluster.DownIndexes() { // as Run does
+				ap.Remove(i)
+			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			require.NoError(t, fleet.Start(w))

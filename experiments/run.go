@@ -165,6 +165,9 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	for k := 0; k < sc.Run.DownReplicas; k++ {
 		ap.Remove(sc.Cluster.Replicas - 1 - k)
 	}
+	for _, i := range sc.Cluster.DownIndexes() { // a fleet of groups' own
+		ap.Remove(i)
+	}
 	if sc.Fallback.Enabled {
 		if err := fleet.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"); err != nil {
 			return nil, err

@@ -750,11 +750,23 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 	}{
 		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {"rollout.enabled", s.Rollout.Enabled},
 		{"fallback.enabled", s.Fallback.Enabled}, {"run.down_replicas", s.Run.DownReplicas > 0},
+		{s.groupDownKey(), s.groupDownKey() != ""},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")
 		}
 	}
+}
+
+// groupDownKey is the key of the first group that takes replicas down
+// (cluster.groups.I.down_replicas), or "" when none does.
+func (s *Scenario) groupDownKey() string {
+	for i, g := range s.Cluster.Groups {
+		if g.DownReplicas > 0 {
+			return fmt.Sprintf("cluster.groups.%d.down_replicas", i)
+		}
+	}
+	return ""
 }
 
 // resolveGroups: with [[cluster.groups]] the fleet's size and GPUs are the
@@ -790,11 +802,14 @@ func (s *Scenario) resolveGroups(doc *tomlx.Doc, ps *config.Problems) {
 		on  bool
 	}{
 		{"rollout.enabled", s.Rollout.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled}, {"run.down_replicas", s.Run.DownReplicas > 0},
+		{"fallback.enabled", s.Fallback.Enabled},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)")
 		}
+	}
+	if s.Run.DownReplicas > 0 {
+		ps.Add("run.down_replicas", "a fleet of groups takes replicas down per group: set down_replicas in the [[cluster.groups]] whose replicas are in repair")
 	}
 	if s.Failures.Enabled && s.Failures.Spares > 0 {
 		// Failures strike each group's own servers, but one pool of warm

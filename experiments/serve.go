@@ -104,13 +104,14 @@ func (s *Scenario) validateServe(ps *config.Problems) {
 		return
 	}
 	cat := s.Catalog()
-	replicas := map[string]int{}
+	replicas, serving := map[string]int{}, map[string]int{}
 	for _, g := range s.Cluster.Groups {
 		m := g.Model
 		if m == "" {
 			m = s.Cluster.Model
 		}
 		replicas[m] += max(g.Replicas, 0)
+		serving[m] += max(g.Replicas, 0) - max(0, min(g.DownReplicas, g.Replicas))
 	}
 	seen := map[string]bool{}
 	for i, c := range s.Serve {
@@ -121,6 +122,8 @@ func (s *Scenario) validateServe(ps *config.Problems) {
 			ps.Add(k("model"), "%q is served twice", c.Model)
 		} else if replicas[c.Model] == 0 {
 			ps.Add(k("model"), "%q has traffic but no replicas: add a [[cluster.groups]] table with model = %q", c.Model, c.Model)
+		} else if serving[c.Model] == 0 {
+			ps.Add(k("model"), "%q has traffic but its groups' down_replicas take all its %d replicas out of service", c.Model, replicas[c.Model])
 		}
 		seen[c.Model] = true
 		if !(c.Share > 0) || math.IsInf(c.Share, 0) {

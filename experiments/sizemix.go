@@ -22,6 +22,10 @@ type MixAxis struct {
 	// can serve alone (GPU groups), 1 when both pools are needed (prefill
 	// and decode).
 	Min int
+	// Down is how many of the axis's replicas are in repair at every size
+	// (a group's down_replicas): counts up to it serve nothing, and are
+	// not tried.
+	Down int
 }
 
 // MixPoint is one pair of pool sizes evaluated by SizeMix.
@@ -91,7 +95,7 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 		groups := base.Cluster.Groups
 		var axes [2]MixAxis
 		for i, g := range groups {
-			axes[i] = MixAxis{Name: g.Name, GPUsPer: g.TP, PricePerGPUHour: base.GroupPrice(g)}
+			axes[i] = MixAxis{Name: g.Name, GPUsPer: g.TP, PricePerGPUHour: base.GroupPrice(g), Down: max(g.DownReplicas, 0)}
 		}
 		return sizeTwo(base, axes, func(a, b int) []Overlay { return []Overlay{groupsOverlay(groups, a, b)} }, targets, conf, opt)
 	}
@@ -145,7 +149,7 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 	// missed target by 1% (this axis is not what limits the fleet).
 	fewest := func(lo, hi int, at func(int) (*MixPoint, error)) (*MixPoint, error) {
 		if hi == 0 {
-			hi = max(lo, 1)
+			hi = lo + 1
 			var prev *MixPoint
 			stalled := 0
 			for {
@@ -182,10 +186,10 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 	}
 	var err error
 	if axes[0].Min == 0 && axes[1].Min == 0 {
-		if res.Pure[0], err = fewest(0, 0, func(n int) (*MixPoint, error) { return eval(n, 0) }); err != nil {
+		if res.Pure[0], err = fewest(axes[0].Down, 0, func(n int) (*MixPoint, error) { return eval(n, 0) }); err != nil {
 			return nil, err
 		}
-		if res.Pure[1], err = fewest(0, 0, func(n int) (*MixPoint, error) { return eval(0, n) }); err != nil {
+		if res.Pure[1], err = fewest(axes[1].Down, 0, func(n int) (*MixPoint, error) { return eval(0, n) }); err != nil {
 			return nil, err
 		}
 	}
@@ -204,7 +208,9 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 		}
 	}
 	bMin := axes[1].Min
-	for a := max(axes[0].Min, 1); a <= aMax; a++ {
+	// (A count up to an axis's Down serves nothing: such a mix costs more
+	// than the other axis alone, which is sized above.)
+	for a := max(axes[0].Min, 1, axes[0].Down+1); a <= aMax; a++ {
 		floor := float64(a*axes[0].GPUsPer)*axes[0].PricePerGPUHour*HoursPerMonth +
 			float64(bMin*axes[1].GPUsPer)*axes[1].PricePerGPUHour*HoursPerMonth
 		if floor >= best {
@@ -212,7 +218,7 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 		}
 		// (a, 0) misses or is not allowed: a is below the first axis's
 		// pure size, or the second axis is a pool that must exist.
-		p, err := fewest(0, bHi, func(n int) (*MixPoint, error) { return eval(a, n) })
+		p, err := fewest(axes[1].Down, bHi, func(n int) (*MixPoint, error) { return eval(a, n) })
 		if err != nil {
 			return nil, err
 		}
@@ -222,7 +228,7 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 		res.Frontier = append(res.Frontier, p)
 		best = math.Min(best, p.USDPerMonth)
 		bHi = p.Counts[1]
-		if bHi <= max(bMin, 1) {
+		if bHi <= max(bMin, 1, axes[1].Down+1) {
 			break // more of the first axis cannot need fewer of the second
 		}
 	}
@@ -250,8 +256,8 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 	return res, nil
 }
 
-// groupsOverlay sets the groups' counts to a and b, every other key as
-// written.
+// groupsOverlay sets the groups' counts to a and b, and their
+// down_replicas to at most that, every other key as written.
 func groupsOverlay(groups []models.GroupConfig, a, b int) Overlay {
 	var sb strings.Builder
 	sb.WriteString("[cluster]\ngroups = [")
@@ -263,8 +269,10 @@ func groupsOverlay(groups []models.GroupConfig, a, b int) Overlay {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q}",
-			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model)
+		// A group's down_replicas hold at every size (at most all of it:
+		// the search may try fewer).
+		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q, down_replicas = %d}",
+			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model, min(max(g.DownReplicas, 0), n))
 	}
 	sb.WriteString("]\n")
 	return Overlay{Name: fmt.Sprintf("size mix %s=%d %s=%d", groups[0].Name, a, groups[1].Name, b), TOML: []byte(sb.String())}

@@ -106,3 +106,38 @@ func TestSizeMixDisagg(t *testing.T) {
 	require.Contains(t, res.Table("pd"), "cheapest: prefill=")
 	t.Log("\n" + res.Table("pd"))
 }
+
+// TestSizeMixWithDownReplicas: N+1 on one group of a mix. The search never
+// tries a count of that group that would leave it nothing in service (a
+// whole group down), every mix it tries keeps the group's replica down,
+// and the answer costs at least the answer without it.
+func TestSizeMixWithDownReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ~30 fleets")
+	}
+	sc, err := LoadBuiltin("mixed-gpus")
+	require.NoError(t, err)
+	sc, err = sc.Derive(OverrideOverlay("workload.duration_s", "120"), OverrideOverlay("run.replications", "1"))
+	require.NoError(t, err)
+	ov, err := sc.overrideOverlay("cluster.groups.1.down_replicas", "1")
+	require.NoError(t, err)
+	down, err := sc.Derive(ov)
+	require.NoError(t, err)
+	require.Equal(t, 1, down.Cluster.Groups[1].DownReplicas)
+	targets, err := ParseSLO("ttft_p99=500ms")
+	require.NoError(t, err)
+	without, err := SizeMix(sc, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	with, err := SizeMix(down, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	require.True(t, with.Best.Met)
+	for _, p := range with.Evaluated {
+		require.NotEqual(t, 1, p.Counts[1], "a mix %v with its one %s replica down is not tried", p.Counts, with.Axes[1].Name)
+		if p.Counts[1] > 0 {
+			require.Equal(t, 1, p.Arm.Reps[0].Summary.Fleet.Groups[1].DownReplicas, "%v", p.Counts)
+		}
+	}
+	require.GreaterOrEqual(t, with.Best.USDPerMonth, without.Best.USDPerMonth)
+	t.Logf("cheapest without a replica down: %v $%.0f; with one %s replica down: %v $%.0f",
+		without.Best.Counts, without.Best.USDPerMonth, with.Axes[1].Name, with.Best.Counts, with.Best.USDPerMonth)
+}

@@ -82,6 +82,7 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 		{"failures.drain_on_precursor", s.Failures.Enabled && s.Failures.DrainOnPrecursor},
 		{"rollout.enabled", s.Rollout.Enabled},
 		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
+		{s.groupDownKey(), s.groupDownKey() != ""},
 	} {
 		if k.on {
 			ps.Add(k.key, "cannot be combined with [spot] yet (both take replicas in and out of service)")

@@ -502,6 +502,13 @@ func Summarize(r *Result) *Summary {
 		decodeIdleUSD = d.Decode.IdleSpareS * perS
 	}
 	downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600
+	// A fleet of groups' down_replicas, each at its group's TP and price.
+	var groupDownUSD float64
+	for _, g := range f.Groups {
+		if d := min(max(g.DownReplicas, 0), g.Replicas); d > 0 {
+			groupDownUSD += float64(d*g.TP) * secs / 3600 * sc.GroupPrice(g.GroupConfig)
+		}
+	}
 	totalFLOPs := flops * float64(sc.Cluster.GPUsPerReplica())
 	if len(f.Groups) > 0 {
 		// Each group's own TP and model: FLOPs per token differ.
@@ -520,7 +527,7 @@ func Summarize(r *Result) *Summary {
 	s.Cost = Cost{USD: round6(usd), Tier: sc.Cost.Tier, GPUHours: round6(gpuHours), PricePerGPUHour: price,
 		EnergyKWh: round6(kwh), EnergyUSD: round6(kwh * sc.Cost.USDPerKWh),
 		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
-			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours*price + decodeDownUSD),
+			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours*price + decodeDownUSD + groupDownUSD),
 			IdleSparesUSD: round6(r.IdleSpareS*float64(sc.Cluster.GPUsPerReplica())/3600*price + decodeIdleUSD)},
 		USDPerMillionOutputRaw: round6(ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:            round6((primaryGPUsMean*price + fbUSDPerHour) * HoursPerMonth)}
@@ -598,6 +605,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		parts := make([]string, len(gs))
 		for i, g := range gs {
 			parts[i] = fmt.Sprintf("%s %d× %s TP=%d on %s", g.Name, g.Replicas, g.Model, g.TP, g.GPU)
+			if g.DownReplicas > 0 {
+				parts[i] += fmt.Sprintf(" (%d down)", g.DownReplicas)
+			}
 			if e := g.Engine; e != nil {
 				parts[i] += fmt.Sprintf(" (own engine: %s batching, max_seqs %d, %s weights, %s KV, profile %s)",
 					e.Batching, e.MaxSeqs, e.Weights, e.KVDType, e.EngineProfile)
@@ -842,6 +852,9 @@ type GroupStats struct {
 	// Engine is the group's engine settings, present when the group has
 	// its own ([cluster.groups.replica]); absent, the fleet's apply.
 	Engine *GroupEngine `json:"engine,omitempty"`
+	// DownReplicas is how many of its replicas were in repair for the
+	// whole run (down_replicas); absent when none.
+	DownReplicas int `json:"down_replicas,omitempty"`
 }
 
 // GroupEngine is a group's own engine settings: [cluster.replica] with the
@@ -867,7 +880,7 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 	for _, g := range f.Groups {
 		gs := GroupStats{Name: g.Name, Model: g.Model, GPU: g.GPU, TP: g.TP, Replicas: g.Replicas, GPUs: g.Place.GPUs,
 			Capacity: round6(g.Capacity), BlocksPerReplica: g.Memory.KVBlocks, Tier: sc.GroupTier(g.GroupConfig),
-			PricePerGPUHour: sc.GroupPrice(g.GroupConfig)}
+			PricePerGPUHour: sc.GroupPrice(g.GroupConfig), DownReplicas: min(max(g.DownReplicas, 0), g.Replicas)}
 		if rc := g.Replica; rc != nil {
 			gs.Engine = &GroupEngine{Batching: rc.Batching, MaxSeqs: rc.MaxSeqs, MaxBatchedTokens: rc.MaxBatchedTokens,
 				GPUMemoryUtilization: rc.GPUMemoryUtilization, KVAdmission: rc.KVAdmission, Weights: rc.Weights,

@@ -38,6 +38,11 @@ type GroupConfig struct {
 	// fleet whose groups serve several models needs [[serve]] traffic for
 	// each.
 	Model string `toml:"model"`
+	// DownReplicas is how many of the group's replicas are in repair for
+	// the whole run (its last ones), in [0, Replicas]: N+k sizing of a
+	// mixed fleet names the group whose servers are down (run.down_replicas
+	// is the homogeneous fleet's). Default 0.
+	DownReplicas int `toml:"down_replicas"`
 	// Replica is the group's engine settings; nil means the fleet's
 	// ([cluster.replica]). In a scenario file a [cluster.groups.replica]
 	// table names only what differs (the keys of GroupReplicaKeys):
@@ -173,6 +178,7 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 		ps.Add(config.Key(prefix, "groups"), "the groups have %d replicas in all; at least one is needed", total)
 	}
 	seen := map[string]bool{}
+	down := 0
 	for i, g := range c.Groups {
 		gk := func(key string) string { return config.Key(prefix, "groups", fmt.Sprint(i), key) }
 		if !groupName.MatchString(g.Name) {
@@ -184,6 +190,10 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 		if g.Replicas < 0 {
 			ps.Add(gk("replicas"), "must be an integer >= 0, found %d", g.Replicas)
 		}
+		if g.DownReplicas < 0 || g.DownReplicas > max(g.Replicas, 0) {
+			ps.Add(gk("down_replicas"), "must be between 0 and the group's replicas (%d), found %d", max(g.Replicas, 0), g.DownReplicas)
+		}
+		down += max(0, min(g.DownReplicas, g.Replicas))
 		ps.NonNegative(gk("price_per_gpu_hour"), g.PricePerGPUHour)
 		if g.Tier != "" {
 			ps.OneOf(gk("tier"), g.Tier, []string{"on-demand", "reserved"})
@@ -211,7 +221,25 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 			plans[i] = mem
 		}
 	}
+	if total >= 1 && down >= total {
+		ps.Add(config.Key(prefix, "groups"), "down_replicas take all %d replicas out of service; at least one must serve", total)
+	}
 	return plans
+}
+
+// DownIndexes returns the pool indexes of the replicas the groups'
+// DownReplicas take out of service: each group's last ones, in group order.
+func (c *FleetConfig) DownIndexes() []int {
+	var out []int
+	first := 0
+	for _, g := range c.Groups {
+		n := max(g.Replicas, 0)
+		for k := 0; k < min(max(g.DownReplicas, 0), n); k++ {
+			out = append(out, first+n-1-k)
+		}
+		first += n
+	}
+	return out
 }
 
 // ownsKey reports whether key (a [cluster.replica] key under prefix) is one
