@@ -223,6 +223,13 @@ func TestAutoscaleChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ncold_start_s = 5\ndrain_on_precursor = %v\n",
 				[]int{300000, 1000000}[frng.IntN(2)], frng.IntN(2) == 0)
 		}
+		// Replicas in repair for the whole run (N+k), from a stream of
+		// their own too: never one the minimum needs.
+		downR := 0
+		if drng := rand.New(rand.NewPCG(uint64(trial), 1417)); replicas > minR && drng.IntN(3) == 0 {
+			downR = 1 + drng.IntN(replicas-minR)
+			fmt.Fprintf(&b, "[run]\ndown_replicas = %d\n", downR)
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
@@ -233,6 +240,11 @@ func TestAutoscaleChaos(t *testing.T) {
 			require.NoError(t, err)
 			a := fleet.Autoscaler
 			require.NotNil(t, a)
+			ap, err := injectFaults(eng, fleet, sc)
+			require.NoError(t, err)
+			for k := 0; k < sc.Run.DownReplicas; k++ { // as Run does
+				ap.Remove(sc.Cluster.Replicas - 1 - k)
+			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			require.NoError(t, fleet.Start(w))
@@ -243,8 +255,11 @@ func TestAutoscaleChaos(t *testing.T) {
 						require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining\n%s", n, i, src)
 					}
 				}
-				require.LessOrEqual(t, a.Provisioned(), sc.Cluster.Replicas)
+				require.LessOrEqual(t, a.Provisioned(), sc.Cluster.Replicas-downR)
 				require.GreaterOrEqual(t, a.Provisioned(), 1)
+				for k := 0; k < downR; k++ {
+					require.True(t, a.Parked(sc.Cluster.Replicas-1-k), "event %d: a replica in repair was started\n%s", n, src)
+				}
 			})
 			requireDeterministic(t, sc, src)
 		})
@@ -499,4 +514,38 @@ min_replicas = 1
 	require.InDelta(t, 2*spSecs/3600+spotH, sp.Cost.GPUHours, 1e-6, "the two reserved replicas for the whole run, the spot ones while provisioned")
 	require.InDelta(t, 2.89*2*spSecs/3600, sp.Spot.OtherUSD, 1e-4)
 	require.InDelta(t, sp.Spot.SpotUSD+sp.Spot.OtherUSD, sp.Cost.USD, 1e-3)
+}
+
+// TestAutoscaleDownReplicas: N+k with autoscaling. An autoscaled fleet of
+// 10 whose last 2 replicas are in repair serves exactly as one of 8: the
+// same requests and latencies, the same scale-ups (it never asks for a
+// replica it cannot start), the same bill (a replica in repair stays
+// parked: not provisioned, not paid) and no down_usd; and a minimum or an
+// initial size that needs a replica in repair is refused.
+func TestAutoscaleDownReplicas(t *testing.T) {
+	base, err := LoadBuiltin("autoscale-diurnal")
+	require.NoError(t, err)
+	base, err = base.Derive(OverrideOverlay("run.replications", "1"))
+	require.NoError(t, err)
+	down, err := base.Derive(OverrideOverlay("cluster.replicas", "10"), OverrideOverlay("run.down_replicas", "2"))
+	require.NoError(t, err)
+	rd, err := Run(down, Options{})
+	require.NoError(t, err)
+	rb, err := Run(base, Options{})
+	require.NoError(t, err)
+	sd, sb := Summarize(rd), Summarize(rb)
+	require.Equal(t, sb.Requests, sd.Requests)
+	require.Equal(t, sb.LatencyMs, sd.LatencyMs)
+	require.Equal(t, sb.Autoscale, sd.Autoscale)
+	require.Equal(t, sb.Cost.USD, sd.Cost.USD)
+	require.Zero(t, sd.Cost.Wasted.DownUSD)
+	require.Equal(t, 8, sb.Autoscale.ReplicasMax, "the peak needs all 8 (so the cap binds)")
+
+	for extra, want := range map[string]string{
+		"min_replicas = 9":                       "autoscale.min_replicas: must be at most cluster.replicas − run.down_replicas = 8 (the replicas not in repair), found 9",
+		"min_replicas = 2\ninitial_replicas = 9": "autoscale.initial_replicas: must be at most cluster.replicas − run.down_replicas = 8",
+	} {
+		_, err := Parse("x.toml", []byte("name = \"x\"\n[cluster]\nreplicas = 10\n[run]\ndown_replicas = 2\n[workload]\nduration_s = 60\n[autoscale]\nenabled = true\n"+extra+"\n"))
+		require.ErrorContains(t, err, want, extra)
+	}
 }

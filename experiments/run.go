@@ -119,7 +119,9 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 		if err != nil {
 			return nil, err
 		}
-		p := ac.Params(cluster.Replicas, cluster.GPUsPerReplica(), fleet.Memory.WeightBytes)
+		// The run's down replicas (the last ones) are never started: the
+		// fleet grows to the others at most.
+		p := ac.Params(cluster.Replicas-sc.Run.DownReplicas, cluster.GPUsPerReplica(), fleet.Memory.WeightBytes)
 		// A fleet of groups starts its cheapest replicas per capacity
 		// first; reserved capacity is paid whether used or not, so
 		// provisioning it costs nothing more and it starts first.

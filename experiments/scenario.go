@@ -733,6 +733,17 @@ func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 // out whatever else puts it back in rotation.)
 func (s *Scenario) validateAutoscale(ps *config.Problems) {
 	s.Autoscale.Validate("autoscale", s.Cluster.Replicas, ps)
+	if k := s.Run.DownReplicas; k > 0 && k < s.Cluster.Replicas {
+		// The last k replicas are in repair: the autoscaler can start at
+		// most the others.
+		n := s.Cluster.Replicas - k
+		if s.Autoscale.MinReplicas > n && s.Autoscale.MinReplicas <= s.Cluster.Replicas {
+			ps.Add("autoscale.min_replicas", "must be at most cluster.replicas − run.down_replicas = %d (the replicas not in repair), found %d", n, s.Autoscale.MinReplicas)
+		}
+		if s.Autoscale.InitialReplicas > n && s.Autoscale.InitialReplicas <= s.Cluster.Replicas {
+			ps.Add("autoscale.initial_replicas", "must be at most cluster.replicas − run.down_replicas = %d (the replicas not in repair), found %d", n, s.Autoscale.InitialReplicas)
+		}
+	}
 	if s.Autoscale.Policy == policies.ScaleSchedule && s.Workload.Kind == workloads.KindTrace {
 		ps.Add("autoscale.policy", "%q reads the workload's rate profile; a trace has none (use \"target\" or \"slo\")", policies.ScaleSchedule)
 	}
@@ -749,8 +760,7 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 		on  bool
 	}{
 		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {"rollout.enabled", s.Rollout.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled}, {"run.down_replicas", s.Run.DownReplicas > 0},
-		{s.groupDownKey(), s.groupDownKey() != ""},
+		{"fallback.enabled", s.Fallback.Enabled}, {s.groupDownKey(), s.groupDownKey() != ""},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")

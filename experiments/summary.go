@@ -501,7 +501,9 @@ func Summarize(r *Result) *Summary {
 		decodeDownUSD = (d.Decode.ReplicaDownS + d.Decode.SpareRepairS) * perS
 		decodeIdleUSD = d.Decode.IdleSpareS * perS
 	}
-	downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600
+	if !sc.Autoscale.Enabled { // (autoscaled, they stay parked: not provisioned, not paid)
+		downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600
+	}
 	// A fleet of groups' down_replicas, each at its group's TP and price.
 	var groupDownUSD float64
 	for _, g := range f.Groups {
