@@ -86,8 +86,8 @@ func (h *Health) MarkFault(i int, now sim.Time) {
 func (h *Health) probe(i int, now sim.Time) {
 	p := h.pool
 	r := p.replica(i)
-	if !p.inRotation(i) || r.recovering {
-		return // out of rotation or being repaired
+	if !p.inRotation(i) || r.recovering || r.retired {
+		return // out of rotation, being repaired, or in repair for the run
 	}
 	res := r.Probe(h.cfg.Kind, h.cfg.TimeoutNs, h.cfg.KVPressure)
 	h.stats.Probes++

@@ -11,6 +11,7 @@ type faultState struct {
 	slow       float64  // step-time factor (1 = healthy; fail-slow > 1)
 	down       bool     // failed: holds nothing, takes nothing until Recover
 	recovering bool     // a Recover is under way
+	retired    bool     // in repair for the whole run (Retire): nothing recovers it
 	hung       bool     // a zombie: accepts requests, never finishes a step
 	// oom is set when a contiguous allocation failed for fragmentation: the
 	// worker dies with a CUDA out-of-memory error at the end of the event
@@ -54,6 +55,18 @@ func (r *Replica) Fail(now sim.Time, reason string) {
 	r.changed()
 	r.flush()
 }
+
+// Retire takes the replica out of service for the rest of the run, as
+// Fail does, and for good: no restart (a health probe's, a failure's
+// repair, a scripted fault's) recovers it. run.down_replicas' replicas
+// in repair (N+k) are retired.
+func (r *Replica) Retire(now sim.Time) {
+	r.Fail(now, FailReplicaDown)
+	r.retired = true
+}
+
+// Retired reports whether Retire took the replica out for the run.
+func (r *Replica) Retired() bool { return r.retired }
 
 // changed tells the fleet that the replica went down or came up.
 func (r *Replica) changed() {
@@ -158,6 +171,9 @@ func (r *Replica) NVLinkSlowdown(s StepShape) float64 {
 // loading, CALIBRATION.md §4: 2–4 min) it is up with an empty KV and prefix
 // cache and healthy speed. Copies held by a hung replica fail at once.
 func (r *Replica) Recover(now, coldStart sim.Time, ready func()) {
+	if r.retired {
+		return // in repair for the whole run: no restart brings it back
+	}
 	if r.recovering {
 		if ready != nil {
 			r.onReady = append(r.onReady, ready)

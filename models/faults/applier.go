@@ -59,7 +59,7 @@ func crashReason(ev *failures.Event) string {
 // Remove takes replica i out of service for the whole run, from time 0
 // (run.down_replicas: capacity already lost when the run starts).
 func (a *Applier) Remove(i int) {
-	a.fleet.Replicas[i].Fail(0, models.FailReplicaDown)
+	a.fleet.Replicas[i].Retire(0)
 	a.fleet.Refresh(i)
 }
 
