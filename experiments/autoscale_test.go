@@ -255,7 +255,7 @@ func TestAutoscaleChaos(t *testing.T) {
 						require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining\n%s", n, i, src)
 					}
 				}
-				require.LessOrEqual(t, a.Provisioned(), sc.Cluster.Replicas-downR)
+				require.LessOrEqual(t, a.Provisioned(), sc.Cluster.Replicas)
 				require.GreaterOrEqual(t, a.Provisioned(), 1)
 				for k := 0; k < downR; k++ {
 					require.True(t, a.Parked(sc.Cluster.Replicas-1-k), "event %d: a replica in repair was started\n%s", n, src)
@@ -266,14 +266,9 @@ func TestAutoscaleChaos(t *testing.T) {
 	}
 }
 
-// TestAutoscaleGroups: a fleet of two groups of the same GPU at different
-// prices, the dear one first in index order. The scaler starts the
-// cheapest replica per capacity first and drains the dearest first: no
-// dear replica starts while a cheap one is parked and up, and no cheap
-// replica drains while a dear one serves. Each group pays for its
-// provisioned time only, at its own price, and the bill adds up.
-func TestAutoscaleGroups(t *testing.T) {
-	src := `name = "asg"
+// autoscaleGroupsSrc is TestAutoscaleGroups' fleet: two groups of the
+// same GPU at different prices, the dear one first in index order.
+const autoscaleGroupsSrc = `name = "asg"
 seed = 2
 [cluster]
 model = "llama-3-8b"
@@ -308,6 +303,47 @@ scale_down_window_s = 30
 engine_start_s = 5
 warmup_s = 1
 `
+
+// TestAutoscaleGroupDownReplicas: a group's down_replicas under
+// autoscaling. The cheap group of TestAutoscaleGroups' fleet at 3 replicas
+// with 1 in repair runs exactly as at 2; with all 3 in repair the initial
+// replica is a dear one, no cheap one ever starts, and none is paid.
+func TestAutoscaleGroupDownReplicas(t *testing.T) {
+	run := func(cheap string) (*Result, *Summary) {
+		// cheap: the cheap group's replicas line, and what follows it
+		src := strings.Replace(autoscaleGroupsSrc, "replicas = 3\nprice_per_gpu_hour = 2", "replicas = "+cheap+"\nprice_per_gpu_hour = 2", 1)
+		sc, err := Parse("asg.toml", []byte(src))
+		require.NoError(t, err, cheap)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		return res, Summarize(res)
+	}
+	_, two := run("2")
+	_, down := run("3\ndown_replicas = 1")
+	require.Equal(t, two.Requests, down.Requests)
+	require.Equal(t, two.LatencyMs, down.LatencyMs)
+	require.Equal(t, two.Autoscale, down.Autoscale)
+	require.Equal(t, two.Cost.USD, down.Cost.USD)
+	require.Zero(t, down.Cost.Wasted.DownUSD)
+
+	res, all := run("3\ndown_replicas = 3")
+	a := res.Fleet.Autoscaler
+	require.Equal(t, "start", a.Events[0].Event)
+	for _, e := range a.Events {
+		require.Less(t, e.Replica, 3, "%+v: a cheap replica, all in repair, was started", e)
+	}
+	require.Zero(t, all.Fleet.Groups[1].USD)
+	require.Positive(t, all.Requests.Completed)
+}
+
+// TestAutoscaleGroups: a fleet of two groups of the same GPU at different
+// prices, the dear one first in index order. The scaler starts the
+// cheapest replica per capacity first and drains the dearest first: no
+// dear replica starts while a cheap one is parked and up, and no cheap
+// replica drains while a dear one serves. Each group pays for its
+// provisioned time only, at its own price, and the bill adds up.
+func TestAutoscaleGroups(t *testing.T) {
+	src := autoscaleGroupsSrc
 	sc, err := Parse("asg.toml", []byte(src))
 	require.NoError(t, err)
 	eng := sim.NewEngine()

@@ -38,6 +38,8 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 1414213))
 		erng := rand.New(rand.NewPCG(uint64(trial), 1732050))
+		drng := rand.New(rand.NewPCG(uint64(trial), 2236067))
+		downs := 0
 		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 		var b strings.Builder
 		fmt.Fprintf(&b, "name = \"elastic-chaos-%d\"\nseed = %d\n[cluster]\nmodel = \"llama-3-8b\"\n", trial, trial+1)
@@ -62,6 +64,10 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 			total += n
 			sizes[g] = n
 			fmt.Fprintf(&b, "[[cluster.groups]]\nname = \"g%d\"\ngpu = %q\ntp = %s\nreplicas = %d\nmodel = %q\n", g, gpus[g], tp, n, model)
+			if n >= 2 && drng.IntN(3) == 0 { // one in repair (its own stream; the group keeps one)
+				fmt.Fprintf(&b, "down_replicas = 1\n")
+				downs++
+			}
 			if rng.IntN(3) == 0 {
 				fmt.Fprintf(&b, "tier = \"reserved\"\n")
 			}
@@ -84,6 +90,7 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 		fmt.Fprintf(&b, "[policies.retry]\nname = %q\nbudget = 0.3\n", pick("none", "budgeted"))
 		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", pick("none", "liveness", "deep"))
 		minR := 2 + rng.IntN(max(total-2, 1)) // room to scale
+		minR = min(minR, total-downs)         // (never one in repair)
 		metric := pick("outstanding", "waiting", "rate", "kv")
 		target := []float64{0.5, 1, 4}[rng.IntN(3)]
 		if metric == "kv" {
@@ -112,6 +119,9 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 				g, 1+rng.IntN(sizes[g]), 20+rng.IntN(200), rng.IntN(30), rng.IntN(2) == 0, rng.IntN(60))
 		}
 		src := b.String()
+		if spot { // ([spot] refuses down replicas)
+			src = strings.ReplaceAll(src, "down_replicas = 1\n", "")
+		}
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
@@ -123,8 +133,12 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 			a := fleet.Autoscaler
 			require.NotNil(t, a)
 			fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
-			_, err = injectFaults(eng, fleet, sc)
+			ap, err := injectFaults(eng, fleet, sc)
 			require.NoError(t, err, src)
+			down := sc.downIndexes()
+			for _, i := range down { // as Run does
+				ap.Remove(i)
+			}
 			var sp *models.Spot
 			if spot {
 				sp = fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
@@ -153,6 +167,9 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 				require.GreaterOrEqual(t, provisioned["llama-3-8b"], 1, "event %d\n%s", n, src)
 				require.GreaterOrEqual(t, provisioned["llama-3-70b"], 1, "event %d\n%s", n, src)
 				require.LessOrEqual(t, a.Provisioned(), sc.Cluster.Replicas)
+				for _, i := range down {
+					require.True(t, a.Parked(i), "event %d: replica %d, in repair, was started\n%s", n, i, src)
+				}
 				for ; sp != nil && seen < len(sp.Events); seen++ {
 					if e := sp.Events[seen]; e.Event == "spot-notice" {
 						require.False(t, a.Parked(e.Replica), "event %d: parked replica %d interrupted\n%s", n, e.Replica, src)

@@ -119,9 +119,11 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 		if err != nil {
 			return nil, err
 		}
-		// The run's down replicas (the last ones) are never started: the
-		// fleet grows to the others at most.
-		p := ac.Params(cluster.Replicas-sc.Run.DownReplicas, cluster.GPUsPerReplica(), fleet.Memory.WeightBytes)
+		// The run's down replicas are never started: the fleet grows to
+		// the others at most.
+		down := sc.downIndexes()
+		p := ac.Params(cluster.Replicas-len(down), cluster.GPUsPerReplica(), fleet.Memory.WeightBytes)
+		p.Down = down
 		// A fleet of groups starts its cheapest replicas per capacity
 		// first; reserved capacity is paid whether used or not, so
 		// provisioning it costs nothing more and it starts first.
@@ -144,6 +146,20 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	return fleet, nil
 }
 
+// downIndexes are the replicas in repair for the whole run: the last
+// run.down_replicas of a fleet of one kind, or each group's last
+// down_replicas.
+func (s *Scenario) downIndexes() []int {
+	if len(s.Cluster.Groups) > 0 {
+		return s.Cluster.DownIndexes()
+	}
+	out := make([]int, s.Run.DownReplicas)
+	for k := range out {
+		out[k] = s.Cluster.Replicas - 1 - k
+	}
+	return out
+}
+
 // Run simulates the scenario once with its seed.
 func Run(sc *Scenario, opt Options) (*Result, error) {
 	if sc.Mode == ModeTraining {
@@ -164,10 +180,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	for k := 0; k < sc.Run.DownReplicas; k++ {
-		ap.Remove(sc.Cluster.Replicas - 1 - k)
-	}
-	for _, i := range sc.Cluster.DownIndexes() { // a fleet of groups' own
+	for _, i := range sc.downIndexes() {
 		ap.Remove(i)
 	}
 	if sc.Fallback.Enabled {

@@ -733,15 +733,18 @@ func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 // out whatever else puts it back in rotation.)
 func (s *Scenario) validateAutoscale(ps *config.Problems) {
 	s.Autoscale.Validate("autoscale", s.Cluster.Replicas, ps)
-	if k := s.Run.DownReplicas; k > 0 && k < s.Cluster.Replicas {
-		// The last k replicas are in repair: the autoscaler can start at
-		// most the others.
-		n := s.Cluster.Replicas - k
+	if k := len(s.downIndexes()); k > 0 && k < s.Cluster.Replicas {
+		// k replicas are in repair: the autoscaler can start at most the
+		// others.
+		n, what := s.Cluster.Replicas-k, "cluster.replicas − run.down_replicas"
+		if len(s.Cluster.Groups) > 0 {
+			what = "the groups' replicas − their down_replicas"
+		}
 		if s.Autoscale.MinReplicas > n && s.Autoscale.MinReplicas <= s.Cluster.Replicas {
-			ps.Add("autoscale.min_replicas", "must be at most cluster.replicas − run.down_replicas = %d (the replicas not in repair), found %d", n, s.Autoscale.MinReplicas)
+			ps.Add("autoscale.min_replicas", "must be at most %s = %d (the replicas not in repair), found %d", what, n, s.Autoscale.MinReplicas)
 		}
 		if s.Autoscale.InitialReplicas > n && s.Autoscale.InitialReplicas <= s.Cluster.Replicas {
-			ps.Add("autoscale.initial_replicas", "must be at most cluster.replicas − run.down_replicas = %d (the replicas not in repair), found %d", n, s.Autoscale.InitialReplicas)
+			ps.Add("autoscale.initial_replicas", "must be at most %s = %d (the replicas not in repair), found %d", what, n, s.Autoscale.InitialReplicas)
 		}
 	}
 	if s.Autoscale.Policy == policies.ScaleSchedule && s.Workload.Kind == workloads.KindTrace {
@@ -760,7 +763,7 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 		on  bool
 	}{
 		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {"rollout.enabled", s.Rollout.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled}, {s.groupDownKey(), s.groupDownKey() != ""},
+		{"fallback.enabled", s.Fallback.Enabled},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")

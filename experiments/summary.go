@@ -504,9 +504,14 @@ func Summarize(r *Result) *Summary {
 	if !sc.Autoscale.Enabled { // (autoscaled, they stay parked: not provisioned, not paid)
 		downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600
 	}
-	// A fleet of groups' down_replicas, each at its group's TP and price.
+	// A fleet of groups' down_replicas, each at its group's TP and price
+	// (autoscaled, they stay parked: not provisioned, not paid, unless
+	// their group is reserved, paid whether used or not).
 	var groupDownUSD float64
 	for _, g := range f.Groups {
+		if sc.Autoscale.Enabled && sc.GroupTier(g.GroupConfig) != TierReserved {
+			continue
+		}
 		if d := min(max(g.DownReplicas, 0), g.Replicas); d > 0 {
 			groupDownUSD += float64(d*g.TP) * secs / 3600 * sc.GroupPrice(g.GroupConfig)
 		}

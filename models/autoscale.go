@@ -68,6 +68,11 @@ type ScaleParams struct {
 	// policy that reads it); otherwise TTFTP99Ms is NaN and nothing is kept
 	// per request.
 	WatchTTFT bool
+	// Down are the replicas in repair for the whole run (run.down_replicas,
+	// a group's down_replicas: the run takes them out of service): never
+	// among the initial ones, and never started, as they are never up.
+	// Max counts the others only.
+	Down []int
 	// Units, for a fleet of groups, are each replica's own scaling facts
 	// (ScaleUnits); nil for a fleet of one kind, whose replicas are all TP
 	// GPUs loading WeightBytesPerGPU, started in index order and drained
@@ -193,7 +198,10 @@ func (f *Fleet) StartAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
 	for i := range a.order {
 		a.order[i] = i
 	}
-	initial := map[int]bool{}
+	initial, down := map[int]bool{}, map[int]bool{}
+	for _, i := range p.Down {
+		down[i] = true
+	}
 	if u := p.Units; u != nil {
 		perCap := func(i int) float64 { return u[i].USDPerHour / math.Max(u[i].Capacity, 1e-12) }
 		slices.SortStableFunc(a.order, func(x, y int) int { return cmpFloat(perCap(x), perCap(y)) })
@@ -203,14 +211,14 @@ func (f *Fleet) StartAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
 		// Each model's cheapest replica first, then the cheapest others.
 		seen := map[int]bool{}
 		for _, i := range a.order {
-			if !seen[u[i].Model] {
+			if !seen[u[i].Model] && !down[i] {
 				seen[u[i].Model] = true
 				initial[i] = true
 			}
 		}
 	}
 	for _, i := range a.order {
-		if len(initial) < p.Initial {
+		if len(initial) < p.Initial && !down[i] {
 			initial[i] = true
 		}
 	}
