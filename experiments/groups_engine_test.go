@@ -221,3 +221,40 @@ func TestGroupDownReplicasSurviveSizeMix(t *testing.T) {
 		require.Zero(t, mix.Cluster.Groups[0].DownReplicas)
 	}
 }
+
+// TestGroupsFallback: a fleet of groups with a [fallback] pool. While every
+// group replica is down (scripted faults), the gateway sends requests to the
+// fallback (2x Llama-3-8B on H100 by default); every request is accounted
+// for; the groups' stats cover the groups' replicas only; and the bill is
+// the groups' plus the fallback's GPU-hours at its price.
+func TestGroupsFallback(t *testing.T) {
+	var faults strings.Builder
+	for i := 0; i < 4; i++ {
+		fmt.Fprintf(&faults, "[[faults]]\nreplica = %d\nmode = \"fail\"\nat_s = 30\nduration_s = 40\n", i)
+	}
+	src := fmt.Sprintf(mixedFleet, "") + "[fallback]\nenabled = true\n" + faults.String()
+	sc, err := Parse("mix.toml", []byte(src))
+	require.NoError(t, err)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	s := Summarize(res)
+	r := s.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+	require.Positive(t, s.Resilience.Fallbacks, "the fallback took requests while the groups were down")
+	require.Len(t, res.Fleet.Fallback, 2)
+	for _, fb := range res.Fleet.Fallback {
+		require.Positive(t, fb.Stats.DecodeTokens)
+	}
+	var groupTokens int64
+	for _, g := range s.Fleet.Groups {
+		groupTokens += g.OutputTokens
+	}
+	var primaryTokens int64
+	for _, rp := range res.Fleet.Replicas {
+		primaryTokens += rp.Stats.DecodeTokens
+	}
+	require.Equal(t, primaryTokens, groupTokens, "the groups' tokens are their replicas' only")
+	fbPrice := sc.Catalog().GPUs["H100"].PricePerGPUHour
+	hours := res.EndTime.Seconds() / 3600
+	require.InDelta(t, s.Fleet.Groups[0].USD+s.Fleet.Groups[1].USD+2*hours*fbPrice, s.Cost.USD, 1e-4)
+}

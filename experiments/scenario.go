@@ -815,7 +815,6 @@ func (s *Scenario) resolveGroups(doc *tomlx.Doc, ps *config.Problems) {
 		on  bool
 	}{
 		{"rollout.enabled", s.Rollout.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)")
