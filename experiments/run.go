@@ -153,7 +153,7 @@ func (s *Scenario) downIndexes() []int {
 	if len(s.Cluster.Groups) > 0 {
 		return s.Cluster.DownIndexes()
 	}
-	out := make([]int, s.Run.DownReplicas)
+	out := make([]int, max(0, min(s.Run.DownReplicas, s.Cluster.Replicas))) // (bad counts are refused elsewhere)
 	for k := range out {
 		out[k] = s.Cluster.Replicas - 1 - k
 	}
