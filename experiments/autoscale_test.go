@@ -88,8 +88,8 @@ func mustDerive(t *testing.T, sc *Scenario, key, value string) *Scenario {
 	return d
 }
 
-func TestAutoscaleRefusals(t *testing.T) {
-	base := `name = "x"
+// autoscaleBase is a small autoscaled fleet that cases add keys to.
+const autoscaleBase = `name = "x"
 [cluster]
 replicas = 4
 [workload]
@@ -97,6 +97,9 @@ duration_s = 60
 [autoscale]
 enabled = true
 `
+
+func TestAutoscaleRefusals(t *testing.T) {
+	base := autoscaleBase
 	cases := map[string]string{
 		"min_replicas = 5":                             "x.toml:8: autoscale.min_replicas: must be an integer in [1, cluster.replicas = 4], found 5",
 		"min_replicas = 2\ninitial_replicas = 1":       "autoscale.initial_replicas: must be 0 (min_replicas) or in [min_replicas, cluster.replicas] = [2, 4], found 1",
@@ -133,14 +136,7 @@ policy = "schedule"
 // a target the file sets is kept; an arm that switches to "busy" without a
 // target gets 0.8 too.
 func TestAutoscaleDefaultTarget(t *testing.T) {
-	base := `name = "x"
-[cluster]
-replicas = 4
-[workload]
-duration_s = 60
-[autoscale]
-enabled = true
-`
+	base := autoscaleBase
 	for extra, want := range map[string]float64{
 		"":                                   32,
 		"metric = \"rate\"":                  32,

@@ -111,7 +111,7 @@ func (s *Scenario) validateServe(ps *config.Problems) {
 			m = s.Cluster.Model
 		}
 		replicas[m] += max(g.Replicas, 0)
-		serving[m] += max(g.Replicas, 0) - max(0, min(g.DownReplicas, g.Replicas))
+		serving[m] += max(g.Replicas, 0) - g.Down()
 	}
 	seen := map[string]bool{}
 	for i, c := range s.Serve {

@@ -512,7 +512,7 @@ func Summarize(r *Result) *Summary {
 		if sc.Autoscale.Enabled && sc.GroupTier(g.GroupConfig) != TierReserved {
 			continue
 		}
-		if d := min(max(g.DownReplicas, 0), g.Replicas); d > 0 {
+		if d := g.Down(); d > 0 {
 			groupDownUSD += float64(d*g.TP) * secs / 3600 * sc.GroupPrice(g.GroupConfig)
 		}
 	}
@@ -887,7 +887,7 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 	for _, g := range f.Groups {
 		gs := GroupStats{Name: g.Name, Model: g.Model, GPU: g.GPU, TP: g.TP, Replicas: g.Replicas, GPUs: g.Place.GPUs,
 			Capacity: round6(g.Capacity), BlocksPerReplica: g.Memory.KVBlocks, Tier: sc.GroupTier(g.GroupConfig),
-			PricePerGPUHour: sc.GroupPrice(g.GroupConfig), DownReplicas: min(max(g.DownReplicas, 0), g.Replicas)}
+			PricePerGPUHour: sc.GroupPrice(g.GroupConfig), DownReplicas: g.Down()}
 		if rc := g.Replica; rc != nil {
 			gs.Engine = &GroupEngine{Batching: rc.Batching, MaxSeqs: rc.MaxSeqs, MaxBatchedTokens: rc.MaxBatchedTokens,
 				GPUMemoryUtilization: rc.GPUMemoryUtilization, KVAdmission: rc.KVAdmission, Weights: rc.Weights,

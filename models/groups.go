@@ -193,7 +193,7 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 		if g.DownReplicas < 0 || g.DownReplicas > max(g.Replicas, 0) {
 			ps.Add(gk("down_replicas"), "must be between 0 and the group's replicas (%d), found %d", max(g.Replicas, 0), g.DownReplicas)
 		}
-		down += max(0, min(g.DownReplicas, g.Replicas))
+		down += g.Down()
 		ps.NonNegative(gk("price_per_gpu_hour"), g.PricePerGPUHour)
 		if g.Tier != "" {
 			ps.OneOf(gk("tier"), g.Tier, []string{"on-demand", "reserved"})
@@ -227,6 +227,11 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 	return plans
 }
 
+// Down is how many of the group's replicas are in repair for the whole run:
+// DownReplicas, within [0, Replicas] (counts outside it are refused by
+// validation).
+func (g *GroupConfig) Down() int { return min(max(g.DownReplicas, 0), max(g.Replicas, 0)) }
+
 // DownIndexes returns the pool indexes of the replicas the groups'
 // DownReplicas take out of service: each group's last ones, in group order.
 func (c *FleetConfig) DownIndexes() []int {
@@ -234,7 +239,7 @@ func (c *FleetConfig) DownIndexes() []int {
 	first := 0
 	for _, g := range c.Groups {
 		n := max(g.Replicas, 0)
-		for k := 0; k < min(max(g.DownReplicas, 0), n); k++ {
+		for k := 0; k < g.Down(); k++ {
 			out = append(out, first+n-1-k)
 		}
 		first += n
