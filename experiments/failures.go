@@ -89,6 +89,18 @@ func distS(xs []float64) DistS {
 	return DistS{N: len(xs), Mean: round6(sum / float64(len(xs))), P50: round6(q(0.5)), P99: round6(q(0.99)), Max: round6(xs[len(xs)-1])}
 }
 
+// groupSpares is the warm spares of a fleet of groups (each group's
+// spares), 0 without [failures] (nothing fails: no spares are built).
+func (s *Scenario) groupSpares() int {
+	n := 0
+	if s.Failures.Enabled {
+		for _, g := range s.Cluster.Groups {
+			n += max(g.Spares, 0)
+		}
+	}
+	return n
+}
+
 // startFailures starts the scenario's stochastic failures on fleet, whose
 // replicas beyond cluster.replicas are warm spares (newFleet).
 func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64) (*faults.Injector, error) {
@@ -110,6 +122,9 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 	}
 	if sc.Failures.DrainOnPrecursor {
 		d.Drainer = policies.PrecursorDrain{}
+	}
+	if sc.groupSpares() > 0 {
+		d.SpareKind = fleet.SpareKinds() // a group's spares stand in for its own replicas only
 	}
 	return faults.NewApplier(eng, fleet).Start(sc.Failures, d)
 }
@@ -167,7 +182,11 @@ func (s *Scenario) resolveServingSpares(has func(string) bool, ps *config.Proble
 		ps.Add("failures.spare_coverage", "sizes the spares: remove failures.spares (%d) or this key", f.Spares)
 		return
 	case len(s.Cluster.Groups) > 0 || s.Disagg.Enabled:
-		ps.Add("failures.spare_coverage", "cannot be combined with [[cluster.groups]] or [disagg] yet (set failures.spares)")
+		what := "failures.spares"
+		if len(s.Cluster.Groups) > 0 {
+			what = "spares in each [[cluster.groups]] table"
+		}
+		ps.Add("failures.spare_coverage", "cannot be combined with [[cluster.groups]] or [disagg] yet (set %s)", what)
 		return
 	}
 	gpu, ok := s.Catalog().GPUs[s.Cluster.GPU]

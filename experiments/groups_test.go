@@ -208,7 +208,7 @@ duration_s = 10
 		{"", "name = \"h100-0\"\ngpu = \"B200\"\ntp = 8\nreplicas = 1", "", `cluster.groups.1.name: "h100-0" names two groups`},
 		{"", "name = \"../x\"\ngpu = \"B200\"\ntp = 8\nreplicas = 1", "", `cluster.groups.1.name: "../x"`},
 		{"", "gpu = \"B200\"\ntp = 8\nreplicas = -1", "", "cluster.groups.1.replicas: must be an integer >= 0"},
-		{"", "gpu = \"B200\"\ntp = 8\nreplicas = 1", "[failures]\nenabled = true\nspares = 1", "failures.spares: warm spares cannot be combined with [[cluster.groups]] yet"},
+		{"", "gpu = \"B200\"\ntp = 8\nreplicas = 1", "[failures]\nenabled = true\nspares = 1", "failures.spares: a fleet of groups keeps warm spares per group"},
 		{"", "gpu = \"B200\"\ntp = 8\nreplicas = 1", "[cost]\nprice_per_gpu_hour = 3", "cost.price_per_gpu_hour: set price_per_gpu_hour per group"},
 	}
 	for _, c := range cases {

@@ -57,6 +57,12 @@ type Result struct {
 	// IdleSpareS is replica-seconds of warm spares waiting unused;
 	// SpareRepairS of replicas repaired while a spare held their place.
 	IdleSpareS, SpareRepairS float64
+	// SpareRepairGPUSeconds is SpareRepairS in GPU-seconds (each replica's
+	// own GPUs); IdleSpareSOf is IdleSpareS by replica (nil without
+	// spares), which prices a fleet of groups' spares at their group's
+	// price.
+	SpareRepairGPUSeconds float64
+	IdleSpareSOf          []float64
 	// Stopped says why the run stopped early ("overload: ..."), or "".
 	Stopped string
 }
@@ -72,6 +78,10 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	cluster := sc.Cluster
 	if sc.Failures.Enabled {
 		cluster.Replicas += sc.Failures.Spares
+	}
+	if sc.groupSpares() > 0 {
+		// Each group's spares: a group of their own after every group.
+		cluster = cluster.WithSpareGroups()
 	}
 	rc := sc.Router
 	if rc.TTFTBudgetMs == 0 {
@@ -272,6 +282,10 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		res.Failures = failureStats(r, end, sc.Cluster.Replicas)
 		res.IdleSpareS = round6(r.IdleSpareNs.Seconds())
 		res.SpareRepairS = round6(r.SpareRepairNs.Seconds())
+		res.SpareRepairGPUSeconds = round6(r.SpareRepairGPUNs.Seconds())
+		for _, ns := range r.IdleSpareNsOf {
+			res.IdleSpareSOf = append(res.IdleSpareSOf, ns.Seconds())
+		}
 		res.DownGPUSeconds = round6(r.DownGPUNs.Seconds())
 		res.Timeline = r.Timeline
 	}

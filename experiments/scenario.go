@@ -565,6 +565,12 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	if f := s.Failures; f.Enabled && f.RateMultiplier > 0 && s.Workload.DurationS > 0 && !ps.HasPrefix("failures") {
 		if prof, err := f.BuildProfile(); err == nil {
 			gpus := (s.Cluster.Replicas + max(f.Spares, 0)) * s.Cluster.GPUsPerReplica()
+			if len(s.Cluster.Groups) > 0 { // each group's own TP, and its spares
+				gpus = 0
+				for _, g := range s.Cluster.Groups {
+					gpus += (max(g.Replicas, 0) + max(g.Spares, 0)) * max(g.TP, 1)
+				}
+			}
 			if s.Disagg.Enabled { // failures strike the decode pool's GPUs too
 				tp := s.Disagg.Decode.TP
 				if tp <= 0 {
@@ -763,7 +769,7 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 		on  bool
 	}{
 		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {"rollout.enabled", s.Rollout.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled},
+		{"fallback.enabled", s.Fallback.Enabled}, {s.groupSparesKey(), s.groupSpares() > 0},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")
@@ -824,8 +830,22 @@ func (s *Scenario) resolveGroups(doc *tomlx.Doc, ps *config.Problems) {
 		ps.Add("run.down_replicas", "a fleet of groups takes replicas down per group: set down_replicas in the [[cluster.groups]] whose replicas are in repair")
 	}
 	if s.Failures.Enabled && s.Failures.Spares > 0 {
-		// Failures strike each group's own servers, but one pool of warm
-		// spares would have to hold a spare of every GPU type and model.
-		ps.Add("failures.spares", "warm spares cannot be combined with [[cluster.groups]] yet (a spare would be needed per group: each has its own GPU type and model); set spares = 0")
+		// Failures strike each group's own servers: a spare stands in for
+		// a replica of its own GPU type, model and engine.
+		ps.Add("failures.spares", "a fleet of groups keeps warm spares per group: set spares in the [[cluster.groups]] tables whose replicas they stand in for (and failures.spares = 0)")
 	}
+	if key := s.groupSparesKey(); key != "" && !s.Failures.Enabled {
+		ps.Add(key, "warm spares stand in for failed replicas: they need [failures] enabled = true (or set spares = 0)")
+	}
+}
+
+// groupSparesKey is the key of the first group with warm spares
+// (cluster.groups.I.spares), or "" when none has.
+func (s *Scenario) groupSparesKey() string {
+	for i, g := range s.Cluster.Groups {
+		if g.Spares > 0 {
+			return fmt.Sprintf("cluster.groups.%d.spares", i)
+		}
+	}
+	return ""
 }

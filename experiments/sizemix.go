@@ -26,6 +26,9 @@ type MixAxis struct {
 	// (a group's down_replicas): counts up to it serve nothing, and are
 	// not tried.
 	Down int
+	// Spares is the axis's warm spares (a group's spares, with
+	// [failures]): paid at every size that has the group, none at 0.
+	Spares int
 }
 
 // MixPoint is one pair of pool sizes evaluated by SizeMix.
@@ -96,6 +99,9 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 		var axes [2]MixAxis
 		for i, g := range groups {
 			axes[i] = MixAxis{Name: g.Name, GPUsPer: g.TP, PricePerGPUHour: base.GroupPrice(g), Down: max(g.DownReplicas, 0)}
+			if base.Failures.Enabled {
+				axes[i].Spares = max(g.Spares, 0)
+			}
 		}
 		return sizeTwo(base, axes, func(a, b int) []Overlay { return []Overlay{groupsOverlay(groups, a, b)} }, targets, conf, opt)
 	}
@@ -135,6 +141,9 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 		p := &MixPoint{Counts: []int{a, b}, Arm: NewArmResult(fmt.Sprintf("%s=%d,%s=%d", axes[0].Name, a, axes[1].Name, b), reps[0])}
 		for i, n := range p.Counts {
 			gpus := n * axes[i].GPUsPer
+			if n > 0 { // its spares too
+				gpus += axes[i].Spares * axes[i].GPUsPer
+			}
 			p.GPUs += gpus
 			p.USDPerMonth += float64(gpus) * axes[i].PricePerGPUHour * HoursPerMonth
 		}
@@ -256,8 +265,9 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 	return res, nil
 }
 
-// groupsOverlay sets the groups' counts to a and b, and their
-// down_replicas to at most that, every other key as written.
+// groupsOverlay sets the groups' counts to a and b, their down_replicas
+// to at most that and their spares to none at a count of 0, every other
+// key as written.
 func groupsOverlay(groups []models.GroupConfig, a, b int) Overlay {
 	var sb strings.Builder
 	sb.WriteString("[cluster]\ngroups = [")
@@ -270,9 +280,14 @@ func groupsOverlay(groups []models.GroupConfig, a, b int) Overlay {
 			sb.WriteString(", ")
 		}
 		// A group's down_replicas hold at every size (at most all of it:
-		// the search may try fewer).
-		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q, down_replicas = %d}",
-			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model, min(max(g.DownReplicas, 0), n))
+		// the search may try fewer), and its spares at every size that
+		// has the group.
+		spares := max(g.Spares, 0)
+		if n == 0 {
+			spares = 0
+		}
+		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q, down_replicas = %d, spares = %d}",
+			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model, min(max(g.DownReplicas, 0), n), spares)
 	}
 	sb.WriteString("]\n")
 	return Overlay{Name: fmt.Sprintf("size mix %s=%d %s=%d", groups[0].Name, a, groups[1].Name, b), TOML: []byte(sb.String())}
@@ -320,6 +335,15 @@ func (r *MixResult) Table(name string) string {
 		fmt.Fprintf(&b, "\nthe mix costs %.1f%% less than the cheapest single-GPU fleet\n", 100*(1-r.Best.USDPerMonth/cheapestPure))
 	default:
 		b.WriteString("\nno mix is cheaper than the cheapest single-GPU fleet\n")
+	}
+	var spares []string
+	for _, ax := range r.Axes {
+		if ax.Spares > 0 {
+			spares = append(spares, fmt.Sprintf("%s %d", ax.Name, ax.Spares))
+		}
+	}
+	if len(spares) > 0 {
+		fmt.Fprintf(&b, "\nGPUs and $ count the groups' warm spares (%s), kept at every count of their group but 0\n", strings.Join(spares, ", "))
 	}
 	return b.String()
 }

@@ -78,7 +78,7 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 	}{
 		// With [failures], warm spares and precursor drains would move the
 		// same replicas in and out of rotation as the interruptions.
-		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0},
+		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {s.groupSparesKey(), s.groupSpares() > 0},
 		{"failures.drain_on_precursor", s.Failures.Enabled && s.Failures.DrainOnPrecursor},
 		{"rollout.enabled", s.Rollout.Enabled},
 		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
@@ -189,7 +189,8 @@ type tsColumn struct {
 }
 
 // groupColumns are timeseries.csv's per-group columns of a fleet of groups:
-// provisioned_replicas.GROUP for each group in order, then
+// provisioned_replicas.GROUP for each group in order (the groups' warm
+// spares last, as NAME-spares), then
 // provisioned_spot_replicas.GROUP for the [spot] group's spot replicas;
 // nil for a fleet of one kind (whose timeseries.csv has no such columns).
 func groupColumns(sc *Scenario) []tsColumn {
@@ -198,7 +199,11 @@ func groupColumns(sc *Scenario) []tsColumn {
 	}
 	var cols []tsColumn
 	first := 0
-	for _, g := range sc.Cluster.Groups {
+	groups := sc.Cluster.Groups
+	if sc.groupSpares() > 0 {
+		groups = sc.Cluster.WithSpareGroups().Groups // the spares' groups too (paid while provisioned)
+	}
+	for _, g := range groups {
 		cols = append(cols, tsColumn{results.ProvisionedReplicas + "." + g.Name, first, first + g.Replicas})
 		first += g.Replicas
 	}

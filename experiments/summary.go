@@ -489,8 +489,8 @@ func Summarize(r *Result) *Summary {
 		// Serving slots out of service, and replicas repaired while a spare
 		// held their place (out of service too, though capacity held).
 		downGPUHours = (r.Failures.ReplicaDownS + r.SpareRepairS) * float64(sc.Cluster.GPUsPerReplica()) / 3600
-		if len(f.Groups) > 0 {
-			downGPUHours = r.DownGPUSeconds / 3600 // each replica's own TP (no spares with groups)
+		if len(f.Groups) > 0 { // each replica's own TP
+			downGPUHours = (r.DownGPUSeconds + r.SpareRepairGPUSeconds) / 3600
 		}
 	}
 	// The decode pool's replicas out of service (and repaired while a
@@ -535,7 +535,7 @@ func Summarize(r *Result) *Summary {
 		EnergyKWh: round6(kwh), EnergyUSD: round6(kwh * sc.Cost.USDPerKWh),
 		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
 			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours*price + decodeDownUSD + groupDownUSD),
-			IdleSparesUSD: round6(r.IdleSpareS*float64(sc.Cluster.GPUsPerReplica())/3600*price + decodeIdleUSD)},
+			IdleSparesUSD: round6(idleSparesUSD(r, price) + decodeIdleUSD)},
 		USDPerMillionOutputRaw: round6(ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:            round6((primaryGPUsMean*price + fbUSDPerHour) * HoursPerMonth)}
 	if rec.GoodOutputTokens > 0 {
@@ -614,6 +614,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 			parts[i] = fmt.Sprintf("%s %d× %s TP=%d on %s", g.Name, g.Replicas, g.Model, g.TP, g.GPU)
 			if g.DownReplicas > 0 {
 				parts[i] += fmt.Sprintf(" (%d down)", g.DownReplicas)
+			}
+			if g.SparesFor != "" {
+				parts[i] = fmt.Sprintf("%s %d× warm spare for %s", g.Name, g.Replicas, g.SparesFor)
 			}
 			if e := g.Engine; e != nil {
 				parts[i] += fmt.Sprintf(" (own engine: %s batching, max_seqs %d, %s weights, %s KV, profile %s)",
@@ -862,6 +865,11 @@ type GroupStats struct {
 	// DownReplicas is how many of its replicas were in repair for the
 	// whole run (down_replicas); absent when none.
 	DownReplicas int `json:"down_replicas,omitempty"`
+	// SparesFor, on a group of warm spares ([[cluster.groups]] spares,
+	// with [failures]), names the group whose replicas they stand in for;
+	// absent on the scenario's groups. Its output tokens, busy time and
+	// USD are the spares' (paid for the whole run, as servers kept warm).
+	SparesFor string `json:"spares_for,omitempty"`
 }
 
 // GroupEngine is a group's own engine settings: [cluster.replica] with the
@@ -877,6 +885,24 @@ type GroupEngine struct {
 	EngineProfile        string  `json:"engine_profile"`
 }
 
+// idleSparesUSD is what the primary pool's warm spares cost while they
+// waited: at price per GPU-hour, or in a fleet of groups at each spare's
+// own group's TP and price.
+func idleSparesUSD(r *Result, price float64) float64 {
+	f, sc := r.Fleet, r.Scenario
+	if len(f.Groups) == 0 {
+		return r.IdleSpareS * float64(sc.Cluster.GPUsPerReplica()) / 3600 * price
+	}
+	usd := 0.0
+	for _, g := range f.Groups {
+		perS := float64(g.TP) / 3600 * sc.GroupPrice(g.GroupConfig)
+		for i := g.First; i < g.First+g.Replicas && i < len(r.IdleSpareSOf); i++ {
+			usd += r.IdleSpareSOf[i] * perS
+		}
+	}
+	return usd
+}
+
 // summarizeGroups fills the per-group statistics and replaces the
 // fleet-wide figures that a single GPU type would give (MFU, KV
 // utilisation, the GPU name) by the fleet's own.
@@ -887,7 +913,7 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 	for _, g := range f.Groups {
 		gs := GroupStats{Name: g.Name, Model: g.Model, GPU: g.GPU, TP: g.TP, Replicas: g.Replicas, GPUs: g.Place.GPUs,
 			Capacity: round6(g.Capacity), BlocksPerReplica: g.Memory.KVBlocks, Tier: sc.GroupTier(g.GroupConfig),
-			PricePerGPUHour: sc.GroupPrice(g.GroupConfig), DownReplicas: g.Down()}
+			PricePerGPUHour: sc.GroupPrice(g.GroupConfig), DownReplicas: g.Down(), SparesFor: g.SparesFor}
 		if rc := g.Replica; rc != nil {
 			gs.Engine = &GroupEngine{Batching: rc.Batching, MaxSeqs: rc.MaxSeqs, MaxBatchedTokens: rc.MaxBatchedTokens,
 				GPUMemoryUtilization: rc.GPUMemoryUtilization, KVAdmission: rc.KVAdmission, Weights: rc.Weights,

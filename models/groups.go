@@ -43,6 +43,17 @@ type GroupConfig struct {
 	// mixed fleet names the group whose servers are down (run.down_replicas
 	// is the homogeneous fleet's). Default 0.
 	DownReplicas int `toml:"down_replicas"`
+	// Spares is how many warm spare replicas of the group stand beside its
+	// Replicas ([failures] spares, per group): held out of service until
+	// one of the group's replicas fails with a long repair
+	// (failures.spare_after_s), then put in its place, as failures.spares
+	// does for a fleet of one kind. A spare of one group never stands in
+	// for another's replica (its GPU type, model and engine differ). Only
+	// with [failures] enabled; default 0.
+	Spares int `toml:"spares"`
+	// SparesFor is set on the groups WithSpareGroups builds: the name of
+	// the group whose spares they are ("" for a group of the scenario).
+	SparesFor string `toml:"-"`
 	// Replica is the group's engine settings; nil means the fleet's
 	// ([cluster.replica]). In a scenario file a [cluster.groups.replica]
 	// table names only what differs (the keys of GroupReplicaKeys):
@@ -190,6 +201,12 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 		if g.Replicas < 0 {
 			ps.Add(gk("replicas"), "must be an integer >= 0, found %d", g.Replicas)
 		}
+		if g.Spares < 0 {
+			ps.Add(gk("spares"), "must be an integer >= 0, found %d", g.Spares)
+		}
+		if g.Spares > 0 && g.SparesFor == "" && otherNamed(c.Groups, SpareGroupName(g.Name), g.Name) {
+			ps.Add(gk("spares"), "the group's spares are named %q, the name of another group: rename that group", SpareGroupName(g.Name))
+		}
 		if g.DownReplicas < 0 || g.DownReplicas > max(g.Replicas, 0) {
 			ps.Add(gk("down_replicas"), "must be between 0 and the group's replicas (%d), found %d", max(g.Replicas, 0), g.DownReplicas)
 		}
@@ -231,6 +248,55 @@ func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Pro
 // DownReplicas, within [0, Replicas] (counts outside it are refused by
 // validation).
 func (g *GroupConfig) Down() int { return min(max(g.DownReplicas, 0), max(g.Replicas, 0)) }
+
+// SpareGroupName is the name of group name's spares in outputs.
+func SpareGroupName(name string) string { return name + "-spares" }
+
+// otherNamed reports whether a group of gs other than group of's spares
+// (WithSpareGroups) is named name.
+func otherNamed(gs []GroupConfig, name, of string) bool {
+	return slices.ContainsFunc(gs, func(g GroupConfig) bool { return g.Name == name && g.SparesFor != of })
+}
+
+// WithSpareGroups returns c with each group's warm spares (Spares) built
+// as a group of their own after all the groups: SpareGroupName(name), the
+// group's GPU, TP, model, price, tier and engine, no down replicas. The
+// groups' replicas keep their indexes (spares come after every serving
+// replica, as a fleet of one kind's do), and Replicas counts the spares
+// too. c is not modified.
+func (c FleetConfig) WithSpareGroups() FleetConfig {
+	c.Groups = slices.Clone(c.Groups)
+	c.resolveGroups() // (the default names)
+	groups := c.Groups
+	for _, g := range c.Groups {
+		if g.Spares <= 0 {
+			continue
+		}
+		sg := g
+		sg.Name, sg.Replicas, sg.Spares, sg.DownReplicas, sg.SparesFor = SpareGroupName(g.Name), g.Spares, 0, 0, g.Name
+		groups = append(groups, sg)
+		c.Replicas += g.Spares
+	}
+	c.Groups = groups
+	return c
+}
+
+// SpareKinds returns, for a fleet built from WithSpareGroups, each
+// replica's kind: the index of the scenario's group it belongs to, or
+// whose spare it is. A spare stands in only for a replica of its kind.
+func (p *Pool) SpareKinds() []int {
+	kinds := make([]int, len(p.Replicas))
+	for k, g := range p.Groups {
+		kind := k
+		if g.SparesFor != "" {
+			kind = slices.IndexFunc(p.Groups, func(h Group) bool { return h.Name == g.SparesFor })
+		}
+		for i := g.First; i < g.First+g.Replicas; i++ {
+			kinds[i] = kind
+		}
+	}
+	return kinds
+}
 
 // DownIndexes returns the pool indexes of the replicas the groups'
 // DownReplicas take out of service: each group's last ones, in group order.

@@ -35,6 +35,10 @@ type Deps struct {
 	// Config.ColdStartS. A disaggregated fleet's decode replicas keep
 	// Config.ColdStartS.
 	ColdStart func(i int) sim.Time
+	// SpareKind, in a fleet of groups with spares, is each replica's kind
+	// (models.Pool.SpareKinds): a spare stands in only for a replica of
+	// its kind. nil: any spare for any replica.
+	SpareKind []int
 }
 
 // Injector feeds a failure source into a serving fleet, one pending event
@@ -174,6 +178,7 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		in.decAvail.name, in.decAvail.timeline = "decode replica", in.avail.timeline
 	}
 	in.spares = newSparePool(a.eng, primaryPool{fleet}, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
+	in.spares.kind = d.SpareKind
 	if in.decAvail != nil {
 		in.decSpares = newSparePool(a.eng, decodePool{fleet.Disagg}, in.decAvail, d.DecodeSlots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
 	}
@@ -508,9 +513,12 @@ type Report struct {
 	// TimeDown is, for each of DownShares by name, the fraction of the run
 	// with at least that share of the slots out of service.
 	TimeDown map[string]float64
-	// IdleSpareNs is the replica-time spares spent waiting; SpareRepairNs
-	// that of replicas repaired while a spare held their place.
-	IdleSpareNs, SpareRepairNs sim.Time
+	// IdleSpareNs is the replica-time spares spent waiting (IdleSpareNsOf:
+	// by replica, nil without spares to wait); SpareRepairNs that of
+	// replicas repaired while a spare held their place, SpareRepairGPUNs
+	// the same in GPU-time (each replica's own GPUs).
+	IdleSpareNs, SpareRepairNs, SpareRepairGPUNs sim.Time
+	IdleSpareNsOf                                []sim.Time
 	// Timeline is every replica going down or coming back, and every swap,
 	// up to the end of the run.
 	Timeline []TimelinePoint

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/sim"
@@ -34,8 +35,13 @@ type SparePool struct {
 	// replacedSince[i] is when replica i left service for a spare-covered
 	// repair; repairs are the closed [from, to) spans.
 	replacedSince []sim.Time
-	repairs       [][2]sim.Time
-	size, used    int
+	repairs       []outage
+	// idleNsOf[i] is idleNs's part that spare i waited.
+	idleNsOf   []sim.Time
+	size, used int
+	// kind[i] is replica i's kind (SpareKinds: its group in a fleet of
+	// groups): a spare stands in only for a replica of its kind. nil: any.
+	kind []int
 }
 
 // sparePool is the pool whose replicas the spare pool holds: the fleet's
@@ -67,7 +73,7 @@ func newSparePool(eng *sim.Engine, fleet sparePool, avail *Availability, slots i
 	n := fleet.size()
 	sp := &SparePool{eng: eng, fleet: fleet, avail: avail, after: after, swap: swap, size: n - slots,
 		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n),
-		pendingFor: make([]int, n)}
+		pendingFor: make([]int, n), idleNsOf: make([]sim.Time, n)}
 	for i := range sp.pendingFor {
 		sp.pendingFor[i] = -1
 	}
@@ -95,17 +101,25 @@ func (sp *SparePool) covers(repair sim.Time) bool { return repair >= sp.after }
 // its failure), i's slot is down until then.
 func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) bool {
 	for j, idle := range sp.idle {
-		if r := sp.fleet.replica(j); !idle || !r.Up() || r.Hung() {
+		if r := sp.fleet.replica(j); !idle || !r.Up() || r.Hung() || (sp.kind != nil && sp.kind[j] != sp.kind[i]) {
 			continue
 		}
 		sp.idle[j] = false
 		sp.idleNs += now - sp.idleSince[j]
+		sp.idleNsOf[j] += now - sp.idleSince[j]
 		sp.replaced[i], sp.replacedSince[i] = true, now
 		sp.fleet.SetReserved(i, true)
 		sp.used++
 		if sp.swap <= 0 {
 			sp.fleet.SetReserved(j, false)
-			sp.avail.record(now, "spare", fmt.Sprintf("%s %d for %d", sp.avail.name, j, i))
+			unit := fmt.Sprintf("%s %d for %d", sp.avail.name, j, i)
+			if failed && sp.avail.down[i] >= 0 {
+				// i was already down (a failure while in repair): its
+				// slot serves again, through the spare.
+				sp.avail.markUpAs(i, now, "spare", unit)
+			} else {
+				sp.avail.record(now, "spare", unit)
+			}
 			return true
 		}
 		if failed {
@@ -153,6 +167,7 @@ func (sp *SparePool) failPending(j int, now sim.Time, failed bool, detail string
 func (sp *SparePool) failIdle(i int, now sim.Time) {
 	sp.idle[i] = false
 	sp.idleNs += now - sp.idleSince[i]
+	sp.idleNsOf[i] += now - sp.idleSince[i]
 	sp.replaced[i], sp.replacedSince[i] = true, now
 	sp.avail.record(now, "spare-fail", sp.avail.unit(i))
 }
@@ -163,7 +178,7 @@ func (sp *SparePool) backAsSpare(i int, now sim.Time) {
 		return
 	}
 	sp.replaced[i] = false
-	sp.repairs = append(sp.repairs, [2]sim.Time{sp.replacedSince[i], now})
+	sp.repairs = append(sp.repairs, outage{i, sp.replacedSince[i], now})
 	sp.idle[i] = true
 	sp.idleSince[i] = now
 	sp.avail.record(now, "spare-ready", sp.avail.unit(i))
@@ -175,18 +190,23 @@ func (sp *SparePool) report(r *Report, end sim.Time) {
 	// Replicas out of service in repair while a spare held their place
 	// (and spares that failed idle).
 	for _, s := range sp.repairs {
-		r.SpareRepairNs += max(0, min(s[1], end)-min(s[0], end))
+		d := max(0, min(s.to, end)-min(s.from, end))
+		r.SpareRepairNs += d
+		r.SpareRepairGPUNs += d * sim.Time(sp.avail.gpusOf(s.replica))
 	}
 	for i, rep := range sp.replaced {
 		if rep && sp.replacedSince[i] < end {
 			r.SpareRepairNs += end - sp.replacedSince[i]
+			r.SpareRepairGPUNs += (end - sp.replacedSince[i]) * sim.Time(sp.avail.gpusOf(i))
 		}
 	}
 	// Spares waiting. (A wait that ended after end counts whole.)
 	r.IdleSpareNs = sp.idleNs
+	r.IdleSpareNsOf = slices.Clone(sp.idleNsOf)
 	for i, idle := range sp.idle {
 		if idle && sp.idleSince[i] < end {
 			r.IdleSpareNs += end - sp.idleSince[i]
+			r.IdleSpareNsOf[i] += end - sp.idleSince[i]
 		}
 	}
 }
