@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/models"
@@ -47,10 +48,12 @@ drain_on_precursor = true
 	}
 }
 
-// TestSparesSwapIn drives the injector with hand-made failures: a long
-// repair is covered by a spare at once (no capacity lost), the repaired
-// replica becomes the spare, and a short repair is waited out.
-func TestSparesSwapIn(t *testing.T) {
+// oneSpareFleet is three 70B TP=8 replicas and one warm spare
+// (spare_after_s 600, cold starts of 60 s) under failures too rare to
+// strike by themselves, for two hours at 5 req/s, started: tests apply
+// their own failures through fi.
+func oneSpareFleet(t *testing.T) (*sim.Engine, *models.Fleet, *faults.Injector) {
+	t.Helper()
 	sc := mustParse(t, small+`
 [failures]
 enabled = true
@@ -59,29 +62,41 @@ cold_start_s = 60
 spares = 1
 spare_after_s = 600
 `)
-	sc, _ = sc.Derive(OverrideOverlay("cluster.tp", "8"), OverrideOverlay("cluster.replicas", "3"),
+	sc, err := sc.Derive(OverrideOverlay("cluster.tp", "8"), OverrideOverlay("cluster.replicas", "3"),
 		OverrideOverlay("workload.duration_s", "7200"), OverrideOverlay("workload.arrival.rate_per_s", "5"))
+	require.NoError(t, err)
 	eng := sim.NewEngine()
 	fleet, err := newFleet(eng, sc, models.NewRecorder(sc.SLO)) // three serving, one spare
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fi, err := startFailures(eng, fleet, sc, sc.Seed)
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	src, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+	require.NoError(t, err)
+	require.NoError(t, fleet.Start(src))
+	return eng, fleet, fi
+}
+
+// available4 is which of oneSpareFleet's four replicas are available.
+func available4(fleet *models.Fleet) (v [4]bool) {
+	for i, st := range fleet.States() {
+		v[i] = st.Available
 	}
-	src, _ := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
-	fleet.Start(src)
-	avail := func() (v [4]bool) {
-		for i, st := range fleet.States() {
-			v[i] = st.Available
-		}
-		return v
-	}
-	host := func(i int, repair sim.Time) failures.Event {
-		return failures.Event{Category: "gpu", Mode: failures.ModeFailStop, FirstGPU: 8 * i, GPUs: 8,
-			DownFirstGPU: 8 * i, DownGPUs: 8, Repair: repair}
-	}
+	return v
+}
+
+// hostFailure is a fail-stop of replica i's 8-GPU server for repair.
+func hostFailure(i int, repair sim.Time) failures.Event {
+	return failures.Event{Category: "gpu", Mode: failures.ModeFailStop, FirstGPU: 8 * i, GPUs: 8,
+		DownFirstGPU: 8 * i, DownGPUs: 8, Repair: repair}
+}
+
+// TestSparesSwapIn drives the injector with hand-made failures: a long
+// repair is covered by a spare at once (no capacity lost), the repaired
+// replica becomes the spare, and a short repair is waited out.
+func TestSparesSwapIn(t *testing.T) {
+	eng, fleet, fi := oneSpareFleet(t)
+	avail := func() [4]bool { return available4(fleet) }
+	host := hostFailure
 	type check struct {
 		at   sim.Time
 		want [4]bool
@@ -121,6 +136,39 @@ spare_after_s = 600
 	if got, want := round6(fi.Report(sim.FromSeconds(7200)).IdleSpareNs.Seconds()), 100+7200-3761.0; got < want-1 || got > want+1 {
 		t.Errorf("idle spare %v s, want %v", got, want)
 	}
+}
+
+// TestSparesCoverWaiting: a spare that is repaired while a replica waits
+// for a long repair takes its place then (not only at the replica's next
+// failure); a replica whose repair is nearly done is left to finish it.
+func TestSparesCoverWaiting(t *testing.T) {
+	eng, fleet, fi := oneSpareFleet(t)
+	fail := func(s float64, i int, repairS float64) {
+		eng.Schedule(sim.FromSeconds(s), sim.PriorityFailure, func(now sim.Time) { fi.Apply(hostFailure(i, sim.FromSeconds(repairS)), now) })
+	}
+	want := map[float64][4]bool{}
+	fail(100, 0, 3600) // the spare takes 0's place
+	want[101] = [4]bool{false, true, true, true}
+	fail(200, 1, 7200) // no spare left: 1 waits
+	fail(3000, 2, 800) // and so does 2
+	want[3001] = [4]bool{false, false, false, true}
+	// 0 is repaired and warm at 3,760 s: the spare now; 1 has 3,640 s of
+	// repair left, 2 only 40: 0 takes 1's place.
+	want[3761] = [4]bool{true, false, false, true}
+	want[3861] = [4]bool{true, false, true, true} // 2 back from its own repair
+	want[7461] = [4]bool{true, false, true, true} // 1 back: the spare now
+	for at, w := range want {
+		eng.Schedule(sim.FromSeconds(at), sim.PriorityMetrics, func(sim.Time) {
+			require.Equal(t, w, available4(fleet), "t=%v s", at)
+		})
+	}
+	for eng.Step() {
+	}
+	rep := fi.Report(sim.FromSeconds(7200))
+	st := failureStats(rep, sim.FromSeconds(7200), 3)
+	require.Equal(t, 2, st.SparesUsed)
+	// Down: 1 from 200 s to 3,760 s, 2 from 3,000 s to 3,860 s.
+	require.InDelta(t, (3760-200)+(3860-3000), st.ReplicaDownS, 1)
 }
 
 // TestSparesOnPrecursor: with drain_on_precursor and a warm spare, the

@@ -328,6 +328,7 @@ func (in *Injector) precursor(src int, ev failures.Event, now sim.Time) {
 		av, _ := in.availOf(i)
 		in.drain(i, func(t sim.Time) {
 			if !swapped {
+				sp.waitRepair(k, t+ev.Repair)
 				av.markDown(k, t)
 			}
 			eng.Schedule(t+ev.Repair, sim.PriorityFailure, func(t sim.Time) {
@@ -394,6 +395,9 @@ func (in *Injector) apply(src int, ev failures.Event, now sim.Time) {
 			// A long repair, and a spare took its place at once. (A hang is
 			// not swapped: it must first be detected, by probes or timeouts.)
 		default:
+			if av.down[k] < 0 { // (a replica already down keeps its first repair's end)
+				spares.waitRepair(k, now+ev.Repair)
+			}
 			av.markDownDetail(k, now, repairDetail(&ev))
 		}
 		in.refresh(i)

@@ -37,8 +37,12 @@ type SparePool struct {
 	replacedSince []sim.Time
 	repairs       []outage
 	// idleNsOf[i] is idleNs's part that spare i waited.
-	idleNsOf   []sim.Time
-	size, used int
+	idleNsOf []sim.Time
+	// repairUntil[i] is when the repair ends of serving replica i, down
+	// with no spare in its place (waitRepair; read while it is down).
+	repairUntil []sim.Time
+	size        int
+	usedAt      []sim.Time // when each swap was
 	// kind[i] is replica i's kind (SpareKinds: its group in a fleet of
 	// groups): a spare stands in only for a replica of its kind. nil: any.
 	kind []int
@@ -73,7 +77,7 @@ func newSparePool(eng *sim.Engine, fleet sparePool, avail *Availability, slots i
 	n := fleet.size()
 	sp := &SparePool{eng: eng, fleet: fleet, avail: avail, after: after, swap: swap, size: n - slots,
 		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n),
-		pendingFor: make([]int, n), idleNsOf: make([]sim.Time, n)}
+		pendingFor: make([]int, n), idleNsOf: make([]sim.Time, n), repairUntil: make([]sim.Time, n)}
 	for i := range sp.pendingFor {
 		sp.pendingFor[i] = -1
 	}
@@ -100,8 +104,8 @@ func (sp *SparePool) covers(repair sim.Time) bool { return repair >= sp.after }
 // after it; when failed is set (i has failed, not been drained ahead of
 // its failure), i's slot is down until then.
 func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) bool {
-	for j, idle := range sp.idle {
-		if r := sp.fleet.replica(j); !idle || !r.Up() || r.Hung() || (sp.kind != nil && sp.kind[j] != sp.kind[i]) {
+	for j := range sp.idle {
+		if !sp.spareFor(j, i) {
 			continue
 		}
 		sp.idle[j] = false
@@ -109,7 +113,7 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 		sp.idleNsOf[j] += now - sp.idleSince[j]
 		sp.replaced[i], sp.replacedSince[i] = true, now
 		sp.fleet.SetReserved(i, true)
-		sp.used++
+		sp.usedAt = append(sp.usedAt, now)
 		if sp.swap <= 0 {
 			sp.fleet.SetReserved(j, false)
 			unit := fmt.Sprintf("%s %d for %d", sp.avail.name, j, i)
@@ -182,11 +186,62 @@ func (sp *SparePool) backAsSpare(i int, now sim.Time) {
 	sp.idle[i] = true
 	sp.idleSince[i] = now
 	sp.avail.record(now, "spare-ready", sp.avail.unit(i))
+	sp.coverWaiting(now)
+}
+
+// waitRepair notes that serving replica i went down at now for a repair
+// that ends at until, with no spare to take its place.
+func (sp *SparePool) waitRepair(i int, until sim.Time) { sp.repairUntil[i] = until }
+
+// coverWaiting puts the idle spares in the places of serving replicas
+// still down for a repair of spare_after_s or more from now (the longest
+// first, then by index), as a spare of their kind is free: a spare
+// repaired while a replica waits for a long repair takes its place then,
+// not only at the replica's next failure. Hung replicas are left to
+// detection, as at their failure.
+func (sp *SparePool) coverWaiting(now sim.Time) {
+	for {
+		best := -1
+		for i, d := range sp.avail.down {
+			if d < 0 || sp.out(i) || sp.repairUntil[i]-now < sp.after || sp.fleet.replica(i).Hung() || !sp.idleOfKind(i) {
+				continue
+			}
+			if best < 0 || sp.repairUntil[i] > sp.repairUntil[best] {
+				best = i
+			}
+		}
+		if best < 0 || !sp.swapIn(best, now, true, "") {
+			return
+		}
+	}
+}
+
+// idleOfKind reports whether an idle, healthy spare could stand in for
+// replica i.
+func (sp *SparePool) idleOfKind(i int) bool {
+	for j := range sp.idle {
+		if sp.spareFor(j, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// spareFor reports whether replica j is an idle, healthy spare that can
+// stand in for replica i (one of its kind).
+func (sp *SparePool) spareFor(j, i int) bool {
+	r := sp.fleet.replica(j)
+	return sp.idle[j] && r.Up() && !r.Hung() && (sp.kind == nil || sp.kind[j] == sp.kind[i])
 }
 
 // report fills r's spare figures up to end.
 func (sp *SparePool) report(r *Report, end sim.Time) {
-	r.Spares, r.SparesUsed = sp.size, sp.used
+	r.Spares = sp.size
+	for _, t := range sp.usedAt { // (repairs, and so swaps, can come after the run's end)
+		if t <= end {
+			r.SparesUsed++
+		}
+	}
 	// Replicas out of service in repair while a spare held their place
 	// (and spares that failed idle).
 	for _, s := range sp.repairs {
