@@ -51,3 +51,21 @@ func TestPlot(t *testing.T) {
 		require.Contains(t, stderr, tc.want)
 	}
 }
+
+// TestPlotSpot: a run with [spot] (the spot-share built-in, run once) has
+// spot events in failures.csv, and fleetsim plot draws them on the
+// failures timeline (it refused the whole directory before).
+func TestPlotSpot(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	_, stderr, code := fleetsim(t, nil, "run", "spot-share", "--out", out, "--quiet")
+	require.Zero(t, code, stderr)
+	csv, err := os.ReadFile(filepath.Join(out, "failures.csv"))
+	require.NoError(t, err)
+	require.Contains(t, string(csv), ",spot-notice,replica ")
+	_, stderr, code = fleetsim(t, nil, "plot", out)
+	require.Zero(t, code, stderr)
+	svg, err := os.ReadFile(filepath.Join(out, "plots", "failures_timeline.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "spot interruption notice (")
+	require.Contains(t, string(svg), "spot replacement serving (")
+}

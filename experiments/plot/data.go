@@ -597,8 +597,10 @@ func readSearch(t *table) ([]SearchPoint, error) {
 }
 
 // FailureEventKinds are failures.csv's events: a replica down and back,
-// a warm spare swapped in, a spare failing while idle and ready again.
-var FailureEventKinds = []string{"fail", "repair", "spare", "spare-in", "spare-fail", "spare-ready"}
+// a warm spare swapped in, a spare failing while idle and ready again, and
+// a spot replica's interruption notice, its instance taken back and its
+// replacement serving ([spot]).
+var FailureEventKinds = []string{"fail", "repair", "spare", "spare-in", "spare-fail", "spare-ready", "spot-notice", "spot-kill", "spot-ready"}
 
 func readFailures(t *table) ([]FailureEvent, error) {
 	if err := t.require(results.TimeS, results.Event, results.CapacityFrac); err != nil {

@@ -659,14 +659,15 @@ func sizePlot(p *gplot.Plot, rows []SizeRow, search []SearchPoint, allowLog bool
 // at each failure (a ring around it when its repair escalated past the
 // first stage), a triangle at each repair, a circle at each warm spare
 // swapped in and a square where a swapped spare starts serving (after the
-// swap delay). The figure is named failures_timeline.
+// swap delay), a plus at each spot interruption notice and a pyramid where
+// a spot replacement serves. The figure is named failures_timeline.
 func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 	if len(events) == 0 {
 		return Figure{}, fmt.Errorf("plot: no failure events to draw")
 	}
 	p := newPlot(m, "Failures and repairs", "simulated time (h)", "available capacity (fraction of GPUs)")
 	steps := plotter.XYs{{X: 0, Y: 1}}
-	var fails, repairs, swaps, ins, escalated plotter.XYs
+	var fails, repairs, swaps, ins, escalated, notices, readies plotter.XYs
 	for _, e := range events {
 		xy := plotter.XY{X: e.TimeS / 3600, Y: e.CapacityFrac}
 		steps = append(steps, xy)
@@ -682,6 +683,10 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 			repairs = append(repairs, xy)
 		case "spare":
 			swaps = append(swaps, xy)
+		case "spot-notice":
+			notices = append(notices, xy)
+		case "spot-ready":
+			readies = append(readies, xy)
 		}
 	}
 	end := math.Max(m.HorizonS, events[len(events)-1].TimeS) / 3600
@@ -714,6 +719,16 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 		sc := scatter(ins, palette[3], draw.SquareGlyph{}, 3)
 		p.Add(sc)
 		p.Legend.Add(fmt.Sprintf("spare serving after the swap (%d)", len(ins)), sc)
+	}
+	if len(notices) > 0 {
+		sc := scatter(notices, palette[4], draw.PlusGlyph{}, 3)
+		p.Add(sc)
+		p.Legend.Add(fmt.Sprintf("spot interruption notice (%d)", len(notices)), sc)
+	}
+	if len(readies) > 0 {
+		sc := scatter(readies, palette[4], draw.PyramidGlyph{}, 3)
+		p.Add(sc)
+		p.Legend.Add(fmt.Sprintf("spot replacement serving (%d)", len(readies)), sc)
 	}
 	p.Y.Min = math.Min(p.Y.Min, 0)
 	p.Y.Max = 1.02
