@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,7 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(trial), 1414213))
 		erng := rand.New(rand.NewPCG(uint64(trial), 1732050))
 		drng := rand.New(rand.NewPCG(uint64(trial), 2236067))
+		srng := rand.New(rand.NewPCG(uint64(trial), 2645751)) // spot in several groups (its own stream)
 		downs := 0
 		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 		var b strings.Builder
@@ -121,6 +123,14 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 		src := b.String()
 		if spot { // ([spot] refuses down replicas)
 			src = strings.ReplaceAll(src, "down_replicas = 1\n", "")
+			if srng.IntN(2) == 0 {
+				// Spot replicas in every group instead (spot_replicas),
+				// at [spot]'s rates.
+				src = regexp.MustCompile(`group = "g\d+"\nreplicas = \d+\n`).ReplaceAllString(src, "")
+				for g := 0; g < groups; g++ {
+					src = strings.Replace(src, fmt.Sprintf("name = \"g%d\"\n", g), fmt.Sprintf("name = \"g%d\"\nspot_replicas = %d\n", g, 1+srng.IntN(sizes[g])), 1)
+				}
+			}
 		}
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))

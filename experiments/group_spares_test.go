@@ -42,6 +42,20 @@ spare_after_s = 0
 `, hgxSpares, nvlSpares)
 }
 
+// runConserved parses and runs src, requires that it conserves
+// requests, and returns the scenario, the result and its summary.
+func runConserved(t *testing.T, src string) (*Scenario, *Result, *Summary) {
+	t.Helper()
+	sc, err := Parse("test.toml", []byte(src))
+	require.NoError(t, err, src)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err, src)
+	s := Summarize(res)
+	r := s.Requests
+	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight, src)
+	return sc, res, s
+}
+
 // spareSwap is a swap in failures.csv: replica j stands in for replica i.
 type spareSwap struct{ j, i int }
 
@@ -68,13 +82,7 @@ func spareSwaps(t *testing.T, res *Result) []spareSwap {
 // price for the whole run; and the run is deterministic.
 func TestGroupSpares(t *testing.T) {
 	src := groupSparesSrc(1, 2)
-	sc, err := Parse("gs.toml", []byte(src))
-	require.NoError(t, err)
-	res, err := Run(sc, Options{})
-	require.NoError(t, err)
-	s := Summarize(res)
-	r := s.Requests
-	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
+	sc, res, s := runConserved(t, src)
 
 	// Replicas 0-2 hgx, 3-6 nvl, 7 hgx's spare, 8-9 nvl's.
 	gs := s.Fleet.Groups
@@ -233,12 +241,7 @@ func TestGroupSparesChaos(t *testing.T) {
 			1000000+rng.IntN(4000000), rng.IntN(300), rng.IntN(60))
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
-			sc, err := Parse("chaos.toml", []byte(src))
-			require.NoError(t, err, src)
-			res, err := Run(sc, Options{})
-			require.NoError(t, err, src)
-			r := Summarize(res).Requests
-			require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight, src)
+			sc, res, _ := runConserved(t, src)
 			for _, sw := range spareSwaps(t, res) {
 				require.Equal(t, kinds[sw.i], kinds[sw.j], "%+v\n%s", sw, src)
 				swaps++

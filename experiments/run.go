@@ -143,12 +143,13 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 			}
 			return sc.GroupPrice(g.GroupConfig)
 		})
-		if p.Units != nil && sc.Spot.Replicas > 0 {
+		if p.Units != nil {
 			// Spot replicas cost their price fraction while provisioned:
 			// cheaper to start than their group's on-demand ones.
-			first, end := sc.spotRange()
-			for i := first; i < end; i++ {
-				p.Units[i].USDPerHour *= sc.Spot.PriceFraction
+			for _, part := range sc.spotParts() {
+				for i := part.first; i < part.end; i++ {
+					p.Units[i].USDPerHour *= sc.Spot.PriceFraction
+				}
 			}
 		}
 		fleet.StartAutoscaler(p, policy)
@@ -217,7 +218,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	} else if ls != nil {
 		fleet.SetModelLengths(ls)
 	}
-	if sc.Spot.Replicas > 0 {
+	if sc.spotReplicas() > 0 {
 		fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
 	}
 	var fi *faults.Injector
@@ -295,14 +296,16 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		res.Timeline = mergeSpotTimeline(res.Timeline, sp.Events, sc, fleet, end)
 	} else if sp != nil {
 		// failures.csv shows the interruptions (the spot timeline alone).
-		n := sc.Cluster.Replicas
+		n, gpus := sc.Cluster.Replicas, 0 // gpus: the spot replicas' GPUs out of service
 		for _, e := range sp.Events {
-			unit := e.Unit()
-			if len(sc.Cluster.Groups) > 0 {
-				unit += " (" + sc.Spot.Group + ")"
+			switch e.Event {
+			case "spot-notice":
+				gpus += fleet.ReplicaTP(e.Replica)
+			case "spot-ready":
+				gpus -= fleet.ReplicaTP(e.Replica)
 			}
-			res.Timeline = append(res.Timeline, faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: unit,
-				GPUsDown: e.Down * sc.spotGPUsPerReplica(), Capacity: float64(n-e.Down) / float64(n)})
+			res.Timeline = append(res.Timeline, faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: sc.spotUnit(e),
+				GPUsDown: gpus, Capacity: float64(n-e.Down) / float64(n)})
 		}
 	}
 	return res, nil

@@ -115,6 +115,11 @@ func (a *ArmResult) TimeseriesColumns() []string {
 	if s.Spot != nil && s.Spot.Group != "" {
 		cols = append(cols, results.ProvisionedSpotReplicas+"."+s.Spot.Group)
 	}
+	if s.Spot != nil {
+		for _, g := range s.Spot.Groups {
+			cols = append(cols, results.ProvisionedSpotReplicas+"."+g.Name)
+		}
+	}
 	return cols
 }
 

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
@@ -47,11 +48,14 @@ func DefaultSpot() SpotConfig {
 
 func (s *Scenario) validateSpot(ps *config.Problems) {
 	c := s.Spot
+	groupKey := s.groupSpotKey()
 	if len(s.Cluster.Groups) > 0 && (c.Replicas != 0 || c.Group != "") {
 		g := s.spotGroup()
 		switch {
+		case groupKey != "":
+			ps.Add(groupKey, "the groups say their spot replicas with spot_replicas: remove spot.replicas and spot.group")
 		case c.Group == "":
-			ps.Add("spot.group", "name the group whose replicas are on spot (a fleet of [[cluster.groups]] has several)")
+			ps.Add("spot.group", "name the group whose replicas are on spot (a fleet of [[cluster.groups]] has several), or set spot_replicas in each [[cluster.groups]] table")
 		case g == nil:
 			ps.Add("spot.group", "%q is not a group of [[cluster.groups]]", c.Group)
 		case c.Replicas < 0 || c.Replicas > g.Replicas:
@@ -63,7 +67,12 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 	if len(s.Cluster.Groups) == 0 && c.Group != "" {
 		ps.Add("spot.group", "names a group of [[cluster.groups]]; this fleet has none")
 	}
-	if c.Replicas == 0 {
+	for i, g := range s.Cluster.Groups {
+		if g.SpotReplicas < 0 || g.SpotReplicas > max(g.Replicas, 0) {
+			ps.Add(fmt.Sprintf("cluster.groups.%d.spot_replicas", i), "must be an integer in [0, the group's replicas = %d], found %d", max(g.Replicas, 0), g.SpotReplicas)
+		}
+	}
+	if s.spotReplicas() == 0 {
 		return
 	}
 	ps.Positive("spot.interruptions_per_hour", c.InterruptionsPerHour)
@@ -110,10 +119,7 @@ func mergeSpotTimeline(tl []faults.TimelinePoint, evs []models.SpotEvent, sc *Sc
 		if e.Time > end {
 			continue
 		}
-		unit := e.Unit()
-		if len(sc.Cluster.Groups) > 0 {
-			unit += " (" + sc.Spot.Group + ")"
-		}
+		unit := sc.spotUnit(e)
 		rows = append(rows, row{p: faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: unit}, replica: e.Replica,
 			down: e.Event != "spot-ready", spot: true})
 	}
@@ -151,34 +157,93 @@ func (s *Scenario) spotGroup() *models.GroupConfig {
 	return nil
 }
 
-// spotRange is the spot replicas, [first, end): the fleet's last
-// spot.replicas, or its group's last with [[cluster.groups]].
-func (s *Scenario) spotRange() (first, end int) {
-	if len(s.Cluster.Groups) == 0 {
-		return s.Cluster.Replicas - s.Spot.Replicas, s.Cluster.Replicas
-	}
-	for _, g := range s.Cluster.Groups {
-		end += g.Replicas
-		if g.Name == s.Spot.Group {
-			return end - s.Spot.Replicas, end
+// groupSpotKey is the key of the first group with spot replicas
+// (cluster.groups.I.spot_replicas), or "" when none has.
+func (s *Scenario) groupSpotKey() string {
+	for i, g := range s.Cluster.Groups {
+		if g.SpotReplicas != 0 {
+			return fmt.Sprintf("cluster.groups.%d.spot_replicas", i)
 		}
 	}
-	return end, end
+	return ""
 }
 
-// spotGPUsPerReplica is a spot replica's GPUs.
-func (s *Scenario) spotGPUsPerReplica() int {
-	if g := s.spotGroup(); g != nil && len(s.Cluster.Groups) > 0 {
-		return g.TP
+// spotPart is one group's spot replicas (the whole fleet's in a fleet of
+// one kind): replicas [first, end), tp GPUs each, of group g (nil in a
+// fleet of one kind).
+type spotPart struct {
+	g          *models.GroupConfig
+	first, end int
+	tp         int
+}
+
+// n is the part's spot replicas.
+func (p spotPart) n() int { return p.end - p.first }
+
+// spotParts are the spot replicas, group by group in order: the fleet's
+// last spot.replicas, or in a fleet of groups each group's last
+// spot_replicas (or the last spot.replicas of the group spot.group names).
+// Empty without spot. (Counts out of range are refused by validateSpot.)
+func (s *Scenario) spotParts() []spotPart {
+	if len(s.Cluster.Groups) == 0 {
+		if k := s.Spot.Replicas; k > 0 {
+			return []spotPart{{nil, s.Cluster.Replicas - k, s.Cluster.Replicas, s.Cluster.GPUsPerReplica()}}
+		}
+		return nil
 	}
-	return s.Cluster.GPUsPerReplica()
+	var parts []spotPart
+	end := 0
+	for i := range s.Cluster.Groups {
+		g := &s.Cluster.Groups[i]
+		end += max(g.Replicas, 0)
+		k := max(g.SpotReplicas, 0)
+		if s.Spot.Group != "" && g.Name == s.Spot.Group {
+			k = max(s.Spot.Replicas, 0)
+		}
+		if k = min(k, max(g.Replicas, 0)); k > 0 {
+			parts = append(parts, spotPart{g, end - k, end, g.TP})
+		}
+	}
+	return parts
+}
+
+// spotReplicas is the number of spot replicas, over every group.
+func (s *Scenario) spotReplicas() int {
+	n := 0
+	for _, p := range s.spotParts() {
+		n += p.n()
+	}
+	return n
+}
+
+// spotPartOf is the part replica i is in, or nil.
+func (s *Scenario) spotPartOf(i int) *spotPart {
+	parts := s.spotParts()
+	for k := range parts {
+		if i >= parts[k].first && i < parts[k].end {
+			return &parts[k]
+		}
+	}
+	return nil
+}
+
+// spotUnit is failures.csv's unit of spot replica i: "replica 3", or
+// "replica 3 (b200)" in a fleet of groups.
+func (s *Scenario) spotUnit(e models.SpotEvent) string {
+	if p := s.spotPartOf(e.Replica); p != nil && p.g != nil {
+		return e.Unit() + " (" + p.g.Name + ")"
+	}
+	return e.Unit()
 }
 
 func (s *Scenario) spotParams() models.SpotParams {
 	c := s.Spot
-	first, end := s.spotRange()
-	return models.SpotParams{First: first, End: end, RatePerHour: c.InterruptionsPerHour,
-		Notice: sim.FromSeconds(c.NoticeS), Replace: sim.FromSeconds(c.ReplaceS), Drain: c.Drain, GPUsPerReplica: s.spotGPUsPerReplica()}
+	var ranges [][2]int
+	for _, p := range s.spotParts() {
+		ranges = append(ranges, [2]int{p.first, p.end})
+	}
+	return models.SpotParams{Ranges: ranges, RatePerHour: c.InterruptionsPerHour,
+		Notice: sim.FromSeconds(c.NoticeS), Replace: sim.FromSeconds(c.ReplaceS), Drain: c.Drain}
 }
 
 // tsColumn is one per-group column of timeseries.csv: its name and the
@@ -191,7 +256,7 @@ type tsColumn struct {
 // groupColumns are timeseries.csv's per-group columns of a fleet of groups:
 // provisioned_replicas.GROUP for each group in order (the groups' warm
 // spares last, as NAME-spares), then
-// provisioned_spot_replicas.GROUP for the [spot] group's spot replicas;
+// provisioned_spot_replicas.GROUP for each group's spot replicas;
 // nil for a fleet of one kind (whose timeseries.csv has no such columns).
 func groupColumns(sc *Scenario) []tsColumn {
 	if len(sc.Cluster.Groups) == 0 {
@@ -207,9 +272,8 @@ func groupColumns(sc *Scenario) []tsColumn {
 		cols = append(cols, tsColumn{results.ProvisionedReplicas + "." + g.Name, first, first + g.Replicas})
 		first += g.Replicas
 	}
-	if sc.Spot.Replicas > 0 && sc.spotGroup() != nil {
-		f, e := sc.spotRange()
-		cols = append(cols, tsColumn{results.ProvisionedSpotReplicas + "." + sc.Spot.Group, f, e})
+	for _, p := range sc.spotParts() {
+		cols = append(cols, tsColumn{results.ProvisionedSpotReplicas + "." + p.g.Name, p.first, p.end})
 	}
 	return cols
 }

@@ -387,19 +387,30 @@ func Summarize(r *Result) *Summary {
 			usdPerHour += float64(g.Place.GPUs) * sc.GroupPrice(g.GroupConfig)
 		}
 		if sp := f.Spot; sp != nil {
-			// The spot group's spot replicas at the spot fraction of its
+			// Each group's spot replicas at the spot fraction of its
 			// price, paid while provisioned (the whole run without
 			// autoscaling); the groups' USD already price them so.
-			g := sc.spotGroup()
-			usdPerHour -= float64(sc.Spot.Replicas*g.TP) * sc.GroupPrice(*g) * (1 - sc.Spot.PriceFraction)
-			spotUSD := spotGPUSeconds(r) / 3600 * sc.GroupPrice(*g) * sc.Spot.PriceFraction
+			parts := sc.spotParts()
+			spotUSD := 0.0
+			var groups []SpotGroupStats
+			for _, p := range parts {
+				usdPerHour -= float64(p.n()*p.tp) * sc.GroupPrice(*p.g) * (1 - sc.Spot.PriceFraction)
+				usd := spotGPUSecondsOf(r, p) / 3600 * sc.GroupPrice(*p.g) * sc.Spot.PriceFraction
+				spotUSD += usd
+				groups = append(groups, SpotGroupStats{Name: p.g.Name, Replicas: p.n(), SpotUSD: round6(usd)})
+			}
 			bill := 0.0
 			for _, gs := range s.Fleet.Groups {
 				bill += gs.USD
 			}
-			s.Spot = &SpotStats{Replicas: sc.Spot.Replicas, Interruptions: sp.Interruptions,
+			s.Spot = &SpotStats{Replicas: sc.spotReplicas(), Interruptions: sp.Interruptions,
 				DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[models.FailSpot],
-				SpotUSD: round6(spotUSD), OtherUSD: round6(bill - spotUSD), Group: g.Name, PriceFraction: sc.Spot.PriceFraction}
+				SpotUSD: round6(spotUSD), OtherUSD: round6(bill - spotUSD), PriceFraction: sc.Spot.PriceFraction}
+			if len(parts) == 1 {
+				s.Spot.Group = parts[0].g.Name
+			} else {
+				s.Spot.Groups = groups
+			}
 		}
 		price = ratio(usdPerHour, float64(f.Place.GPUs))
 	}
@@ -815,17 +826,24 @@ func autoscaleStats(a *models.Autoscaler, sc *Scenario, gpuHours, secs float64) 
 // spotGPUSeconds is the GPU-seconds the spot replicas are paid for: the
 // whole run, or their provisioned time under autoscaling.
 func spotGPUSeconds(r *Result) float64 {
-	sc, f := r.Scenario, r.Fleet
-	first, end := sc.spotRange()
-	gpus := float64(sc.spotGPUsPerReplica())
-	if a := f.Autoscaler; a != nil {
+	s := 0.0
+	for _, p := range r.Scenario.spotParts() {
+		s += spotGPUSecondsOf(r, p)
+	}
+	return s
+}
+
+// spotGPUSecondsOf is spotGPUSeconds of part p's replicas.
+func spotGPUSecondsOf(r *Result, p spotPart) float64 {
+	gpus := float64(p.tp)
+	if a := r.Fleet.Autoscaler; a != nil {
 		s := 0.0
-		for i := first; i < end; i++ {
+		for i := p.first; i < p.end; i++ {
 			s += a.ProvisionedNs(i).Seconds() * gpus
 		}
 		return s
 	}
-	return float64(end-first) * gpus * r.EndTime.Seconds()
+	return float64(p.n()) * gpus * r.EndTime.Seconds()
 }
 
 // loadingGPUHours is the GPU-hours spent loading (each replica's own GPUs
@@ -944,9 +962,11 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 		gs.MFU = round6(ratio(flops, peak))
 		gs.KVUtilization = round6(ratio(used, total))
 		gs.USD = round6(gpuS / 3600 * gs.PricePerGPUHour)
-		if f.Spot != nil && g.Name == sc.Spot.Group {
-			// Its spot replicas at the spot fraction of its price.
-			gs.USD = round6((gpuS - spotGPUSeconds(r)*(1-sc.Spot.PriceFraction)) / 3600 * gs.PricePerGPUHour)
+		for _, p := range sc.spotParts() {
+			if f.Spot != nil && p.g.Name == g.Name && g.SparesFor == "" {
+				// Its spot replicas at the spot fraction of its price.
+				gs.USD = round6((gpuS - spotGPUSecondsOf(r, p)*(1-sc.Spot.PriceFraction)) / 3600 * gs.PricePerGPUHour)
+			}
 		}
 		s.Fleet.Groups = append(s.Fleet.Groups, gs)
 		if !slices.Contains(names, g.GPU) {
@@ -976,6 +996,17 @@ type SpotStats struct {
 	// Group and PriceFraction, in a fleet of groups, are the group whose
 	// last Replicas are on spot and their price over the group's
 	// (spot.group, spot.price_fraction); absent for a fleet of one kind.
-	Group         string  `json:"group,omitempty"`
-	PriceFraction float64 `json:"price_fraction,omitempty"`
+	// With spot replicas in several groups (their spot_replicas), Groups
+	// lists them instead of Group.
+	Group         string           `json:"group,omitempty"`
+	PriceFraction float64          `json:"price_fraction,omitempty"`
+	Groups        []SpotGroupStats `json:"groups,omitempty"`
+}
+
+// SpotGroupStats is one group's spot replicas, when several groups have
+// some: how many, and what they cost at the spot price.
+type SpotGroupStats struct {
+	Name     string  `json:"name"`
+	Replicas int     `json:"replicas"`
+	SpotUSD  float64 `json:"spot_usd"`
 }

@@ -43,6 +43,12 @@ type GroupConfig struct {
 	// mixed fleet names the group whose servers are down (run.down_replicas
 	// is the homogeneous fleet's). Default 0.
 	DownReplicas int `toml:"down_replicas"`
+	// SpotReplicas is how many of the group's replicas (its last ones)
+	// run on spot instances, at [spot] price_fraction of the group's price
+	// and interrupted at [spot]'s rates, in [0, Replicas − DownReplicas].
+	// Default 0. (A fleet of one kind, or one group, may say it with
+	// [spot] replicas and group instead.)
+	SpotReplicas int `toml:"spot_replicas"`
 	// Spares is how many warm spare replicas of the group stand beside its
 	// Replicas ([failures] spares, per group): held out of service until
 	// one of the group's replicas fails with a long repair
@@ -273,7 +279,7 @@ func (c FleetConfig) WithSpareGroups() FleetConfig {
 			continue
 		}
 		sg := g
-		sg.Name, sg.Replicas, sg.Spares, sg.DownReplicas, sg.SparesFor = SpareGroupName(g.Name), g.Spares, 0, 0, g.Name
+		sg.Name, sg.Replicas, sg.Spares, sg.DownReplicas, sg.SpotReplicas, sg.SparesFor = SpareGroupName(g.Name), g.Spares, 0, 0, 0, g.Name
 		groups = append(groups, sg)
 		c.Replicas += g.Spares
 	}

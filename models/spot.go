@@ -7,12 +7,12 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 )
 
-// SpotParams describe the fleet's spot capacity: replicas [First, End)
+// SpotParams describe the fleet's spot capacity: the replicas of Ranges
 // run on spot instances that the provider takes back at random.
 type SpotParams struct {
-	// First is the first spot replica; End the one after the last (0: the
-	// fleet's last replica).
-	First, End int
+	// Ranges are the spot replicas, [first, end) each, in order (a fleet
+	// of groups may have spot replicas in several groups).
+	Ranges [][2]int
 	// RatePerHour is each spot replica's interruption rate while it serves
 	// (a Poisson process), per hour.
 	RatePerHour float64
@@ -21,7 +21,6 @@ type SpotParams struct {
 	// (acquiring capacity, boot, engine start, weight load).
 	Notice, Replace sim.Time
 	Drain           bool
-	GPUsPerReplica  int
 }
 
 // SpotEvent is one interruption step, for failures.csv.
@@ -59,16 +58,14 @@ type Spot struct {
 // FailSpot is the failure reason of copies a spot interruption kills.
 const FailSpot = "spot interruption"
 
-// StartSpot starts the interruptions of replicas [p.First, n), drawing from
-// rng. Call before Start.
+// StartSpot starts the interruptions of the replicas of p.Ranges, drawing
+// from rng (range by range, in order). Call before Start.
 func (f *Fleet) StartSpot(p SpotParams, rng *rand.Rand) *Spot {
 	s := &Spot{eng: f.Pool.eng, pool: f.Pool, busy: f.busy, p: p, rng: rng, scaler: f.Autoscaler}
-	end := p.End
-	if end == 0 {
-		end = len(f.Replicas)
-	}
-	for i := p.First; i < end; i++ {
-		s.arm(i, s.eng.Now())
+	for _, r := range p.Ranges {
+		for i := r[0]; i < r[1]; i++ {
+			s.arm(i, s.eng.Now())
+		}
 	}
 	f.Spot = s
 	return s

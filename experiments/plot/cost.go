@@ -75,6 +75,12 @@ func CostTimeline(m Meta, pts []TimePoint, rates map[string]float64) (Figure, er
 	return Figure{Name: "usd_per_hour", Plot: p}, nil
 }
 
+// spotGroupRef is a group in summary.json's spot.groups (spot replicas in
+// several groups).
+type spotGroupRef struct {
+	Name string `json:"name"`
+}
+
 // groupUSDPerHour is one group's spend rate at a sample, split: the group's
 // replicas at its own price (all of them if reserved; the provisioned ones
 // less its spot replicas otherwise), and its spot replicas at the spot
@@ -385,8 +391,9 @@ func readPrices(dir string) (map[string]float64, map[string][]GroupPrice, map[st
 				Tier     string  `json:"tier"`
 			} `json:"cost"`
 			Spot *struct {
-				Group         string  `json:"group"`
-				PriceFraction float64 `json:"price_fraction"`
+				Group         string         `json:"group"`
+				PriceFraction float64        `json:"price_fraction"`
+				Groups        []spotGroupRef `json:"groups"`
 			} `json:"spot"`
 		}
 		if err := json.Unmarshal(b, &s); err != nil {
@@ -403,7 +410,7 @@ func readPrices(dir string) (map[string]float64, map[string][]GroupPrice, map[st
 				return badInput("%s: fleet.groups %q: tp %d, replicas %d, price_per_gpu_hour %v", path, g.Name, g.TP, g.Replicas, g.PricePerGPUHour)
 			}
 			gp := GroupPrice{Name: g.Name, Replicas: g.Replicas, Reserved: g.Tier == "reserved", USDPerH: float64(g.TP) * g.PricePerGPUHour}
-			if s.Spot != nil && s.Spot.Group == g.Name {
+			if s.Spot != nil && (s.Spot.Group == g.Name || slices.Contains(s.Spot.Groups, spotGroupRef{g.Name})) {
 				if !(s.Spot.PriceFraction > 0 && s.Spot.PriceFraction <= 1) {
 					return badInput("%s: spot.price_fraction %v: must be in (0, 1]", path, s.Spot.PriceFraction)
 				}

@@ -1,0 +1,155 @@
+package experiments
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// spotGroupsSrc is an H100 group (TP=1, 3 replicas) beside a B200 group (TP=2, 3 replicas), with the groups' spot replicas
+// given by hSpot and bSpot (the lines of each group's table) and a [spot]
+// table of rates.
+func spotGroupsSrc(hSpot, bSpot, tail string) string {
+	return fmt.Sprintf(`name = "sgs"
+seed = 4
+[cluster]
+model = "llama-3-8b"
+[[cluster.groups]]
+name = "base"
+gpu = "H100"
+tp = 1
+replicas = 3
+%s
+[[cluster.groups]]
+name = "burst"
+gpu = "B200"
+tp = 2
+replicas = 3
+%s
+[workload]
+duration_s = 1800
+[workload.arrival]
+rate_per_s = 20
+[cost]
+power = false
+[spot]
+interruptions_per_hour = 4
+notice_s = 30
+replace_s = 120
+%s
+[policies.retry]
+name = "budgeted"
+`, hSpot, bSpot, tail)
+}
+
+// TestSpotSeveralGroups: spot replicas in two groups (each group's
+// spot_replicas): each group's last ones are interrupted, failures.csv
+// names their group and counts each one's own GPUs down, each group is
+// billed with its spot replicas at the spot fraction of its own price, the
+// summary lists both groups, timeseries.csv has a spot column per group,
+// and the run is deterministic.
+func TestSpotSeveralGroups(t *testing.T) {
+	src := spotGroupsSrc("spot_replicas = 1", "spot_replicas = 2", "")
+	sc, res, s := runConserved(t, src)
+	require.NotNil(t, s.Spot)
+	require.Equal(t, 3, s.Spot.Replicas)
+	require.Empty(t, s.Spot.Group, "several groups: spot.groups")
+	require.Len(t, s.Spot.Groups, 2)
+
+	hit := map[string]int{}
+	down := map[int]bool{}
+	for _, p := range res.Timeline {
+		var i int
+		var g string
+		_, err := fmt.Sscanf(p.Unit, "replica %d (%s", &i, &g)
+		require.NoError(t, err, p.Unit)
+		g = strings.TrimSuffix(g, ")")
+		require.Equal(t, map[int]string{2: "base", 4: "burst", 5: "burst"}[i], g, "only the groups' last spot_replicas are spot: %s", p.Unit)
+		switch p.Event {
+		case "spot-notice":
+			down[i] = true
+			hit[g]++
+		case "spot-ready":
+			delete(down, i)
+		}
+		gpus := 0
+		for j := range down {
+			gpus += map[bool]int{true: 1, false: 2}[j == 2] // H100 TP=1, B200 TP=2
+		}
+		require.Equal(t, gpus, p.GPUsDown, "GPUs down at %v", p.Time)
+	}
+	require.Positive(t, hit["base"], "the H100 spot replica was interrupted")
+	require.Positive(t, hit["burst"], "a B200 spot replica was interrupted")
+
+	secs := res.EndTime.Seconds()
+	cat := sc.Catalog().GPUs
+	h100, b200 := cat["H100"].PricePerGPUHour, cat["B200"].PricePerGPUHour
+	g := s.Fleet.Groups
+	require.InDelta(t, (2+1*0.35)*1*h100*secs/3600, g[0].USD, 1e-3, "two on-demand and one spot replica of 1 GPU")
+	require.InDelta(t, (1+2*0.35)*2*b200*secs/3600, g[1].USD, 1e-3, "one on-demand and two spot replicas of 2 GPUs")
+	require.Equal(t, SpotGroupStats{Name: "base", Replicas: 1, SpotUSD: round6(1 * 1 * h100 * 0.35 * secs / 3600)}, s.Spot.Groups[0])
+	require.Equal(t, "burst", s.Spot.Groups[1].Name)
+	require.InDelta(t, 2*2*b200*0.35*secs/3600, s.Spot.Groups[1].SpotUSD, 1e-3)
+	require.InDelta(t, s.Spot.Groups[0].SpotUSD+s.Spot.Groups[1].SpotUSD, s.Spot.SpotUSD, 1e-3)
+	require.InDelta(t, s.Cost.USD, g[0].USD+g[1].USD, 1e-3)
+	require.InDelta(t, s.Cost.USD, s.Spot.SpotUSD+s.Spot.OtherUSD, 1e-3)
+
+	var cols []string
+	for _, c := range groupColumns(sc) {
+		cols = append(cols, fmt.Sprintf("%s[%d,%d)", c.name, c.first, c.end))
+	}
+	require.Equal(t, []string{"provisioned_replicas.base[0,3)", "provisioned_replicas.burst[3,6)",
+		"provisioned_spot_replicas.base[2,3)", "provisioned_spot_replicas.burst[4,6)"}, cols)
+	requireDeterministic(t, sc, src)
+}
+
+// One group's spot_replicas is [spot] group and replicas said in the
+// group's table: the same run, byte for byte.
+func TestSpotGroupKeyIsSpotGroup(t *testing.T) {
+	run := func(src string) string {
+		sc, err := Parse("sgs.toml", []byte(src))
+		require.NoError(t, err)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		js, err := Summarize(res).MarshalJSON()
+		require.NoError(t, err)
+		return string(js)
+	}
+	require.Equal(t, run(spotGroupsSrc("", "", "group = \"burst\"\nreplicas = 2")), run(spotGroupsSrc("", "spot_replicas = 2", "")))
+}
+
+// Spot in several groups under autoscaling: the scaler starts spot
+// replicas first (cheaper) and only provisioned ones are interrupted;
+// requests are conserved and the run is deterministic.
+func TestSpotSeveralGroupsAutoscale(t *testing.T) {
+	src := spotGroupsSrc("spot_replicas = 1", "spot_replicas = 2", "") + `
+[autoscale]
+enabled = true
+policy = "target"
+metric = "outstanding"
+target = 4
+min_replicas = 2
+initial_replicas = 2
+`
+	sc, _, s := runConserved(t, src)
+	require.Positive(t, s.Spot.Interruptions)
+	require.Len(t, s.Spot.Groups, 2)
+	require.InDelta(t, s.Cost.USD, s.Spot.SpotUSD+s.Spot.OtherUSD, 1e-3)
+	requireDeterministic(t, sc, src)
+}
+
+func TestSpotSeveralGroupsRefusals(t *testing.T) {
+	for _, c := range []struct{ h, b, tail, want string }{
+		{"spot_replicas = 1", "", "group = \"burst\"\nreplicas = 2",
+			"cluster.groups.0.spot_replicas: the groups say their spot replicas with spot_replicas: remove spot.replicas and spot.group"},
+		{"spot_replicas = 4", "", "", "cluster.groups.0.spot_replicas: must be an integer in [0, the group's replicas = 3], found 4"},
+		{"spot_replicas = -1", "", "", "cluster.groups.0.spot_replicas: must be an integer in [0, the group's replicas = 3], found -1"},
+		{"spot_replicas = 1", "down_replicas = 1", "", "cluster.groups.1.down_replicas: cannot be combined with [spot] yet"},
+		{"", "", "replicas = 1", "spot.group: name the group whose replicas are on spot (a fleet of [[cluster.groups]] has several), or set spot_replicas in each [[cluster.groups]] table"},
+	} {
+		_, err := Parse("sgs.toml", []byte(spotGroupsSrc(c.h, c.b, c.tail)))
+		require.ErrorContains(t, err, c.want, c)
+	}
+}
