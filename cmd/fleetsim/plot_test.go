@@ -69,3 +69,23 @@ func TestPlotSpot(t *testing.T) {
 	require.Contains(t, string(svg), "spot interruption notice (")
 	require.Contains(t, string(svg), "spot replacement serving (")
 }
+
+// TestPlotEvictions: a training run that evicts stragglers (the
+// byterobust built-in) has "evicted" rows in training_timeline.csv, and
+// fleetsim plot draws them (it refused the directory before); its
+// thousands of failures and restarts are counted in the legend, not
+// marked.
+func TestPlotEvictions(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	_, stderr, code := fleetsim(t, nil, "run", "byterobust", "--out", out, "--quiet")
+	require.Zero(t, code, stderr)
+	csv, err := os.ReadFile(filepath.Join(out, "training_timeline.csv"))
+	require.NoError(t, err)
+	require.Contains(t, string(csv), ",evicted,")
+	_, stderr, code = fleetsim(t, nil, "plot", out)
+	require.Zero(t, code, stderr)
+	svg, err := os.ReadFile(filepath.Join(out, "plots", "training_timeline.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "straggler evicted (")
+	require.Contains(t, string(svg), "), not marked")
+}

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"strings"
@@ -29,7 +30,7 @@ type TrainingPoint struct {
 // TrainingEventKinds and TrainingStates are the values training_timeline.csv
 // may hold in its event and state columns.
 var (
-	TrainingEventKinds = []string{"start", "failure", "fail-slow", "straggler-end", "detected", "restarted", "repaired", "end"}
+	TrainingEventKinds = []string{"start", "failure", "fail-slow", "straggler-end", "evicted", "detected", "restarted", "repaired", "end"}
 	TrainingStates     = []string{"running", "detecting", "waiting-spares", "restarting"}
 )
 
@@ -95,7 +96,7 @@ func TrainingTimeline(m Meta, arm string, pts []TrainingPoint) (Figure, error) {
 		title += " (" + armLabel(m, arm) + ")"
 	}
 	p := newPlot(m, title, "wall-clock time ("+unit+")", "time lost so far (h): wall clock − compute kept")
-	var lost, fails, restarts plotter.XYs
+	var lost, fails, evictions, restarts plotter.XYs
 	var waitBands, stopBands []plotter.XYs
 	var waitH, stopH float64
 	for i, q := range sel {
@@ -112,6 +113,10 @@ func TrainingTimeline(m Meta, arm string, pts []TrainingPoint) (Figure, error) {
 			if q.LostH > 0 || i > 0 && (sel[i-1].State == "running" || sel[i-1].State == "restarting") {
 				fails = append(fails, plotter.XY{X: x, Y: y})
 			}
+		case "evicted":
+			// A straggler's host evicted (training.evict_stragglers): the
+			// job restarts without it.
+			evictions = append(evictions, plotter.XY{X: x, Y: y})
 		case "restarted":
 			restarts = append(restarts, plotter.XY{X: x, Y: y})
 		}
@@ -134,16 +139,23 @@ func TrainingTimeline(m Meta, arm string, pts []TrainingPoint) (Figure, error) {
 		ettr = last.WorkH / last.TimeH
 	}
 	p.Legend.Add(fmt.Sprintf("time lost (ETTR %.1f%% at the end)", 100*ettr), wl)
-	if len(fails) > 0 {
-		sc := scatter(fails, palette[1], draw.CrossGlyph{}, 3)
+	marks := func(xy plotter.XYs, c color.Color, g draw.GlyphDrawer, r float64, label string) {
+		if len(xy) == 0 {
+			return
+		}
+		label = fmt.Sprintf("%s (%d)", label, len(xy))
+		if len(xy) > maxTrainingMarks {
+			// Thousands of marks bury the line: the count alone.
+			p.Legend.Add(label + ", not marked")
+			return
+		}
+		sc := scatter(xy, c, g, r)
 		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("failure stopping the job (%d)", len(fails)), sc)
+		p.Legend.Add(label, sc)
 	}
-	if len(restarts) > 0 {
-		sc := scatter(restarts, palette[6], draw.TriangleGlyph{}, 2.5)
-		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("restart (%d)", len(restarts)), sc)
-	}
+	marks(fails, palette[1], draw.CrossGlyph{}, 3, "failure stopping the job")
+	marks(evictions, palette[3], draw.PlusGlyph{}, 3, "straggler evicted")
+	marks(restarts, palette[6], draw.TriangleGlyph{}, 2.5, "restart")
 	for i, b := range stopBands {
 		l := line(b, palette[5], nil, 6)
 		p.Add(l)
@@ -170,6 +182,11 @@ func TrainingTimeline(m Meta, arm string, pts []TrainingPoint) (Figure, error) {
 	}
 	return Figure{Name: name, Plot: p}, nil
 }
+
+// maxTrainingMarks is the most marks of one kind the training timeline
+// draws; past it (a months-long run with thousands of interruptions) the
+// legend gives the count alone.
+const maxTrainingMarks = 500
 
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
 
