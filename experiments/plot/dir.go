@@ -54,6 +54,27 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 // malformed file is an error naming the file and line, and so is a
 // directory holding nothing to draw; both match ErrBadInput.
 func Dir(dir string) ([]string, error) {
+	figs, err := dirFigures(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Write(dir, figs...)
+}
+
+// Check reads and checks every input in dir and builds the figures Dir
+// would draw, without drawing them, and returns their names: a fast test
+// that Dir will accept the directory.
+func Check(dir string) ([]string, error) {
+	figs, err := dirFigures(dir)
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.Name)
+	}
+	return names, err
+}
+
+// dirFigures is Dir's figures of dir, built but not drawn.
+func dirFigures(dir string) ([]Figure, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, badInput("%v", err)
@@ -93,7 +114,7 @@ func Dir(dir string) ([]string, error) {
 	if len(figs) == 0 {
 		return nil, badInput("nothing to plot in %s: %s hold no series (expected rows in %s)", dir, strings.Join(found, ", "), strings.Join(inputs[1:], ", "))
 	}
-	return Write(dir, figs...)
+	return figs, nil
 }
 
 // figures parses the tables present and builds every figure they allow.
