@@ -554,7 +554,8 @@ min_replicas = 1
 // 10 whose last 2 replicas are in repair serves exactly as one of 8: the
 // same requests and latencies, the same scale-ups (it never asks for a
 // replica it cannot start), the same bill (a replica in repair stays
-// parked: not provisioned, not paid) and no down_usd; and a minimum or an
+// parked: not provisioned, not paid) and no down_usd (bought reserved, they
+// are paid and in down_usd); and a minimum or an
 // initial size that needs a replica in repair is refused.
 func TestAutoscaleDownReplicas(t *testing.T) {
 	base, err := LoadBuiltin("autoscale-diurnal")
@@ -574,6 +575,17 @@ func TestAutoscaleDownReplicas(t *testing.T) {
 	require.Equal(t, sb.Cost.USD, sd.Cost.USD)
 	require.Zero(t, sd.Cost.Wasted.DownUSD)
 	require.Equal(t, 8, sb.Autoscale.ReplicasMax, "the peak needs all 8 (so the cap binds)")
+
+	// Bought reserved, the fleet is paid whole, parked or not: the 2 in
+	// repair are paid for nothing, and down_usd says so.
+	reserved, err := down.Derive(OverrideOverlay("cost.tier", `"reserved"`))
+	require.NoError(t, err)
+	rr, err := Run(reserved, Options{})
+	require.NoError(t, err)
+	sr := Summarize(rr)
+	tp := float64(reserved.Cluster.GPUsPerReplica())
+	require.InDelta(t, 2*tp*rr.EndTime.Seconds()/3600*sr.Cost.PricePerGPUHour, sr.Cost.Wasted.DownUSD, 1e-3)
+	require.InDelta(t, 10*tp*rr.EndTime.Seconds()/3600*sr.Cost.PricePerGPUHour, sr.Cost.USD, 1e-3, "all 10 paid")
 
 	for extra, want := range map[string]string{
 		"min_replicas = 9":                       "autoscale.min_replicas: must be at most cluster.replicas − run.down_replicas = 8 (the replicas not in repair), found 9",

@@ -512,7 +512,10 @@ func Summarize(r *Result) *Summary {
 		decodeDownUSD = (d.Decode.ReplicaDownS + d.Decode.SpareRepairS) * perS
 		decodeIdleUSD = d.Decode.IdleSpareS * perS
 	}
-	if !sc.Autoscale.Enabled { // (autoscaled, they stay parked: not provisioned, not paid)
+	// Autoscaled, they stay parked: not provisioned, not paid, unless the
+	// fleet is bought reserved (paid whether provisioned or not, as a
+	// reserved group's are below).
+	if !sc.Autoscale.Enabled || (len(f.Groups) == 0 && sc.Cost.Tier == TierReserved) {
 		downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600
 	}
 	// A fleet of groups' down_replicas, each at its group's TP and price
