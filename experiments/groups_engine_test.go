@@ -201,7 +201,7 @@ func TestGroupDownReplicasRefusals(t *testing.T) {
 		{strings.Replace(with("down_replicas = 2", ""), "replicas = 2\n", "replicas = 2\ndown_replicas = 2\n", 1),
 			"cluster.groups: down_replicas take all 4 replicas out of service"},
 		{with("", "[run]\ndown_replicas = 1\n"), "run.down_replicas: a fleet of groups takes replicas down per group: set down_replicas in the [[cluster.groups]]"},
-		{with("down_replicas = 1", "[spot]\nreplicas = 1\ngroup = \"h100\"\n"), "cluster.groups.1.down_replicas: cannot be combined with [spot] yet"},
+		{with("down_replicas = 1", "[spot]\nreplicas = 2\ngroup = \"b200\"\n"), "spot.replicas: must be an integer in [0, the group's replicas − its down_replicas = 1], found 2"},
 		{with("down_replicas = 1", "[autoscale]\nenabled = true\nmin_replicas = 4\n"), "autoscale.min_replicas: must be at most the groups' replicas − their down_replicas = 3 (the replicas not in repair), found 4"},
 	} {
 		_, err := Parse("mix.toml", []byte(c.src))

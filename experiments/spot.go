@@ -58,18 +58,18 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 			ps.Add("spot.group", "name the group whose replicas are on spot (a fleet of [[cluster.groups]] has several), or set spot_replicas in each [[cluster.groups]] table")
 		case g == nil:
 			ps.Add("spot.group", "%q is not a group of [[cluster.groups]]", c.Group)
-		case c.Replicas < 0 || c.Replicas > g.Replicas:
-			ps.Add("spot.replicas", "must be an integer in [0, the group's replicas = %d], found %d", g.Replicas, c.Replicas)
+		case c.Replicas < 0 || c.Replicas > g.Replicas-g.Down():
+			ps.Add("spot.replicas", "must be an integer in [0, the group's replicas%s = %d], found %d", downText(g.Down(), "its down_replicas"), g.Replicas-g.Down(), c.Replicas)
 		}
-	} else if c.Replicas < 0 || c.Replicas > s.Cluster.Replicas {
-		ps.Add("spot.replicas", "must be an integer in [0, cluster.replicas = %d], found %d", s.Cluster.Replicas, c.Replicas)
+	} else if n := s.Cluster.Replicas - s.runDown(); c.Replicas < 0 || c.Replicas > n {
+		ps.Add("spot.replicas", "must be an integer in [0, cluster.replicas%s = %d], found %d", downText(s.runDown(), "run.down_replicas"), n, c.Replicas)
 	}
 	if len(s.Cluster.Groups) == 0 && c.Group != "" {
 		ps.Add("spot.group", "names a group of [[cluster.groups]]; this fleet has none")
 	}
 	for i, g := range s.Cluster.Groups {
-		if g.SpotReplicas < 0 || g.SpotReplicas > max(g.Replicas, 0) {
-			ps.Add(fmt.Sprintf("cluster.groups.%d.spot_replicas", i), "must be an integer in [0, the group's replicas = %d], found %d", max(g.Replicas, 0), g.SpotReplicas)
+		if n := max(g.Replicas, 0) - g.Down(); g.SpotReplicas < 0 || g.SpotReplicas > n {
+			ps.Add(fmt.Sprintf("cluster.groups.%d.spot_replicas", i), "must be an integer in [0, the group's replicas%s = %d], found %d", downText(g.Down(), "its down_replicas"), n, g.SpotReplicas)
 		}
 	}
 	if s.spotReplicas() == 0 {
@@ -90,8 +90,7 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {s.groupSparesKey(), s.groupSpares() > 0},
 		{"failures.drain_on_precursor", s.Failures.Enabled && s.Failures.DrainOnPrecursor},
 		{"rollout.enabled", s.Rollout.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0}, {"run.down_replicas", s.Run.DownReplicas > 0},
-		{s.groupDownKey(), s.groupDownKey() != ""},
+		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0},
 	} {
 		if k.on {
 			ps.Add(k.key, "cannot be combined with [spot] yet (both take replicas in and out of service)")
@@ -168,6 +167,23 @@ func (s *Scenario) groupSpotKey() string {
 	return ""
 }
 
+// downText is " − what" when k replicas are in repair, else "".
+func downText(k int, what string) string {
+	if k > 0 {
+		return " − " + what
+	}
+	return ""
+}
+
+// runDown is run.down_replicas within [0, cluster.replicas] (a fleet of
+// one kind's replicas in repair).
+func (s *Scenario) runDown() int {
+	if len(s.Cluster.Groups) > 0 {
+		return 0
+	}
+	return min(max(s.Run.DownReplicas, 0), max(s.Cluster.Replicas, 0))
+}
+
 // spotPart is one group's spot replicas (the whole fleet's in a fleet of
 // one kind): replicas [first, end), tp GPUs each, of group g (nil in a
 // fleet of one kind).
@@ -182,12 +198,15 @@ func (p spotPart) n() int { return p.end - p.first }
 
 // spotParts are the spot replicas, group by group in order: the fleet's
 // last spot.replicas, or in a fleet of groups each group's last
-// spot_replicas (or the last spot.replicas of the group spot.group names).
-// Empty without spot. (Counts out of range are refused by validateSpot.)
+// spot_replicas (or the last spot.replicas of the group spot.group names)
+// — the last but those in repair (run.down_replicas, a group's
+// down_replicas), which are the very last. Empty without spot. (Counts out
+// of range are refused by validateSpot.)
 func (s *Scenario) spotParts() []spotPart {
 	if len(s.Cluster.Groups) == 0 {
-		if k := s.Spot.Replicas; k > 0 {
-			return []spotPart{{nil, s.Cluster.Replicas - k, s.Cluster.Replicas, s.Cluster.GPUsPerReplica()}}
+		end := s.Cluster.Replicas - s.runDown()
+		if k := min(s.Spot.Replicas, end); k > 0 {
+			return []spotPart{{nil, end - k, end, s.Cluster.GPUsPerReplica()}}
 		}
 		return nil
 	}
@@ -200,8 +219,9 @@ func (s *Scenario) spotParts() []spotPart {
 		if s.Spot.Group != "" && g.Name == s.Spot.Group {
 			k = max(s.Spot.Replicas, 0)
 		}
-		if k = min(k, max(g.Replicas, 0)); k > 0 {
-			parts = append(parts, spotPart{g, end - k, end, g.TP})
+		last := end - g.Down()
+		if k = min(k, max(g.Replicas, 0)-g.Down()); k > 0 {
+			parts = append(parts, spotPart{g, last - k, last, g.TP})
 		}
 	}
 	return parts

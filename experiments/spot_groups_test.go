@@ -146,10 +146,59 @@ func TestSpotSeveralGroupsRefusals(t *testing.T) {
 			"cluster.groups.0.spot_replicas: the groups say their spot replicas with spot_replicas: remove spot.replicas and spot.group"},
 		{"spot_replicas = 4", "", "", "cluster.groups.0.spot_replicas: must be an integer in [0, the group's replicas = 3], found 4"},
 		{"spot_replicas = -1", "", "", "cluster.groups.0.spot_replicas: must be an integer in [0, the group's replicas = 3], found -1"},
-		{"spot_replicas = 1", "down_replicas = 1", "", "cluster.groups.1.down_replicas: cannot be combined with [spot] yet"},
+		{"spot_replicas = 1", "down_replicas = 1\nspot_replicas = 3", "", "cluster.groups.1.spot_replicas: must be an integer in [0, the group's replicas − its down_replicas = 2], found 3"},
 		{"", "", "replicas = 1", "spot.group: name the group whose replicas are on spot (a fleet of [[cluster.groups]] has several), or set spot_replicas in each [[cluster.groups]] table"},
 	} {
 		_, err := Parse("sgs.toml", []byte(spotGroupsSrc(c.h, c.b, c.tail)))
 		require.ErrorContains(t, err, c.want, c)
 	}
+}
+
+// Spot beside replicas in repair: the spot replicas are the last ones but
+// those in repair (which are the very last), only they are interrupted,
+// and the replicas in repair are priced on demand in down_usd — for a
+// fleet of one kind (run.down_replicas) and for a group (down_replicas).
+func TestSpotBesideDownReplicas(t *testing.T) {
+	one := `name = "sd"
+seed = 4
+[cluster]
+model = "llama-3-8b"
+gpu = "H100"
+tp = 1
+replicas = 6
+[run]
+down_replicas = 1
+[workload]
+duration_s = 1800
+[workload.arrival]
+rate_per_s = 20
+[cost]
+power = false
+[spot]
+replicas = 2
+interruptions_per_hour = 4
+notice_s = 30
+replace_s = 120
+`
+	_, res, s := runConserved(t, one)
+	hit := map[string]bool{}
+	for _, p := range res.Timeline {
+		hit[p.Unit] = true
+	}
+	require.Equal(t, map[string]bool{"replica 3": true, "replica 4": true}, hit, "replicas 3 and 4 are spot, 5 is in repair")
+	secs, h100 := res.EndTime.Seconds(), res.Scenario.Catalog().GPUs["H100"].PricePerGPUHour
+	require.InDelta(t, 1*h100*secs/3600, s.Cost.Wasted.DownUSD, 1e-3, "the replica in repair, at the on-demand price")
+	require.InDelta(t, 2*h100*0.35*secs/3600, s.Spot.SpotUSD, 1e-3)
+	require.InDelta(t, s.Cost.USD, s.Spot.SpotUSD+s.Spot.OtherUSD, 1e-3)
+
+	// A group: the B200 group's last replica in repair, the one before it
+	// on spot (replica 4 of the fleet).
+	_, res, s = runConserved(t, spotGroupsSrc("", "down_replicas = 1\nspot_replicas = 1", ""))
+	for _, p := range res.Timeline {
+		require.Equal(t, "replica 4 (burst)", p.Unit)
+	}
+	require.Positive(t, s.Spot.Interruptions)
+	require.Equal(t, "burst", s.Spot.Group)
+	b200 := res.Scenario.Catalog().GPUs["B200"].PricePerGPUHour
+	require.InDelta(t, 2*b200*res.EndTime.Seconds()/3600, s.Cost.Wasted.DownUSD, 1e-3, "one B200 replica of 2 GPUs in repair")
 }

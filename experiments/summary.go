@@ -366,7 +366,8 @@ func Summarize(r *Result) *Summary {
 	// Under autoscaling the primary GPUs are paid while provisioned
 	// (loading, serving or draining), not for the whole run.
 	primaryGPUHours, primaryGPUsMean := float64(f.Place.GPUs)*secs/3600, float64(f.Place.GPUs)
-	var spotFrac float64 // spot GPUs / all primary GPUs
+	var spotFrac float64  // spot GPUs / all primary GPUs
+	runDownPrice := price // run.down_replicas' price per GPU-hour: on-demand, never spot
 	if sp := f.Spot; sp != nil && len(f.Groups) == 0 {
 		// Spot slots are paid for the whole run at the spot price (a
 		// replacement is requested at once); fold it into the fleet's
@@ -515,8 +516,9 @@ func Summarize(r *Result) *Summary {
 	// Autoscaled, they stay parked: not provisioned, not paid, unless the
 	// fleet is bought reserved (paid whether provisioned or not, as a
 	// reserved group's are below).
+	var runDownUSD float64
 	if !sc.Autoscale.Enabled || (len(f.Groups) == 0 && sc.Cost.Tier == TierReserved) {
-		downGPUHours += float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600
+		runDownUSD = float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600 * runDownPrice
 	}
 	// A fleet of groups' down_replicas, each at its group's TP and price
 	// (autoscaled, they stay parked: not provisioned, not paid, unless
@@ -548,7 +550,7 @@ func Summarize(r *Result) *Summary {
 	s.Cost = Cost{USD: round6(usd), Tier: sc.Cost.Tier, GPUHours: round6(gpuHours), PricePerGPUHour: price,
 		EnergyKWh: round6(kwh), EnergyUSD: round6(kwh * sc.Cost.USDPerKWh),
 		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
-			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours*price + decodeDownUSD + groupDownUSD),
+			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours*price + runDownUSD + decodeDownUSD + groupDownUSD),
 			IdleSparesUSD: round6(idleSparesUSD(r, price) + decodeIdleUSD)},
 		USDPerMillionOutputRaw: round6(ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:            round6((primaryGPUsMean*price + fbUSDPerHour) * HoursPerMonth)}
