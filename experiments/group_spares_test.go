@@ -3,6 +3,8 @@ package experiments
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -206,11 +208,15 @@ func TestGroupSparesRefusals(t *testing.T) {
 
 // TestGroupSparesChaos: random fleets of two or three GPU groups, some
 // with warm spares, under failures at random rates, repair thresholds and
-// swap delays: requests are conserved, every swap in failures.csv puts a
-// replica of the failed one's own group in its place, and the runner is
+// swap delays: requests are conserved, availability and every
+// timeline row's capacity stay in [0, 1], every swap in failures.csv puts
+// a replica of the failed one's own group in its place, and the runner is
 // deterministic.
 func TestGroupSparesChaos(t *testing.T) {
 	trials := 8
+	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
+		trials = n
+	}
 	if testing.Short() {
 		trials = 3
 	}
@@ -241,7 +247,12 @@ func TestGroupSparesChaos(t *testing.T) {
 			1000000+rng.IntN(4000000), rng.IntN(300), rng.IntN(60))
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
-			sc, res, _ := runConserved(t, src)
+			sc, res, sum := runConserved(t, src)
+			f := sum.Failures
+			require.True(t, f.Availability >= 0 && f.Availability <= 1 && f.MinAvailableR >= 0, "%+v\n%s", f, src)
+			for _, p := range res.Timeline {
+				require.True(t, p.Capacity >= 0 && p.Capacity <= 1, "capacity %v at %v\n%s", p.Capacity, p.Time, src)
+			}
 			for _, sw := range spareSwaps(t, res) {
 				require.Equal(t, kinds[sw.i], kinds[sw.j], "%+v\n%s", sw, src)
 				swaps++
