@@ -90,7 +90,7 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {s.groupSparesKey(), s.groupSpares() > 0},
 		{"failures.drain_on_precursor", s.Failures.Enabled && s.Failures.DrainOnPrecursor},
 		{"rollout.enabled", s.Rollout.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled}, {"faults", len(s.Faults) > 0},
+		{"faults", len(s.Faults) > 0},
 	} {
 		if k.on {
 			ps.Add(k.key, "cannot be combined with [spot] yet (both take replicas in and out of service)")

@@ -202,3 +202,47 @@ replace_s = 120
 	b200 := res.Scenario.Catalog().GPUs["B200"].PricePerGPUHour
 	require.InDelta(t, 2*b200*res.EndTime.Seconds()/3600, s.Cost.Wasted.DownUSD, 1e-3, "one B200 replica of 2 GPUs in repair")
 }
+
+// Spot with a [fallback] pool: when interruptions take every primary
+// replica, the fallback pool (a smaller model) serves; the bill splits
+// into spot, other and fallback GPUs — for a fleet of one kind and for
+// groups.
+func TestSpotWithFallback(t *testing.T) {
+	fallback := `
+[fallback]
+enabled = true
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 1
+`
+	one := `name = "sf"
+seed = 2
+[cluster]
+model = "llama-3-8b"
+gpu = "H100"
+tp = 1
+replicas = 2
+[workload]
+duration_s = 1800
+[workload.arrival]
+rate_per_s = 5
+[cost]
+power = false
+[spot]
+replicas = 2
+interruptions_per_hour = 30
+notice_s = 0
+replace_s = 120
+`
+	for _, src := range []string{one + fallback, spotGroupsSrc("spot_replicas = 3", "spot_replicas = 3", "interruptions_per_hour = 120\nnotice_s = 0\nreplace_s = 300\n") + fallback} {
+		src = strings.Replace(src, "interruptions_per_hour = 4\nnotice_s = 30\nreplace_s = 120\n", "", 1)
+		_, res, s := runConserved(t, src)
+		require.Positive(t, s.Resilience.Fallbacks, "every primary replica was out at times: the fallback pool served\n%s", src)
+		secs := res.EndTime.Seconds()
+		h100 := res.Scenario.Catalog().GPUs["H100"].PricePerGPUHour
+		require.InDelta(t, h100*secs/3600, s.Spot.FallbackUSD, 1e-3, "one H100 fallback replica")
+		require.InDelta(t, s.Cost.USD, s.Spot.SpotUSD+s.Spot.OtherUSD+s.Spot.FallbackUSD, 1e-3)
+		requireDeterministic(t, res.Scenario, src)
+	}
+}

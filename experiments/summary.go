@@ -479,6 +479,9 @@ func Summarize(r *Result) *Summary {
 	}
 	kwh := gpuHours * watts * sc.Cost.PUE / 1000
 	usd := primaryGPUHours*price + fbUSDPerHour*secs/3600
+	if s.Spot != nil && fbUSDPerHour > 0 {
+		s.Spot.FallbackUSD = round6(fbUSDPerHour * secs / 3600)
+	}
 	if sc.Cost.Power {
 		usd += kwh * sc.Cost.USDPerKWh
 	}
@@ -998,6 +1001,9 @@ type SpotStats struct {
 	SpotUSD        float64 `json:"spot_usd"`
 	// OtherUSD is the other slots at the [cost] tier's price.
 	OtherUSD float64 `json:"other_usd"`
+	// FallbackUSD is the [fallback] pool's GPUs (absent without one):
+	// spot_usd + other_usd + fallback_usd is the GPU bill.
+	FallbackUSD float64 `json:"fallback_usd,omitempty"`
 	// Group and PriceFraction, in a fleet of groups, are the group whose
 	// last Replicas are on spot and their price over the group's
 	// (spot.group, spot.price_fraction); absent for a fleet of one kind.
