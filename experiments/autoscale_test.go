@@ -595,3 +595,65 @@ func TestAutoscaleDownReplicas(t *testing.T) {
 		require.ErrorContains(t, err, want, extra)
 	}
 }
+
+// Autoscaling with a [fallback] pool (was refused): the fallback pool is
+// its own, always provisioned; the scaler owns the primary replicas only.
+// When every primary replica is down (four scripted failures at once) the
+// fallback serves; the GPU-hours are the scaler's plus the fallback's for
+// the whole run.
+func TestAutoscaleWithFallback(t *testing.T) {
+	src := `name = "af"
+seed = 3
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 4
+[workload]
+duration_s = 1200
+[workload.arrival]
+process = "diurnal"
+rate_per_s = 20
+amplitude = 0.7
+period_s = 1200
+[cost]
+power = false
+[autoscale]
+enabled = true
+policy = "target"
+metric = "rate"
+target = 8
+min_replicas = 1
+[[faults]]
+replica = 0
+mode = "fail"
+at_s = 60
+restart_s = 120
+[[faults]]
+replica = 1
+mode = "fail"
+at_s = 60
+restart_s = 120
+[[faults]]
+replica = 2
+mode = "fail"
+at_s = 60
+restart_s = 120
+[[faults]]
+replica = 3
+mode = "fail"
+at_s = 60
+restart_s = 120
+[fallback]
+enabled = true
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 1
+`
+	_, res, s := runConserved(t, src)
+	require.Positive(t, s.Resilience.Fallbacks)
+	require.NotNil(t, s.Autoscale)
+	require.InDelta(t, s.Autoscale.GPUHours+res.EndTime.Seconds()/3600, s.Cost.GPUHours, 1e-5, "the scaler's GPU-hours and one fallback H100 for the run")
+	requireDeterministic(t, res.Scenario, src)
+}

@@ -769,7 +769,7 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 		on  bool
 	}{
 		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {"rollout.enabled", s.Rollout.Enabled},
-		{"fallback.enabled", s.Fallback.Enabled}, {s.groupSparesKey(), s.groupSpares() > 0},
+		{s.groupSparesKey(), s.groupSpares() > 0},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")
