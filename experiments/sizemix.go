@@ -29,7 +29,16 @@ type MixAxis struct {
 	// Spares is the axis's warm spares (a group's spares, with
 	// [failures]): paid at every size that has the group, none at 0.
 	Spares int
+	// Spot is how many of the axis's replicas are on spot (a group's
+	// spot_replicas, or [spot] replicas of the group it names), at
+	// SpotFraction of the price: as many as a size has beside its Down.
+	Spot         int
+	SpotFraction float64
 }
+
+// spotAt is how many of n replicas of the axis are on spot: Spot, at most
+// the ones not in repair.
+func (a MixAxis) spotAt(n int) int { return min(a.Spot, max(n-a.Down, 0)) }
 
 // MixPoint is one pair of pool sizes evaluated by SizeMix.
 type MixPoint struct {
@@ -98,12 +107,25 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 		groups := base.Cluster.Groups
 		var axes [2]MixAxis
 		for i, g := range groups {
-			axes[i] = MixAxis{Name: g.Name, GPUsPer: g.TP, PricePerGPUHour: base.GroupPrice(g), Down: max(g.DownReplicas, 0)}
+			axes[i] = MixAxis{Name: g.Name, GPUsPer: g.TP, PricePerGPUHour: base.GroupPrice(g), Down: max(g.DownReplicas, 0),
+				Spot: max(g.SpotReplicas, 0), SpotFraction: base.Spot.PriceFraction}
 			if base.Failures.Enabled {
 				axes[i].Spares = max(g.Spares, 0)
 			}
+			if base.Spot.Group != "" && base.Spot.Group == g.Name {
+				axes[i].Spot = max(base.Spot.Replicas, 0)
+			}
 		}
-		return sizeTwo(base, axes, func(a, b int) []Overlay { return []Overlay{groupsOverlay(groups, a, b)} }, targets, conf, opt)
+		return sizeTwo(base, axes, func(a, b int) []Overlay {
+			ovs := []Overlay{groupsOverlay(groups, a, b)}
+			for i, n := range [2]int{a, b} {
+				if base.Spot.Group != "" && base.Spot.Group == groups[i].Name {
+					// [spot] replicas of the group it names: as many as fit.
+					ovs = append(ovs, OverrideOverlay("spot.replicas", strconv.Itoa(axes[i].spotAt(n))))
+				}
+			}
+			return ovs
+		}, targets, conf, opt)
 	}
 	return nil, fmt.Errorf("%s: size searches two pool sizes for a fleet of two [[cluster.groups]] or a [disagg] fleet; the scenario has %d groups", base.Name, len(base.Cluster.Groups))
 }
@@ -140,12 +162,15 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 		}
 		p := &MixPoint{Counts: []int{a, b}, Arm: NewArmResult(fmt.Sprintf("%s=%d,%s=%d", axes[0].Name, a, axes[1].Name, b), reps[0])}
 		for i, n := range p.Counts {
-			gpus := n * axes[i].GPUsPer
+			ax := axes[i]
+			gpus := n * ax.GPUsPer
 			if n > 0 { // its spares too
-				gpus += axes[i].Spares * axes[i].GPUsPer
+				gpus += ax.Spares * ax.GPUsPer
 			}
 			p.GPUs += gpus
-			p.USDPerMonth += float64(gpus) * axes[i].PricePerGPUHour * HoursPerMonth
+			// Its spot replicas at the spot fraction of the price.
+			spotGPUs := ax.spotAt(n) * ax.GPUsPer
+			p.USDPerMonth += (float64(gpus-spotGPUs) + float64(spotGPUs)*ax.SpotFraction) * ax.PricePerGPUHour * HoursPerMonth
 		}
 		p.Met, p.Bounds = meets(p.Arm, targets, conf)
 		cache[key] = p
@@ -266,8 +291,8 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 }
 
 // groupsOverlay sets the groups' counts to a and b, their down_replicas
-// to at most that and their spares to none at a count of 0, every other
-// key as written.
+// to at most that, their spot_replicas to at most what is left and their
+// spares to none at a count of 0, every other key as written.
 func groupsOverlay(groups []models.GroupConfig, a, b int) Overlay {
 	var sb strings.Builder
 	sb.WriteString("[cluster]\ngroups = [")
@@ -286,8 +311,11 @@ func groupsOverlay(groups []models.GroupConfig, a, b int) Overlay {
 		if n == 0 {
 			spares = 0
 		}
-		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q, down_replicas = %d, spares = %d}",
-			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model, min(max(g.DownReplicas, 0), n), spares)
+		down := min(max(g.DownReplicas, 0), n)
+		// Its spot_replicas as many as fit beside those in repair.
+		spot := min(max(g.SpotReplicas, 0), n-down)
+		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q, down_replicas = %d, spares = %d, spot_replicas = %d}",
+			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model, down, spares, spot)
 	}
 	sb.WriteString("]\n")
 	return Overlay{Name: fmt.Sprintf("size mix %s=%d %s=%d", groups[0].Name, a, groups[1].Name, b), TOML: []byte(sb.String())}
@@ -344,6 +372,15 @@ func (r *MixResult) Table(name string) string {
 	}
 	if len(spares) > 0 {
 		fmt.Fprintf(&b, "\nGPUs and $ count the groups' warm spares (%s), kept at every count of their group but 0\n", strings.Join(spares, ", "))
+	}
+	var spot []string
+	for _, ax := range r.Axes {
+		if ax.Spot > 0 {
+			spot = append(spot, fmt.Sprintf("%s %d", ax.Name, ax.Spot))
+		}
+	}
+	if len(spot) > 0 {
+		fmt.Fprintf(&b, "\n$ prices the groups' spot replicas (%s; fewer where a count has fewer) at %g of the price\n", strings.Join(spot, ", "), r.Axes[0].SpotFraction)
 	}
 	return b.String()
 }

@@ -246,3 +246,39 @@ replace_s = 120
 		requireDeterministic(t, res.Scenario, src)
 	}
 }
+
+// fleetsim size keeps each group's spot replicas at every count, as many
+// as fit beside those in repair (a mix of 0 or 1 B200 with 2 on spot was
+// refused before), for spot_replicas and for [spot] group; and prices
+// them at the spot fraction.
+func TestSpotSizeMix(t *testing.T) {
+	base, err := Parse("sgs.toml", []byte(spotGroupsSrc("spot_replicas = 1", "down_replicas = 1\nspot_replicas = 2", "")))
+	require.NoError(t, err)
+	sc, err := base.Derive(groupsOverlay(base.Cluster.Groups, 0, 2))
+	require.NoError(t, err)
+	require.Equal(t, 0, sc.Cluster.Groups[0].SpotReplicas)
+	require.Equal(t, 1, sc.Cluster.Groups[1].SpotReplicas, "2 B200, 1 in repair: 1 left for spot")
+	require.Equal(t, 1, sc.spotReplicas())
+
+	legacy, err := Parse("sgs.toml", []byte(spotGroupsSrc("", "", "group = \"burst\"\nreplicas = 3")))
+	require.NoError(t, err)
+	targets, err := ParseSLO("ttft_p99=800ms")
+	require.NoError(t, err)
+	legacy, err = legacy.Derive(OverrideOverlay("workload.duration_s", "120"), OverrideOverlay("run.replications", "1"))
+	require.NoError(t, err)
+	res, err := SizeMix(legacy, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	h100, b200 := legacy.Catalog().GPUs["H100"].PricePerGPUHour, legacy.Catalog().GPUs["B200"].PricePerGPUHour
+	capped := 0
+	for _, p := range res.Evaluated {
+		if p.Counts[1] > 0 && p.Counts[1] < 3 {
+			capped++ // fewer B200 than [spot] replicas: all of them on spot
+		}
+		h, b := p.Counts[0], p.Counts[1]
+		spot := min(3, b)
+		want := (float64(h)*h100 + float64(b-spot)*2*b200 + float64(spot)*2*b200*0.35) * HoursPerMonth
+		require.InDelta(t, want, p.USDPerMonth, 1e-6, "h100=%d b200=%d", h, b)
+	}
+	require.Positive(t, capped, "the search tried B200 counts below 3")
+	require.Contains(t, res.Table("sgs"), "$ prices the groups' spot replicas (burst 3; fewer where a count has fewer) at 0.35 of the price")
+}
