@@ -121,7 +121,15 @@ type SizeResult struct {
 	HasFailure bool // the scenario models failures (otherwise N = N without failures)
 	GPUsPer    int
 	PriceHour  float64
+	// Spot is [spot] replicas (the last ones but those in repair, as many
+	// as a size has), priced at SpotFraction; Down is run.down_replicas.
+	Spot, Down   int
+	SpotFraction float64
 }
+
+// spotAt is how many of n replicas are on spot: [spot] replicas, at most
+// the ones not in repair.
+func (r *SizeResult) spotAt(n int) int { return min(r.Spot, max(n-r.Down, 0)) }
 
 // maxSizeReplicas bounds the search.
 const maxSizeReplicas = 1 << 14
@@ -144,7 +152,8 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 	hasFailure := base.Failures.Enabled || base.Run.DownReplicas > 0
 	res := &SizeResult{Targets: targets, Confidence: conf, GPUsPer: base.Cluster.GPUsPerReplica(), HasFailure: hasFailure}
 	res.PriceHour = base.Price()
-	with, err := search(base, targets, conf, opt, hasFailure)
+	res.Spot, res.Down, res.SpotFraction = max(base.Spot.Replicas, 0), base.runDown(), base.Spot.PriceFraction
+	with, err := search(base, targets, conf, opt, hasFailure, res.spotAt)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +163,7 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 		if err != nil {
 			return nil, err
 		}
-		if without, err = search(off, targets, conf, opt, false); err != nil {
+		if without, err = search(off, targets, conf, opt, false, res.spotAt); err != nil {
 			return nil, err
 		}
 	}
@@ -191,14 +200,19 @@ func (s *sizeSearch) points() []*SizePoint {
 }
 
 // search doubles then bisects to the fewest replicas meeting the targets,
-// and evaluates N+1 and N+2 too.
-func search(base *Scenario, targets []Target, conf float64, opt RunOptions, failures bool) (*sizeSearch, error) {
+// and evaluates N+1 and N+2 too. spotAt(n) is how many of n replicas are
+// on spot ([spot] replicas as many as fit).
+func search(base *Scenario, targets []Target, conf float64, opt RunOptions, failures bool, spotAt func(n int) int) (*sizeSearch, error) {
 	ss := &sizeSearch{cache: map[int]*SizePoint{}}
 	eval := func(n int) (*SizePoint, error) {
 		if p, ok := ss.cache[n]; ok {
 			return p, nil
 		}
-		sc, err := base.Derive(OverrideOverlay("cluster.replicas", strconv.Itoa(n)))
+		ovs := []Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(n))}
+		if base.Spot.Replicas > 0 {
+			ovs = append(ovs, OverrideOverlay("spot.replicas", strconv.Itoa(spotAt(n))))
+		}
+		sc, err := base.Derive(ovs...)
 		if err != nil {
 			return nil, err
 		}
@@ -300,7 +314,8 @@ func oneSided(xs []float64, conf float64) (float64, float64) {
 }
 
 func (r *SizeResult) usdPerMonth(replicas int) float64 {
-	return float64(replicas*r.GPUsPer) * r.PriceHour * HoursPerMonth
+	k := r.spotAt(replicas) // at the spot fraction of the price
+	return (float64((replicas-k)*r.GPUsPer) + float64(k*r.GPUsPer)*r.SpotFraction) * r.PriceHour * HoursPerMonth
 }
 
 // CSV is size.csv (results.SizeFile).

@@ -282,3 +282,29 @@ func TestSpotSizeMix(t *testing.T) {
 	require.Positive(t, capped, "the search tried B200 counts below 3")
 	require.Contains(t, res.Table("sgs"), "$ prices the groups' spot replicas (burst 3; fewer where a count has fewer) at 0.35 of the price")
 }
+
+// fleetsim size on a fleet of one kind with [spot]: every size tried keeps
+// the spot replicas (as many as it has: sizes below spot.replicas were
+// refused before) and is priced with them at the spot fraction.
+func TestSpotSize(t *testing.T) {
+	base, err := LoadBuiltin("spot-share")
+	require.NoError(t, err)
+	base, err = base.Derive(OverrideOverlay("spot.replicas", "2"), OverrideOverlay("workload.duration_s", "300"), OverrideOverlay("run.replications", "1"))
+	require.NoError(t, err)
+	targets, err := ParseSLO("ttft_p99=800ms")
+	require.NoError(t, err)
+	res, err := Size(base, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	price := base.Price()
+	small := 0
+	for _, p := range res.Search {
+		n := p.Replicas
+		if n < 2 {
+			small++
+		}
+		k := min(2, n)
+		require.InDelta(t, (float64(n-k)+float64(k)*0.35)*8*price*HoursPerMonth, res.usdPerMonth(n), 1e-6, "%d replicas", n)
+		require.Equal(t, k, p.Arm.Reps[0].Summary.Spot.Replicas, "%d replicas", n)
+	}
+	require.Positive(t, small, "a size below spot.replicas was tried")
+}
