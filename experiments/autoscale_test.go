@@ -657,3 +657,26 @@ replicas = 1
 	require.InDelta(t, s.Autoscale.GPUHours+res.EndTime.Seconds()/3600, s.Cost.GPUHours, 1e-5, "the scaler's GPU-hours and one fallback H100 for the run")
 	requireDeterministic(t, res.Scenario, src)
 }
+
+// fleetsim size on an autoscaled fleet sizes the autoscaler's cap
+// (cluster.replicas): it tries no cap below min_replicas (it stopped at
+// once on "min_replicas must be in [1, cluster.replicas = 1]" before), and
+// a cap's $ per month is what its runs paid, below the cap's full price.
+func TestSizeAutoscaled(t *testing.T) {
+	base, err := LoadBuiltin("autoscale-diurnal")
+	require.NoError(t, err)
+	base, err = base.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "3600"))
+	require.NoError(t, err)
+	targets, err := ParseSLO("ttft_p99=800ms")
+	require.NoError(t, err)
+	res, err := Size(base, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	require.True(t, res.Autoscaled)
+	for _, p := range res.Search {
+		require.GreaterOrEqual(t, p.Replicas, base.Autoscale.MinReplicas)
+		paid := StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
+		require.Equal(t, paid, res.pointUSD(p))
+		require.Less(t, paid, res.usdPerMonth(p.Replicas)+1e-6, "at most the cap's full price")
+	}
+	require.Contains(t, res.Table("autoscale-diurnal"), "Autoscaled: replicas is the autoscaler's cap")
+}

@@ -125,6 +125,9 @@ type SizeResult struct {
 	// as a size has), priced at SpotFraction; Down is run.down_replicas.
 	Spot, Down   int
 	SpotFraction float64
+	// Autoscaled: the size is the autoscaler's cap (cluster.replicas), and
+	// a size's $ per month is its runs' (provisioned replicas only).
+	Autoscaled bool
 }
 
 // spotAt is how many of n replicas are on spot: [spot] replicas, at most
@@ -153,7 +156,14 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 	res := &SizeResult{Targets: targets, Confidence: conf, GPUsPer: base.Cluster.GPUsPerReplica(), HasFailure: hasFailure}
 	res.PriceHour = base.Price()
 	res.Spot, res.Down, res.SpotFraction = max(base.Spot.Replicas, 0), base.runDown(), base.Spot.PriceFraction
-	with, err := search(base, targets, conf, opt, hasFailure, res.spotAt)
+	res.Autoscaled = base.Autoscale.Enabled
+	// The smallest size to try: an autoscaled fleet's cap holds its
+	// min_replicas and initial_replicas beside the replicas in repair.
+	floor := base.runDown() + 1
+	if base.Autoscale.Enabled {
+		floor = max(floor, base.runDown()+max(base.Autoscale.MinReplicas, base.Autoscale.InitialReplicas, 1))
+	}
+	with, err := search(base, targets, conf, opt, hasFailure, res.spotAt, floor)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +173,7 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 		if err != nil {
 			return nil, err
 		}
-		if without, err = search(off, targets, conf, opt, false, res.spotAt); err != nil {
+		if without, err = search(off, targets, conf, opt, false, res.spotAt, floor-base.runDown()); err != nil {
 			return nil, err
 		}
 	}
@@ -200,9 +210,9 @@ func (s *sizeSearch) points() []*SizePoint {
 }
 
 // search doubles then bisects to the fewest replicas meeting the targets,
-// and evaluates N+1 and N+2 too. spotAt(n) is how many of n replicas are
-// on spot ([spot] replicas as many as fit).
-func search(base *Scenario, targets []Target, conf float64, opt RunOptions, failures bool, spotAt func(n int) int) (*sizeSearch, error) {
+// and evaluates N+1 and N+2 too, trying no size below floor. spotAt(n) is
+// how many of n replicas are on spot ([spot] replicas as many as fit).
+func search(base *Scenario, targets []Target, conf float64, opt RunOptions, failures bool, spotAt func(n int) int, floor int) (*sizeSearch, error) {
 	ss := &sizeSearch{cache: map[int]*SizePoint{}}
 	eval := func(n int) (*SizePoint, error) {
 		if p, ok := ss.cache[n]; ok {
@@ -225,7 +235,7 @@ func search(base *Scenario, targets []Target, conf float64, opt RunOptions, fail
 		ss.cache[n] = p
 		return p, nil
 	}
-	lo, hi := base.Run.DownReplicas, base.Run.DownReplicas+1
+	lo, hi := floor-1, floor
 	var prev *SizePoint
 	stalled := 0
 	for {
@@ -318,6 +328,16 @@ func (r *SizeResult) usdPerMonth(replicas int) float64 {
 	return (float64((replicas-k)*r.GPUsPer) + float64(k*r.GPUsPer)*r.SpotFraction) * r.PriceHour * HoursPerMonth
 }
 
+// pointUSD is size p's $ per month: its GPUs at the price, or, autoscaled,
+// what its runs paid (the mean of their cost.usd_per_month: provisioned
+// replicas only).
+func (r *SizeResult) pointUSD(p *SizePoint) float64 {
+	if r.Autoscaled {
+		return StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
+	}
+	return r.usdPerMonth(p.Replicas)
+}
+
 // CSV is size.csv (results.SizeFile).
 func (r *SizeResult) CSV() []byte {
 	t := results.NewTable(results.SizeFile, nil, nil)
@@ -325,7 +345,7 @@ func (r *SizeResult) CSV() []byte {
 		p := row.Point
 		m := StatMap(p.Arm.Stats)
 		t.Row(row.Label, strconv.Itoa(p.Replicas), strconv.Itoa(p.Replicas*r.GPUsPer),
-			strconv.FormatBool(p.Failures), fmtF(round6(r.usdPerMonth(p.Replicas))),
+			strconv.FormatBool(p.Failures), fmtF(round6(r.pointUSD(p))),
 			fmtF(round6(m["fleet.mfu"].Mean)), fmtF(round6(r.headroom(p.Replicas))),
 			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
 			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met), sloAttainment(m), sloAttainmentCI95(m))
@@ -365,7 +385,7 @@ func (r *SizeResult) SearchCSV() []byte {
 		m := StatMap(p.Arm.Stats)
 		t.Row(strconv.Itoa(p.Replicas), strconv.FormatBool(p.Failures),
 			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
-			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met), fmtF(round6(r.usdPerMonth(p.Replicas))),
+			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met), fmtF(round6(r.pointUSD(p))),
 			sloAttainment(m), sloAttainmentCI95(m))
 	}
 	return t.Bytes()
@@ -415,8 +435,11 @@ func (r *SizeResult) Table(name string) string {
 		m := StatMap(p.Arm.Stats)
 		t := m["latency_ms.ttft.p99"]
 		fmt.Fprintf(&b, "%-16s %8d %6d %14s %7.1f%% %8.1f%% %18s %8.3f%% %5t\n", row.Label, p.Replicas, p.Replicas*r.GPUsPer,
-			"$"+human(r.usdPerMonth(p.Replicas)), 100*m["fleet.mfu"].Mean, r.headroom(p.Replicas),
+			"$"+human(r.pointUSD(p)), 100*m["fleet.mfu"].Mean, r.headroom(p.Replicas),
 			human(t.Mean)+" ± "+human(t.CI95), 100*successMean(p.Arm), p.Met)
+	}
+	if r.Autoscaled {
+		b.WriteString("\nAutoscaled: replicas is the autoscaler's cap (cluster.replicas), and $ / month what the runs paid\n(provisioned replicas only), not the cap's full price.\n")
 	}
 	if !r.HasFailure {
 		b.WriteString("\nThe scenario models no stochastic failures ([failures] enabled = false), so N equals N without\nfailures; N+1 and N+2 show the cost of spares.\n")
