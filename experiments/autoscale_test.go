@@ -678,5 +678,7 @@ func TestSizeAutoscaled(t *testing.T) {
 		require.Equal(t, paid, res.pointUSD(p))
 		require.Less(t, paid, res.usdPerMonth(p.Replicas)+1e-6, "at most the cap's full price")
 	}
-	require.Contains(t, res.Table("autoscale-diurnal"), "Autoscaled: replicas is the autoscaler's cap")
+	table := res.Table("autoscale-diurnal")
+	require.Contains(t, table, "Autoscaled: replicas is the autoscaler's cap")
+	require.Contains(t, table, "N+1 and N+2 show larger caps.")
 }

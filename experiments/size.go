@@ -442,7 +442,11 @@ func (r *SizeResult) Table(name string) string {
 		b.WriteString("\nAutoscaled: replicas is the autoscaler's cap (cluster.replicas), and $ / month what the runs paid\n(provisioned replicas only), not the cap's full price.\n")
 	}
 	if !r.HasFailure {
-		b.WriteString("\nThe scenario models no stochastic failures ([failures] enabled = false), so N equals N without\nfailures; N+1 and N+2 show the cost of spares.\n")
+		extra := "N+1 and N+2 show the cost of spares"
+		if r.Autoscaled {
+			extra = "N+1 and N+2 show larger caps"
+		}
+		fmt.Fprintf(&b, "\nThe scenario models no stochastic failures ([failures] enabled = false), so N equals N without\nfailures; %s.\n", extra)
 	}
 	for _, fail := range []bool{false, true} {
 		if fail && !r.HasFailure {
