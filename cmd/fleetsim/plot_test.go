@@ -111,3 +111,20 @@ func TestEveryBuiltinPlots(t *testing.T) {
 		})
 	}
 }
+
+// TestPlotSweepWithoutSLO: a sweep of a scenario without [slo] has no SLO
+// attainment, so no cost_vs_slo figure; fleetsim plot draws the rest
+// (it refused the whole directory before: "no point has both a cost and
+// an SLO attainment").
+func TestPlotSweepWithoutSLO(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "noslo.toml")
+	require.NoError(t, os.WriteFile(f, []byte("name = \"noslo\"\n[cluster]\nmodel = \"llama-3-8b\"\ngpu = \"H100\"\ntp = 1\nreplicas = 2\n[workload]\nduration_s = 30\n"), 0o644))
+	out := filepath.Join(dir, "out")
+	_, stderr, code := fleetsim(t, nil, "sweep", f, "--param", "workload.arrival.rate_per_s=5,10", "--replications", "1", "--out", out, "--quiet")
+	require.Zero(t, code, stderr)
+	stdout, stderr, code := fleetsim(t, nil, "plot", out)
+	require.Zero(t, code, stderr)
+	require.Contains(t, stdout, "sweep_ttft_p99.svg")
+	require.NotContains(t, stdout, "cost_vs_slo")
+}

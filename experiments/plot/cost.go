@@ -142,6 +142,12 @@ type CostSLOPoint struct {
 	Group string
 }
 
+// hasCostSLO reports whether a point has both a cost and an SLO
+// attainment (a scenario without [slo] has none: no cost_vs_slo figure).
+func hasCostSLO(pts []CostSLOPoint) bool {
+	return slices.ContainsFunc(pts, func(q CostSLOPoint) bool { return !math.IsNaN(q.USDPerMonth) && !math.IsNaN(q.SLOAttainment) })
+}
+
 // CostVsSLO draws cost against SLO attainment: one marker per A/B arm or
 // sweep point (x: SLO attainment, %; y: USD per month), with 95% CI bars
 // on each axis where known, each point in the legend. The cheapest point

@@ -192,8 +192,8 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 				return nil, err
 			}
 		}
-		if len(s.Rows) > 0 && t.has(results.USDPerMonth, results.SLOAttainment) {
-			if err := add(CostVsSLO(m, sweepCostSLO(s))); err != nil {
+		if pts := sweepCostSLO(s); t.has(results.USDPerMonth, results.SLOAttainment) && hasCostSLO(pts) {
+			if err := add(CostVsSLO(m, pts)); err != nil {
 				return nil, err
 			}
 		}
@@ -230,7 +230,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 			return nil, err
 		}
 	}
-	if t := tables[results.SizeSearchFile.Name]; t != nil && len(search) > 0 && t.has(results.USDPerMonth, results.SLOAttainment) {
+	if t := tables[results.SizeSearchFile.Name]; t != nil && t.has(results.USDPerMonth, results.SLOAttainment) && hasCostSLO(sizeCostSLO(search)) {
 		if err := add(CostVsSLO(m, sizeCostSLO(search))); err != nil {
 			return nil, err
 		}
@@ -240,7 +240,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(pts) > 0 {
+		if hasCostSLO(pts) {
 			if err := add(CostVsSLO(m, pts)); err != nil {
 				return nil, err
 			}
@@ -324,7 +324,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		for _, p := range pts {
 			named = named || p.Label != ""
 		}
-		if named {
+		if named && hasCostSLO(pts) {
 			if err := add(CostVsSLO(m, pts)); err != nil {
 				return nil, err
 			}
