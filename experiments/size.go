@@ -132,7 +132,7 @@ type SizeResult struct {
 
 // spotAt is how many of n replicas are on spot: [spot] replicas, at most
 // the ones not in repair.
-func (r *SizeResult) spotAt(n int) int { return min(r.Spot, max(n-r.Down, 0)) }
+func (r *SizeResult) spotAt(n int) int { return spotFit(r.Spot, n, r.Down) }
 
 // maxSizeReplicas bounds the search.
 const maxSizeReplicas = 1 << 14

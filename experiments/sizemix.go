@@ -38,7 +38,7 @@ type MixAxis struct {
 
 // spotAt is how many of n replicas of the axis are on spot: Spot, at most
 // the ones not in repair.
-func (a MixAxis) spotAt(n int) int { return min(a.Spot, max(n-a.Down, 0)) }
+func (a MixAxis) spotAt(n int) int { return spotFit(a.Spot, n, a.Down) }
 
 // MixPoint is one pair of pool sizes evaluated by SizeMix.
 type MixPoint struct {
@@ -312,8 +312,7 @@ func groupsOverlay(groups []models.GroupConfig, a, b int) Overlay {
 			spares = 0
 		}
 		down := min(max(g.DownReplicas, 0), n)
-		// Its spot_replicas as many as fit beside those in repair.
-		spot := min(max(g.SpotReplicas, 0), n-down)
+		spot := spotFit(g.SpotReplicas, n, down) // as many as fit beside those in repair
 		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q, down_replicas = %d, spares = %d, spot_replicas = %d}",
 			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model, down, spares, spot)
 	}

@@ -167,6 +167,12 @@ func (s *Scenario) groupSpotKey() string {
 	return ""
 }
 
+// spotFit is how many of n replicas, down of them in repair, are on spot
+// when spot are asked for: spot, at most the n − down not in repair (the
+// replicas in repair are the very last, the spot ones the last before
+// them). Sizing searches keep a fleet's spot replicas so at every count.
+func spotFit(spot, n, down int) int { return min(max(spot, 0), max(n-down, 0)) }
+
 // downText is " − what" when k replicas are in repair, else "".
 func downText(k int, what string) string {
 	if k > 0 {
@@ -205,7 +211,7 @@ func (p spotPart) n() int { return p.end - p.first }
 func (s *Scenario) spotParts() []spotPart {
 	if len(s.Cluster.Groups) == 0 {
 		end := s.Cluster.Replicas - s.runDown()
-		if k := min(s.Spot.Replicas, end); k > 0 {
+		if k := spotFit(s.Spot.Replicas, s.Cluster.Replicas, s.runDown()); k > 0 {
 			return []spotPart{{nil, end - k, end, s.Cluster.GPUsPerReplica()}}
 		}
 		return nil
@@ -215,12 +221,12 @@ func (s *Scenario) spotParts() []spotPart {
 	for i := range s.Cluster.Groups {
 		g := &s.Cluster.Groups[i]
 		end += max(g.Replicas, 0)
-		k := max(g.SpotReplicas, 0)
+		k := g.SpotReplicas
 		if s.Spot.Group != "" && g.Name == s.Spot.Group {
-			k = max(s.Spot.Replicas, 0)
+			k = s.Spot.Replicas
 		}
 		last := end - g.Down()
-		if k = min(k, max(g.Replicas, 0)-g.Down()); k > 0 {
+		if k = spotFit(k, max(g.Replicas, 0), g.Down()); k > 0 {
 			parts = append(parts, spotPart{g, last - k, last, g.TP})
 		}
 	}

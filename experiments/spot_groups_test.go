@@ -120,9 +120,11 @@ func TestSpotGroupKeyIsSpotGroup(t *testing.T) {
 	require.Equal(t, run(spotGroupsSrc("", "", "group = \"burst\"\nreplicas = 2")), run(spotGroupsSrc("", "spot_replicas = 2", "")))
 }
 
-// Spot in several groups under autoscaling: the scaler starts spot
-// replicas first (cheaper) and only provisioned ones are interrupted;
-// requests are conserved and the run is deterministic.
+// Spot in several groups under autoscaling: interruptions happen, the
+// spot block lists both groups, the bill splits into spot and other,
+// requests are conserved and the run is deterministic. (That only
+// provisioned replicas are interrupted is TestElasticHeterogeneousChaos's
+// check, at every event.)
 func TestSpotSeveralGroupsAutoscale(t *testing.T) {
 	src := spotGroupsSrc("spot_replicas = 1", "spot_replicas = 2", "") + `
 [autoscale]

@@ -970,8 +970,8 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 		gs.MFU = round6(ratio(flops, peak))
 		gs.KVUtilization = round6(ratio(used, total))
 		gs.USD = round6(gpuS / 3600 * gs.PricePerGPUHour)
-		for _, p := range sc.spotParts() {
-			if f.Spot != nil && p.g.Name == g.Name && g.SparesFor == "" {
+		for _, p := range sc.spotParts() { // (a spares' group is never one: spot with spares is refused)
+			if p.g.Name == g.Name {
 				// Its spot replicas at the spot fraction of its price.
 				gs.USD = round6((gpuS - spotGPUSecondsOf(r, p)*(1-sc.Spot.PriceFraction)) / 3600 * gs.PricePerGPUHour)
 			}

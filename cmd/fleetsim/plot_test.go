@@ -54,22 +54,32 @@ func TestPlot(t *testing.T) {
 	}
 }
 
+// runAndPlot runs the built-in name once into a fresh directory, requires
+// its results file csv to contain csvWant, plots the directory, and
+// requires the figure svg to contain each of svgWants.
+func runAndPlot(t *testing.T, name, csv, csvWant, svg string, svgWants ...string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	_, stderr, code := fleetsim(t, nil, "run", name, "--out", out, "--quiet")
+	require.Zero(t, code, stderr)
+	b, err := os.ReadFile(filepath.Join(out, csv))
+	require.NoError(t, err)
+	require.Contains(t, string(b), csvWant)
+	_, stderr, code = fleetsim(t, nil, "plot", out)
+	require.Zero(t, code, stderr)
+	b, err = os.ReadFile(filepath.Join(out, "plots", svg))
+	require.NoError(t, err)
+	for _, w := range svgWants {
+		require.Contains(t, string(b), w)
+	}
+}
+
 // TestPlotSpot: a run with [spot] (the spot-share built-in, run once) has
 // spot events in failures.csv, and fleetsim plot draws them on the
 // failures timeline (it refused the whole directory before).
 func TestPlotSpot(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "out")
-	_, stderr, code := fleetsim(t, nil, "run", "spot-share", "--out", out, "--quiet")
-	require.Zero(t, code, stderr)
-	csv, err := os.ReadFile(filepath.Join(out, "failures.csv"))
-	require.NoError(t, err)
-	require.Contains(t, string(csv), ",spot-notice,replica ")
-	_, stderr, code = fleetsim(t, nil, "plot", out)
-	require.Zero(t, code, stderr)
-	svg, err := os.ReadFile(filepath.Join(out, "plots", "failures_timeline.svg"))
-	require.NoError(t, err)
-	require.Contains(t, string(svg), "spot interruption notice (")
-	require.Contains(t, string(svg), "spot replacement serving (")
+	runAndPlot(t, "spot-share", "failures.csv", ",spot-notice,replica ", "failures_timeline.svg",
+		"spot interruption notice (", "spot replacement serving (")
 }
 
 // TestPlotEvictions: a training run that evicts stragglers (the
@@ -78,18 +88,8 @@ func TestPlotSpot(t *testing.T) {
 // thousands of failures and restarts are counted in the legend, not
 // marked.
 func TestPlotEvictions(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "out")
-	_, stderr, code := fleetsim(t, nil, "run", "byterobust", "--out", out, "--quiet")
-	require.Zero(t, code, stderr)
-	csv, err := os.ReadFile(filepath.Join(out, "training_timeline.csv"))
-	require.NoError(t, err)
-	require.Contains(t, string(csv), ",evicted,")
-	_, stderr, code = fleetsim(t, nil, "plot", out)
-	require.Zero(t, code, stderr)
-	svg, err := os.ReadFile(filepath.Join(out, "plots", "training_timeline.svg"))
-	require.NoError(t, err)
-	require.Contains(t, string(svg), "straggler evicted (")
-	require.Contains(t, string(svg), "), not marked")
+	runAndPlot(t, "byterobust", "training_timeline.csv", ",evicted,", "training_timeline.svg",
+		"straggler evicted (", "), not marked")
 }
 
 // TestEveryBuiltinPlots: every built-in scenario, run once as `fleetsim

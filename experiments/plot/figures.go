@@ -695,41 +695,13 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 	l.StepStyle = plotter.PostStep
 	p.Add(l)
 	p.Legend.Add("available capacity", l)
-	if len(fails) > 0 {
-		sc := scatter(fails, palette[1], draw.CrossGlyph{}, 3)
-		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("failure (%d)", len(fails)), sc)
-	}
-	if len(escalated) > 0 {
-		sc := scatter(escalated, palette[1], draw.RingGlyph{}, 5)
-		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("repair escalated (%d)", len(escalated)), sc)
-	}
-	if len(repairs) > 0 {
-		sc := scatter(repairs, palette[2], draw.TriangleGlyph{}, 3)
-		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("repair (%d)", len(repairs)), sc)
-	}
-	if len(swaps) > 0 {
-		sc := scatter(swaps, palette[3], draw.CircleGlyph{}, 3)
-		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("spare swapped in (%d)", len(swaps)), sc)
-	}
-	if len(ins) > 0 {
-		sc := scatter(ins, palette[3], draw.SquareGlyph{}, 3)
-		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("spare serving after the swap (%d)", len(ins)), sc)
-	}
-	if len(notices) > 0 {
-		sc := scatter(notices, palette[4], draw.PlusGlyph{}, 3)
-		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("spot interruption notice (%d)", len(notices)), sc)
-	}
-	if len(readies) > 0 {
-		sc := scatter(readies, palette[4], draw.PyramidGlyph{}, 3)
-		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("spot replacement serving (%d)", len(readies)), sc)
-	}
+	addMarks(p, fails, palette[1], draw.CrossGlyph{}, 3, "failure", 0)
+	addMarks(p, escalated, palette[1], draw.RingGlyph{}, 5, "repair escalated", 0)
+	addMarks(p, repairs, palette[2], draw.TriangleGlyph{}, 3, "repair", 0)
+	addMarks(p, swaps, palette[3], draw.CircleGlyph{}, 3, "spare swapped in", 0)
+	addMarks(p, ins, palette[3], draw.SquareGlyph{}, 3, "spare serving after the swap", 0)
+	addMarks(p, notices, palette[4], draw.PlusGlyph{}, 3, "spot interruption notice", 0)
+	addMarks(p, readies, palette[4], draw.PyramidGlyph{}, 3, "spot replacement serving", 0)
 	p.Y.Min = math.Min(p.Y.Min, 0)
 	p.Y.Max = 1.02
 	p.X.Min = 0
@@ -1055,6 +1027,24 @@ func line(xys plotter.XYs, c color.Color, dashes []vg.Length, width float64) *pl
 	l.Width = vg.Points(width)
 	l.Dashes = dashes
 	return l
+}
+
+// addMarks scatters xy on p (colour c, glyph g of radius r) with the
+// legend entry "label (n)"; nothing when xy is empty. Past maxMarks marks
+// (0: no limit) the legend gives the count alone: thousands of marks
+// bury the lines beneath.
+func addMarks(p *gplot.Plot, xy plotter.XYs, c color.Color, g draw.GlyphDrawer, r float64, label string, maxMarks int) {
+	if len(xy) == 0 {
+		return
+	}
+	label = fmt.Sprintf("%s (%d)", label, len(xy))
+	if maxMarks > 0 && len(xy) > maxMarks {
+		p.Legend.Add(label + ", not marked")
+		return
+	}
+	sc := scatter(xy, c, g, r)
+	p.Add(sc)
+	p.Legend.Add(label, sc)
 }
 
 func scatter(xys plotter.XYs, c color.Color, shape draw.GlyphDrawer, radius float64) *plotter.Scatter {

@@ -2,7 +2,6 @@ package plot
 
 import (
 	"fmt"
-	"image/color"
 	"math"
 	"slices"
 	"strings"
@@ -139,23 +138,9 @@ func TrainingTimeline(m Meta, arm string, pts []TrainingPoint) (Figure, error) {
 		ettr = last.WorkH / last.TimeH
 	}
 	p.Legend.Add(fmt.Sprintf("time lost (ETTR %.1f%% at the end)", 100*ettr), wl)
-	marks := func(xy plotter.XYs, c color.Color, g draw.GlyphDrawer, r float64, label string) {
-		if len(xy) == 0 {
-			return
-		}
-		label = fmt.Sprintf("%s (%d)", label, len(xy))
-		if len(xy) > maxTrainingMarks {
-			// Thousands of marks bury the line: the count alone.
-			p.Legend.Add(label + ", not marked")
-			return
-		}
-		sc := scatter(xy, c, g, r)
-		p.Add(sc)
-		p.Legend.Add(label, sc)
-	}
-	marks(fails, palette[1], draw.CrossGlyph{}, 3, "failure stopping the job")
-	marks(evictions, palette[3], draw.PlusGlyph{}, 3, "straggler evicted")
-	marks(restarts, palette[6], draw.TriangleGlyph{}, 2.5, "restart")
+	addMarks(p, fails, palette[1], draw.CrossGlyph{}, 3, "failure stopping the job", maxTrainingMarks)
+	addMarks(p, evictions, palette[3], draw.PlusGlyph{}, 3, "straggler evicted", maxTrainingMarks)
+	addMarks(p, restarts, palette[6], draw.TriangleGlyph{}, 2.5, "restart", maxTrainingMarks)
 	for i, b := range stopBands {
 		l := line(b, palette[5], nil, 6)
 		p.Add(l)
