@@ -16,6 +16,7 @@ import (
 	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -74,8 +75,8 @@ type Scenario struct {
 	// Serve lists the models a fleet of groups serves, each with its share
 	// of the requests and its SLO ([[serve]]); empty: cluster.model alone.
 	Serve  []ServeConfig `toml:"serve"`
-	GPUs   []models.GPU  `toml:"gpus"`
-	Models []models.LLM  `toml:"models"`
+	GPUs   []hw.GPU      `toml:"gpus"`
+	Models []hw.LLM      `toml:"models"`
 
 	// Disagg splits the fleet into a prefill pool ([cluster]) and a decode
 	// pool joined by KV transfers ([disagg]); off by default.
@@ -100,7 +101,7 @@ type Scenario struct {
 	has func(key string) bool
 	// profiles are the engine profile files the scenario names, by the path
 	// as written.
-	profiles map[string]models.PerfProfile
+	profiles map[string]hw.PerfProfile
 	overlays []Overlay // applied over src, in order
 }
 
@@ -441,8 +442,8 @@ func overlayError(doc *tomlx.Doc, o Overlay, err error) error {
 
 // Catalog returns the built-in catalog extended by the scenario's [[gpus]]
 // and [[models]].
-func (s *Scenario) Catalog() *models.Catalog {
-	cat := models.NewCatalog()
+func (s *Scenario) Catalog() *hw.Catalog {
+	cat := hw.NewCatalog()
 	for _, g := range s.GPUs {
 		cat.GPUs[g.Name] = g
 	}
@@ -461,7 +462,7 @@ func (s *Scenario) Catalog() *models.Catalog {
 func (s *Scenario) loadProfiles(ps *config.Problems) {
 	type spec struct {
 		key  string
-		spec models.PerfSpec
+		spec hw.PerfSpec
 	}
 	specs := []spec{
 		{"cluster.replica.perf.profile", s.Cluster.Replica.Perf},
@@ -484,13 +485,13 @@ func (s *Scenario) loadProfiles(ps *config.Problems) {
 		if s.baseDir != "" && !filepath.IsAbs(path) {
 			path = filepath.Join(s.baseDir, path)
 		}
-		pp, err := models.ReadProfile(path)
+		pp, err := hw.ReadProfile(path)
 		if err != nil {
 			ps.Add(c.key, "cannot use profile file:\n%v", err)
 			continue
 		}
 		if s.profiles == nil {
-			s.profiles = map[string]models.PerfProfile{}
+			s.profiles = map[string]hw.PerfProfile{}
 		}
 		s.profiles[c.spec.Profile] = pp
 	}

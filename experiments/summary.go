@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -626,7 +627,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	if s.Fleet.Domains == 1 {
 		domains = "NVLink domain"
 	}
-	layout := models.Layout{TP: s.Fleet.TP, DP: s.Fleet.DP, EP: s.Fleet.EP, PP: s.Fleet.PP}
+	layout := hw.Layout{TP: s.Fleet.TP, DP: s.Fleet.DP, EP: s.Fleet.EP, PP: s.Fleet.PP}
 	if gs := s.Fleet.Groups; len(gs) > 0 {
 		parts := make([]string, len(gs))
 		for i, g := range gs {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
@@ -12,17 +13,17 @@ import (
 // TestMemoryPlanAddsUp: per GPU, weights + activations + KV = budget, and the
 // KV blocks fit in the KV bytes with less than one block left over.
 func TestMemoryPlanAddsUp(t *testing.T) {
-	cat := NewCatalog()
+	cat := hw.NewCatalog()
 	for _, tc := range []struct {
 		gpu, model string
 		tp         int
 	}{{"H100", "llama-3-8b", 1}, {"H100", "llama-3-70b", 8}, {"H200", "llama-3-70b", 4}, {"GB200", "llama-3-405b", 8}} {
 		cfg := DefaultReplicaConfig()
 		var ps problemsT
-		p := PlanMemory(cat.GPUs[tc.gpu], cat.LLMs[tc.model], tc.tp, cfg, DefaultPerfProfile(), "cluster.model", &ps.Problems)
+		p := PlanMemory(cat.GPUs[tc.gpu], cat.LLMs[tc.model], tc.tp, cfg, hw.DefaultPerfProfile(), "cluster.model", &ps.Problems)
 		require.Empty(t, ps.List, "%v", tc)
 		require.InDelta(t, p.BudgetBytes, p.WeightBytes+p.ActivationBytes+p.RuntimeBytes+p.KVBytes, 1, "%v", tc)
-		require.Greater(t, p.RuntimeBytes, DefaultPerfProfile().RuntimeReserveBytes, "runtime reserve plus logits")
+		require.Greater(t, p.RuntimeBytes, hw.DefaultPerfProfile().RuntimeReserveBytes, "runtime reserve plus logits")
 		used := float64(p.KVBlocks) * p.KVBytesPerBlock
 		require.LessOrEqual(t, used, p.KVBytes)
 		require.Greater(t, used+p.KVBytesPerBlock, p.KVBytes)
@@ -33,7 +34,7 @@ func TestMemoryPlanAddsUp(t *testing.T) {
 	}
 	// 405B does not fit on 8 H100 in BF16: a clear problem, not a panic.
 	var ps problemsT
-	PlanMemory(cat.GPUs["H100"], cat.LLMs["llama-3-405b"], 8, DefaultReplicaConfig(), DefaultPerfProfile(), "cluster.model", &ps.Problems)
+	PlanMemory(cat.GPUs["H100"], cat.LLMs["llama-3-405b"], 8, DefaultReplicaConfig(), hw.DefaultPerfProfile(), "cluster.model", &ps.Problems)
 	require.Len(t, ps.List, 1)
 	require.Contains(t, ps.List[0].Msg, "does not fit")
 }

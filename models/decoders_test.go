@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -79,10 +80,11 @@ func TestFirstBoundaryMatchesBisection(t *testing.T) {
 		if rng.IntN(4) == 0 {
 			st.runSlow = 1 + 3*rng.Float64()
 		}
-		st.run = DecodeRun{a: 1e-4 + 0.05*rng.Float64()}
+		a, b := 1e-4+0.05*rng.Float64(), 0.0
 		if rng.IntN(3) > 0 {
-			st.run.b = 1e-8 * rng.Float64() * float64(rng.IntN(1000))
+			b = 1e-8 * rng.Float64() * float64(rng.IntN(1000))
 		}
+		st.run = hw.LinearRun(a, b)
 		end := st.runStart + st.runNs(st.runSteps)
 		now := st.runStart + sim.Time(rng.Int64N(int64(end-st.runStart)+2))
 		if rng.IntN(3) == 0 { // exactly at a boundary, or a nanosecond either side

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/models/hw"
 )
 
 // TestPoolsDeployLikeOneKind: a disaggregated fleet's decode pool and a
@@ -14,12 +16,12 @@ import (
 func TestPoolsDeployLikeOneKind(t *testing.T) {
 	one := FleetConfig{GPU: "H100", Model: "qwen3-30b-a3b", TP: 2, Replicas: 1, Replica: DefaultReplicaConfig()}
 	_, ref := testFleet(t, one)
-	shapes := []StepShape{
+	shapes := []hw.StepShape{
 		{DecodeSeqs: 1, DecodeCtx: 512},
 		{DecodeSeqs: 64, DecodeCtx: 64 * 2048},
 		{PrefillTokens: 4096, DecodeSeqs: 8, DecodeCtx: 8 * 1024},
 	}
-	dense, err := NewStepModel(NewCatalog().GPUs["H100"], NewCatalog().LLMs["qwen3-30b-a3b"], 2, Precision(one.Replica.Weights), Precision(one.Replica.KVDType), NewCatalog().Profiles[one.Replica.Perf.Profile])
+	dense, err := hw.NewStepModel(hw.NewCatalog().GPUs["H100"], hw.NewCatalog().LLMs["qwen3-30b-a3b"], 2, hw.Precision(one.Replica.Weights), hw.Precision(one.Replica.KVDType), hw.NewCatalog().Profiles[one.Replica.Perf.Profile])
 	require.NoError(t, err)
 	want := ref.Replicas[0].perf
 	require.NotEqual(t, dense.Step(shapes[1]), want.Step(shapes[1]), "the MoE terms change a decode step")

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -111,7 +112,7 @@ func (c *DisaggConfig) ResolveDefaults(cluster FleetConfig) {
 // Validate records every problem of the disaggregated fleet (cluster is
 // the prefill pool) under prefix, e.g. "disagg", and returns the decode
 // pool's memory plan; call ResolveDefaults first.
-func (c *DisaggConfig) Validate(cat *Catalog, cluster FleetConfig, prefix string, ps *config.Problems) MemoryPlan {
+func (c *DisaggConfig) Validate(cat *hw.Catalog, cluster FleetConfig, prefix string, ps *config.Problems) MemoryPlan {
 	ps.OneOf(config.Key(prefix, "link"), c.Link, DisaggLinks)
 	ps.OneOf(config.Key(prefix, "decode_choice"), c.DecodeChoice, []string{DecodeRouter, DecodeTransferAware})
 	n := len(ps.List)
@@ -151,7 +152,7 @@ func (c *DisaggConfig) Validate(cat *Catalog, cluster FleetConfig, prefix string
 // domains of its own (another GPU type: never one NVLink domain).
 type disaggTopology struct {
 	pre, dec       Placement
-	gpuP, gpuD     GPU
+	gpuP, gpuD     hw.GPU
 	sameGPU        bool
 	decOffset      int // first GPU of the decode pool
 	link           string
@@ -161,7 +162,7 @@ type disaggTopology struct {
 	nicBytesPer    float64 // one direction, per GPU
 }
 
-func newDisaggTopology(cluster FleetConfig, gp GPU, dec FleetConfig, gd GPU, link string) *disaggTopology {
+func newDisaggTopology(cluster FleetConfig, gp hw.GPU, dec FleetConfig, gd hw.GPU, link string) *disaggTopology {
 	t := &disaggTopology{pre: placement(cluster, gp.DomainGPUs), dec: placement(dec, gd.DomainGPUs), gpuP: gp, gpuD: gd,
 		sameGPU: gp.Name == gd.Name, link: link, nPre: cluster.Replicas, nDec: dec.Replicas, lanes: min(cluster.TP, dec.TP)}
 	end := t.pre.GPUs
@@ -312,8 +313,8 @@ type TransferRecord struct {
 // heads included) in the narrower of the two KV precisions (assumption:
 // the sender converts, e.g. BF16 → FP8, before sending, as quantising on
 // the sender halves the bytes on the wire).
-func wireBytesPerToken(llm LLM, pre, dec FleetConfig) float64 {
-	b := math.Min(Precision(pre.Replica.KVDType).Bytes(), Precision(dec.Replica.KVDType).Bytes())
+func wireBytesPerToken(llm hw.LLM, pre, dec FleetConfig) float64 {
+	b := math.Min(hw.Precision(pre.Replica.KVDType).Bytes(), hw.Precision(dec.Replica.KVDType).Bytes())
 	return llm.KVBytesPerTokenGPU(b, dec.TP) * float64(dec.TP)
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -63,13 +64,13 @@ func TestDisaggDecodeDrainAndRotation(t *testing.T) {
 // pool's is unchanged.
 func TestDisaggDecodeSpecStepModel(t *testing.T) {
 	dc := defaultDisagg(2)
-	dc.Decode.Replica.Spec = SpecConfig{Enabled: true, Tokens: 4, Acceptance: 0.8, DraftFraction: 0.05}
+	dc.Decode.Replica.Spec = hw.SpecConfig{Enabled: true, Tokens: 4, Acceptance: 0.8, DraftFraction: 0.05}
 	pre := defaultFleet(2)
 	_, f := disaggFleet(t, pre, dc)
-	cat := NewCatalog()
+	cat := hw.NewCatalog()
 	co := dc.Decode
 	co.GPU, co.Model, co.TP = pre.GPU, pre.Model, pre.TP
-	want, err := NewDeployedStepModel(cat.GPUs["H100"], cat.LLMs["llama-3-8b"], co.Deployment(), Precision(co.Replica.Weights), Precision(co.Replica.KVDType), cat.Profiles[co.Replica.Perf.Profile])
+	want, err := hw.NewDeployedStepModel(cat.GPUs["H100"], cat.LLMs["llama-3-8b"], co.Deployment(), hw.Precision(co.Replica.Weights), hw.Precision(co.Replica.KVDType), cat.Profiles[co.Replica.Perf.Profile])
 	require.NoError(t, err)
 	got := f.Disagg.Decode[0].perf
 	require.InDelta(t, want.SpecTokensPerStep(), got.SpecTokensPerStep(), 1e-12)
@@ -79,7 +80,7 @@ func TestDisaggDecodeSpecStepModel(t *testing.T) {
 		require.InDelta(t, w.Seconds(100), g.Seconds(100), 1e-12, "n = %d", n)
 		require.InDelta(t, w.FLOPs(100), g.FLOPs(100), 1e-3, "n = %d", n)
 	}
-	require.Nil(t, f.Replicas[0].perf.spec, "the prefill pool does not speculate")
+	require.False(t, f.Replicas[0].perf.Speculative(), "the prefill pool does not speculate")
 }
 
 // TestDisaggNVLinkDomains: the run header's domains count both pools: a

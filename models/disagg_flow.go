@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -117,7 +118,7 @@ var _ Observer = (*Disagg)(nil)
 // the prefill pool and cfg.Decode, routed by router, the decode pool.
 // cluster is the prefill pool's configuration (as given to NewFleet).
 // Call before Start, after any AddFallback.
-func (f *Fleet) EnableDisagg(cat *Catalog, cfg DisaggConfig, cluster FleetConfig, router Router, prefix string) error {
+func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetConfig, router Router, prefix string) error {
 	var ps config.Problems
 	cfg.ResolveDefaults(cluster)
 	mem := cfg.Validate(cat, cluster, prefix, &ps)
@@ -131,8 +132,8 @@ func (f *Fleet) EnableDisagg(cat *Catalog, cfg DisaggConfig, cluster FleetConfig
 	// model keeps its expert terms and speculative decoding its verify
 	// steps (spec.go: each verify step emits τ tokens on average; the
 	// memory plan keeps k KV positions per running sequence).
-	dep := Deployment{Layout: Layout{TP: dc.TP}, MoE: dc.Replica.MoE, Spec: dc.Replica.Spec}
-	perf, err := NewDeployedStepModel(gd, llm, dep, Precision(dc.Replica.Weights), Precision(dc.Replica.KVDType), cat.Profiles[dc.Replica.Perf.Profile])
+	dep := hw.Deployment{Layout: hw.Layout{TP: dc.TP}, MoE: dc.Replica.MoE, Spec: dc.Replica.Spec}
+	perf, err := hw.NewDeployedStepModel(gd, llm, dep, hw.Precision(dc.Replica.Weights), hw.Precision(dc.Replica.KVDType), cat.Profiles[dc.Replica.Perf.Profile])
 	if err != nil {
 		return err
 	}

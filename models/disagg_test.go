@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,7 @@ import (
 func disaggFleet(t testing.TB, pre FleetConfig, dc DisaggConfig) (*sim.Engine, *Fleet) {
 	t.Helper()
 	eng, f := testFleet(t, pre)
-	require.NoError(t, f.EnableDisagg(NewCatalog(), dc, pre, leastOutstanding{}, "disagg"))
+	require.NoError(t, f.EnableDisagg(hw.NewCatalog(), dc, pre, leastOutstanding{}, "disagg"))
 	return eng, f
 }
 
@@ -310,7 +311,7 @@ func TestDisaggDeterminism(t *testing.T) {
 // TestDisaggValidation: a link the topology does not have, a GPU without
 // NICs, a decode pool that cannot hold the model, a model mismatch.
 func TestDisaggValidation(t *testing.T) {
-	cat := NewCatalog()
+	cat := hw.NewCatalog()
 	noNIC := cat.GPUs["H100"]
 	noNIC.Name, noNIC.NICBytesPerS = "H100-nonic", 0
 	cat.GPUs[noNIC.Name] = noNIC

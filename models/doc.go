@@ -1,7 +1,7 @@
-// Package models is the simulated world: the hardware and LLM catalogs, the
-// step-time model of one engine step (with its engine profiles), the paged KV
-// allocator with its prefix cache, the vLLM-like serving replica, and the
-// fleet with its gateway.
+// Package models is the simulated serving world: the paged KV allocator with
+// its prefix cache, the vLLM-like serving replica, and the fleet with its
+// gateway. The hardware and model catalog, layouts and the step-time model
+// of one engine step (with its engine profiles) are package models/hw.
 //
 // Decision points are small interfaces declared here with the read-only
 // snapshot they see (Router and ReplicaState in router.go, the gateway's
@@ -53,7 +53,7 @@
 //	kvalloc_contiguous.go  the contiguous allocator: first-fit regions, fragmentation, OOM
 //	kvadmission.go         KV admission: "prompt" (vLLM) or "full" (no preemption)
 //	kvcache.go             KVCache, the block store with its prefix-cache entries and regions
-//	perf.go, steptally.go  the step-time model, and step records tallied for calibration
+//	fleet_layout.go        the fleet's layout (hw.Layout) and its validation
 //
 // A replica calls its scheduler, allocator and admission policy through
 // interfaces once per event or per admitted sequence; the loops over the

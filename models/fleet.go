@@ -2,6 +2,7 @@ package models
 
 import (
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -54,7 +55,7 @@ type FleetConfig struct {
 // Validate records every problem of the fleet under prefix (e.g.
 // "cluster"), resolving names in cat, and returns the memory plan when the
 // configuration is otherwise sound.
-func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems) MemoryPlan {
+func (c *FleetConfig) Validate(cat *hw.Catalog, prefix string, ps *config.Problems) MemoryPlan {
 	if len(c.Groups) > 0 {
 		plans := c.validateGroups(cat, prefix, ps)
 		return plans[0]
@@ -96,17 +97,17 @@ func (c *FleetConfig) Validate(cat *Catalog, prefix string, ps *config.Problems)
 	c.Replica.Validate(config.Key(prefix, "replica"), ps)
 	pp, okP := cat.Profiles[c.Replica.Perf.Profile]
 	if !okP && c.Replica.Perf.Profile != "" && !c.Replica.Perf.IsPath() {
-		ps.OneOf(config.Key(prefix, "replica", "perf", "profile"), c.Replica.Perf.Profile, BuiltinProfileNames())
+		ps.OneOf(config.Key(prefix, "replica", "perf", "profile"), c.Replica.Perf.Profile, hw.BuiltinProfileNames())
 	} else if !okP && c.Replica.Perf.Profile != "" && !ps.Has(config.Key(prefix, "replica", "perf", "profile")) {
 		// The scenario loader reads profile files into the catalog and
 		// reports a file it could not read under this key.
 		ps.Add(config.Key(prefix, "replica", "perf", "profile"), "profile file %q was not loaded", c.Replica.Perf.Profile)
 	}
 	if okG && okM && c.TP > 0 {
-		if err := CheckTP(llm, c.TP); err != nil {
+		if err := hw.CheckTP(llm, c.TP); err != nil {
 			ps.Add(config.Key(prefix, "tp"), "%v", err)
 		}
-		if err := CheckPrecision(gpu, Precision(c.Replica.Weights), Precision(c.Replica.KVDType)); err != nil {
+		if err := hw.CheckPrecision(gpu, hw.Precision(c.Replica.Weights), hw.Precision(c.Replica.KVDType)); err != nil {
 			ps.Add(config.Key(prefix, "replica", "weights"), "%v", err)
 		}
 	}
@@ -199,7 +200,7 @@ type Fleet struct {
 // NewFleet builds the fleet; problems in the configuration (unknown names,
 // a model that does not fit, a TP group that does not fit its domain) are
 // reported with key paths under prefix.
-func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec *Recorder, prefix string) (*Fleet, error) {
+func NewFleet(eng *sim.Engine, cat *hw.Catalog, cfg FleetConfig, router Router, rec *Recorder, prefix string) (*Fleet, error) {
 	var ps config.Problems
 	mem := cfg.Validate(cat, prefix, &ps)
 	if err := ps.Err(); err != nil {
@@ -213,7 +214,7 @@ func NewFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, router Router, rec
 		return newGroupFleet(eng, cat, cfg, plans, router, rec)
 	}
 	gpu, llm := cat.GPUs[cfg.GPU], cat.LLMs[cfg.Model]
-	perf, err := NewDeployedStepModel(gpu, llm, cfg.Deployment(), Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
+	perf, err := hw.NewDeployedStepModel(gpu, llm, cfg.Deployment(), hw.Precision(cfg.Replica.Weights), hw.Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
 	if err != nil {
 		return nil, err
 	}
@@ -317,14 +318,14 @@ func (f *Fleet) collectITL() {
 // AddFallback builds a secondary pool (its own GPU, model and TP; often a
 // smaller model) that the gateway uses when no primary replica can take a
 // request: all down, ejected or breaker-open. Call before Start.
-func (f *Fleet) AddFallback(cat *Catalog, cfg FleetConfig, router Router, prefix string) error {
+func (f *Fleet) AddFallback(cat *hw.Catalog, cfg FleetConfig, router Router, prefix string) error {
 	var ps config.Problems
 	mem := cfg.Validate(cat, prefix, &ps)
 	if err := ps.Err(); err != nil {
 		return err
 	}
 	gpu, llm := cat.GPUs[cfg.GPU], cat.LLMs[cfg.Model]
-	perf, err := NewDeployedStepModel(gpu, llm, cfg.Deployment(), Precision(cfg.Replica.Weights), Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
+	perf, err := hw.NewDeployedStepModel(gpu, llm, cfg.Deployment(), hw.Precision(cfg.Replica.Weights), hw.Precision(cfg.Replica.KVDType), cat.Profiles[cfg.Replica.Perf.Profile])
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -188,7 +189,7 @@ func lower(s string) string {
 
 // validateGroups records the groups' problems under prefix and returns
 // each group's memory plan (zero where it has problems).
-func (c *FleetConfig) validateGroups(cat *Catalog, prefix string, ps *config.Problems) []MemoryPlan {
+func (c *FleetConfig) validateGroups(cat *hw.Catalog, prefix string, ps *config.Problems) []MemoryPlan {
 	plans := make([]MemoryPlan, len(c.Groups))
 	total := c.resolveGroups()
 	if total < 1 {
@@ -332,12 +333,12 @@ func (g *GroupConfig) ownsKey(prefix, key string) bool {
 
 // newGroupFleet builds a heterogeneous fleet: each group's replicas with
 // the group's step model and memory plan, in group order.
-func newGroupFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, plans []MemoryPlan, router Router, rec *Recorder) (*Fleet, error) {
+func newGroupFleet(eng *sim.Engine, cat *hw.Catalog, cfg FleetConfig, plans []MemoryPlan, router Router, rec *Recorder) (*Fleet, error) {
 	total := cfg.resolveGroups()
 	f := newFleet(eng, router, rec, total)
 	p := f.Pool
 	type built struct {
-		perf *StepModel
+		perf *hw.StepModel
 		tput float64
 	}
 	bs := make([]built, len(cfg.Groups))
@@ -347,8 +348,8 @@ func newGroupFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, plans []Memor
 		rc := cfg.GroupReplica(i)
 		// Deployed as a fleet of one kind is (TP-only: groups refuse
 		// dp/ep/pp), so an MoE model keeps its expert terms.
-		dep := Deployment{Layout: Layout{TP: g.TP}, MoE: rc.MoE, Spec: rc.Spec}
-		perf, err := NewDeployedStepModel(gpu, llm, dep, Precision(rc.Weights), Precision(rc.KVDType), cat.Profiles[rc.Perf.Profile])
+		dep := hw.Deployment{Layout: hw.Layout{TP: g.TP}, MoE: rc.MoE, Spec: rc.Spec}
+		perf, err := hw.NewDeployedStepModel(gpu, llm, dep, hw.Precision(rc.Weights), hw.Precision(rc.KVDType), cat.Profiles[rc.Perf.Profile])
 		if err != nil {
 			return nil, err
 		}
@@ -356,7 +357,7 @@ func newGroupFleet(eng *sim.Engine, cat *Catalog, cfg FleetConfig, plans []Memor
 		if batch < 1 {
 			batch = 64
 		}
-		step := perf.Step(StepShape{DecodeSeqs: float64(batch), DecodeCtx: float64(batch) * 2048})
+		step := perf.Step(hw.StepShape{DecodeSeqs: float64(batch), DecodeCtx: float64(batch) * 2048})
 		bs[i] = built{perf, float64(batch) / step}
 		best[g.Model] = max(best[g.Model], bs[i].tput)
 	}

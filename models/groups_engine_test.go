@@ -6,19 +6,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/hw"
 )
 
 // A group's own engine settings reach its replicas, its memory plan and its
 // step model; a group without them runs the fleet's.
 func TestGroupEngineSettings(t *testing.T) {
 	own := DefaultReplicaConfig()
-	own.Batching, own.MaxSeqs, own.Weights = BatchContinuous, 64, string(FP8)
+	own.Batching, own.MaxSeqs, own.Weights = BatchContinuous, 64, string(hw.FP8)
 	cfg := FleetConfig{Model: "llama-3-70b", Replica: DefaultReplicaConfig(), Groups: []GroupConfig{
 		{Name: "bf16", GPU: "H100", TP: 8, Replicas: 2},
 		{Name: "fp8", GPU: "H100", TP: 8, Replicas: 2, Replica: &own},
 	}}
 	var ps config.Problems
-	cfg.Validate(NewCatalog(), "cluster", &ps)
+	cfg.Validate(hw.NewCatalog(), "cluster", &ps)
 	require.Empty(t, ps.List)
 	_, f := testFleet(t, cfg)
 	for i, r := range f.Replicas {
@@ -39,7 +40,7 @@ func TestGroupEngineSettings(t *testing.T) {
 // [cluster.replica]; a key that is the fleet's is refused where it stands.
 func TestResolveGroupEngines(t *testing.T) {
 	fleet := DefaultReplicaConfig()
-	fleet.MaxSeqs, fleet.Weights = 128, string(FP8)
+	fleet.MaxSeqs, fleet.Weights = 128, string(hw.FP8)
 	written := ReplicaConfig{MaxSeqs: 64, Batching: BatchStatic, PrefixCaching: true} // as decoded: unset keys are zero
 	cfg := FleetConfig{Replica: fleet, Groups: []GroupConfig{{Name: "a"}, {Name: "b", Replica: &written}}}
 	set := map[string]bool{"cluster.groups.1.replica": true, "cluster.groups.1.replica.max_seqs": true,

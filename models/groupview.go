@@ -1,5 +1,7 @@
 package models
 
+import "github.com/fleetsim/fleetsim/models/hw"
+
 // GroupView is what a group-aware router reads about one replica group of
 // a heterogeneous fleet: which replicas it holds, what one of them costs per
 // hour, and the step model and memory that estimate a request's service
@@ -12,7 +14,7 @@ type GroupView struct {
 	// per GPU-hour.
 	USDPerReplicaHour float64
 	// Perf is the group's step model (nil for a group of 0 replicas).
-	Perf *StepModel
+	Perf *hw.StepModel
 	// KVTokens is one replica's KV capacity in tokens (KV blocks × block
 	// tokens); MaxSeqs its cap on running sequences.
 	KVTokens float64

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,7 @@ func (leastOutstanding) Route(_ *workloads.Request, rs []ReplicaState) (int, boo
 func testFleet(t testing.TB, cfg FleetConfig) (*sim.Engine, *Fleet) {
 	t.Helper()
 	eng := sim.NewEngine()
-	f, err := NewFleet(eng, NewCatalog(), cfg, leastOutstanding{}, NewRecorder(SLO{}), "cluster")
+	f, err := NewFleet(eng, hw.NewCatalog(), cfg, leastOutstanding{}, NewRecorder(SLO{}), "cluster")
 	require.NoError(t, err)
 	return eng, f
 }

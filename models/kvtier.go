@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -80,7 +81,7 @@ func DefaultKVTiersConfig() KVTiersConfig {
 
 // Validate records the problems of an enabled [kv_tiers] under prefix; gpu
 // is the cluster's GPU (its NIC carries store reads by default).
-func (c *KVTiersConfig) Validate(gpu GPU, cluster FleetConfig, prefix string, ps *config.Problems) {
+func (c *KVTiersConfig) Validate(gpu hw.GPU, cluster FleetConfig, prefix string, ps *config.Problems) {
 	if !c.Enabled {
 		return
 	}
@@ -262,7 +263,7 @@ func (k *KVTiers) Stats() []TierStats {
 // EnableKVTiers gives every primary replica its tiers (cfg), sharing one
 // store. gpu is the cluster's GPU (its NIC reads the store by default).
 // Call before Start.
-func (f *Fleet) EnableKVTiers(cfg KVTiersConfig, gpu GPU) *KVTiers {
+func (f *Fleet) EnableKVTiers(cfg KVTiersConfig, gpu hw.GPU) *KVTiers {
 	tp := float64(f.Pool.tp)
 	bpb := f.Pool.Memory.KVBytesPerBlock * tp
 	blocks := func(gb float64) int64 {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
@@ -71,10 +72,10 @@ func TestKVTiersHitRate(t *testing.T) {
 		pre := defaultFleet(4)
 		pre.Replica.KVBlocks = 1500 // 24k tokens: a few conversations
 		eng := sim.NewEngine()
-		f, err := NewFleet(eng, NewCatalog(), pre, &roundRobin{}, NewRecorder(SLO{}), "cluster")
+		f, err := NewFleet(eng, hw.NewCatalog(), pre, &roundRobin{}, NewRecorder(SLO{}), "cluster")
 		require.NoError(t, err)
 		if cfg.Enabled {
-			k = f.EnableKVTiers(cfg, NewCatalog().GPUs["H100"])
+			k = f.EnableKVTiers(cfg, hw.NewCatalog().GPUs["H100"])
 		}
 		reqs := conversations(rand.New(rand.NewPCG(1, 2)), 41, 6, 4) // 41: round-robin moves each conversation to another replica every turn
 		require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
@@ -132,7 +133,7 @@ func TestKVTiersWithDisagg(t *testing.T) {
 		if store {
 			cfg := DefaultKVTiersConfig()
 			cfg.Enabled, cfg.StoreGB, cfg.HostDRAMGBPerGPU = true, 1000, 2
-			f.EnableKVTiers(cfg, NewCatalog().GPUs["H100"])
+			f.EnableKVTiers(cfg, hw.NewCatalog().GPUs["H100"])
 		}
 		reqs := conversations(rand.New(rand.NewPCG(3, 4)), 41, 5, 4)
 		require.NoError(t, f.Start(&sliceSource{reqs: reqs}))

@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -58,7 +59,7 @@ type Replica struct {
 	idx   int
 	eng   *sim.Engine
 	cfg   ReplicaConfig
-	perf  *StepModel
+	perf  *hw.StepModel
 	obs   Observer
 	state *ReplicaState // the routing snapshot, kept up to date
 	// ri is the pool's routing index when it keeps one (then state is
@@ -107,7 +108,7 @@ type Replica struct {
 
 // NewReplica builds replica idx. state is the replica's entry in the fleet's
 // snapshot slice; the replica keeps it up to date.
-func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kvBlocks int64, obs Observer, state *ReplicaState) *Replica {
+func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *hw.StepModel, kvBlocks int64, obs Observer, state *ReplicaState) *Replica {
 	r := &Replica{
 		idx: idx, eng: eng, cfg: cfg, perf: perf, obs: obs, state: state,
 		blockTokens: int64(cfg.BlockTokens),
@@ -128,18 +129,9 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *StepModel, kv
 	return r
 }
 
-// StepRecord is one executed step (Steps = 1) or decode-only run of Steps
-// steps, whose first step had Shape (each later one adds DecodeSeqs tokens to
-// DecodeCtx), and how many sequences emitted their first token at its end.
-type StepRecord struct {
-	Shape       StepShape
-	Steps       int64
-	FirstTokens int64
-}
-
 // RecordSteps makes the replica report every step or run it completes to
 // f (calibration replays them under other profiles; nil stops it).
-func (r *Replica) RecordSteps(f func(StepRecord)) { r.stepRec = f }
+func (r *Replica) RecordSteps(f func(hw.StepRecord)) { r.stepRec = f }
 
 // KV exposes the replica's KV blocks and prefix cache (read-only use:
 // tests and metrics).

@@ -1,6 +1,10 @@
 package models
 
-import "github.com/fleetsim/fleetsim/sim"
+import (
+	"github.com/fleetsim/fleetsim/sim"
+
+	"github.com/fleetsim/fleetsim/models/hw"
+)
 
 // faultState is what failures do to a replica: whether its process is
 // dead, hung or slow, the callbacks of a recovery, and a pending out-of-memory
@@ -25,7 +29,7 @@ type faultState struct {
 	hungAt  sim.Time // when the current hang began
 	// basePerf is the healthy step model while a degraded NVLink domain
 	// has replaced perf (SetNVLinkFraction); nil before the first.
-	basePerf *StepModel
+	basePerf *hw.StepModel
 }
 
 // Up reports whether the replica's process is alive (it may still be hung).
@@ -160,7 +164,7 @@ func (r *Replica) SetNVLinkFraction(f float64) {
 
 // NVLinkSlowdown is how much longer a step of shape s takes on this
 // replica now than on a healthy NVLink (1 when healthy).
-func (r *Replica) NVLinkSlowdown(s StepShape) float64 {
+func (r *Replica) NVLinkSlowdown(s hw.StepShape) float64 {
 	if r.basePerf == nil {
 		return 1
 	}
@@ -231,7 +235,7 @@ func (r *Replica) Probe(kind ProbeKind, timeout sim.Time, kvPressure float64) Pr
 			n++
 		}
 	}
-	prefill := r.perf.Step(StepShape{PrefillTokens: 32, PrefillPairs: 32 * 33 / 2, PrefillSeqs: 1,
+	prefill := r.perf.Step(hw.StepShape{PrefillTokens: 32, PrefillPairs: 32 * 33 / 2, PrefillSeqs: 1,
 		DecodeSeqs: float64(n - 1), DecodeCtx: ctx})
 	decode := r.perf.Decode(n, ctx+32).Seconds(8)
 	lat := (prefill + decode) * r.slow * 1000

@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -12,23 +13,23 @@ import (
 // something to plan until it goes idle; while busy, exactly one of its
 // events (onKick or onStep) is pending, unless it is hung.
 type stepState struct {
-	busy      bool       // a step or run is under way, or planning is due
-	tm        sim.Timer  // holds the pending onKick or onStep event
-	onStep    sim.Action // Replica.stepDone, bound once
-	onKick    sim.Action // plan at the end of an instant, bound once
-	runStart  sim.Time   // start of the step or run under way
-	stepEnd   sim.Time   // its end
-	runSteps  int64      // > 0: a decode-only run of this many steps is under way
-	endSteps  int64      // the run length stepEnd was computed for (runStart + runNs(endSteps))
-	run       DecodeRun  // its closed form
-	runBlocks int64      // KV blocks the run under way takes by its end
-	planSteps int64      // the run's length when planned: while runSteps equals it, runBlocks is exact
-	runSlow   float64    // the step-time factor it was planned with
-	stepFLOPs float64    // FLOPs of the single step under way
-	shape     StepShape  // the step under way (first step of a run)
+	busy      bool         // a step or run is under way, or planning is due
+	tm        sim.Timer    // holds the pending onKick or onStep event
+	onStep    sim.Action   // Replica.stepDone, bound once
+	onKick    sim.Action   // plan at the end of an instant, bound once
+	runStart  sim.Time     // start of the step or run under way
+	stepEnd   sim.Time     // its end
+	runSteps  int64        // > 0: a decode-only run of this many steps is under way
+	endSteps  int64        // the run length stepEnd was computed for (runStart + runNs(endSteps))
+	run       hw.DecodeRun // its closed form
+	runBlocks int64        // KV blocks the run under way takes by its end
+	planSteps int64        // the run's length when planned: while runSteps equals it, runBlocks is exact
+	runSlow   float64      // the step-time factor it was planned with
+	stepFLOPs float64      // FLOPs of the single step under way
+	shape     hw.StepShape // the step under way (first step of a run)
 
 	// stepRec, when set, hears of every step or run as it completes.
-	stepRec func(StepRecord)
+	stepRec func(hw.StepRecord)
 	firsts  int64 // first tokens emitted so far
 }
 
@@ -200,7 +201,7 @@ func (st *stepState) firstBoundary(now sim.Time) (int64, sim.Time) {
 	n := st.runSteps
 	k := n
 	if t := float64(now-st.runStart) / (st.runSlow * 1e9); st.runSlow > 0 {
-		a, b := st.run.a, st.run.b
+		a, b := st.run.FirstStepSeconds(), st.run.StepGrowthSeconds()
 		var x float64 // the real k with a·k + b·k(k−1)/2 = t
 		if h := b / 2; h > 0 {
 			p := a - h
@@ -286,8 +287,8 @@ func (r *Replica) stepNs(d float64) sim.Time {
 }
 
 // startStep schedules the end of a single step of shape sh.
-func (r *Replica) startStep(now sim.Time, sh StepShape) {
-	if r.perf.spec != nil {
+func (r *Replica) startStep(now sim.Time, sh hw.StepShape) {
+	if r.perf.Speculative() {
 		sh.DecodeTau = r.specTauSum()
 	}
 	d := r.perf.Step(sh)
@@ -301,12 +302,12 @@ func (r *Replica) startStep(now sim.Time, sh StepShape) {
 // sequences that read ctx tokens of KV at its first step and take blocks
 // more KV blocks by its end.
 func (r *Replica) startRun(now sim.Time, n int, ctx float64, k, blocks int64) {
-	if r.perf.spec == nil {
-		r.run = r.perf.decodeRun(n, ctx) // (decodeTau without speculation)
+	if !r.perf.Speculative() {
+		r.run = r.perf.DecodeCached(n, ctx) // (decodeTau without speculation)
 	} else {
-		r.run = r.perf.decodeTau(n, ctx, r.specTauSum())
+		r.run = r.perf.DecodeTau(n, ctx, r.specTauSum())
 	}
-	r.shape = StepShape{DecodeSeqs: float64(n), DecodeCtx: ctx}
+	r.shape = hw.StepShape{DecodeSeqs: float64(n), DecodeCtx: ctx}
 	r.runSlow = r.slow
 	r.runSteps, r.planSteps, r.endSteps = k, k, k
 	r.runBlocks = blocks
@@ -348,7 +349,7 @@ func (r *Replica) stepDone(now sim.Time) {
 		r.finishStep(now)
 	}
 	if r.stepRec != nil {
-		r.stepRec(StepRecord{Shape: r.shape, Steps: steps, FirstTokens: r.firsts - firsts})
+		r.stepRec(hw.StepRecord{Shape: r.shape, Steps: steps, FirstTokens: r.firsts - firsts})
 	}
 	r.plan(now)
 	r.flush()
@@ -457,4 +458,20 @@ func (r *Replica) emit(s *seq, now sim.Time, gc *gapConv) {
 	if !s.cancelled {
 		r.state.OutstandingTokens--
 	}
+}
+
+// specTauSum is the running decoding sequences' expected tokens per verify
+// step, summed, under per-request acceptance; 0 otherwise (the step model
+// then uses its constant).
+func (r *Replica) specTauSum() float64 {
+	if !r.perf.SpecPerRequest() {
+		return 0
+	}
+	var sum float64
+	for _, s := range r.batch() {
+		if s.decoding() {
+			sum += r.perf.SpecTauFor(s.req.SpecQuantile)
+		}
+	}
+	return sum
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
@@ -84,8 +85,8 @@ func TestConservationAndKVAccounting(t *testing.T) {
 }
 
 // constStep returns a step model whose every step takes stepS seconds.
-func constStep(stepS float64) *StepModel {
-	return &StepModel{overheadS: stepS, gemmFLOPS: 1, weightBW: 1, attnFLOPS: 1, kvBW: 1}
+func constStep(stepS float64) *hw.StepModel {
+	return hw.ConstantStepModel(stepS)
 }
 
 // queueFleet is one replica serving up to c sequences at once with a

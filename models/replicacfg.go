@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/hw"
 )
 
 // Batching modes of a replica.
@@ -95,12 +96,12 @@ type ReplicaConfig struct {
 	KVAdmission string `toml:"kv_admission"`
 	// Perf names the engine profile of the step model ([cluster.replica.perf]
 	// profile = "default", a built-in, or the path of a profile file).
-	Perf PerfSpec `toml:"perf"`
+	Perf hw.PerfSpec `toml:"perf"`
 	// MoE is the routing of a mixture-of-experts model's experts
 	// ([cluster.replica.moe], layout.go); Spec is speculative decoding
 	// ([cluster.replica.speculative], spec.go; off by default).
-	MoE  MoEConfig  `toml:"moe"`
-	Spec SpecConfig `toml:"speculative"`
+	MoE  hw.MoEConfig  `toml:"moe"`
+	Spec hw.SpecConfig `toml:"speculative"`
 }
 
 // DefaultReplicaConfig returns the documented defaults.
@@ -113,14 +114,14 @@ func DefaultReplicaConfig() ReplicaConfig {
 		GPUMemoryUtilization: 0.9,
 		WatermarkFraction:    0.01,
 		PrefixCaching:        true,
-		Weights:              string(BF16),
-		KVDType:              string(BF16),
+		Weights:              string(hw.BF16),
+		KVDType:              string(hw.BF16),
 		Allocator:            AllocPaged,
 		RestartS:             30,
 		ColdStartS:           180,
 		KVAdmission:          KVAdmitPrompt,
-		Perf:                 PerfSpec{Profile: DefaultProfile},
-		Spec:                 DefaultSpecConfig(),
+		Perf:                 hw.PerfSpec{Profile: hw.DefaultProfile},
+		Spec:                 hw.DefaultSpecConfig(),
 	}
 }
 
@@ -145,11 +146,11 @@ func (c *ReplicaConfig) Validate(prefix string, ps *config.Problems) {
 	}
 	ps.NonNegative(config.Key(prefix, "restart_s"), c.RestartS)
 	ps.NonNegative(config.Key(prefix, "cold_start_s"), c.ColdStartS)
-	ps.OneOf(config.Key(prefix, "weights"), c.Weights, WeightPrecisions)
-	ps.OneOf(config.Key(prefix, "kv_dtype"), c.KVDType, KVPrecisions)
+	ps.OneOf(config.Key(prefix, "weights"), c.Weights, hw.WeightPrecisions)
+	ps.OneOf(config.Key(prefix, "kv_dtype"), c.KVDType, hw.KVPrecisions)
 	ps.OneOf(config.Key(prefix, "kv_admission"), c.KVAdmission, []string{KVAdmitFull, KVAdmitPrompt})
 	if c.Perf.Profile == "" {
-		ps.Add(config.Key(prefix, "perf", "profile"), "must name a built-in profile (%s) or a profile file", strings.Join(BuiltinProfileNames(), ", "))
+		ps.Add(config.Key(prefix, "perf", "profile"), "must name a built-in profile (%s) or a profile file", strings.Join(hw.BuiltinProfileNames(), ", "))
 	}
 	c.MoE.Validate(config.Key(prefix, "moe"), ps)
 	c.Spec.Validate(config.Key(prefix, "speculative"), ps)
@@ -174,8 +175,8 @@ type MemoryPlan struct {
 // A GPU holds kv_heads/tp KV heads, at least one (KV heads are replicated
 // past tp = kv_heads). It reports a problem (under prefix) if the weights and
 // workspace do not fit.
-func PlanMemory(gpu GPU, llm LLM, tp int, c ReplicaConfig, pp PerfProfile, prefix string, ps *config.Problems) MemoryPlan {
-	return PlanMemoryLayout(gpu, llm, Layout{TP: tp}, c, pp, prefix, ps)
+func PlanMemory(gpu hw.GPU, llm hw.LLM, tp int, c ReplicaConfig, pp hw.PerfProfile, prefix string, ps *config.Problems) MemoryPlan {
+	return PlanMemoryLayout(gpu, llm, hw.Layout{TP: tp}, c, pp, prefix, ps)
 }
 
 // PlanMemoryLayout is PlanMemory for a replica of layout l: a GPU holds
@@ -183,20 +184,20 @@ func PlanMemory(gpu GPU, llm LLM, tp int, c ReplicaConfig, pp PerfProfile, prefi
 // own sequences' KV (the replica's blocks are dp times a GPU's; the ranks
 // are taken to be balanced), and with speculation every running sequence
 // holds k more tokens of KV for the tokens being verified.
-func PlanMemoryLayout(gpu GPU, llm LLM, l Layout, c ReplicaConfig, pp PerfProfile, prefix string, ps *config.Problems) MemoryPlan {
-	l = l.norm()
+func PlanMemoryLayout(gpu hw.GPU, llm hw.LLM, l hw.Layout, c ReplicaConfig, pp hw.PerfProfile, prefix string, ps *config.Problems) MemoryPlan {
+	l = l.Norm()
 	tp := l.TP
 	t := float64(tp)
 	p := MemoryPlan{HBMBytes: gpu.HBMBytes}
 	p.BudgetBytes = gpu.HBMBytes * c.GPUMemoryUtilization
-	p.WeightBytes = WeightBytesPerGPU(llm, l, Precision(c.Weights))
+	p.WeightBytes = hw.WeightBytesPerGPU(llm, l, hw.Precision(c.Weights))
 	p.ActivationBytes = c.ActivationBytesPerGPU
 	if p.ActivationBytes == 0 {
 		p.ActivationBytes = float64(c.MaxBatchedTokens)*(float64(llm.Hidden)+float64(llm.Intermediate)/t)*2*4 + (1 << 30)
 	}
 	p.RuntimeBytes = pp.RuntimeReserveBytes + float64(c.MaxSeqs)*float64(llm.Vocab)*4/t
 	p.KVBytes = p.BudgetBytes - p.WeightBytes - p.ActivationBytes - p.RuntimeBytes
-	kvTok := llm.KVBytesPerTokenGPU(Precision(c.KVDType).Bytes(), tp) / float64(l.PP) // a stage holds its layers' KV
+	kvTok := llm.KVBytesPerTokenGPU(hw.Precision(c.KVDType).Bytes(), tp) / float64(l.PP) // a stage holds its layers' KV
 	if k := c.Spec.SpecExtraKVTokens(); k > 0 {
 		p.KVBytes -= float64(c.MaxSeqs) / float64(l.DP) * float64(k) * kvTok
 	}

@@ -1,6 +1,10 @@
 package models
 
-import "github.com/fleetsim/fleetsim/sim"
+import (
+	"github.com/fleetsim/fleetsim/sim"
+
+	"github.com/fleetsim/fleetsim/models/hw"
+)
 
 // scheduler is a batching mode (ReplicaConfig.Batching): how the replica
 // builds each step from its queue and batch, and what the end of a decode
@@ -39,7 +43,7 @@ func newScheduler(r *Replica) scheduler {
 
 // stepBuild accumulates the prefill part of a step being planned.
 type stepBuild struct {
-	sh     StepShape
+	sh     hw.StepShape
 	chunks int // sequences prefilling in the step
 }
 

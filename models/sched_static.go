@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -46,7 +47,7 @@ func (b staticSched) plan(now sim.Time) {
 // form admits a new batch and schedules its prefill step, or goes idle.
 func (b staticSched) form(now sim.Time) {
 	r := b.r
-	var sh StepShape
+	var sh hw.StepShape
 	for r.head() != nil && r.nRunning() < r.cfg.MaxSeqs {
 		s := r.head()
 		// Static batching reserves a request's whole length up front.

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
@@ -92,12 +93,12 @@ func (c *CostAware) estimate(k int, p, o float64) costEst {
 	if g.Perf == nil || ctx > g.KVTokens {
 		return costEst{}
 	}
-	prefill := g.Perf.Step(models.StepShape{PrefillTokens: p, PrefillPairs: p * (p + 1) / 2, PrefillSeqs: 1})
+	prefill := g.Perf.Step(hw.StepShape{PrefillTokens: p, PrefillPairs: p * (p + 1) / 2, PrefillSeqs: 1})
 	if c.ttftBudgetS > 0 && prefill > c.ttftBudgetS {
 		return costEst{}
 	}
 	b := max(1, min(float64(g.MaxSeqs), math.Floor(g.KVTokens/ctx)))
-	step := g.Perf.Step(models.StepShape{DecodeSeqs: b, DecodeCtx: b * (p + o/2)})
+	step := g.Perf.Step(hw.StepShape{DecodeSeqs: b, DecodeCtx: b * (p + o/2)})
 	return costEst{ok: true, usd: g.USDPerReplicaHour / 3600 * (prefill + o*step/b), slots: b}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
@@ -15,12 +16,12 @@ import (
 // Llama-3-8B in FP8, with the KV capacity each GPU leaves.
 func costGroups(t *testing.T, nBig, nSmall int) []models.GroupView {
 	t.Helper()
-	cat := models.NewCatalog()
-	small := models.GPU{Name: "small", HBMBytes: 24e9, HBMBytesPerS: 300e9, BF16FLOPS: 121e12, FP8FLOPS: 242e12,
+	cat := hw.NewCatalog()
+	small := hw.GPU{Name: "small", HBMBytes: 24e9, HBMBytesPerS: 300e9, BF16FLOPS: 121e12, FP8FLOPS: 242e12,
 		NVLinkBytesPerS: 64e9, DomainGPUs: 8, PricePerGPUHour: 0.8}
 	llm := cat.LLMs["llama-3-8b"]
-	view := func(gpu models.GPU, first, n int, kvTokens float64) models.GroupView {
-		perf, err := models.NewStepModel(gpu, llm, 1, models.FP8, models.FP8, cat.Profiles["default"])
+	view := func(gpu hw.GPU, first, n int, kvTokens float64) models.GroupView {
+		perf, err := hw.NewStepModel(gpu, llm, 1, hw.FP8, hw.FP8, cat.Profiles["default"])
 		require.NoError(t, err)
 		return models.GroupView{Name: gpu.Name, First: first, Replicas: n, USDPerReplicaHour: gpu.PricePerGPUHour,
 			Perf: perf, KVTokens: kvTokens, MaxSeqs: 256}

@@ -16,6 +16,7 @@ import (
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/hw"
 )
 
 const calibrateUsage = `usage: fleetsim calibrate BENCH.csv | RESULT.json... [flags]
@@ -40,7 +41,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
 	modelsFile := fs.String("models", "", "TOML file of [[models]] (and [[gpus]]) the rows name beyond the built-in catalog")
 	out := fs.String("out", filepath.Join("fleetsim-out", "calibrate"), "output directory")
-	start := fs.String("profile", models.DefaultProfile, "profile to start from (built-in name or file); with --eval-only, the profile to evaluate")
+	start := fs.String("profile", hw.DefaultProfile, "profile to start from (built-in name or file); with --eval-only, the profile to evaluate")
 	name := fs.String("name", "calibrated", "name of the written profile")
 	holdout := fs.Int("holdout", 0, "K-fold cross-validation: fit K more times, each without every K-th row, and report the held-out errors (0: none)")
 	var train, params stringList
@@ -77,9 +78,9 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		return usagef("calibrate: --train %v", err)
 	}
 	for _, p := range params {
-		if _, ok := models.LookupProfileParam(p); !ok {
-			keys := make([]string, len(models.ProfileParams))
-			for i, q := range models.ProfileParams {
+		if _, ok := hw.LookupProfileParam(p); !ok {
+			keys := make([]string, len(hw.ProfileParams))
+			for i, q := range hw.ProfileParams {
 				keys[i] = q.Key
 			}
 			return usagef("calibrate: --param %q: not a profile constant (%s)", p, strings.Join(keys, ", "))
@@ -87,7 +88,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 
 	// Read everything and check it before anything is written.
-	cat := models.NewCatalog()
+	cat := hw.NewCatalog()
 	if *modelsFile != "" {
 		if err := loadCatalogFile(cat, *modelsFile); err != nil {
 			return usageError{err}
@@ -273,29 +274,29 @@ func printCalibrationTable(w io.Writer, lines []calibrate.Line, roles bool) {
 }
 
 // resolveProfile finds a profile by built-in name or reads a file.
-func resolveProfile(cat *models.Catalog, spec string) (models.PerfProfile, error) {
-	if pp, ok := cat.Profiles[spec]; ok && !(models.PerfSpec{Profile: spec}).IsPath() {
+func resolveProfile(cat *hw.Catalog, spec string) (hw.PerfProfile, error) {
+	if pp, ok := cat.Profiles[spec]; ok && !(hw.PerfSpec{Profile: spec}).IsPath() {
 		return pp, nil
 	}
-	if !(models.PerfSpec{Profile: spec}).IsPath() {
-		return models.PerfProfile{}, fmt.Errorf("--profile %q: no such built-in profile (%s) and not a .toml file", spec, strings.Join(models.BuiltinProfileNames(), ", "))
+	if !(hw.PerfSpec{Profile: spec}).IsPath() {
+		return hw.PerfProfile{}, fmt.Errorf("--profile %q: no such built-in profile (%s) and not a .toml file", spec, strings.Join(hw.BuiltinProfileNames(), ", "))
 	}
-	pp, err := models.ReadProfile(spec)
+	pp, err := hw.ReadProfile(spec)
 	if err != nil {
-		return models.PerfProfile{}, fmt.Errorf("--profile: %w", err)
+		return hw.PerfProfile{}, fmt.Errorf("--profile: %w", err)
 	}
 	return pp, nil
 }
 
 // loadCatalogFile adds a TOML file's [[models]] and [[gpus]] to cat.
-func loadCatalogFile(cat *models.Catalog, path string) error {
+func loadCatalogFile(cat *hw.Catalog, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("--models: %v", err)
 	}
 	var f struct {
-		Models []models.LLM `toml:"models"`
-		GPUs   []models.GPU `toml:"gpus"`
+		Models []hw.LLM `toml:"models"`
+		GPUs   []hw.GPU `toml:"gpus"`
 	}
 	doc, err := tomlx.Decode(path, data, &f)
 	if err != nil {

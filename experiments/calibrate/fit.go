@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 	"gonum.org/v1/gonum/optimize"
@@ -68,12 +69,12 @@ func (o *Options) defaults() {
 // simulated again for every prediction.
 type Case struct {
 	Row      Row
-	gpu      models.GPU
-	llm      models.LLM
+	gpu      hw.GPU
+	llm      hw.LLM
 	fleet    models.FleetConfig
-	cat      *models.Catalog
-	makespan models.StepTally
-	ttft     models.StepTally
+	cat      *hw.Catalog
+	makespan hw.StepTally
+	ttft     hw.StepTally
 	outputs  float64 // output tokens of the run
 	firsts   float64 // requests that got a first token
 	full     bool    // predict by simulating again
@@ -90,7 +91,7 @@ type Prediction struct {
 // simulator cannot run (unknown model or GPU, impossible layout, does not
 // fit in memory, a request longer than the KV) is an error naming its
 // place. All problems are reported at once.
-func Prepare(rows []Row, cat *models.Catalog, base models.PerfProfile, opt Options) ([]*Case, error) {
+func Prepare(rows []Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) ([]*Case, error) {
 	opt.defaults()
 	var bad []string
 	var cases []*Case
@@ -108,7 +109,7 @@ func Prepare(rows []Row, cat *models.Catalog, base models.PerfProfile, opt Optio
 	return cases, nil
 }
 
-func prepare(r Row, cat *models.Catalog, base models.PerfProfile, opt Options) (*Case, error) {
+func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, error) {
 	gpu, ok := cat.GPUs[r.GPU]
 	if !ok {
 		return nil, fmt.Errorf("%s: gpu: unknown GPU %q (known: %s)", r.Where(), r.GPU, strings.Join(cat.GPUNames(), ", "))
@@ -117,10 +118,10 @@ func prepare(r Row, cat *models.Catalog, base models.PerfProfile, opt Options) (
 	if !ok {
 		return nil, fmt.Errorf("%s: model: unknown model %q (known: %s; add others with --models)", r.Where(), r.Model, strings.Join(cat.LLMNames(), ", "))
 	}
-	if err := models.CheckTP(llm, r.TP); err != nil {
+	if err := hw.CheckTP(llm, r.TP); err != nil {
 		return nil, fmt.Errorf("%s: tp: %v", r.Where(), err)
 	}
-	if err := models.CheckPrecision(gpu, models.Precision(r.Weights), models.Precision(r.KVDType)); err != nil {
+	if err := hw.CheckPrecision(gpu, hw.Precision(r.Weights), hw.Precision(r.KVDType)); err != nil {
 		return nil, fmt.Errorf("%s: weights: %v", r.Where(), err)
 	}
 	if r.TP > gpu.DomainGPUs {
@@ -143,12 +144,12 @@ func prepare(r Row, cat *models.Catalog, base models.PerfProfile, opt Options) (
 	rc.PrefixCaching = false // benchmark prompts are random tokens
 	rc.Weights, rc.KVDType = r.Weights, r.KVDType
 	rc.KVAdmission = opt.KVAdmission
-	rc.Perf = models.PerfSpec{Profile: "calibrate"}
+	rc.Perf = hw.PerfSpec{Profile: "calibrate"}
 	fc := models.FleetConfig{GPU: r.GPU, Model: r.Model, TP: r.TP, Replicas: 1, Replica: rc}
 	c := &Case{Row: r, gpu: gpu, llm: llm, fleet: fc, cat: withProfile(cat, base),
 		full: r.RequestRate > 0 || r.MeanTPOTMs > 0}
-	var recs []models.StepRecord
-	res, err := c.simulate(base, func(rec models.StepRecord) { recs = append(recs, rec) })
+	var recs []hw.StepRecord
+	res, err := c.simulate(base, func(rec hw.StepRecord) { recs = append(recs, rec) })
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", r.Where(), err)
 	}
@@ -164,8 +165,8 @@ func prepare(r Row, cat *models.Catalog, base models.PerfProfile, opt Options) (
 }
 
 // withProfile is cat with pp registered under the name "calibrate".
-func withProfile(cat *models.Catalog, pp models.PerfProfile) *models.Catalog {
-	out := &models.Catalog{GPUs: cat.GPUs, LLMs: cat.LLMs, Profiles: map[string]models.PerfProfile{}}
+func withProfile(cat *hw.Catalog, pp hw.PerfProfile) *hw.Catalog {
+	out := &hw.Catalog{GPUs: cat.GPUs, LLMs: cat.LLMs, Profiles: map[string]hw.PerfProfile{}}
 	for k, v := range cat.Profiles {
 		out.Profiles[k] = v
 	}
@@ -180,7 +181,7 @@ type simResult struct {
 }
 
 // simulate runs the row once on one replica with profile pp.
-func (c *Case) simulate(pp models.PerfProfile, rec func(models.StepRecord)) (simResult, error) {
+func (c *Case) simulate(pp hw.PerfProfile, rec func(hw.StepRecord)) (simResult, error) {
 	r := c.Row
 	eng := sim.NewEngine()
 	cat := withProfile(c.cat, pp)
@@ -216,7 +217,7 @@ func (c *Case) simulate(pp models.PerfProfile, rec func(models.StepRecord)) (sim
 }
 
 // Predict is what the simulator predicts for the case's row under pp.
-func (c *Case) Predict(pp models.PerfProfile) (Prediction, error) {
+func (c *Case) Predict(pp hw.PerfProfile) (Prediction, error) {
 	if c.full {
 		res, err := c.simulate(pp, nil)
 		if err != nil {
@@ -226,7 +227,7 @@ func (c *Case) Predict(pp models.PerfProfile) (Prediction, error) {
 	}
 	// Deployed with TP only: for a dense model exactly NewStepModel; an MoE
 	// row gets the MoE step (touched experts, active-param FLOPs).
-	m, err := models.NewDeployedStepModel(c.gpu, c.llm, models.Deployment{Layout: models.Layout{TP: c.Row.TP}}, models.Precision(c.Row.Weights), models.Precision(c.Row.KVDType), pp)
+	m, err := hw.NewDeployedStepModel(c.gpu, c.llm, hw.Deployment{Layout: hw.Layout{TP: c.Row.TP}}, hw.Precision(c.Row.Weights), hw.Precision(c.Row.KVDType), pp)
 	if err != nil {
 		return Prediction{}, err
 	}
@@ -274,7 +275,7 @@ type Errors struct {
 }
 
 // Compare predicts c under pp and compares with what was measured.
-func Compare(c *Case, pp models.PerfProfile) (Errors, error) {
+func Compare(c *Case, pp hw.PerfProfile) (Errors, error) {
 	p, err := c.Predict(pp)
 	if err != nil {
 		return Errors{}, err
@@ -331,7 +332,7 @@ func FitParams(cases []*Case) []string {
 
 // Result is a fitted profile and how well it fits.
 type Result struct {
-	Profile models.PerfProfile
+	Profile hw.PerfProfile
 	Params  []string
 	// Loss is the sum of squared log errors; Evals the objective calls.
 	Loss  float64
@@ -344,7 +345,7 @@ type Result struct {
 // unbounded variable through a logistic (on a log scale for the constants
 // that span decades), and Nelder–Mead minimises, restarted from its best
 // point until a restart no longer improves the loss by 1e-6.
-func Fit(cases []*Case, start models.PerfProfile, opt Options) (Result, error) {
+func Fit(cases []*Case, start hw.PerfProfile, opt Options) (Result, error) {
 	opt.defaults()
 	if len(cases) == 0 {
 		return Result{}, errors.New("calibrate: no rows to fit")
@@ -353,9 +354,9 @@ func Fit(cases []*Case, start models.PerfProfile, opt Options) (Result, error) {
 	if keys == nil {
 		keys = FitParams(cases)
 	}
-	params := make([]models.ProfileParam, len(keys))
+	params := make([]hw.ProfileParam, len(keys))
 	for i, k := range keys {
-		p, ok := models.LookupProfileParam(k)
+		p, ok := hw.LookupProfileParam(k)
 		if !ok {
 			return Result{}, fmt.Errorf("calibrate: unknown profile constant %q", k)
 		}
@@ -400,7 +401,7 @@ func Fit(cases []*Case, start models.PerfProfile, opt Options) (Result, error) {
 
 // Loss is the sum over cases of squared log errors of every measured
 // metric; a prediction that fails or is not positive costs 100.
-func Loss(cases []*Case, pp models.PerfProfile) float64 {
+func Loss(cases []*Case, pp hw.PerfProfile) float64 {
 	var l float64
 	for _, c := range cases {
 		p, err := c.Predict(pp)
@@ -428,7 +429,7 @@ func sigmoid(u float64) float64 { return 1 / (1 + math.Exp(-u)) }
 
 // toBounded maps a free variable into p's bounds; toFree is its inverse
 // (values at or past a bound are pulled just inside).
-func toBounded(p models.ProfileParam, u float64) float64 {
+func toBounded(p hw.ProfileParam, u float64) float64 {
 	if p.Log {
 		lo, hi := math.Log(p.Lo), math.Log(p.Hi)
 		return math.Exp(lo + (hi-lo)*sigmoid(u))
@@ -436,7 +437,7 @@ func toBounded(p models.ProfileParam, u float64) float64 {
 	return p.Lo + (p.Hi-p.Lo)*sigmoid(u)
 }
 
-func toFree(p models.ProfileParam, v float64) float64 {
+func toFree(p hw.ProfileParam, v float64) float64 {
 	lo, hi := p.Lo, p.Hi
 	if p.Log {
 		lo, hi, v = math.Log(p.Lo), math.Log(p.Hi), math.Log(max(v, p.Lo))
@@ -449,7 +450,7 @@ func toFree(p models.ProfileParam, v float64) float64 {
 // CrossValidate fits k times, each time without one fold of the cases
 // (case i is in fold i mod k), and returns every case's error predicted by
 // the fit that did not see it, in case order.
-func CrossValidate(cases []*Case, start models.PerfProfile, opt Options, k int) ([]Errors, error) {
+func CrossValidate(cases []*Case, start hw.PerfProfile, opt Options, k int) ([]Errors, error) {
 	if k < 2 || k > len(cases) {
 		return nil, fmt.Errorf("calibrate: --holdout %d needs 2 <= K <= %d rows", k, len(cases))
 	}

@@ -3,7 +3,7 @@ package calibrate
 import (
 	"testing"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,7 +18,7 @@ func sweepCases(t *testing.T) []*Case {
 		}
 	}
 	require.Len(t, sweep, 63)
-	cases, err := Prepare(sweep, models.NewCatalog(), models.DefaultPerfProfile(), Options{})
+	cases, err := Prepare(sweep, hw.NewCatalog(), hw.DefaultPerfProfile(), Options{})
 	require.NoError(t, err)
 	return cases
 }
@@ -31,13 +31,13 @@ func TestFitSweepAcceptance(t *testing.T) {
 		t.Skip("fits 6 times")
 	}
 	cases := sweepCases(t)
-	res, err := Fit(cases, models.DefaultPerfProfile(), Options{})
+	res, err := Fit(cases, hw.DefaultPerfProfile(), Options{})
 	require.NoError(t, err)
 	fit := make([]bool, len(cases))
 	for i := range fit {
 		fit[i] = true
 	}
-	cv, err := CrossValidate(cases, models.DefaultPerfProfile(), Options{}, 5)
+	cv, err := CrossValidate(cases, hw.DefaultPerfProfile(), Options{}, 5)
 	require.NoError(t, err)
 	lines, err := Lines(cases, fit, res.Profile, cv)
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ func TestFitSweepAcceptance(t *testing.T) {
 // the row again under another profile gives.
 func TestFastPathMatchesSimulation(t *testing.T) {
 	cases := sweepCases(t)
-	pp := models.DefaultPerfProfile()
+	pp := hw.DefaultPerfProfile()
 	pp.GEMMEfficiencyFP8 *= 0.8
 	pp.KVBandwidthEfficiency *= 0.9
 	pp.SeqOverheadS *= 2
@@ -76,7 +76,7 @@ func TestFastPathMatchesSimulation(t *testing.T) {
 // on the sweep it has the stated median and worst errors.
 func TestShippedTRTLLMProfile(t *testing.T) {
 	cases := sweepCases(t)
-	pp, ok := models.BuiltinProfile("trtllm-0.16")
+	pp, ok := hw.BuiltinProfile("trtllm-0.16")
 	require.True(t, ok)
 	fit := make([]bool, len(cases))
 	lines, err := Lines(cases, fit, pp, nil)
@@ -86,7 +86,7 @@ func TestShippedTRTLLMProfile(t *testing.T) {
 	require.InDelta(t, 0.195, st.Worst, 0.001)
 	// The default stands for a current engine, faster than 0.16: its error
 	// here is reported, not bounded.
-	lines, err = Lines(cases, fit, models.DefaultPerfProfile(), nil)
+	lines, err = Lines(cases, fit, hw.DefaultPerfProfile(), nil)
 	require.NoError(t, err)
 	st = Summarise(lines, func(Line) bool { return true }, func(l Line) float64 { return l.Error })
 	t.Logf("default on the sweep: median |error| %.1f%%, worst %.1f%%", 100*st.Median, 100*st.Worst)

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/hw"
 )
 
 // Filter selects rows by column values: every key's value must be one of
@@ -78,7 +78,7 @@ type Line struct {
 // Lines compares every measured metric of every case under pp; fit marks
 // the fitted cases; cv (nil, or one entry per case) adds cross-validated
 // predictions.
-func Lines(cases []*Case, fit []bool, pp models.PerfProfile, cv []Errors) ([]Line, error) {
+func Lines(cases []*Case, fit []bool, pp hw.PerfProfile, cv []Errors) ([]Line, error) {
 	var out []Line
 	for i, c := range cases {
 		e, err := Compare(c, pp)

@@ -1,12 +1,10 @@
-package models
+package hw
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/sim"
-	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
 )
 
@@ -122,72 +120,4 @@ func TestTPLayoutAndKVReplication(t *testing.T) {
 	require.Equal(t, llm.KVBytesPerTokenGPU(2, 8), llm.KVBytesPerTokenGPU(2, 16), "one KV head per GPU at TP=8 and TP=16")
 	require.Equal(t, 2*llm.KVBytesPerTokenGPU(2, 8), llm.KVBytesPerTokenGPU(2, 4))
 
-	// Through validation: TP=24 on GB200 (72-GPU domain) is refused.
-	var ps problemsT
-	cfg := FleetConfig{GPU: "GB200", Model: "llama-3-70b", TP: 24, Replicas: 1, Replica: DefaultReplicaConfig()}
-	cfg.Validate(cat, "cluster", &ps.Problems)
-	require.NotEmpty(t, ps.List)
-	require.Equal(t, "cluster.tp", ps.List[0].Key)
-	// FP4 weights need Blackwell.
-	ps = problemsT{}
-	cfg = FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 1, Replica: DefaultReplicaConfig()}
-	cfg.Replica.Weights = "fp4"
-	cfg.Validate(cat, "cluster", &ps.Problems)
-	require.Len(t, ps.List, 1)
-	require.Equal(t, "cluster.replica.weights", ps.List[0].Key)
-	cfg.GPU = "B200"
-	ps = problemsT{}
-	cfg.Validate(cat, "cluster", &ps.Problems)
-	require.Empty(t, ps.List)
-}
-
-// A request longer than the model's context window is refused at
-// admission and counted, not served, and not retried.
-func TestContextWindowRefused(t *testing.T) {
-	cfg := defaultFleet(1)
-	cfg.Model, cfg.TP, cfg.GPU = "llama-3-70b", 8, "H200"
-	eng, f := testFleet(t, cfg)
-	reqs := []workloads.Request{
-		{ID: 1, InputTokens: 191000, OutputTokens: 10},
-		{ID: 2, InputTokens: 1000, OutputTokens: 10},
-	}
-	require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
-	eng.Run(sim.Forever)
-	require.EqualValues(t, 1, f.Rec.Completed)
-	require.EqualValues(t, 1, f.Rec.Failed)
-	require.EqualValues(t, 1, f.Rec.FailedBy[FailContext])
-}
-
-// The step tally replays a simulated offline run's steps exactly: its
-// makespan under the run's own profile is the simulated one.
-func TestStepTallyReplaysRun(t *testing.T) {
-	for _, batching := range []string{BatchChunked, BatchContinuous, BatchStatic} {
-		cfg := defaultFleet(1)
-		cfg.Replica.Batching = batching
-		cfg.Replica.MaxSeqs = 64
-		eng, f := testFleet(t, cfg)
-		var tally StepTally
-		n := 0
-		f.Replicas[0].RecordSteps(func(r StepRecord) { tally.Add(r, 1); n++ })
-		require.NoError(t, f.Start(&sliceSource{reqs: shareGPTOffline(500, 3)}))
-		eng.Run(sim.Forever)
-		m := stepModel(t, "H100", "llama-3-8b", 1, BF16, BF16, DefaultPerfProfile())
-		got := m.Seconds(&tally)
-		require.InEpsilon(t, f.Rec.LastFinish.Seconds(), got, 1e-6, batching)
-		t.Logf("%s: %d records, %d distinct token counts, makespan %.3f s", batching, n, tally.Distinct(), got)
-	}
-}
-
-// KV utilisation counts the blocks a closed-form decode run takes as it
-// runs, not only when it ends: one request of 16 + 1,600 tokens grows from
-// 1 to 101 blocks of 16, so it holds about 51 on average.
-func TestKVUtilizationCountsDecodeRuns(t *testing.T) {
-	cfg := defaultFleet(1)
-	eng, f := testFleet(t, cfg)
-	require.NoError(t, f.Start(&sliceSource{reqs: []workloads.Request{{ID: 1, InputTokens: 16, OutputTokens: 1600}}}))
-	eng.Run(sim.Forever)
-	r := f.Replicas[0]
-	r.Finish(f.Rec.LastFinish)
-	mean := r.Stats.KVUsedBlockNs / float64(f.Rec.LastFinish)
-	require.InEpsilon(t, 51, mean, 0.05)
 }

@@ -1,4 +1,4 @@
-package models
+package hw
 
 import (
 	"math/rand/v2"
@@ -131,11 +131,11 @@ func TestSpecPerRequestAcceptance(t *testing.T) {
 		s := StepShape{DecodeSeqs: n, DecodeCtx: n * 2000}
 		s.DecodeTau = n * sp.tauFor(u)
 		require.InEpsilon(t, fixed.Step(StepShape{DecodeSeqs: n, DecodeCtx: n * 2000}), m.Step(s), 1e-12)
-		require.InEpsilon(t, fixed.Decode(16, n*2000).Seconds(30), m.decodeTau(16, n*2000, s.DecodeTau).Seconds(30), 1e-12)
+		require.InEpsilon(t, fixed.Decode(16, n*2000).Seconds(30), m.DecodeTau(16, n*2000, s.DecodeTau).Seconds(30), 1e-12)
 	}
 	slow := StepShape{DecodeSeqs: 8, DecodeCtx: 8000, DecodeTau: 8 * sp.tauFor(0)}
 	fast := StepShape{DecodeSeqs: 8, DecodeCtx: 8000, DecodeTau: 8 * sp.tauFor(0.99)}
 	require.Less(t, m.Step(fast), m.Step(slow))
 	// Without per-request sums the constant applies.
-	require.Equal(t, m.Decode(8, 8000), m.decodeTau(8, 8000, 0))
+	require.Equal(t, m.Decode(8, 8000), m.DecodeTau(8, 8000, 0))
 }

@@ -1,10 +1,9 @@
-package models
+package hw
 
 import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/sim"
 	"github.com/stretchr/testify/require"
 )
 
@@ -169,60 +168,6 @@ func TestCheckDeployment(t *testing.T) {
 	require.NoError(t, CheckDeployment(cat.GPUs["GB200"], ds, Layout{TP: 1, DP: 64, EP: 64}))
 }
 
-// A replica that does not divide its domain (64 GPUs of a 72-GPU rack)
-// takes one domain each, leaving the rest spare; one wider than a domain
-// takes whole domains; failures hit every replica on their GPUs.
-func TestPlacementWideReplicas(t *testing.T) {
-	cfg := FleetConfig{TP: 1, DP: 64, EP: 64, Replicas: 2, Placement: "pack"}
-	p := placement(cfg, 72)
-	require.Equal(t, 2, p.Domains)
-	require.Equal(t, 128, p.GPUs)
-	f, n := p.ReplicaGPUs(1)
-	require.Equal(t, 72, f)
-	require.Equal(t, 64, n)
-	cfg = FleetConfig{TP: 2, DP: 8, EP: 16, Replicas: 3, Placement: "pack"}
-	p = placement(cfg, 8)
-	require.Equal(t, 6, p.Domains)
-	f, n = p.ReplicaGPUs(2)
-	require.Equal(t, 32, f)
-	require.Equal(t, 16, n)
-	// Dense TP packs as before.
-	p = placement(FleetConfig{TP: 4, Replicas: 3, Placement: "pack"}, 8)
-	require.Equal(t, 2, p.Domains)
-	f, _ = p.ReplicaGPUs(2)
-	require.Equal(t, 8, f)
-}
-
-// The memory plan follows the layout: experts spread over tp·dp GPUs,
-// dense weights over tp; each DP rank its own KV; speculation reserves k
-// KV tokens per running sequence.
-func TestPlanMemoryLayout(t *testing.T) {
-	cat := NewCatalog()
-	gpu, llm := cat.GPUs["H200"], cat.LLMs["deepseek-v3"]
-	rc := DefaultReplicaConfig()
-	rc.Weights, rc.KVDType = "fp8", "fp8"
-	pp := DefaultPerfProfile()
-	var ps problemsT
-	p8 := PlanMemoryLayout(gpu, llm, Layout{TP: 1, DP: 8, EP: 8}, rc, pp, "cluster.model", &ps.Problems)
-	require.Empty(t, ps.List)
-	require.InEpsilon(t, llm.DenseParams()+llm.RoutedParams()/8, p8.WeightBytes, 1e-12)
-	perGPU := int64(p8.KVBytes / p8.KVBytesPerBlock)
-	require.Equal(t, 8*perGPU, p8.KVBlocks)
-	require.Equal(t, float64(llm.Layers*(512+64)*16), p8.KVBytesPerBlock, "MLA, FP8, 16-token blocks")
-	// TP=8: one rank, the same weights per GPU (all dense over 8 too).
-	t8 := PlanMemoryLayout(gpu, llm, Layout{TP: 8}, rc, pp, "cluster.model", &ps.Problems)
-	require.Less(t, t8.WeightBytes, p8.WeightBytes)
-	require.Less(t, t8.KVBlocks, p8.KVBlocks, "MLA KV is replicated over TP: DP holds 8x the sequences")
-	// Speculation: k more tokens per running sequence.
-	rc.Spec = SpecConfig{Enabled: true, Tokens: 4, Acceptance: 0.7}
-	sp := PlanMemoryLayout(gpu, llm, Layout{TP: 1, DP: 8, EP: 8}, rc, pp, "cluster.model", &ps.Problems)
-	require.InEpsilon(t, float64(rc.MaxSeqs)/8*4*p8.KVBytesPerBlock/16, p8.KVBytes-sp.KVBytes, 1e-9)
-	// Too few GPUs: refused under the key.
-	PlanMemoryLayout(gpu, llm, Layout{TP: 1, DP: 2, EP: 2}, rc, pp, "cluster.model", &ps.Problems)
-	require.Len(t, ps.List, 1)
-	require.Equal(t, "cluster.model", ps.List[0].Key)
-}
-
 // Pipeline parallelism: weights and KV per GPU divide by pp; a batch-1
 // decode step costs about what TP alone does (every stage reads its
 // weights in turn) plus the hops; a large batch's compute divides by pp;
@@ -259,14 +204,6 @@ func TestPipelineParallel(t *testing.T) {
 	_, err := NewDeployedStepModel(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], Deployment{Layout: Layout{TP: 4, PP: 2}, Spec: SpecConfig{Enabled: true, Tokens: 2}}, FP8, FP8, DefaultPerfProfile())
 	require.ErrorContains(t, err, "pipeline")
 
-	var ps problemsT
-	rc := DefaultReplicaConfig()
-	p1 := PlanMemoryLayout(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], Layout{TP: 4}, rc, DefaultPerfProfile(), "m", &ps.Problems)
-	p2 := PlanMemoryLayout(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], Layout{TP: 4, PP: 2}, rc, DefaultPerfProfile(), "m", &ps.Problems)
-	require.Empty(t, ps.List)
-	require.InEpsilon(t, p1.KVBytesPerBlock/2, p2.KVBytesPerBlock, 1e-12)
-	require.Greater(t, p2.KVBlocks, 2*p1.KVBlocks)
-
 	for _, c := range []struct {
 		l    Layout
 		want string
@@ -280,22 +217,4 @@ func TestPipelineParallel(t *testing.T) {
 	g.NICBytesPerS = 0
 	require.ErrorContains(t, CheckDeployment(g, cat.LLMs["llama-3-70b"], Layout{TP: 8, PP: 2}), "nic_bytes_per_s")
 	require.NoError(t, CheckDeployment(cat.GPUs["H100"], cat.LLMs["llama-3-405b"], Layout{TP: 8, PP: 2}))
-}
-
-// Calibration replays an MoE run's steps through StepTally: the tally's
-// total equals the simulated makespan, as for a dense model.
-func TestStepTallyReplaysMoERun(t *testing.T) {
-	cfg := defaultFleet(1)
-	cfg.Model, cfg.TP = "qwen3-30b-a3b", 2
-	cfg.Replica.MaxSeqs = 64
-	eng, f := testFleet(t, cfg)
-	var tally StepTally
-	f.Replicas[0].RecordSteps(func(r StepRecord) { tally.Add(r, 1) })
-	require.NoError(t, f.Start(&sliceSource{reqs: shareGPTOffline(300, 5)}))
-	eng.Run(sim.Forever)
-	cat := NewCatalog()
-	m, err := NewDeployedStepModel(cat.GPUs["H100"], cat.LLMs["qwen3-30b-a3b"], Deployment{Layout: Layout{TP: 2}}, BF16, BF16, DefaultPerfProfile())
-	require.NoError(t, err)
-	require.Greater(t, tally.Steps, 100.0)
-	require.InEpsilon(t, f.Rec.LastFinish.Seconds(), m.Seconds(&tally), 1e-6)
 }

@@ -1,4 +1,4 @@
-package models
+package hw
 
 import "sort"
 
@@ -70,3 +70,12 @@ func (m *StepModel) Seconds(t *StepTally) float64 {
 // Distinct is the number of distinct GEMM token counts tallied (the cost
 // of Seconds).
 func (t *StepTally) Distinct() int { return len(t.gemm) }
+
+// StepRecord is one executed step (Steps = 1) or decode-only run of Steps
+// steps, whose first step had Shape (each later one adds DecodeSeqs tokens to
+// DecodeCtx), and how many sequences emitted their first token at its end.
+type StepRecord struct {
+	Shape       StepShape
+	Steps       int64
+	FirstTokens int64
+}

@@ -1,4 +1,4 @@
-package models
+package hw
 
 import (
 	"math"
@@ -102,22 +102,17 @@ func (sp *specStep) tauFor(u float32) float64 {
 	return tau
 }
 
-// specTauSum is the running decoding sequences' expected tokens per verify
-// step, summed, under per-request acceptance; 0 otherwise (the step model
-// then uses its constant).
-func (r *Replica) specTauSum() float64 {
-	sp := r.perf.spec
-	if sp == nil || !sp.perRequest {
-		return 0
-	}
-	var sum float64
-	for _, s := range r.batch() {
-		if s.decoding() {
-			sum += sp.tauFor(s.req.SpecQuantile)
-		}
-	}
-	return sum
-}
+// Speculative reports whether m decodes speculatively.
+func (m *StepModel) Speculative() bool { return m.spec != nil }
+
+// SpecPerRequest reports whether m speculates with per-request acceptance
+// (acceptance_spread > 0): a step's tokens per verify step are then the
+// decoding sequences' SpecTauFor, summed into StepShape.DecodeTau.
+func (m *StepModel) SpecPerRequest() bool { return m.spec != nil && m.spec.perRequest }
+
+// SpecTauFor is the expected tokens per verify step of a request at
+// quantile u of the acceptance range (SpecPerRequest must hold).
+func (m *StepModel) SpecTauFor(u float32) float64 { return m.spec.tauFor(u) }
 
 // stepTau is the mean tokens per verify step of the shape's decoding
 // sequences.
@@ -182,7 +177,7 @@ func (m *StepModel) specDecode(n int, ctx0, tauSum float64) DecodeRun {
 
 // decodeTau is Decode with the decoding sequences' summed tokens per
 // verify step (0: the engine's constant).
-func (m *StepModel) decodeTau(n int, ctx0, tauSum float64) DecodeRun {
+func (m *StepModel) DecodeTau(n int, ctx0, tauSum float64) DecodeRun {
 	if m.spec != nil && tauSum > 0 {
 		return m.specDecode(n, ctx0, tauSum)
 	}

@@ -1,4 +1,4 @@
-package models
+package hw
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ func (l Layout) GPUs() int { return l.Group() * max(l.PP, 1) }
 func (l Layout) Group() int { return l.TP * max(l.DP, 1) }
 
 // norm fills unset degrees with 1.
-func (l Layout) norm() Layout {
+func (l Layout) Norm() Layout {
 	l.DP, l.EP, l.PP = max(l.DP, 1), max(l.EP, 1), max(l.PP, 1)
 	return l
 }
@@ -202,7 +202,7 @@ func (e *moeStep) weightsRead(t float64) float64 {
 // routing and speculation d. With d's zero value but TP it is exactly
 // NewStepModel.
 func NewDeployedStepModel(gpu GPU, llm LLM, d Deployment, weights, kv Precision, pp PerfProfile) (*StepModel, error) {
-	l := d.Layout.norm()
+	l := d.Layout.Norm()
 	if err := CheckDeployment(gpu, llm, l); err != nil {
 		return nil, err
 	}
@@ -241,7 +241,7 @@ func NewDeployedStepModel(gpu GPU, llm LLM, d Deployment, weights, kv Precision,
 // WeightBytesPerGPU is one GPU's share of llm's weights under layout l:
 // dense weights over tp, routed experts over tp·dp.
 func WeightBytesPerGPU(llm LLM, l Layout, weights Precision) float64 {
-	l = l.norm()
+	l = l.Norm()
 	b := weights.Bytes()
 	if !llm.IsMoE() && l.DP == 1 && l.PP == 1 {
 		return llm.Params * b / float64(l.TP)
@@ -412,65 +412,10 @@ func (m *StepModel) minWeightsRead(t float64) float64 {
 	return m.weightBytes
 }
 
-// Layout is the fleet's replica layout (unset degrees 1).
-func (c *FleetConfig) Layout() Layout { return Layout{TP: c.TP, DP: c.DP, EP: c.EP, PP: c.PP}.norm() }
-
-// GPUsPerReplica is tp·dp·pp.
-func (c *FleetConfig) GPUsPerReplica() int { return c.Layout().GPUs() }
-
-// Deployment is the replica's layout, routing and speculation.
-func (c *FleetConfig) Deployment() Deployment {
-	return Deployment{Layout: c.Layout(), MoE: c.Replica.MoE, Spec: c.Replica.Spec}
-}
-
-// validateLayout checks dp and ep against the GPU and model
-// (CheckDeployment): a replica of tp·dp GPUs fits in one NVLink domain (as
-// many as fit are packed in each; a 64-GPU replica on an NVL72 rack leaves
-// 8 GPUs spare) or takes whole domains.
-func (c *FleetConfig) validateLayout(gpu GPU, llm LLM, known bool, prefix string, ps *config.Problems) {
-	if c.DP < 0 {
-		ps.Add(config.Key(prefix, "dp"), "must be >= 1 (0: 1), found %d", c.DP)
-	}
-	if c.EP < 0 {
-		ps.Add(config.Key(prefix, "ep"), "must be >= 1 (0: 1), found %d", c.EP)
-	}
-	if c.PP < 0 {
-		ps.Add(config.Key(prefix, "pp"), "must be >= 1 (0: 1), found %d", c.PP)
-	}
-	if !known || c.TP <= 0 || c.DP < 0 || c.EP < 0 || c.PP < 0 || c.TP > gpu.DomainGPUs || gpu.DomainGPUs%c.TP != 0 || CheckTP(llm, c.TP) != nil {
-		return // reported under tp
-	}
-	l := c.Layout()
-	if l.PP > 1 {
-		if err := CheckDeployment(gpu, llm, l); err != nil {
-			ps.Add(config.Key(prefix, "pp"), "%v", err)
-		}
-		if c.Replica.Spec.On() {
-			ps.Add(config.Key(prefix, "replica", "speculative", "enabled"), "speculative decoding with pipeline stages (pp = %d) is not modelled", l.PP)
-		}
-		return
-	}
-	if l.EP > 1 && !llm.IsMoE() {
-		ps.Add(config.Key(prefix, "ep"), "%s is dense; expert parallelism needs a mixture-of-experts model", llm.Name)
-		return
-	}
-	if l.EP > 1 && l.EP != l.GPUs() {
-		ps.Add(config.Key(prefix, "ep"), "must equal tp·dp = %d (experts spread over all the replica's GPUs), found %d", l.GPUs(), l.EP)
-		return
-	}
-	if l.EP > 1 && llm.Experts%l.EP != 0 {
-		ps.Add(config.Key(prefix, "ep"), "EP=%d does not divide %s's %d experts", l.EP, llm.Name, llm.Experts)
-		return
-	}
-	if err := CheckDeployment(gpu, llm, l); err != nil {
-		ps.Add(config.Key(prefix, "dp"), "%v", err)
-	}
-}
-
 // String is "TP=8", "TP=1 DP=64 EP=64" with data or expert parallelism,
 // "TP=8 PP=2" with pipeline stages.
 func (l Layout) String() string {
-	l = l.norm()
+	l = l.Norm()
 	switch {
 	case l.PP > 1 && l.DP == 1 && l.EP == 1:
 		return fmt.Sprintf("TP=%d PP=%d", l.TP, l.PP)

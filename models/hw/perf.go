@@ -1,4 +1,4 @@
-package models
+package hw
 
 import (
 	"fmt"
@@ -253,7 +253,7 @@ const maxDecodeCache = 1 << 14
 // context's terms computed per run. The cache belongs to m, so m must not
 // be shared between goroutines (a fleet's replicas share it on its one
 // engine).
-func (m *StepModel) decodeRun(n int, ctx0 float64) DecodeRun {
+func (m *StepModel) DecodeCached(n int, ctx0 float64) DecodeRun {
 	if m.spec != nil || m.pipe != nil || m.moe != nil || n < 0 || n >= maxDecodeCache {
 		return m.Decode(n, ctx0)
 	}
@@ -358,6 +358,19 @@ func (m *StepModel) Decode(n int, ctx0 float64) DecodeRun {
 		fb: m.attnFLOPsPerPair * nf,
 	}
 }
+
+// LinearRun is a run whose step j lasts a + b·j seconds and does no FLOPs
+// (for checks of the code that reads runs, with coefficients of their own).
+func LinearRun(a, b float64) DecodeRun { return DecodeRun{a: a, b: b} }
+
+// ConstantStepModel is a step model whose every step, of any shape, lasts
+// stepS seconds (for checks against queueing theory).
+func ConstantStepModel(stepS float64) *StepModel {
+	return &StepModel{overheadS: stepS, gemmFLOPS: 1, weightBW: 1, attnFLOPS: 1, kvBW: 1}
+}
+
+// FirstStepSeconds is the duration of the run's first step, a.
+func (r DecodeRun) FirstStepSeconds() float64 { return r.a }
 
 // StepSeconds is the duration of step j (0-based) of the run: a + b·j.
 func (r DecodeRun) StepSeconds(j int64) float64 { return r.a + r.b*float64(j) }
