@@ -14,6 +14,7 @@ import (
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // TestAvailabilityFollowsHealth: under failures, precursor drains, repairs
@@ -272,7 +273,7 @@ spare_after_s = 0
 	var fleet *models.Fleet
 	testFleetHook = func(f *models.Fleet) { fleet = f }
 	defer func() { testFleetHook = nil }()
-	res, err := Run(sc, Options{OnDone: func(*models.Outcome) {
+	res, err := Run(sc, Options{OnDone: func(*engine.Outcome) {
 		n := 0
 		for _, st := range fleet.States() {
 			if st.Available {

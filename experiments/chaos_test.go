@@ -14,6 +14,7 @@ import (
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -194,7 +195,7 @@ func TestChaos(t *testing.T) {
 				_, err := startFailures(eng, fleet, sc, sc.Seed)
 				require.NoError(t, err)
 			}
-			var decode []*models.Replica
+			var decode []*engine.Replica
 			if fleet.Disagg != nil {
 				// Decode replicas crash, hang and lose their in-flight work;
 				// their requests' KV is lost and they are prefilled again.
@@ -204,13 +205,13 @@ func TestChaos(t *testing.T) {
 					eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 						switch mode {
 						case 0:
-							r.Fail(now, models.FailCrashed)
+							r.Fail(now, engine.FailCrashed)
 							r.Recover(now, 5*sim.Second, nil)
 						case 1:
 							r.Hang(now)
 							eng.Schedule(now+10*sim.Second, sim.PriorityFailure, func(t sim.Time) { r.Recover(t, 5*sim.Second, nil) })
 						default:
-							r.FailInFlight(now, models.FailNVLink)
+							r.FailInFlight(now, engine.FailNVLink)
 						}
 					})
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // errDisaggSize is what `size` says of a disaggregated scenario: it
@@ -163,9 +164,9 @@ func injectDecodeFault(eng *sim.Engine, d *models.Disagg, j int, fc faults.Scrip
 	at := sim.FromSeconds(fc.AtS)
 	switch fc.Mode {
 	case faults.Fail, faults.OOM:
-		reason := models.FailCrashed
+		reason := engine.FailCrashed
 		if fc.Mode == faults.OOM {
-			reason = models.FailOOM
+			reason = engine.FailOOM
 		}
 		cold := sim.FromSeconds(fc.ColdStartS)
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {

@@ -10,6 +10,7 @@ import (
 	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // ReplicationSeed is the master seed of replication i of a scenario whose
@@ -62,7 +63,7 @@ type RunOptions struct {
 	Batch func(scs []*Scenario, results [][]*RepResult)
 	// OnDone streams completed requests of replication 0 (requests.csv).
 	// When set, replication 0 runs alone before the others start.
-	OnDone func(o *models.Outcome)
+	OnDone func(o *engine.Outcome)
 	// Shard runs only this shard's jobs (shard.go); the others' results
 	// are left nil.
 	Shard Shard

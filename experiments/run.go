@@ -11,6 +11,7 @@ import (
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // Options adjust a run without changing its scenario.
@@ -19,7 +20,7 @@ type Options struct {
 	// a few hundred times at most. It must not write to stdout.
 	Progress func(frac float64)
 	// OnDone, if set, sees every completed request (streamed records).
-	OnDone func(o *models.Outcome)
+	OnDone func(o *engine.Outcome)
 	// PrefetchWorkload draws the workload on a goroutine of its own, ahead
 	// of the engine (workloads.Prefetch): the same requests, so the same
 	// results, in less wall time when a core is spare, for a little more

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // Scenario is one scenario file. Every field documents its unit and
@@ -83,7 +84,7 @@ type Scenario struct {
 	Disagg DisaggScenario `toml:"disagg"`
 	// KVTiers puts host DRAM, SSD and a shared store below each replica's
 	// HBM prefix cache ([kv_tiers]); off by default.
-	KVTiers models.KVTiersConfig `toml:"kv_tiers"`
+	KVTiers engine.KVTiersConfig `toml:"kv_tiers"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
@@ -232,9 +233,9 @@ func DefaultScenario() Scenario {
 		Failures: faults.DefaultConfig(),
 		Rollout:  models.DefaultRolloutConfig(),
 		Fallback: FallbackConfig{FleetConfig: models.FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 2,
-			Replica: models.DefaultReplicaConfig()}},
+			Replica: engine.DefaultReplicaConfig()}},
 		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
-			Replica: models.DefaultReplicaConfig()},
+			Replica: engine.DefaultReplicaConfig()},
 		Router:    policies.DefaultRouterConfig(),
 		Policies:  policies.DefaultResilienceConfig(),
 		Autoscale: policies.DefaultAutoscaleConfig(),
@@ -242,7 +243,7 @@ func DefaultScenario() Scenario {
 		ColdStart: models.DefaultColdStart(),
 		Workload:  workloads.DefaultConfig(),
 		Disagg:    DefaultDisaggScenario(),
-		KVTiers:   models.DefaultKVTiersConfig(),
+		KVTiers:   engine.DefaultKVTiersConfig(),
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
@@ -114,7 +114,7 @@ func TestWritersFollowSchema(t *testing.T) {
 
 	var req bytes.Buffer
 	rw := NewRequestWriter(&req)
-	rw.Write(&models.Outcome{Req: &workloads.Request{ID: 1, InputTokens: 10, OutputTokens: 5}})
+	rw.Write(&engine.Outcome{Req: &workloads.Request{ID: 1, InputTokens: 10, OutputTokens: 5}})
 	require.NoError(t, rw.Flush())
 	recs := readCSV(t, req.Bytes())
 	require.Equal(t, results.RequestsFile.Names(), recs[0])

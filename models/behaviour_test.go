@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -18,9 +19,9 @@ func TestMemoryPlanAddsUp(t *testing.T) {
 		gpu, model string
 		tp         int
 	}{{"H100", "llama-3-8b", 1}, {"H100", "llama-3-70b", 8}, {"H200", "llama-3-70b", 4}, {"GB200", "llama-3-405b", 8}} {
-		cfg := DefaultReplicaConfig()
+		cfg := engine.DefaultReplicaConfig()
 		var ps problemsT
-		p := PlanMemory(cat.GPUs[tc.gpu], cat.LLMs[tc.model], tc.tp, cfg, hw.DefaultPerfProfile(), "cluster.model", &ps.Problems)
+		p := engine.PlanMemory(cat.GPUs[tc.gpu], cat.LLMs[tc.model], tc.tp, cfg, hw.DefaultPerfProfile(), "cluster.model", &ps.Problems)
 		require.Empty(t, ps.List, "%v", tc)
 		require.InDelta(t, p.BudgetBytes, p.WeightBytes+p.ActivationBytes+p.RuntimeBytes+p.KVBytes, 1, "%v", tc)
 		require.Greater(t, p.RuntimeBytes, hw.DefaultPerfProfile().RuntimeReserveBytes, "runtime reserve plus logits")
@@ -34,7 +35,7 @@ func TestMemoryPlanAddsUp(t *testing.T) {
 	}
 	// 405B does not fit on 8 H100 in BF16: a clear problem, not a panic.
 	var ps problemsT
-	PlanMemory(cat.GPUs["H100"], cat.LLMs["llama-3-405b"], 8, DefaultReplicaConfig(), hw.DefaultPerfProfile(), "cluster.model", &ps.Problems)
+	engine.PlanMemory(cat.GPUs["H100"], cat.LLMs["llama-3-405b"], 8, engine.DefaultReplicaConfig(), hw.DefaultPerfProfile(), "cluster.model", &ps.Problems)
 	require.Len(t, ps.List, 1)
 	require.Contains(t, ps.List[0].Msg, "does not fit")
 }
@@ -85,7 +86,7 @@ func TestStaticBatchingHeadOfLineBlocking(t *testing.T) {
 		return reqs
 	}
 	p99 := map[string]float64{}
-	for _, mode := range []string{BatchStatic, BatchChunked, BatchContinuous} {
+	for _, mode := range []string{engine.BatchStatic, engine.BatchChunked, engine.BatchContinuous} {
 		cfg := defaultFleet(1)
 		cfg.Replica.Batching = mode
 		cfg.Replica.MaxSeqs = 32
@@ -96,8 +97,8 @@ func TestStaticBatchingHeadOfLineBlocking(t *testing.T) {
 		p99[mode] = f.Rec.TTFT.Quantile(0.99)
 	}
 	t.Logf("p99 TTFT ms: %v", p99)
-	require.Greater(t, p99[BatchStatic], 20*p99[BatchChunked])
-	require.Greater(t, p99[BatchStatic], 20*p99[BatchContinuous])
+	require.Greater(t, p99[engine.BatchStatic], 20*p99[engine.BatchChunked])
+	require.Greater(t, p99[engine.BatchStatic], 20*p99[engine.BatchContinuous])
 }
 
 // TestPreemptionUnderKVPressure: a replica with little KV preempts by
@@ -118,7 +119,7 @@ func TestPreemptionUnderKVPressure(t *testing.T) {
 	require.Positive(t, r.Stats.Preemptions)
 	require.EqualValues(t, 64*600, r.Stats.DecodeTokens, "every output token produced exactly once")
 	require.Greater(t, r.Stats.PrefillTokens, int64(64*400), "recompute costs prefill")
-	require.Zero(t, r.kv.Used())
+	require.Zero(t, r.KV().Used())
 }
 
 // TestPrefixCacheHitsAndEviction: a repeated prefix is served from cache;
@@ -147,7 +148,7 @@ func TestPrefixCacheHitsAndEviction(t *testing.T) {
 	eng.Run(sim.Forever)
 	r = f.Replicas[0]
 	require.Zero(t, r.Stats.CachedTokens, "alternating prefixes evict each other")
-	require.Positive(t, r.kv.Evictions())
+	require.Positive(t, r.KV().Evictions())
 }
 
 // TestSessionContinuationIsCached: a finished turn's prompt tail and answer
@@ -173,7 +174,7 @@ func TestSessionContinuationIsCached(t *testing.T) {
 			want = int64(512 + cont.Tokens)
 		}
 		require.Equal(t, want, f.Replicas[0].Stats.CachedTokens, "caching=%v", caching)
-		f.Replicas[0].kv.check()
+		f.Replicas[0].KV().Check()
 	}
 }
 
@@ -196,7 +197,7 @@ func TestContiguousAllocatorFragmentsAndCrashes(t *testing.T) {
 		}
 		return reqs
 	}
-	for _, alloc := range []string{AllocPaged, AllocContiguous} {
+	for _, alloc := range []string{engine.AllocPaged, engine.AllocContiguous} {
 		cfg := defaultFleet(1)
 		cfg.Replica.Allocator = alloc
 		cfg.Replica.PrefixCaching = false
@@ -206,14 +207,14 @@ func TestContiguousAllocatorFragmentsAndCrashes(t *testing.T) {
 		require.NoError(t, f.Start(&sliceSource{reqs: mk()}))
 		r := f.Replicas[0]
 		for eng.Step() {
-			r.kv.check()
+			r.KV().Check()
 			require.NoError(t, r.CheckInvariants())
 			require.Equal(t, f.Rec.Arrived, f.Rec.Completed+f.Rec.Failed+f.Rec.Shed+f.Rec.InFlight())
 		}
 		f.Finish(eng.Now())
 		frag := r.Stats.FragNs / float64(eng.Now())
 		t.Logf("%s: arrived %d completed %d failed %d shed %d, OOM crashes %d, mean fragmentation %.4f (at OOM %.2f), up %v", alloc, f.Rec.Arrived, f.Rec.Completed, f.Rec.Failed, f.Rec.Shed, r.Stats.OOMCrashes, frag, r.Stats.FragAtOOM, r.Up())
-		if alloc == AllocPaged {
+		if alloc == engine.AllocPaged {
 			require.Zero(t, r.Stats.OOMCrashes)
 			require.Zero(t, f.Rec.Failed)
 			require.Zero(t, frag)
@@ -227,7 +228,7 @@ func TestContiguousAllocatorFragmentsAndCrashes(t *testing.T) {
 }
 
 func TestRegionAllocatorMerges(t *testing.T) {
-	c := NewKVCache(100)
+	c := engine.NewKVCache(100)
 	c.EnableContiguous()
 	a, ok, _ := c.AllocRegion(30)
 	require.True(t, ok)
@@ -243,5 +244,5 @@ func TestRegionAllocatorMerges(t *testing.T) {
 	c.FreeRegion(d, 30)
 	require.Zero(t, c.Fragmentation(), "everything merged back")
 	require.Equal(t, int64(100), c.Free())
-	c.check()
+	c.Check()
 }

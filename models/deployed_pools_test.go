@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 )
 
@@ -14,7 +15,7 @@ import (
 // (before, both used the dense NewStepModel and an MoE decode pool or
 // group ran at the speed of a dense model of the same total size).
 func TestPoolsDeployLikeOneKind(t *testing.T) {
-	one := FleetConfig{GPU: "H100", Model: "qwen3-30b-a3b", TP: 2, Replicas: 1, Replica: DefaultReplicaConfig()}
+	one := FleetConfig{GPU: "H100", Model: "qwen3-30b-a3b", TP: 2, Replicas: 1, Replica: engine.DefaultReplicaConfig()}
 	_, ref := testFleet(t, one)
 	shapes := []hw.StepShape{
 		{DecodeSeqs: 1, DecodeCtx: 512},
@@ -23,7 +24,7 @@ func TestPoolsDeployLikeOneKind(t *testing.T) {
 	}
 	dense, err := hw.NewStepModel(hw.NewCatalog().GPUs["H100"], hw.NewCatalog().LLMs["qwen3-30b-a3b"], 2, hw.Precision(one.Replica.Weights), hw.Precision(one.Replica.KVDType), hw.NewCatalog().Profiles[one.Replica.Perf.Profile])
 	require.NoError(t, err)
-	want := ref.Replicas[0].perf
+	want := ref.Replicas[0].StepModel()
 	require.NotEqual(t, dense.Step(shapes[1]), want.Step(shapes[1]), "the MoE terms change a decode step")
 
 	dc := defaultDisagg(1)
@@ -35,7 +36,7 @@ func TestPoolsDeployLikeOneKind(t *testing.T) {
 	grp.ServeModels = []string{"qwen3-30b-a3b"}
 	_, g := testFleet(t, grp)
 	for _, s := range shapes {
-		require.Equal(t, want.Step(s), f.Disagg.Decode[0].perf.Step(s), "decode pool, %+v", s)
-		require.Equal(t, want.Step(s), g.Replicas[0].perf.Step(s), "group, %+v", s)
+		require.Equal(t, want.Step(s), f.Disagg.Decode[0].StepModel().Step(s), "decode pool, %+v", s)
+		require.Equal(t, want.Step(s), g.Replicas[0].StepModel().Step(s), "group, %+v", s)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
@@ -92,7 +93,7 @@ var DisaggLinks = []string{LinkAuto, LinkNVLink, LinkRDMA}
 // DefaultDisaggConfig is [disagg] with every default: off, auto links, a
 // decode pool whose gpu, model and tp follow the cluster's.
 func DefaultDisaggConfig() DisaggConfig {
-	return DisaggConfig{Link: LinkAuto, DecodeChoice: DecodeRouter, Decode: FleetConfig{Replicas: 1, Replica: DefaultReplicaConfig()}}
+	return DisaggConfig{Link: LinkAuto, DecodeChoice: DecodeRouter, Decode: FleetConfig{Replicas: 1, Replica: engine.DefaultReplicaConfig()}}
 }
 
 // ResolveDefaults fills the decode pool's gpu, model and tp from the
@@ -112,7 +113,7 @@ func (c *DisaggConfig) ResolveDefaults(cluster FleetConfig) {
 // Validate records every problem of the disaggregated fleet (cluster is
 // the prefill pool) under prefix, e.g. "disagg", and returns the decode
 // pool's memory plan; call ResolveDefaults first.
-func (c *DisaggConfig) Validate(cat *hw.Catalog, cluster FleetConfig, prefix string, ps *config.Problems) MemoryPlan {
+func (c *DisaggConfig) Validate(cat *hw.Catalog, cluster FleetConfig, prefix string, ps *config.Problems) engine.MemoryPlan {
 	ps.OneOf(config.Key(prefix, "link"), c.Link, DisaggLinks)
 	ps.OneOf(config.Key(prefix, "decode_choice"), c.DecodeChoice, []string{DecodeRouter, DecodeTransferAware})
 	n := len(ps.List)
@@ -120,13 +121,13 @@ func (c *DisaggConfig) Validate(cat *hw.Catalog, cluster FleetConfig, prefix str
 	if c.Decode.Model != cluster.Model {
 		ps.Add(config.Key(prefix, "decode", "model"), "must be the prefill pool's model (cluster.model = %q), found %q", cluster.Model, c.Decode.Model)
 	}
-	if cluster.Replica.Allocator == AllocContiguous {
+	if cluster.Replica.Allocator == engine.AllocContiguous {
 		ps.Add("cluster.replica.allocator", "disaggregation needs the paged allocator, found %q", cluster.Replica.Allocator)
 	}
-	if c.Decode.Replica.Allocator == AllocContiguous {
+	if c.Decode.Replica.Allocator == engine.AllocContiguous {
 		ps.Add(config.Key(prefix, "decode", "replica", "allocator"), "disaggregation needs the paged allocator, found %q", c.Decode.Replica.Allocator)
 	}
-	if cluster.Replica.Batching == BatchStatic || c.Decode.Replica.Batching == BatchStatic {
+	if cluster.Replica.Batching == engine.BatchStatic || c.Decode.Replica.Batching == engine.BatchStatic {
 		ps.Add(config.Key(prefix, "enabled"), "disaggregation needs iteration-level batching (continuous or chunked) in both pools")
 	}
 	if len(ps.List) > n || cluster.Replicas <= 0 || cluster.TP <= 0 {

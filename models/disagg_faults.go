@@ -1,6 +1,10 @@
 package models
 
-import "github.com/fleetsim/fleetsim/sim"
+import (
+	"github.com/fleetsim/fleetsim/sim"
+
+	"github.com/fleetsim/fleetsim/models/engine"
+)
 
 // The decode pool's failures and health checks. A decode replica is
 // hardware like a prefill replica: stochastic failures ([failures], package
@@ -15,12 +19,12 @@ type decodeProbed struct{ d *Disagg }
 
 var _ probed = decodeProbed{}
 
-func (p decodeProbed) size() int                    { return len(p.d.Decode) }
-func (p decodeProbed) replica(j int) *Replica       { return p.d.Decode[j] }
-func (p decodeProbed) inRotation(j int) bool        { return p.d.decRot[j] }
-func (p decodeProbed) SetInRotation(j int, in bool) { p.d.DecodeSetInRotation(j, in) }
-func (p decodeProbed) ReplicaTP(int) int            { return p.d.topo.dec.TP }
-func (p decodeProbed) refresh(j int)                { p.d.DecodeRefresh(j) }
+func (p decodeProbed) size() int                     { return len(p.d.Decode) }
+func (p decodeProbed) replica(j int) *engine.Replica { return p.d.Decode[j] }
+func (p decodeProbed) inRotation(j int) bool         { return p.d.decRot[j] }
+func (p decodeProbed) SetInRotation(j int, in bool)  { p.d.DecodeSetInRotation(j, in) }
+func (p decodeProbed) ReplicaTP(int) int             { return p.d.topo.dec.TP }
+func (p decodeProbed) refresh(j int)                 { p.d.DecodeRefresh(j) }
 
 // DecodeRefresh recomputes decode replica j's availability to the decode
 // choice: up, in rotation (not ejected by a probe, not draining), not a
@@ -59,7 +63,7 @@ func (d *Disagg) DecodeMarkFault(j int, now sim.Time) { d.Health.MarkFault(j, no
 // if set. (Pool.Drain for the decode pool.)
 func (d *Disagg) DecodeDrain(j int, grace sim.Time, then func(now sim.Time)) {
 	d.DecodeSetInRotation(j, false)
-	drainOut(d.eng, func() *Replica { return d.Decode[j] }, grace, then)
+	drainOut(d.eng, func() *engine.Replica { return d.Decode[j] }, grace, then)
 }
 
 // DecodeReplicaGPUs is the first GPU and the GPU count of decode replica j in the
@@ -163,7 +167,7 @@ func (d *Disagg) DecodeBreakerState(j int) BreakerState { return d.decBrk[j] }
 
 // timedOut is the gateway's client timeout of c: a copy held by a decode
 // replica counts against that replica's breaker; false when c is not.
-func (d *Disagg) timedOut(c *Copy, now sim.Time) bool {
+func (d *Disagg) timedOut(c *engine.Copy, now sim.Time) bool {
 	if !d.isDecode(c.Replica) {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -72,7 +73,7 @@ func TestDisaggDecodeSpecStepModel(t *testing.T) {
 	co.GPU, co.Model, co.TP = pre.GPU, pre.Model, pre.TP
 	want, err := hw.NewDeployedStepModel(cat.GPUs["H100"], cat.LLMs["llama-3-8b"], co.Deployment(), hw.Precision(co.Replica.Weights), hw.Precision(co.Replica.KVDType), cat.Profiles[co.Replica.Perf.Profile])
 	require.NoError(t, err)
-	got := f.Disagg.Decode[0].perf
+	got := f.Disagg.Decode[0].StepModel()
 	require.InDelta(t, want.SpecTokensPerStep(), got.SpecTokensPerStep(), 1e-12)
 	require.Greater(t, got.SpecTokensPerStep(), 3.0)
 	for _, n := range []int{1, 8, 64} {
@@ -80,7 +81,7 @@ func TestDisaggDecodeSpecStepModel(t *testing.T) {
 		require.InDelta(t, w.Seconds(100), g.Seconds(100), 1e-12, "n = %d", n)
 		require.InDelta(t, w.FLOPs(100), g.FLOPs(100), 1e-3, "n = %d", n)
 	}
-	require.False(t, f.Replicas[0].perf.Speculative(), "the prefill pool does not speculate")
+	require.False(t, f.Replicas[0].StepModel().Speculative(), "the prefill pool does not speculate")
 }
 
 // TestDisaggNVLinkDomains: the run header's domains count both pools: a
@@ -200,7 +201,7 @@ func TestDisaggDecodeBreaker(t *testing.T) {
 	eng.Schedule(5*sim.Second, sim.PriorityFailure, func(now sim.Time) {
 		lost = r0.Outstanding()
 		require.Positive(t, lost)
-		r0.Fail(now, FailCrashed)
+		r0.Fail(now, engine.FailCrashed)
 		r0.Recover(now, sim.Second, nil)
 	})
 	eng.Schedule(10*sim.Second, sim.PriorityMetrics, func(sim.Time) {

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
@@ -21,9 +22,9 @@ type Disagg struct {
 	topo   *disaggTopology
 
 	// Decode is the decode pool; DecodeGPUs its GPUs.
-	Decode     []*Replica
+	Decode     []*engine.Replica
 	DecodeGPUs int
-	decStates  []ReplicaState
+	decStates  []engine.ReplicaState
 	decBase    int // fleet index of decode replica 0
 	decBlock   int64
 	decUsable  int64 // blocks a decode replica can ever give one request
@@ -35,7 +36,7 @@ type Disagg struct {
 	// (DisaggConfig.DecodeChoice) instead of asking the router.
 	transferAware bool
 
-	live    map[*Copy]*handoff
+	live    map[*engine.Copy]*handoff
 	held    [][]*handoff // per prefill replica: handoffs holding KV there
 	waitQ   []*handoff   // waiting for a decode replica with room, FIFO
 	waitH   int
@@ -51,7 +52,7 @@ type Disagg struct {
 
 	heldBlocks int64
 	heldT      sim.Time
-	out        Outcome // the Outcome of the CopyDone call under way
+	out        engine.Outcome // the Outcome of the CopyDone call under way
 
 	// decRot is each decode replica's rotation: false while a probe has
 	// ejected it or a drain holds it (disagg_faults.go).
@@ -78,7 +79,7 @@ type Disagg struct {
 
 // handoff is one request between prefill and decode.
 type handoff struct {
-	c          *Copy
+	c          *engine.Copy
 	gen        uint32
 	state      uint8
 	dead       bool // withdrawn while queued: dropped when it reaches the head
@@ -86,10 +87,10 @@ type handoff struct {
 	pre, dec   int
 	link       int
 	heldPos    int
-	preKV      *KVCache // the prefill replica's cache its blocks are in
-	decKV      *KVCache // the decode replica's cache its reservation is in
+	preKV      *engine.KVCache // the prefill replica's cache its blocks are in
+	decKV      *engine.KVCache // the decode replica's cache its reservation is in
 	heldBlocks int64
-	entries    []*cacheEntry
+	entries    []*engine.CacheEntry
 	resBlocks  int64
 	pendBlocks int64
 	ev         sim.EventID
@@ -112,7 +113,7 @@ const (
 	hsDecoding              // admitted by the decode replica
 )
 
-var _ Observer = (*Disagg)(nil)
+var _ engine.Observer = (*Disagg)(nil)
 
 // EnableDisagg turns the fleet into a disaggregated one: its pool becomes
 // the prefill pool and cfg.Decode, routed by router, the decode pool.
@@ -140,10 +141,10 @@ func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetCon
 	p, g := f.Pool, f.Gateway
 	n, m := len(p.Replicas), dc.Replicas
 	d := &Disagg{eng: p.eng, gw: g, pool: p, router: router, topo: newDisaggTopology(cluster, gp, dc, gd, cfg.Link),
-		DecodeGPUs: m * dc.TP, decStates: make([]ReplicaState, m), decBase: n + len(g.Fallback),
+		DecodeGPUs: m * dc.TP, decStates: make([]engine.ReplicaState, m), decBase: n + len(g.Fallback),
 		decBlock: int64(dc.Replica.BlockTokens), avail: make([]bool, m), wirePerTok: wireBytesPerToken(llm, cluster, dc),
 		layerwise: cfg.Layerwise, layers: max(llm.Layers, 1), transferAware: cfg.DecodeChoice == DecodeTransferAware,
-		live: map[*Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m), decRot: make([]bool, m), decReserved: make([]bool, m),
+		live: map[*engine.Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m), decRot: make([]bool, m), decReserved: make([]bool, m),
 		decBrk: make([]BreakerState, m), brkEv: make([]sim.EventID, m),
 		Split: TTFTSplit{PrefillQueue: quantile.New(), Prefill: quantile.New(), DecodeWait: quantile.New(),
 			Transfer: quantile.New(), DecodeFirst: quantile.New()}}
@@ -156,30 +157,26 @@ func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetCon
 		d.recvFree[k] = make([]sim.Time, m)
 	}
 	for j := 0; j < m; j++ {
-		r := NewReplica(d.decBase+j, p.eng, dc.Replica, perf, mem.KVBlocks, d, &d.decStates[j])
-		r.disagg = d
-		r.alloc = landKV{pagedKV{r: r}}
+		r := engine.NewReplica(d.decBase+j, p.eng, dc.Replica, perf, mem.KVBlocks, d, &d.decStates[j])
+		r.ServeDecodes(d)
 		j := j
-		r.onChange = func() { d.decodeChanged(j) }
+		r.SetOnChange(func() { d.decodeChanged(j) })
 		d.Decode = append(d.Decode, r)
 	}
 	d.Health = newHealth(p.eng, decodeProbed{d}, &d.ProbeStats, f.busy)
 	if m > 0 {
-		r := d.Decode[0]
-		d.decUsable = r.kv.Total() - r.watermark
+		d.decUsable = d.Decode[0].UsableKVBlocks()
 	}
 	for i, r := range p.Replicas {
-		r.disagg = d
-		r.prefillOnly = true
-		r.obs = d
-		r.alloc = heldKV{pagedKV{r: r}, d}
-		i, prev := i, r.onChange
-		r.onChange = func() {
+		r.ServePrefills(d)
+		r.SetObserver(d)
+		i, prev := i, r.OnChange()
+		r.SetOnChange(func() {
 			if prev != nil {
 				prev()
 			}
 			d.prefillChanged(i)
-		}
+		})
 	}
 	g.decode, g.disagg = d.Decode, d
 	f.Disagg = d
@@ -187,7 +184,7 @@ func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetCon
 }
 
 // DecodeStates is the decode pool's routing snapshot (read-only).
-func (d *Disagg) DecodeStates() []ReplicaState { return d.decStates }
+func (d *Disagg) DecodeStates() []engine.ReplicaState { return d.decStates }
 
 // Between is the number of requests between the pools: prefilled, and
 // not yet in a decode replica's queue (waiting for room, or in transfer).
@@ -199,14 +196,14 @@ func (d *Disagg) Between() int {
 	return n
 }
 
-// heldOn adds to entries the prefix-cache entries handoffs hold on r and
-// returns their private blocks there: a prefill replica's held KV, a decode
+// HeldOn implements HandOff: the prefix-cache entries handoffs hold on r
+// and their private blocks there, a prefill replica's held KV, a decode
 // replica's reservations (CheckInvariants).
-func (d *Disagg) heldOn(r *Replica, entries map[*cacheEntry]bool) int64 {
+func (d *Disagg) HeldOn(r *engine.Replica, entries map[*engine.CacheEntry]bool) int64 {
 	var n int64
-	if !d.isDecode(r.idx) {
-		for _, h := range d.held[r.idx] {
-			if h.preKV == r.kv {
+	if !d.isDecode(r.Index()) {
+		for _, h := range d.held[r.Index()] {
+			if h.preKV == r.KV() {
 				n += h.heldBlocks
 				for _, e := range h.entries {
 					entries[e] = true
@@ -217,7 +214,7 @@ func (d *Disagg) heldOn(r *Replica, entries map[*cacheEntry]bool) int64 {
 	}
 	for _, l := range d.held {
 		for _, h := range l {
-			if h.state == hsTransfer && d.decBase+h.dec == r.idx && h.decKV == r.kv {
+			if h.state == hsTransfer && d.decBase+h.dec == r.Index() && h.decKV == r.KV() {
 				n += h.resBlocks
 			}
 		}
@@ -248,19 +245,19 @@ func (d *Disagg) accountHeld(now sim.Time) {
 
 func (d *Disagg) decBlocksFor(tokens int64) int64 { return (tokens + d.decBlock - 1) / d.decBlock }
 
-// hold keeps the KV of prefill sequence s, which just produced its token,
-// for the transfer (heldKV.finish).
-func (d *Disagg) hold(r *Replica, s *seq) {
+// Hold implements HandOff: it keeps the KV of c's prefill, which just
+// produced its token on r, for the transfer.
+func (d *Disagg) Hold(r *engine.Replica, c *engine.Copy, kv *engine.KVCache, blocks int64, entries []*engine.CacheEntry) []*engine.CacheEntry {
 	h := d.newHandoff()
-	h.c, h.gen, h.pre, h.preKV = s.cp, s.cp.gen, r.idx, r.kv
-	h.heldBlocks = s.missBlocks + s.tailBlocks
-	h.entries, s.entries = s.entries, h.entries[:0]
-	s.missBlocks, s.tailBlocks, s.tailTokens, s.hitSegs = 0, 0, 0, 0
+	h.c, h.gen, h.pre, h.preKV = c, c.Gen, r.Index(), kv
+	h.heldBlocks = blocks
+	h.entries, entries = entries, h.entries[:0]
 	h.heldPos = len(d.held[h.pre])
 	d.held[h.pre] = append(d.held[h.pre], h)
 	d.accountHeld(d.eng.Now())
 	d.heldBlocks += h.heldBlocks
 	d.live[h.c] = h
+	return entries
 }
 
 func (d *Disagg) newHandoff() *handoff {
@@ -294,15 +291,7 @@ func (d *Disagg) releaseHeld(h *handoff, now sim.Time) {
 	h.heldPos = -1
 	d.accountHeld(now)
 	d.heldBlocks -= h.heldBlocks
-	r := d.pool.Replicas[h.pre]
-	if r.kv == h.preKV {
-		r.account(now)
-		for _, e := range h.entries {
-			r.kv.Unref(e)
-		}
-		r.kv.Release(h.heldBlocks)
-		r.nudge(now)
-	}
+	d.pool.Replicas[h.pre].ReleaseKV(h.preKV, h.heldBlocks, h.entries, now)
 	clear(h.entries)
 	h.entries = h.entries[:0]
 	h.heldBlocks = 0
@@ -313,30 +302,8 @@ func (d *Disagg) releaseReservation(h *handoff, now sim.Time) {
 	if h.resBlocks == 0 {
 		return
 	}
-	r := d.Decode[h.dec]
-	if r.kv == h.decKV {
-		r.account(now)
-		r.kv.Release(h.resBlocks)
-		r.nudge(now)
-	}
+	d.Decode[h.dec].ReleaseKV(h.decKV, h.resBlocks, nil, now)
 	h.resBlocks = 0
-}
-
-// runCommitted is the blocks the decode run under way will take when it
-// ends (it planned on them being there).
-func (r *Replica) runCommitted() int64 {
-	if r.runSteps <= 0 {
-		return 0
-	}
-	return r.demand(r.runSteps)
-}
-
-// nudge has an idle replica plan again (KV it was waiting for was freed
-// outside its own steps).
-func (r *Replica) nudge(now sim.Time) {
-	if !r.busy && !r.down && !r.hung && r.state.Waiting > 0 {
-		r.kick(now)
-	}
 }
 
 // drop ends h's handoff whatever its stage (the copy was withdrawn, failed
@@ -359,15 +326,15 @@ func (d *Disagg) drop(h *handoff, now sim.Time) {
 	d.recycle(h)
 }
 
-// cancelled is Replica.Cancel's hook: the gateway withdrew c.
-func (d *Disagg) cancelled(c *Copy) {
+// Withdrawn implements HandOff: the gateway withdrew c.
+func (d *Disagg) Withdrawn(c *engine.Copy) {
 	if h := d.live[c]; h != nil {
 		d.drop(h, d.eng.Now())
 	}
 }
 
 // CopyStarted implements Observer.
-func (d *Disagg) CopyStarted(c *Copy, at sim.Time) {
+func (d *Disagg) CopyStarted(c *engine.Copy, at sim.Time) {
 	if !d.isDecode(c.Replica) {
 		d.gw.CopyStarted(c, at)
 		return
@@ -382,7 +349,7 @@ func (d *Disagg) CopyStarted(c *Copy, at sim.Time) {
 
 // FirstToken implements Observer: the client's first token is the decode
 // replica's; the prefill's token is not streamed.
-func (d *Disagg) FirstToken(c *Copy, at sim.Time) {
+func (d *Disagg) FirstToken(c *engine.Copy, at sim.Time) {
 	if d.isDecode(c.Replica) {
 		d.gw.FirstToken(c, at)
 	}
@@ -390,19 +357,19 @@ func (d *Disagg) FirstToken(c *Copy, at sim.Time) {
 
 // CopyDone implements Observer: a prefill hands its KV over; a decode
 // completes the request.
-func (d *Disagg) CopyDone(c *Copy, o *Outcome) {
+func (d *Disagg) CopyDone(c *engine.Copy, o *engine.Outcome) {
 	now := o.Finished
 	h := d.live[c]
 	if h == nil {
 		// Not a handoff (cannot happen: every prefill holds its KV), or a
 		// copy the gateway has let go.
-		if c.cr != nil {
+		if c.Client != nil {
 			d.gw.CopyDone(c, o)
 		}
 		return
 	}
 	if !d.isDecode(c.Replica) {
-		if h.gen != c.gen || c.cr == nil {
+		if h.gen != c.Gen || c.Client == nil {
 			d.drop(h, now) // withdrawn while its last step ended
 			return
 		}
@@ -416,7 +383,7 @@ func (d *Disagg) CopyDone(c *Copy, o *Outcome) {
 		d.dispatch(h, now)
 		return
 	}
-	d.out = Outcome{Copy: c, Req: o.Req, Replica: o.Replica, Enqueued: o.Enqueued, Scheduled: h.sched,
+	d.out = engine.Outcome{Copy: c, Req: o.Req, Replica: o.Replica, Enqueued: o.Enqueued, Scheduled: h.sched,
 		FirstToken: o.FirstToken, Finished: o.Finished, CachedTokens: h.cached, Preemptions: h.preempts + o.Preemptions}
 	s := &d.Split
 	s.PrefillQueue.Add((h.sched - h.arrival).Milliseconds())
@@ -434,13 +401,13 @@ func (d *Disagg) CopyDone(c *Copy, o *Outcome) {
 
 // CopyFailed implements Observer: a prefill's failure is the gateway's; a
 // decode replica's loses the KV, and the request is prefilled again.
-func (d *Disagg) CopyFailed(c *Copy, at sim.Time, reason string) {
+func (d *Disagg) CopyFailed(c *engine.Copy, at sim.Time, reason string) {
 	h := d.live[c]
 	if !d.isDecode(c.Replica) || h == nil {
 		d.gw.CopyFailed(c, at, reason)
 		return
 	}
-	if reason == FailTooLong || reason == FailContext {
+	if reason == engine.FailTooLong || reason == engine.FailContext {
 		d.drop(h, at)
 		d.gw.CopyFailed(c, at, reason)
 		d.pump(at)
@@ -476,7 +443,7 @@ func (d *Disagg) dispatch(h *handoff, now sim.Time) {
 		d.Stats.TooLong++
 		c := h.c
 		d.drop(h, now)
-		d.gw.CopyFailed(c, now, FailTooLong)
+		d.gw.CopyFailed(c, now, engine.FailTooLong)
 		return
 	}
 	d.enqueue(h)
@@ -536,8 +503,7 @@ func (d *Disagg) pick(h *handoff) (int, bool) {
 	for j, r := range d.Decode {
 		st := &d.decStates[j]
 		d.avail[j] = st.Available
-		free := r.kv.Available() - r.watermark - d.pending[j]
-		room := st.Available && free >= need && free-r.runCommitted() >= need
+		room := st.Available && r.HasRoom(need, d.pending[j])
 		st.Available = room
 		anyRoom = anyRoom || room
 	}
@@ -590,13 +556,12 @@ func (d *Disagg) fastestLanding(h *handoff) (int, bool) {
 // startTransfer reserves h's blocks on decode replica j and puts its KV on
 // the link, behind what already queues at either end.
 func (d *Disagg) startTransfer(h *handoff, j int, now sim.Time) {
-	r := d.Decode[j]
 	need := d.decBlocksFor(int64(h.c.Req.InputTokens))
-	r.account(now)
-	if !r.kv.Alloc(need) {
+	kv, ok := d.Decode[j].ReserveKV(need, now)
+	if !ok {
 		panic("models: disagg: decode reservation checked but allocation failed")
 	}
-	h.dec, h.decKV, h.resBlocks, h.reserved = j, r.kv, need, now
+	h.dec, h.decKV, h.resBlocks, h.reserved = j, kv, need, now
 	k := d.topo.kind(h.pre, j)
 	h.link = k
 	h.bps = d.topo.bytesPerS(k)
@@ -640,7 +605,7 @@ func (d *Disagg) land(h *handoff, now sim.Time) {
 			Ready: h.reserved, PrefillStart: h.sched, Layerwise: h.layerwise, SendStart: h.sendAt, RecvStart: h.recvAt, End: now})
 	}
 	r := d.Decode[h.dec]
-	if !r.Up() || r.kv != h.decKV {
+	if !r.Up() || r.KV() != h.decKV {
 		// The decode replica failed under the transfer: its reservation is
 		// gone; the prefill replica still holds the KV, so try again.
 		d.Stats.Rerouted++
@@ -667,7 +632,7 @@ func (d *Disagg) prefillChanged(i int) {
 	now := d.eng.Now()
 	lost := append(d.scratch[:0], d.held[i]...)
 	for _, h := range lost {
-		d.rePrefill(h, now, FailReplicaDown)
+		d.rePrefill(h, now, engine.FailReplicaDown)
 	}
 	clear(lost)
 	d.scratch = lost[:0]
@@ -676,25 +641,3 @@ func (d *Disagg) prefillChanged(i int) {
 
 // decodeChanged hears decode replica j go down or come up.
 func (d *Disagg) decodeChanged(j int) { d.DecodeRefresh(j) }
-
-// heldKV is a prefill replica's allocator: a finished prefill keeps its
-// KV for the transfer (Disagg.hold) instead of releasing it.
-type heldKV struct {
-	pagedKV
-	d *Disagg
-}
-
-func (a heldKV) finish(s *seq) { a.d.hold(a.r, s) }
-
-// landKV is a decode replica's allocator: a request's first admission
-// finds its prompt's KV in place (transferred), all but the last token,
-// which is computed again for its logits as on a full prefix-cache hit.
-type landKV struct{ pagedKV }
-
-func (a landKV) place(s *seq, reserve int64) (int32, bool) {
-	done, ok := a.pagedKV.place(s, reserve)
-	if ok && !s.admitted {
-		done = max(done, s.prompt-1)
-	}
-	return done, ok
-}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -38,8 +39,8 @@ func checkDisagg(t *testing.T, f *Fleet, msg string) {
 	rec := f.Rec
 	require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), msg)
 	held := int64(f.Disagg.Between())
-	for _, r := range append(append([]*Replica{}, f.Replicas...), f.Disagg.Decode...) {
-		r.kv.check()
+	for _, r := range append(append([]*engine.Replica{}, f.Replicas...), f.Disagg.Decode...) {
+		r.KV().Check()
 		require.NoError(t, r.CheckInvariants(), msg)
 		held += int64(r.Outstanding())
 	}
@@ -54,11 +55,11 @@ func TestDisaggConservationAndKV(t *testing.T) {
 	for trial := 0; trial < 12; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 13))
 		pre := defaultFleet(1 + rng.IntN(3))
-		pre.Replica.Batching = []string{BatchChunked, BatchContinuous}[trial%2]
+		pre.Replica.Batching = []string{engine.BatchChunked, engine.BatchContinuous}[trial%2]
 		pre.Replica.KVBlocks = int64(400 + rng.IntN(1500))
 		pre.Replica.PrefixCaching = rng.IntN(2) == 0
 		dc := defaultDisagg(1 + rng.IntN(3))
-		dc.Decode.Replica.Batching = []string{BatchChunked, BatchContinuous}[rng.IntN(2)]
+		dc.Decode.Replica.Batching = []string{engine.BatchChunked, engine.BatchContinuous}[rng.IntN(2)]
 		dc.Decode.Replica.KVBlocks = int64(400 + rng.IntN(1500)) // small: backpressure and preemption
 		dc.Decode.Replica.MaxSeqs = 4 + rng.IntN(40)
 		dc.Decode.Replica.PrefixCaching = rng.IntN(2) == 0
@@ -79,7 +80,7 @@ func TestDisaggConservationAndKV(t *testing.T) {
 						r = f.Disagg.Decode[rng.IntN(len(f.Disagg.Decode))]
 					}
 					eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
-						r.Fail(now, FailCrashed)
+						r.Fail(now, engine.FailCrashed)
 						if !decode {
 							f.Pool.Refresh(i)
 						}
@@ -95,9 +96,9 @@ func TestDisaggConservationAndKV(t *testing.T) {
 			require.NoError(t, f.Err())
 			require.Zero(t, f.Rec.InFlight(), "everything drains")
 			require.EqualValues(t, len(reqs), f.Rec.Completed+f.Rec.Failed+f.Rec.Shed)
-			for _, r := range append(append([]*Replica{}, f.Replicas...), f.Disagg.Decode...) {
-				require.Zero(t, r.kv.Used(), "no blocks leak")
-				require.Zero(t, r.state.OutstandingTokens)
+			for _, r := range append(append([]*engine.Replica{}, f.Replicas...), f.Disagg.Decode...) {
+				require.Zero(t, r.KV().Used(), "no blocks leak")
+				require.Zero(t, r.State().OutstandingTokens)
 			}
 			require.Zero(t, f.Disagg.HeldBlocks())
 			require.Empty(t, f.Disagg.live)
@@ -128,7 +129,7 @@ func TestDisaggTransferPhysics(t *testing.T) {
 	}
 	var wantBytes float64
 	wire := f.Disagg.wirePerTok
-	f.Rec.OnDone = func(o *Outcome) { wantBytes += wire * float64(o.Req.InputTokens) }
+	f.Rec.OnDone = func(o *engine.Outcome) { wantBytes += wire * float64(o.Req.InputTokens) }
 	require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
 	eng.Run(sim.Forever)
 	require.EqualValues(t, len(reqs), f.Rec.Completed)
@@ -277,7 +278,7 @@ func TestDisaggDecodeFailureRePrefills(t *testing.T) {
 	dec := f.Disagg.Decode[0]
 	eng.Schedule(5*sim.Second, sim.PriorityFailure, func(now sim.Time) {
 		require.Greater(t, dec.Outstanding(), 0)
-		dec.Fail(now, FailCrashed)
+		dec.Fail(now, engine.FailCrashed)
 		dec.Recover(now, 3*sim.Second, nil)
 	})
 	eng.Run(sim.Forever)
@@ -299,7 +300,7 @@ func TestDisaggDeterminism(t *testing.T) {
 		reqs := randomWorkload(rand.New(rand.NewPCG(8, 9)), 400, 25, true)
 		require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
 		eng.Schedule(4*sim.Second, sim.PriorityFailure, func(now sim.Time) {
-			f.Disagg.Decode[1].Fail(now, FailCrashed)
+			f.Disagg.Decode[1].Fail(now, engine.FailCrashed)
 			f.Disagg.Decode[1].Recover(now, sim.Second, nil)
 		})
 		eng.Run(sim.Forever)

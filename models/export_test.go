@@ -1,12 +1,14 @@
 package models
 
+import "github.com/fleetsim/fleetsim/models/engine"
+
 // RouteIndexForTest exposes the routing index to package models_test,
 // whose tests and benchmarks compare it with package policies' routers
 // (which package models cannot import).
 type RouteIndexForTest struct{ x *routeIndex }
 
 // NewRouteIndexForTest indexes states by k.
-func NewRouteIndexForTest(k RouteKey, states []ReplicaState) RouteIndexForTest {
+func NewRouteIndexForTest(k RouteKey, states []engine.ReplicaState) RouteIndexForTest {
 	return RouteIndexForTest{newRouteIndex(k, states)}
 }
 

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
@@ -22,23 +23,23 @@ func TestFailStopFailsInFlightAndRecovers(t *testing.T) {
 	var heldAtFail int
 	eng.Schedule(20*sim.Second, sim.PriorityFailure, func(now sim.Time) {
 		heldAtFail = r.Outstanding()
-		r.Fail(now, FailReplicaDown)
+		r.Fail(now, engine.FailReplicaDown)
 		f.states[0].Available = false
 		r.Recover(now, 3*sim.Minute, func() { f.states[0].Available = true })
 	})
 	eng.Schedule(20*sim.Second+sim.Millisecond, sim.PriorityNormal, func(sim.Time) {
-		require.Zero(t, r.kv.Used()+r.kv.Cached(), "KV and prefix cache lost")
+		require.Zero(t, r.KV().Used()+r.KV().Cached(), "KV and prefix cache lost")
 		require.Zero(t, r.Outstanding())
 		require.False(t, r.Up())
 	})
 	for eng.Step() {
 		require.Equal(t, f.Rec.Arrived, f.Rec.Completed+f.Rec.Failed+f.Rec.Shed+f.Rec.InFlight())
-		r.kv.check()
+		r.KV().Check()
 		require.NoError(t, r.CheckInvariants())
 	}
 	require.Positive(t, heldAtFail)
 	require.EqualValues(t, heldAtFail, f.Rec.Failed, "exactly the requests it held fail")
-	require.EqualValues(t, FailReplicaDown, firstKey(f.Rec.FailedBy))
+	require.EqualValues(t, engine.FailReplicaDown, firstKey(f.Rec.FailedBy))
 	require.Zero(t, f.Rec.InFlight())
 	require.True(t, r.Up(), "back after the cold start")
 	require.Positive(t, r.Stats.WastedPrefillTokens)
@@ -91,16 +92,16 @@ func TestSlowReplicaIsSlower(t *testing.T) {
 // TestCancelRunningAndWaiting: cancelled copies leave at once (waiting) or
 // at the next step boundary (running), free their KV and count as wasted.
 func TestCancelRunningAndWaiting(t *testing.T) {
-	for _, mode := range BatchingModes {
+	for _, mode := range engine.BatchingModes {
 		cfg := defaultFleet(1)
 		cfg.Replica.Batching = mode
 		cfg.Replica.MaxSeqs = 4
 		eng, f := testFleet(t, cfg)
 		r := f.Replicas[0]
-		var copies []*Copy
+		var copies []*engine.Copy
 		for i := 0; i < 8; i++ {
 			cr := f.newClientReq(&workloads.Request{ID: uint64(i + 1), InputTokens: 300, OutputTokens: 2000})
-			c := f.newCopy(cr, CopyPrimary)
+			c := f.newCopy(cr, engine.CopyPrimary)
 			f.Rec.Arrived++
 			r.Submit(c)
 			copies = append(copies, c)
@@ -114,10 +115,10 @@ func TestCancelRunningAndWaiting(t *testing.T) {
 		require.Equal(t, 4, r.Outstanding(), mode)
 		eng.Run(sim.Forever)
 		require.EqualValues(t, 4, f.Rec.Completed, mode)
-		require.Zero(t, r.kv.Used(), mode)
+		require.Zero(t, r.KV().Used(), mode)
 		require.EqualValues(t, 4, r.Stats.Cancelled, mode)
 		require.Positive(t, r.Stats.WastedDecodeTokens, mode)
-		r.kv.check()
+		r.KV().Check()
 	}
 }
 
@@ -127,16 +128,16 @@ func TestCancelRunningAndWaiting(t *testing.T) {
 // as idle and send it more traffic (issue 12, item 7); a healthy replica's
 // withdrawn copies leave the count at once.
 func TestCancelOnStalledReplicaStaysOutstanding(t *testing.T) {
-	for _, mode := range BatchingModes {
+	for _, mode := range engine.BatchingModes {
 		cfg := defaultFleet(1)
 		cfg.Replica.Batching = mode
 		cfg.Replica.MaxSeqs = 4
 		eng, f := testFleet(t, cfg)
 		r := f.Replicas[0]
-		var copies []*Copy
+		var copies []*engine.Copy
 		for i := 0; i < 8; i++ {
 			cr := f.newClientReq(&workloads.Request{ID: uint64(i + 1), InputTokens: 300, OutputTokens: 2000})
-			c := f.newCopy(cr, CopyPrimary)
+			c := f.newCopy(cr, engine.CopyPrimary)
 			f.Rec.Arrived++
 			r.Submit(c)
 			copies = append(copies, c)
@@ -159,7 +160,7 @@ func TestCancelOnStalledReplicaStaysOutstanding(t *testing.T) {
 		r.Hang(eng.Now())
 		r.Cancel(copies[5])
 		f.Rec.Failed++
-		r.Fail(eng.Now(), FailCrashed)
+		r.Fail(eng.Now(), engine.FailCrashed)
 		require.Zero(t, r.Outstanding(), mode)
 		require.NoError(t, r.CheckInvariants(), mode)
 	}

@@ -2,6 +2,7 @@ package models
 
 import (
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -38,8 +39,8 @@ type FleetConfig struct {
 	Placement string `toml:"placement"`
 	// Domains is how many domains "spread" uses; 0 means one per replica
 	// (as far as TP allows). Ignored by "pack".
-	Domains int           `toml:"domains"`
-	Replica ReplicaConfig `toml:"replica"`
+	Domains int                  `toml:"domains"`
+	Replica engine.ReplicaConfig `toml:"replica"`
 	// Groups make the fleet heterogeneous ([[cluster.groups]]): replica
 	// groups each with its own GPU, TP, count and price, serving Model with
 	// the Replica engine settings. With groups, GPU, TP and Replicas are not
@@ -55,7 +56,7 @@ type FleetConfig struct {
 // Validate records every problem of the fleet under prefix (e.g.
 // "cluster"), resolving names in cat, and returns the memory plan when the
 // configuration is otherwise sound.
-func (c *FleetConfig) Validate(cat *hw.Catalog, prefix string, ps *config.Problems) MemoryPlan {
+func (c *FleetConfig) Validate(cat *hw.Catalog, prefix string, ps *config.Problems) engine.MemoryPlan {
 	if len(c.Groups) > 0 {
 		plans := c.validateGroups(cat, prefix, ps)
 		return plans[0]
@@ -112,9 +113,9 @@ func (c *FleetConfig) Validate(cat *hw.Catalog, prefix string, ps *config.Proble
 		}
 	}
 	if !okG || !okM || !okP || len(ps.List) > n || c.TP <= 0 {
-		return MemoryPlan{}
+		return engine.MemoryPlan{}
 	}
-	return PlanMemoryLayout(gpu, llm, c.Layout(), c.Replica, pp, config.Key(prefix, "model"), ps)
+	return engine.PlanMemoryLayout(gpu, llm, c.Layout(), c.Replica, pp, config.Key(prefix, "model"), ps)
 }
 
 // Placement is where the fleet's replicas sit.
@@ -194,7 +195,7 @@ type Fleet struct {
 	// (EnableDisagg); nil when co-located.
 	Disagg *Disagg
 	// KVTiers are the KV tiers below HBM (EnableKVTiers); nil without.
-	KVTiers *KVTiers
+	KVTiers *engine.KVTiers
 }
 
 // NewFleet builds the fleet; problems in the configuration (unknown names,
@@ -224,7 +225,7 @@ func NewFleet(eng *sim.Engine, cat *hw.Catalog, cfg FleetConfig, router Router, 
 	p.Place = placement(cfg, gpu.DomainGPUs)
 	p.tp = cfg.GPUsPerReplica()
 	for i := 0; i < cfg.Replicas; i++ {
-		p.Replicas = append(p.Replicas, NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, f.Gateway, &p.states[i]))
+		p.Replicas = append(p.Replicas, engine.NewReplica(i, eng, cfg.Replica, perf, mem.KVBlocks, f.Gateway, &p.states[i]))
 		p.states[i].Capacity = 1
 	}
 	p.watch()
@@ -330,11 +331,11 @@ func (f *Fleet) AddFallback(cat *hw.Catalog, cfg FleetConfig, router Router, pre
 		return err
 	}
 	fb := &f.Gateway.fallbackPool
-	fb.fbStates = make([]ReplicaState, cfg.Replicas)
+	fb.fbStates = make([]engine.ReplicaState, cfg.Replicas)
 	fb.fbRouter = router
 	fb.FallbackGPUs = cfg.Replicas * cfg.GPUsPerReplica()
 	for j := 0; j < cfg.Replicas; j++ {
-		r := NewReplica(len(f.Replicas)+j, f.Pool.eng, cfg.Replica, perf, mem.KVBlocks, f.Gateway, &fb.fbStates[j])
+		r := engine.NewReplica(len(f.Replicas)+j, f.Pool.eng, cfg.Replica, perf, mem.KVBlocks, f.Gateway, &fb.fbStates[j])
 		fb.fbStates[j].Index = j
 		fb.Fallback = append(fb.Fallback, r)
 	}

@@ -3,39 +3,16 @@ package models
 import (
 	"fmt"
 
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-// CopyKind says why a copy of a client request was sent.
-type CopyKind uint8
-
-// Copy kinds.
-const (
-	CopyPrimary CopyKind = iota
-	CopyHedge
-	CopyRetry
-)
-
-// Copy is one copy of a client request sent to a replica: the primary, a
-// hedge or a retry. A client request completes with its first copy to
-// finish, and fails when its last copy fails and no retry follows.
-type Copy struct {
-	Req     *workloads.Request // the client request (shared by its copies)
-	Replica int
-	Kind    CopyKind
-	SentAt  sim.Time
-
-	cr  *clientReq
-	seq *seq   // set while a replica holds the copy
-	gen uint32 // bumped when the record is released, so stale callbacks can tell
-}
-
 // clientReq is a client request in flight at the gateway.
 type clientReq struct {
 	req       workloads.Request
-	copies    []*Copy // live copies
-	attempts  int     // copies sent
+	copies    []*engine.Copy // live copies
+	attempts  int            // copies sent
 	firstSeen bool
 	started   bool // tied requests: a copy was admitted into a batch
 	last      int  // replica of the last copy that failed (retries avoid it)
@@ -94,23 +71,23 @@ type Gateway struct {
 	GW GatewayStats
 
 	fallbackPool
-	decode []*Replica // the decode pool of a disaggregated fleet (disagg.go); indices follow the fallback's
-	disagg *Disagg    // that fleet's handoff, whose breaker watches the decode pool; nil when co-located
+	decode []*engine.Replica // the decode pool of a disaggregated fleet (disagg.go); indices follow the fallback's
+	disagg *Disagg           // that fleet's handoff, whose breaker watches the decode pool; nil when co-located
 
 	spareCR   []*clientReq
-	spareCopy []*Copy
+	spareCopy []*engine.Copy
 }
 
 // fallbackPool is a secondary pool that takes what the primary cannot
 // (Fleet.AddFallback); its replicas' indices follow the primary's.
 type fallbackPool struct {
-	Fallback     []*Replica
-	fbStates     []ReplicaState
+	Fallback     []*engine.Replica
+	fbStates     []engine.ReplicaState
 	fbRouter     Router
 	FallbackGPUs int
 }
 
-var _ Observer = (*Gateway)(nil)
+var _ engine.Observer = (*Gateway)(nil)
 
 // route chooses the replica for req in the pool's snapshot: by the router,
 // or for an IndexedRouter from the pool's index (the same decision,
@@ -194,15 +171,15 @@ func (g *Gateway) releaseClientReq(cr *clientReq) {
 	g.spareCR = append(g.spareCR, cr)
 }
 
-func (g *Gateway) newCopy(cr *clientReq, kind CopyKind) *Copy {
-	var c *Copy
+func (g *Gateway) newCopy(cr *clientReq, kind engine.CopyKind) *engine.Copy {
+	var c *engine.Copy
 	if n := len(g.spareCopy); n > 0 {
 		c = g.spareCopy[n-1]
 		g.spareCopy = g.spareCopy[:n-1]
 	} else {
-		c = &Copy{}
+		c = &engine.Copy{}
 	}
-	*c = Copy{Req: &cr.req, Kind: kind, SentAt: g.eng.Now(), cr: cr, gen: c.gen}
+	*c = engine.Copy{Req: &cr.req, Kind: kind, SentAt: g.eng.Now(), Client: cr, Gen: c.Gen}
 	cr.copies = append(cr.copies, c)
 	cr.attempts++
 	g.GW.Copies++
@@ -217,13 +194,19 @@ func cancelTimer(eng *sim.Engine, id sim.EventID) {
 	}
 }
 
-func (g *Gateway) releaseCopy(c *Copy) {
-	*c = Copy{gen: c.gen + 1}
+func (g *Gateway) releaseCopy(c *engine.Copy) {
+	*c = engine.Copy{Gen: c.Gen + 1}
 	g.spareCopy = append(g.spareCopy, c)
 }
 
+// clientOf is the client request c is a copy of (nil once released).
+func clientOf(c *engine.Copy) *clientReq {
+	cr, _ := c.Client.(*clientReq)
+	return cr
+}
+
 // dropCopy removes c from its request's live copies (not yet released).
-func dropCopy(cr *clientReq, c *Copy) {
+func dropCopy(cr *clientReq, c *engine.Copy) {
 	for i, x := range cr.copies {
 		if x == c {
 			copy(cr.copies[i:], cr.copies[i+1:])
@@ -236,8 +219,8 @@ func dropCopy(cr *clientReq, c *Copy) {
 
 // FirstToken implements Observer: the first copy to stream wins; the
 // others are withdrawn and their work counted as wasted.
-func (g *Gateway) FirstToken(c *Copy, at sim.Time) {
-	cr := c.cr
+func (g *Gateway) FirstToken(c *engine.Copy, at sim.Time) {
+	cr := clientOf(c)
 	if cr.firstSeen {
 		return
 	}
@@ -249,8 +232,8 @@ func (g *Gateway) FirstToken(c *Copy, at sim.Time) {
 
 // firstToken is FirstToken's work for a request with a timer armed, a
 // hedging policy or more than one copy.
-func (g *Gateway) firstToken(c *Copy, at sim.Time) {
-	cr := c.cr
+func (g *Gateway) firstToken(c *engine.Copy, at sim.Time) {
+	cr := clientOf(c)
 	if cr.armed {
 		cancelTimer(g.eng, cr.hedge)
 		cancelTimer(g.eng, cr.timeout) // the client's deadline is for the first token
@@ -269,15 +252,15 @@ func (g *Gateway) firstToken(c *Copy, at sim.Time) {
 
 // CopyStarted implements Observer: for tied requests, the first copy
 // admitted into a batch withdraws the others.
-func (g *Gateway) CopyStarted(c *Copy, at sim.Time) {
+func (g *Gateway) CopyStarted(c *engine.Copy, at sim.Time) {
 	if g.pol.Hedge != nil { // else nothing to do (most fleets): CopyStarted inlines
 		g.copyStarted(c)
 	}
 }
 
 // copyStarted is CopyStarted under a hedging policy.
-func (g *Gateway) copyStarted(c *Copy) {
-	cr := c.cr
+func (g *Gateway) copyStarted(c *engine.Copy) {
+	cr := clientOf(c)
 	if cr.started || !g.pol.Hedge.Tied() {
 		return
 	}
@@ -286,7 +269,7 @@ func (g *Gateway) copyStarted(c *Copy) {
 }
 
 // withdrawOthers cancels every live copy of cr but c.
-func (g *Gateway) withdrawOthers(cr *clientReq, c *Copy) {
+func (g *Gateway) withdrawOthers(cr *clientReq, c *engine.Copy) {
 	for i := 0; i < len(cr.copies); {
 		o := cr.copies[i]
 		if o == c {
@@ -301,13 +284,7 @@ func (g *Gateway) withdrawOthers(cr *clientReq, c *Copy) {
 }
 
 // CopyDone implements Observer: the client request completes.
-//
-// (Not inlined: Replica.flush calls it directly, and inlined there it made
-// flush too large to be inlined where it is called, and its own callees
-// calls: +0.5% instructions.)
-//
-//go:noinline
-func (g *Gateway) CopyDone(c *Copy, o *Outcome) {
+func (g *Gateway) CopyDone(c *engine.Copy, o *engine.Outcome) {
 	now := o.Finished
 	if g.ro != nil && g.ro.outcome(c.Replica, now, (o.FirstToken-c.SentAt).Milliseconds()) {
 		g.CopyFailed(c, now, FailNewVersion)
@@ -325,13 +302,13 @@ func (g *Gateway) CopyDone(c *Copy, o *Outcome) {
 		g.onTTFT((o.FirstToken - o.Req.Arrival).Milliseconds())
 	}
 	g.rec.RequestDone(o)
-	g.releaseClientReq(c.cr)
+	g.releaseClientReq(clientOf(c))
 }
 
 // CopyFailed implements Observer: the client request fails when its last
 // live copy fails.
-func (g *Gateway) CopyFailed(c *Copy, at sim.Time, reason string) {
-	cr := c.cr
+func (g *Gateway) CopyFailed(c *engine.Copy, at sim.Time, reason string) {
+	cr := clientOf(c)
 	if g.ro != nil && reason != FailNewVersion {
 		g.ro.failed(c.Replica, at)
 	}
@@ -344,7 +321,7 @@ func (g *Gateway) CopyFailed(c *Copy, at sim.Time, reason string) {
 	}
 	// A request longer than the model's context window fails the same way
 	// everywhere: it is not retried.
-	if g.pol.Retry != nil && reason != FailContext {
+	if g.pol.Retry != nil && reason != engine.FailContext {
 		if backoff, ok := g.pol.Retry.Retry(cr.attempts, reason, at); ok {
 			cr.firstSeen, cr.started = false, false
 			g.eng.Cancel(cr.hedge)
@@ -352,7 +329,7 @@ func (g *Gateway) CopyFailed(c *Copy, at sim.Time, reason string) {
 			cr.retry = g.eng.Schedule(at+backoff, sim.PriorityNormal, func(now sim.Time) {
 				cr.retry = sim.EventID{}
 				g.GW.Retries++
-				if !g.sendAvoiding(cr, CopyRetry, cr.last) {
+				if !g.sendAvoiding(cr, engine.CopyRetry, cr.last) {
 					g.rec.RequestFailed(&cr.req, cr.last, now, reason)
 					g.releaseClientReq(cr)
 				}
@@ -367,13 +344,13 @@ func (g *Gateway) CopyFailed(c *Copy, at sim.Time, reason string) {
 // send routes a new copy of cr and submits it; false if no replica can
 // take it. Replicas whose breaker is half-open take only what their
 // breaker admits.
-func (g *Gateway) send(cr *clientReq, kind CopyKind) bool {
+func (g *Gateway) send(cr *clientReq, kind engine.CopyKind) bool {
 	return g.sendAvoiding(cr, kind, -1)
 }
 
 // sendAvoiding is send that also avoids replica avoid (-1: none) and the
 // replicas already holding a copy of cr.
-func (g *Gateway) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
+func (g *Gateway) sendAvoiding(cr *clientReq, kind engine.CopyKind, avoid int) bool {
 	p := g.pool
 	if avoid < 0 && len(cr.copies) == 0 && p.model == nil && g.ro == nil && g.pol.Breaker == nil {
 		// Nothing to hide and no breaker to ask (a first copy without
@@ -433,7 +410,7 @@ func (g *Gateway) sendAvoiding(cr *clientReq, kind CopyKind, avoid int) bool {
 
 // replicaAt is replica i of the fleet: the primary pool's, then the
 // fallback pool's.
-func (g *Gateway) replicaAt(i int) *Replica {
+func (g *Gateway) replicaAt(i int) *engine.Replica {
 	if i < len(g.pool.Replicas) {
 		return g.pool.Replicas[i]
 	}
@@ -445,7 +422,7 @@ func (g *Gateway) replicaAt(i int) *Replica {
 
 // sendFallback sends a copy to the fallback pool (a secondary pool, maybe
 // a smaller model) when the primary pool has no replica that can take it.
-func (g *Gateway) sendFallback(cr *clientReq, kind CopyKind) bool {
+func (g *Gateway) sendFallback(cr *clientReq, kind engine.CopyKind) bool {
 	if len(g.Fallback) == 0 {
 		return false
 	}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -35,7 +36,7 @@ type Policies struct {
 
 // ProbeConfig configures the gateway's health probes of every replica.
 type ProbeConfig struct {
-	Kind            ProbeKind
+	Kind            engine.ProbeKind
 	IntervalNs      sim.Time // 0: no probes
 	TimeoutNs       sim.Time // a deep probe slower than this fails
 	FailuresToEject int      // consecutive failures that take a replica out of rotation
@@ -70,7 +71,7 @@ func (g *Gateway) admit(cr *clientReq, now sim.Time, tries int) {
 		g.releaseClientReq(cr)
 		return
 	}
-	if !g.send(cr, CopyPrimary) {
+	if !g.send(cr, engine.CopyPrimary) {
 		g.rec.shed(&cr.req, now)
 		g.releaseClientReq(cr)
 		return
@@ -139,7 +140,7 @@ func (g *Gateway) startPolicies(cr *clientReq, now sim.Time) {
 	}
 	h.Observe(now, -1)
 	if h.Tied() {
-		if h.Allow(now) && g.send(cr, CopyHedge) {
+		if h.Allow(now) && g.send(cr, engine.CopyHedge) {
 			g.GW.Hedges++
 		}
 		return
@@ -154,7 +155,7 @@ func (g *Gateway) startPolicies(cr *clientReq, now sim.Time) {
 		cr.armed = true
 		cr.hedge = g.eng.Schedule(now+d, sim.PriorityNormal, func(at sim.Time) {
 			cr.hedge = sim.EventID{}
-			if !cr.firstSeen && len(cr.copies) > 0 && g.copiesStalled(cr, at) && h.Allow(at) && g.send(cr, CopyHedge) {
+			if !cr.firstSeen && len(cr.copies) > 0 && g.copiesStalled(cr, at) && h.Allow(at) && g.send(cr, engine.CopyHedge) {
 				g.GW.Hedges++
 			}
 		})

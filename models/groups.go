@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -66,7 +67,7 @@ type GroupConfig struct {
 	// table names only what differs (the keys of GroupReplicaKeys):
 	// ResolveGroupEngines puts them over [cluster.replica] and sets Replica
 	// to the result.
-	Replica *ReplicaConfig `toml:"replica"`
+	Replica *engine.ReplicaConfig `toml:"replica"`
 	// own lists the [cluster.groups.replica] keys the group set
 	// (ResolveGroupEngines), so that their problems are reported there.
 	own []string
@@ -118,7 +119,7 @@ func (c *FleetConfig) ResolveGroupEngines(prefix string, has func(key string) bo
 // tomlField is the field of *c at key path (dotted toml names, e.g.
 // "perf.profile"). It panics on a path ReplicaConfig does not have: the
 // paths are this package's (GroupReplicaKeys).
-func tomlField(c *ReplicaConfig, path string) reflect.Value {
+func tomlField(c *engine.ReplicaConfig, path string) reflect.Value {
 	v := reflect.ValueOf(c).Elem()
 next:
 	for _, name := range strings.Split(path, ".") {
@@ -134,7 +135,7 @@ next:
 }
 
 // GroupReplica is group i's engine settings: its own, or else the fleet's.
-func (c *FleetConfig) GroupReplica(i int) ReplicaConfig {
+func (c *FleetConfig) GroupReplica(i int) engine.ReplicaConfig {
 	if r := c.Groups[i].Replica; r != nil {
 		return *r
 	}
@@ -148,7 +149,7 @@ var groupName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]*$`)
 type Group struct {
 	GroupConfig
 	First     int
-	Memory    MemoryPlan
+	Memory    engine.MemoryPlan
 	Place     Placement
 	PeakFLOPS float64 // one GPU's dense peak at the weights' precision
 	// ParamsPerGPU is the model's parameters over the TP degree.
@@ -189,8 +190,8 @@ func lower(s string) string {
 
 // validateGroups records the groups' problems under prefix and returns
 // each group's memory plan (zero where it has problems).
-func (c *FleetConfig) validateGroups(cat *hw.Catalog, prefix string, ps *config.Problems) []MemoryPlan {
-	plans := make([]MemoryPlan, len(c.Groups))
+func (c *FleetConfig) validateGroups(cat *hw.Catalog, prefix string, ps *config.Problems) []engine.MemoryPlan {
+	plans := make([]engine.MemoryPlan, len(c.Groups))
 	total := c.resolveGroups()
 	if total < 1 {
 		ps.Add(config.Key(prefix, "groups"), "the groups have %d replicas in all; at least one is needed", total)
@@ -333,7 +334,7 @@ func (g *GroupConfig) ownsKey(prefix, key string) bool {
 
 // newGroupFleet builds a heterogeneous fleet: each group's replicas with
 // the group's step model and memory plan, in group order.
-func newGroupFleet(eng *sim.Engine, cat *hw.Catalog, cfg FleetConfig, plans []MemoryPlan, router Router, rec *Recorder) (*Fleet, error) {
+func newGroupFleet(eng *sim.Engine, cat *hw.Catalog, cfg FleetConfig, plans []engine.MemoryPlan, router Router, rec *Recorder) (*Fleet, error) {
 	total := cfg.resolveGroups()
 	f := newFleet(eng, router, rec, total)
 	p := f.Pool
@@ -376,7 +377,7 @@ func newGroupFleet(eng *sim.Engine, cat *hw.Catalog, cfg FleetConfig, plans []Me
 		mi := int16(slices.Index(cfg.ServeModels, g.Model))
 		for j := 0; j < g.Replicas; j++ {
 			idx := first + j
-			p.Replicas = append(p.Replicas, NewReplica(idx, eng, rc, bs[i].perf, plans[i].KVBlocks, f.Gateway, &p.states[idx]))
+			p.Replicas = append(p.Replicas, engine.NewReplica(idx, eng, rc, bs[i].perf, plans[i].KVBlocks, f.Gateway, &p.states[idx]))
 			p.states[idx].Capacity = grp.Capacity
 			if p.model != nil {
 				p.model[idx] = mi

@@ -6,15 +6,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 )
 
 // A group's own engine settings reach its replicas, its memory plan and its
 // step model; a group without them runs the fleet's.
 func TestGroupEngineSettings(t *testing.T) {
-	own := DefaultReplicaConfig()
-	own.Batching, own.MaxSeqs, own.Weights = BatchContinuous, 64, string(hw.FP8)
-	cfg := FleetConfig{Model: "llama-3-70b", Replica: DefaultReplicaConfig(), Groups: []GroupConfig{
+	own := engine.DefaultReplicaConfig()
+	own.Batching, own.MaxSeqs, own.Weights = engine.BatchContinuous, 64, string(hw.FP8)
+	cfg := FleetConfig{Model: "llama-3-70b", Replica: engine.DefaultReplicaConfig(), Groups: []GroupConfig{
 		{Name: "bf16", GPU: "H100", TP: 8, Replicas: 2},
 		{Name: "fp8", GPU: "H100", TP: 8, Replicas: 2, Replica: &own},
 	}}
@@ -27,7 +28,7 @@ func TestGroupEngineSettings(t *testing.T) {
 		if i >= 2 {
 			want = own
 		}
-		require.Equal(t, want, r.cfg, "replica %d", i)
+		require.Equal(t, want, *r.Config(), "replica %d", i)
 	}
 	g := f.Groups
 	require.Equal(t, g[0].Memory.WeightBytes, 2*g[1].Memory.WeightBytes, "fp8 weights are half of bf16's")
@@ -39,9 +40,9 @@ func TestGroupEngineSettings(t *testing.T) {
 // ResolveGroupEngines puts a group's keys, and only those, over the fleet's
 // [cluster.replica]; a key that is the fleet's is refused where it stands.
 func TestResolveGroupEngines(t *testing.T) {
-	fleet := DefaultReplicaConfig()
+	fleet := engine.DefaultReplicaConfig()
 	fleet.MaxSeqs, fleet.Weights = 128, string(hw.FP8)
-	written := ReplicaConfig{MaxSeqs: 64, Batching: BatchStatic, PrefixCaching: true} // as decoded: unset keys are zero
+	written := engine.ReplicaConfig{MaxSeqs: 64, Batching: engine.BatchStatic, PrefixCaching: true} // as decoded: unset keys are zero
 	cfg := FleetConfig{Replica: fleet, Groups: []GroupConfig{{Name: "a"}, {Name: "b", Replica: &written}}}
 	set := map[string]bool{"cluster.groups.1.replica": true, "cluster.groups.1.replica.max_seqs": true,
 		"cluster.groups.1.replica.batching": true, "cluster.groups.1.replica.prefix_caching": true}
@@ -50,7 +51,7 @@ func TestResolveGroupEngines(t *testing.T) {
 	require.Nil(t, cfg.Groups[0].Replica, "no table: the fleet's settings")
 	require.Equal(t, fleet, cfg.GroupReplica(0))
 	want := fleet
-	want.MaxSeqs, want.Batching = 64, BatchStatic
+	want.MaxSeqs, want.Batching = 64, engine.BatchStatic
 	require.Equal(t, want, cfg.GroupReplica(1), "weights and the rest stay the fleet's")
 	require.Len(t, ps.List, 1)
 	require.Equal(t, "cluster.groups.1.replica.prefix_caching", ps.List[0].Key)
@@ -65,7 +66,7 @@ func TestResolveGroupEngines(t *testing.T) {
 // Every key a group may set is a field of ReplicaConfig (tomlField panics
 // on one that is not), and so is every key it may not.
 func TestGroupReplicaKeysAreFields(t *testing.T) {
-	var c ReplicaConfig
+	var c engine.ReplicaConfig
 	for _, k := range GroupReplicaKeys {
 		require.NotPanics(t, func() { tomlField(&c, k) }, k)
 	}

@@ -43,9 +43,9 @@ func (f *Fleet) GroupViews(usdPerGPUHour func(GroupConfig) float64) []GroupView 
 			USDPerReplicaHour: float64(g.TP) * usdPerGPUHour(g.GroupConfig)}
 		if g.Replicas > 0 {
 			r := p.Replicas[g.First]
-			v.Perf = r.perf
-			v.KVTokens = float64(g.Memory.KVBlocks) * float64(r.cfg.BlockTokens)
-			v.MaxSeqs = r.cfg.MaxSeqs
+			v.Perf = r.StepModel()
+			v.KVTokens = float64(g.Memory.KVBlocks) * float64(r.Config().BlockTokens)
+			v.MaxSeqs = r.Config().MaxSeqs
 		}
 		views[k] = v
 	}

@@ -1,6 +1,10 @@
 package models
 
-import "github.com/fleetsim/fleetsim/sim"
+import (
+	"github.com/fleetsim/fleetsim/sim"
+
+	"github.com/fleetsim/fleetsim/models/engine"
+)
 
 // Health is the gateway's health checking of the primary pool: periodic
 // probes that eject a replica after consecutive failures, restart it and
@@ -23,16 +27,16 @@ type Health struct {
 // (Pool), or a disaggregated fleet's decode pool (Disagg).
 type probed interface {
 	size() int
-	replica(i int) *Replica
+	replica(i int) *engine.Replica
 	inRotation(i int) bool
 	SetInRotation(i int, in bool)
 	ReplicaTP(i int) int
 	refresh(i int)
 }
 
-func (p *Pool) size() int              { return len(p.states) }
-func (p *Pool) replica(i int) *Replica { return p.Replicas[i] }
-func (p *Pool) inRotation(i int) bool  { return p.rot[i] }
+func (p *Pool) size() int                     { return len(p.states) }
+func (p *Pool) replica(i int) *engine.Replica { return p.Replicas[i] }
+func (p *Pool) inRotation(i int) bool         { return p.rot[i] }
 
 func newHealth(eng *sim.Engine, pool probed, stats *GatewayStats, busy func() bool) *Health {
 	h := &Health{eng: eng, pool: pool, stats: stats, busy: busy, faultAt: make([]sim.Time, pool.size())}
@@ -86,12 +90,12 @@ func (h *Health) MarkFault(i int, now sim.Time) {
 func (h *Health) probe(i int, now sim.Time) {
 	p := h.pool
 	r := p.replica(i)
-	if !p.inRotation(i) || r.recovering || r.retired {
+	if !p.inRotation(i) || r.Recovering() || r.Retired() {
 		return // out of rotation, being repaired, or in repair for the run
 	}
 	res := r.Probe(h.cfg.Kind, h.cfg.TimeoutNs, h.cfg.KVPressure)
 	h.stats.Probes++
-	if h.cfg.Kind == ProbeDeep {
+	if h.cfg.Kind == engine.ProbeDeep {
 		// The probe's own load: its canned inference's time on the replica's
 		// GPUs (an upper bound: it rides in the running batch).
 		h.stats.ProbeGPUSeconds += res.LatencyMs / 1000 * float64(p.ReplicaTP(i))
@@ -111,10 +115,10 @@ func (h *Health) probe(i int, now sim.Time) {
 	p.SetInRotation(i, false)
 	restart := h.cfg.RestartNs
 	h.eng.Schedule(now+restart, sim.PriorityFailure, func(at sim.Time) {
-		if r.recovering {
+		if r.Recovering() {
 			// Already restarting (a supervisor got there first): rejoin
 			// when it is ready.
-			r.onReady = append(r.onReady, func() { p.SetInRotation(i, true) })
+			r.WhenRecovered(func() { p.SetInRotation(i, true) })
 			return
 		}
 		if r.Up() && !r.Hung() {
@@ -123,7 +127,7 @@ func (h *Health) probe(i int, now sim.Time) {
 			// may be retried. (Before, its batch kept running state through
 			// the restart, and the step it had under way could end after a
 			// new one began: a negative inter-token gap.)
-			r.Fail(at, FailReplicaDown)
+			r.Fail(at, engine.FailReplicaDown)
 		}
 		r.Recover(at, h.cfg.ColdStartNs, func() { p.SetInRotation(i, true) })
 		p.refresh(i)

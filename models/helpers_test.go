@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -30,7 +31,7 @@ func (s *sliceSource) Next() (workloads.Request, error) {
 // real ones).
 type leastOutstanding struct{}
 
-func (leastOutstanding) Route(_ *workloads.Request, rs []ReplicaState) (int, bool) {
+func (leastOutstanding) Route(_ *workloads.Request, rs []engine.ReplicaState) (int, bool) {
 	best := -1
 	for i := range rs {
 		if rs[i].Available && (best < 0 || rs[i].Outstanding < rs[best].Outstanding) {
@@ -50,7 +51,7 @@ func testFleet(t testing.TB, cfg FleetConfig) (*sim.Engine, *Fleet) {
 
 func defaultFleet(replicas int) FleetConfig {
 	return FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: replicas,
-		Replica: DefaultReplicaConfig()}
+		Replica: engine.DefaultReplicaConfig()}
 }
 
 // lognormalLen draws a token length with the given mean and sigma, clamped.

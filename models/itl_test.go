@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -18,7 +19,7 @@ import (
 func itlRun(t *testing.T, cfg FleetConfig, reqs []workloads.Request) (rec *Recorder, decodeMs float64, gaps int64) {
 	t.Helper()
 	eng, f := testFleet(t, cfg)
-	f.Rec.OnDone = func(o *Outcome) {
+	f.Rec.OnDone = func(o *engine.Outcome) {
 		decodeMs += (o.Finished - o.FirstToken).Milliseconds()
 		gaps += int64(o.Req.OutputTokens - 1)
 	}
@@ -43,7 +44,7 @@ func TestITLAccountsForEveryGap(t *testing.T) {
 	for trial := 0; trial < 9; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 7))
 		cfg := defaultFleet(1 + rng.IntN(2))
-		cfg.Replica.Batching = BatchingModes[trial%3]
+		cfg.Replica.Batching = engine.BatchingModes[trial%3]
 		cfg.Replica.MaxSeqs = 4 + rng.IntN(40)
 		cfg.Replica.KVBlocks = int64(300 + rng.IntN(1500))
 		t.Run(fmt.Sprintf("%d-%s", trial, cfg.Replica.Batching), func(t *testing.T) {
@@ -65,7 +66,7 @@ func TestITLAccountsForEveryGap(t *testing.T) {
 // accuracy (the two timelines differ by sub-nanosecond rounding, which can
 // move a value across a bucket edge).
 func TestITLClosedFormMatchesTokenByToken(t *testing.T) {
-	for _, mode := range BatchingModes {
+	for _, mode := range engine.BatchingModes {
 		t.Run(mode, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 3))
 			var reqs []workloads.Request
@@ -78,8 +79,7 @@ func TestITLClosedFormMatchesTokenByToken(t *testing.T) {
 			cfg.Replica.Batching = mode
 			cfg.Replica.MaxSeqs = 8
 			fast, _, _ := itlRun(t, cfg, reqs)
-			defer func(k int64) { maxRunSteps = k }(maxRunSteps)
-			maxRunSteps = 1
+			defer engine.SetMaxRunSteps(engine.SetMaxRunSteps(1))
 			slow, _, _ := itlRun(t, cfg, reqs)
 			requireCloseSketch(t, slow.ITL, fast.ITL)
 			// The other latencies agree too: the runs are the same run.

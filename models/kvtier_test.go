@@ -5,30 +5,16 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
 )
 
-// TestKVTierLRU: a tier keeps what fits, dropping the least recently used.
-func TestKVTierLRU(t *testing.T) {
-	tr := newKVTier("host_dram", 10, 1)
-	require.True(t, tr.put(1, 4))
-	require.True(t, tr.put(2, 4))
-	require.True(t, tr.has(1)) // 1 is now the most recent
-	require.True(t, tr.put(3, 4))
-	require.False(t, tr.has(2), "2 was the least recently used")
-	require.True(t, tr.has(1))
-	require.True(t, tr.has(3))
-	require.False(t, tr.put(4, 11), "larger than the tier")
-	require.EqualValues(t, 8, tr.used)
-	require.EqualValues(t, 1, tr.Stats.Evictions)
-}
-
 type roundRobin struct{ next int }
 
-func (rr *roundRobin) Route(_ *workloads.Request, rs []ReplicaState) (int, bool) {
+func (rr *roundRobin) Route(_ *workloads.Request, rs []engine.ReplicaState) (int, bool) {
 	for k := 0; k < len(rs); k++ {
 		i := (rr.next + k) % len(rs)
 		if rs[i].Available {
@@ -68,7 +54,7 @@ func conversations(rng *rand.Rand, convs, turns int, rate float64) []workloads.R
 // store also catches the turns round-robin sends to another replica; the
 // KV bookkeeping holds after every event, and loads cost step time.
 func TestKVTiersHitRate(t *testing.T) {
-	run := func(cfg KVTiersConfig) (hit float64, k *KVTiers, ttft float64) {
+	run := func(cfg engine.KVTiersConfig) (hit float64, k *engine.KVTiers, ttft float64) {
 		pre := defaultFleet(4)
 		pre.Replica.KVBlocks = 1500 // 24k tokens: a few conversations
 		eng := sim.NewEngine()
@@ -81,7 +67,7 @@ func TestKVTiersHitRate(t *testing.T) {
 		require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
 		for eng.Step() {
 			for _, r := range f.Replicas {
-				r.kv.check()
+				r.KV().Check()
 				require.NoError(t, r.CheckInvariants())
 			}
 		}
@@ -90,15 +76,15 @@ func TestKVTiersHitRate(t *testing.T) {
 		for _, r := range f.Replicas {
 			prompt += r.Stats.PromptTokens
 			cached += r.Stats.CachedTokens
-			require.Zero(t, r.kv.Used())
+			require.Zero(t, r.KV().Used())
 		}
 		return float64(cached) / float64(prompt), k, f.Rec.TTFT.Mean()
 	}
-	none, _, _ := run(KVTiersConfig{})
-	host := DefaultKVTiersConfig()
+	none, _, _ := run(engine.KVTiersConfig{})
+	host := engine.DefaultKVTiersConfig()
 	host.Enabled, host.HostDRAMGBPerGPU = true, 64
 	hostHit, hk, hostTTFT := run(host)
-	store := DefaultKVTiersConfig()
+	store := engine.DefaultKVTiersConfig()
 	store.Enabled, store.StoreGB = true, 1000
 	storeHit, sk, _ := run(store)
 	t.Logf("prefix hit rate: HBM only %.3f, + host DRAM %.3f, + shared store %.3f", none, hostHit, storeHit)
@@ -131,7 +117,7 @@ func TestKVTiersWithDisagg(t *testing.T) {
 		pre.Replica.KVBlocks = 1500
 		eng, f := disaggFleet(t, pre, defaultDisagg(2))
 		if store {
-			cfg := DefaultKVTiersConfig()
+			cfg := engine.DefaultKVTiersConfig()
 			cfg.Enabled, cfg.StoreGB, cfg.HostDRAMGBPerGPU = true, 1000, 2
 			f.EnableKVTiers(cfg, hw.NewCatalog().GPUs["H100"])
 		}

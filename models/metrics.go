@@ -1,6 +1,7 @@
 package models
 
 import (
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -63,7 +64,7 @@ type Recorder struct {
 
 	// OnDone, if set, sees every completed request (e.g. a streamed
 	// per-request CSV writer).
-	OnDone func(o *Outcome)
+	OnDone func(o *engine.Outcome)
 
 	// PerModel, in a fleet of several models, records each model's
 	// requests again, by Request.Model (each with its model's SLO).
@@ -122,7 +123,7 @@ func (m *Recorder) Finish() {
 // were calls.)
 //
 //go:noinline
-func (m *Recorder) RequestDone(o *Outcome) {
+func (m *Recorder) RequestDone(o *engine.Outcome) {
 	m.Touch(o.Finished)
 	m.Completed++
 	ttft := (o.FirstToken - o.Req.Arrival).Milliseconds()

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -34,11 +35,11 @@ func TestClientTTFTSharedEqualsSeparate(t *testing.T) {
 			wait := sim.Time(rng.Int64N(int64(3 * sim.Second)))
 			if i == firstFail || (failed && rng.IntN(10) == 0) {
 				failed = true
-				m.RequestFailed(&req, 0, req.Arrival+wait, FailReplicaDown)
+				m.RequestFailed(&req, 0, req.Arrival+wait, engine.FailReplicaDown)
 				wantClient.Add(max(0, wait.Milliseconds()))
 				continue
 			}
-			m.RequestDone(&Outcome{Req: &req, Scheduled: req.Arrival, FirstToken: req.Arrival + wait, Finished: req.Arrival + 2*wait})
+			m.RequestDone(&engine.Outcome{Req: &req, Scheduled: req.Arrival, FirstToken: req.Arrival + wait, Finished: req.Arrival + 2*wait})
 			wantTTFT.Add(wait.Milliseconds())
 			wantClient.Add(wait.Milliseconds())
 		}

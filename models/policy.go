@@ -1,6 +1,7 @@
 package models
 
 import (
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -16,7 +17,7 @@ import (
 // Admitter decides whether a new request enters the fleet. A refusal is
 // counted as shed, never silently dropped.
 type Admitter interface {
-	Admit(req *workloads.Request, replicas []ReplicaState, now sim.Time) bool
+	Admit(req *workloads.Request, replicas []engine.ReplicaState, now sim.Time) bool
 	// Observe sees every completed request's TTFT (ms), for policies that
 	// act on observed latency (lagging indicators).
 	Observe(now sim.Time, ttftMs float64)
@@ -96,25 +97,6 @@ type Retrier interface {
 	Retry(attempts int, reason string, now sim.Time) (backoff sim.Time, ok bool)
 	// Observe sees every new request (for the budget).
 	Observe(now sim.Time)
-}
-
-// ProbeKind is what a health probe checks.
-type ProbeKind uint8
-
-// Probe kinds.
-const (
-	// ProbeLiveness answers unless the process is dead: a zombie passes.
-	ProbeLiveness ProbeKind = iota
-	// ProbeDeep runs a canned inference: it fails on a hang, on a step
-	// slower than the probe timeout allows, and on HBM pressure.
-	ProbeDeep
-)
-
-// ProbeResult is one probe's answer.
-type ProbeResult struct {
-	OK        bool
-	LatencyMs float64
-	Reason    string
 }
 
 // PrecursorPolicy decides whether a precursor signal (correctable-ECC

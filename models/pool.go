@@ -1,6 +1,10 @@
 package models
 
-import "github.com/fleetsim/fleetsim/sim"
+import (
+	"github.com/fleetsim/fleetsim/sim"
+
+	"github.com/fleetsim/fleetsim/models/engine"
+)
 
 // Pool is the fleet's primary replicas and the routing snapshot they keep up
 // to date: one ReplicaState per replica, whose Available flag the pool
@@ -16,8 +20,8 @@ import "github.com/fleetsim/fleetsim/sim"
 // every decision the index takes against the router's scan.
 type Pool struct {
 	eng      *sim.Engine
-	Replicas []*Replica
-	states   []ReplicaState
+	Replicas []*engine.Replica
+	states   []engine.ReplicaState
 	rot      []bool // in rotation
 	reserved []bool // warm spares held out of service (Fleet.SetReserved)
 	parked   []bool // scaled in by the autoscaler: not provisioned
@@ -30,7 +34,7 @@ type Pool struct {
 	// router is an IndexedRouter (indexRoutes).
 	ri *routeIndex
 
-	Memory MemoryPlan
+	Memory engine.MemoryPlan
 	Place  Placement
 	// PeakFLOPS is one GPU's dense peak at the weights' precision.
 	PeakFLOPS float64
@@ -47,7 +51,7 @@ type Pool struct {
 // rotation; the replicas themselves are added by the caller (NewFleet),
 // which points each at its entry of states.
 func newPool(eng *sim.Engine, n int) *Pool {
-	p := &Pool{eng: eng, states: make([]ReplicaState, n), rot: make([]bool, n), reserved: make([]bool, n),
+	p := &Pool{eng: eng, states: make([]engine.ReplicaState, n), rot: make([]bool, n), reserved: make([]bool, n),
 		brk: make([]BreakerState, n), parked: make([]bool, n)}
 	for i := range p.rot {
 		p.rot[i] = true
@@ -59,12 +63,12 @@ func newPool(eng *sim.Engine, n int) *Pool {
 func (p *Pool) watch() {
 	for i, r := range p.Replicas {
 		i := i
-		r.onChange = func() { p.refresh(i) }
+		r.SetOnChange(func() { p.refresh(i) })
 	}
 }
 
 // States is the routing snapshot (read-only; for tests and reports).
-func (p *Pool) States() []ReplicaState { return p.states }
+func (p *Pool) States() []engine.ReplicaState { return p.states }
 
 // refresh recomputes replica i's availability to the router: up, in
 // rotation, and its breaker not open.
@@ -96,13 +100,13 @@ func (p *Pool) indexRoutes(k RouteKey) bool {
 		return false
 	}
 	for i, r := range p.Replicas {
-		if r.state != &p.states[i] || r.idx != i {
+		if r.State() != &p.states[i] || r.Index() != i {
 			return false
 		}
 	}
 	p.ri = newRouteIndex(k, p.states)
 	for _, r := range p.Replicas {
-		r.ri = p.ri
+		r.SetStateIndex(p.ri, k == KeyKVUtilization)
 	}
 	return true
 }
@@ -143,14 +147,14 @@ func (p *Pool) setParked(i int, parked bool) {
 // it elsewhere). Then it calls then, if set.
 func (p *Pool) Drain(i int, grace sim.Time, then func(now sim.Time)) {
 	p.SetInRotation(i, false)
-	drainOut(p.eng, func() *Replica { return p.Replicas[i] }, grace, then)
+	drainOut(p.eng, func() *engine.Replica { return p.Replicas[i] }, grace, then)
 }
 
 // drainOut waits, checking every second, until the replica replica()
 // returns holds nothing or grace has passed, then fails what is left
 // (FailDrained) and calls then, if set. The replica is already out of
 // rotation (Pool.Drain, Disagg.DecodeDrain).
-func drainOut(eng *sim.Engine, replica func() *Replica, grace sim.Time, then func(now sim.Time)) {
+func drainOut(eng *sim.Engine, replica func() *engine.Replica, grace sim.Time, then func(now sim.Time)) {
 	deadline := eng.Now() + grace
 	var check sim.Action
 	check = func(now sim.Time) {
@@ -166,15 +170,3 @@ func drainOut(eng *sim.Engine, replica func() *Replica, grace sim.Time, then fun
 	}
 	eng.Schedule(min(eng.Now()+sim.Second, deadline), sim.PriorityNormal, check)
 }
-
-// Recovering reports whether replica r is restarting: a Recover is under way
-// (its cold start), so it is down but will come back by itself.
-func (r *Replica) Recovering() bool { return r.recovering }
-
-// Failure reasons of faults (package faults applies them; FailOOM is also
-// the reason of the replica's own OOM crashes).
-const (
-	FailOOM     = "OOM crash"
-	FailNVLink  = "NVLink error (Xid 74)"
-	FailCrashed = "replica crashed"
-)

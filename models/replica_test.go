@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -50,7 +51,7 @@ func TestConservationAndKVAccounting(t *testing.T) {
 	for trial := 0; trial < 24; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 99))
 		cfg := defaultFleet(1 + rng.IntN(3))
-		cfg.Replica.Batching = BatchingModes[trial%3]
+		cfg.Replica.Batching = engine.BatchingModes[trial%3]
 		cfg.Replica.MaxSeqs = 4 + rng.IntN(60)
 		cfg.Replica.MaxBatchedTokens = 512 + rng.IntN(4096)
 		cfg.Replica.KVBlocks = int64(300 + rng.IntN(2000)) // small: forces preemption and eviction
@@ -62,12 +63,10 @@ func TestConservationAndKVAccounting(t *testing.T) {
 			for eng.Step() {
 				held := int64(0)
 				for _, r := range f.Replicas {
-					r.kv.check()
+					r.KV().Check()
 					require.NoError(t, r.CheckInvariants())
 					held += int64(r.Outstanding())
-					require.Equal(t, r.Outstanding(), r.state.Outstanding)
-					require.Equal(t, r.waiting.len(), r.state.Waiting)
-					require.GreaterOrEqual(t, r.state.OutstandingTokens, int64(0))
+					require.GreaterOrEqual(t, r.State().OutstandingTokens, int64(0))
 				}
 				rec := f.Rec
 				require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight())
@@ -77,8 +76,8 @@ func TestConservationAndKVAccounting(t *testing.T) {
 			require.EqualValues(t, len(reqs), f.Rec.Arrived)
 			require.Zero(t, f.Rec.InFlight(), "everything drains")
 			for _, r := range f.Replicas {
-				require.Zero(t, r.kv.Used(), "no blocks leak")
-				require.Zero(t, r.state.OutstandingTokens)
+				require.Zero(t, r.KV().Used(), "no blocks leak")
+				require.Zero(t, r.State().OutstandingTokens)
 			}
 		})
 	}
@@ -95,12 +94,12 @@ func constStep(stepS float64) *hw.StepModel {
 func queueFleet(t testing.TB, c int, stepS float64) (*sim.Engine, *Fleet) {
 	eng := sim.NewEngine()
 	rec := NewRecorder(SLO{})
-	cfg := DefaultReplicaConfig()
+	cfg := engine.DefaultReplicaConfig()
 	cfg.MaxSeqs = c
 	cfg.KVBlocks = 1 << 40
 	cfg.PrefixCaching = false
 	f := newFleet(eng, leastOutstanding{}, rec, 1)
-	f.Replicas = []*Replica{NewReplica(0, eng, cfg, constStep(stepS), cfg.KVBlocks, f, &f.states[0])}
+	f.Replicas = []*engine.Replica{engine.NewReplica(0, eng, cfg, constStep(stepS), cfg.KVBlocks, f, &f.states[0])}
 	return eng, f
 }
 

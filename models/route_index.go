@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // RouteKey names the per-replica key whose least value an IndexedRouter's
@@ -61,7 +63,7 @@ type IndexedRouter interface {
 // wide, and while any is, the gateway asks the router instead.
 type routeIndex struct {
 	key    RouteKey
-	states []ReplicaState
+	states []engine.ReplicaState
 	tree   []key128 // tree[1] is the root; leaf i is tree[leaves+i]
 	leaves int      // a power of two ≥ len(states)
 	// hiOnly is set when a key's hi word alone orders the keys and names
@@ -95,7 +97,7 @@ func minKey(a, b key128) key128 {
 }
 
 // newRouteIndex indexes states, as they are now, by k.
-func newRouteIndex(k RouteKey, states []ReplicaState) *routeIndex {
+func newRouteIndex(k RouteKey, states []engine.ReplicaState) *routeIndex {
 	leaves := 1
 	for leaves < len(states) {
 		leaves *= 2
@@ -170,6 +172,12 @@ func (x *routeIndex) routeKey(i int) (key128, bool) {
 // fix re-reads replica i's Available and key fields after any changed
 // and updates the path from its leaf to the root, stopping where a node
 // keeps its value (its ancestors then keep theirs).
+// Fix implements StateIndex.
+func (x *routeIndex) Fix(i int) { x.fix(i) }
+
+// Check implements StateIndex.
+func (x *routeIndex) Check(i int) error { return x.check(i) }
+
 func (x *routeIndex) fix(i int) {
 	if c := x.cnt; c != nil {
 		s := &x.states[i]

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/policies"
 )
 
@@ -34,7 +35,7 @@ var (
 // most 4,096 replicas (bucketed by Outstanding, with at most 2^21 bitmap
 // words of levels, ceil(n/64) words each), a negative Outstanding or one
 // beyond the levels.
-func wideFor(k models.RouteKey, n int, s *models.ReplicaState) bool {
+func wideFor(k models.RouteKey, n int, s *engine.ReplicaState) bool {
 	wideOut := s.Outstanding < math.MinInt32 || s.Outstanding > math.MaxInt32
 	if k == models.KeyOutstanding && n <= 4096 {
 		wideOut = s.Outstanding < 0 || s.Outstanding >= (1<<21)/max(1, (n+63)/64)
@@ -81,9 +82,9 @@ func routeIndexVsScan(t *testing.T, router models.IndexedRouter, k models.RouteK
 			decisions, wideSeen := 0, 0
 			for trial := range trials {
 				n := n0 + rng.IntN(span)
-				states := make([]models.ReplicaState, n)
+				states := make([]engine.ReplicaState, n)
 				for i := range states {
-					states[i] = models.ReplicaState{Index: i, Available: rng.IntN(8) != 0, Outstanding: rng.IntN(3),
+					states[i] = engine.ReplicaState{Index: i, Available: rng.IntN(8) != 0, Outstanding: rng.IntN(3),
 						KVUtilization: kvValues[rng.IntN(4)], Capacity: capacities[rng.IntN(len(capacities))]}
 				}
 				if trial%100 == 0 {
@@ -168,11 +169,11 @@ func routeIndexVsScan(t *testing.T, router models.IndexedRouter, k models.RouteK
 // "index" the routing index.
 func benchRouting(b *testing.B, router models.IndexedRouter, kv, groups bool) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	fresh := func() []models.ReplicaState {
-		rs := make([]models.ReplicaState, 128)
+	fresh := func() []engine.ReplicaState {
+		rs := make([]engine.ReplicaState, 128)
 		for i := range rs {
 			o := 60 + rng.IntN(40)
-			rs[i] = models.ReplicaState{Index: i, Available: true, Outstanding: o, Capacity: 1}
+			rs[i] = engine.ReplicaState{Index: i, Available: true, Outstanding: o, Capacity: 1}
 			if kv {
 				rs[i].KVUtilization = float64(10*o) / benchBlocks
 			}
@@ -220,7 +221,7 @@ const benchBlocks = 2000
 
 // move adds d to r's outstanding requests, and with kv moves its KV
 // utilisation with them (10 blocks a request).
-func move(r *models.ReplicaState, d int, kv bool) {
+func move(r *engine.ReplicaState, d int, kv bool) {
 	r.Outstanding += d
 	if kv {
 		r.KVUtilization = float64(10*r.Outstanding) / benchBlocks

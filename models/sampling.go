@@ -89,9 +89,9 @@ func (s *Sampler) sample(now sim.Time) {
 		if states[i].Available {
 			x.AvailableReplicas++
 		}
-		used += r.kv.Used()
-		cached += r.kv.Cached()
-		total += r.kv.Total()
+		used += r.KV().Used()
+		cached += r.KV().Cached()
+		total += r.KV().Total()
 	}
 	if total > 0 {
 		x.KVUsedFrac = float64(used) / float64(total)

@@ -1,10 +1,9 @@
 package models
 
 import (
-	"math"
-	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -25,13 +24,13 @@ func TestContextWindowRefused(t *testing.T) {
 	eng.Run(sim.Forever)
 	require.EqualValues(t, 1, f.Rec.Completed)
 	require.EqualValues(t, 1, f.Rec.Failed)
-	require.EqualValues(t, 1, f.Rec.FailedBy[FailContext])
+	require.EqualValues(t, 1, f.Rec.FailedBy[engine.FailContext])
 }
 
 // The step tally replays a simulated offline run's steps exactly: its
 // makespan under the run's own profile is the simulated one.
 func TestStepTallyReplaysRun(t *testing.T) {
-	for _, batching := range []string{BatchChunked, BatchContinuous, BatchStatic} {
+	for _, batching := range []string{engine.BatchChunked, engine.BatchContinuous, engine.BatchStatic} {
 		cfg := defaultFleet(1)
 		cfg.Replica.Batching = batching
 		cfg.Replica.MaxSeqs = 64
@@ -94,26 +93,26 @@ func TestPlacementWideReplicas(t *testing.T) {
 func TestPlanMemoryLayout(t *testing.T) {
 	cat := hw.NewCatalog()
 	gpu, llm := cat.GPUs["H200"], cat.LLMs["deepseek-v3"]
-	rc := DefaultReplicaConfig()
+	rc := engine.DefaultReplicaConfig()
 	rc.Weights, rc.KVDType = "fp8", "fp8"
 	pp := hw.DefaultPerfProfile()
 	var ps problemsT
-	p8 := PlanMemoryLayout(gpu, llm, hw.Layout{TP: 1, DP: 8, EP: 8}, rc, pp, "cluster.model", &ps.Problems)
+	p8 := engine.PlanMemoryLayout(gpu, llm, hw.Layout{TP: 1, DP: 8, EP: 8}, rc, pp, "cluster.model", &ps.Problems)
 	require.Empty(t, ps.List)
 	require.InEpsilon(t, llm.DenseParams()+llm.RoutedParams()/8, p8.WeightBytes, 1e-12)
 	perGPU := int64(p8.KVBytes / p8.KVBytesPerBlock)
 	require.Equal(t, 8*perGPU, p8.KVBlocks)
 	require.Equal(t, float64(llm.Layers*(512+64)*16), p8.KVBytesPerBlock, "MLA, FP8, 16-token blocks")
 	// TP=8: one rank, the same weights per GPU (all dense over 8 too).
-	t8 := PlanMemoryLayout(gpu, llm, hw.Layout{TP: 8}, rc, pp, "cluster.model", &ps.Problems)
+	t8 := engine.PlanMemoryLayout(gpu, llm, hw.Layout{TP: 8}, rc, pp, "cluster.model", &ps.Problems)
 	require.Less(t, t8.WeightBytes, p8.WeightBytes)
 	require.Less(t, t8.KVBlocks, p8.KVBlocks, "MLA KV is replicated over TP: DP holds 8x the sequences")
 	// Speculation: k more tokens per running sequence.
 	rc.Spec = hw.SpecConfig{Enabled: true, Tokens: 4, Acceptance: 0.7}
-	sp := PlanMemoryLayout(gpu, llm, hw.Layout{TP: 1, DP: 8, EP: 8}, rc, pp, "cluster.model", &ps.Problems)
+	sp := engine.PlanMemoryLayout(gpu, llm, hw.Layout{TP: 1, DP: 8, EP: 8}, rc, pp, "cluster.model", &ps.Problems)
 	require.InEpsilon(t, float64(rc.MaxSeqs)/8*4*p8.KVBytesPerBlock/16, p8.KVBytes-sp.KVBytes, 1e-9)
 	// Too few GPUs: refused under the key.
-	PlanMemoryLayout(gpu, llm, hw.Layout{TP: 1, DP: 2, EP: 2}, rc, pp, "cluster.model", &ps.Problems)
+	engine.PlanMemoryLayout(gpu, llm, hw.Layout{TP: 1, DP: 2, EP: 2}, rc, pp, "cluster.model", &ps.Problems)
 	require.Len(t, ps.List, 1)
 	require.Equal(t, "cluster.model", ps.List[0].Key)
 }
@@ -136,51 +135,18 @@ func TestStepTallyReplaysMoERun(t *testing.T) {
 	require.InEpsilon(t, f.Rec.LastFinish.Seconds(), m.Seconds(&tally), 1e-6)
 }
 
-// roundNs gives sim.Time(math.Round(x)) for every x: the rounding edges
-// (halves, the values just below them, 2^52 and beyond), the special
-// values, and random values over many magnitudes.
-func TestRoundNsMatchesMathRound(t *testing.T) {
-	check := func(x float64) {
-		t.Helper()
-		if got, want := roundNs(x), sim.Time(math.Round(x)); got != want {
-			t.Fatalf("roundNs(%v = %#x) = %d, math.Round gives %d", x, math.Float64bits(x), got, want)
-		}
-	}
-	for _, x := range []float64{0, math.Copysign(0, -1), 0.5, 1.5, 2.5, 1e9 + 0.5, 0.49999999999999994,
-		1 << 52, 1<<52 - 0.5, 1<<52 + 1, 1 << 53, 1 << 62, 1 << 63, 1e300, math.Inf(1), math.Inf(-1), math.NaN(),
-		-0.5, -1.5, -0.49999999999999994, math.SmallestNonzeroFloat64, math.MaxFloat64} {
-		check(x)
-		check(math.Nextafter(x, math.Inf(1)))
-		check(math.Nextafter(x, math.Inf(-1)))
-	}
-	for i := int64(0); i < 1000; i++ { // halves and their neighbours
-		h := float64(i) + 0.5
-		check(h)
-		check(math.Nextafter(h, 0))
-		check(math.Nextafter(h, math.Inf(1)))
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for i := 0; i < 1_000_000; i++ {
-		x := rng.Float64() * math.Pow(2, float64(rng.IntN(70)-8))
-		if rng.IntN(8) == 0 {
-			x = -x
-		}
-		check(x)
-	}
-}
-
 // Layouts no engine can run are refused by validation, under their keys:
 // TP=24 on GB200 (72-GPU domain), FP4 weights before Blackwell.
 func TestTPValidation(t *testing.T) {
 	cat := hw.NewCatalog()
 	var ps problemsT
-	cfg := FleetConfig{GPU: "GB200", Model: "llama-3-70b", TP: 24, Replicas: 1, Replica: DefaultReplicaConfig()}
+	cfg := FleetConfig{GPU: "GB200", Model: "llama-3-70b", TP: 24, Replicas: 1, Replica: engine.DefaultReplicaConfig()}
 	cfg.Validate(cat, "cluster", &ps.Problems)
 	require.NotEmpty(t, ps.List)
 	require.Equal(t, "cluster.tp", ps.List[0].Key)
 	// FP4 weights need Blackwell.
 	ps = problemsT{}
-	cfg = FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 1, Replica: DefaultReplicaConfig()}
+	cfg = FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 1, Replica: engine.DefaultReplicaConfig()}
 	cfg.Replica.Weights = "fp4"
 	cfg.Validate(cat, "cluster", &ps.Problems)
 	require.Len(t, ps.List, 1)
@@ -196,9 +162,9 @@ func TestTPValidation(t *testing.T) {
 func TestPlanMemoryPipeline(t *testing.T) {
 	cat := hw.NewCatalog()
 	var ps problemsT
-	rc := DefaultReplicaConfig()
-	p1 := PlanMemoryLayout(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], hw.Layout{TP: 4}, rc, hw.DefaultPerfProfile(), "m", &ps.Problems)
-	p2 := PlanMemoryLayout(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], hw.Layout{TP: 4, PP: 2}, rc, hw.DefaultPerfProfile(), "m", &ps.Problems)
+	rc := engine.DefaultReplicaConfig()
+	p1 := engine.PlanMemoryLayout(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], hw.Layout{TP: 4}, rc, hw.DefaultPerfProfile(), "m", &ps.Problems)
+	p2 := engine.PlanMemoryLayout(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], hw.Layout{TP: 4, PP: 2}, rc, hw.DefaultPerfProfile(), "m", &ps.Problems)
 	require.Empty(t, ps.List)
 	require.InEpsilon(t, p1.KVBytesPerBlock/2, p2.KVBytesPerBlock, 1e-12)
 	require.Greater(t, p2.KVBlocks, 2*p1.KVBlocks)

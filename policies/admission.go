@@ -7,6 +7,7 @@ import (
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // Admission control. Leading indicators look at the fleet's state now
@@ -53,7 +54,7 @@ var (
 	_ models.Admitter = (*LatencyAdmitter)(nil)
 )
 
-func available(rs []models.ReplicaState) int {
+func available(rs []engine.ReplicaState) int {
 	n := 0
 	for i := range rs {
 		if rs[i].Available {
@@ -64,7 +65,7 @@ func available(rs []models.ReplicaState) int {
 }
 
 // Admit implements models.Admitter.
-func (a *QueueAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ sim.Time) bool {
+func (a *QueueAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	n, w := 0, 0
 	for i := range rs {
 		if rs[i].Available {
@@ -79,7 +80,7 @@ func (a *QueueAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ 
 func (a *QueueAdmitter) Observe(sim.Time, float64) {}
 
 // Admit implements models.Admitter.
-func (a *TokenAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ sim.Time) bool {
+func (a *TokenAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	n := 0
 	var tok int64
 	for i := range rs {
@@ -95,7 +96,7 @@ func (a *TokenAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ 
 func (a *TokenAdmitter) Observe(sim.Time, float64) {}
 
 // Admit implements models.Admitter.
-func (a *KVAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ sim.Time) bool {
+func (a *KVAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	n := 0
 	var u float64
 	for i := range rs {
@@ -111,7 +112,7 @@ func (a *KVAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ sim
 func (a *KVAdmitter) Observe(sim.Time, float64) {}
 
 // Admit implements models.Admitter.
-func (a *LatencyAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, now sim.Time) bool {
+func (a *LatencyAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, now sim.Time) bool {
 	if available(rs) == 0 {
 		return false
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // AdmitLeastLoadedTokens names LeastLoadedTokensAdmitter.
@@ -23,7 +24,7 @@ func newLeastLoadedTokensAdmitter(c AdmissionConfig, _ Env) (models.Admitter, er
 }
 
 // Admit implements models.Admitter.
-func (a *LeastLoadedTokensAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ sim.Time) bool {
+func (a *LeastLoadedTokensAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	for i := range rs {
 		if rs[i].Available && float64(rs[i].OutstandingTokens) < a.max {
 			return true

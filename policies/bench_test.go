@@ -3,13 +3,13 @@ package policies
 import (
 	"testing"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
 // benchFleet is a fleet of n replicas with varied loads, one in eight
 // unavailable.
-func benchFleet(n int) []models.ReplicaState {
+func benchFleet(n int) []engine.ReplicaState {
 	rng := seeded(99)
 	f := fleet(n)
 	for i := range f {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // CacheAware routes a request to the replica whose caches would save it the
@@ -30,7 +31,7 @@ func NewCacheAware(loadBound float64) *CacheAware { return &CacheAware{loadBound
 func (c *CacheAware) SetPrefixIndex(ix models.PrefixIndex) { c.idx = ix }
 
 // Route implements models.Router.
-func (c *CacheAware) Route(req *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (c *CacheAware) Route(req *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	var total int64
 	avail := 0
 	for i := range replicas {

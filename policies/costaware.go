@@ -6,6 +6,7 @@ import (
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 var _ models.GroupAwareRouter = (*CostAware)(nil)
@@ -103,7 +104,7 @@ func (c *CostAware) estimate(k int, p, o float64) costEst {
 }
 
 // Route implements models.Router.
-func (c *CostAware) Route(req *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (c *CostAware) Route(req *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	if len(c.groups) == 0 {
 		return WeightedLeastOutstanding{}.Route(req, replicas)
 	}

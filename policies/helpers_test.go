@@ -8,16 +8,17 @@ import (
 
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // fleetB builds a []models.ReplicaState snapshot: fleet(n) is n available,
 // idle replicas; the methods set fields in place and return the builder.
-type fleetB []models.ReplicaState
+type fleetB []engine.ReplicaState
 
 func fleet(n int) fleetB {
 	f := make(fleetB, n)
 	for i := range f {
-		f[i] = models.ReplicaState{Index: i, Available: true}
+		f[i] = engine.ReplicaState{Index: i, Available: true}
 	}
 	return f
 }
@@ -54,7 +55,7 @@ func (f fleetB) kv(v ...float64) fleetB {
 	return f
 }
 
-func (f fleetB) states() []models.ReplicaState { return []models.ReplicaState(f) }
+func (f fleetB) states() []engine.ReplicaState { return []engine.ReplicaState(f) }
 
 // clone returns an independent copy.
 func (f fleetB) clone() fleetB { return append(fleetB(nil), f...) }

@@ -3,6 +3,7 @@ package policies
 import (
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 var _ models.IndexedRouter = (*LeastKV)(nil)
@@ -19,7 +20,7 @@ type LeastKV struct{}
 func NewLeastKV() *LeastKV { return &LeastKV{} }
 
 // Route implements models.Router.
-func (LeastKV) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (LeastKV) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	best, found := 0, false
 	for i := range replicas {
 		r := &replicas[i]

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 var _ models.IndexedRouter = (*LeastOutstanding)(nil)
@@ -23,13 +24,13 @@ type LeastOutstanding struct{}
 func NewLeastOutstanding() *LeastOutstanding { return &LeastOutstanding{} }
 
 // Route implements models.Router.
-func (LeastOutstanding) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (LeastOutstanding) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	return leastOutstanding(replicas)
 }
 
 // leastOutstanding is the scan behind LeastOutstanding, shared with the
 // routers that fall back to it.
-func leastOutstanding(replicas []models.ReplicaState) (int, bool) {
+func leastOutstanding(replicas []engine.ReplicaState) (int, bool) {
 	// Two tight loops rather than one that carries the best index: the
 	// least count among available replicas (one compare per replica), then
 	// the first available replica with it (the lowest index among ties).

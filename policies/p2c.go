@@ -5,6 +5,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 var _ models.Router = (*PowerOfTwo)(nil)
@@ -31,7 +32,7 @@ func NewPowerOfTwo(rng *rand.Rand) *PowerOfTwo {
 }
 
 // Route implements models.Router.
-func (p *PowerOfTwo) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (p *PowerOfTwo) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	first, ok := pickAvailable(p.rng, replicas, -1)
 	if !ok {
 		return 0, false

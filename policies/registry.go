@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // Router names, as written in a scenario's router.name.
@@ -212,9 +213,9 @@ var Admitters = newRegistry("admitter", true, map[string]func(AdmissionConfig, E
 // kind builds the gateway's probe schedule.
 var Probes = newRegistry("probe", true, map[string]func(ProbeConfig, Env) (models.ProbeConfig, error){
 	ProbeLive: func(c ProbeConfig, _ Env) (models.ProbeConfig, error) {
-		return probeConfig(models.ProbeLiveness, c), nil
+		return probeConfig(engine.ProbeLiveness, c), nil
 	},
-	ProbeDeep: func(c ProbeConfig, _ Env) (models.ProbeConfig, error) { return probeConfig(models.ProbeDeep, c), nil },
+	ProbeDeep: func(c ProbeConfig, _ Env) (models.ProbeConfig, error) { return probeConfig(engine.ProbeDeep, c), nil },
 })
 
 // RolloutJudges is the canary-judge registry ([rollout] judge).

@@ -7,6 +7,7 @@ import (
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // Policy names.
@@ -281,7 +282,7 @@ func BuildResilience(c ResilienceConfig, replicas int, rng *rand.Rand) (models.P
 }
 
 // probeConfig is the gateway's probe schedule of a given kind.
-func probeConfig(kind models.ProbeKind, c ProbeConfig) models.ProbeConfig {
+func probeConfig(kind engine.ProbeKind, c ProbeConfig) models.ProbeConfig {
 	return models.ProbeConfig{Kind: kind, IntervalNs: sim.FromSeconds(c.IntervalS),
 		TimeoutNs: sim.FromSeconds(c.TimeoutMs / 1000), FailuresToEject: c.FailuresToEject,
 		KVPressure: c.KVPressure, RestartNs: sim.FromSeconds(c.RestartS),

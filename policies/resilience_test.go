@@ -7,6 +7,7 @@ import (
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -158,7 +159,7 @@ func TestRetrierBudgetAndBackoff(t *testing.T) {
 }
 
 func TestAdmitters(t *testing.T) {
-	rs := []models.ReplicaState{
+	rs := []engine.ReplicaState{
 		{Index: 0, Available: true, Waiting: 10, OutstandingTokens: 5000, KVUtilization: 0.9},
 		{Index: 1, Available: true, Waiting: 2, OutstandingTokens: 1000, KVUtilization: 0.5},
 		{Index: 2, Available: false, Waiting: 100, OutstandingTokens: 1e6, KVUtilization: 1},

@@ -3,6 +3,7 @@ package policies
 import (
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 var _ models.Router = (*RoundRobin)(nil)
@@ -22,7 +23,7 @@ type RoundRobin struct {
 func NewRoundRobin() *RoundRobin { return &RoundRobin{} }
 
 // Route implements models.Router.
-func (r *RoundRobin) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (r *RoundRobin) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	n := len(replicas)
 	if n == 0 {
 		return 0, false

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
@@ -266,7 +266,7 @@ func TestRoutersAllocationFree(t *testing.T) {
 // available replicas, ties to the lowest index) on random fleets with many
 // ties and unavailable replicas, empty and all-unavailable ones included.
 func TestLeastOutstandingMatchesScan(t *testing.T) {
-	ref := func(rs []models.ReplicaState) (int, bool) {
+	ref := func(rs []engine.ReplicaState) (int, bool) {
 		best, found := 0, false
 		for i := range rs {
 			if rs[i].Available && (!found || rs[i].Outstanding < rs[best].Outstanding) {

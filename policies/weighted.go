@@ -3,6 +3,7 @@ package policies
 import (
 	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 var _ models.IndexedRouter = (*WeightedLeastOutstanding)(nil)
@@ -23,7 +24,7 @@ type WeightedLeastOutstanding struct{}
 func NewWeightedLeastOutstanding() *WeightedLeastOutstanding { return &WeightedLeastOutstanding{} }
 
 // Route implements models.Router.
-func (WeightedLeastOutstanding) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (WeightedLeastOutstanding) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	best, found := 0, false
 	var bestLoad float64
 	for i := range replicas {

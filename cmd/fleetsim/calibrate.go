@@ -15,7 +15,7 @@ import (
 	"github.com/fleetsim/fleetsim/experiments/plot"
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 )
 
@@ -122,7 +122,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		}
 		rows = append(rows, rs...)
 	}
-	if *kvAdmit != models.KVAdmitFull && *kvAdmit != models.KVAdmitPrompt {
+	if *kvAdmit != engine.KVAdmitFull && *kvAdmit != engine.KVAdmitPrompt {
 		return usagef("calibrate: --kv-admission must be full or prompt, found %q", *kvAdmit)
 	}
 	opt := calibrate.Options{MaxSeqs: *maxSeqs, MaxBatchedTokens: *maxTokens, GPUMemoryUtilization: *gpuMem, KVAdmission: *kvAdmit}

@@ -13,6 +13,7 @@ import (
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"gonum.org/v1/gonum/optimize"
 )
 
@@ -52,7 +53,7 @@ func (o *Options) defaults() {
 		o.GPUMemoryUtilization = 0.9
 	}
 	if o.KVAdmission == "" {
-		o.KVAdmission = models.KVAdmitFull
+		o.KVAdmission = engine.KVAdmitFull
 	}
 	if o.MaxEvals == 0 {
 		o.MaxEvals = 10000
@@ -130,10 +131,10 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 	if llm.ContextTokens > 0 && r.ISL+r.OSL > llm.ContextTokens {
 		return nil, fmt.Errorf("%s: isl: %d + %d tokens exceed %s's %d-token context window", r.Where(), r.ISL, r.OSL, llm.Name, llm.ContextTokens)
 	}
-	rc := models.DefaultReplicaConfig()
-	rc.Batching = models.BatchChunked
+	rc := engine.DefaultReplicaConfig()
+	rc.Batching = engine.BatchChunked
 	if r.Batching == "static" {
-		rc.Batching = models.BatchStatic
+		rc.Batching = engine.BatchStatic
 	}
 	rc.MaxSeqs = opt.MaxSeqs
 	if r.MaxSeqs > 0 {
@@ -238,7 +239,7 @@ func (c *Case) Predict(pp hw.PerfProfile) (Prediction, error) {
 // firstReplica routes everything to the one replica.
 type firstReplica struct{}
 
-func (firstReplica) Route(_ *workloads.Request, rs []models.ReplicaState) (int, bool) {
+func (firstReplica) Route(_ *workloads.Request, rs []engine.ReplicaState) (int, bool) {
 	return 0, len(rs) > 0
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -35,14 +36,14 @@ func NewApplier(eng *sim.Engine, fleet *models.Fleet) *Applier {
 // OOM kill the process (what it holds fails with reason; it stays down
 // until recovered), a hang makes it a zombie, fail-slow multiplies its step
 // times by slow, a link flap errors what it holds but keeps the process.
-func strike(r *models.Replica, now sim.Time, mode failures.Mode, reason string, slow float64) {
+func strike(r *engine.Replica, now sim.Time, mode failures.Mode, reason string, slow float64) {
 	switch mode {
 	case failures.ModeFailSlow:
 		r.SetSlow(slow)
 	case failures.ModeHang:
 		r.Hang(now)
 	case failures.ModeLinkFlap:
-		r.FailInFlight(now, models.FailNVLink)
+		r.FailInFlight(now, engine.FailNVLink)
 	default:
 		r.Fail(now, reason)
 	}
@@ -51,9 +52,9 @@ func strike(r *models.Replica, now sim.Time, mode failures.Mode, reason string, 
 // crashReason is why a failure event's crash fails requests.
 func crashReason(ev *failures.Event) string {
 	if ev.Mode == failures.ModeOOM {
-		return models.FailOOM
+		return engine.FailOOM
 	}
-	return fmt.Sprintf("%s (%s)", models.FailCrashed, ev.Category)
+	return fmt.Sprintf("%s (%s)", engine.FailCrashed, ev.Category)
 }
 
 // Remove takes replica i out of service for the whole run, from time 0
@@ -64,7 +65,7 @@ func (a *Applier) Remove(i int) {
 }
 
 // pause hangs r at now for d, then resumes it (if still hung).
-func (a *Applier) pause(r *models.Replica, now, d sim.Time) {
+func (a *Applier) pause(r *engine.Replica, now, d sim.Time) {
 	strike(r, now, failures.ModeHang, "", 0)
 	a.eng.Schedule(now+d, sim.PriorityFailure, func(t sim.Time) {
 		if r.Hung() {
@@ -112,9 +113,9 @@ func (a *Applier) Inject(fc Scripted, rng *rand.Rand) error {
 	}
 	switch fc.Mode {
 	case Fail:
-		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, failures.ModeFailStop, models.FailCrashed) })
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, failures.ModeFailStop, engine.FailCrashed) })
 	case OOM:
-		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, failures.ModeOOM, models.FailOOM) })
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, failures.ModeOOM, engine.FailOOM) })
 	case Hang:
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 			f.MarkFault(i, now)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -218,7 +219,7 @@ func (in *Injector) pull(k int) {
 // replicasOn calls fn for every replica of source k on the event's GPUs:
 // the GPUs out of service for its repair, or the failed unit's when none
 // are.
-func (in *Injector) replicasOn(k int, ev failures.Event, fn func(i int, r *models.Replica)) {
+func (in *Injector) replicasOn(k int, ev failures.Event, fn func(i int, r *engine.Replica)) {
 	first, n := ev.FirstGPU, ev.GPUs
 	if ev.DownGPUs > 0 {
 		first, n = ev.DownFirstGPU, ev.DownGPUs
@@ -314,7 +315,7 @@ func (in *Injector) precursor(src int, ev failures.Event, now sim.Time) {
 	}
 	eng := in.ap.eng
 	in.averted[avertKey{src, ev}] = true
-	in.replicasOn(src, ev, func(i int, r *models.Replica) {
+	in.replicasOn(src, ev, func(i int, r *engine.Replica) {
 		sp, k := in.sparesOf(i)
 		if in.drained[i] || !r.Up() || sp.out(k) {
 			return // spares are not serving: nothing to drain
@@ -357,7 +358,7 @@ func (in *Injector) apply(src int, ev failures.Event, now sim.Time) {
 	eng := in.ap.eng
 	hit := false
 	if ev.Mode == failures.ModeNVLinkDegraded {
-		in.replicasOn(src, ev, func(i int, r *models.Replica) {
+		in.replicasOn(src, ev, func(i int, r *engine.Replica) {
 			hit = true
 			in.countHit(i)
 			in.counts.Degraded++
@@ -366,7 +367,7 @@ func (in *Injector) apply(src int, ev failures.Event, now sim.Time) {
 		in.count(&ev, hit)
 		return
 	}
-	in.replicasOn(src, ev, func(i int, r *models.Replica) {
+	in.replicasOn(src, ev, func(i int, r *engine.Replica) {
 		hit = true
 		in.countHit(i)
 		spares, k := in.sparesOf(i)
@@ -462,7 +463,7 @@ func (in *Injector) count(ev *failures.Event, hit bool) {
 // degrade runs replica i's NVLink at fraction f of its bandwidth (on top
 // of any degradation under way) from now for repair: its TP group's
 // all-reduce slows (Replica.SetNVLinkFraction). It stays in service.
-func (in *Injector) degrade(i int, r *models.Replica, f float64, now, repair sim.Time) {
+func (in *Injector) degrade(i int, r *engine.Replica, f float64, now, repair sim.Time) {
 	if len(in.nvl[i]) == 0 {
 		in.nvlSince[i] = now
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -51,7 +52,7 @@ type SparePool struct {
 // sparePool is the pool whose replicas the spare pool holds: the fleet's
 // primary pool, or a disaggregated fleet's decode pool.
 type sparePool interface {
-	replica(i int) *models.Replica
+	replica(i int) *engine.Replica
 	size() int
 	SetReserved(i int, reserved bool)
 	Refresh(i int)
@@ -60,13 +61,13 @@ type sparePool interface {
 // primaryPool is the fleet's primary (or prefill) pool as a sparePool.
 type primaryPool struct{ *models.Fleet }
 
-func (p primaryPool) replica(i int) *models.Replica { return p.Replicas[i] }
+func (p primaryPool) replica(i int) *engine.Replica { return p.Replicas[i] }
 func (p primaryPool) size() int                     { return len(p.Replicas) }
 
 // decodePool is a disaggregated fleet's decode pool as a sparePool.
 type decodePool struct{ d *models.Disagg }
 
-func (p decodePool) replica(j int) *models.Replica    { return p.d.Decode[j] }
+func (p decodePool) replica(j int) *engine.Replica    { return p.d.Decode[j] }
 func (p decodePool) size() int                        { return len(p.d.Decode) }
 func (p decodePool) SetReserved(j int, reserved bool) { p.d.DecodeSetReserved(j, reserved) }
 func (p decodePool) Refresh(j int)                    { p.d.DecodeRefresh(j) }

@@ -1,4 +1,4 @@
-package models
+package engine
 
 // Cancel withdraws a copy the gateway no longer wants (a hedge that lost,
 // a timed-out request). On a stalled (hung) replica the copy keeps counting
@@ -6,8 +6,8 @@ package models
 // is O(1) for a waiting copy (dropped lazily) and ends a decode run at its
 // next step boundary for a running one, so the batch shrinks promptly.
 func (r *Replica) Cancel(c *Copy) {
-	if r.disagg != nil {
-		r.disagg.cancelled(c) // a copy between pools, or its record (disagg_flow.go)
+	if r.handoff != nil {
+		r.handoff.Withdrawn(c) // a copy between pools, or its record (replica_handoff.go)
 	}
 	s := c.seq
 	if s == nil || s.cancelled {

@@ -1,4 +1,4 @@
-package models
+package engine
 
 import (
 	"math"
@@ -81,7 +81,7 @@ func DefaultKVTiersConfig() KVTiersConfig {
 
 // Validate records the problems of an enabled [kv_tiers] under prefix; gpu
 // is the cluster's GPU (its NIC carries store reads by default).
-func (c *KVTiersConfig) Validate(gpu hw.GPU, cluster FleetConfig, prefix string, ps *config.Problems) {
+func (c *KVTiersConfig) Validate(gpu hw.GPU, rc ReplicaConfig, prefix string, ps *config.Problems) {
 	if !c.Enabled {
 		return
 	}
@@ -103,13 +103,13 @@ func (c *KVTiersConfig) Validate(gpu hw.GPU, cluster FleetConfig, prefix string,
 	if c.StoreGB > 0 && c.StoreReadGBPerS == 0 && !(gpu.NICBytesPerS > 0) {
 		ps.Add(config.Key(prefix, "store_read_gb_per_s"), "the shared store reads over %s's RDMA NIC, which has no bandwidth (nic_bytes_per_s = %g); set a bandwidth > 0", gpu.Name, gpu.NICBytesPerS)
 	}
-	if !cluster.Replica.PrefixCaching || cluster.Replica.Allocator == AllocContiguous {
+	if !rc.PrefixCaching || rc.Allocator == AllocContiguous {
 		ps.Add(config.Key(prefix, "enabled"), "KV tiers extend the prefix cache: they need cluster.replica.prefix_caching = true and the paged allocator")
 	}
 }
 
 // kvTier is one tier: an LRU of prefix segments within a capacity.
-type kvTier struct {
+type KVTier struct {
 	name      string
 	capBlocks int64
 	used      int64
@@ -140,15 +140,15 @@ type tierEntry struct {
 	prev, next *tierEntry
 }
 
-func newKVTier(name string, capBlocks int64, bytesPerBlock float64) *kvTier {
-	t := &kvTier{name: name, capBlocks: capBlocks, entries: map[uint64]*tierEntry{}}
+func NewKVTier(name string, capBlocks int64, bytesPerBlock float64) *KVTier {
+	t := &KVTier{name: name, capBlocks: capBlocks, entries: map[uint64]*tierEntry{}}
 	t.lru.next, t.lru.prev = &t.lru, &t.lru
 	t.Stats.Name, t.Stats.CapacityBytes = name, float64(capBlocks)*bytesPerBlock
 	return t
 }
 
 // has reports whether the tier holds hash, and marks it recently used.
-func (t *kvTier) has(hash uint64) bool {
+func (t *KVTier) has(hash uint64) bool {
 	e := t.entries[hash]
 	if e == nil {
 		return false
@@ -160,7 +160,7 @@ func (t *kvTier) has(hash uint64) bool {
 
 // put writes a segment of blocks blocks (or refreshes it), evicting the
 // least recently used to make room; one larger than the tier is skipped.
-func (t *kvTier) put(hash uint64, blocks int64) bool {
+func (t *KVTier) put(hash uint64, blocks int64) bool {
 	if e := t.entries[hash]; e != nil {
 		t.unlink(e)
 		t.pushBack(e)
@@ -191,12 +191,12 @@ func (t *kvTier) put(hash uint64, blocks int64) bool {
 	return true
 }
 
-func (t *kvTier) unlink(e *tierEntry) {
+func (t *KVTier) unlink(e *tierEntry) {
 	e.prev.next, e.next.prev = e.next, e.prev
 	e.prev, e.next = nil, nil
 }
 
-func (t *kvTier) pushBack(e *tierEntry) {
+func (t *KVTier) pushBack(e *tierEntry) {
 	e.prev, e.next = t.lru.prev, &t.lru
 	t.lru.prev.next = e
 	t.lru.prev = e
@@ -204,7 +204,7 @@ func (t *kvTier) pushBack(e *tierEntry) {
 
 // tierLink is a replica's path to a tier: its read bandwidth and latency.
 type tierLink struct {
-	t       *kvTier
+	t       *KVTier
 	bytesPS float64
 	latency float64 // seconds
 }
@@ -216,16 +216,16 @@ type replicaTiers struct {
 	bytesPerBlock float64 // one block across the replica's TP group
 	layerwise     bool
 	loadS         float64
-	held          []*cacheEntry
+	held          []*CacheEntry
 }
 
 // KVTiers are the fleet's tiers: each replica's own, then the shared store.
 type KVTiers struct {
 	// PerReplica is each replica's tiers (the store, shared, is last when
 	// configured).
-	PerReplica [][]*kvTier
+	PerReplica [][]*KVTier
 	// Store is the shared store, nil without one.
-	Store *kvTier
+	Store *KVTier
 }
 
 // Stats sums each tier kind over the replicas (the store once), fastest
@@ -260,12 +260,13 @@ func (k *KVTiers) Stats() []TierStats {
 	return out
 }
 
-// EnableKVTiers gives every primary replica its tiers (cfg), sharing one
-// store. gpu is the cluster's GPU (its NIC reads the store by default).
-// Call before Start.
-func (f *Fleet) EnableKVTiers(cfg KVTiersConfig, gpu hw.GPU) *KVTiers {
-	tp := float64(f.Pool.tp)
-	bpb := f.Pool.Memory.KVBytesPerBlock * tp
+// NewKVTiers gives every replica of rs its tiers (cfg) below HBM, sharing
+// one store. kvBytesPerBlock is one KV block on one GPU of a replica's TP
+// group of tp GPUs; nicBytesPerS the GPU's NIC bandwidth, which reads the
+// store unless cfg sets a bandwidth. Call before the run starts.
+func NewKVTiers(rs []*Replica, cfg KVTiersConfig, kvBytesPerBlock float64, tp int, nicBytesPerS float64) *KVTiers {
+	tpf := float64(tp)
+	bpb := kvBytesPerBlock * tpf
 	blocks := func(gb float64) int64 {
 		if bpb <= 0 {
 			return 0
@@ -274,40 +275,39 @@ func (f *Fleet) EnableKVTiers(cfg KVTiersConfig, gpu hw.GPU) *KVTiers {
 	}
 	k := &KVTiers{}
 	if cfg.StoreGB > 0 {
-		k.Store = newKVTier("store", blocks(cfg.StoreGB), bpb)
+		k.Store = NewKVTier("store", blocks(cfg.StoreGB), bpb)
 	}
 	storeBps := cfg.StoreReadGBPerS * 1e9
 	if storeBps == 0 {
-		storeBps = gpu.NICBytesPerS
+		storeBps = nicBytesPerS
 	}
-	for _, r := range f.Pool.Replicas {
+	for _, r := range rs {
 		rt := &replicaTiers{bytesPerBlock: bpb, layerwise: cfg.Layerwise}
-		var own []*kvTier
+		var own []*KVTier
 		if cfg.HostDRAMGBPerGPU > 0 {
-			t := newKVTier("host_dram", blocks(cfg.HostDRAMGBPerGPU*tp), bpb)
+			t := NewKVTier("host_dram", blocks(cfg.HostDRAMGBPerGPU*tpf), bpb)
 			own = append(own, t)
-			rt.links = append(rt.links, tierLink{t, cfg.HostReadGBPerS * 1e9 * tp, cfg.HostLatencyUs * 1e-6})
+			rt.links = append(rt.links, tierLink{t, cfg.HostReadGBPerS * 1e9 * tpf, cfg.HostLatencyUs * 1e-6})
 		}
 		if cfg.SSDGBPerGPU > 0 {
-			t := newKVTier("ssd", blocks(cfg.SSDGBPerGPU*tp), bpb)
+			t := NewKVTier("ssd", blocks(cfg.SSDGBPerGPU*tpf), bpb)
 			own = append(own, t)
-			rt.links = append(rt.links, tierLink{t, cfg.SSDReadGBPerS * 1e9 * tp, cfg.SSDLatencyUs * 1e-6})
+			rt.links = append(rt.links, tierLink{t, cfg.SSDReadGBPerS * 1e9 * tpf, cfg.SSDLatencyUs * 1e-6})
 		}
 		if k.Store != nil {
 			own = append(own, k.Store)
-			rt.links = append(rt.links, tierLink{k.Store, storeBps * tp, cfg.StoreLatencyUs * 1e-6})
+			rt.links = append(rt.links, tierLink{k.Store, storeBps * tpf, cfg.StoreLatencyUs * 1e-6})
 		}
 		k.PerReplica = append(k.PerReplica, own)
 		r.tiers = rt
 		if r.prefillOnly {
 			// A disaggregated prefill replica: tiered, and it holds its KV
 			// for the transfer (Mooncake: the prefill pool writes the store).
-			r.alloc = heldTieredKV{tieredKV{pagedKV{r: r}, rt}, r.disagg}
+			r.alloc = heldTieredKV{tieredKV{pagedKV{r: r}, rt}, r.handoff}
 		} else {
 			r.alloc = tieredKV{pagedKV{r: r}, rt}
 		}
 	}
-	f.KVTiers = k
 	return k
 }
 
@@ -403,10 +403,10 @@ func (a tieredKV) finish(s *seq) {
 // prefill's KV for its transfer like heldKV.
 type heldTieredKV struct {
 	tieredKV
-	d *Disagg
+	h HandOff
 }
 
-func (a heldTieredKV) finish(s *seq) { a.d.hold(a.r, s) }
+func (a heldTieredKV) finish(s *seq) { handOver(a.h, a.r, s) }
 
 // write puts a segment in every tier.
 func (a tieredKV) write(hash uint64, blocks int64) {
@@ -417,38 +417,15 @@ func (a tieredKV) write(hash uint64, blocks int64) {
 	}
 }
 
-// PrefixIndex tells a router how much prefill a replica would save on a
-// request from what its caches hold (Fleet implements it).
-type PrefixIndex interface {
-	// PrefixSavingS is the prefill seconds primary replica i would not
-	// spend on req: its leading prompt segments found in HBM, at their
-	// recompute time, and those found in a KV tier, at their recompute
-	// time less their load time.
-	PrefixSavingS(i int, req *workloads.Request) float64
-}
-
-// PrefixAwareRouter is a Router that reads a PrefixIndex; the runner gives
-// it the fleet's.
-type PrefixAwareRouter interface {
-	Router
-	SetPrefixIndex(PrefixIndex)
-}
-
-var _ PrefixIndex = (*Fleet)(nil)
-
-// PrefixSavingS implements PrefixIndex. A token's recompute time is its
-// dense FLOPs at the GPU's peak (2 × parameters / TP per GPU; attention
-// and efficiency ignored: a ranking, not a prediction). It reads the
-// caches without touching their LRU order.
-func (f *Fleet) PrefixSavingS(i int, req *workloads.Request) float64 {
-	if i < 0 || i >= len(f.Replicas) || f.PeakFLOPS <= 0 {
-		return 0
-	}
-	r := f.Replicas[i]
+// PrefixSavingS is the prefill seconds the replica would not spend on req,
+// at perTokS seconds of recompute per prompt token: its leading prompt
+// segments found in HBM, at their recompute time, and those found in a KV
+// tier, at their recompute time less their load time. It reads the caches
+// without touching their LRU order.
+func (r *Replica) PrefixSavingS(req *workloads.Request, perTokS float64) float64 {
 	if !r.cfg.PrefixCaching || r.down {
 		return 0
 	}
-	perTokS := 2 * f.ParamsPerGPU / f.PeakFLOPS
 	var saved float64
 	var cum int64
 	for _, seg := range req.Prefix {

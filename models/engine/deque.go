@@ -1,4 +1,4 @@
-package models
+package engine
 
 // deque is a ring-buffer double-ended queue of sequences. len(buf) is 0 or
 // a power of two (16, doubled), so ring positions wrap with a mask.

@@ -1,4 +1,4 @@
-package models
+package engine
 
 import "github.com/fleetsim/fleetsim/sim"
 
@@ -37,8 +37,8 @@ func (r *Replica) flush() {
 	if t := r.kv.Total(); t > 0 {
 		if u := float64(r.kv.Used()) / float64(t); u != r.state.KVUtilization {
 			r.state.KVUtilization = u
-			if r.ri != nil && r.ri.key == KeyKVUtilization {
-				r.ri.fix(r.idx) // least-kv's index (the others' keys do not read it)
+			if r.riKV {
+				r.ri.Fix(r.idx) // least-kv's index (the others' keys do not read it)
 			}
 		}
 	}
@@ -48,30 +48,18 @@ func (r *Replica) flush() {
 		switch n.kind {
 		case noteFirst:
 			if !n.s.cancelled {
-				if g, ok := r.obs.(*Gateway); ok { // the usual observer: inlined
-					g.FirstToken(n.s.cp, n.at)
-				} else {
-					r.obs.FirstToken(n.s.cp, n.at)
-				}
+				r.obs.FirstToken(n.s.cp, n.at)
 			}
 		case noteStarted:
 			if !n.s.cancelled {
-				if g, ok := r.obs.(*Gateway); ok {
-					g.CopyStarted(n.s.cp, n.at)
-				} else {
-					r.obs.CopyStarted(n.s.cp, n.at)
-				}
+				r.obs.CopyStarted(n.s.cp, n.at)
 			}
 		case noteDone, noteDoneInBatch:
 			s, o := n.s, &r.out
 			s.outcome(o, r.idx, n.at)
 			s.cp.seq = nil
 			kind := n.kind
-			if g, ok := r.obs.(*Gateway); ok { // the usual observer: a direct call
-				g.CopyDone(s.cp, o)
-			} else {
-				r.obs.CopyDone(s.cp, o)
-			}
+			r.obs.CopyDone(s.cp, o)
 			if kind == noteDone {
 				// Its last note, delivered: nothing names s once CopyDone
 				// has returned (the Outcome is read during the call), so

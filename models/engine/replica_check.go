@@ -1,4 +1,4 @@
-package models
+package engine
 
 import (
 	"fmt"
@@ -16,8 +16,10 @@ import (
 // the replica's key as its snapshot entry gives it. Tests call it after
 // every event.
 func (r *Replica) CheckInvariants() error {
-	if err := r.ri.check(r.idx); err != nil {
-		return fmt.Errorf("replica %d: %w", r.idx, err)
+	if r.ri != nil {
+		if err := r.ri.Check(r.idx); err != nil {
+			return fmt.Errorf("replica %d: %w", r.idx, err)
+		}
 	}
 	running, err := r.checkHoles()
 	if err != nil {
@@ -25,7 +27,7 @@ func (r *Replica) CheckInvariants() error {
 	}
 	live, waiting := 0, 0
 	var held int64
-	entries := map[*cacheEntry]bool{}
+	entries := map[*CacheEntry]bool{}
 	for _, s := range running {
 		c := *s
 		r.sync(&c) // (its blocks as the replica counts them)
@@ -47,8 +49,8 @@ func (r *Replica) CheckInvariants() error {
 			return fmt.Errorf("replica %d: a waiting sequence holds KV", r.idx)
 		}
 	}
-	if r.disagg != nil {
-		held += r.disagg.heldOn(r, entries) // KV kept for, or reserved by, transfers (disagg_flow.go)
+	if r.handoff != nil {
+		held += r.handoff.HeldOn(r, entries) // KV kept for, or reserved by, transfers (replica_handoff.go)
 	}
 	for e := range entries {
 		if e.refs <= 0 {

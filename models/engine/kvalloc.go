@@ -1,4 +1,4 @@
-package models
+package engine
 
 // kvAllocator places the KV of a replica's sequences in its blocks (the
 // replica's KVCache), one implementation per ReplicaConfig.Allocator:

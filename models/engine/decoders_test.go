@@ -1,4 +1,4 @@
-package models
+package engine
 
 import (
 	"math/rand/v2"

@@ -1,4 +1,4 @@
-package models
+package engine
 
 import (
 	"github.com/fleetsim/fleetsim/sim"
@@ -171,6 +171,17 @@ func (r *Replica) NVLinkSlowdown(s hw.StepShape) float64 {
 	return r.perf.Step(s) / r.basePerf.Step(s)
 }
 
+// SetOnChange sets the fleet's hook, called whenever the replica goes down
+// or comes up; OnChange is the hook set (to chain another after it).
+func (r *Replica) SetOnChange(f func()) { r.onChange = f }
+
+// OnChange is the hook SetOnChange set, nil if none.
+func (r *Replica) OnChange() func() { return r.onChange }
+
+// WhenRecovered calls f when the recovery under way (Recovering) ends,
+// after Recover's own callback.
+func (r *Replica) WhenRecovered(f func()) { r.onReady = append(r.onReady, f) }
+
 // Recover brings a failed or hung replica back: after coldStart (weights
 // loading, CALIBRATION.md §4: 2–4 min) it is up with an empty KV and prefix
 // cache and healthy speed. Copies held by a hung replica fail at once.
@@ -327,4 +338,27 @@ func (r *Replica) checkOOM(now sim.Time) {
 			r.Recover(t, cold, nil)
 		}
 	})
+}
+
+// Recovering reports whether replica r is restarting: a Recover is under way
+// (its cold start), so it is down but will come back by itself.
+func (r *Replica) Recovering() bool { return r.recovering }
+
+// ProbeKind is what a health probe checks.
+type ProbeKind uint8
+
+// Probe kinds.
+const (
+	// ProbeLiveness answers unless the process is dead: a zombie passes.
+	ProbeLiveness ProbeKind = iota
+	// ProbeDeep runs a canned inference: it fails on a hang, on a step
+	// slower than the probe timeout allows, and on HBM pressure.
+	ProbeDeep
+)
+
+// ProbeResult is one probe's answer.
+type ProbeResult struct {
+	OK        bool
+	LatencyMs float64
+	Reason    string
 }

@@ -1,4 +1,4 @@
-package models
+package engine
 
 // kvAdmission is how continuous and chunked batching admit requests into
 // the KV cache (ReplicaConfig.KVAdmission): the blocks an admission must

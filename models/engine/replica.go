@@ -1,4 +1,4 @@
-package models
+package engine
 
 import (
 	"math"
@@ -7,6 +7,35 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
+
+// CopyKind says why a copy of a client request was sent.
+type CopyKind uint8
+
+// Copy kinds.
+const (
+	CopyPrimary CopyKind = iota
+	CopyHedge
+	CopyRetry
+)
+
+// Copy is one copy of a client request sent to a replica: the primary, a
+// hedge or a retry. A client request completes with its first copy to
+// finish, and fails when its last copy fails and no retry follows.
+type Copy struct {
+	Req     *workloads.Request // the client request (shared by its copies)
+	Replica int
+	Kind    CopyKind
+	SentAt  sim.Time
+
+	// Client is the sender's record of the client request (the gateway's;
+	// opaque to the replica), nil once the sender has let the copy go.
+	Client any
+	// Gen is bumped by the sender when it releases the record for reuse,
+	// so that a callback scheduled for an earlier use can tell.
+	Gen uint32
+
+	seq *seq // set while a replica holds the copy
+}
 
 // Outcome is what a replica reports about a request copy when it finishes.
 type Outcome struct {
@@ -26,6 +55,14 @@ const (
 	FailTooLong     = "context exceeds KV capacity"
 	FailContext     = "exceeds the model's context window"
 	FailReplicaDown = "replica failed"
+)
+
+// Failure reasons of faults (package faults applies them; FailOOM is also
+// the reason of the replica's own OOM crashes).
+const (
+	FailOOM     = "OOM crash"
+	FailNVLink  = "NVLink error (Xid 74)"
+	FailCrashed = "replica crashed"
 )
 
 // Observer hears what happens to the request copies a replica serves. The
@@ -63,9 +100,10 @@ type Replica struct {
 	obs   Observer
 	state *ReplicaState // the routing snapshot, kept up to date
 	// ri is the pool's routing index when it keeps one (then state is
-	// its slot idx); every change of state.Outstanding or
-	// state.KVUtilization calls outstandingChanged.
-	ri *routeIndex
+	// its slot idx); every change of state.Outstanding calls
+	// outstandingChanged, and of state.KVUtilization too when riKV.
+	ri   StateIndex
+	riKV bool
 
 	sched       scheduler   // the batching mode (sched*.go)
 	alloc       kvAllocator // the allocator mode: places sequences' KV in kv (kvalloc*.go)
@@ -99,9 +137,10 @@ type Replica struct {
 	itl   itlGaps      // inter-token gaps of the copies it served (replica_step.go)
 	lastT sim.Time     // time-weighted Stats are integrated up to lastT
 
-	// disagg is set on the replicas of a disaggregated fleet (disagg.go);
-	// prefillOnly on its prefill pool's, which serve one output token.
-	disagg      *Disagg
+	// handoff is set on the replicas of a disaggregated fleet
+	// (replica_handoff.go); prefillOnly on its prefill pool's, which serve
+	// one output token.
+	handoff     HandOff
 	prefillOnly bool
 	tiers       *replicaTiers // KV tiers below HBM (kvtier.go); nil without
 }
@@ -129,6 +168,22 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *hw.StepModel,
 	return r
 }
 
+// Index is the replica's index in its fleet (stable for the whole run).
+func (r *Replica) Index() int { return r.idx }
+
+// State is the replica's routing snapshot entry, which it keeps up to date.
+func (r *Replica) State() *ReplicaState { return r.state }
+
+// Config is the replica's engine configuration.
+func (r *Replica) Config() *ReplicaConfig { return &r.cfg }
+
+// StepModel is the replica's current step model (a degraded NVLink domain
+// swaps in a slower copy, SetNVLinkFraction).
+func (r *Replica) StepModel() *hw.StepModel { return r.perf }
+
+// SetObserver makes obs hear what happens to the copies the replica serves.
+func (r *Replica) SetObserver(obs Observer) { r.obs = obs }
+
 // RecordSteps makes the replica report every step or run it completes to
 // f (calibration replays them under other profiles; nil stops it).
 func (r *Replica) RecordSteps(f func(hw.StepRecord)) { r.stepRec = f }
@@ -137,11 +192,15 @@ func (r *Replica) RecordSteps(f func(hw.StepRecord)) { r.stepRec = f }
 // tests and metrics).
 func (r *Replica) KV() *KVCache { return r.kv }
 
+// SetStateIndex makes the replica keep x up to date (nil: none); watchKV
+// when x's key reads KVUtilization. Its state must be x's slot Index().
+func (r *Replica) SetStateIndex(x StateIndex, watchKV bool) { r.ri, r.riKV = x, watchKV }
+
 // outstandingChanged updates the pool's routing index, if any, after
 // state.Outstanding or state.KVUtilization changed.
 func (r *Replica) outstandingChanged() {
 	if r.ri != nil {
-		r.ri.fix(r.idx)
+		r.ri.Fix(r.idx)
 	}
 }
 
@@ -172,9 +231,9 @@ func (r *Replica) Submit(c *Copy) {
 		}
 		// Answer in an event of its own: the gateway is still sending this
 		// copy (arming its timers) and must not hear of its end before.
-		gen := c.gen
+		gen := c.Gen
 		r.eng.Schedule(now, sim.PriorityNormal, func(at sim.Time) {
-			if c.gen != gen {
+			if c.Gen != gen {
 				return // the gateway has let the copy go meanwhile
 			}
 			r.Stats.Failed++

@@ -1,4 +1,4 @@
-package models
+package engine
 
 import (
 	"github.com/fleetsim/fleetsim/sim"
@@ -49,7 +49,7 @@ type seq struct {
 // seqKV is the KV a running sequence holds, as its allocator placed it
 // (kvalloc_paged.go, kvalloc_contiguous.go); a waiting sequence holds none.
 type seqKV struct {
-	entries    []*cacheEntry // prefix-cache entries it references (paged)
+	entries    []*CacheEntry // prefix-cache entries it references (paged)
 	hitSegs    int32         // leading prefix segments held through entries
 	missBlocks int64         // blocks privately held for prefix segments not yet cached
 	tailTokens int64         // private tokens outside prefix segments (unique prompt tail + decode)

@@ -1,4 +1,4 @@
-package models
+package engine
 
 import (
 	"math"
@@ -37,6 +37,15 @@ type stepState struct {
 // length a run's int32 token counts allow; tests lower it to 1 to step
 // token by token, the brute-force reference the closed form must match.
 var maxRunSteps int64 = math.MaxInt32
+
+// SetMaxRunSteps caps decode runs at k steps and returns the cap it
+// replaces: at 1 every decode step is an event of its own, as in a
+// simulator that steps token by token (tests compare the closed form with
+// that). It is package state: set it only while no replica runs.
+func SetMaxRunSteps(k int64) (old int64) {
+	old, maxRunSteps = maxRunSteps, k
+	return old
+}
 
 // itlGaps is a replica's inter-token gaps (ms), every gap between two
 // consecutive output tokens of a copy it served, recorded as they happen

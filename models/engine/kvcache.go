@@ -1,4 +1,4 @@
-package models
+package engine
 
 import "fmt"
 
@@ -21,24 +21,26 @@ import "fmt"
 // boundary; a segment of t tokens holds ceil(t/blockTokens) blocks.
 type KVCache struct {
 	total, used, free, cached int64
-	entries                   map[uint64]*cacheEntry
-	lru                       cacheEntry // sentinel of a circular list; lru.next is the oldest
+	entries                   map[uint64]*CacheEntry
+	lru                       CacheEntry // sentinel of a circular list; lru.next is the oldest
 	evictions                 int64
 	contiguous                bool
 	regions                   []region // contiguous mode: free regions by offset
 }
 
-type cacheEntry struct {
+// CacheEntry is one entry of the prefix cache: the KV blocks of a prompt
+// segment, found by its chained hash.
+type CacheEntry struct {
 	hash       uint64
 	blocks     int64
 	tokens     int32
 	refs       int32
-	prev, next *cacheEntry // LRU links, only while refs == 0
+	prev, next *CacheEntry // LRU links, only while refs == 0
 }
 
 // NewKVCache returns an allocator of totalBlocks free blocks.
 func NewKVCache(totalBlocks int64) *KVCache {
-	c := &KVCache{total: totalBlocks, free: totalBlocks, entries: map[uint64]*cacheEntry{}}
+	c := &KVCache{total: totalBlocks, free: totalBlocks, entries: map[uint64]*CacheEntry{}}
 	c.lru.next, c.lru.prev = &c.lru, &c.lru
 	return c
 }
@@ -60,7 +62,7 @@ func (c *KVCache) Evictions() int64 { return c.evictions }
 func (c *KVCache) Entries() int { return len(c.entries) }
 
 // Lookup returns the entry for hash, or nil.
-func (c *KVCache) Lookup(hash uint64) *cacheEntry { return c.entries[hash] }
+func (c *KVCache) Lookup(hash uint64) *CacheEntry { return c.entries[hash] }
 
 // Alloc takes n blocks into the used state, evicting unreferenced cache
 // entries as needed, and reports whether it could. On false nothing is
@@ -91,7 +93,7 @@ func (c *KVCache) Release(n int64) {
 
 // Acquire adds a reference to e, taking it off the eviction list if it was
 // unreferenced.
-func (c *KVCache) Acquire(e *cacheEntry) {
+func (c *KVCache) Acquire(e *CacheEntry) {
 	if e.refs == 0 {
 		e.prev.next, e.next.prev = e.next, e.prev
 		e.prev, e.next = nil, nil
@@ -103,7 +105,7 @@ func (c *KVCache) Acquire(e *cacheEntry) {
 
 // Unref drops a reference to e; at zero the entry becomes evictable and the
 // most recently released.
-func (c *KVCache) Unref(e *cacheEntry) {
+func (c *KVCache) Unref(e *CacheEntry) {
 	if e.refs <= 0 {
 		panic("models: KV unref of unreferenced entry")
 	}
@@ -121,16 +123,16 @@ func (c *KVCache) Unref(e *cacheEntry) {
 // for hash with one reference (the sequence's). If hash is already cached it
 // returns the existing entry and false: the caller should Acquire it and
 // Release its own duplicate blocks.
-func (c *KVCache) Insert(hash uint64, blocks int64, tokens int32) (*cacheEntry, bool) {
+func (c *KVCache) Insert(hash uint64, blocks int64, tokens int32) (*CacheEntry, bool) {
 	if e, ok := c.entries[hash]; ok {
 		return e, false
 	}
-	e := &cacheEntry{hash: hash, blocks: blocks, tokens: tokens, refs: 1}
+	e := &CacheEntry{hash: hash, blocks: blocks, tokens: tokens, refs: 1}
 	c.entries[hash] = e
 	return e, true
 }
 
-func (c *KVCache) evict(e *cacheEntry) {
+func (c *KVCache) evict(e *CacheEntry) {
 	if e == &c.lru {
 		panic("models: KV evict from empty list")
 	}
@@ -143,7 +145,9 @@ func (c *KVCache) evict(e *cacheEntry) {
 }
 
 // check panics if the block states do not add up; used by tests.
-func (c *KVCache) check() {
+// Check panics unless used + cached + free blocks = total, each >= 0
+// (tests call it after every event).
+func (c *KVCache) Check() {
 	if c.used+c.cached+c.free != c.total || c.used < 0 || c.cached < 0 || c.free < 0 {
 		panic(fmt.Sprintf("models: KV accounting used %d + cached %d + free %d != total %d",
 			c.used, c.cached, c.free, c.total))
