@@ -7,12 +7,12 @@ import (
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
-	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // errDisaggSize is what `size` says of a disaggregated scenario: it
@@ -22,7 +22,7 @@ var errDisaggSize = errors.New("a disaggregated fleet has two pool sizes: size i
 // DisaggScenario is a scenario's [disagg] table: disaggregated prefill and
 // decode pools (models.DisaggConfig) and the decode pool's router.
 type DisaggScenario struct {
-	models.DisaggConfig
+	fleet.DisaggConfig
 	// Router chooses the decode replica for each prefilled request among
 	// those with room for its KV ([disagg.router], the keys of [router]).
 	// Default "least-outstanding".
@@ -42,12 +42,12 @@ var DecodeFaultModes = []string{faults.Fail, faults.Hang, faults.OOM, faults.Slo
 
 // DefaultDisaggScenario is [disagg] with every default (off).
 func DefaultDisaggScenario() DisaggScenario {
-	return DisaggScenario{DisaggConfig: models.DefaultDisaggConfig(), Router: policies.DefaultRouterConfig()}
+	return DisaggScenario{DisaggConfig: fleet.DefaultDisaggConfig(), Router: policies.DefaultRouterConfig()}
 }
 
 // disaggCluster is the prefill pool as the runner builds it: the cluster
 // with the failures' warm spares.
-func (s *Scenario) disaggCluster() models.FleetConfig {
+func (s *Scenario) disaggCluster() fleet.FleetConfig {
 	c := s.Cluster
 	if s.Failures.Enabled && s.Failures.Spares > 0 {
 		c.Replicas += s.Failures.Spares
@@ -159,7 +159,7 @@ func applyDisaggFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 }
 
 // injectDecodeFault schedules scripted fault fc on decode replica j of d.
-func injectDecodeFault(eng *sim.Engine, d *models.Disagg, j int, fc faults.Scripted) {
+func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc faults.Scripted) {
 	r := d.Decode[j]
 	at := sim.FromSeconds(fc.AtS)
 	switch fc.Mode {
@@ -208,7 +208,7 @@ func injectDecodeFault(eng *sim.Engine, d *models.Disagg, j int, fc faults.Scrip
 
 // enableDisagg makes fleet disaggregated when the scenario says so;
 // cluster is the prefill pool as built.
-func enableDisagg(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, cluster models.FleetConfig) error {
+func enableDisagg(eng *sim.Engine, fl *fleet.Fleet, sc *Scenario, cluster fleet.FleetConfig) error {
 	d := sc.Disagg
 	if !d.Enabled {
 		return nil
@@ -219,11 +219,11 @@ func enableDisagg(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, cluster mo
 	if err != nil {
 		return err
 	}
-	if err := fleet.EnableDisagg(sc.Catalog(), d.DisaggConfig, cluster, router, "disagg"); err != nil {
+	if err := fl.EnableDisagg(sc.Catalog(), d.DisaggConfig, cluster, router, "disagg"); err != nil {
 		return err
 	}
 	for _, fc := range d.Faults {
-		injectDecodeFault(eng, fleet.Disagg, fc.Replica, fc)
+		injectDecodeFault(eng, fl.Disagg, fc.Replica, fc)
 	}
 	return nil
 }
@@ -302,7 +302,7 @@ type DisaggSummary struct {
 
 // decodeIsolationMsMax is the decode pool's longest time to isolate a
 // fault, in milliseconds (0 when none was isolated).
-func decodeIsolationMsMax(d *models.Disagg) float64 {
+func decodeIsolationMsMax(d *fleet.Disagg) float64 {
 	var iso int64
 	for _, x := range d.ProbeStats.IsolationNs {
 		iso = max(iso, x)

@@ -7,9 +7,9 @@ import (
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -103,7 +103,7 @@ func (s *Scenario) groupSpares() int {
 
 // startFailures starts the scenario's stochastic failures on fleet, whose
 // replicas beyond cluster.replicas are warm spares (newFleet).
-func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64) (*faults.Injector, error) {
+func startFailures(eng *sim.Engine, fl *fleet.Fleet, sc *Scenario, seed uint64) (*faults.Injector, error) {
 	d := faults.Deps{Slots: sc.Cluster.Replicas, DecodeSlots: sc.Disagg.Decode.Replicas, Rand: sim.NewStream(seed, streams.Failures),
 		DurationS: sc.Workload.DurationS, HorizonS: sc.Run.HorizonS}
 	// Each group of a fleet of groups fails from a stream of its own; the
@@ -113,20 +113,20 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 		if k == 0 {
 			return sim.NewStream(seed, streams.Failures)
 		}
-		return sim.NewStream(seed, streams.GroupFailures(fleet.Groups[k].Name))
+		return sim.NewStream(seed, streams.GroupFailures(fl.Groups[k].Name))
 	}
 	if c := sc.restartColdStart(); c != nil && !sc.has("failures.cold_start_s") {
 		// Repairs end in a cold start from physics (a cold_start_s set
 		// here is kept).
-		d.ColdStart = fleet.RestartColdStart(*c)
+		d.ColdStart = fl.RestartColdStart(*c)
 	}
 	if sc.Failures.DrainOnPrecursor {
 		d.Drainer = policies.PrecursorDrain{}
 	}
 	if sc.groupSpares() > 0 {
-		d.SpareKind = fleet.SpareKinds() // a group's spares stand in for its own replicas only
+		d.SpareKind = fl.SpareKinds() // a group's spares stand in for its own replicas only
 	}
-	return faults.NewApplier(eng, fleet).Start(sc.Failures, d)
+	return faults.NewApplier(eng, fl).Start(sc.Failures, d)
 }
 
 // outageDistS is the distribution of the outages' lengths, in seconds.

@@ -5,12 +5,12 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
-	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // ReplicationSeed is the master seed of replication i of a scenario whose
@@ -37,7 +37,7 @@ type RepResult struct {
 	TTFTSplit map[string]*quantile.Sketch
 	// Samples is the fleet time series and Timeline its failures (kept for
 	// replication 0 only).
-	Samples  []models.Sample
+	Samples  []fleet.Sample
 	Timeline []faults.TimelinePoint
 	// TrainingTrace is a training job's timeline (replication 0 only).
 	TrainingTrace []training.TracePoint

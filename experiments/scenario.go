@@ -14,12 +14,12 @@ import (
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/workloads"
-	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // Scenario is one scenario file. Every field documents its unit and
@@ -39,14 +39,14 @@ type Scenario struct {
 	Training TrainingScenario `toml:"training"`
 
 	Run     RunConfig             `toml:"run"`
-	Cluster models.FleetConfig    `toml:"cluster"`
+	Cluster fleet.FleetConfig     `toml:"cluster"`
 	Router  policies.RouterConfig `toml:"router"`
 	// Policies is the gateway's resilience stack: hedging, circuit breaker,
 	// retries, admission control, health probes and a client timeout. All
 	// off by default.
 	Policies policies.ResilienceConfig `toml:"policies"`
 	Workload workloads.Config          `toml:"workload"`
-	SLO      models.SLO                `toml:"slo"`
+	SLO      fleet.SLO                 `toml:"slo"`
 	Cost     CostConfig                `toml:"cost"`
 	// Faults are injected into replicas at fixed times ([[faults]] tables):
 	// fault-injection tests of the resilience stack.
@@ -56,7 +56,7 @@ type Scenario struct {
 	Fallback FallbackConfig `toml:"fallback"`
 	// Rollout is a blue-green deployment of a new model version with canary
 	// steps and automatic rollback ([rollout]); off by default.
-	Rollout models.RolloutConfig `toml:"rollout"`
+	Rollout fleet.RolloutConfig `toml:"rollout"`
 	// Failures are stochastic hardware and software failures from a
 	// calibrated profile ([failures]); off by default.
 	Failures faults.Config `toml:"failures"`
@@ -72,7 +72,7 @@ type Scenario struct {
 	// repairs, [[faults]] restarts) take it instead of a fixed
 	// cold_start_s, and [autoscale] takes it unless [autoscale.cold_start]
 	// is given. Absent (default), restarts keep their cold_start_s.
-	ColdStart models.ColdStartConfig `toml:"cold_start"`
+	ColdStart fleet.ColdStartConfig `toml:"cold_start"`
 	// Serve lists the models a fleet of groups serves, each with its share
 	// of the requests and its SLO ([[serve]]); empty: cluster.model alone.
 	Serve  []ServeConfig `toml:"serve"`
@@ -111,7 +111,7 @@ type Scenario struct {
 type FallbackConfig struct {
 	// Enabled turns the fallback pool on. Default false.
 	Enabled bool `toml:"enabled"`
-	models.FleetConfig
+	fleet.FleetConfig
 }
 
 // SizeConfig is a scenario's [size] table.
@@ -189,7 +189,7 @@ const (
 // Price is the USD price per GPU-hour the scenario pays.
 // GroupPrice is a group's USD per GPU-hour: its own price_per_gpu_hour,
 // else its GPU's catalog price at its tier (the [cost] tier by default).
-func (s *Scenario) GroupPrice(g models.GroupConfig) float64 {
+func (s *Scenario) GroupPrice(g fleet.GroupConfig) float64 {
 	if g.PricePerGPUHour > 0 {
 		return g.PricePerGPUHour
 	}
@@ -201,7 +201,7 @@ func (s *Scenario) GroupPrice(g models.GroupConfig) float64 {
 }
 
 // GroupTier is a group's pricing tier: its own, else the [cost] tier.
-func (s *Scenario) GroupTier(g models.GroupConfig) string {
+func (s *Scenario) GroupTier(g fleet.GroupConfig) string {
 	if g.Tier != "" {
 		return g.Tier
 	}
@@ -231,16 +231,16 @@ func DefaultScenario() Scenario {
 		Size:     SizeConfig{Confidence: 0.95},
 		Cost:     CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
 		Failures: faults.DefaultConfig(),
-		Rollout:  models.DefaultRolloutConfig(),
-		Fallback: FallbackConfig{FleetConfig: models.FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 2,
+		Rollout:  fleet.DefaultRolloutConfig(),
+		Fallback: FallbackConfig{FleetConfig: fleet.FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 2,
 			Replica: engine.DefaultReplicaConfig()}},
-		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
+		Cluster: fleet.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
 			Replica: engine.DefaultReplicaConfig()},
 		Router:    policies.DefaultRouterConfig(),
 		Policies:  policies.DefaultResilienceConfig(),
 		Autoscale: policies.DefaultAutoscaleConfig(),
 		Spot:      DefaultSpot(),
-		ColdStart: models.DefaultColdStart(),
+		ColdStart: fleet.DefaultColdStart(),
 		Workload:  workloads.DefaultConfig(),
 		Disagg:    DefaultDisaggScenario(),
 		KVTiers:   engine.DefaultKVTiersConfig(),
@@ -693,7 +693,7 @@ func (s *Scenario) resolveColdStart() {
 // restartColdStart is the cold-start model failure restarts take: the
 // shared [cold_start], else an autoscaled fleet's [autoscale.cold_start]
 // when given; nil (fixed cold_start_s) when neither is.
-func (s *Scenario) restartColdStart() *models.ColdStartConfig {
+func (s *Scenario) restartColdStart() *fleet.ColdStartConfig {
 	switch {
 	case s.has == nil:
 	case s.has("cold_start"):

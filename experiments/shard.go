@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -68,7 +68,7 @@ type PartJob struct {
 	TPOT        *quantile.Sketch       `json:"tpot,omitempty"`
 	ITL         *quantile.Sketch       `json:"itl,omitempty"`
 	E2E         *quantile.Sketch       `json:"e2e,omitempty"`
-	Samples     []models.Sample        `json:"samples,omitempty"`
+	Samples     []fleet.Sample         `json:"samples,omitempty"`
 	Timeline    []faults.TimelinePoint `json:"timeline,omitempty"`
 	// TrainingTrace: a training job's timeline (replication 0).
 	TrainingTrace []training.TracePoint `json:"training_trace,omitempty"`

@@ -4,10 +4,10 @@ import (
 	"math"
 	"sort"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
-	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // Admission control. Leading indicators look at the fleet's state now
@@ -38,7 +38,7 @@ type LatencyAdmitter struct {
 	stale  bool
 }
 
-func newLatencyAdmitter(c AdmissionConfig, _ Env) (models.Admitter, error) {
+func newLatencyAdmitter(c AdmissionConfig, _ Env) (fleet.Admitter, error) {
 	return &LatencyAdmitter{maxMs: c.Limit, window: sim.FromSeconds(c.WindowS)}, nil
 }
 
@@ -48,10 +48,10 @@ type ttftAt struct {
 }
 
 var (
-	_ models.Admitter = (*QueueAdmitter)(nil)
-	_ models.Admitter = (*TokenAdmitter)(nil)
-	_ models.Admitter = (*KVAdmitter)(nil)
-	_ models.Admitter = (*LatencyAdmitter)(nil)
+	_ fleet.Admitter = (*QueueAdmitter)(nil)
+	_ fleet.Admitter = (*TokenAdmitter)(nil)
+	_ fleet.Admitter = (*KVAdmitter)(nil)
+	_ fleet.Admitter = (*LatencyAdmitter)(nil)
 )
 
 func available(rs []engine.ReplicaState) int {

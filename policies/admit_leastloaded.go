@@ -1,10 +1,10 @@
 package policies
 
 import (
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
-	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // AdmitLeastLoadedTokens names LeastLoadedTokensAdmitter.
@@ -17,9 +17,9 @@ const AdmitLeastLoadedTokens = "least-loaded-tokens"
 // replica is past the limit sheds even if the mean is pulled down by none.
 type LeastLoadedTokensAdmitter struct{ max float64 }
 
-var _ models.Admitter = (*LeastLoadedTokensAdmitter)(nil)
+var _ fleet.Admitter = (*LeastLoadedTokensAdmitter)(nil)
 
-func newLeastLoadedTokensAdmitter(c AdmissionConfig, _ Env) (models.Admitter, error) {
+func newLeastLoadedTokensAdmitter(c AdmissionConfig, _ Env) (fleet.Admitter, error) {
 	return &LeastLoadedTokensAdmitter{max: c.Limit}, nil
 }
 

@@ -11,7 +11,7 @@ import (
 // unavailable.
 func benchFleet(n int) []engine.ReplicaState {
 	rng := seeded(99)
-	f := fleet(n)
+	f := replicas(n)
 	for i := range f {
 		f[i].Available = i%8 != 5
 		f[i].Outstanding = rng.IntN(32)

@@ -3,12 +3,12 @@ package policies
 import (
 	"math"
 
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
+	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.IndexedRouter = (*LeastOutstanding)(nil)
+var _ fleet.IndexedRouter = (*LeastOutstanding)(nil)
 
 // LeastOutstanding sends each request to the available replica with the
 // fewest outstanding requests (ReplicaState.Outstanding); ties go to the
@@ -52,4 +52,4 @@ func leastOutstanding(replicas []engine.ReplicaState) (int, bool) {
 // the available replica with the fewest outstanding, lowest index among
 // ties, so the fleet may answer it from its index of the snapshot instead
 // of calling Route.
-func (LeastOutstanding) IndexKey() models.RouteKey { return models.KeyOutstanding }
+func (LeastOutstanding) IndexKey() fleet.RouteKey { return fleet.KeyOutstanding }

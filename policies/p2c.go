@@ -3,12 +3,12 @@ package policies
 import (
 	"math/rand/v2"
 
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
+	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*PowerOfTwo)(nil)
+var _ fleet.Router = (*PowerOfTwo)(nil)
 
 // PowerOfTwo is power-of-two-choices routing (Mitzenmacher, "The Power of Two
 // Choices in Randomized Load Balancing", 2001): draw two distinct replicas

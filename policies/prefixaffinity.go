@@ -5,12 +5,12 @@ import (
 	"math"
 	"slices"
 
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
+	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*PrefixAffinity)(nil)
+var _ fleet.Router = (*PrefixAffinity)(nil)
 
 // maxRingPoints bounds replicas × virtual nodes (a ring point takes 16 bytes,
 // so the largest ring is 64 MiB).

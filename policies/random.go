@@ -3,12 +3,12 @@ package policies
 import (
 	"math/rand/v2"
 
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
+	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*Random)(nil)
+var _ fleet.Router = (*Random)(nil)
 
 // Random sends each request to a replica drawn uniformly from the available
 // ones, using the injected random stream.

@@ -1,12 +1,12 @@
 package policies
 
 import (
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
+	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*RoundRobin)(nil)
+var _ fleet.Router = (*RoundRobin)(nil)
 
 // RoundRobin sends requests to replicas in index order, skipping unavailable
 // ones. The cursor starts at replica 0; after choosing replica i the next

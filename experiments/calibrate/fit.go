@@ -9,11 +9,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
-	"github.com/fleetsim/fleetsim/models/engine"
 	"gonum.org/v1/gonum/optimize"
 )
 
@@ -72,7 +72,7 @@ type Case struct {
 	Row      Row
 	gpu      hw.GPU
 	llm      hw.LLM
-	fleet    models.FleetConfig
+	fleet    fleet.FleetConfig
 	cat      *hw.Catalog
 	makespan hw.StepTally
 	ttft     hw.StepTally
@@ -146,7 +146,7 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 	rc.Weights, rc.KVDType = r.Weights, r.KVDType
 	rc.KVAdmission = opt.KVAdmission
 	rc.Perf = hw.PerfSpec{Profile: "calibrate"}
-	fc := models.FleetConfig{GPU: r.GPU, Model: r.Model, TP: r.TP, Replicas: 1, Replica: rc}
+	fc := fleet.FleetConfig{GPU: r.GPU, Model: r.Model, TP: r.TP, Replicas: 1, Replica: rc}
 	c := &Case{Row: r, gpu: gpu, llm: llm, fleet: fc, cat: withProfile(cat, base),
 		full: r.RequestRate > 0 || r.MeanTPOTMs > 0}
 	var recs []hw.StepRecord
@@ -186,7 +186,7 @@ func (c *Case) simulate(pp hw.PerfProfile, rec func(hw.StepRecord)) (simResult, 
 	r := c.Row
 	eng := sim.NewEngine()
 	cat := withProfile(c.cat, pp)
-	f, err := models.NewFleet(eng, cat, c.fleet, firstReplica{}, models.NewRecorder(models.SLO{}), "row")
+	f, err := fleet.NewFleet(eng, cat, c.fleet, firstReplica{}, fleet.NewRecorder(fleet.SLO{}), "row")
 	if err != nil {
 		return simResult{}, err
 	}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -16,7 +16,7 @@ import (
 // failure taxonomy's modes.
 type Applier struct {
 	eng   *sim.Engine
-	fleet *models.Fleet
+	fleet *fleet.Fleet
 	// coldStart, when set, is the cold start of a scripted fault's restart
 	// (SetColdStart); nil: the fault's cold_start_s.
 	coldStart func(i int) sim.Time
@@ -28,8 +28,8 @@ type Applier struct {
 func (a *Applier) SetColdStart(fn func(i int) sim.Time) { a.coldStart = fn }
 
 // NewApplier returns the applier of fleet's faults.
-func NewApplier(eng *sim.Engine, fleet *models.Fleet) *Applier {
-	return &Applier{eng: eng, fleet: fleet}
+func NewApplier(eng *sim.Engine, fl *fleet.Fleet) *Applier {
+	return &Applier{eng: eng, fleet: fl}
 }
 
 // strike is what a fault of mode does to replica r at now: fail-stop and

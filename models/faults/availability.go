@@ -3,7 +3,7 @@ package faults
 import (
 	"fmt"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/sim"
@@ -71,9 +71,9 @@ func (a *Availability) gpusOf(i int) int {
 
 // named gives a fleet of groups' replicas their own GPU counts and their
 // group's name in the timeline.
-func (a *Availability) named(fleet *models.Fleet) {
+func (a *Availability) named(fl *fleet.Fleet) {
 	a.gpus, a.group = make([]int, len(a.down)), make([]string, len(a.down))
-	for _, g := range fleet.Groups {
+	for _, g := range fl.Groups {
 		for i := g.First; i < g.First+g.Replicas; i++ {
 			a.gpus[i], a.group[i] = g.TP, g.Name
 		}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -25,7 +25,7 @@ type Deps struct {
 	GroupRand func(k int) *rand.Rand
 	// Drainer decides which precursors drain their replica
 	// (policies.PrecursorDrain); nil drains none.
-	Drainer models.PrecursorPolicy
+	Drainer fleet.PrecursorPolicy
 	// DurationS is how long the workload arrives, in seconds (0: until the
 	// source ends); HorizonS is the run's hard stop (0: none). Failures stop
 	// with the first of them: a failure after the workload ends would only
@@ -50,7 +50,7 @@ type Deps struct {
 type Injector struct {
 	ap      *Applier
 	srcs    []source
-	drainer models.PrecursorPolicy
+	drainer fleet.PrecursorPolicy
 	grace   sim.Time
 	cold    sim.Time
 	coldOf  func(i int) sim.Time // nil: cold for every replica
@@ -82,7 +82,7 @@ type Injector struct {
 type source struct {
 	sig      *failures.Signals
 	group    int // index in fleet.Groups, -1 for a fleet of one kind
-	place    models.Placement
+	place    fleet.Placement
 	first, n int
 	decode   bool
 }
@@ -118,7 +118,7 @@ func topology(c Config, domains, domainGPUs int) failures.Topology {
 // fleet has one topology holding both pools, the decode pool's GPUs after
 // the prefill pool's (Disagg.DecodeReplicaGPUs).
 func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
-	fleet := a.fleet
+	fl := a.fleet
 	prof, err := c.BuildProfile()
 	if err != nil {
 		return nil, err
@@ -130,16 +130,16 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		rng  *rand.Rand
 	}
 	var parts []part
-	n, m := len(fleet.Replicas), 0
-	if len(fleet.Groups) == 0 {
-		domains, domainGPUs := fleet.Place.Domains, fleet.Place.DomainGPUs
-		if dis := fleet.Disagg; dis != nil {
+	n, m := len(fl.Replicas), 0
+	if len(fl.Groups) == 0 {
+		domains, domainGPUs := fl.Place.Domains, fl.Place.DomainGPUs
+		if dis := fl.Disagg; dis != nil {
 			m = len(dis.Decode)
 			domains, domainGPUs = dis.FailureDomains()
 		}
-		parts = []part{{source{group: -1, place: fleet.Place, n: n, decode: fleet.Disagg != nil}, topology(c, domains, domainGPUs), d.Rand}}
+		parts = []part{{source{group: -1, place: fl.Place, n: n, decode: fl.Disagg != nil}, topology(c, domains, domainGPUs), d.Rand}}
 	}
-	for k, g := range fleet.Groups {
+	for k, g := range fl.Groups {
 		if g.Replicas > 0 {
 			parts = append(parts, part{source{group: k, place: g.Place, first: g.First, n: g.Replicas},
 				topology(c, g.Place.Domains, g.Place.DomainGPUs), d.GroupRand(k)})
@@ -158,7 +158,7 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		grace: sim.FromSeconds(c.DrainGraceS), cold: sim.FromSeconds(c.ColdStartS), coldOf: d.ColdStart,
 		drained: make([]bool, n+m), averted: map[avertKey]bool{},
 		nvl: make([][]float64, n+m), nvlSince: make([]sim.Time, n+m),
-		avail:  newAvailability(n, d.Slots, fleet.Place.TP),
+		avail:  newAvailability(n, d.Slots, fl.Place.TP),
 		counts: Report{ByCategory: map[string]int{}, ByXid: map[string]int{}}}
 	for _, pt := range parts {
 		gen, err := failures.NewGenerator(scaled, pt.topo, pt.rng)
@@ -168,20 +168,20 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		pt.src.sig = failures.NewSignals(gen, scaled.MaxPrecursorLead())
 		in.srcs = append(in.srcs, pt.src)
 	}
-	if len(fleet.Groups) > 0 {
-		in.avail.named(fleet)
+	if len(fl.Groups) > 0 {
+		in.avail.named(fl)
 	}
-	if dis := fleet.Disagg; dis != nil {
+	if dis := fl.Disagg; dis != nil {
 		// The pools' rows in failures.csv say which pool they are in.
 		in.nPre = n
 		in.avail.name = "prefill replica"
 		in.decAvail = newAvailability(m, d.DecodeSlots, dis.DecodeReplicaTP())
 		in.decAvail.name, in.decAvail.timeline = "decode replica", in.avail.timeline
 	}
-	in.spares = newSparePool(a.eng, primaryPool{fleet}, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
+	in.spares = newSparePool(a.eng, primaryPool{fl}, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
 	in.spares.kind = d.SpareKind
 	if in.decAvail != nil {
-		in.decSpares = newSparePool(a.eng, decodePool{fleet.Disagg}, in.decAvail, d.DecodeSlots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
+		in.decSpares = newSparePool(a.eng, decodePool{fl.Disagg}, in.decAvail, d.DecodeSlots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
 	}
 	in.stop = sim.Forever
 	if d.DurationS > 0 {
@@ -224,15 +224,15 @@ func (in *Injector) replicasOn(k int, ev failures.Event, fn func(i int, r *engin
 	if ev.DownGPUs > 0 {
 		first, n = ev.DownFirstGPU, ev.DownGPUs
 	}
-	src, fleet := &in.srcs[k], in.ap.fleet
+	src, fl := &in.srcs[k], in.ap.fleet
 	for j := 0; j < src.n; j++ {
 		rf, rn := src.place.ReplicaGPUs(j)
 		if first < rf+rn && first+n > rf {
 			i := src.first + j
-			fn(i, fleet.Replicas[i])
+			fn(i, fl.Replicas[i])
 		}
 	}
-	if dis := fleet.Disagg; src.decode && dis != nil && in.decAvail != nil {
+	if dis := fl.Disagg; src.decode && dis != nil && in.decAvail != nil {
 		for j, r := range dis.Decode {
 			rf, rn := dis.DecodeReplicaGPUs(j)
 			if first < rf+rn && first+n > rf {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -59,13 +59,13 @@ type sparePool interface {
 }
 
 // primaryPool is the fleet's primary (or prefill) pool as a sparePool.
-type primaryPool struct{ *models.Fleet }
+type primaryPool struct{ *fleet.Fleet }
 
 func (p primaryPool) replica(i int) *engine.Replica { return p.Replicas[i] }
 func (p primaryPool) size() int                     { return len(p.Replicas) }
 
 // decodePool is a disaggregated fleet's decode pool as a sparePool.
-type decodePool struct{ d *models.Disagg }
+type decodePool struct{ d *fleet.Disagg }
 
 func (p decodePool) replica(j int) *engine.Replica    { return p.d.Decode[j] }
 func (p decodePool) size() int                        { return len(p.d.Decode) }
@@ -74,9 +74,9 @@ func (p decodePool) Refresh(j int)                    { p.d.DecodeRefresh(j) }
 
 // newSparePool holds fleet's replicas from slots on out of service as
 // spares.
-func newSparePool(eng *sim.Engine, fleet sparePool, avail *Availability, slots int, after, swap sim.Time) *SparePool {
-	n := fleet.size()
-	sp := &SparePool{eng: eng, fleet: fleet, avail: avail, after: after, swap: swap, size: n - slots,
+func newSparePool(eng *sim.Engine, fl sparePool, avail *Availability, slots int, after, swap sim.Time) *SparePool {
+	n := fl.size()
+	sp := &SparePool{eng: eng, fleet: fl, avail: avail, after: after, swap: swap, size: n - slots,
 		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n),
 		pendingFor: make([]int, n), idleNsOf: make([]sim.Time, n), repairUntil: make([]sim.Time, n)}
 	for i := range sp.pendingFor {
@@ -84,7 +84,7 @@ func newSparePool(eng *sim.Engine, fleet sparePool, avail *Availability, slots i
 	}
 	for i := slots; i < n; i++ {
 		sp.idle[i] = true
-		fleet.SetReserved(i, true)
+		fl.SetReserved(i, true)
 	}
 	return sp
 }
