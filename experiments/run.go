@@ -95,6 +95,9 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if err != nil {
 		return nil, err
 	}
+	if w := sc.Workload; w.Concurrency > 0 {
+		fleet.SetClients(models.Clients{Concurrency: w.Concurrency, Think: sim.FromSeconds(w.ThinkTimeS), Until: sim.FromSeconds(w.DurationS)})
+	}
 	if ga, ok := router.(models.GroupAwareRouter); ok && len(fleet.Pool.Groups) > 0 {
 		ga.SetGroups(fleet.GroupViews(sc.GroupPrice))
 	}
