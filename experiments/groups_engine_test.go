@@ -102,10 +102,10 @@ func TestGroupEngineRefusals(t *testing.T) {
 		_, err := Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, c.table)))
 		require.ErrorContains(t, err, c.want, c.table)
 	}
-	// FP4 on the H100 group: its table is the first group's.
-	src := strings.Replace(fmt.Sprintf(mixedFleet, ""), "replicas = 2\n", "replicas = 2\n[cluster.groups.replica]\nweights = \"fp4\"\n", 1)
+	// FP4 compute on the H100 group: its table is the first group's.
+	src := strings.Replace(fmt.Sprintf(mixedFleet, ""), "replicas = 2\n", "replicas = 2\n[cluster.groups.replica]\nweights = \"fp4\"\ncompute = \"fp4\"\n", 1)
 	_, err := Parse("mix.toml", []byte(src))
-	require.ErrorContains(t, err, "mix.toml:10: cluster.groups.0.replica.weights: fp4 weights need FP4 tensor cores")
+	require.ErrorContains(t, err, "mix.toml:11: cluster.groups.0.replica.compute: fp4 compute needs FP4 tensor cores")
 }
 
 // The mixes `size` tries keep each group's own engine settings (its

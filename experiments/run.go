@@ -96,6 +96,9 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *fleet.Recorder) (*fleet.Fleet,
 	if err != nil {
 		return nil, err
 	}
+	if w := sc.Workload; w.Concurrency > 0 {
+		fl.SetClients(fleet.Clients{Concurrency: w.Concurrency, Think: sim.FromSeconds(w.ThinkTimeS), Until: sim.FromSeconds(w.DurationS)})
+	}
 	if ga, ok := router.(fleet.GroupAwareRouter); ok && len(fl.Pool.Groups) > 0 {
 		ga.SetGroups(fl.GroupViews(sc.GroupPrice))
 	}

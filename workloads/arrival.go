@@ -19,6 +19,8 @@ type ArrivalProcess interface {
 }
 
 var (
+	_ ArrivalProcess = Constant{}
+	_ ArrivalProcess = Closed{}
 	_ ArrivalProcess = Poisson{}
 	_ ArrivalProcess = Gamma{}
 	_ ArrivalProcess = Diurnal{}
@@ -36,6 +38,26 @@ func (p Poisson) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
 	mustPositive("Poisson.RatePerS", p.RatePerS)
 	return addSeconds(prev, rng.ExpFloat64()/p.RatePerS)
 }
+
+// Constant sends requests evenly spaced, 1/RatePerS seconds apart (the
+// first at 1/RatePerS). RatePerS must be a finite number > 0 (NextArrival
+// panics otherwise).
+type Constant struct {
+	RatePerS float64 // requests per second
+}
+
+// NextArrival implements ArrivalProcess.
+func (c Constant) NextArrival(_ *rand.Rand, prev sim.Time) sim.Time {
+	mustPositive("Constant.RatePerS", c.RatePerS)
+	return addSeconds(prev, 1/c.RatePerS)
+}
+
+// Closed makes every request ready at time 0: a closed loop's clients
+// (Config.Concurrency) decide when each is sent. It draws nothing.
+type Closed struct{}
+
+// NextArrival implements ArrivalProcess: always prev.
+func (Closed) NextArrival(_ *rand.Rand, prev sim.Time) sim.Time { return prev }
 
 // Gamma is a renewal process with gamma-distributed interarrival times of
 // mean 1/RatePerS seconds and coefficient of variation CV (standard

@@ -26,6 +26,17 @@ const (
 	ProcessGamma     = "gamma"
 	ProcessDiurnal   = "diurnal"
 	ProcessPiecewise = "piecewise"
+	// ProcessConstant sends requests evenly spaced, 1/rate_per_s apart
+	// (vllm bench serve --burstiness inf; inference-perf's constant-rate
+	// load type).
+	ProcessConstant = "constant"
+	// ProcessClosed makes every request ready at the start and lets the
+	// workload's concurrency send them: each of `concurrency` clients sends
+	// its next request when its last one returns (and its think time has
+	// passed), as vllm bench serve --max-concurrency C with the default
+	// infinite request rate, GenAI-Perf/AIPerf --concurrency and
+	// inference-perf's concurrency mode do.
+	ProcessClosed = "closed"
 )
 
 // Length distribution names (DistConfig.Dist).
@@ -44,7 +55,7 @@ const (
 
 var (
 	kindNames    = []string{KindAgentic, KindSessions, KindSynthetic, KindTrace}
-	processNames = []string{ProcessDiurnal, ProcessGamma, ProcessPiecewise, ProcessPoisson}
+	processNames = []string{ProcessClosed, ProcessConstant, ProcessDiurnal, ProcessGamma, ProcessPiecewise, ProcessPoisson}
 	distNames    = []string{DistEmpirical, DistFixed, DistGeometric, DistLogNormal}
 	choiceNames  = []string{ChoiceUniform, ChoiceZipf}
 )
@@ -150,20 +161,38 @@ type Config struct {
 	MaxRequests int64 `toml:"max_requests"`
 	// DurationS stops the workload at the first request arriving later than
 	// this, seconds from the start; 0 means no limit. Generated kinds need
-	// DurationS > 0 or MaxRequests > 0. Default 600 (DefaultConfigFor("trace"):
-	// 0, the whole trace).
+	// DurationS > 0 or MaxRequests > 0. Under a concurrency cap no request
+	// is sent after it. Default 600 (DefaultConfigFor("trace"): 0, the
+	// whole trace).
 	DurationS float64 `toml:"duration_s"`
+	// Concurrency caps the requests the clients have outstanding: a request
+	// whose arrival comes while Concurrency requests are unanswered waits at
+	// the client until one returns (and ThinkTimeS has passed), and its
+	// latency counts from when it is sent, as a benchmark client's does
+	// (vllm bench serve --max-concurrency, AIPerf --concurrency). With
+	// arrival process "closed" it is the number of clients of a closed
+	// loop. 0 means no cap (open loop). Default 0. Any kind may have one.
+	Concurrency int `toml:"concurrency"`
+	// ThinkTimeS is how long a client waits after a response before it
+	// sends its next request, seconds (>= 0; only with Concurrency > 0).
+	// Default 0.
+	ThinkTimeS float64 `toml:"think_time_s"`
 }
+
+// maxConcurrency bounds Config.Concurrency (each client's request waits in
+// a queue of at most this many at the gateway's front end).
+const maxConcurrency = 10_000_000
 
 // ArrivalConfig is an arrival process (see Poisson, Gamma, Diurnal,
 // Piecewise).
 type ArrivalConfig struct {
-	// Process is "poisson", "gamma", "diurnal" or "piecewise". Default
-	// "poisson".
+	// Process is "poisson", "gamma", "diurnal", "piecewise", "constant"
+	// (evenly spaced) or "closed" (every request ready at once, sent by the
+	// workload's concurrency clients). Default "poisson".
 	Process string `toml:"process"`
 	// RatePerS is the mean arrival rate, per second (> 0). For "diurnal" it
 	// is the mean over a period; "piecewise" does not read it (its rates
-	// are the profile's times Scale). Default 10.
+	// are the profile's times Scale), nor does "closed". Default 10.
 	RatePerS float64 `toml:"rate_per_s"`
 	// CV is the coefficient of variation of interarrival times for "gamma"
 	// (> 0; 1 is Poisson, > 1 bursty). Default 1.
@@ -384,6 +413,7 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 	if c.DurationS > maxDurationS {
 		ps.Add(k("duration_s"), "must be at most %.4g (the range of simulated time), found %v", maxDurationS, c.DurationS)
 	}
+	c.validateClients(k, ps)
 	switch c.Kind {
 	case KindSynthetic, KindSessions, KindAgentic:
 		if c.MaxRequests == 0 && c.DurationS == 0 {
@@ -398,6 +428,22 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 		}
 	case KindTrace:
 		c.Trace.validate(k("trace"), ps)
+	}
+}
+
+// validateClients checks the concurrency cap and think time, and that a
+// closed loop has clients.
+func (c *Config) validateClients(k func(string) string, ps *config.Problems) {
+	if c.Concurrency < 0 || c.Concurrency > maxConcurrency {
+		ps.Add(k("concurrency"), "must be an integer in [0, %d] (0: no cap), found %d", maxConcurrency, c.Concurrency)
+	}
+	if math.IsNaN(c.ThinkTimeS) || c.ThinkTimeS < 0 || c.ThinkTimeS > maxDurationS {
+		ps.Add(k("think_time_s"), "must be a number of seconds in [0, %.4g], found %v", maxDurationS, c.ThinkTimeS)
+	} else if c.ThinkTimeS > 0 && c.Concurrency == 0 {
+		ps.Add(k("think_time_s"), "a think time needs clients: set concurrency > 0 (without a cap requests arrive by the arrival process alone)")
+	}
+	if c.Kind != KindTrace && c.Arrival.Process == ProcessClosed && c.Concurrency == 0 {
+		ps.Add(k("concurrency"), "arrival process %q needs the number of clients: set concurrency > 0", ProcessClosed)
 	}
 }
 
@@ -421,7 +467,9 @@ func (c *Config) validatePrompts(k func(string) string, ps *config.Problems) {
 func (a *ArrivalConfig) validate(prefix string, ps *config.Problems) {
 	k := func(key string) string { return config.Key(prefix, key) }
 	ps.OneOf(k("process"), a.Process, processNames)
-	ps.Positive(k("rate_per_s"), a.RatePerS)
+	if a.Process != ProcessClosed {
+		ps.Positive(k("rate_per_s"), a.RatePerS)
+	}
 	switch a.Process {
 	case ProcessGamma:
 		ps.Positive(k("cv"), a.CV)
@@ -624,6 +672,10 @@ func (a *ArrivalConfig) build() (ArrivalProcess, error) {
 		return newDiurnalSegs(Diurnal{MeanRatePerS: a.RatePerS, Amplitude: a.Amplitude, PeriodS: a.PeriodS, PhaseS: a.PhaseS}), nil
 	case ProcessPiecewise:
 		return a.Piecewise()
+	case ProcessConstant:
+		return Constant{RatePerS: a.RatePerS}, nil
+	case ProcessClosed:
+		return Closed{}, nil
 	}
 	return Poisson{RatePerS: a.RatePerS}, nil
 }

@@ -93,7 +93,7 @@ func TestCalibrateBadInput(t *testing.T) {
 		{"unknown gpu", header + "llama-3-8b,A100,1,fp8,fp8,inflight,128,128,100,,1000,,x\n", `bad.csv:2: gpu: unknown GPU "A100"`, nil},
 		{"impossible tp", header + "llama-3-8b,H100,3,fp8,fp8,inflight,128,128,100,,1000,,x\n", "bad.csv:2: tp: TP=3 does not divide", nil},
 		{"does not fit", header + "llama-3-405b,H100,1,bf16,bf16,inflight,128,128,100,,1000,,x\n", "bad.csv:2: ", nil},
-		{"fp4 on hopper", header + "llama-3-8b,H100,1,fp4,fp8,inflight,128,128,100,,1000,,x\n", "bad.csv:2: weights: fp4 weights need FP4 tensor cores", nil},
+		{"fp4 kv", header + "llama-3-8b,H100,1,fp4,fp4,inflight,128,128,100,,1000,,x\n", `bad.csv:2: kv_dtype: must be bf16 or fp8, got "fp4"`, nil},
 		{"over context", header + "llama-3-8b,H100,1,fp8,fp8,inflight,131072,128,10,,1000,,x\n", "bad.csv:2: isl:", nil},
 		{"bad holdout", header + "llama-3-8b,H100,1,fp8,fp8,inflight,128,128,100,,1000,,x\n", "--holdout", []string{"--holdout", "1"}},
 		{"bad train", header + "llama-3-8b,H100,1,fp8,fp8,inflight,128,128,100,,1000,,x\n", "--train", []string{"--train", "colour=red"}},

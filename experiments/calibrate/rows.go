@@ -63,7 +63,7 @@ func inputError(lines []string) error {
 
 // Allowed values of the enumerated fields.
 var (
-	weightsValues  = []string{"bf16", "fp8", "fp4"}
+	weightsValues  = []string{"bf16", "fp8", "fp4", "int4"}
 	kvDTypeValues  = []string{"bf16", "fp8"}
 	batchingValues = []string{"inflight", "static"}
 )

@@ -118,7 +118,7 @@ func TestReadCSVReportsEveryProblem(t *testing.T) {
 	require.Equal(t, []string{
 		p + ":1: isl: missing column",
 		p + ":3: tp: not an integer: \"two\"",
-		p + ":4: weights: must be bf16, fp8 or fp4, got \"int8\"",
+		p + ":4: weights: must be bf16, fp8, fp4 or int4, got \"int8\"",
 		p + ":5: output_tokens_per_s: a row needs output_tokens_per_s or ttft_ms",
 	}, inputLines(t, err))
 }

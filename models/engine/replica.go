@@ -48,6 +48,11 @@ type Outcome struct {
 	Finished     sim.Time
 	CachedTokens int32 // prompt tokens served by the prefix cache at first admission
 	Preemptions  int32
+	// ClientDelay is how long after its engine step a token reaches the
+	// client (output processing, detokenisation, streaming: the engine
+	// profile's stream_s); the client's TTFT and end-to-end latency end
+	// that much after FirstToken and Finished.
+	ClientDelay sim.Time
 }
 
 // Failure reasons a replica reports.
@@ -143,6 +148,10 @@ type Replica struct {
 	handoff     HandOff
 	prefillOnly bool
 	tiers       *replicaTiers // KV tiers below HBM (kvtier.go); nil without
+
+	// clientDelay is how long after its step a token reaches the client
+	// (the profile's stream_s; Outcome.ClientDelay).
+	clientDelay sim.Time
 }
 
 // NewReplica builds replica idx. state is the replica's entry in the fleet's
@@ -160,6 +169,7 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *hw.StepModel,
 	r.sched = newScheduler(r)
 	r.kv = r.alloc.newCache(kvBlocks)
 	r.slow, r.runSlow = 1, 1
+	r.clientDelay = sim.FromSeconds(perf.StreamS)
 	r.tm = eng.NewTimer()
 	r.onStep = r.stepDone
 	r.onKick = func(now sim.Time) { r.account(now); r.plan(now); r.flush(); r.checkOOM(now) }

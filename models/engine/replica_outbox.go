@@ -56,7 +56,7 @@ func (r *Replica) flush() {
 			}
 		case noteDone, noteDoneInBatch:
 			s, o := n.s, &r.out
-			s.outcome(o, r.idx, n.at)
+			s.outcome(o, r.idx, n.at, r.clientDelay)
 			s.cp.seq = nil
 			kind := n.kind
 			r.obs.CopyDone(s.cp, o)
@@ -91,13 +91,14 @@ func (r *Replica) flush() {
 	}
 }
 
-// outcome writes s's Outcome, finished at at on replica idx, into o: every
-// field, in place (a composite literal is built on the stack, then copied
-// with a bulk write barrier check).
-func (s *seq) outcome(o *Outcome, idx int, at sim.Time) {
+// outcome writes s's Outcome, finished at at on replica idx whose tokens
+// reach the client delay after their step, into o: every field, in place (a
+// composite literal is built on the stack, then copied with a bulk write
+// barrier check).
+func (s *seq) outcome(o *Outcome, idx int, at, delay sim.Time) {
 	o.Copy, o.Req, o.Replica = s.cp, &s.req, idx
 	o.Enqueued, o.Scheduled, o.FirstToken, o.Finished = s.enqueued, s.sched, s.first, at
-	o.CachedTokens, o.Preemptions = s.cachedFirst, s.preempts
+	o.CachedTokens, o.Preemptions, o.ClientDelay = s.cachedFirst, s.preempts, delay
 }
 
 // failNote holds the observer's CopyFailed call for s.

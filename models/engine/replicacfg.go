@@ -84,10 +84,16 @@ type ReplicaConfig struct {
 	// ColdStartS. Defaults 30 (assumption) and 180 (CALIBRATION.md §4).
 	RestartS   float64 `toml:"restart_s"`
 	ColdStartS float64 `toml:"cold_start_s"`
-	// Weights precision: "bf16" (default), "fp8" or "fp4" (Blackwell);
-	// KV precision: "bf16" (default) or "fp8".
+	// Weights precision: "bf16" (default), "fp8", "fp4" (NVFP4/MXFP4) or
+	// "int4" (weight-only); KV precision: "bf16" (default) or "fp8".
 	Weights string `toml:"weights"`
 	KVDType string `toml:"kv_dtype"`
+	// Compute is the GEMMs' precision: "bf16", "fp8" or "fp4" (Blackwell),
+	// never narrower than the weights (W4A16 is weights = "fp4" or "int4"
+	// with compute = "bf16"; W4A8 with "fp8"). Default "": the weights' own
+	// where the GPU's tensor cores have it, else bf16 (4-bit weights on
+	// Hopper run as W4A16, as vLLM and SGLang run gpt-oss's MXFP4 experts).
+	Compute string `toml:"compute"`
 	// KVAdmission is how continuous and chunked batching admit requests
 	// into the KV cache: "prompt" (default, vLLM: the prompt's blocks; a full
 	// cache preempts) or "full" (TensorRT-LLM's GUARANTEED_NO_EVICT: the
@@ -148,6 +154,9 @@ func (c *ReplicaConfig) Validate(prefix string, ps *config.Problems) {
 	ps.NonNegative(config.Key(prefix, "cold_start_s"), c.ColdStartS)
 	ps.OneOf(config.Key(prefix, "weights"), c.Weights, hw.WeightPrecisions)
 	ps.OneOf(config.Key(prefix, "kv_dtype"), c.KVDType, hw.KVPrecisions)
+	if c.Compute != "" {
+		ps.OneOf(config.Key(prefix, "compute"), c.Compute, hw.ComputePrecisions)
+	}
 	ps.OneOf(config.Key(prefix, "kv_admission"), c.KVAdmission, []string{KVAdmitFull, KVAdmitPrompt})
 	if c.Perf.Profile == "" {
 		ps.Add(config.Key(prefix, "perf", "profile"), "must name a built-in profile (%s) or a profile file", strings.Join(hw.BuiltinProfileNames(), ", "))

@@ -133,7 +133,7 @@ func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetCon
 	// model keeps its expert terms and speculative decoding its verify
 	// steps (spec.go: each verify step emits τ tokens on average; the
 	// memory plan keeps k KV positions per running sequence).
-	dep := hw.Deployment{Layout: hw.Layout{TP: dc.TP}, MoE: dc.Replica.MoE, Spec: dc.Replica.Spec}
+	dep := hw.Deployment{Layout: hw.Layout{TP: dc.TP}, MoE: dc.Replica.MoE, Spec: dc.Replica.Spec, Compute: hw.Precision(dc.Replica.Compute)}
 	perf, err := hw.NewDeployedStepModel(gd, llm, dep, hw.Precision(dc.Replica.Weights), hw.Precision(dc.Replica.KVDType), cat.Profiles[dc.Replica.Perf.Profile])
 	if err != nil {
 		return err
@@ -384,7 +384,8 @@ func (d *Disagg) CopyDone(c *engine.Copy, o *engine.Outcome) {
 		return
 	}
 	d.out = engine.Outcome{Copy: c, Req: o.Req, Replica: o.Replica, Enqueued: o.Enqueued, Scheduled: h.sched,
-		FirstToken: o.FirstToken, Finished: o.Finished, CachedTokens: h.cached, Preemptions: h.preempts + o.Preemptions}
+		FirstToken: o.FirstToken, Finished: o.Finished, CachedTokens: h.cached, Preemptions: h.preempts + o.Preemptions,
+		ClientDelay: o.ClientDelay}
 	s := &d.Split
 	s.PrefillQueue.Add((h.sched - h.arrival).Milliseconds())
 	s.Prefill.Add((h.prefDone - h.sched).Milliseconds())

@@ -5,6 +5,7 @@ import (
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
+	"slices"
 )
 
 // FleetConfig describes a homogeneous serving fleet (the scenario's
@@ -109,7 +110,12 @@ func (c *FleetConfig) Validate(cat *hw.Catalog, prefix string, ps *config.Proble
 			ps.Add(config.Key(prefix, "tp"), "%v", err)
 		}
 		if err := hw.CheckPrecision(gpu, hw.Precision(c.Replica.Weights), hw.Precision(c.Replica.KVDType)); err != nil {
-			ps.Add(config.Key(prefix, "replica", "weights"), "%v", err)
+			ps.Add(config.Key(prefix, "replica", "kv_dtype"), "%v", err)
+		}
+		if c.Replica.Compute != "" && slices.Contains(hw.ComputePrecisions, c.Replica.Compute) && slices.Contains(hw.WeightPrecisions, c.Replica.Weights) {
+			if err := hw.CheckCompute(gpu, hw.Precision(c.Replica.Weights), hw.Precision(c.Replica.Compute)); err != nil {
+				ps.Add(config.Key(prefix, "replica", "compute"), "%v", err)
+			}
 		}
 	}
 	if !okG || !okM || !okP || len(ps.List) > n || c.TP <= 0 {

@@ -15,7 +15,7 @@ func (c *FleetConfig) GPUsPerReplica() int { return c.Layout().GPUs() }
 
 // Deployment is the replica's layout, routing and speculation.
 func (c *FleetConfig) Deployment() hw.Deployment {
-	return hw.Deployment{Layout: c.Layout(), MoE: c.Replica.MoE, Spec: c.Replica.Spec}
+	return hw.Deployment{Layout: c.Layout(), MoE: c.Replica.MoE, Spec: c.Replica.Spec, Compute: hw.Precision(c.Replica.Compute)}
 }
 
 // validateLayout checks dp and ep against the GPU and model

@@ -80,7 +80,7 @@ type GroupConfig struct {
 // gateway's prefix-aware routing and the fleet's outputs take one value
 // of each.
 var GroupReplicaKeys = []string{"batching", "max_batched_tokens", "max_seqs", "gpu_memory_utilization",
-	"activation_bytes_per_gpu", "watermark_fraction", "kv_blocks", "kv_admission", "weights", "kv_dtype", "perf.profile"}
+	"activation_bytes_per_gpu", "watermark_fraction", "kv_blocks", "kv_admission", "weights", "kv_dtype", "compute", "perf.profile"}
 
 // fleetReplicaKeys are the [cluster.replica] keys (and tables) a group may
 // not set (see GroupReplicaKeys).
@@ -349,7 +349,7 @@ func newGroupFleet(eng *sim.Engine, cat *hw.Catalog, cfg FleetConfig, plans []en
 		rc := cfg.GroupReplica(i)
 		// Deployed as a fleet of one kind is (TP-only: groups refuse
 		// dp/ep/pp), so an MoE model keeps its expert terms.
-		dep := hw.Deployment{Layout: hw.Layout{TP: g.TP}, MoE: rc.MoE, Spec: rc.Spec}
+		dep := hw.Deployment{Layout: hw.Layout{TP: g.TP}, MoE: rc.MoE, Spec: rc.Spec, Compute: hw.Precision(rc.Compute)}
 		perf, err := hw.NewDeployedStepModel(gpu, llm, dep, hw.Precision(rc.Weights), hw.Precision(rc.KVDType), cat.Profiles[rc.Perf.Profile])
 		if err != nil {
 			return nil, err

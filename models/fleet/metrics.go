@@ -69,6 +69,10 @@ type Recorder struct {
 	// PerModel, in a fleet of several models, records each model's
 	// requests again, by Request.Model (each with its model's SLO).
 	PerModel []*Recorder
+
+	// clientEnd, when set, hears every client request's end at the
+	// client's time (a closed loop's clients, intake.go).
+	clientEnd func(at sim.Time)
 }
 
 // arrive counts a new client request.
@@ -86,6 +90,9 @@ func (m *Recorder) shed(req *workloads.Request, now sim.Time) {
 	m.Shed++
 	if m.PerModel != nil {
 		m.PerModel[req.Model].shed(req, now)
+	}
+	if m.clientEnd != nil {
+		m.clientEnd(now)
 	}
 }
 
@@ -126,8 +133,9 @@ func (m *Recorder) Finish() {
 func (m *Recorder) RequestDone(o *engine.Outcome) {
 	m.Touch(o.Finished)
 	m.Completed++
-	ttft := (o.FirstToken - o.Req.Arrival).Milliseconds()
-	e2e := (o.Finished - o.Req.Arrival).Milliseconds()
+	// The client sees each token ClientDelay after its engine step ends.
+	ttft := (o.FirstToken + o.ClientDelay - o.Req.Arrival).Milliseconds()
+	e2e := (o.Finished + o.ClientDelay - o.Req.Arrival).Milliseconds()
 	if m.ClientTTFT == m.TTFT {
 		m.TTFT.Add(ttft) // ClientTTFT too (it is TTFT until a failure)
 	} else {
@@ -162,6 +170,9 @@ func (m *Recorder) RequestDone(o *engine.Outcome) {
 	if m.PerModel != nil {
 		m.PerModel[o.Req.Model].RequestDone(o)
 	}
+	if m.clientEnd != nil {
+		m.clientEnd(o.Finished + o.ClientDelay)
+	}
 }
 
 // RequestFailed records a failed client request, at the time it failed.
@@ -173,6 +184,9 @@ func (m *Recorder) RequestFailed(req *workloads.Request, _ int, at sim.Time, rea
 	m.FailedBy[reason]++
 	if m.PerModel != nil {
 		m.PerModel[req.Model].RequestFailed(req, 0, at, reason)
+	}
+	if m.clientEnd != nil {
+		m.clientEnd(at)
 	}
 }
 

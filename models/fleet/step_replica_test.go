@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models/engine"
@@ -136,7 +138,8 @@ func TestStepTallyReplaysMoERun(t *testing.T) {
 }
 
 // Layouts no engine can run are refused by validation, under their keys:
-// TP=24 on GB200 (72-GPU domain), FP4 weights before Blackwell.
+// TP=24 on GB200 (72-GPU domain), FP4 compute before Blackwell (FP4
+// weights there run as W4A16).
 func TestTPValidation(t *testing.T) {
 	cat := hw.NewCatalog()
 	var ps problemsT
@@ -144,13 +147,23 @@ func TestTPValidation(t *testing.T) {
 	cfg.Validate(cat, "cluster", &ps.Problems)
 	require.NotEmpty(t, ps.List)
 	require.Equal(t, "cluster.tp", ps.List[0].Key)
-	// FP4 weights need Blackwell.
+	// FP4 weights run as W4A16 on Hopper; FP4 compute needs Blackwell.
 	ps = problemsT{}
 	cfg = FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 1, Replica: engine.DefaultReplicaConfig()}
 	cfg.Replica.Weights = "fp4"
 	cfg.Validate(cat, "cluster", &ps.Problems)
+	require.Empty(t, ps.List)
+	cfg.Replica.Compute = "fp4"
+	cfg.Validate(cat, "cluster", &ps.Problems)
 	require.Len(t, ps.List, 1)
-	require.Equal(t, "cluster.replica.weights", ps.List[0].Key)
+	require.Equal(t, "cluster.replica.compute", ps.List[0].Key)
+	// Compute narrower than the weights is refused.
+	ps = problemsT{}
+	cfg.Replica.Weights, cfg.Replica.Compute = "bf16", "fp8"
+	cfg.Validate(cat, "cluster", &ps.Problems)
+	require.Len(t, ps.List, 1)
+	require.Equal(t, "cluster.replica.compute", ps.List[0].Key)
+	cfg.Replica.Weights, cfg.Replica.Compute = "fp4", ""
 	cfg.GPU = "B200"
 	ps = problemsT{}
 	cfg.Validate(cat, "cluster", &ps.Problems)
@@ -168,4 +181,22 @@ func TestPlanMemoryPipeline(t *testing.T) {
 	require.Empty(t, ps.List)
 	require.InEpsilon(t, p1.KVBytesPerBlock/2, p2.KVBytesPerBlock, 1e-12)
 	require.Greater(t, p2.KVBlocks, 2*p1.KVBlocks)
+}
+
+// Every [cluster.replica] key is either one a group may set for itself or
+// one that is the fleet's: a key in neither would be dropped silently from
+// a [cluster.groups.replica] table.
+func TestGroupReplicaKeysCoverReplicaConfig(t *testing.T) {
+	known := map[string]bool{}
+	for _, k := range append(append([]string{}, GroupReplicaKeys...), fleetReplicaKeys...) {
+		known[strings.SplitN(k, ".", 2)[0]] = true
+	}
+	rt := reflect.TypeOf(engine.ReplicaConfig{})
+	for i := range rt.NumField() {
+		tag := rt.Field(i).Tag.Get("toml")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		require.True(t, known[tag], "[cluster.replica] key %q is in neither GroupReplicaKeys nor fleetReplicaKeys", tag)
+	}
 }

@@ -141,6 +141,9 @@ type Deployment struct {
 	Layout Layout
 	MoE    MoEConfig
 	Spec   SpecConfig
+	// Compute is the GEMMs' precision; "" derives it from the weights
+	// (DefaultCompute).
+	Compute Precision
 }
 
 // moeStep is the mixture-of-experts part of a step model. Per replica
@@ -166,6 +169,10 @@ type moeStep struct {
 	denseFLOPs       float64 // per replica token, per GPU
 	routedFLOPs      float64 // per replica token, per GPU, balanced
 	flopsPerTokenMax float64 // what the busiest GPU does per replica token
+	// routedHalf, when > 0, is the grouped expert GEMMs' half point in
+	// replica tokens: moe_half_tokens tokens per expert is
+	// moe_half_tokens·E/k replica tokens (each token visits k of E).
+	routedHalf float64
 }
 
 // distinct is the expected number of distinct experts T tokens touch in
@@ -206,7 +213,7 @@ func NewDeployedStepModel(gpu GPU, llm LLM, d Deployment, weights, kv Precision,
 	if err := CheckDeployment(gpu, llm, l); err != nil {
 		return nil, err
 	}
-	m, err := NewStepModel(gpu, llm, l.TP, weights, kv, pp)
+	m, err := newStepModel(gpu, llm, l.TP, weights, d.Compute, kv, pp)
 	if err != nil {
 		return nil, err
 	}
@@ -357,6 +364,9 @@ func (m *StepModel) setMoE(gpu GPU, llm LLM, l Layout, c MoEConfig, weights Prec
 		}
 	}
 	e.flopsPerTokenMax = e.denseFLOPs + e.routedFLOPs*e.imbalance
+	if pp.MoEHalfTokens > 0 && e.topK > 0 {
+		e.routedHalf = pp.MoEHalfTokens * e.experts / e.topK
+	}
 	m.moe = e
 	m.gemmFLOPsPerToken = e.denseFLOPs + e.routedFLOPs
 	m.weightBytes = e.denseBytes + e.routedBytes
@@ -370,7 +380,7 @@ func (m *StepModel) setMoE(gpu GPU, llm LLM, l Layout, c MoEConfig, weights Prec
 	// NVLink domain over NVLink, the rest over the GPU's NIC; the two run
 	// at once, so the slower sets the time.
 	disp := 2.0
-	if weights != BF16 {
+	if m.Compute != BF16 {
 		disp = 1
 	}
 	perToken := float64(llm.MoELayers()) * e.topK * float64(llm.Hidden) * (disp + 2) / w // bytes one GPU sends per replica token
@@ -396,9 +406,19 @@ func (m *StepModel) setMoE(gpu GPU, llm LLM, l Layout, c MoEConfig, weights Prec
 // gemmMoE is the GEMM phase of an MoE step of T tokens: the touched
 // experts' weights streamed once, or the busiest GPU's FLOPs at an
 // efficiency set by a rank's token count, whichever is longer.
+//
+// With moe_half_tokens the routed experts' GEMMs have a half point of
+// their own, in tokens per expert: their efficiency is
+// eff·τ/(τ + moe_half_tokens) at τ = T·k/E tokens per expert, which in the
+// linear form is routed_flops·(T + moe_half_tokens·E/k); the dense layers'
+// GEMMs keep gemm_half_tokens.
 func (m *StepModel) gemmMoE(t float64) float64 {
 	e := m.moe
-	return math.Max(e.weightsRead(t)/m.weightBW, e.flopsPerTokenMax*(t+m.gemmHalf)/m.gemmFLOPS)
+	if e.routedHalf <= 0 {
+		return m.smax(e.weightsRead(t)/m.weightBW, e.flopsPerTokenMax*(t+m.gemmHalf)/m.gemmFLOPS)
+	}
+	flops := e.denseFLOPs*(t+m.gemmHalf) + e.routedFLOPs*e.imbalance*(t+e.routedHalf)
+	return m.smax(e.weightsRead(t)/m.weightBW, flops/m.gemmFLOPS)
 }
 
 // minWeightsRead is the least weight bytes one GPU can stream in a step of

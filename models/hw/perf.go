@@ -2,35 +2,69 @@ package hw
 
 import (
 	"fmt"
+	"math"
 )
 
-// Precision is how weights or KV are stored.
+// Precision is how weights or KV are stored, or what the tensor cores
+// compute in.
 type Precision string
 
-// Precisions. FP4 (NVFP4/MXFP4) needs Blackwell tensor cores (a GPU with
-// fp4_flops > 0).
+// Precisions. FP4 compute (NVFP4/MXFP4) needs Blackwell tensor cores (a GPU
+// with fp4_flops > 0); FP4 and INT4 weights on other GPUs run as 4-bit
+// weights with 16-bit compute (W4A16: Marlin-style kernels that
+// dequantise in registers), as vLLM and SGLang run MXFP4 gpt-oss and int4
+// checkpoints on Hopper.
 const (
 	BF16 Precision = "bf16"
 	FP8  Precision = "fp8"
 	FP4  Precision = "fp4"
+	INT4 Precision = "int4" // weight-only (AWQ/GPTQ-style), never compute
 )
 
-// WeightPrecisions and KVPrecisions list what each may be.
+// WeightPrecisions, ComputePrecisions and KVPrecisions list what each may
+// be.
 var (
-	WeightPrecisions = []string{string(BF16), string(FP4), string(FP8)}
-	KVPrecisions     = []string{string(BF16), string(FP8)}
+	WeightPrecisions  = []string{string(BF16), string(FP4), string(FP8), string(INT4)}
+	ComputePrecisions = []string{string(BF16), string(FP4), string(FP8)}
+	KVPrecisions      = []string{string(BF16), string(FP8)}
 )
 
-// Bytes is the size of one element (FP4 packs two per byte; its block
-// scales are ignored, under 7% of the weights).
+// Bytes is the stored size of one element, scales included: FP4 is NVFP4
+// (two values a byte and one FP8 scale per 16 values: 0.5 + 1/16 B; MXFP4's
+// E8M0 scale per 32 would be 0.53 B); INT4 has a 16-bit scale and zero per
+// group of 128 (0.5 + 4/128 B, the common AWQ/GPTQ group size).
 func (p Precision) Bytes() float64 {
 	switch p {
 	case FP8:
 		return 1
 	case FP4:
-		return 0.5
+		return 0.5 + 1.0/16
+	case INT4:
+		return 0.5 + 4.0/128
 	}
 	return 2
+}
+
+// Bits is the precision's nominal width (4, 8 or 16).
+func (p Precision) Bits() int {
+	switch p {
+	case FP8:
+		return 8
+	case FP4, INT4:
+		return 4
+	}
+	return 16
+}
+
+// DefaultCompute is the GEMM precision of weights stored at w on gpu: the
+// weights' own where the tensor cores have it, else 16-bit (W4A16; INT4
+// is always dequantised to BF16).
+func DefaultCompute(gpu GPU, w Precision) Precision {
+	switch {
+	case w == FP8 && gpu.FP8FLOPS > 0, w == FP4 && gpu.FP4FLOPS > 0:
+		return w
+	}
+	return BF16
 }
 
 // PeakFLOPS is gpu's dense tensor peak at precision p.
@@ -69,13 +103,24 @@ func (s StepShape) Tokens() float64 { return s.PrefillTokens + s.DecodeSeqs }
 // have them.
 //
 //	step      = gemm + attention + (1 − tp_overlap)·allreduce + overhead
-//	gemm      = max(weights / (hbm·weight_bw_eff),
-//	                2·params/tp · (tokens + gemm_half_tokens) / (peak_w · gemm_eff_w))
+//	gemm      = smax(weights / (hbm·weight_bw_eff),
+//	                 2·params/tp · (tokens + gemm_half_tokens) / (peak_c · gemm_eff_c))
 //	attention = 4·layers·heads·head_dim/tp · (pairs + attention_half_context·prefill_tokens)
 //	                / (peak_kv · attention_eff)
 //	          + kv_bytes_per_token/tp · decode_ctx / (hbm · kv_bw_eff)
 //	allreduce = 2·layers · (latency + 2(tp−1)/tp · tokens·hidden·2 B / (nvlink/2 · nvlink_eff))
 //	overhead  = step_overhead + seq_overhead · sequences
+//	          + layers · layer_overhead         (steps with GEMM work)
+//
+// smax(a, b) = (a^p + b^p)^(1/p) with p = overlap_exponent, a smooth
+// maximum: kernels near the compute/bandwidth crossover overlap their
+// weight reads and their math imperfectly, so a step there takes longer
+// than either alone (p = 0 in a profile means the hard max, perfect
+// overlap). layer_overhead is the floor every layer's kernels cost however
+// small the step (launch, synchronisation, the minimum duration of a
+// kernel: about ten per layer, a few microseconds each): a decode step of a
+// small batch pays it in full, which is why decode steps of deep models
+// take milliseconds more than their weight reads.
 //
 // The GEMM efficiency saturates with the step's token count
 // (eff(T) = gemm_eff·T/(T+gemm_half_tokens): small GEMMs do not fill the
@@ -106,13 +151,22 @@ type StepModel struct {
 	commPerTokenS     float64 // after overlap
 	overheadS         float64
 	seqOverheadS      float64
-	peakFLOPS         float64 // dense peak FLOP/s at the weights' precision
+	layerFixedS       float64 // layers · layer_overhead, per step with GEMM work
+	overlapP          float64 // smooth-max exponent; 0: max
+	peakFLOPS         float64 // dense peak FLOP/s at the GEMMs' compute precision
 	// WeightBytesPerGPU and KVBytesPerTokenGPU are the per-GPU weight and
 	// KV-per-token sizes the model (and the memory plan) use.
 	WeightBytesPerGPU  float64
 	KVBytesPerTokenGPU float64
 	// ContextTokens is the model's context window (0: no known limit).
 	ContextTokens int
+	// Compute is the GEMMs' precision.
+	Compute Precision
+	// FrontEndS and FrontEndSPerToken are the profile's request handling
+	// before the engine (HTTP, tokenisation: frontend_s,
+	// frontend_s_per_token); StreamS the time from a token's step to the
+	// client (stream_s). The fleet applies them around the replicas.
+	FrontEndS, FrontEndSPerToken, StreamS float64
 
 	// moe, when set, replaces the GEMM phase by the mixture-of-experts one
 	// (layout.go); a2a*S are the expert-parallel all-to-all's share of the
@@ -129,18 +183,30 @@ type StepModel struct {
 // tp, weights and KV at the given precisions, under engine profile pp. It
 // refuses physically impossible layouts (CheckLayout).
 func NewStepModel(gpu GPU, llm LLM, tp int, weights, kv Precision, pp PerfProfile) (*StepModel, error) {
+	return newStepModel(gpu, llm, tp, weights, "", kv, pp)
+}
+
+// newStepModel is NewStepModel with the GEMMs' compute precision ("":
+// DefaultCompute).
+func newStepModel(gpu GPU, llm LLM, tp int, weights, compute, kv Precision, pp PerfProfile) (*StepModel, error) {
 	if err := CheckLayout(gpu, llm, tp, weights, kv); err != nil {
 		return nil, err
 	}
+	if compute == "" {
+		compute = DefaultCompute(gpu, weights)
+	}
+	if err := CheckCompute(gpu, weights, compute); err != nil {
+		return nil, err
+	}
 	t := float64(tp)
-	peakW := weights.PeakFLOPS(gpu)
+	peakW := compute.PeakFLOPS(gpu)
 	peakKV := kv.PeakFLOPS(gpu)
 	m := &StepModel{
 		gemmFLOPsPerToken: 2 * llm.Params / t,
 		attnFLOPsPerPair:  4 * float64(llm.Layers) * float64(llm.Heads*llm.HeadDim) / t,
 		weightBytes:       llm.Params * weights.Bytes() / t,
 		kvBytesPerToken:   llm.KVBytesPerTokenGPU(kv.Bytes(), tp),
-		gemmFLOPS:         peakW * pp.GEMMEfficiency(weights),
+		gemmFLOPS:         peakW * pp.GEMMEfficiency(compute),
 		gemmHalf:          pp.GEMMHalfTokens,
 		weightBW:          gpu.HBMBytesPerS * pp.WeightBandwidthEfficiency,
 		attnFLOPS:         peakKV * pp.AttentionEfficiency,
@@ -148,7 +214,13 @@ func NewStepModel(gpu GPU, llm LLM, tp int, weights, kv Precision, pp PerfProfil
 		kvBW:              gpu.HBMBytesPerS * pp.KVBandwidthEfficiency,
 		overheadS:         pp.StepOverheadS,
 		seqOverheadS:      pp.SeqOverheadS,
+		layerFixedS:       float64(llm.Layers) * pp.LayerOverheadS,
+		overlapP:          pp.OverlapExponent,
 		peakFLOPS:         peakW,
+		Compute:           compute,
+		FrontEndS:         pp.FrontEndS,
+		FrontEndSPerToken: pp.FrontEndSPerToken,
+		StreamS:           pp.StreamS,
 	}
 	if tp > 1 {
 		nAR := 2 * float64(llm.Layers)
@@ -192,14 +264,28 @@ func CheckTP(llm LLM, tp int) error {
 	return nil
 }
 
-// CheckPrecision refuses FP4 weights on a GPU without FP4 tensor cores and
-// an FP4 KV cache.
+// CheckPrecision refuses a KV cache of 4 bits. (FP4 weights on a GPU
+// without FP4 tensor cores run as W4A16: DefaultCompute.)
 func CheckPrecision(gpu GPU, weights, kv Precision) error {
-	if weights == FP4 && gpu.FP4FLOPS <= 0 {
-		return fmt.Errorf("fp4 weights need FP4 tensor cores (Blackwell); %s has none (fp4_flops = 0)", gpu.Name)
+	if kv == FP4 || kv == INT4 {
+		return fmt.Errorf("a %s KV cache is not supported; use bf16 or fp8", kv)
 	}
-	if kv == FP4 {
-		return fmt.Errorf("an fp4 KV cache is not supported; use bf16 or fp8")
+	return nil
+}
+
+// CheckCompute refuses a GEMM precision the GPU lacks, one narrower than
+// the weights (an engine does not requantise stored weights down), and
+// INT4 compute.
+func CheckCompute(gpu GPU, weights, compute Precision) error {
+	switch {
+	case compute == INT4:
+		return fmt.Errorf("int4 is a weight format; compute in bf16, fp8 or fp4")
+	case compute == FP4 && gpu.FP4FLOPS <= 0:
+		return fmt.Errorf("fp4 compute needs FP4 tensor cores (Blackwell); %s has none (fp4_flops = 0): 4-bit weights run with bf16 compute there", gpu.Name)
+	case compute == FP8 && gpu.FP8FLOPS <= 0:
+		return fmt.Errorf("fp8 compute needs FP8 tensor cores; %s has none (fp8_flops = 0)", gpu.Name)
+	case compute.Bits() < weights.Bits():
+		return fmt.Errorf("compute %s is narrower than the %s weights", compute, weights)
 	}
 	return nil
 }
@@ -229,7 +315,7 @@ func (m *StepModel) denseFixed(s *StepShape) float64 {
 	tokens := s.PrefillTokens + s.DecodeSeqs
 	d := m.overheadS + m.seqOverheadS*(s.PrefillSeqs+s.DecodeSeqs)
 	if tokens > 0 {
-		d += max(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS) + m.commFixedS + m.commPerTokenS*tokens
+		d += m.smax(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS) + m.layerFixedS + m.commFixedS + m.commPerTokenS*tokens
 	}
 	d += m.attnFLOPsPerPair * (s.PrefillPairs + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
 	return d
@@ -282,7 +368,7 @@ func (m *StepModel) stageStep(s StepShape) float64 {
 	tokens := s.Tokens()
 	d := m.overheadS + m.seqOverheadS*(s.PrefillSeqs+s.DecodeSeqs)
 	if tokens > 0 {
-		d += m.gemm(tokens) + m.commFixedS + m.commPerTokenS*tokens
+		d += m.gemm(tokens) + m.layerFixedS + m.commFixedS + m.commPerTokenS*tokens
 	}
 	d += m.attnFLOPsPerPair * (s.PrefillPairs + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
 	d += m.kvBytesPerToken * s.DecodeCtx / m.kvBW
@@ -295,7 +381,18 @@ func (m *StepModel) gemm(tokens float64) float64 {
 	if m.moe != nil {
 		return m.gemmMoE(tokens)
 	}
-	return max(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS)
+	return m.smax(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS)
+}
+
+// smax is the smooth maximum (a^p + b^p)^(1/p) of two non-negative times
+// (p = overlap_exponent; the hard max when p is 0). It is never less than
+// max(a, b), and at most 2^(1/p) times it.
+func (m *StepModel) smax(a, b float64) float64 {
+	hi, lo := max(a, b), min(a, b)
+	if m.overlapP <= 0 || hi <= 0 {
+		return hi
+	}
+	return hi * math.Pow(1+math.Pow(lo/hi, m.overlapP), 1/m.overlapP)
 }
 
 // FLOPs is the model FLOPs one GPU of the group does in a step of shape s

@@ -59,6 +59,30 @@ type PerfProfile struct {
 	// adds (sampling, detokenisation, CUDA-graph padding, bookkeeping).
 	StepOverheadS float64 `toml:"step_overhead_s"`
 	SeqOverheadS  float64 `toml:"seq_overhead_s"`
+	// LayerOverheadS is what each layer adds to a step with GEMM work
+	// beyond its math and bytes: the floor of its ~10 kernels (launch,
+	// synchronisation, a kernel's minimum duration), paid in full by small
+	// decode batches. Optional (0: none).
+	LayerOverheadS float64 `toml:"layer_overhead_s"`
+	// OverlapExponent p makes the GEMM phase the smooth maximum
+	// (a^p + b^p)^(1/p) of its weight streaming a and its math b: kernels
+	// near the crossover overlap the two imperfectly. Optional (0: the hard
+	// max, perfect overlap).
+	OverlapExponent float64 `toml:"overlap_exponent"`
+	// MoEHalfTokens is the tokens per expert at which a grouped (expert)
+	// GEMM reaches half its large-GEMM efficiency: experts see a few
+	// tokens each where a dense GEMM sees the whole step. Optional (0:
+	// the experts' GEMMs run at the dense GEMMs' efficiency).
+	MoEHalfTokens float64 `toml:"moe_half_tokens"`
+	// FrontEndS and FrontEndSPerToken are the request's way in before the
+	// engine sees it: HTTP handling, validation and the hand-off to the
+	// engine, plus tokenisation per prompt token. StreamS is a token's way
+	// out: from the end of the step that sampled it to the client (output
+	// processing, detokenisation, streaming). TTFT and end-to-end latency
+	// include both; inter-token gaps do not. Optional (0: none).
+	FrontEndS         float64 `toml:"frontend_s"`
+	FrontEndSPerToken float64 `toml:"frontend_s_per_token"`
+	StreamS           float64 `toml:"stream_s"`
 	// RuntimeReserveBytes is HBM per GPU the engine holds beyond weights,
 	// activations and KV: CUDA graphs, the CUDA context, communication
 	// buffers and allocator slack. The sampler's logits (max_seqs × vocab ×
@@ -66,7 +90,7 @@ type PerfProfile struct {
 	RuntimeReserveBytes float64 `toml:"runtime_reserve_bytes"`
 }
 
-// GEMMEfficiency is the large-GEMM efficiency at weight precision p.
+// GEMMEfficiency is the large-GEMM efficiency at compute precision p.
 func (pp *PerfProfile) GEMMEfficiency(p Precision) float64 {
 	switch p {
 	case FP8:
@@ -113,7 +137,28 @@ var ProfileParams = []ProfileParam{
 	{"tp_overlap", 0, 0.95, false, func(p *PerfProfile) *float64 { return &p.TPOverlap }},
 	{"step_overhead_s", 1e-6, 0.05, true, func(p *PerfProfile) *float64 { return &p.StepOverheadS }},
 	{"seq_overhead_s", 1e-9, 1e-3, true, func(p *PerfProfile) *float64 { return &p.SeqOverheadS }},
+	// Optional constants (optionalParams): each may be 0, meaning the
+	// mechanism is off. Bounds: a layer's kernel floor below 1 ms; the
+	// smooth-max exponent from 1 (the sum: no overlap at all) to 64 (the
+	// max to within 1%); the experts' half point below 64k tokens; the front
+	// end and the stream below a second, tokenisation below 100 µs a token.
+	{"layer_overhead_s", 1e-7, 1e-3, true, func(p *PerfProfile) *float64 { return &p.LayerOverheadS }},
+	{"overlap_exponent", 1, 64, true, func(p *PerfProfile) *float64 { return &p.OverlapExponent }},
+	{"moe_half_tokens", 1, 65536, true, func(p *PerfProfile) *float64 { return &p.MoEHalfTokens }},
+	{"frontend_s", 1e-5, 1, true, func(p *PerfProfile) *float64 { return &p.FrontEndS }},
+	{"frontend_s_per_token", 1e-9, 1e-4, true, func(p *PerfProfile) *float64 { return &p.FrontEndSPerToken }},
+	{"stream_s", 1e-5, 1, true, func(p *PerfProfile) *float64 { return &p.StreamS }},
 }
+
+// optionalParams are the constants a profile file may leave out (0: the
+// mechanism is off), so that files written before they existed still read.
+var optionalParams = map[string]bool{
+	"layer_overhead_s": true, "overlap_exponent": true, "moe_half_tokens": true,
+	"frontend_s": true, "frontend_s_per_token": true, "stream_s": true,
+}
+
+// Optional says whether a profile file may leave the constant out.
+func (p ProfileParam) Optional() bool { return optionalParams[p.Key] }
 
 // LookupProfileParam finds a constant by key.
 func LookupProfileParam(key string) (ProfileParam, bool) {
@@ -171,11 +216,14 @@ func fmtFloat(v float64) string {
 
 // ParseProfile decodes a profile file (filename is used in messages) and
 // validates it: every problem as FILE:LINE: KEY: message. Keys it does not
-// set are an error: a profile states every constant.
+// set are an error (a profile states every constant), but for the optional
+// ones, which default to 0.
 func ParseProfile(filename string, data []byte) (PerfProfile, error) {
 	var pp PerfProfile
 	for _, p := range ProfileParams {
-		p.Set(&pp, math.NaN()) // detect missing keys
+		if !p.Optional() {
+			p.Set(&pp, math.NaN()) // detect missing keys
+		}
 	}
 	pp.RuntimeReserveBytes = math.NaN()
 	doc, err := tomlx.Decode(filename, data, &pp)

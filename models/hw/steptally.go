@@ -60,7 +60,7 @@ func (m *StepModel) Seconds(t *StepTally) float64 {
 	for _, g := range t.frozen { // sorted: the sum is deterministic
 		d += g.steps * m.gemm(g.tokens)
 	}
-	d += m.commFixedS*t.Active + m.commPerTokenS*t.Tokens
+	d += (m.layerFixedS+m.commFixedS)*t.Active + m.commPerTokenS*t.Tokens
 	d += m.overheadS*t.Steps + m.seqOverheadS*t.Seqs
 	d += m.attnFLOPsPerPair * (t.PrefillPairs + m.attnHalf*t.PrefillTokens) / m.attnFLOPS
 	d += m.kvBytesPerToken * t.DecodeCtx / m.kvBW
