@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models/failures"
-	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/models/engine"
@@ -53,7 +52,7 @@ drain_on_precursor = true
 // (spare_after_s 600, cold starts of 60 s) under failures too rare to
 // strike by themselves, for two hours at 5 req/s, started: tests apply
 // their own failures through fi.
-func oneSpareFleet(t *testing.T) (*sim.Engine, *fleet.Fleet, *faults.Injector) {
+func oneSpareFleet(t *testing.T) (*sim.Engine, *fleet.Fleet, *failures.Injector) {
 	t.Helper()
 	sc := mustParse(t, small+`
 [failures]

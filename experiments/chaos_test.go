@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models/engine"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
@@ -189,7 +189,7 @@ func TestChaos(t *testing.T) {
 				fl.StartRollout(c, judge, sim.NewStream(sc.Seed, "rollout"))
 			}
 			for i, fc := range sc.Faults {
-				require.NoError(t, faults.NewApplier(eng, fl).Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
+				require.NoError(t, failures.NewApplier(eng, fl).Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 			}
 			if sc.Failures.Enabled {
 				_, err := startFailures(eng, fl, sc, sc.Seed)

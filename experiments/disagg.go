@@ -8,7 +8,7 @@ import (
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models/engine"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
@@ -34,11 +34,11 @@ type DisaggScenario struct {
 	// decode pool as it does the prefill pool; without deep probes a hang
 	// needs duration_s > 0 (nothing else would end it), and a crash with
 	// restart_s = 0 stays down unless a probe restarts it.
-	Faults []faults.Scripted `toml:"faults"`
+	Faults []failures.Scripted `toml:"faults"`
 }
 
 // DecodeFaultModes are the scripted fault modes a decode replica takes.
-var DecodeFaultModes = []string{faults.Fail, faults.Hang, faults.OOM, faults.Slow}
+var DecodeFaultModes = []string{failures.Fail, failures.Hang, failures.OOM, failures.Slow}
 
 // DefaultDisaggScenario is [disagg] with every default (off).
 func DefaultDisaggScenario() DisaggScenario {
@@ -122,7 +122,7 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 		if !ok {
 			ps.Add(config.Key(key, "mode"), "a decode replica takes one of %v for now, found %q", DecodeFaultModes, fc.Mode)
 		}
-		if fc.Mode == faults.Hang && !(fc.DurationS > 0) && s.Policies.Probe.Kind != "deep" {
+		if fc.Mode == failures.Hang && !(fc.DurationS > 0) && s.Policies.Probe.Kind != "deep" {
 			ps.Add(config.Key(key, "duration_s"), "a decode replica's hang needs a duration > 0 unless deep probes ([policies.probe] kind = \"deep\") watch the pools, found %v", fc.DurationS)
 		}
 	}
@@ -142,7 +142,7 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 // applyDisaggFaultDefaults gives each [[disagg.faults]] table the defaults
 // of the keys it does not set, as applyFaultDefaults does for [[faults]].
 func applyDisaggFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
-	def := faults.DefaultScripted()
+	def := failures.DefaultScripted()
 	for i := range sc.Disagg.Faults {
 		f := &sc.Disagg.Faults[i]
 		has := func(k string) bool { return doc != nil && doc.Has(fmt.Sprintf("disagg.faults.%d.%s", i, k)) }
@@ -159,13 +159,13 @@ func applyDisaggFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 }
 
 // injectDecodeFault schedules scripted fault fc on decode replica j of d.
-func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc faults.Scripted) {
+func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc failures.Scripted) {
 	r := d.Decode[j]
 	at := sim.FromSeconds(fc.AtS)
 	switch fc.Mode {
-	case faults.Fail, faults.OOM:
+	case failures.Fail, failures.OOM:
 		reason := engine.FailCrashed
-		if fc.Mode == faults.OOM {
+		if fc.Mode == failures.OOM {
 			reason = engine.FailOOM
 		}
 		cold := sim.FromSeconds(fc.ColdStartS)
@@ -183,7 +183,7 @@ func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc faults.Script
 				})
 			}
 		})
-	case faults.Hang:
+	case failures.Hang:
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 			d.DecodeMarkFault(j, now)
 			r.Hang(now)
@@ -195,7 +195,7 @@ func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc faults.Script
 				}
 			})
 		}
-	case faults.Slow:
+	case failures.Slow:
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 			d.DecodeMarkFault(j, now)
 			r.SetSlow(fc.Factor)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -405,6 +405,6 @@ restart_s = 10
 	require.InDelta(t, 141e9/4, b200.Memory.WeightBytes, 2e9)
 	require.InDelta(t, 50+10+30+load+20, backAt("", model), 1e-6, "the cold-start model")
 	require.InDelta(t, 50+10+7, backAt("cold_start_s = 7", model), 1e-6, "the fault's own cold_start_s is kept")
-	def := faults.DefaultScripted().ColdStartS
+	def := failures.DefaultScripted().ColdStartS
 	require.InDelta(t, 50+10+def, backAt("", ""), 1e-6, "no model: the old default")
 }

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/fleetsim/fleetsim/models/engine"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/sim"
@@ -38,7 +38,7 @@ type RepResult struct {
 	// Samples is the fleet time series and Timeline its failures (kept for
 	// replication 0 only).
 	Samples  []fleet.Sample
-	Timeline []faults.TimelinePoint
+	Timeline []failures.TimelinePoint
 	// TrainingTrace is a training job's timeline (replication 0 only).
 	TrainingTrace []training.TracePoint
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -257,7 +257,7 @@ func TestConservationWithEveryPolicy(t *testing.T) {
 	fl, err := newFleet(eng, sc, rec)
 	require.NoError(t, err)
 	for i, fc := range sc.Faults {
-		require.NoError(t, faults.NewApplier(eng, fl).Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
+		require.NoError(t, failures.NewApplier(eng, fl).Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 	}
 	src, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	require.NoError(t, err)

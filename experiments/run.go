@@ -6,7 +6,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/engine"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/policies"
@@ -51,7 +51,7 @@ type Result struct {
 	Training *TrainingStats // training mode only
 	// TrainingTrace is the training job's timeline (training mode only).
 	TrainingTrace []training.TracePoint
-	Timeline      []faults.TimelinePoint // replicas failing and coming back (with [failures])
+	Timeline      []failures.TimelinePoint // replicas failing and coming back (with [failures])
 	// DownGPUSeconds is the GPU-seconds of serving replicas out of service (with
 	// [failures]; each replica's own GPUs in a fleet of groups).
 	DownGPUSeconds float64
@@ -225,7 +225,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if sc.spotReplicas() > 0 {
 		fl.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
 	}
-	var fi *faults.Injector
+	var fi *failures.Injector
 	if sc.Failures.Enabled {
 		if fi, err = startFailures(eng, fl, sc, sc.Seed); err != nil {
 			return nil, err
@@ -308,7 +308,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 			case "spot-ready":
 				gpus -= fl.ReplicaTP(e.Replica)
 			}
-			res.Timeline = append(res.Timeline, faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: sc.spotUnit(e),
+			res.Timeline = append(res.Timeline, failures.TimelinePoint{Time: e.Time, Event: e.Event, Unit: sc.spotUnit(e),
 				GPUsDown: gpus, Capacity: float64(n-e.Down) / float64(n)})
 		}
 	}
@@ -317,8 +317,8 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 
 // injectFaults schedules the scenario's [[faults]] on fleet and returns
 // their applier.
-func injectFaults(eng *sim.Engine, fl *fleet.Fleet, sc *Scenario) (*faults.Applier, error) {
-	ap := faults.NewApplier(eng, fl)
+func injectFaults(eng *sim.Engine, fl *fleet.Fleet, sc *Scenario) (*failures.Applier, error) {
+	ap := failures.NewApplier(eng, fl)
 	restart := sc.restartColdStart()
 	for i, fc := range sc.Faults {
 		// A restart's cold start from physics, unless the fault sets its

@@ -15,7 +15,7 @@ import (
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models/engine"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/policies"
@@ -50,7 +50,7 @@ type Scenario struct {
 	Cost     CostConfig                `toml:"cost"`
 	// Faults are injected into replicas at fixed times ([[faults]] tables):
 	// fault-injection tests of the resilience stack.
-	Faults []faults.Scripted `toml:"faults"`
+	Faults []failures.Scripted `toml:"faults"`
 	// Fallback is a secondary pool (often a smaller model) that takes the
 	// requests no primary replica can: [fallback]; off by default.
 	Fallback FallbackConfig `toml:"fallback"`
@@ -59,7 +59,7 @@ type Scenario struct {
 	Rollout fleet.RolloutConfig `toml:"rollout"`
 	// Failures are stochastic hardware and software failures from a
 	// calibrated profile ([failures]); off by default.
-	Failures faults.Config `toml:"failures"`
+	Failures failures.Config `toml:"failures"`
 	// Autoscale grows and shrinks the fleet between [autoscale]
 	// min_replicas and cluster.replicas as its policy asks, each new
 	// replica paying a cold start; off by default.
@@ -230,7 +230,7 @@ func DefaultScenario() Scenario {
 		Run:      RunConfig{Replications: 1, SampleIntervalS: 10, DrainLimitS: 3600, MaxInFlight: DefaultMaxInFlight},
 		Size:     SizeConfig{Confidence: 0.95},
 		Cost:     CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
-		Failures: faults.DefaultConfig(),
+		Failures: failures.DefaultConfig(),
 		Rollout:  fleet.DefaultRolloutConfig(),
 		Fallback: FallbackConfig{FleetConfig: fleet.FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 2,
 			Replica: engine.DefaultReplicaConfig()}},
@@ -708,7 +708,7 @@ func (s *Scenario) restartColdStart() *fleet.ColdStartConfig {
 // it does not set (array elements have no defaults of their own when
 // decoded).
 func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
-	def := faults.DefaultScripted()
+	def := failures.DefaultScripted()
 	for i := range sc.Faults {
 		f := &sc.Faults[i]
 		has := func(k string) bool { return doc != nil && doc.Has(fmt.Sprintf("faults.%d.%s", i, k)) }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/models/engine"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
 )
@@ -88,7 +88,7 @@ func TestWritersFollowSchema(t *testing.T) {
 	a, b := armNamed(t, "a"), armNamed(t, "b")
 	a.Reps = append([]*RepResult(nil), a.Reps...)
 	r0 := *a.Reps[0]
-	r0.Timeline = []faults.TimelinePoint{{Time: 0, Event: "fail", Unit: "r0", GPUsDown: 1, Capacity: 0.5}}
+	r0.Timeline = []failures.TimelinePoint{{Time: 0, Event: "fail", Unit: "r0", GPUsDown: 1, Capacity: 0.5}}
 	a.Reps[0] = &r0
 	dir := t.TempDir()
 	ab := NewABResult([]*ArmResult{a, b})

@@ -6,7 +6,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/internal/config"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -103,9 +103,9 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 // recomputes each row's GPUs down and capacity over the replicas down for
 // either cause (a spot replica is down from its notice to its
 // replacement's readiness, as in the spot timeline alone).
-func mergeSpotTimeline(tl []faults.TimelinePoint, evs []fleet.SpotEvent, sc *Scenario, fl *fleet.Fleet, end sim.Time) []faults.TimelinePoint {
+func mergeSpotTimeline(tl []failures.TimelinePoint, evs []fleet.SpotEvent, sc *Scenario, fl *fleet.Fleet, end sim.Time) []failures.TimelinePoint {
 	type row struct {
-		p       faults.TimelinePoint
+		p       failures.TimelinePoint
 		replica int
 		down    bool
 		spot    bool
@@ -119,13 +119,13 @@ func mergeSpotTimeline(tl []faults.TimelinePoint, evs []fleet.SpotEvent, sc *Sce
 			continue
 		}
 		unit := sc.spotUnit(e)
-		rows = append(rows, row{p: faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: unit}, replica: e.Replica,
+		rows = append(rows, row{p: failures.TimelinePoint{Time: e.Time, Event: e.Event, Unit: unit}, replica: e.Replica,
 			down: e.Event != "spot-ready", spot: true})
 	}
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].p.Time < rows[b].p.Time })
 	n := sc.Cluster.Replicas
 	downF, downS := make([]bool, len(fl.Replicas)), make([]bool, len(fl.Replicas))
-	out := make([]faults.TimelinePoint, 0, len(rows))
+	out := make([]failures.TimelinePoint, 0, len(rows))
 	for _, r := range rows {
 		if r.spot {
 			downS[r.replica] = r.down

@@ -9,13 +9,14 @@
 //	models/fleet     the serving fleet: pools, the gateway and its routing
 //	                 index, health, rollouts, autoscaling, spot capacity,
 //	                 disaggregation's hand-off between pools
-//	models/faults    what failures do to a serving fleet: scripted faults,
-//	                 calibrated failures injected on its placement, warm
-//	                 spares, availability
-//	models/failures  how GPU fleets fail: the taxonomy, rates, topology,
-//	                 generators and replay of failure events
+//	models/failures  how GPU fleets fail (the taxonomy, rates, topology,
+//	                 generators and replay of failure events) and what
+//	                 failures do to a serving fleet (scripted faults,
+//	                 calibrated failures injected on its placement, repairs,
+//	                 warm spares, availability)
 //	models/training  a synchronous training job on a failing cluster
 //
-// Dependencies point down: fleet imports engine, engine imports hw; faults
-// imports fleet and failures; nothing here imports experiments or policies.
+// Dependencies point down: fleet imports engine, engine imports hw;
+// failures imports fleet to act on it; training imports failures; nothing
+// here imports experiments or policies.
 package models

@@ -12,7 +12,7 @@
 // The fleet is wired from parts with one job each (NewFleet in fleet.go
 // connects them; Fleet embeds them, so their methods are the fleet's). What
 // faults do to the fleet (scripted and stochastic, spares, availability)
-// is package models/faults.
+// is package models/failures.
 //
 //	fleet.go             FleetConfig and placement; Fleet and its constructor
 //	pool.go              Pool: the replicas, their routing snapshot and the

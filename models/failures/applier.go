@@ -1,11 +1,10 @@
-package faults
+package failures
 
 import (
 	"fmt"
 	"math/rand/v2"
 
 	"github.com/fleetsim/fleetsim/models/engine"
-	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -36,13 +35,13 @@ func NewApplier(eng *sim.Engine, fl *fleet.Fleet) *Applier {
 // OOM kill the process (what it holds fails with reason; it stays down
 // until recovered), a hang makes it a zombie, fail-slow multiplies its step
 // times by slow, a link flap errors what it holds but keeps the process.
-func strike(r *engine.Replica, now sim.Time, mode failures.Mode, reason string, slow float64) {
+func strike(r *engine.Replica, now sim.Time, mode Mode, reason string, slow float64) {
 	switch mode {
-	case failures.ModeFailSlow:
+	case ModeFailSlow:
 		r.SetSlow(slow)
-	case failures.ModeHang:
+	case ModeHang:
 		r.Hang(now)
-	case failures.ModeLinkFlap:
+	case ModeLinkFlap:
 		r.FailInFlight(now, engine.FailNVLink)
 	default:
 		r.Fail(now, reason)
@@ -50,8 +49,8 @@ func strike(r *engine.Replica, now sim.Time, mode failures.Mode, reason string, 
 }
 
 // crashReason is why a failure event's crash fails requests.
-func crashReason(ev *failures.Event) string {
-	if ev.Mode == failures.ModeOOM {
+func crashReason(ev *Event) string {
+	if ev.Mode == ModeOOM {
 		return engine.FailOOM
 	}
 	return fmt.Sprintf("%s (%s)", engine.FailCrashed, ev.Category)
@@ -66,7 +65,7 @@ func (a *Applier) Remove(i int) {
 
 // pause hangs r at now for d, then resumes it (if still hung).
 func (a *Applier) pause(r *engine.Replica, now, d sim.Time) {
-	strike(r, now, failures.ModeHang, "", 0)
+	strike(r, now, ModeHang, "", 0)
 	a.eng.Schedule(now+d, sim.PriorityFailure, func(t sim.Time) {
 		if r.Hung() {
 			r.Unhang(t)
@@ -96,7 +95,7 @@ func (a *Applier) Inject(fc Scripted, rng *rand.Rand) error {
 		r.Recover(now, cold(), func() { f.Refresh(i) })
 		f.Refresh(i)
 	}
-	crash := func(now sim.Time, mode failures.Mode, reason string) {
+	crash := func(now sim.Time, mode Mode, reason string) {
 		if !r.Up() {
 			return
 		}
@@ -113,13 +112,13 @@ func (a *Applier) Inject(fc Scripted, rng *rand.Rand) error {
 	}
 	switch fc.Mode {
 	case Fail:
-		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, failures.ModeFailStop, engine.FailCrashed) })
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, ModeFailStop, engine.FailCrashed) })
 	case OOM:
-		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, failures.ModeOOM, engine.FailOOM) })
+		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) { crash(now, ModeOOM, engine.FailOOM) })
 	case Hang:
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 			f.MarkFault(i, now)
-			strike(r, now, failures.ModeHang, "", 0)
+			strike(r, now, ModeHang, "", 0)
 		})
 		if fc.DurationS > 0 {
 			eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(now sim.Time) {
@@ -131,7 +130,7 @@ func (a *Applier) Inject(fc Scripted, rng *rand.Rand) error {
 	case Slow:
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 			f.MarkFault(i, now)
-			strike(r, now, failures.ModeFailSlow, "", fc.Factor)
+			strike(r, now, ModeFailSlow, "", fc.Factor)
 		})
 		if fc.DurationS > 0 {
 			eng.Schedule(at+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
@@ -143,7 +142,7 @@ func (a *Applier) Inject(fc Scripted, rng *rand.Rand) error {
 		flap = func(now sim.Time) {
 			if r.Up() && !r.Hung() {
 				f.MarkFault(i, now)
-				strike(r, now, failures.ModeLinkFlap, "", 0)
+				strike(r, now, ModeLinkFlap, "", 0)
 				a.pause(r, now, pause)
 			}
 			if now+period < end {

@@ -1,4 +1,4 @@
-package faults
+package failures
 
 import (
 	"math/rand/v2"
@@ -75,7 +75,7 @@ func TestAvailabilityMatchesReference(t *testing.T) {
 		for _, o := range outs {
 			wantDown += max(0, min(o.to, end)-min(o.from, end))
 		}
-		var r Report
+		var r FleetReport
 		a.report(&r, end)
 		require.Equal(t, wantDown, r.DownNs, "trial %d", trial)
 		for _, sh := range DownShares {

@@ -1,4 +1,4 @@
-package faults
+package failures
 
 import (
 	"fmt"
@@ -236,7 +236,7 @@ func (sp *SparePool) spareFor(j, i int) bool {
 }
 
 // report fills r's spare figures up to end.
-func (sp *SparePool) report(r *Report, end sim.Time) {
+func (sp *SparePool) report(r *FleetReport, end sim.Time) {
 	r.Spares = sp.size
 	for _, t := range sp.usedAt { // (repairs, and so swaps, can come after the run's end)
 		if t <= end {

@@ -1,11 +1,10 @@
-package faults
+package failures
 
 import (
 	"fmt"
 
 	"github.com/fleetsim/fleetsim/models/fleet"
 
-	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -154,15 +153,15 @@ var DownShares = []struct {
 // report fills r's availability figures over [0, end]. Repairs can end
 // after the run (the engine fires them anyway): every outage is clipped to
 // the run.
-func (a *Availability) report(r *Report, end sim.Time) {
+func (a *Availability) report(r *FleetReport, end sim.Time) {
 	// The share of time with at least x% of the slots down is the failures
 	// package's sweep line, one unit per slot.
-	tally := failures.NewTally(a.slots)
+	tally := NewTally(a.slots)
 	add := func(o outage) {
 		d := max(0, min(o.to, end)-min(o.from, end))
 		r.DownNs += d
 		r.DownGPUNs += d * sim.Time(a.gpusOf(o.replica))
-		tally.Add(failures.Event{Time: o.from, Repair: o.to - o.from, DownFirstGPU: o.replica, DownGPUs: 1, Precursor: failures.NoPrecursor})
+		tally.Add(Event{Time: o.from, Repair: o.to - o.from, DownFirstGPU: o.replica, DownGPUs: 1, Precursor: NoPrecursor})
 	}
 	for _, o := range a.outages {
 		add(o)

@@ -1,10 +1,9 @@
-package faults
+package failures
 
 import (
 	"fmt"
 
 	"github.com/fleetsim/fleetsim/internal/config"
-	"github.com/fleetsim/fleetsim/models/failures"
 )
 
 // Config is a scenario's [failures] table: stochastic hardware and software
@@ -42,7 +41,7 @@ type Config struct {
 	// SpareCoverage, in (0, 1), sets Spares from the profile and the
 	// fleet's placement instead (the scenario resolves it): the fewest
 	// spare replicas that cover the replicas in repair with this
-	// probability (failures.Profile.UnitSparesAt: a server fault takes
+	// probability (Profile.UnitSparesAt: a server fault takes
 	// every replica packed on it). Default 0: Spares as given.
 	SpareCoverage float64 `toml:"spare_coverage"`
 	// DecodeSpares is the same for a disaggregated fleet's decode pool:
@@ -57,32 +56,32 @@ type Config struct {
 	SpareSwapS float64 `toml:"spare_swap_s"`
 	// Escalation is the repair pipeline ([failures.escalation]): reset →
 	// reboot → reimage → hardware swap → RMA with probabilities and
-	// durations (failures.DefaultEscalation). Default off.
-	Escalation failures.EscalationConfig `toml:"escalation"`
+	// durations (DefaultEscalation). Default off.
+	Escalation EscalationConfig `toml:"escalation"`
 	// RacksPerRow groups racks into rows (blast scope "row"). Default 8
-	// (assumption, failures.DefaultRacksPerRow).
+	// (assumption, DefaultRacksPerRow).
 	RacksPerRow int `toml:"racks_per_row"`
 	// Components add, override or scale rows of the profile
-	// ([[failures.components]]; failures.ComponentConfig): "none" plus
+	// ([[failures.components]]; ComponentConfig): "none" plus
 	// components is a fully custom profile.
-	Components []failures.ComponentConfig `toml:"components"`
+	Components []ComponentConfig `toml:"components"`
 	// TTF is the time-to-failure distribution ([failures.ttf]). Default
 	// exponential.
-	TTF failures.TTFConfig `toml:"ttf"`
+	TTF TTFConfig `toml:"ttf"`
 	// Repair overrides the repair-time distribution of an action
 	// ([failures.repair.ACTION]: restart-app, reset-gpu, reboot-node, rma).
-	Repair map[string]failures.RepairConfig `toml:"repair"`
+	Repair map[string]RepairConfig `toml:"repair"`
 }
 
 // Overrides are c's changes to its built-in profile.
-func (c *Config) Overrides() failures.Overrides {
-	return failures.Overrides{Components: c.Components, TTF: c.TTF, Repair: c.Repair, Escalation: c.Escalation}
+func (c *Config) Overrides() Overrides {
+	return Overrides{Components: c.Components, TTF: c.TTF, Repair: c.Repair, Escalation: c.Escalation}
 }
 
 // BuildProfile is the profile c names with its overrides applied (not
 // scaled by RateMultiplier). c must be valid.
-func (c *Config) BuildProfile() (*failures.Profile, error) {
-	base, err := failures.LookupProfile(c.Profile)
+func (c *Config) BuildProfile() (*Profile, error) {
+	base, err := LookupProfile(c.Profile)
 	if err != nil {
 		return nil, err
 	}
@@ -95,13 +94,13 @@ func (c *Config) BuildProfile() (*failures.Profile, error) {
 
 // DefaultConfig is off, with the llama3 profile ready.
 func DefaultConfig() Config {
-	return Config{Profile: failures.ProfileLlama3, RateMultiplier: 1, ServersPerRack: 4, ColdStartS: 180, DrainGraceS: 60,
-		SpareAfterS: 600, RacksPerRow: failures.DefaultRacksPerRow, TTF: failures.DefaultTTFConfig()}
+	return Config{Profile: ProfileLlama3, RateMultiplier: 1, ServersPerRack: 4, ColdStartS: 180, DrainGraceS: 60,
+		SpareAfterS: 600, RacksPerRow: DefaultRacksPerRow, TTF: DefaultTTFConfig()}
 }
 
 // Validate records problems under prefix.
 func (c *Config) Validate(prefix string, ps *config.Problems) {
-	ps.OneOf(config.Key(prefix, "profile"), c.Profile, failures.ProfileNames())
+	ps.OneOf(config.Key(prefix, "profile"), c.Profile, ProfileNames())
 	ps.Positive(config.Key(prefix, "rate_multiplier"), c.RateMultiplier)
 	ps.PositiveInt(config.Key(prefix, "servers_per_rack"), c.ServersPerRack)
 	ps.NonNegative(config.Key(prefix, "cold_start_s"), c.ColdStartS)
@@ -118,7 +117,7 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 	ps.NonNegative(config.Key(prefix, "spare_after_s"), c.SpareAfterS)
 	ps.PositiveInt(config.Key(prefix, "racks_per_row"), c.RacksPerRow)
 	ps.NonNegative(config.Key(prefix, "spare_swap_s"), c.SpareSwapS)
-	base, _ := failures.LookupProfile(c.Profile)
+	base, _ := LookupProfile(c.Profile)
 	o := c.Overrides()
 	o.Validate(prefix, base, ps)
 }
@@ -130,7 +129,7 @@ const MaxEvents = 1e6
 // CheckRate is the runaway-rate guard: an error (without a key; it belongs
 // to failures.rate_multiplier) when prof's rates × RateMultiplier draw more
 // than MaxEvents failures on gpus GPUs in durationS seconds.
-func (c *Config) CheckRate(prof *failures.Profile, gpus int, durationS float64) error {
+func (c *Config) CheckRate(prof *Profile, gpus int, durationS float64) error {
 	if expect := prof.RatePerGPUHour() * c.RateMultiplier * float64(gpus) * durationS / 3600; expect > MaxEvents {
 		return fmt.Errorf("%g gives about %.3g failures on %d GPUs in workload.duration_s = %g; at most %g (lower the multiplier)",
 			c.RateMultiplier, expect, gpus, durationS, float64(MaxEvents))

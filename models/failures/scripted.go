@@ -1,4 +1,4 @@
-package faults
+package failures
 
 import "github.com/fleetsim/fleetsim/internal/config"
 
@@ -17,7 +17,7 @@ const (
 )
 
 // Modes lists the valid modes of a scripted fault.
-var Modes = []string{Fail, Flap, Hang, Maintenance, OOM, Slow, Stall}
+var ScriptedModes = []string{Fail, Flap, Hang, Maintenance, OOM, Slow, Stall}
 
 // Scripted is one [[faults]] table: a fault injected into one replica at
 // a fixed time, as in a fault-injection test.
@@ -64,7 +64,7 @@ func (c *Scripted) Validate(prefix string, replicas int, ps *config.Problems) {
 	if c.Replica < 0 || c.Replica >= replicas {
 		ps.Add(config.Key(prefix, "replica"), "must be a replica index in 0..%d, found %d", replicas-1, c.Replica)
 	}
-	ps.OneOf(config.Key(prefix, "mode"), c.Mode, Modes)
+	ps.OneOf(config.Key(prefix, "mode"), c.Mode, ScriptedModes)
 	ps.NonNegative(config.Key(prefix, "duration_s"), c.DurationS)
 	if c.Mode == Slow && !(c.Factor > 1) {
 		ps.Add(config.Key(prefix, "factor"), "a slow replica's factor must be > 1, found %v", c.Factor)

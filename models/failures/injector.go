@@ -1,11 +1,10 @@
-package faults
+package failures
 
 import (
 	"fmt"
 	"math/rand/v2"
 
 	"github.com/fleetsim/fleetsim/models/engine"
-	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -59,7 +58,7 @@ type Injector struct {
 	averted map[avertKey]bool // failures headed off by a proactive drain and repair
 	spares  *SparePool
 	avail   *Availability
-	counts  Report // the counts; the rest is filled by Report
+	counts  FleetReport // the counts; the rest is filled by Report
 	// nvl[i] are the NVLink bandwidth fractions of the degradations of
 	// replica i's domain under way (their product is what it runs at);
 	// nvlSince[i] is when the current spell of degradation began.
@@ -80,7 +79,7 @@ type Injector struct {
 // replicas [first, first+n), and with decode set (a disaggregated fleet)
 // the decode pool's replicas too, whose GPUs follow the prefill pool's.
 type source struct {
-	sig      *failures.Signals
+	sig      *Signals
 	group    int // index in fleet.Groups, -1 for a fleet of one kind
 	place    fleet.Placement
 	first, n int
@@ -90,18 +89,18 @@ type source struct {
 // avertKey names a failure headed off: its source and the event.
 type avertKey struct {
 	src int
-	ev  failures.Event
+	ev  Event
 }
 
 // topology is the failure topology of domains NVLink domains of
 // domainGPUs GPUs: NVL72 racks for a 72-GPU domain, else HGX servers,
 // ServersPerRack to a rack.
-func topology(c Config, domains, domainGPUs int) failures.Topology {
-	var topo failures.Topology
+func topology(c Config, domains, domainGPUs int) Topology {
+	var topo Topology
 	if n := max(domains, 1); domainGPUs == 72 {
-		topo = failures.NVL72(n)
+		topo = NVL72(n)
 	} else {
-		topo = failures.HGX(n, c.ServersPerRack)
+		topo = HGX(n, c.ServersPerRack)
 	}
 	if c.RacksPerRow > 0 {
 		topo.RacksPerRow = c.RacksPerRow
@@ -126,7 +125,7 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 	scaled := prof.Scaled(c.RateMultiplier)
 	type part struct {
 		src  source
-		topo failures.Topology
+		topo Topology
 		rng  *rand.Rand
 	}
 	var parts []part
@@ -159,13 +158,13 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		drained: make([]bool, n+m), averted: map[avertKey]bool{},
 		nvl: make([][]float64, n+m), nvlSince: make([]sim.Time, n+m),
 		avail:  newAvailability(n, d.Slots, fl.Place.TP),
-		counts: Report{ByCategory: map[string]int{}, ByXid: map[string]int{}}}
+		counts: FleetReport{ByCategory: map[string]int{}, ByXid: map[string]int{}}}
 	for _, pt := range parts {
-		gen, err := failures.NewGenerator(scaled, pt.topo, pt.rng)
+		gen, err := NewGenerator(scaled, pt.topo, pt.rng)
 		if err != nil {
 			return nil, err
 		}
-		pt.src.sig = failures.NewSignals(gen, scaled.MaxPrecursorLead())
+		pt.src.sig = NewSignals(gen, scaled.MaxPrecursorLead())
 		in.srcs = append(in.srcs, pt.src)
 	}
 	if len(fl.Groups) > 0 {
@@ -219,7 +218,7 @@ func (in *Injector) pull(k int) {
 // replicasOn calls fn for every replica of source k on the event's GPUs:
 // the GPUs out of service for its repair, or the failed unit's when none
 // are.
-func (in *Injector) replicasOn(k int, ev failures.Event, fn func(i int, r *engine.Replica)) {
+func (in *Injector) replicasOn(k int, ev Event, fn func(i int, r *engine.Replica)) {
 	first, n := ev.FirstGPU, ev.GPUs
 	if ev.DownGPUs > 0 {
 		first, n = ev.DownFirstGPU, ev.DownGPUs
@@ -304,12 +303,12 @@ func (in *Injector) availOf(i int) (*Availability, int) {
 }
 
 // Precursor is precursor for a fleet of one kind (its one source).
-func (in *Injector) Precursor(ev failures.Event, now sim.Time) { in.precursor(0, ev, now) }
+func (in *Injector) Precursor(ev Event, now sim.Time) { in.precursor(0, ev, now) }
 
 // precursor drains the replicas a coming failure ev of source k will
 // hit, if the drainer says so, and repairs them at once: the part is
 // replaced before it fails, so the failure is averted.
-func (in *Injector) precursor(src int, ev failures.Event, now sim.Time) {
+func (in *Injector) precursor(src int, ev Event, now sim.Time) {
 	if in.drainer == nil || !in.drainer.Drain(string(ev.Component)) {
 		return
 	}
@@ -345,11 +344,11 @@ func (in *Injector) precursor(src int, ev failures.Event, now sim.Time) {
 }
 
 // Apply is apply for a fleet of one kind (its one source).
-func (in *Injector) Apply(ev failures.Event, now sim.Time) { in.apply(0, ev, now) }
+func (in *Injector) Apply(ev Event, now sim.Time) { in.apply(0, ev, now) }
 
 // apply hits every replica of source src on the failure ev's GPUs at now,
 // and schedules their repair.
-func (in *Injector) apply(src int, ev failures.Event, now sim.Time) {
+func (in *Injector) apply(src int, ev Event, now sim.Time) {
 	if key := (avertKey{src, ev}); in.averted[key] {
 		delete(in.averted, key)
 		in.counts.Averted++
@@ -357,7 +356,7 @@ func (in *Injector) apply(src int, ev failures.Event, now sim.Time) {
 	}
 	eng := in.ap.eng
 	hit := false
-	if ev.Mode == failures.ModeNVLinkDegraded {
+	if ev.Mode == ModeNVLinkDegraded {
 		in.replicasOn(src, ev, func(i int, r *engine.Replica) {
 			hit = true
 			in.countHit(i)
@@ -376,12 +375,12 @@ func (in *Injector) apply(src int, ev failures.Event, now sim.Time) {
 		}
 		var reason string
 		switch ev.Mode {
-		case failures.ModeFailSlow, failures.ModeHang, failures.ModeLinkFlap:
+		case ModeFailSlow, ModeHang, ModeLinkFlap:
 		default:
 			reason = crashReason(&ev)
 		}
 		strike(r, now, ev.Mode, reason, 1/ev.SpeedFraction)
-		if ev.Mode == failures.ModeFailSlow {
+		if ev.Mode == ModeFailSlow {
 			eng.Schedule(now+ev.Repair, sim.PriorityFailure, func(sim.Time) { r.SetSlow(1) })
 			return
 		}
@@ -392,7 +391,7 @@ func (in *Injector) apply(src int, ev failures.Event, now sim.Time) {
 		case spares.pending(k): // a spare failed during its swap
 			spares.failPending(k, now, true, repairDetail(&ev))
 		case spares.replaced[k]: // already out, repairing as a spare
-		case spares.covers(ev.Repair) && ev.Mode != failures.ModeHang && spares.swapIn(k, now, true, repairDetail(&ev)):
+		case spares.covers(ev.Repair) && ev.Mode != ModeHang && spares.swapIn(k, now, true, repairDetail(&ev)):
 			// A long repair, and a spare took its place at once. (A hang is
 			// not swapped: it must first be detected, by probes or timeouts.)
 		default:
@@ -442,7 +441,7 @@ func (in *Injector) countHit(i int) {
 
 // repairDetail is failures.csv's detail of a failure: its category, and
 // its repair path and time when it escalated.
-func repairDetail(ev *failures.Event) string {
+func repairDetail(ev *Event) string {
 	if ev.RepairPath == "" {
 		return ev.Category
 	}
@@ -450,7 +449,7 @@ func repairDetail(ev *failures.Event) string {
 }
 
 // count books an event that hit the fleet.
-func (in *Injector) count(ev *failures.Event, hit bool) {
+func (in *Injector) count(ev *Event, hit bool) {
 	if hit {
 		in.counts.Events++
 		in.counts.ByCategory[ev.Category]++
@@ -493,7 +492,7 @@ func product(xs []float64) float64 {
 }
 
 // Report is what stochastic failures did to the fleet over a run.
-type Report struct {
+type FleetReport struct {
 	Events      int            // failures that hit the fleet's GPUs
 	ByCategory  map[string]int // events per profile row
 	ByXid       map[string]int // events per Xid code
@@ -550,7 +549,7 @@ type PoolReport struct {
 }
 
 // Report closes the books at end, the end of the run.
-func (in *Injector) Report(end sim.Time) Report {
+func (in *Injector) Report(end sim.Time) FleetReport {
 	r := in.counts
 	for i, l := range in.nvl {
 		if len(l) > 0 && in.nvlSince[i] < end {
@@ -560,7 +559,7 @@ func (in *Injector) Report(end sim.Time) Report {
 	in.avail.report(&r, end)
 	in.spares.report(&r, end)
 	if in.decAvail != nil {
-		var d Report
+		var d FleetReport
 		in.decAvail.report(&d, end)
 		in.decSpares.report(&d, end)
 		r.Decode = &PoolReport{Replicas: in.decAvail.slots, ReplicaHits: in.decHits, MinAvailable: d.MinAvailable,
