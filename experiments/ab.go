@@ -9,18 +9,19 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // Arm is one arm of an A/B: a name and its scenario.
 type Arm struct {
 	Name     string
-	Scenario *Scenario
+	Scenario *scenario.Scenario
 }
 
 // ArmsFromScenario derives the arms of a scenario's [[arms]] tables: each
 // arm is the base scenario with the arm's keys applied over it. A scenario
 // without [[arms]] is an error.
-func ArmsFromScenario(base *Scenario) ([]Arm, error) {
+func ArmsFromScenario(base *scenario.Scenario) ([]Arm, error) {
 	if len(base.Arms) < 2 {
 		return nil, fmt.Errorf("%s: an A/B needs at least two [[arms]] tables (found %d), or two scenario files", base.Name, len(base.Arms))
 	}
@@ -45,7 +46,7 @@ func ArmsFromScenario(base *Scenario) ([]Arm, error) {
 		if err := toml.NewEncoder(&buf).Encode(rest); err != nil {
 			return nil, fmt.Errorf("%s: arms.%d: %w", base.Name, i, err)
 		}
-		sc, err := base.Derive(Overlay{Name: "arm " + name, TOML: buf.Bytes(), KeyPrefix: fmt.Sprintf("arms.%d", i)})
+		sc, err := base.Derive(scenario.Overlay{Name: "arm " + name, TOML: buf.Bytes(), KeyPrefix: fmt.Sprintf("arms.%d", i)})
 		if err != nil {
 			return nil, err
 		}
@@ -198,8 +199,8 @@ func RunAB(arms []Arm, opt RunOptions) (*ABResult, error) {
 }
 
 // ArmScenarios and ArmNames list the arms' scenarios and names.
-func ArmScenarios(arms []Arm) []*Scenario {
-	out := make([]*Scenario, len(arms))
+func ArmScenarios(arms []Arm) []*scenario.Scenario {
+	out := make([]*scenario.Scenario, len(arms))
 	for i, a := range arms {
 		out[i] = a.Scenario
 	}
@@ -346,10 +347,10 @@ func (r *ABResult) ABCSV() []byte {
 		for _, d := range diffs {
 			rel, relCI := "", ""
 			if !math.IsNaN(d.Rel) {
-				rel, relCI = fmtF(round6(d.Rel)), fmtF(round6(d.RelCI))
+				rel, relCI = fmtF(results.Round6(d.Rel)), fmtF(results.Round6(d.RelCI))
 			}
 			t.Row(d.Key, r.Arms[0].Name, r.Arms[k+1].Name,
-				fmtF(round6(d.A)), fmtF(round6(d.B)), fmtF(round6(d.Diff)), fmtF(round6(d.DiffCI)), rel, relCI)
+				fmtF(results.Round6(d.A)), fmtF(results.Round6(d.B)), fmtF(results.Round6(d.Diff)), fmtF(results.Round6(d.DiffCI)), rel, relCI)
 		}
 	}
 	return t.Bytes()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"math"
 	"slices"
 	"sort"
@@ -171,8 +172,8 @@ func AggregateJSON(reps []*RepResult, stats []Stat) ([]byte, error) {
 		}
 	}
 	for _, st := range stats {
-		setPath(mean, st.Key, round6(st.Mean))
-		setPath(ci, st.Key, round6(st.CI95))
+		setPath(mean, st.Key, results.Round6(st.Mean))
+		setPath(ci, st.Key, results.Round6(st.CI95))
 	}
 	seeds := make([]uint64, len(reps))
 	for i, r := range reps {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
@@ -81,7 +82,7 @@ func TestColdStartPhysics(t *testing.T) {
 	require.InDelta(t, 20e9/64, cs.LoadBytesPerS(64, 0), 1e-6, "no peer serving: from the store")
 }
 
-func mustDerive(t *testing.T, sc *Scenario, key, value string) *Scenario {
+func mustDerive(t *testing.T, sc *scenario.Scenario, key, value string) *scenario.Scenario {
 	t.Helper()
 	d, err := sc.Derive(OverrideOverlay(key, value))
 	require.NoError(t, err)
@@ -115,7 +116,7 @@ func TestAutoscaleRefusals(t *testing.T) {
 		"[run]\ndown_replicas = 9":                     "run.down_replicas: must be between 0 and cluster.replicas−1 (3), found 9",
 	}
 	for extra, want := range cases {
-		_, err := Parse("x.toml", []byte(base+extra+"\n"))
+		_, err := scenario.Parse("x.toml", []byte(base+extra+"\n"))
 		require.ErrorContains(t, err, want, extra)
 	}
 	trace := `name = "t"
@@ -127,7 +128,7 @@ path = "builtin:conversation_trace.jsonl"
 enabled = true
 policy = "schedule"
 `
-	_, err := Parse("t.toml", []byte(trace))
+	_, err := scenario.Parse("t.toml", []byte(trace))
 	require.ErrorContains(t, err, `t.toml:8: autoscale.policy: "schedule" reads the workload's rate profile`)
 }
 
@@ -147,11 +148,11 @@ func TestAutoscaleDefaultTarget(t *testing.T) {
 		"metric = \"tokens\"\ntarget = 9000": 9000,
 		"policy = \"schedule\"\nmetric = \"busy\"": 32, // schedule's target is a rate
 	} {
-		sc, err := Parse("x.toml", []byte(base+extra+"\n"))
+		sc, err := scenario.Parse("x.toml", []byte(base+extra+"\n"))
 		require.NoError(t, err, extra)
 		require.Equal(t, want, sc.Autoscale.Target, extra)
 	}
-	sc, err := Parse("x.toml", []byte(base))
+	sc, err := scenario.Parse("x.toml", []byte(base))
 	require.NoError(t, err)
 	arm := mustDerive(t, sc, "autoscale.metric", `"busy"`)
 	require.Equal(t, 0.8, arm.Autoscale.Target)
@@ -230,7 +231,7 @@ func TestAutoscaleChaos(t *testing.T) {
 		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
-			sc, err := Parse("chaos.toml", []byte(src))
+			sc, err := scenario.Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
 			rec := fleet.NewRecorder(sc.SLO)
@@ -310,7 +311,7 @@ func TestAutoscaleGroupDownReplicas(t *testing.T) {
 	run := func(cheap string) (*Result, *Summary) {
 		// cheap: the cheap group's replicas line, and what follows it
 		src := strings.Replace(autoscaleGroupsSrc, "replicas = 3\nprice_per_gpu_hour = 2", "replicas = "+cheap+"\nprice_per_gpu_hour = 2", 1)
-		sc, err := Parse("asg.toml", []byte(src))
+		sc, err := scenario.Parse("asg.toml", []byte(src))
 		require.NoError(t, err, cheap)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
@@ -342,7 +343,7 @@ func TestAutoscaleGroupDownReplicas(t *testing.T) {
 // provisioned time only, at its own price, and the bill adds up.
 func TestAutoscaleGroups(t *testing.T) {
 	src := autoscaleGroupsSrc
-	sc, err := Parse("asg.toml", []byte(src))
+	sc, err := scenario.Parse("asg.toml", []byte(src))
 	require.NoError(t, err)
 	eng := sim.NewEngine()
 	rec := fleet.NewRecorder(sc.SLO)
@@ -390,7 +391,7 @@ func TestAutoscaleGroups(t *testing.T) {
 // Autoscaling a fleet of several models keeps a serving replica per model,
 // so min_replicas below the model count is refused at its line.
 func TestAutoscaleModelsMin(t *testing.T) {
-	_, err := Parse("mm.toml", []byte(twoModels+"[autoscale]\nenabled = true\nmin_replicas = 1\n"))
+	_, err := scenario.Parse("mm.toml", []byte(twoModels+"[autoscale]\nenabled = true\nmin_replicas = 1\n"))
 	require.ErrorContains(t, err, "mm.toml:31: autoscale.min_replicas: must be at least the 2 served models")
 }
 
@@ -424,7 +425,7 @@ rate_per_s = 1
 enabled = true
 min_replicas = 1
 `
-	sc, err := Parse("asr.toml", []byte(src))
+	sc, err := scenario.Parse("asr.toml", []byte(src))
 	require.NoError(t, err)
 	fl, err := newFleet(sim.NewEngine(), sc, fleet.NewRecorder(sc.SLO))
 	require.NoError(t, err)
@@ -481,7 +482,7 @@ scale_up_cooldown_s = 10
 engine_start_s = 5
 warmup_s = 1
 `
-	sc, err := Parse("asm.toml", []byte(src))
+	sc, err := scenario.Parse("asm.toml", []byte(src))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
@@ -527,7 +528,7 @@ enabled = true
 min_replicas = 1
 `
 	run := func(src string) (*Summary, float64) {
-		sc, err := Parse("aro.toml", []byte(src))
+		sc, err := scenario.Parse("aro.toml", []byte(src))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
@@ -591,7 +592,7 @@ func TestAutoscaleDownReplicas(t *testing.T) {
 		"min_replicas = 9":                       "autoscale.min_replicas: must be at most cluster.replicas − run.down_replicas = 8 (the replicas not in repair), found 9",
 		"min_replicas = 2\ninitial_replicas = 9": "autoscale.initial_replicas: must be at most cluster.replicas − run.down_replicas = 8",
 	} {
-		_, err := Parse("x.toml", []byte("name = \"x\"\n[cluster]\nreplicas = 10\n[run]\ndown_replicas = 2\n[workload]\nduration_s = 60\n[autoscale]\nenabled = true\n"+extra+"\n"))
+		_, err := scenario.Parse("x.toml", []byte("name = \"x\"\n[cluster]\nreplicas = 10\n[run]\ndown_replicas = 2\n[workload]\nduration_s = 60\n[autoscale]\nenabled = true\n"+extra+"\n"))
 		require.ErrorContains(t, err, want, extra)
 	}
 }
@@ -667,7 +668,7 @@ func TestSizeAutoscaled(t *testing.T) {
 	require.NoError(t, err)
 	base, err = base.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "3600"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	res, err := Size(base, targets, 0.95, RunOptions{})
 	require.NoError(t, err)

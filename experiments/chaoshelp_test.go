@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -51,7 +52,7 @@ func stepChecked(t *testing.T, eng *sim.Engine, fl *fleet.Fleet, rec *fleet.Reco
 
 // requireDeterministic runs sc twice through the runner and requires
 // byte-identical summaries.
-func requireDeterministic(t *testing.T, sc *Scenario, src string) {
+func requireDeterministic(t *testing.T, sc *scenario.Scenario, src string) {
 	t.Helper()
 	var outs [2]string
 	for k := range outs {

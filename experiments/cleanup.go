@@ -5,6 +5,8 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // InternalError is a panic inside a simulation run (a bug in fleetsim, not
@@ -18,7 +20,7 @@ type InternalError struct {
 func (e *InternalError) Error() string { return fmt.Sprintf("internal error: %v", e.Value) }
 
 // safeRun is Run with a panic turned into an *InternalError.
-func safeRun(sc *Scenario, o Options) (res *Result, err error) {
+func safeRun(sc *scenario.Scenario, o Options) (res *Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, &InternalError{Value: r, Stack: debug.Stack()}

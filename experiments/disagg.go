@@ -2,11 +2,10 @@ package experiments
 
 import (
 	"errors"
-	"fmt"
+	"github.com/fleetsim/fleetsim/experiments/results"
 
-	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
@@ -18,145 +17,6 @@ import (
 // errDisaggSize is what `size` says of a disaggregated scenario: it
 // searches one pool size and prices one pool.
 var errDisaggSize = errors.New("a disaggregated fleet has two pool sizes: size it with SizeMix (fleetsim size does)")
-
-// DisaggScenario is a scenario's [disagg] table: disaggregated prefill and
-// decode pools (models.DisaggConfig) and the decode pool's router.
-type DisaggScenario struct {
-	fleet.DisaggConfig
-	// Router chooses the decode replica for each prefilled request among
-	// those with room for its KV ([disagg.router], the keys of [router]).
-	// Default "least-outstanding".
-	Router policies.RouterConfig `toml:"router"`
-	// Faults are scripted faults on decode replicas ([[disagg.faults]], the
-	// keys of [[faults]] with replica indexing the decode pool), in the
-	// modes DecodeFaultModes. A decode replica that fails loses its
-	// requests' KV; they are prefilled again. [policies.probe] watches the
-	// decode pool as it does the prefill pool; without deep probes a hang
-	// needs duration_s > 0 (nothing else would end it), and a crash with
-	// restart_s = 0 stays down unless a probe restarts it.
-	Faults []failures.Scripted `toml:"faults"`
-}
-
-// DecodeFaultModes are the scripted fault modes a decode replica takes.
-var DecodeFaultModes = []string{failures.Fail, failures.Hang, failures.OOM, failures.Slow}
-
-// DefaultDisaggScenario is [disagg] with every default (off).
-func DefaultDisaggScenario() DisaggScenario {
-	return DisaggScenario{DisaggConfig: fleet.DefaultDisaggConfig(), Router: policies.DefaultRouterConfig()}
-}
-
-// disaggCluster is the prefill pool as the runner builds it: the cluster
-// with the failures' warm spares.
-func (s *Scenario) disaggCluster() fleet.FleetConfig {
-	c := s.Cluster
-	if s.Failures.Enabled && s.Failures.Spares > 0 {
-		c.Replicas += s.Failures.Spares
-	}
-	return c
-}
-
-// decodeReplicas is the decode pool as the runner builds it: its serving
-// replicas and the failures' warm decode spares.
-func (s *Scenario) decodeReplicas() int {
-	n := s.Disagg.Decode.Replicas
-	if s.Failures.Enabled && s.Failures.DecodeSpares > 0 {
-		n += s.Failures.DecodeSpares
-	}
-	return n
-}
-
-// validateDisagg records the problems of [disagg] when it is enabled.
-func (s *Scenario) validateDisagg(ps *config.Problems) {
-	d := &s.Disagg
-	if !d.Enabled {
-		if s.Failures.Enabled && s.Failures.DecodeSpares > 0 {
-			ps.Add("failures.decode_spares", "needs a disaggregated fleet ([disagg] enabled = true), found %d", s.Failures.DecodeSpares)
-		}
-		return
-	}
-	cluster := s.disaggCluster()
-	d.ResolveDefaults(cluster)
-	dv := d.DisaggConfig
-	dv.Decode.Replicas = s.decodeReplicas()
-	dv.Validate(s.Catalog(), cluster, "disagg", ps)
-	d.Router.Validate("disagg.router", ps)
-	if s.Fallback.Enabled {
-		ps.Add("disagg.enabled", "cannot be combined with [fallback] yet")
-	}
-	if s.Rollout.Enabled {
-		ps.Add("disagg.enabled", "cannot be combined with [rollout] yet")
-	}
-	// The handoff's topology and wire bytes assume dense TP-only replicas
-	// of one kind that stay provisioned.
-	for _, c := range []struct {
-		key, what string
-		on        bool
-	}{
-		{"cluster.groups", "[[cluster.groups]]", len(s.Cluster.Groups) > 0},
-		{"autoscale.enabled", "[autoscale]", s.Autoscale.Enabled},
-		{"spot.replicas", "[spot]", s.Spot.Replicas > 0},
-	} {
-		if c.on {
-			ps.Add(c.key, "cannot be combined with [disagg] yet (%s)", c.what)
-		}
-	}
-	if s.Cluster.Replica.Spec.Enabled {
-		// The prefill pool computes one token per request: nothing to
-		// speculate. The decode pool takes it.
-		ps.Add("cluster.replica.speculative.enabled", "the prefill pool of a disaggregated fleet has no decode steps to speculate on; set [disagg.decode.replica.speculative] instead")
-	}
-	if l := s.Cluster.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
-		ps.Add("disagg.enabled", "cannot be combined with cluster.dp, cluster.ep or cluster.pp yet (the KV handoff assumes TP-only replicas)")
-	}
-	if l := d.Decode.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
-		ps.Add("disagg.decode", "dp, ep and pp must be 1 for now (the KV handoff assumes TP-only replicas), found dp = %d, ep = %d, pp = %d", l.DP, l.EP, l.PP)
-	}
-	for i := range d.Faults {
-		fc := &d.Faults[i]
-		key := fmt.Sprintf("disagg.faults.%d", i)
-		fc.Validate(key, d.Decode.Replicas, ps)
-		ok := false
-		for _, m := range DecodeFaultModes {
-			ok = ok || fc.Mode == m
-		}
-		if !ok {
-			ps.Add(config.Key(key, "mode"), "a decode replica takes one of %v for now, found %q", DecodeFaultModes, fc.Mode)
-		}
-		if fc.Mode == failures.Hang && !(fc.DurationS > 0) && s.Policies.Probe.Kind != "deep" {
-			ps.Add(config.Key(key, "duration_s"), "a decode replica's hang needs a duration > 0 unless deep probes ([policies.probe] kind = \"deep\") watch the pools, found %v", fc.DurationS)
-		}
-	}
-	// Stochastic failures fall on one topology holding both pools: the
-	// decode pool's GPUs after the prefill pool's, in domains of one size.
-	if s.Failures.Enabled {
-		cat := s.Catalog()
-		gp, okP := cat.GPUs[cluster.GPU]
-		gd, okD := cat.GPUs[d.Decode.GPU]
-		if okP && okD && gp.DomainGPUs != gd.DomainGPUs {
-			ps.Add("disagg.decode.gpu", "[failures] on a disaggregated fleet needs both pools' GPUs in NVLink domains of one size (one failure topology), found %s (%d GPUs) and %s (%d GPUs)",
-				gp.Name, gp.DomainGPUs, gd.Name, gd.DomainGPUs)
-		}
-	}
-}
-
-// applyDisaggFaultDefaults gives each [[disagg.faults]] table the defaults
-// of the keys it does not set, as applyFaultDefaults does for [[faults]].
-func applyDisaggFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
-	def := failures.DefaultScripted()
-	for i := range sc.Disagg.Faults {
-		f := &sc.Disagg.Faults[i]
-		has := func(k string) bool { return doc != nil && doc.Has(fmt.Sprintf("disagg.faults.%d.%s", i, k)) }
-		if !has("factor") {
-			f.Factor = def.Factor
-		}
-		if !has("restart_s") {
-			f.RestartS = def.RestartS
-		}
-		if !has("cold_start_s") {
-			f.ColdStartS = def.ColdStartS
-		}
-	}
-}
 
 // injectDecodeFault schedules scripted fault fc on decode replica j of d.
 func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc failures.Scripted) {
@@ -208,13 +68,13 @@ func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc failures.Scri
 
 // enableDisagg makes fleet disaggregated when the scenario says so;
 // cluster is the prefill pool as built.
-func enableDisagg(eng *sim.Engine, fl *fleet.Fleet, sc *Scenario, cluster fleet.FleetConfig) error {
+func enableDisagg(eng *sim.Engine, fl *fleet.Fleet, sc *scenario.Scenario, cluster fleet.FleetConfig) error {
 	d := sc.Disagg
 	if !d.Enabled {
 		return nil
 	}
 	d.ResolveDefaults(cluster)
-	d.Decode.Replicas = sc.decodeReplicas() // warm spares beyond the serving decode replicas
+	d.Decode.Replicas = sc.DecodeReplicas() // warm spares beyond the serving decode replicas
 	router, err := policies.NewRouter(d.Router, max(d.Decode.Replicas, 1), sim.NewStream(sc.Seed, streams.DecodeRouter))
 	if err != nil {
 		return err
@@ -307,20 +167,20 @@ func decodeIsolationMsMax(d *fleet.Disagg) float64 {
 	for _, x := range d.ProbeStats.IsolationNs {
 		iso = max(iso, x)
 	}
-	return round6(sim.Time(iso).Milliseconds())
+	return results.Round6(sim.Time(iso).Milliseconds())
 }
 
 // decodePrice is what a decode-pool GPU costs per hour: its GPU's price
 // for the tier (the scenario's price_per_gpu_hour when it is the
 // cluster's GPU).
-func decodePrice(sc *Scenario) float64 {
+func decodePrice(sc *scenario.Scenario) float64 {
 	dc := sc.Disagg
 	dc.ResolveDefaults(sc.Cluster)
 	if dc.Decode.GPU == sc.Cluster.GPU {
 		return sc.Price()
 	}
 	g := sc.Catalog().GPUs[dc.Decode.GPU]
-	if sc.Cost.Tier == TierReserved {
+	if sc.Cost.Tier == scenario.TierReserved {
 		return g.ReservedPricePerGPUHour
 	}
 	return g.PricePerGPUHour
@@ -354,14 +214,14 @@ func summarizeDisagg(s *Summary, r *Result) {
 	st := d.Stats
 	out := &DisaggSummary{Link: dc.Link, PrefillGPUs: s.Fleet.GPUs, DecodeGPU: dc.Decode.GPU, DecodeTP: dc.Decode.TP,
 		DecodeReplicas: dc.Decode.Replicas, DecodeGPUs: d.DecodeGPUs,
-		Transfers: st.Transfers, KVBytesMoved: round6(st.BytesMoved),
+		Transfers: st.Transfers, KVBytesMoved: results.Round6(st.BytesMoved),
 		NVLinkTransfers: st.TransfersByLink[0], RDMATransfers: st.TransfersByLink[1],
-		NVLinkBytes: round6(st.BytesByLink[0]), RDMABytes: round6(st.BytesByLink[1]),
-		Backpressured: st.Backpressured, WaitingPeak: st.WaitingPeak, HeldBlocksMean: round6(ratio(st.HeldBlockNs, end)),
+		NVLinkBytes: results.Round6(st.BytesByLink[0]), RDMABytes: results.Round6(st.BytesByLink[1]),
+		Backpressured: st.Backpressured, WaitingPeak: st.WaitingPeak, HeldBlocksMean: results.Round6(ratio(st.HeldBlockNs, end)),
 		RePrefills: st.RePrefills, RePrefillTokens: st.RePrefillTokens, Rerouted: st.Rerouted, DecodeLost: st.DecodeLost,
 		DecodeProbes: d.ProbeStats.Probes, DecodeEjections: d.ProbeStats.Ejections, DecodeIsolationMsMax: decodeIsolationMsMax(d),
 		DecodeBreakerOpens:  st.DecodeBreakerOpens,
-		DecodeKVUtilization: round6(ratio(used, total)), DecodeBusyFraction: round6(ratio(busy, n*end)),
+		DecodeKVUtilization: results.Round6(ratio(used, total)), DecodeBusyFraction: results.Round6(ratio(busy, n*end)),
 		DecodePreemptions: preempt,
 		TTFTSplitMs:       map[string]Dist{}}
 	for st, sk := range ttftSplitSketches(r) {
@@ -389,16 +249,16 @@ func summarizeDisagg(s *Summary, r *Result) {
 		// computed there; prefilling it again is recompute), as a share of
 		// the decode pool's FLOPs and its $.
 		perToken := 2 * r.Fleet.ParamsPerGPU * float64(sc.Cluster.GPUsPerReplica())
-		c.Wasted.DiscardedUSD = round6(c.Wasted.DiscardedUSD + ratio(float64(wasted)*perToken, flops)*usd)
+		c.Wasted.DiscardedUSD = results.Round6(c.Wasted.DiscardedUSD + ratio(float64(wasted)*perToken, flops)*usd)
 	}
-	c.USD = round6(c.USD + usd)
-	c.GPUHours = round6(c.GPUHours + hours)
-	c.EnergyKWh = round6(c.EnergyKWh + kwh)
-	c.EnergyUSD = round6(c.EnergyKWh * sc.Cost.USDPerKWh)
-	c.USDPerMonth = round6(c.USDPerMonth + gpus*price*HoursPerMonth)
-	c.USDPerMillionOutputRaw = round6(ratio(c.USD*1e6, float64(r.Rec.OutputTokens)))
+	c.USD = results.Round6(c.USD + usd)
+	c.GPUHours = results.Round6(c.GPUHours + hours)
+	c.EnergyKWh = results.Round6(c.EnergyKWh + kwh)
+	c.EnergyUSD = results.Round6(c.EnergyKWh * sc.Cost.USDPerKWh)
+	c.USDPerMonth = results.Round6(c.USDPerMonth + gpus*price*HoursPerMonth)
+	c.USDPerMillionOutputRaw = results.Round6(ratio(c.USD*1e6, float64(r.Rec.OutputTokens)))
 	if r.Rec.GoodOutputTokens > 0 {
-		c.USDPerMillionOutputTokens = ptr(round6(c.USD * 1e6 / float64(r.Rec.GoodOutputTokens)))
+		c.USDPerMillionOutputTokens = ptr(results.Round6(c.USD * 1e6 / float64(r.Rec.GoodOutputTokens)))
 	}
 	s.Fleet.GPUs += d.DecodeGPUs
 	s.Fleet.Domains = d.NVLinkDomains()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,7 +47,7 @@ domain_gpus = 8
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := strings.NewReplacer("%LINK%", tc.link, "%GPU%", tc.gpu, "%TP%", tc.tp).Replace(base)
-			_, err := Parse("pd.toml", []byte(src))
+			_, err := scenario.Parse("pd.toml", []byte(src))
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.want)
 		})
@@ -54,11 +55,11 @@ domain_gpus = 8
 	// The pool that cannot hold the model is named at the line of the
 	// decode table's model (inherited: its table's line).
 	src := strings.NewReplacer("%LINK%", "auto", "%GPU%", "H100", "%TP%", "1").Replace(base)
-	_, err := Parse("pd.toml", []byte(src))
+	_, err := scenario.Parse("pd.toml", []byte(src))
 	require.ErrorContains(t, err, "does not fit")
 	// Sound: the same over RDMA between servers.
 	src = strings.NewReplacer("%LINK%", "auto", "%GPU%", "H100", "%TP%", "8").Replace(base)
-	_, err = Parse("pd.toml", []byte(src))
+	_, err = scenario.Parse("pd.toml", []byte(src))
 	require.NoError(t, err)
 }
 
@@ -68,7 +69,7 @@ func pdArms(t *testing.T, overrides ...[2]string) (colocated, disagg *Summary) {
 	t.Helper()
 	sc, err := LoadBuiltin("pd-disaggregation")
 	require.NoError(t, err)
-	ovs := []Overlay{OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "120")}
+	ovs := []scenario.Overlay{OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "120")}
 	for _, o := range overrides {
 		ovs = append(ovs, OverrideOverlay(o[0], o[1]))
 	}
@@ -151,7 +152,7 @@ mode = "%MODE%"
 restart_s = 5
 cold_start_s = 10
 `
-	sc, err := Parse("pd.toml", []byte(strings.Replace(src, "%MODE%", "fail", 1)))
+	sc, err := scenario.Parse("pd.toml", []byte(strings.Replace(src, "%MODE%", "fail", 1)))
 	require.NoError(t, err)
 	var outs [2]string
 	for k := range outs {
@@ -166,7 +167,7 @@ cold_start_s = 10
 		outs[k] = string(js)
 	}
 	require.Equal(t, outs[0], outs[1])
-	_, err = Parse("pd.toml", []byte(strings.Replace(src, "%MODE%", "maintenance", 1)))
+	_, err = scenario.Parse("pd.toml", []byte(strings.Replace(src, "%MODE%", "maintenance", 1)))
 	require.ErrorContains(t, err, `pd.toml:27: disagg.faults.0.mode: a decode replica takes one of`)
 }
 
@@ -191,7 +192,7 @@ func TestDisaggCDFAndMerge(t *testing.T) {
 		require.Contains(t, want, "disagg,ttft_"+st+",")
 	}
 	dir := t.TempDir()
-	prov, err := NewProvenance("run", nil, []*Scenario{arms[1].Scenario}, 1)
+	prov, err := NewProvenance("run", nil, []*scenario.Scenario{arms[1].Scenario}, 1)
 	require.NoError(t, err)
 	path, err := NewPart("run", Shard{1, 1}, sc.Name, []string{""}, [][]*RepResult{reps}, prov).Write(dir)
 	require.NoError(t, err)
@@ -210,7 +211,7 @@ func TestDisaggSizeRefused(t *testing.T) {
 	require.NoError(t, err)
 	sc, err = sc.Derive(OverrideOverlay("disagg.enabled", "true"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	_, err = Size(sc, targets, 0.95, RunOptions{})
 	require.ErrorContains(t, err, "SizeMix")

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // TestDownReplicasStayDown: run.down_replicas' replicas are in repair for
@@ -25,7 +27,7 @@ func TestDownReplicasStayDown(t *testing.T) {
 		"fault":    "[[faults]]\nreplica = 3\nmode = \"fail\"\nat_s = 10\nduration_s = 5\nrestart_s = 5\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			sc, err := Parse("down.toml", []byte(fmt.Sprintf(src, 4, 1, extra)))
+			sc, err := scenario.Parse("down.toml", []byte(fmt.Sprintf(src, 4, 1, extra)))
 			require.NoError(t, err)
 			res, err := Run(sc, Options{})
 			require.NoError(t, err)
@@ -36,7 +38,7 @@ func TestDownReplicasStayDown(t *testing.T) {
 			s := Summarize(res)
 			require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
 			if name == "alone" || name == "liveness" {
-				three, err := Parse("down.toml", []byte(fmt.Sprintf(src, 3, 0, extra)))
+				three, err := scenario.Parse("down.toml", []byte(fmt.Sprintf(src, 3, 0, extra)))
 				require.NoError(t, err)
 				r, err := Run(three, Options{})
 				require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,9 +38,9 @@ ttft_ms = 800
 tpot_ms = 100
 `
 
-func mustParse(t testing.TB, src string) *Scenario {
+func mustParse(t testing.TB, src string) *scenario.Scenario {
 	t.Helper()
-	sc, err := Parse("test.toml", []byte(src))
+	sc, err := scenario.Parse("test.toml", []byte(src))
 	require.NoError(t, err)
 	return sc
 }
@@ -180,7 +181,7 @@ func TestParseAxis(t *testing.T) {
 		{"cluster.replicas=1..5:0", nil, true},
 		{"cluster.replicas=1..1000000:1", nil, true},
 	} {
-		ax, err := ParseAxis(tc.spec)
+		ax, err := scenario.ParseAxis(tc.spec)
 		if tc.err {
 			require.Error(t, err, tc.spec)
 			continue
@@ -193,9 +194,9 @@ func TestParseAxis(t *testing.T) {
 func TestSweepSharesSeedsAndReportsEveryPoint(t *testing.T) {
 	sc, err := mustParse(t, small).Derive(OverrideOverlay("run.replications", "2"))
 	require.NoError(t, err)
-	ax, err := ParseAxis("cluster.replicas=1..3")
+	ax, err := scenario.ParseAxis("cluster.replicas=1..3")
 	require.NoError(t, err)
-	res, err := RunSweep(sc, []Axis{ax}, RunOptions{})
+	res, err := RunSweep(sc, []scenario.Axis{ax}, RunOptions{})
 	require.NoError(t, err)
 	require.Len(t, res.Points, 3)
 	require.Len(t, res.Points[0].Arm.Reps, 2)
@@ -209,23 +210,23 @@ func TestSweepSharesSeedsAndReportsEveryPoint(t *testing.T) {
 		require.LessOrEqual(t, p99, prev*1.05, "more replicas, no worse TTFT")
 		prev = p99
 	}
-	_, err = RunSweep(sc, []Axis{{Key: "cluster.replicaz", Values: []string{"2"}}}, RunOptions{})
+	_, err = RunSweep(sc, []scenario.Axis{{Key: "cluster.replicaz", Values: []string{"2"}}}, RunOptions{})
 	require.ErrorContains(t, err, "cluster.replicaz")
 }
 
 func TestParseSLO(t *testing.T) {
-	ts, err := ParseSLO("ttft_p99=800ms,success=99.9%,e2e_p50=2s,slo_attainment=0.95")
+	ts, err := scenario.ParseSLO("ttft_p99=800ms,success=99.9%,e2e_p50=2s,slo_attainment=0.95")
 	require.NoError(t, err)
 	require.InDelta(t, 0.999, ts[1].Limit, 1e-12)
 	ts[1].Limit = 0.999
-	require.Equal(t, []Target{
+	require.Equal(t, []scenario.Target{
 		{Name: "ttft_p99", Key: "latency_ms.ttft.p99", Limit: 800, Upper: true},
 		{Name: "success", Key: "success", Limit: 0.999},
 		{Name: "e2e_p50", Key: "latency_ms.e2e.p50", Limit: 2000, Upper: true},
 		{Name: "slo_attainment", Key: "goodput.slo_attainment", Limit: 0.95},
 	}, ts)
 	for _, bad := range []string{"", "ttft=800ms", "ttft_p99=fast", "success=120%", "ttft_p99=-1ms", "foo_p99=1ms"} {
-		_, err := ParseSLO(bad)
+		_, err := scenario.ParseSLO(bad)
 		require.Error(t, err, bad)
 	}
 }
@@ -236,7 +237,7 @@ func TestSizingMonotoneAndHolds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several searches")
 	}
-	targets, err := ParseSLO("ttft_p99=800ms,success=99.9%")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms,success=99.9%")
 	require.NoError(t, err)
 	prevN := 0
 	for _, rate := range []int{40, 120, 240} {
@@ -286,7 +287,7 @@ func BenchmarkReplicationsParallel(b *testing.B) {
 
 func TestCostTiersPowerAndRecompute(t *testing.T) {
 	base := mustParse(t, small)
-	run := func(ovs ...Overlay) *Summary {
+	run := func(ovs ...scenario.Overlay) *Summary {
 		sc, err := base.Derive(append(ovs, OverrideOverlay("run.replications", "1"))...)
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
@@ -321,7 +322,7 @@ func TestSizingWithTwoDown(t *testing.T) {
 	require.NoError(t, err)
 	sc, err = sc.Derive(OverrideOverlay("run.replications", "2"), OverrideOverlay("workload.duration_s", "120"))
 	require.NoError(t, err)
-	targets, err := ParseSLO(sc.Size.SLO)
+	targets, err := scenario.ParseSLO(sc.Size.SLO)
 	require.NoError(t, err)
 	res, err := Size(sc, targets, 0.95, RunOptions{})
 	require.NoError(t, err)
@@ -442,7 +443,7 @@ mode = "fail"
 `)
 	sc, err := sc.Derive(OverrideOverlay("run.replications", "2"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("success=100%")
+	targets, err := scenario.ParseSLO("success=100%")
 	require.NoError(t, err)
 	_, err = Size(sc, targets, 0.95, RunOptions{})
 	require.ErrorContains(t, err, "doubling the fleet no longer helps")
@@ -534,7 +535,7 @@ func TestTrainingBlastRadiusHGXvsNVL72(t *testing.T) {
 // size says when its confidence bound is not one: with one replication, and
 // when every replication is identical (a trace replay draws nothing).
 func TestSizeSaysWhenThereIsNoBound(t *testing.T) {
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	sc, err := mustParse(t, small).Derive(OverrideOverlay("run.replications", "1"))
 	require.NoError(t, err)
@@ -542,7 +543,7 @@ func TestSizeSaysWhenThereIsNoBound(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, res.Table(sc.Name), "1 replication per size: no confidence bound")
 
-	tr, err := Parse("tr.toml", []byte(`name = "tr"
+	tr, err := scenario.Parse("tr.toml", []byte(`name = "tr"
 [cluster]
 gpu = "H100"
 model = "llama-3-8b"

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // groupSparesSrc is a fleet of an HGX H100 group and a GB200 NVL72 group
@@ -46,9 +48,9 @@ spare_after_s = 0
 
 // runConserved parses and runs src, requires that it conserves
 // requests, and returns the scenario, the result and its summary.
-func runConserved(t *testing.T, src string) (*Scenario, *Result, *Summary) {
+func runConserved(t *testing.T, src string) (*scenario.Scenario, *Result, *Summary) {
 	t.Helper()
-	sc, err := Parse("test.toml", []byte(src))
+	sc, err := scenario.Parse("test.toml", []byte(src))
 	require.NoError(t, err, src)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err, src)
@@ -137,7 +139,7 @@ func TestGroupSpares(t *testing.T) {
 // A group without spares gets none of another group's: its failed
 // replicas stay down until repaired.
 func TestGroupSparesNotShared(t *testing.T) {
-	sc, err := Parse("gs.toml", []byte(groupSparesSrc(2, 0)))
+	sc, err := scenario.Parse("gs.toml", []byte(groupSparesSrc(2, 0)))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
@@ -161,7 +163,7 @@ func TestGroupSparesNotShared(t *testing.T) {
 func TestGroupSparesIdlePrice(t *testing.T) {
 	src := strings.Replace(groupSparesSrc(1, 0), "replicas = 3\n", "replicas = 3\nprice_per_gpu_hour = 1\n", 1)
 	src = strings.Replace(src, "replicas = 4\n", "replicas = 4\nprice_per_gpu_hour = 5\n", 1)
-	sc, err := Parse("gs.toml", []byte(src))
+	sc, err := scenario.Parse("gs.toml", []byte(src))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
@@ -201,7 +203,7 @@ func TestGroupSparesRefusals(t *testing.T) {
 			"failures.spare_coverage: cannot be combined with [[cluster.groups]] or [disagg] yet (set spares in each [[cluster.groups]] table)"},
 	}
 	for _, c := range cases {
-		_, err := Parse("gs.toml", []byte(c.edit(src)))
+		_, err := scenario.Parse("gs.toml", []byte(c.edit(src)))
 		require.ErrorContains(t, err, c.want)
 	}
 }
@@ -289,7 +291,7 @@ spare_after_s = 0
 spares = 2
 `
 	for _, src := range []string{homogeneous, groupSparesSrc(1, 1), groupSparesSrc(2, 2)} {
-		sc, err := Parse("s.toml", []byte(src))
+		sc, err := scenario.Parse("s.toml", []byte(src))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
@@ -307,7 +309,7 @@ spares = 2
 // fleetsim size keeps a group's spares at every count of the group but 0
 // (a group with no replicas needs no spares), and pays for them.
 func TestGroupSparesSizeOverlay(t *testing.T) {
-	base, err := Parse("gs.toml", []byte(groupSparesSrc(1, 2)))
+	base, err := scenario.Parse("gs.toml", []byte(groupSparesSrc(1, 2)))
 	require.NoError(t, err)
 	sc, err := base.Derive(groupsOverlay(base.Cluster.Groups, 0, 3))
 	require.NoError(t, err)
@@ -315,5 +317,5 @@ func TestGroupSparesSizeOverlay(t *testing.T) {
 	require.Equal(t, 0, sc.Cluster.Groups[0].Spares, "no spares for a group of none")
 	require.Equal(t, 3, sc.Cluster.Groups[1].Replicas)
 	require.Equal(t, 2, sc.Cluster.Groups[1].Spares)
-	require.Equal(t, 2, sc.groupSpares())
+	require.Equal(t, 2, sc.GroupSpares())
 }

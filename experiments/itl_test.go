@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/stretchr/testify/require"
 )
 
@@ -49,10 +50,10 @@ func TestITLReported(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `\nITL p99 ms +[0-9.]+ +[0-9.]+`, ab.Report())
 
-	tg, err := ParseSLO("itl_p99=120ms")
+	tg, err := scenario.ParseSLO("itl_p99=120ms")
 	require.NoError(t, err)
 	require.Equal(t, "latency_ms.itl.p99", tg[0].Key)
-	_, err = ParseSLO("itl_p98=1")
+	_, err = scenario.ParseSLO("itl_p98=1")
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), "itl"), err.Error())
 }

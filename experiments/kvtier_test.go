@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // kvTiersRun runs the kv-tiers built-in with overrides.
@@ -12,7 +14,7 @@ func kvTiersRun(t *testing.T, kv ...[2]string) *Summary {
 	t.Helper()
 	sc, err := LoadBuiltin("kv-tiers")
 	require.NoError(t, err)
-	var ovs []Overlay
+	var ovs []scenario.Overlay
 	for _, o := range kv {
 		ovs = append(ovs, OverrideOverlay(o[0], o[1]))
 	}
@@ -55,7 +57,7 @@ enabled = true
 host_dram_gb_per_gpu = 64
 host_read_gb_per_s = 0
 `
-	_, err := Parse("t.toml", []byte(src))
+	_, err := scenario.Parse("t.toml", []byte(src))
 	require.ErrorContains(t, err, "t.toml:5: kv_tiers.host_read_gb_per_s: a host DRAM tier needs a bandwidth > 0")
 }
 
@@ -76,7 +78,7 @@ host_dram_gb_per_gpu = 100
 store_gb = 1000
 `
 	run := func(on string) *Summary {
-		sc, err := Parse("c.toml", []byte(strings.Replace(base, "%s", on, 1)))
+		sc, err := scenario.Parse("c.toml", []byte(strings.Replace(base, "%s", on, 1)))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)

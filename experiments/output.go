@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // Finishing a command: writing its run directory and printing its report.
@@ -86,13 +87,13 @@ func NewABResult(arms []*ArmResult) *ABResult {
 // (the one-sided bound at confidence conf of each target's mean over the
 // arm's replications) and says so for a progress report: "meets the SLO",
 // or "misses" and each missed target's bound and limit.
-func SizeVerdict(a *ArmResult, targets []Target, conf float64) (bool, string) {
+func SizeVerdict(a *ArmResult, targets []scenario.Target, conf float64) (bool, string) {
 	ok, bounds := meets(a, targets, conf)
 	if ok {
 		return true, "meets the SLO"
 	}
 	miss := &SizePoint{}
-	var missed []Target
+	var missed []scenario.Target
 	for i, t := range targets {
 		if t.Upper && !(bounds[i] <= t.Limit) || !t.Upper && !(bounds[i] >= t.Limit) {
 			missed = append(missed, t)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 const mooncakeTrace = "../../shared/data/traces/conversation_trace.jsonl"
@@ -32,7 +34,7 @@ kind = "trace"
 path = "` + mooncakeTrace + `"
 rate_multiplier = 0.5    # replay at half speed so one H100 keeps up
 `
-	sc, err := Parse("mooncake.toml", []byte(toml))
+	sc, err := scenario.Parse("mooncake.toml", []byte(toml))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)

@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // Provenance says which experiment a part file's jobs belong to, so that
@@ -39,7 +41,7 @@ type Provenance struct {
 
 // NewProvenance describes the job set scs run by command with the given
 // result-changing flags, split into shards shards.
-func NewProvenance(command string, flags []string, scs []*Scenario, shards int) (Provenance, error) {
+func NewProvenance(command string, flags []string, scs []*scenario.Scenario, shards int) (Provenance, error) {
 	h, err := CanonicalScenarios(scs)
 	if err != nil {
 		return Provenance{}, err
@@ -86,7 +88,7 @@ func short(s string) string {
 // JSON, its description left out (it does not change results), its trace
 // file by the SHA-256 of its contents rather than its path (which depends
 // on the directory the command ran in), and the engine profiles it read.
-func CanonicalScenarios(scs []*Scenario) (string, error) {
+func CanonicalScenarios(scs []*scenario.Scenario) (string, error) {
 	h := sha256.New()
 	for _, sc := range scs {
 		c := *sc
@@ -99,15 +101,15 @@ func CanonicalScenarios(scs []*Scenario) (string, error) {
 			c.Workload.Trace.Path = "sha256:" + sum
 		}
 		b, err := json.Marshal(struct {
-			Scenario *Scenario                  `json:"scenario"`
+			Scenario *scenario.Scenario         `json:"scenario"`
 			Profiles map[string]json.RawMessage `json:"profiles,omitempty"`
 		}{&c, profileJSON(sc)})
 		if err != nil {
 			// A value JSON cannot hold (a non-finite number): fall back to
 			// the source and its overlays, which determine the scenario.
 			h.Write([]byte(sc.Name + "\x00"))
-			h.Write(sc.src)
-			for _, o := range sc.overlays {
+			h.Write(sc.Source())
+			for _, o := range sc.Overlays() {
 				h.Write([]byte("\x00" + o.Name + "\x00"))
 				h.Write(o.TOML)
 			}
@@ -119,12 +121,12 @@ func CanonicalScenarios(scs []*Scenario) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func profileJSON(sc *Scenario) map[string]json.RawMessage {
-	if len(sc.profiles) == 0 {
+func profileJSON(sc *scenario.Scenario) map[string]json.RawMessage {
+	if len(sc.Profiles()) == 0 {
 		return nil
 	}
 	out := map[string]json.RawMessage{}
-	for k, p := range sc.profiles {
+	for k, p := range sc.Profiles() {
 		b, err := json.Marshal(p)
 		if err != nil {
 			b = []byte(strconv.Quote(fmt.Sprintf("%+v", p)))
@@ -135,7 +137,7 @@ func profileJSON(sc *Scenario) map[string]json.RawMessage {
 }
 
 // traceSHA256 hashes the trace file a scenario replays.
-func traceSHA256(path string, embedded bool, sc *Scenario) (string, error) {
+func traceSHA256(path string, embedded bool, sc *scenario.Scenario) (string, error) {
 	var r io.ReadCloser
 	var err error
 	if embedded {

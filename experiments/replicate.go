@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
@@ -60,7 +61,7 @@ type RunOptions struct {
 	// finished without error, with the scenarios and the results it
 	// returns (with Shard, other shards' results are nil). A caller that runs several batches on the same options (a
 	// sizing search runs one per fleet size) learns from it which one ended.
-	Batch func(scs []*Scenario, results [][]*RepResult)
+	Batch func(scs []*scenario.Scenario, results [][]*RepResult)
 	// OnDone streams completed requests of replication 0 (requests.csv).
 	// When set, replication 0 runs alone before the others start.
 	OnDone func(o *engine.Outcome)
@@ -76,8 +77,8 @@ type RunOptions struct {
 // run in flight has a spare core, between a run's engine and its
 // workload's draws (Options.PrefetchWorkload), which give the same
 // requests either way.
-func RunReplications(sc *Scenario, opt RunOptions) ([]*RepResult, error) {
-	res, err := runMany([]*Scenario{sc}, opt)
+func RunReplications(sc *scenario.Scenario, opt RunOptions) ([]*RepResult, error) {
+	res, err := runMany([]*scenario.Scenario{sc}, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -87,12 +88,14 @@ func RunReplications(sc *Scenario, opt RunOptions) ([]*RepResult, error) {
 // RunScenarios runs every replication of every scenario on one worker pool
 // (or, with opt.Shard, this shard's share of them) and returns
 // results[scenario][replication]; see runMany.
-func RunScenarios(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) { return runMany(scs, opt) }
+func RunScenarios(scs []*scenario.Scenario, opt RunOptions) ([][]*RepResult, error) {
+	return runMany(scs, opt)
+}
 
 // runMany runs every replication of every scenario on one worker pool and
 // returns results[scenario][replication]. Scenarios share replication seeds
 // (common random numbers) when they share a master seed.
-func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
+func runMany(scs []*scenario.Scenario, opt RunOptions) ([][]*RepResult, error) {
 	type job struct{ s, i int }
 	var jobs []job
 	skipped := 0

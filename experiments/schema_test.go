@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -19,7 +20,7 @@ import (
 // schemaReps are two short replications of the small scenario, run once.
 var schemaReps = sync.OnceValues(func() ([]*RepResult, error) {
 	src := strings.Replace(strings.Replace(small, "replications = 4", "replications = 2", 1), "duration_s = 60", "duration_s = 10", 1)
-	sc, err := Parse("test.toml", []byte(src))
+	sc, err := scenario.Parse("test.toml", []byte(src))
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func readFile(t *testing.T, path string) [][]string {
 // trainingArm is an arm of a training run with the statistics ETTRCSV and
 // Table read.
 func trainingArm(name string, ettr float64) *ArmResult {
-	rep := &RepResult{Summary: &Summary{Scenario: "llama3-pretrain", Mode: ModeTraining}}
+	rep := &RepResult{Summary: &Summary{Scenario: "llama3-pretrain", Mode: scenario.ModeTraining}}
 	return &ArmResult{Name: name, Reps: []*RepResult{rep}, Stats: []Stat{
 		{Key: "training.checkpoint_interval_s", Mean: 3600, Values: []float64{3600}},
 		{Key: "training.ettr", Mean: ettr, CI95: 0.01, Values: []float64{ettr}},
@@ -65,7 +66,7 @@ func trainingArm(name string, ettr float64) *ArmResult {
 
 // trainingSweep sweeps training.spare_servers (and more axes) over
 // training arms.
-func trainingSweep(axes ...Axis) *SweepResult {
+func trainingSweep(axes ...scenario.Axis) *SweepResult {
 	res := &SweepResult{Axes: axes}
 	var grid func(prefix []string, k int)
 	grid = func(prefix []string, k int) {
@@ -101,10 +102,10 @@ func TestWritersFollowSchema(t *testing.T) {
 	require.Equal(t, results.ABFile.Names(), header("ab.csv"))
 	require.Equal(t, results.ReplicationsFile.Header(nil, ReplicationKeys([]*ArmResult{a, b})), header("replications.csv"))
 
-	serving := &SweepResult{Axes: []Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
+	serving := &SweepResult{Axes: []scenario.Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
 	require.Equal(t, results.SweepFile.Header([]string{"cluster.replicas"}, nil), readCSV(t, serving.CSV())[0])
 
-	ax := Axis{Key: "training.spare_servers", Values: []string{"4", "7"}}
+	ax := scenario.Axis{Key: "training.spare_servers", Values: []string{"4", "7"}}
 	require.Equal(t, results.ETTRFile.Header([]string{ax.Key}, nil), readCSV(t, trainingSweep(ax).ETTRCSV())[0])
 
 	p := &SizePoint{Replicas: 2, Arm: a, Bounds: []float64{1}}
@@ -126,7 +127,7 @@ func TestWritersFollowSchema(t *testing.T) {
 func TestSweepCSVWithFailuresFollowsSchema(t *testing.T) {
 	a := armNamed(t, "x")
 	a.Stats = append(append([]Stat(nil), a.Stats...), Stat{Key: "failures.availability", Values: []float64{1, 1}})
-	res := &SweepResult{Axes: []Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
+	res := &SweepResult{Axes: []scenario.Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
 	var opt []string
 	for _, c := range results.SweepFile.Optional {
 		opt = append(opt, c.Name)
@@ -199,8 +200,8 @@ func sortedStrings(xs []string) bool {
 // the checkpoint interval keeps the swept column (issue 16: every point sat
 // at the same checkpoint interval and the key was dropped).
 func TestETTRCSVHasEverySweptKey(t *testing.T) {
-	spares := Axis{Key: "training.spare_servers", Values: []string{"4", "7", "10", "14"}}
-	policy := Axis{Key: "training.restart", Values: []string{`"fast"`, `"slow"`}}
+	spares := scenario.Axis{Key: "training.spare_servers", Values: []string{"4", "7", "10", "14"}}
+	policy := scenario.Axis{Key: "training.restart", Values: []string{`"fast"`, `"slow"`}}
 	recs := readCSV(t, trainingSweep(spares, policy).ETTRCSV())
 	require.Equal(t, []string{spares.Key, policy.Key}, recs[0][:2])
 	require.Len(t, recs, 1+8)
@@ -216,8 +217,8 @@ func TestETTRCSVHasEverySweptKey(t *testing.T) {
 // TestSweepTableLabelsAreUnique: axis headings of a sweep's table are
 // neither truncated nor duplicated (issue 16: "training.checkp…" twice).
 func TestSweepTableLabelsAreUnique(t *testing.T) {
-	res := trainingSweep(Axis{Key: "training.checkpoint_interval_s", Values: []string{"600"}},
-		Axis{Key: "training.checkpoint_write_s", Values: []string{"30"}})
+	res := trainingSweep(scenario.Axis{Key: "training.checkpoint_interval_s", Values: []string{"600"}},
+		scenario.Axis{Key: "training.checkpoint_write_s", Values: []string{"30"}})
 	head := strings.SplitN(res.Table(), "\n", 2)[0]
 	require.NotContains(t, head, "…")
 	require.Contains(t, head, "checkpoint_interval_s")

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/training"
@@ -43,16 +44,16 @@ func (s Shard) takes(j int) bool { return !s.Active() || j%s.Count == s.Index-1 
 
 // Part is one shard's results.
 type Part struct {
-	Version  int        `json:"version"`
-	Kind     string     `json:"kind"` // "run", "ab" or "sweep"
-	Shard    int        `json:"shard"`
-	Of       int        `json:"of"`
-	Scenario string     `json:"scenario"`
-	Reps     []int      `json:"replications"` // per scenario
-	Names    []string   `json:"names"`        // arm names (ab), point names (sweep)
-	Axes     []Axis     `json:"axes,omitempty"`
-	Values   [][]string `json:"values,omitempty"` // sweep point values
-	Jobs     []PartJob  `json:"jobs"`
+	Version  int             `json:"version"`
+	Kind     string          `json:"kind"` // "run", "ab" or "sweep"
+	Shard    int             `json:"shard"`
+	Of       int             `json:"of"`
+	Scenario string          `json:"scenario"`
+	Reps     []int           `json:"replications"` // per scenario
+	Names    []string        `json:"names"`        // arm names (ab), point names (sweep)
+	Axes     []scenario.Axis `json:"axes,omitempty"`
+	Values   [][]string      `json:"values,omitempty"` // sweep point values
+	Jobs     []PartJob       `json:"jobs"`
 	// Prov says which experiment the jobs belong to; merge refuses parts
 	// whose provenance differs.
 	Prov Provenance `json:"provenance"`

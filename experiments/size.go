@@ -9,92 +9,8 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
-
-// Target is one SLO term of a sizing search.
-type Target struct {
-	Name  string  // as written: "ttft_p99", "success", ...
-	Key   string  // summary key, or "success"
-	Limit float64 // ms for latencies, a fraction for rates
-	Upper bool    // true: the metric must stay at or below Limit
-}
-
-// ParseSLO parses "ttft_p99=800ms,success=99.9%". Latency terms are
-// {ttft,tpot,itl,e2e,queue}_{p50,p90,p95,p99,p999} (or _mean) with a duration
-// (ms, s; a bare number is ms); rate terms are success (completed /
-// arrived) and slo_attainment, as a percentage or a fraction.
-func ParseSLO(spec string) ([]Target, error) {
-	var out []Target
-	for _, term := range strings.Split(spec, ",") {
-		term = strings.TrimSpace(term)
-		if term == "" {
-			continue
-		}
-		name, val, ok := strings.Cut(term, "=")
-		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
-		if !ok || val == "" {
-			return nil, fmt.Errorf("--slo %q: expected NAME=VALUE terms such as ttft_p99=800ms,success=99.9%%", term)
-		}
-		switch name {
-		case "success", "slo_attainment":
-			f, err := parseFraction(val)
-			if err != nil {
-				return nil, fmt.Errorf("--slo %s: %w", name, err)
-			}
-			key := "success"
-			if name == "slo_attainment" {
-				key = "goodput.slo_attainment"
-			}
-			out = append(out, Target{Name: name, Key: key, Limit: f})
-		default:
-			metric, q, ok := strings.Cut(name, "_")
-			valid := map[string]bool{"ttft": true, "tpot": true, "itl": true, "e2e": true, "queue": true}
-			validQ := map[string]bool{"p50": true, "p90": true, "p95": true, "p99": true, "p999": true, "mean": true}
-			if !ok || !valid[metric] || !validQ[q] {
-				return nil, fmt.Errorf("--slo %q: unknown term; use {ttft,tpot,itl,e2e,queue}_{p50,p90,p95,p99,p999,mean}, success or slo_attainment", name)
-			}
-			ms, err := parseMs(val)
-			if err != nil {
-				return nil, fmt.Errorf("--slo %s: %w", name, err)
-			}
-			out = append(out, Target{Name: name, Key: "latency_ms." + metric + "." + q, Limit: ms, Upper: true})
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--slo: no terms; e.g. --slo ttft_p99=800ms,success=99.9%%")
-	}
-	return out, nil
-}
-
-func parseMs(v string) (float64, error) {
-	mult := 1.0
-	switch {
-	case strings.HasSuffix(v, "ms"):
-		v = strings.TrimSuffix(v, "ms")
-	case strings.HasSuffix(v, "s"):
-		v, mult = strings.TrimSuffix(v, "s"), 1000
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
-		return 0, fmt.Errorf("expected a positive duration such as 800ms or 0.8s, found %q", v)
-	}
-	return f * mult, nil
-}
-
-func parseFraction(v string) (float64, error) {
-	pct := strings.HasSuffix(v, "%")
-	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
-	if err != nil || math.IsNaN(f) {
-		return 0, fmt.Errorf("expected a percentage such as 99.9%% or a fraction such as 0.999, found %q", v)
-	}
-	if pct {
-		f /= 100
-	}
-	if f <= 0 || f > 1 {
-		return 0, fmt.Errorf("must be in (0, 100%%], found %q", v)
-	}
-	return f, nil
-}
 
 // SizePoint is one fleet size evaluated during the search.
 type SizePoint struct {
@@ -113,7 +29,7 @@ type SizeRow struct {
 
 // SizeResult is the answer of a sizing search.
 type SizeResult struct {
-	Targets    []Target
+	Targets    []scenario.Target
 	Confidence float64
 	Search     []*SizePoint // every size evaluated, in order of replicas
 	Rows       []SizeRow    // N (no failures), N, N+1, N+2
@@ -132,7 +48,7 @@ type SizeResult struct {
 
 // spotAt is how many of n replicas are on spot: [spot] replicas, at most
 // the ones not in repair.
-func (r *SizeResult) spotAt(n int) int { return spotFit(r.Spot, n, r.Down) }
+func (r *SizeResult) spotAt(n int) int { return scenario.SpotFit(r.Spot, n, r.Down) }
 
 // maxSizeReplicas bounds the search.
 const maxSizeReplicas = 1 << 14
@@ -144,7 +60,7 @@ const maxSizeReplicas = 1 << 14
 // targets, then bisects; every size runs the base scenario's replications
 // with the same seeds. It assumes, as capacity does, that more replicas
 // never make the SLO harder to meet.
-func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*SizeResult, error) {
+func Size(base *scenario.Scenario, targets []scenario.Target, conf float64, opt RunOptions) (*SizeResult, error) {
 	if conf <= 0 || conf >= 1 {
 		return nil, fmt.Errorf("confidence must be in (0, 1), found %v", conf)
 	}
@@ -155,13 +71,13 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 	hasFailure := base.Failures.Enabled || base.Run.DownReplicas > 0
 	res := &SizeResult{Targets: targets, Confidence: conf, GPUsPer: base.Cluster.GPUsPerReplica(), HasFailure: hasFailure}
 	res.PriceHour = base.Price()
-	res.Spot, res.Down, res.SpotFraction = max(base.Spot.Replicas, 0), base.runDown(), base.Spot.PriceFraction
+	res.Spot, res.Down, res.SpotFraction = max(base.Spot.Replicas, 0), base.RunDown(), base.Spot.PriceFraction
 	res.Autoscaled = base.Autoscale.Enabled
 	// The smallest size to try: an autoscaled fleet's cap holds its
 	// min_replicas and initial_replicas beside the replicas in repair.
-	floor := base.runDown() + 1
+	floor := base.RunDown() + 1
 	if base.Autoscale.Enabled {
-		floor = max(floor, base.runDown()+max(base.Autoscale.MinReplicas, base.Autoscale.InitialReplicas, 1))
+		floor = max(floor, base.RunDown()+max(base.Autoscale.MinReplicas, base.Autoscale.InitialReplicas, 1))
 	}
 	with, err := search(base, targets, conf, opt, hasFailure, res.spotAt, floor)
 	if err != nil {
@@ -173,7 +89,7 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 		if err != nil {
 			return nil, err
 		}
-		if without, err = search(off, targets, conf, opt, false, res.spotAt, floor-base.runDown()); err != nil {
+		if without, err = search(off, targets, conf, opt, false, res.spotAt, floor-base.RunDown()); err != nil {
 			return nil, err
 		}
 	}
@@ -212,13 +128,13 @@ func (s *sizeSearch) points() []*SizePoint {
 // search doubles then bisects to the fewest replicas meeting the targets,
 // and evaluates N+1 and N+2 too, trying no size below floor. spotAt(n) is
 // how many of n replicas are on spot ([spot] replicas as many as fit).
-func search(base *Scenario, targets []Target, conf float64, opt RunOptions, failures bool, spotAt func(n int) int, floor int) (*sizeSearch, error) {
+func search(base *scenario.Scenario, targets []scenario.Target, conf float64, opt RunOptions, failures bool, spotAt func(n int) int, floor int) (*sizeSearch, error) {
 	ss := &sizeSearch{cache: map[int]*SizePoint{}}
 	eval := func(n int) (*SizePoint, error) {
 		if p, ok := ss.cache[n]; ok {
 			return p, nil
 		}
-		ovs := []Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(n))}
+		ovs := []scenario.Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(n))}
 		if base.Spot.Replicas > 0 {
 			ovs = append(ovs, OverrideOverlay("spot.replicas", strconv.Itoa(spotAt(n))))
 		}
@@ -226,7 +142,7 @@ func search(base *Scenario, targets []Target, conf float64, opt RunOptions, fail
 		if err != nil {
 			return nil, err
 		}
-		reps, err := runMany([]*Scenario{sc}, opt)
+		reps, err := runMany([]*scenario.Scenario{sc}, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -279,7 +195,7 @@ func search(base *Scenario, targets []Target, conf float64, opt RunOptions, fail
 }
 
 // meets checks every target against its one-sided confidence bound.
-func meets(a *ArmResult, targets []Target, conf float64) (bool, []float64) {
+func meets(a *ArmResult, targets []scenario.Target, conf float64) (bool, []float64) {
 	m := StatMap(a.Stats)
 	ok := true
 	bounds := make([]float64, len(targets))
@@ -298,7 +214,7 @@ func meets(a *ArmResult, targets []Target, conf float64) (bool, []float64) {
 
 // targetValues are the per-replication values of t's metric in a (m is
 // a's stats by key).
-func targetValues(a *ArmResult, m map[string]Stat, t Target) []float64 {
+func targetValues(a *ArmResult, m map[string]Stat, t scenario.Target) []float64 {
 	if t.Key != "success" {
 		return m[t.Key].Values
 	}
@@ -345,10 +261,10 @@ func (r *SizeResult) CSV() []byte {
 		p := row.Point
 		m := StatMap(p.Arm.Stats)
 		t.Row(row.Label, strconv.Itoa(p.Replicas), strconv.Itoa(p.Replicas*r.GPUsPer),
-			strconv.FormatBool(p.Failures), fmtF(round6(r.pointUSD(p))),
-			fmtF(round6(m["fleet.mfu"].Mean)), fmtF(round6(r.headroom(p.Replicas))),
-			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
-			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met), sloAttainment(m), sloAttainmentCI95(m))
+			strconv.FormatBool(p.Failures), fmtF(results.Round6(r.pointUSD(p))),
+			fmtF(results.Round6(m["fleet.mfu"].Mean)), fmtF(results.Round6(r.headroom(p.Replicas))),
+			fmtF(results.Round6(m["latency_ms.ttft.p99"].Mean)), fmtF(results.Round6(m["latency_ms.ttft.p99"].CI95)),
+			fmtF(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), sloAttainment(m), sloAttainmentCI95(m))
 	}
 	return t.Bytes()
 }
@@ -366,7 +282,7 @@ func sloAttainment(m map[string]Stat) string {
 	if !ok {
 		return ""
 	}
-	return fmtF(round6(st.Mean))
+	return fmtF(results.Round6(st.Mean))
 }
 
 func sloAttainmentCI95(m map[string]Stat) string {
@@ -374,7 +290,7 @@ func sloAttainmentCI95(m map[string]Stat) string {
 	if !ok {
 		return ""
 	}
-	return fmtF(round6(st.CI95))
+	return fmtF(results.Round6(st.CI95))
 }
 
 // SearchCSV is size_search.csv (results.SizeSearchFile): every size
@@ -384,8 +300,8 @@ func (r *SizeResult) SearchCSV() []byte {
 	for _, p := range r.Search {
 		m := StatMap(p.Arm.Stats)
 		t.Row(strconv.Itoa(p.Replicas), strconv.FormatBool(p.Failures),
-			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
-			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met), fmtF(round6(r.pointUSD(p))),
+			fmtF(results.Round6(m["latency_ms.ttft.p99"].Mean)), fmtF(results.Round6(m["latency_ms.ttft.p99"].CI95)),
+			fmtF(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), fmtF(results.Round6(r.pointUSD(p))),
 			sloAttainment(m), sloAttainmentCI95(m))
 	}
 	return t.Bytes()
@@ -474,13 +390,13 @@ func (r *SizeResult) Table(name string) string {
 
 // improved reports whether some target that q misses moved by more than 1%
 // from p to q, towards its limit.
-func improved(p, q *SizePoint, targets []Target) bool {
+func improved(p, q *SizePoint, targets []scenario.Target) bool {
 	return boundsImproved(p.Bounds, q.Bounds, targets)
 }
 
 // boundsImproved reports whether bounds q improve on p by 1% in some
 // target that q still misses.
-func boundsImproved(p, q []float64, targets []Target) bool {
+func boundsImproved(p, q []float64, targets []scenario.Target) bool {
 	for i, t := range targets {
 		a, b := p[i], q[i]
 		missed := (t.Upper && b > t.Limit) || (!t.Upper && b < t.Limit)
@@ -495,7 +411,7 @@ func boundsImproved(p, q []float64, targets []Target) bool {
 }
 
 // describeBounds says where a size stands against each target.
-func describeBounds(p *SizePoint, targets []Target) string {
+func describeBounds(p *SizePoint, targets []scenario.Target) string {
 	parts := make([]string, len(targets))
 	for i, t := range targets {
 		if t.Upper {

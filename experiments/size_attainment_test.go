@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // size.csv and size_search.csv end with each candidate's SLO attainment
@@ -18,7 +19,7 @@ func TestSizeCSVAttainment(t *testing.T) {
 	sc, err := mustParse(t, small).Derive(OverrideOverlay("run.replications", "2"), OverrideOverlay("workload.duration_s", "30"),
 		OverrideOverlay("workload.arrival.rate_per_s", "60"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	res, err := Size(sc, targets, 0.95, RunOptions{})
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 )
 
@@ -38,7 +39,7 @@ type MixAxis struct {
 
 // spotAt is how many of n replicas of the axis are on spot: Spot, at most
 // the ones not in repair.
-func (a MixAxis) spotAt(n int) int { return spotFit(a.Spot, n, a.Down) }
+func (a MixAxis) spotAt(n int) int { return scenario.SpotFit(a.Spot, n, a.Down) }
 
 // MixPoint is one pair of pool sizes evaluated by SizeMix.
 type MixPoint struct {
@@ -58,7 +59,7 @@ func (p *MixPoint) Label(axes [2]MixAxis) string {
 // MixResult is the answer of SizeMix: the cheapest pair of pool sizes that
 // meets the targets, and, where an axis can serve alone, that axis alone.
 type MixResult struct {
-	Targets    []Target
+	Targets    []scenario.Target
 	Confidence float64
 	Axes       [2]MixAxis
 	// Pure[i] is the fewest replicas of axis i alone that meet the
@@ -81,7 +82,7 @@ type MixResult struct {
 // decode pools of a disaggregated one ([disagg]). It assumes, as Size does,
 // that more replicas never make the SLO harder to meet. Every point runs
 // the base scenario's replications with the same seeds.
-func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*MixResult, error) {
+func SizeMix(base *scenario.Scenario, targets []scenario.Target, conf float64, opt RunOptions) (*MixResult, error) {
 	if conf <= 0 || conf >= 1 {
 		return nil, fmt.Errorf("confidence must be in (0, 1), found %v", conf)
 	}
@@ -90,7 +91,7 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 		d := base.Disagg.Decode
 		cat := base.Catalog()
 		decPrice := cat.GPUs[d.GPU].PricePerGPUHour
-		if base.Cost.Tier == TierReserved {
+		if base.Cost.Tier == scenario.TierReserved {
 			decPrice = cat.GPUs[d.GPU].ReservedPricePerGPUHour
 		}
 		if base.Cost.PricePerGPUHour > 0 {
@@ -100,8 +101,8 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 			{Name: "prefill", GPUsPer: base.Cluster.GPUsPerReplica(), PricePerGPUHour: base.Price(), Min: 1},
 			{Name: "decode", GPUsPer: d.GPUsPerReplica(), PricePerGPUHour: decPrice, Min: 1},
 		}
-		return sizeTwo(base, axes, func(a, b int) []Overlay {
-			return []Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(a)), OverrideOverlay("disagg.decode.replicas", strconv.Itoa(b))}
+		return sizeTwo(base, axes, func(a, b int) []scenario.Overlay {
+			return []scenario.Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(a)), OverrideOverlay("disagg.decode.replicas", strconv.Itoa(b))}
 		}, targets, conf, opt)
 	case len(base.Cluster.Groups) == 2:
 		groups := base.Cluster.Groups
@@ -116,8 +117,8 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 				axes[i].Spot = max(base.Spot.Replicas, 0)
 			}
 		}
-		return sizeTwo(base, axes, func(a, b int) []Overlay {
-			ovs := []Overlay{groupsOverlay(groups, a, b)}
+		return sizeTwo(base, axes, func(a, b int) []scenario.Overlay {
+			ovs := []scenario.Overlay{groupsOverlay(groups, a, b)}
 			for i, n := range [2]int{a, b} {
 				if base.Spot.Group != "" && base.Spot.Group == groups[i].Name {
 					// [spot] replicas of the group it names: as many as fit.
@@ -144,7 +145,7 @@ const (
 // bisected (doubled first while no bound is known). b never needs to grow
 // as a does, so each bisection is bounded by the last; the walk stops when
 // b reaches its minimum or a alone costs more than the best found.
-func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, targets []Target, conf float64, opt RunOptions) (*MixResult, error) {
+func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []scenario.Overlay, targets []scenario.Target, conf float64, opt RunOptions) (*MixResult, error) {
 	res := &MixResult{Targets: targets, Confidence: conf, Axes: axes}
 	cache := map[[2]int]*MixPoint{}
 	eval := func(a, b int) (*MixPoint, error) {
@@ -156,7 +157,7 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 		if err != nil {
 			return nil, err
 		}
-		reps, err := runMany([]*Scenario{sc}, opt)
+		reps, err := runMany([]*scenario.Scenario{sc}, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -293,7 +294,7 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 // groupsOverlay sets the groups' counts to a and b, their down_replicas
 // to at most that, their spot_replicas to at most what is left and their
 // spares to none at a count of 0, every other key as written.
-func groupsOverlay(groups []fleet.GroupConfig, a, b int) Overlay {
+func groupsOverlay(groups []fleet.GroupConfig, a, b int) scenario.Overlay {
 	var sb strings.Builder
 	sb.WriteString("[cluster]\ngroups = [")
 	for i, g := range groups {
@@ -312,12 +313,12 @@ func groupsOverlay(groups []fleet.GroupConfig, a, b int) Overlay {
 			spares = 0
 		}
 		down := min(max(g.DownReplicas, 0), n)
-		spot := spotFit(g.SpotReplicas, n, down) // as many as fit beside those in repair
+		spot := scenario.SpotFit(g.SpotReplicas, n, down) // as many as fit beside those in repair
 		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q, down_replicas = %d, spares = %d, spot_replicas = %d}",
 			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model, down, spares, spot)
 	}
 	sb.WriteString("]\n")
-	return Overlay{Name: fmt.Sprintf("size mix %s=%d %s=%d", groups[0].Name, a, groups[1].Name, b), TOML: []byte(sb.String())}
+	return scenario.Overlay{Name: fmt.Sprintf("size mix %s=%d %s=%d", groups[0].Name, a, groups[1].Name, b), TOML: []byte(sb.String())}
 }
 
 // Table is the sizing answer as text.
@@ -384,7 +385,7 @@ func (r *MixResult) Table(name string) string {
 	return b.String()
 }
 
-func describeTargets(ts []Target) string {
+func describeTargets(ts []scenario.Target) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
 		op, v := "≥", fmt.Sprintf("%g%%", 100*t.Limit)
@@ -396,7 +397,7 @@ func describeTargets(ts []Target) string {
 	return strings.Join(parts, ", ")
 }
 
-func boundsText(p *MixPoint, ts []Target) string {
+func boundsText(p *MixPoint, ts []scenario.Target) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
 		parts[i] = fmt.Sprintf("%s %.4g", t.Name, p.Bounds[i])
@@ -414,9 +415,9 @@ func (r *MixResult) CSV() []byte {
 	fmt.Fprintf(&b, ",%s,%s", results.SLOAttainment, results.SLOAttainmentCI95)
 	b.WriteString("\n")
 	for _, p := range r.Evaluated {
-		fmt.Fprintf(&b, "%d,%d,%d,%s,%t", p.Counts[0], p.Counts[1], p.GPUs, strconv.FormatFloat(round6(p.USDPerMonth), 'f', -1, 64), p.Met)
+		fmt.Fprintf(&b, "%d,%d,%d,%s,%t", p.Counts[0], p.Counts[1], p.GPUs, strconv.FormatFloat(results.Round6(p.USDPerMonth), 'f', -1, 64), p.Met)
 		for _, v := range p.Bounds {
-			fmt.Fprintf(&b, ",%s", strconv.FormatFloat(round6(v), 'f', -1, 64))
+			fmt.Fprintf(&b, ",%s", strconv.FormatFloat(results.Round6(v), 'f', -1, 64))
 		}
 		var m map[string]Stat
 		if p.Arm != nil {

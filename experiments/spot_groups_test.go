@@ -2,6 +2,8 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"strings"
 	"testing"
 
@@ -89,7 +91,7 @@ func TestSpotSeveralGroups(t *testing.T) {
 	g := s.Fleet.Groups
 	require.InDelta(t, (2+1*0.35)*1*h100*secs/3600, g[0].USD, 1e-3, "two on-demand and one spot replica of 1 GPU")
 	require.InDelta(t, (1+2*0.35)*2*b200*secs/3600, g[1].USD, 1e-3, "one on-demand and two spot replicas of 2 GPUs")
-	require.Equal(t, SpotGroupStats{Name: "base", Replicas: 1, SpotUSD: round6(1 * 1 * h100 * 0.35 * secs / 3600)}, s.Spot.Groups[0])
+	require.Equal(t, SpotGroupStats{Name: "base", Replicas: 1, SpotUSD: results.Round6(1 * 1 * h100 * 0.35 * secs / 3600)}, s.Spot.Groups[0])
 	require.Equal(t, "burst", s.Spot.Groups[1].Name)
 	require.InDelta(t, 2*2*b200*0.35*secs/3600, s.Spot.Groups[1].SpotUSD, 1e-3)
 	require.InDelta(t, s.Spot.Groups[0].SpotUSD+s.Spot.Groups[1].SpotUSD, s.Spot.SpotUSD, 1e-3)
@@ -109,7 +111,7 @@ func TestSpotSeveralGroups(t *testing.T) {
 // group's table: the same run, byte for byte.
 func TestSpotGroupKeyIsSpotGroup(t *testing.T) {
 	run := func(src string) string {
-		sc, err := Parse("sgs.toml", []byte(src))
+		sc, err := scenario.Parse("sgs.toml", []byte(src))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
@@ -151,7 +153,7 @@ func TestSpotSeveralGroupsRefusals(t *testing.T) {
 		{"spot_replicas = 1", "down_replicas = 1\nspot_replicas = 3", "", "cluster.groups.1.spot_replicas: must be an integer in [0, the group's replicas − its down_replicas = 2], found 3"},
 		{"", "", "replicas = 1", "spot.group: name the group whose replicas are on spot (a fleet of [[cluster.groups]] has several), or set spot_replicas in each [[cluster.groups]] table"},
 	} {
-		_, err := Parse("sgs.toml", []byte(spotGroupsSrc(c.h, c.b, c.tail)))
+		_, err := scenario.Parse("sgs.toml", []byte(spotGroupsSrc(c.h, c.b, c.tail)))
 		require.ErrorContains(t, err, c.want, c)
 	}
 }
@@ -254,17 +256,17 @@ replace_s = 120
 // refused before), for spot_replicas and for [spot] group; and prices
 // them at the spot fraction.
 func TestSpotSizeMix(t *testing.T) {
-	base, err := Parse("sgs.toml", []byte(spotGroupsSrc("spot_replicas = 1", "down_replicas = 1\nspot_replicas = 2", "")))
+	base, err := scenario.Parse("sgs.toml", []byte(spotGroupsSrc("spot_replicas = 1", "down_replicas = 1\nspot_replicas = 2", "")))
 	require.NoError(t, err)
 	sc, err := base.Derive(groupsOverlay(base.Cluster.Groups, 0, 2))
 	require.NoError(t, err)
 	require.Equal(t, 0, sc.Cluster.Groups[0].SpotReplicas)
 	require.Equal(t, 1, sc.Cluster.Groups[1].SpotReplicas, "2 B200, 1 in repair: 1 left for spot")
-	require.Equal(t, 1, sc.spotReplicas())
+	require.Equal(t, 1, sc.SpotReplicas())
 
-	legacy, err := Parse("sgs.toml", []byte(spotGroupsSrc("", "", "group = \"burst\"\nreplicas = 3")))
+	legacy, err := scenario.Parse("sgs.toml", []byte(spotGroupsSrc("", "", "group = \"burst\"\nreplicas = 3")))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	legacy, err = legacy.Derive(OverrideOverlay("workload.duration_s", "120"), OverrideOverlay("run.replications", "1"))
 	require.NoError(t, err)
@@ -293,7 +295,7 @@ func TestSpotSize(t *testing.T) {
 	require.NoError(t, err)
 	base, err = base.Derive(OverrideOverlay("spot.replicas", "2"), OverrideOverlay("workload.duration_s", "300"), OverrideOverlay("run.replications", "1"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	res, err := Size(base, targets, 0.95, RunOptions{})
 	require.NoError(t, err)

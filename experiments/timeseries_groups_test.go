@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // groupsTimeseriesSrc is an autoscaled fleet of two groups (a reserved
@@ -65,7 +66,7 @@ name = "budgeted"
 // autoscaling the burst group's count moves. A fleet of one kind keeps the
 // fixed header (no trailing columns).
 func TestTimeseriesGroupColumns(t *testing.T) {
-	sc, err := Parse("tsg.toml", []byte(groupsTimeseriesSrc))
+	sc, err := scenario.Parse("tsg.toml", []byte(groupsTimeseriesSrc))
 	require.NoError(t, err)
 	reps, err := RunReplications(sc, RunOptions{})
 	require.NoError(t, err)

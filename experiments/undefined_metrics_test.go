@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // Metrics with no value are reported as such, not as numbers: attainment
@@ -51,7 +53,7 @@ func TestUndefinedMetricsAreNotNumbers(t *testing.T) {
 	require.NotContains(t, string(js), "usd_per_million_output_tokens\"")
 
 	// A sweep across the two writes an empty cell, and the A/B table n/a.
-	sw, err := RunSweep(mustParse(t, small), []Axis{mustAxis(t, "slo.ttft_ms=0.001,800")}, RunOptions{Workers: 1})
+	sw, err := RunSweep(mustParse(t, small), []scenario.Axis{mustAxis(t, "slo.ttft_ms=0.001,800")}, RunOptions{Workers: 1})
 	require.NoError(t, err)
 	csv := string(sw.CSV())
 	require.Contains(t, csv, "\n")
@@ -76,9 +78,9 @@ func TestUndefinedMetricsAreNotNumbers(t *testing.T) {
 	require.Regexp(t, `\$ / 1M good tok +[0-9.]+ +n/a +n/a`, rep.String())
 }
 
-func mustAxis(t *testing.T, spec string) Axis {
+func mustAxis(t *testing.T, spec string) scenario.Axis {
 	t.Helper()
-	ax, err := ParseAxis(spec)
+	ax, err := scenario.ParseAxis(spec)
 	require.NoError(t, err)
 	return ax
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // commonFlags are the flags every multi-run command takes.
@@ -98,7 +99,7 @@ func commitAfter(rd *experiments.RunDir, err error) error {
 
 // checkShard refuses, before anything runs, a shard count larger than the
 // job count of scs.
-func (c *commonFlags) checkShard(scs []*experiments.Scenario) error {
+func (c *commonFlags) checkShard(scs []*scenario.Scenario) error {
 	if !c.sh.Active() {
 		return nil
 	}
@@ -123,7 +124,7 @@ func (c *commonFlags) resultFlags(extra ...string) []string {
 
 // writePart writes a shard's part file, with the provenance of the job set
 // scs, and says so.
-func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part, scs []*experiments.Scenario, extra ...string) error {
+func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part, scs []*scenario.Scenario, extra ...string) error {
 	prov, err := experiments.NewProvenance(p.Kind, c.resultFlags(extra...), scs, p.Of)
 	if err != nil {
 		return err
@@ -140,7 +141,7 @@ func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part, sc
 
 // load reads a scenario (file or built-in) and applies --seed and
 // --replications when given.
-func (c *commonFlags) load(arg string) (*experiments.Scenario, error) {
+func (c *commonFlags) load(arg string) (*scenario.Scenario, error) {
 	sc, err := loadScenario(arg)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 const sizeHelp = `usage: fleetsim size SCENARIO.toml --slo ttft_p99=800ms,success=99.9% [flags]
@@ -42,7 +43,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if base.Mode == experiments.ModeTraining {
+	if base.Mode == scenario.ModeTraining {
 		return usagef("size: %s is a training scenario (mode = \"training\"): size searches serving replicas against latency SLOs; "+
 			"compare training set-ups with fleetsim sweep", base.Name)
 	}
@@ -53,7 +54,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if spec == "" {
 		return usagef("size: give --slo (e.g. --slo ttft_p99=800ms,success=99.9%%) or a [size] slo in the scenario")
 	}
-	targets, err := experiments.ParseSLO(spec)
+	targets, err := scenario.ParseSLO(spec)
 	if err != nil {
 		return usageError{err}
 	}
@@ -109,9 +110,9 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 // sizeProgress reports the search's verdict on each size it tries: "6
 // replicas: meets the SLO", "4 replicas with failures: misses ttft_p99
 // bound 912 ms (limit 800)".
-func sizeProgress(prog *progress, base *experiments.Scenario, targets []experiments.Target, conf float64) func([]*experiments.Scenario, [][]*experiments.RepResult) {
-	hasFailures := func(sc *experiments.Scenario) bool { return sc.Failures.Enabled || sc.Run.DownReplicas > 0 }
-	return func(scs []*experiments.Scenario, results [][]*experiments.RepResult) {
+func sizeProgress(prog *progress, base *scenario.Scenario, targets []scenario.Target, conf float64) func([]*scenario.Scenario, [][]*experiments.RepResult) {
+	hasFailures := func(sc *scenario.Scenario) bool { return sc.Failures.Enabled || sc.Run.DownReplicas > 0 }
+	return func(scs []*scenario.Scenario, results [][]*experiments.RepResult) {
 		sc := scs[0]
 		size := fmt.Sprintf("%d replicas", sc.Cluster.Replicas)
 		if sc.Cluster.Replicas == 1 {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // sizeMixJSON is `size --json` for a fleet of two groups.
@@ -20,7 +21,7 @@ type sizeMixJSON struct {
 // cheapest mix of its two [[cluster.groups]] (each group alone for
 // comparison), or the cheapest prefill and decode pools of a [disagg]
 // fleet. Writes size_mix.csv and the run of the cheapest point.
-func cmdSizeMix(base *experiments.Scenario, targets []experiments.Target, conf float64, cf *commonFlags, stdout, stderr io.Writer) error {
+func cmdSizeMix(base *scenario.Scenario, targets []scenario.Target, conf float64, cf *commonFlags, stdout, stderr io.Writer) error {
 	dir := cf.dir(base.Name)
 	opt, prog := cf.options(stderr, base.Name)
 	if prog != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/experiments"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,7 +44,7 @@ tpot_ms = 100
 // goes through the run directory's writers and comes back whole from the
 // plot readers, and the directory plots.
 func TestArmNameRoundTrip(t *testing.T) {
-	sc, err := experiments.Parse("tiny.toml", []byte(tinyScenario))
+	sc, err := scenario.Parse("tiny.toml", []byte(tinyScenario))
 	require.NoError(t, err)
 	reps, err := experiments.RunReplications(sc, experiments.RunOptions{})
 	require.NoError(t, err)
