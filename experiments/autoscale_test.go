@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/fleet"
@@ -31,11 +32,11 @@ func TestAutoscaleDiurnal(t *testing.T) {
 	arms, err := ArmsFromScenario(sc)
 	require.NoError(t, err)
 	require.Len(t, arms, 3)
-	sum := map[string]*Summary{}
+	sum := map[string]*report.Summary{}
 	for _, a := range arms {
 		res, err := Run(a.Scenario, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		r := s.Requests
 		require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight, a.Name)
 		sum[a.Name] = s
@@ -62,7 +63,7 @@ func TestColdStartPhysics(t *testing.T) {
 	require.NoError(t, err)
 	res, err := Run(mustDerive(t, sc, "workload.duration_s", "60"), Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	w := res.Fleet.Memory.WeightBytes
 	require.InDelta(t, 70.6e9*2/8, w, 0.02*w, "70B parameters at BF16 over 8 GPUs")
 	cs := fleet.DefaultColdStart()
@@ -308,14 +309,14 @@ warmup_s = 1
 // with 1 in repair runs exactly as at 2; with all 3 in repair the initial
 // replica is a dear one, no cheap one ever starts, and none is paid.
 func TestAutoscaleGroupDownReplicas(t *testing.T) {
-	run := func(cheap string) (*Result, *Summary) {
+	run := func(cheap string) (*report.Result, *report.Summary) {
 		// cheap: the cheap group's replicas line, and what follows it
 		src := strings.Replace(autoscaleGroupsSrc, "replicas = 3\nprice_per_gpu_hour = 2", "replicas = "+cheap+"\nprice_per_gpu_hour = 2", 1)
 		sc, err := scenario.Parse("asg.toml", []byte(src))
 		require.NoError(t, err, cheap)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		return res, Summarize(res)
+		return res, report.Summarize(res)
 	}
 	_, two := run("2")
 	_, down := run("3\ndown_replicas = 1")
@@ -378,7 +379,7 @@ func TestAutoscaleGroups(t *testing.T) {
 
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	g := s.Fleet.Groups
 	require.Len(t, g, 2)
 	require.Less(t, g[0].USD/10, g[1].USD/2, "the dear group is provisioned for less time")
@@ -433,7 +434,7 @@ min_replicas = 1
 	require.True(t, fl.Autoscaler.Parked(0))
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	secs := res.EndTime.Seconds()
 	require.InDelta(t, 2*10*secs/3600, s.Fleet.Groups[1].USD, 1e-4, "both reserved GPUs paid for the whole run")
 	require.InDelta(t, s.Cost.USD, s.Fleet.Groups[0].USD+s.Fleet.Groups[1].USD, 1e-4)
@@ -500,7 +501,7 @@ warmup_s = 1
 	require.NotEmpty(t, order)
 	require.Equal(t, "llama-3-70b", order[0], "%v", order)
 	require.Greater(t, starts["llama-3-70b"], starts["llama-3-8b"], "%v", starts)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 }
@@ -527,12 +528,12 @@ rate_per_s = 1
 enabled = true
 min_replicas = 1
 `
-	run := func(src string) (*Summary, float64) {
+	run := func(src string) (*report.Summary, float64) {
 		sc, err := scenario.Parse("aro.toml", []byte(src))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		return Summarize(res), res.EndTime.Seconds()
+		return report.Summarize(res), res.EndTime.Seconds()
 	}
 	s, secs := run(src)
 	require.InDelta(t, 4*secs/3600, s.Cost.GPUHours, 1e-6, "all 4 reserved GPUs for the whole run")
@@ -569,7 +570,7 @@ func TestAutoscaleDownReplicas(t *testing.T) {
 	require.NoError(t, err)
 	rb, err := Run(base, Options{})
 	require.NoError(t, err)
-	sd, sb := Summarize(rd), Summarize(rb)
+	sd, sb := report.Summarize(rd), report.Summarize(rb)
 	require.Equal(t, sb.Requests, sd.Requests)
 	require.Equal(t, sb.LatencyMs, sd.LatencyMs)
 	require.Equal(t, sb.Autoscale, sd.Autoscale)
@@ -583,7 +584,7 @@ func TestAutoscaleDownReplicas(t *testing.T) {
 	require.NoError(t, err)
 	rr, err := Run(reserved, Options{})
 	require.NoError(t, err)
-	sr := Summarize(rr)
+	sr := report.Summarize(rr)
 	tp := float64(reserved.Cluster.GPUsPerReplica())
 	require.InDelta(t, 2*tp*rr.EndTime.Seconds()/3600*sr.Cost.PricePerGPUHour, sr.Cost.Wasted.DownUSD, 1e-3)
 	require.InDelta(t, 10*tp*rr.EndTime.Seconds()/3600*sr.Cost.PricePerGPUHour, sr.Cost.USD, 1e-3, "all 10 paid")
@@ -675,7 +676,7 @@ func TestSizeAutoscaled(t *testing.T) {
 	require.True(t, res.Autoscaled)
 	for _, p := range res.Search {
 		require.GreaterOrEqual(t, p.Replicas, base.Autoscale.MinReplicas)
-		paid := StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
+		paid := report.StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
 		require.Equal(t, paid, res.pointUSD(p))
 		require.Less(t, paid, res.usdPerMonth(p.Replicas)+1e-6, "at most the cap's full price")
 	}

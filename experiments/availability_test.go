@@ -11,6 +11,7 @@ import (
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/fleet"
@@ -122,7 +123,7 @@ func TestSparesSwapIn(t *testing.T) {
 	}
 	for eng.Step() {
 	}
-	st := failureStats(fi.Report(sim.FromSeconds(7200)), sim.FromSeconds(7200), 3)
+	st := report.FailureStatsOf(fi.Report(sim.FromSeconds(7200)), sim.FromSeconds(7200), 3)
 	if st.SparesUsed != 1 || st.MinAvailableR != 2 {
 		t.Errorf("spares used %d, min available %d; want 1 and 2", st.SparesUsed, st.MinAvailableR)
 	}
@@ -167,7 +168,7 @@ func TestSparesCoverWaiting(t *testing.T) {
 	for eng.Step() {
 	}
 	rep := fi.Report(sim.FromSeconds(7200))
-	st := failureStats(rep, sim.FromSeconds(7200), 3)
+	st := report.FailureStatsOf(rep, sim.FromSeconds(7200), 3)
 	require.Equal(t, 2, st.SparesUsed)
 	// Down: 1 from 200 s to 3,760 s, 2 from 3,000 s to 3,860 s.
 	require.InDelta(t, (3760-200)+(3860-3000), st.ReplicaDownS, 1)
@@ -216,7 +217,7 @@ spare_after_s = 600
 		{false, true, true, true}, // 0 repaired, now the spare
 		{false, true, true, true},
 	}, got)
-	st := failureStats(fi.Report(sim.FromSeconds(7200)), sim.FromSeconds(7200), 3)
+	st := report.FailureStatsOf(fi.Report(sim.FromSeconds(7200)), sim.FromSeconds(7200), 3)
 	require.Equal(t, 1, st.SparesUsed)
 	require.Equal(t, 1, st.Drained)
 	require.Zero(t, st.ReplicaDownS, "no capacity lost")
@@ -290,7 +291,7 @@ spare_after_s = 0
 	if len(res.Fleet.Replicas) != 10 {
 		t.Fatalf("fleet has %d replicas, want 8 + 2 spares", len(res.Fleet.Replicas))
 	}
-	if s := Summarize(res); s.Cost.Wasted.IdleSparesUSD <= 0 || s.Fleet.GPUs != 80 {
+	if s := report.Summarize(res); s.Cost.Wasted.IdleSparesUSD <= 0 || s.Fleet.GPUs != 80 {
 		t.Errorf("spares should be paid for: idle $%v, %d GPUs", s.Cost.Wasted.IdleSparesUSD, s.Fleet.GPUs)
 	}
 }
@@ -306,7 +307,7 @@ func TestWarmSparesBuiltin(t *testing.T) {
 			require.NoError(t, err)
 			res, err := Run(sc, Options{})
 			require.NoError(t, err)
-			s := Summarize(res)
+			s := report.Summarize(res)
 			slo += *s.Goodput.SLOAttainment / 4
 			usd = s.Cost.USDPerMonth
 		}
@@ -339,7 +340,7 @@ drain_on_precursor = true
 		require.NoError(t, err)
 		require.Positive(t, res.Failures.SparesUsed)
 		var b bytes.Buffer
-		require.NoError(t, Summarize(res).WriteJSON(&b))
+		require.NoError(t, report.Summarize(res).WriteJSON(&b))
 		outs = append(outs, b.String())
 	}
 	require.Equal(t, outs[0], outs[1])

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
@@ -265,7 +266,7 @@ func TestChaos(t *testing.T) {
 			for k := range outs {
 				res, err := Run(sc, Options{})
 				require.NoError(t, err, src)
-				s := Summarize(res)
+				s := report.Summarize(res)
 				js, err := s.MarshalJSON()
 				require.NoError(t, err)
 				outs[k] = string(js)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
@@ -58,7 +59,7 @@ func requireDeterministic(t *testing.T, sc *scenario.Scenario, src string) {
 	for k := range outs {
 		res, err := Run(sc, Options{})
 		require.NoError(t, err, src)
-		js, err := Summarize(res).MarshalJSON()
+		js, err := report.Summarize(res).MarshalJSON()
 		require.NoError(t, err)
 		outs[k] = string(js)
 	}

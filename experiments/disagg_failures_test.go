@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/fleet"
@@ -60,7 +61,7 @@ replicas = 2
 // pools consistent with what it holds, no down replica available, after
 // every event; nothing left between the pools at the end. It returns the
 // fleet and the failures' report.
-func runStepChecked(t *testing.T, sc *scenario.Scenario, src string) (*fleet.Fleet, *FailureStats) {
+func runStepChecked(t *testing.T, sc *scenario.Scenario, src string) (*fleet.Fleet, *report.FailureStats) {
 	t.Helper()
 	eng := sim.NewEngine()
 	rec := fleet.NewRecorder(sc.SLO)
@@ -89,7 +90,7 @@ func runStepChecked(t *testing.T, sc *scenario.Scenario, src string) (*fleet.Fle
 	require.Zero(t, d.HeldBlocks(), "no prefill KV left held")
 	end := rec.LastEvent()
 	fl.Finish(end)
-	return fl, failureStats(fi.Report(end), end, sc.Cluster.Replicas)
+	return fl, report.FailureStatsOf(fi.Report(end), end, sc.Cluster.Replicas)
 }
 
 // TestDisaggFailuresStrikeDecodePool: [failures] strikes the decode pool's
@@ -134,7 +135,7 @@ func TestDisaggFailuresStrikeDecodePool(t *testing.T) {
 	}
 	require.Positive(t, pre)
 	require.Positive(t, dec)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Equal(t, fl.Disagg.Stats.DecodeLost, s.Disagg.DecodeLost, "the runner and the stepped run agree")
 	require.Equal(t, fs.Decode.ReplicaHits, s.Failures.Decode.ReplicaHits)
 	require.Positive(t, s.Cost.Wasted.DiscardedUSD, "the decodes lost are priced")
@@ -188,7 +189,7 @@ mode = "hang"
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	t.Logf("decode probes %d, ejections %d (isolated after %.0f ms), reprefills %d (decode lost %d), completed %d of %d",
 		s.Disagg.DecodeProbes, s.Disagg.DecodeEjections, s.Disagg.DecodeIsolationMsMax, s.Disagg.RePrefills, s.Disagg.DecodeLost, s.Requests.Completed, s.Requests.Arrived)
 	require.Positive(t, s.Disagg.DecodeProbes, "probes watch the decode pool")
@@ -255,7 +256,7 @@ func TestDisaggDecodeSpares(t *testing.T) {
 		}
 	}
 	require.Equal(t, fs.Decode.SparesUsed, swaps)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Equal(t, 2, s.Disagg.DecodeReplicas)
 	require.Equal(t, 12, s.Disagg.DecodeGPUs, "the spare's GPUs are paid for")
 	require.Positive(t, s.Cost.Wasted.IdleSparesUSD)
@@ -303,7 +304,7 @@ replicas = 2
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Equal(t, 24, s.Fleet.GPUs)
 	require.Equal(t, 3, s.Fleet.Domains, "both pools' servers")
 	var tbl strings.Builder
@@ -353,7 +354,7 @@ replica = 1
 mode = "hang"
 duration_s = 40
 `
-	run := func(name string) *Summary {
+	run := func(name string) *report.Summary {
 		text := strings.Replace(src, "%NAME%", name, 1)
 		sc, err := scenario.Parse("pd.toml", []byte(text))
 		require.NoError(t, err)
@@ -362,7 +363,7 @@ duration_s = 40
 		if name != "none" {
 			requireDeterministic(t, sc, text)
 		}
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	off, on := run("none"), run("sliding-window")
 	t.Logf("timeouts: no breaker %d, breaker %d (opened %d times, isolated after %.0f ms); completed %d vs %d of %d",

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -41,13 +42,13 @@ enabled = true
 [disagg.decode]
 replicas = 2
 `
-	run := func(spec string) (*Summary, int64) {
+	run := func(spec string) (*report.Summary, int64) {
 		t.Helper()
 		sc, err := scenario.Parse("pd.toml", []byte(base+spec))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		require.Equal(t, s.Requests.Arrived, s.Requests.Completed)
 		if spec != "" {
 			requireDeterministic(t, sc, base+spec)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/stretchr/testify/require"
@@ -65,7 +66,7 @@ domain_gpus = 8
 
 // pdArms runs the pd-disaggregation built-in's two arms once, with
 // overrides, and returns their goodput (requests meeting the SLO per s).
-func pdArms(t *testing.T, overrides ...[2]string) (colocated, disagg *Summary) {
+func pdArms(t *testing.T, overrides ...[2]string) (colocated, disagg *report.Summary) {
 	t.Helper()
 	sc, err := LoadBuiltin("pd-disaggregation")
 	require.NoError(t, err)
@@ -78,11 +79,11 @@ func pdArms(t *testing.T, overrides ...[2]string) (colocated, disagg *Summary) {
 	arms, err := ArmsFromScenario(base)
 	require.NoError(t, err)
 	require.Len(t, arms, 2)
-	var out [2]*Summary
+	var out [2]*report.Summary
 	for i, a := range arms {
 		res, err := Run(a.Scenario, Options{})
 		require.NoError(t, err)
-		out[i] = Summarize(res)
+		out[i] = report.Summarize(res)
 		require.Equal(t, 8, out[i].Fleet.GPUs, "same GPU count in both arms")
 		require.Equal(t, out[i].Requests.Arrived, out[i].Requests.Completed)
 	}
@@ -158,7 +159,7 @@ cold_start_s = 10
 	for k := range outs {
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		require.Equal(t, s.Requests.Arrived, s.Requests.Completed, "every request completes")
 		require.Positive(t, s.Disagg.RePrefills, "the crash lost KV")
 		require.Equal(t, s.Disagg.Transfers, s.Requests.Completed+s.Disagg.RePrefills, "a re-prefilled request transfers twice")
@@ -182,19 +183,19 @@ func TestDisaggCDFAndMerge(t *testing.T) {
 	require.NoError(t, err)
 	reps, err := RunReplications(arms[1].Scenario, RunOptions{Workers: 1})
 	require.NoError(t, err)
-	cdf := func(reps []*RepResult) string {
+	cdf := func(reps []*report.RepResult) string {
 		tb := results.NewTable(results.CDFFile, nil, nil)
-		NewArmResult("disagg", reps).CDFRows(tb)
+		report.NewArmResult("disagg", reps).CDFRows(tb)
 		return string(tb.Bytes())
 	}
 	want := cdf(reps)
-	for _, st := range ttftStages {
+	for _, st := range report.TTFTStages {
 		require.Contains(t, want, "disagg,ttft_"+st+",")
 	}
 	dir := t.TempDir()
 	prov, err := NewProvenance("run", nil, []*scenario.Scenario{arms[1].Scenario}, 1)
 	require.NoError(t, err)
-	path, err := NewPart("run", Shard{1, 1}, sc.Name, []string{""}, [][]*RepResult{reps}, prov).Write(dir)
+	path, err := NewPart("run", Shard{1, 1}, sc.Name, []string{""}, [][]*report.RepResult{reps}, prov).Write(dir)
 	require.NoError(t, err)
 	_, merged, err := ReadParts([]string{path})
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -35,14 +36,14 @@ func TestDownReplicasStayDown(t *testing.T) {
 			require.True(t, r3.Retired())
 			require.False(t, r3.Up())
 			require.Zero(t, r3.Stats.DecodeTokens+r3.Stats.PrefillTokens, "the replica in repair served")
-			s := Summarize(res)
+			s := report.Summarize(res)
 			require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
 			if name == "alone" || name == "liveness" {
 				three, err := scenario.Parse("down.toml", []byte(fmt.Sprintf(src, 3, 0, extra)))
 				require.NoError(t, err)
 				r, err := Run(three, Options{})
 				require.NoError(t, err)
-				s3 := Summarize(r)
+				s3 := report.Summarize(r)
 				require.Equal(t, s3.Requests, s.Requests)
 				require.Equal(t, s3.LatencyMs, s.LatencyMs)
 				require.InDelta(t, res.EndTime.Seconds()/3600*s.Cost.PricePerGPUHour, s.Cost.Wasted.DownUSD, 1e-6)

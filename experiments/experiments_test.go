@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/stretchr/testify/require"
@@ -53,12 +54,12 @@ func TestReplicationsIndependentOfWorkers(t *testing.T) {
 	for _, w := range []int{1, 2, 3} {
 		reps, err := RunReplications(sc, RunOptions{Workers: w})
 		require.NoError(t, err)
-		a := NewArmResult("", reps)
+		a := report.NewArmResult("", reps)
 		js, err := a.SummaryJSON()
 		require.NoError(t, err)
 		cdf := results.NewTable(results.CDFFile, nil, nil)
 		a.CDFRows(cdf)
-		keys := ReplicationKeys([]*ArmResult{a})
+		keys := report.ReplicationKeys([]*report.ArmResult{a})
 		rt := results.NewTable(results.ReplicationsFile, nil, keys)
 		a.ReplicationRows(rt, keys)
 		outs = append(outs, append(append(js, cdf.Bytes()...), rt.Bytes()...))
@@ -74,7 +75,7 @@ func TestReplicationZeroIsThePlainRun(t *testing.T) {
 	require.NoError(t, err)
 	reps, err := RunReplications(sc, RunOptions{})
 	require.NoError(t, err)
-	require.Equal(t, *Summarize(res), *reps[0].Summary)
+	require.Equal(t, *report.Summarize(res), *reps[0].Summary)
 }
 
 // TestConfidenceIntervalsShrink: the CI half-width of mean p99 TTFT shrinks
@@ -86,7 +87,7 @@ func TestConfidenceIntervalsShrink(t *testing.T) {
 		sc.Run.Replications = r
 		reps, err := RunReplications(sc, RunOptions{})
 		require.NoError(t, err)
-		return StatMap(Aggregate(reps))["latency_ms.e2e.mean"].CI95
+		return report.StatMap(report.Aggregate(reps))["latency_ms.e2e.mean"].CI95
 	}
 	c4, c16 := ci(4), ci(16)
 	// Expected ratio √(16/4)·t(0.975,3)/t(0.975,15) = 2·3.182/2.131 ≈ 2.99.
@@ -147,7 +148,7 @@ replicas = 4
 		}
 	}
 	require.Less(t, ttft.Diff+ttft.DiffCI, 0.0, "4 replicas cut p99 TTFT significantly")
-	require.Equal(t, StatMap(res.Arms[0].Stats)["requests.arrived"].Values, StatMap(res.Arms[1].Stats)["requests.arrived"].Values,
+	require.Equal(t, report.StatMap(res.Arms[0].Stats)["requests.arrived"].Values, report.StatMap(res.Arms[1].Stats)["requests.arrived"].Values,
 		"both arms see the same arrivals")
 }
 
@@ -204,8 +205,8 @@ func TestSweepSharesSeedsAndReportsEveryPoint(t *testing.T) {
 	require.Contains(t, csv, "cluster.replicas,replications,ttft_p99_ms,ttft_p99_ms_ci95")
 	var prev = math.Inf(1)
 	for _, p := range res.Points {
-		m := StatMap(p.Arm.Stats)
-		require.Equal(t, StatMap(res.Points[0].Arm.Stats)["requests.arrived"].Values, m["requests.arrived"].Values)
+		m := report.StatMap(p.Arm.Stats)
+		require.Equal(t, report.StatMap(res.Points[0].Arm.Stats)["requests.arrived"].Values, m["requests.arrived"].Values)
 		p99 := m["latency_ms.ttft.p99"].Mean
 		require.LessOrEqual(t, p99, prev*1.05, "more replicas, no worse TTFT")
 		prev = p99
@@ -263,7 +264,7 @@ func TestSizingMonotoneAndHolds(t *testing.T) {
 		require.NoError(t, err)
 		reps, err := RunReplications(fresh, RunOptions{})
 		require.NoError(t, err)
-		m := StatMap(Aggregate(reps))
+		m := report.StatMap(report.Aggregate(reps))
 		require.LessOrEqual(t, m["latency_ms.ttft.p99"].Mean, 800.0, "fresh seeds at N meet the p99 target")
 	}
 }
@@ -287,12 +288,12 @@ func BenchmarkReplicationsParallel(b *testing.B) {
 
 func TestCostTiersPowerAndRecompute(t *testing.T) {
 	base := mustParse(t, small)
-	run := func(ovs ...scenario.Overlay) *Summary {
+	run := func(ovs ...scenario.Overlay) *report.Summary {
 		sc, err := base.Derive(append(ovs, OverrideOverlay("run.replications", "1"))...)
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	od := run()
 	require.Equal(t, 6.50, od.Cost.PricePerGPUHour)
@@ -333,7 +334,7 @@ func TestSizingWithTwoDown(t *testing.T) {
 	require.Equal(t, n+1, res.Rows[2].Point.Replicas)
 	require.Equal(t, n+2, res.Rows[3].Point.Replicas)
 	require.False(t, res.Rows[0].Point.Failures)
-	require.Positive(t, StatMap(res.Rows[1].Point.Arm.Stats)["cost.wasted.down_usd"].Mean, "the two replicas in repair are paid for")
+	require.Positive(t, report.StatMap(res.Rows[1].Point.Arm.Stats)["cost.wasted.down_usd"].Mean, "the two replicas in repair are paid for")
 	require.True(t, res.Rows[1].Point.Failures)
 	csv := string(res.CSV())
 	require.Contains(t, csv, "N (no failures),")
@@ -353,7 +354,7 @@ cold_start_s = 60
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.NotNil(t, s.Failures)
 	t.Logf("failures %+v; failed requests %d of %d", *s.Failures, s.Requests.Failed, s.Requests.Arrived)
 	require.Positive(t, s.Failures.Events)
@@ -372,7 +373,7 @@ cold_start_s = 60
 	require.NoError(t, err)
 	res0, err := Run(off, Options{})
 	require.NoError(t, err)
-	require.Equal(t, s.Requests.Arrived, Summarize(res0).Requests.Arrived, "failures do not move the arrivals")
+	require.Equal(t, s.Requests.Arrived, report.Summarize(res0).Requests.Arrived, "failures do not move the arrivals")
 }
 
 // TestPrecursorDrain: draining on precursors (rising correctable ECC before
@@ -388,12 +389,12 @@ cold_start_s = 60
 	sc, err := sc.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "1200"),
 		OverrideOverlay("cluster.replicas", "8"), OverrideOverlay("workload.arrival.rate_per_s", "40"))
 	require.NoError(t, err)
-	run := func(drain bool) *Summary {
+	run := func(drain bool) *report.Summary {
 		d, err := sc.Derive(OverrideOverlay("failures.drain_on_precursor", fmt.Sprint(drain)))
 		require.NoError(t, err)
 		res, err := Run(d, Options{})
 		require.NoError(t, err)
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	off, on := run(false), run(true)
 	t.Logf("no drain: %d failed, %+v", off.Requests.Failed, *off.Failures)
@@ -419,7 +420,7 @@ cold_start_s = 60
 		require.NoError(t, err)
 		res, err := Run(d, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		require.Positive(t, s.Failures.Events)
 		t.Logf("%s: %d domains, %d events hit %d replicas, availability %.3f", placement, s.Fleet.Domains,
 			s.Failures.Events, s.Failures.ReplicaHits, s.Failures.Availability)
@@ -478,7 +479,7 @@ func TestServingBlastRadiusHGXvsNVL72(t *testing.T) {
 		require.Equal(t, sn.Failures.Events, sh.Failures.Events, "replication %d", k)
 		require.Equal(t, sn.Failures.ByCategory, sh.Failures.ByCategory, "replication %d", k)
 		require.GreaterOrEqual(t, sn.Failures.ReplicaHits, sh.Failures.ReplicaHits, "replication %d", k)
-		for _, s := range []*Summary{sn, sh} {
+		for _, s := range []*report.Summary{sn, sh} {
 			require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
 		}
 	}

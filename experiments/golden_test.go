@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/stretchr/testify/require"
@@ -73,7 +74,7 @@ func TestGolden(t *testing.T) {
 			t.Run(key, func(t *testing.T) {
 				reps, err := RunReplications(sc, RunOptions{Workers: 1})
 				require.NoError(t, err)
-				got, err := NewArmResult("", reps).SummaryJSON()
+				got, err := report.NewArmResult("", reps).SummaryJSON()
 				require.NoError(t, err)
 				path := filepath.Join(dir, key+".json")
 				seen[key+".json"] = true
@@ -134,7 +135,7 @@ func TestGoldenParallel(t *testing.T) {
 				reps, err := RunReplications(two, RunOptions{Workers: 2})
 				require.NoError(t, err)
 				require.Len(t, reps, 2)
-				got, err := NewArmResult("", reps[:1]).SummaryJSON()
+				got, err := report.NewArmResult("", reps[:1]).SummaryJSON()
 				require.NoError(t, err)
 				want, err := os.ReadFile(filepath.Join("testdata", "golden", key+".json"))
 				require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -48,13 +49,13 @@ spare_after_s = 0
 
 // runConserved parses and runs src, requires that it conserves
 // requests, and returns the scenario, the result and its summary.
-func runConserved(t *testing.T, src string) (*scenario.Scenario, *Result, *Summary) {
+func runConserved(t *testing.T, src string) (*scenario.Scenario, *report.Result, *report.Summary) {
 	t.Helper()
 	sc, err := scenario.Parse("test.toml", []byte(src))
 	require.NoError(t, err, src)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err, src)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight, src)
 	return sc, res, s
@@ -64,7 +65,7 @@ func runConserved(t *testing.T, src string) (*scenario.Scenario, *Result, *Summa
 type spareSwap struct{ j, i int }
 
 // spareSwaps are the run's swaps ("spare" rows, "replica J for I").
-func spareSwaps(t *testing.T, res *Result) []spareSwap {
+func spareSwaps(t *testing.T, res *report.Result) []spareSwap {
 	var out []spareSwap
 	for _, p := range res.Timeline {
 		if p.Event != "spare" {
@@ -105,8 +106,8 @@ func TestGroupSpares(t *testing.T) {
 	// timeseries.csv's per-group columns count the spares' groups too
 	// (the spend-rate plot prices them).
 	var cols []string
-	for _, c := range groupColumns(sc) {
-		cols = append(cols, fmt.Sprintf("%s[%d,%d)", c.name, c.first, c.end))
+	for _, c := range report.GroupColumns(sc) {
+		cols = append(cols, fmt.Sprintf("%s[%d,%d)", c.Name, c.First, c.End))
 	}
 	require.Equal(t, []string{"provisioned_replicas.hgx[0,3)", "provisioned_replicas.nvl[3,7)",
 		"provisioned_replicas.hgx-spares[7,8)", "provisioned_replicas.nvl-spares[8,10)"}, cols)
@@ -154,7 +155,7 @@ func TestGroupSparesNotShared(t *testing.T) {
 		}
 	}
 	require.Greater(t, nvlFailed, 0, "GB200 replicas failed and stayed down")
-	require.Greater(t, Summarize(res).Failures.SparesUsed, 0)
+	require.Greater(t, report.Summarize(res).Failures.SparesUsed, 0)
 }
 
 // The idle spares are priced at their own group's TP and price, not the
@@ -177,7 +178,7 @@ func TestGroupSparesIdlePrice(t *testing.T) {
 	}
 	require.Greater(t, idle, 0.0)
 	require.Less(t, idle, 600.0, "the spare stood in for a while")
-	require.InDelta(t, idle*8/3600*1, Summarize(res).Cost.Wasted.IdleSparesUSD, 1e-6)
+	require.InDelta(t, idle*8/3600*1, report.Summarize(res).Cost.Wasted.IdleSparesUSD, 1e-6)
 }
 
 func TestGroupSparesRefusals(t *testing.T) {
@@ -295,7 +296,7 @@ spares = 2
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		f := Summarize(res).Failures
+		f := report.Summarize(res).Failures
 		require.Greater(t, f.SparesUsed, 0, src)
 		require.GreaterOrEqual(t, f.MinAvailableR, 0, src)
 		require.GreaterOrEqual(t, f.Availability, 0.0, src)

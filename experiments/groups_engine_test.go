@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -35,13 +36,13 @@ duration_s = 120
 rate_per_s = 40
 `
 
-func summaryBlocks(t *testing.T, src string) (map[string]json.RawMessage, *Summary) {
+func summaryBlocks(t *testing.T, src string) (map[string]json.RawMessage, *report.Summary) {
 	t.Helper()
 	sc, err := scenario.Parse("mix.toml", []byte(src))
 	require.NoError(t, err, src)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	js, err := s.MarshalJSON()
 	require.NoError(t, err)
 	var m map[string]json.RawMessage
@@ -61,10 +62,10 @@ func TestGroupEngineRestatedIsTheSame(t *testing.T) {
 	}
 	g := s.Fleet.Groups
 	require.Nil(t, g[0].Engine, "the H100 group has no table: no engine block")
-	require.Equal(t, &GroupEngine{Batching: "chunked", MaxSeqs: 256, MaxBatchedTokens: 8192, GPUMemoryUtilization: 0.9,
+	require.Equal(t, &report.GroupEngine{Batching: "chunked", MaxSeqs: 256, MaxBatchedTokens: 8192, GPUMemoryUtilization: 0.9,
 		KVAdmission: "prompt", Weights: "bf16", KVDType: "bf16", EngineProfile: "default"}, g[1].Engine)
 	g[1].Engine = nil
-	var pf FleetStats
+	var pf report.FleetStats
 	require.NoError(t, json.Unmarshal(plain["fleet"], &pf))
 	require.Equal(t, pf.Groups, g)
 }
@@ -174,7 +175,7 @@ func TestGroupDownReplicas(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		require.Positive(t, reps[i].Stats.DecodeTokens, "replica %d serves", i)
 	}
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.Zero(t, r.Failed)
@@ -239,7 +240,7 @@ func TestGroupsFallback(t *testing.T) {
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.Positive(t, s.Resilience.Fallbacks, "the fallback took requests while the groups were down")

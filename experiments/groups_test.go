@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/failures"
@@ -35,7 +36,7 @@ func TestOneGroupIsTheHomogeneousFleetUnderFailures(t *testing.T) {
 	require.NoError(t, err)
 	fails := string(def.Source()) + "\n[failures]\nenabled = true\nrate_multiplier = 2000000\ncold_start_s = 30\n"
 	failures := oneGroupIsTheFleet(t, fails)
-	var fs FailureStats
+	var fs report.FailureStats
 	require.NoError(t, json.Unmarshal(failures, &fs))
 	require.Greater(t, fs.Events, 0, "failures struck")
 }
@@ -55,7 +56,7 @@ func oneGroupIsTheFleet(t *testing.T, plainSrc string) json.RawMessage {
 	run := func(sc *scenario.Scenario) map[string]json.RawMessage {
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		js, err := Summarize(res).MarshalJSON()
+		js, err := report.Summarize(res).MarshalJSON()
 		require.NoError(t, err)
 		var m map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(js, &m))
@@ -81,7 +82,7 @@ func oneGroupIsTheFleet(t *testing.T, plainSrc string) json.RawMessage {
 		}
 		require.JSONEq(t, string(a[k]), string(b[k]), k)
 	}
-	var fl FleetStats
+	var fl report.FleetStats
 	require.NoError(t, json.Unmarshal(b["fleet"], &fl))
 	require.Len(t, fl.Groups, 1)
 	require.Equal(t, "h100-0", fl.Groups[0].Name)
@@ -129,7 +130,7 @@ restart_s = 10
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.NotNil(t, s.Failures)
@@ -171,7 +172,7 @@ func TestGroupsMixedFleet(t *testing.T) {
 	require.Equal(t, 4, sc.Cluster.Replicas)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.Equal(t, "H100+B200", s.Fleet.GPU)
@@ -326,7 +327,7 @@ rate_per_s = 5
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	g := s.Fleet.Groups
 	cat := sc.Catalog().GPUs["H100"]
 	require.Equal(t, "reserved", g[0].Tier)

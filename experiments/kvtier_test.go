@@ -6,11 +6,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // kvTiersRun runs the kv-tiers built-in with overrides.
-func kvTiersRun(t *testing.T, kv ...[2]string) *Summary {
+func kvTiersRun(t *testing.T, kv ...[2]string) *report.Summary {
 	t.Helper()
 	sc, err := LoadBuiltin("kv-tiers")
 	require.NoError(t, err)
@@ -22,7 +23,7 @@ func kvTiersRun(t *testing.T, kv ...[2]string) *Summary {
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Equal(t, s.Requests.Arrived, s.Requests.Completed)
 	return s
 }
@@ -77,12 +78,12 @@ enabled = %s
 host_dram_gb_per_gpu = 100
 store_gb = 1000
 `
-	run := func(on string) *Summary {
+	run := func(on string) *report.Summary {
 		sc, err := scenario.Parse("c.toml", []byte(strings.Replace(base, "%s", on, 1)))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	off, on := run("false"), run("true")
 	// 3 replicas × 2 GPUs × 100 GB at $0.12 + 1,000 GB at $0.12 per month,

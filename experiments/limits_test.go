@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/stretchr/testify/require"
@@ -44,7 +45,7 @@ func TestMaxInFlight(t *testing.T) {
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		r := s.Requests
 		require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 		if !tc.stopped {
@@ -146,9 +147,9 @@ func TestWorkerPanicIsInternalError(t *testing.T) {
 func TestWriteFilesStaysInside(t *testing.T) {
 	dir := t.TempDir()
 	for _, bad := range []string{"../x", "arms/../../x", "/etc/x"} {
-		require.ErrorContains(t, WriteFiles(filepath.Join(dir, "run"), map[string][]byte{bad: nil}), "not inside the run directory", bad)
+		require.ErrorContains(t, report.WriteFiles(filepath.Join(dir, "run"), map[string][]byte{bad: nil}), "not inside the run directory", bad)
 	}
-	require.NoError(t, WriteFiles(filepath.Join(dir, "run"), map[string][]byte{"arms/a/summary.json": []byte("{}")}))
+	require.NoError(t, report.WriteFiles(filepath.Join(dir, "run"), map[string][]byte{"arms/a/summary.json": []byte("{}")}))
 }
 
 // FuzzRunName: whatever a scenario's name or an arm's name, the scenario

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -36,6 +37,6 @@ func TestMelangeMixCheaperThanPure(t *testing.T) {
 	require.NoError(t, err)
 	reps, err := runMany([]*scenario.Scenario{weighted}, RunOptions{})
 	require.NoError(t, err)
-	met, _ := meets(NewArmResult("weighted", reps[0]), targets, 0.95)
+	met, _ := meets(report.NewArmResult("weighted", reps[0]), targets, 0.95)
 	require.False(t, met, "the same mix under capacity-weighted routing misses the SLO")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -114,7 +115,7 @@ func TestScenarioLayoutErrors(t *testing.T) {
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Equal(t, 16, s.Fleet.GPUs)
 	require.Equal(t, 2, s.Fleet.Domains)
 	require.Equal(t, 2, s.Fleet.PP)
@@ -128,12 +129,12 @@ func TestScenarioMoERuns(t *testing.T) {
 	sc.Run.Replications = 1
 	reps, err := RunReplications(sc, RunOptions{Workers: 1})
 	require.NoError(t, err)
-	a := NewArmResult("", reps)
+	a := report.NewArmResult("", reps)
 	js, err := a.SummaryJSON()
 	require.NoError(t, err)
 	reps2, err := RunReplications(sc, RunOptions{Workers: 1})
 	require.NoError(t, err)
-	js2, err := NewArmResult("", reps2).SummaryJSON()
+	js2, err := report.NewArmResult("", reps2).SummaryJSON()
 	require.NoError(t, err)
 	require.Equal(t, string(js), string(js2))
 	s := reps[0].Summary
@@ -152,7 +153,7 @@ func TestMoESimulationCost(t *testing.T) {
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		require.Greater(t, s.Requests.Completed, int64(100))
 		return float64(s.Sim.Events) / float64(s.Requests.Completed)
 	}
@@ -181,7 +182,7 @@ func TestMoEBlastRadius(t *testing.T) {
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		require.Equal(t, 64, s.Fleet.GPUs)
 		require.NotNil(t, s.Failures)
 		return s.Cost.Wasted.DownUSD, s.Failures.Events
@@ -199,13 +200,13 @@ func TestMoEBlastRadius(t *testing.T) {
 // workload is untouched (same arrivals and tokens), the run is
 // deterministic, and the spread changes TPOT.
 func TestSpecPerRequestRun(t *testing.T) {
-	run := func(spread string) *Summary {
+	run := func(spread string) *report.Summary {
 		c := "[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = 1\nreplicas = 2\n[cluster.replica.speculative]\nenabled = true\ntokens = 4\nacceptance = 0.6\nacceptance_spread = " + spread
 		sc, err := scenario.Parse("s.toml", []byte(moeScenario(c)))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	a, b, a2 := run("0"), run("0.4"), run("0")
 	ja, _ := a.MarshalJSON()

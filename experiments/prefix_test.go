@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -38,7 +39,7 @@ rate_multiplier = 0.5    # replay at half speed so one H100 keeps up
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.EqualValues(t, 12031, s.Requests.Completed)
 	t.Logf("simulated hit rate %.4f (trace ideal 0.3736)", s.Prefix.HitRate)
 	require.InDelta(t, 0.374, s.Prefix.HitRate, 0.01)

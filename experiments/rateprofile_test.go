@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -37,7 +38,7 @@ repeat_s = 60
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	// Mean rate (5+40)/2 = 22.5 req/s over 60 s: 1,350 expected.
 	require.InDelta(t, 1350, float64(s.Requests.Arrived), 4*37)
 

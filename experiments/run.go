@@ -5,12 +5,12 @@ import (
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"io"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
-	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -41,34 +41,6 @@ const (
 	prefetchBatch = 8192
 	prefetchDepth = 2
 )
-
-// Result is one run's raw outcome, before summarising.
-type Result struct {
-	Scenario *scenario.Scenario
-	Fleet    *fleet.Fleet
-	Rec      *fleet.Recorder
-	Events   uint64
-	EndTime  sim.Time
-	Failures *FailureStats  // nil when failures are off
-	Training *TrainingStats // training mode only
-	// TrainingTrace is the training job's timeline (training mode only).
-	TrainingTrace []training.TracePoint
-	Timeline      []failures.TimelinePoint // replicas failing and coming back (with [failures])
-	// DownGPUSeconds is the GPU-seconds of serving replicas out of service (with
-	// [failures]; each replica's own GPUs in a fleet of groups).
-	DownGPUSeconds float64
-	// IdleSpareS is replica-seconds of warm spares waiting unused;
-	// SpareRepairS of replicas repaired while a spare held their place.
-	IdleSpareS, SpareRepairS float64
-	// SpareRepairGPUSeconds is SpareRepairS in GPU-seconds (each replica's
-	// own GPUs); IdleSpareSOf is IdleSpareS by replica (nil without
-	// spares), which prices a fleet of groups' spares at their group's
-	// price.
-	SpareRepairGPUSeconds float64
-	IdleSpareSOf          []float64
-	// Stopped says why the run stopped early ("overload: ..."), or "".
-	Stopped string
-}
 
 // testFleetHook, set by tests only, sees each serving run's fleet.
 var testFleetHook func(*fleet.Fleet)
@@ -164,7 +136,7 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 }
 
 // Run simulates the scenario once with its seed.
-func Run(sc *scenario.Scenario, opt Options) (*Result, error) {
+func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	if sc.Mode == scenario.ModeTraining {
 		return runTraining(sc)
 	}
@@ -233,10 +205,10 @@ func Run(sc *scenario.Scenario, opt Options) (*Result, error) {
 	if err := fl.Start(src); err != nil {
 		return nil, err
 	}
-	if cols := groupColumns(sc); len(cols) > 0 {
+	if cols := report.GroupColumns(sc); len(cols) > 0 {
 		ranges := make([][2]int, len(cols))
 		for i, c := range cols {
-			ranges[i] = [2]int{c.first, c.end}
+			ranges[i] = [2]int{c.First, c.End}
 		}
 		fl.SetColumns(ranges)
 	}
@@ -265,14 +237,14 @@ func Run(sc *scenario.Scenario, opt Options) (*Result, error) {
 		fl.Samples = fl.Samples[:len(fl.Samples)-1]
 	}
 	fl.Finish(end)
-	res := &Result{Scenario: sc, Fleet: fl, Rec: rec, Events: eng.Fired(), EndTime: end}
+	res := &report.Result{Scenario: sc, Fleet: fl, Rec: rec, Events: eng.Fired(), EndTime: end}
 	if fl.Overloaded() {
 		res.Stopped = fmt.Sprintf("overload: more than %d requests in flight at %.6g s (run.max_in_flight); arrivals outpace service",
 			sc.Run.MaxInFlight, fl.OverloadedAt.Seconds())
 	}
 	if fi != nil {
 		r := fi.Report(end)
-		res.Failures = failureStats(r, end, sc.Cluster.Replicas)
+		res.Failures = report.FailureStatsOf(r, end, sc.Cluster.Replicas)
 		res.IdleSpareS = results.Round6(r.IdleSpareNs.Seconds())
 		res.SpareRepairS = results.Round6(r.SpareRepairNs.Seconds())
 		res.SpareRepairGPUSeconds = results.Round6(r.SpareRepairGPUNs.Seconds())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -21,14 +22,14 @@ func TestBuiltinsParseAndRun(t *testing.T) {
 			}
 			res, err := Run(sc, Options{})
 			require.NoError(t, err)
-			s := Summarize(res)
+			s := report.Summarize(res)
 			// Drawing the workload ahead on a goroutine of its own changes
 			// nothing in the results.
 			pres, err := Run(sc, Options{PrefetchWorkload: true})
 			require.NoError(t, err)
 			var a, b bytes.Buffer
 			require.NoError(t, s.WriteJSON(&a))
-			require.NoError(t, Summarize(pres).WriteJSON(&b))
+			require.NoError(t, report.Summarize(pres).WriteJSON(&b))
 			require.Equal(t, a.String(), b.String(), "the same summary with the workload prefetched")
 			if s.Mode == scenario.ModeTraining {
 				require.Positive(t, s.Training.WallHours)

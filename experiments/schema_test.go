@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/engine"
@@ -18,7 +19,7 @@ import (
 )
 
 // schemaReps are two short replications of the small scenario, run once.
-var schemaReps = sync.OnceValues(func() ([]*RepResult, error) {
+var schemaReps = sync.OnceValues(func() ([]*report.RepResult, error) {
 	src := strings.Replace(strings.Replace(small, "replications = 4", "replications = 2", 1), "duration_s = 60", "duration_s = 10", 1)
 	sc, err := scenario.Parse("test.toml", []byte(src))
 	if err != nil {
@@ -29,11 +30,11 @@ var schemaReps = sync.OnceValues(func() ([]*RepResult, error) {
 
 // armNamed is an arm over the shared replications, with its own name and
 // a copy of their statistics.
-func armNamed(t *testing.T, name string) *ArmResult {
+func armNamed(t *testing.T, name string) *report.ArmResult {
 	t.Helper()
 	reps, err := schemaReps()
 	require.NoError(t, err)
-	return NewArmResult(name, reps)
+	return report.NewArmResult(name, reps)
 }
 
 // readCSV reads a whole CSV file strictly: every row as wide as the header.
@@ -54,9 +55,9 @@ func readFile(t *testing.T, path string) [][]string {
 
 // trainingArm is an arm of a training run with the statistics ETTRCSV and
 // Table read.
-func trainingArm(name string, ettr float64) *ArmResult {
-	rep := &RepResult{Summary: &Summary{Scenario: "llama3-pretrain", Mode: scenario.ModeTraining}}
-	return &ArmResult{Name: name, Reps: []*RepResult{rep}, Stats: []Stat{
+func trainingArm(name string, ettr float64) *report.ArmResult {
+	rep := &report.RepResult{Summary: &report.Summary{Scenario: "llama3-pretrain", Mode: scenario.ModeTraining}}
+	return &report.ArmResult{Name: name, Reps: []*report.RepResult{rep}, Stats: []report.Stat{
 		{Key: "training.checkpoint_interval_s", Mean: 3600, Values: []float64{3600}},
 		{Key: "training.ettr", Mean: ettr, CI95: 0.01, Values: []float64{ettr}},
 		{Key: "training.interruptions", Mean: 3, Values: []float64{3}},
@@ -87,12 +88,12 @@ func trainingSweep(axes ...scenario.Axis) *SweepResult {
 // the declared dynamic columns around the fixed ones, in order.
 func TestWritersFollowSchema(t *testing.T) {
 	a, b := armNamed(t, "a"), armNamed(t, "b")
-	a.Reps = append([]*RepResult(nil), a.Reps...)
+	a.Reps = append([]*report.RepResult(nil), a.Reps...)
 	r0 := *a.Reps[0]
 	r0.Timeline = []failures.TimelinePoint{{Time: 0, Event: "fail", Unit: "r0", GPUsDown: 1, Capacity: 0.5}}
 	a.Reps[0] = &r0
 	dir := t.TempDir()
-	ab := NewABResult([]*ArmResult{a, b})
+	ab := NewABResult([]*report.ArmResult{a, b})
 	require.NoError(t, FinishAB(dir, ab, &bytes.Buffer{}))
 
 	header := func(name string) []string { return readFile(t, filepath.Join(dir, name))[0] }
@@ -100,7 +101,7 @@ func TestWritersFollowSchema(t *testing.T) {
 	require.Equal(t, results.TimeseriesFile.Names(), header("timeseries.csv"))
 	require.Equal(t, results.FailuresFile.Header(nil, nil), header("failures.csv"))
 	require.Equal(t, results.ABFile.Names(), header("ab.csv"))
-	require.Equal(t, results.ReplicationsFile.Header(nil, ReplicationKeys([]*ArmResult{a, b})), header("replications.csv"))
+	require.Equal(t, results.ReplicationsFile.Header(nil, report.ReplicationKeys([]*report.ArmResult{a, b})), header("replications.csv"))
 
 	serving := &SweepResult{Axes: []scenario.Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
 	require.Equal(t, results.SweepFile.Header([]string{"cluster.replicas"}, nil), readCSV(t, serving.CSV())[0])
@@ -114,7 +115,7 @@ func TestWritersFollowSchema(t *testing.T) {
 	require.Equal(t, results.SizeSearchFile.Names(), readCSV(t, size.SearchCSV())[0])
 
 	var req bytes.Buffer
-	rw := NewRequestWriter(&req)
+	rw := report.NewRequestWriter(&req)
 	rw.Write(&engine.Outcome{Req: &workloads.Request{ID: 1, InputTokens: 10, OutputTokens: 5}})
 	require.NoError(t, rw.Flush())
 	recs := readCSV(t, req.Bytes())
@@ -126,7 +127,7 @@ func TestWritersFollowSchema(t *testing.T) {
 // the schema's optional columns.
 func TestSweepCSVWithFailuresFollowsSchema(t *testing.T) {
 	a := armNamed(t, "x")
-	a.Stats = append(append([]Stat(nil), a.Stats...), Stat{Key: "failures.availability", Values: []float64{1, 1}})
+	a.Stats = append(append([]report.Stat(nil), a.Stats...), report.Stat{Key: "failures.availability", Values: []float64{1, 1}})
 	res := &SweepResult{Axes: []scenario.Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
 	var opt []string
 	for _, c := range results.SweepFile.Optional {
@@ -142,7 +143,7 @@ func TestArmNameWithCommaQuotesAndNewline(t *testing.T) {
 	name := "big, \"fast\"\nv2"
 	base, odd := armNamed(t, "base"), armNamed(t, name)
 	dir := t.TempDir()
-	require.NoError(t, FinishAB(dir, NewABResult([]*ArmResult{base, odd}), &bytes.Buffer{}))
+	require.NoError(t, FinishAB(dir, NewABResult([]*report.ArmResult{base, odd}), &bytes.Buffer{}))
 	for _, f := range []string{"cdf.csv", "timeseries.csv", "replications.csv"} {
 		recs := readFile(t, filepath.Join(dir, f))
 		arms := map[string]bool{}
@@ -164,9 +165,9 @@ func TestArmNameWithCommaQuotesAndNewline(t *testing.T) {
 // from the first arm, and later rows were wider).
 func TestReplicationsHeaderIsTheUnionOfArms(t *testing.T) {
 	a, b := armNamed(t, "blue"), armNamed(t, "canary")
-	b.Stats = append(append([]Stat(nil), b.Stats...), Stat{Key: "resilience.rollout.green_errors", Mean: 3, Values: []float64{2, 4}})
+	b.Stats = append(append([]report.Stat(nil), b.Stats...), report.Stat{Key: "resilience.rollout.green_errors", Mean: 3, Values: []float64{2, 4}})
 	dir := t.TempDir()
-	require.NoError(t, WriteRunDir(dir, []*ArmResult{a, b}, ""))
+	require.NoError(t, report.WriteRunDir(dir, []*report.ArmResult{a, b}, ""))
 	recs := readFile(t, filepath.Join(dir, "replications.csv")) // strict: equal widths
 	h := recs[0]
 	col := -1
@@ -233,7 +234,7 @@ func TestSweepTableLabelsAreUnique(t *testing.T) {
 func TestABReportLabelsAreUnique(t *testing.T) {
 	n1, n2 := "--param training.checkpoint_interval_s=600", "--param training.checkpoint_interval_s=1800"
 	a, b := armNamed(t, n1), armNamed(t, n2)
-	head := strings.SplitN(strings.SplitN(NewABResult([]*ArmResult{a, b}).Report(), "\n\n", 2)[1], "\n", 2)[0]
+	head := strings.SplitN(strings.SplitN(NewABResult([]*report.ArmResult{a, b}).Report(), "\n\n", 2)[1], "\n", 2)[0]
 	require.NotContains(t, head, "…")
 	require.Contains(t, head, " "+n1)
 	require.Contains(t, head, " "+n2+" − "+n1)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
@@ -64,7 +65,7 @@ type PartJob struct {
 	Scenario    int                      `json:"scenario"`
 	Replication int                      `json:"replication"`
 	Seed        uint64                   `json:"seed"`
-	Summary     *Summary                 `json:"summary"`
+	Summary     *report.Summary          `json:"summary"`
 	TTFT        *quantile.Sketch         `json:"ttft,omitempty"`
 	TPOT        *quantile.Sketch         `json:"tpot,omitempty"`
 	ITL         *quantile.Sketch         `json:"itl,omitempty"`
@@ -83,7 +84,7 @@ const partVersion = 2
 
 // NewPart collects a shard's results (results[scenario][replication], nil
 // where another shard ran the job).
-func NewPart(kind string, sh Shard, scenario string, names []string, results [][]*RepResult, prov Provenance) *Part {
+func NewPart(kind string, sh Shard, scenario string, names []string, results [][]*report.RepResult, prov Provenance) *Part {
 	p := &Part{Version: partVersion, Kind: kind, Shard: sh.Index, Of: sh.Count, Scenario: scenario, Names: names, Prov: prov}
 	for s, reps := range results {
 		p.Reps = append(p.Reps, len(reps))
@@ -106,7 +107,7 @@ func (p *Part) Write(dir string) (string, error) {
 		return "", err
 	}
 	path := fmt.Sprintf("%s/part-%d-of-%d.json", dir, p.Shard, p.Of)
-	return path, WriteFileAtomic(path, b)
+	return path, report.WriteFileAtomic(path, b)
 }
 
 // summaryJSON round-trips a training summary's mode: a training part
@@ -125,7 +126,7 @@ func (j *PartJob) UnmarshalJSON(b []byte) error {
 	if len(raw.Summary) == 0 || string(raw.Summary) == "null" {
 		return nil // refused by Part.check
 	}
-	j.Summary = &Summary{}
+	j.Summary = &report.Summary{}
 	return json.Unmarshal(raw.Summary, j.Summary)
 }
 
@@ -134,12 +135,12 @@ func (j *PartJob) UnmarshalJSON(b []byte) error {
 // every part must have the same provenance (the same experiment: scenario,
 // seeds, command and flags, shard count, fleetsim version), and every job
 // must be there exactly once.
-func ReadParts(paths []string) (*Part, [][]*RepResult, error) {
+func ReadParts(paths []string) (*Part, [][]*report.RepResult, error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("merge: no part files")
 	}
 	var first *Part
-	var results [][]*RepResult
+	var results [][]*report.RepResult
 	seen := map[int]string{}
 	for _, path := range paths {
 		p, err := ReadPart(path)
@@ -149,7 +150,7 @@ func ReadParts(paths []string) (*Part, [][]*RepResult, error) {
 		if first == nil {
 			first = p
 			for _, n := range p.Reps {
-				results = append(results, make([]*RepResult, n))
+				results = append(results, make([]*report.RepResult, n))
 			}
 		} else if err := samePart(paths[0], first, path, p); err != nil {
 			return nil, nil, err
@@ -159,7 +160,7 @@ func ReadParts(paths []string) (*Part, [][]*RepResult, error) {
 		}
 		seen[p.Shard] = path
 		for _, j := range p.Jobs {
-			results[j.Scenario][j.Replication] = &RepResult{Index: j.Replication, Seed: j.Seed, Summary: j.Summary,
+			results[j.Scenario][j.Replication] = &report.RepResult{Index: j.Replication, Seed: j.Seed, Summary: j.Summary,
 				TTFT: j.TTFT, TPOT: j.TPOT, ITL: j.ITL, E2E: j.E2E, TTFTSplit: j.TTFTSplit, Samples: j.Samples, Timeline: j.Timeline,
 				TrainingTrace: j.TrainingTrace}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -226,8 +227,8 @@ func FuzzMergePart(f *testing.F) {
 			return // another shard is missing
 		}
 		for s := range res {
-			a := NewArmResult(p.Names[s], res[s])
-			if err := WriteRunDir(t.TempDir(), []*ArmResult{a}, ""); err != nil {
+			a := report.NewArmResult(p.Names[s], res[s])
+			if err := report.WriteRunDir(t.TempDir(), []*report.ArmResult{a}, ""); err != nil {
 				t.Fatal(err)
 			}
 		}

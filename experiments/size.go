@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
@@ -16,7 +17,7 @@ import (
 type SizePoint struct {
 	Replicas int
 	Failures bool
-	Arm      *ArmResult
+	Arm      *report.ArmResult
 	Met      bool
 	Bounds   []float64 // per target: the one-sided confidence bound compared with the limit
 }
@@ -146,7 +147,7 @@ func search(base *scenario.Scenario, targets []scenario.Target, conf float64, op
 		if err != nil {
 			return nil, err
 		}
-		p := &SizePoint{Replicas: n, Failures: failures, Arm: NewArmResult(sizeArm(n), reps[0])}
+		p := &SizePoint{Replicas: n, Failures: failures, Arm: report.NewArmResult(sizeArm(n), reps[0])}
 		p.Met, p.Bounds = meets(p.Arm, targets, conf)
 		ss.cache[n] = p
 		return p, nil
@@ -195,8 +196,8 @@ func search(base *scenario.Scenario, targets []scenario.Target, conf float64, op
 }
 
 // meets checks every target against its one-sided confidence bound.
-func meets(a *ArmResult, targets []scenario.Target, conf float64) (bool, []float64) {
-	m := StatMap(a.Stats)
+func meets(a *report.ArmResult, targets []scenario.Target, conf float64) (bool, []float64) {
+	m := report.StatMap(a.Stats)
 	ok := true
 	bounds := make([]float64, len(targets))
 	for i, t := range targets {
@@ -214,20 +215,20 @@ func meets(a *ArmResult, targets []scenario.Target, conf float64) (bool, []float
 
 // targetValues are the per-replication values of t's metric in a (m is
 // a's stats by key).
-func targetValues(a *ArmResult, m map[string]Stat, t scenario.Target) []float64 {
+func targetValues(a *report.ArmResult, m map[string]report.Stat, t scenario.Target) []float64 {
 	if t.Key != "success" {
 		return m[t.Key].Values
 	}
 	var xs []float64
 	for _, r := range a.Reps {
-		xs = append(xs, ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived)))
+		xs = append(xs, report.Ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived)))
 	}
 	return xs
 }
 
 // oneSided is the mean and the one-sided confidence margin at level conf.
 func oneSided(xs []float64, conf float64) (float64, float64) {
-	mean, _ := MeanCI(xs, 0.95)
+	mean, _ := report.MeanCI(xs, 0.95)
 	if len(xs) < 2 {
 		return mean, 0
 	}
@@ -236,12 +237,12 @@ func oneSided(xs []float64, conf float64) (float64, float64) {
 		ss += (x - mean) * (x - mean)
 	}
 	sd := math.Sqrt(ss / float64(len(xs)-1))
-	return mean, tQuantile(conf, len(xs)-1) * sd / math.Sqrt(float64(len(xs)))
+	return mean, report.TQuantile(conf, len(xs)-1) * sd / math.Sqrt(float64(len(xs)))
 }
 
 func (r *SizeResult) usdPerMonth(replicas int) float64 {
 	k := r.spotAt(replicas) // at the spot fraction of the price
-	return (float64((replicas-k)*r.GPUsPer) + float64(k*r.GPUsPer)*r.SpotFraction) * r.PriceHour * HoursPerMonth
+	return (float64((replicas-k)*r.GPUsPer) + float64(k*r.GPUsPer)*r.SpotFraction) * r.PriceHour * report.HoursPerMonth
 }
 
 // pointUSD is size p's $ per month: its GPUs at the price, or, autoscaled,
@@ -249,7 +250,7 @@ func (r *SizeResult) usdPerMonth(replicas int) float64 {
 // replicas only).
 func (r *SizeResult) pointUSD(p *SizePoint) float64 {
 	if r.Autoscaled {
-		return StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
+		return report.StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
 	}
 	return r.usdPerMonth(p.Replicas)
 }
@@ -259,12 +260,12 @@ func (r *SizeResult) CSV() []byte {
 	t := results.NewTable(results.SizeFile, nil, nil)
 	for _, row := range r.Rows {
 		p := row.Point
-		m := StatMap(p.Arm.Stats)
+		m := report.StatMap(p.Arm.Stats)
 		t.Row(row.Label, strconv.Itoa(p.Replicas), strconv.Itoa(p.Replicas*r.GPUsPer),
-			strconv.FormatBool(p.Failures), fmtF(results.Round6(r.pointUSD(p))),
-			fmtF(results.Round6(m["fleet.mfu"].Mean)), fmtF(results.Round6(r.headroom(p.Replicas))),
-			fmtF(results.Round6(m["latency_ms.ttft.p99"].Mean)), fmtF(results.Round6(m["latency_ms.ttft.p99"].CI95)),
-			fmtF(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), sloAttainment(m), sloAttainmentCI95(m))
+			strconv.FormatBool(p.Failures), results.FormatFloat(results.Round6(r.pointUSD(p))),
+			results.FormatFloat(results.Round6(m["fleet.mfu"].Mean)), results.FormatFloat(results.Round6(r.headroom(p.Replicas))),
+			results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].Mean)), results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].CI95)),
+			results.FormatFloat(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), sloAttainment(m), sloAttainmentCI95(m))
 	}
 	return t.Bytes()
 }
@@ -277,20 +278,20 @@ const sloAttainmentKey = "goodput.slo_attainment"
 // sloAttainment and sloAttainmentCI95 are a candidate's mean SLO
 // attainment over its replications and the 95% CI half-width, as CSV
 // fields; empty when the runs did not report it.
-func sloAttainment(m map[string]Stat) string {
+func sloAttainment(m map[string]report.Stat) string {
 	st, ok := m[sloAttainmentKey]
 	if !ok {
 		return ""
 	}
-	return fmtF(results.Round6(st.Mean))
+	return results.FormatFloat(results.Round6(st.Mean))
 }
 
-func sloAttainmentCI95(m map[string]Stat) string {
+func sloAttainmentCI95(m map[string]report.Stat) string {
 	st, ok := m[sloAttainmentKey]
 	if !ok {
 		return ""
 	}
-	return fmtF(results.Round6(st.CI95))
+	return results.FormatFloat(results.Round6(st.CI95))
 }
 
 // SearchCSV is size_search.csv (results.SizeSearchFile): every size
@@ -298,10 +299,10 @@ func sloAttainmentCI95(m map[string]Stat) string {
 func (r *SizeResult) SearchCSV() []byte {
 	t := results.NewTable(results.SizeSearchFile, nil, nil)
 	for _, p := range r.Search {
-		m := StatMap(p.Arm.Stats)
+		m := report.StatMap(p.Arm.Stats)
 		t.Row(strconv.Itoa(p.Replicas), strconv.FormatBool(p.Failures),
-			fmtF(results.Round6(m["latency_ms.ttft.p99"].Mean)), fmtF(results.Round6(m["latency_ms.ttft.p99"].CI95)),
-			fmtF(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), fmtF(results.Round6(r.pointUSD(p))),
+			results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].Mean)), results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].CI95)),
+			results.FormatFloat(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), results.FormatFloat(results.Round6(r.pointUSD(p))),
 			sloAttainment(m), sloAttainmentCI95(m))
 	}
 	return t.Bytes()
@@ -314,10 +315,10 @@ func (r *SizeResult) headroom(replicas int) float64 {
 	return 100 * float64(replicas-n0) / float64(replicas)
 }
 
-func successMean(a *ArmResult) float64 {
+func successMean(a *report.ArmResult) float64 {
 	var s float64
 	for _, r := range a.Reps {
-		s += ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived))
+		s += report.Ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived))
 	}
 	return s / float64(len(a.Reps))
 }
@@ -348,11 +349,11 @@ func (r *SizeResult) Table(name string) string {
 	fmt.Fprintf(&b, "%-16s %8s %6s %14s %8s %9s %18s %9s %5s\n", "", "replicas", "GPUs", "$ / month", "MFU", "headroom", "TTFT p99 ms", "success", "meets")
 	for _, row := range r.Rows {
 		p := row.Point
-		m := StatMap(p.Arm.Stats)
+		m := report.StatMap(p.Arm.Stats)
 		t := m["latency_ms.ttft.p99"]
 		fmt.Fprintf(&b, "%-16s %8d %6d %14s %7.1f%% %8.1f%% %18s %8.3f%% %5t\n", row.Label, p.Replicas, p.Replicas*r.GPUsPer,
-			"$"+human(r.pointUSD(p)), 100*m["fleet.mfu"].Mean, r.headroom(p.Replicas),
-			human(t.Mean)+" ± "+human(t.CI95), 100*successMean(p.Arm), p.Met)
+			"$"+report.Human(r.pointUSD(p)), 100*m["fleet.mfu"].Mean, r.headroom(p.Replicas),
+			report.Human(t.Mean)+" ± "+report.Human(t.CI95), 100*successMean(p.Arm), p.Met)
 	}
 	if r.Autoscaled {
 		b.WriteString("\nAutoscaled: replicas is the autoscaler's cap (cluster.replicas), and $ / month what the runs paid\n(provisioned replicas only), not the cap's full price.\n")
@@ -428,7 +429,7 @@ func describeBounds(p *SizePoint, targets []scenario.Target) string {
 // bound would only pretend.
 func (r *SizeResult) identicalReplications() bool {
 	for _, p := range r.Search {
-		if !identicalReps(p.Arm.Stats) {
+		if !report.IdenticalReplications(p.Arm.Stats) {
 			return false
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
@@ -46,7 +47,7 @@ func TestSizeCSVAttainment(t *testing.T) {
 		require.Equal(t, strings.Split(f.old, ","), h[:n-2], "the earlier columns unchanged")
 		require.Len(t, recs, len(f.points)+1)
 		for i, r := range recs[1:] {
-			want := StatMap(f.points[i].Arm.Stats)[sloAttainmentKey]
+			want := report.StatMap(f.points[i].Arm.Stats)[sloAttainmentKey]
 			a, err := strconv.ParseFloat(r[n-2], 64)
 			require.NoError(t, err)
 			require.InDelta(t, want.Mean, a, 1e-6, "%s row %d", f.file.Name, i+1)
@@ -56,7 +57,7 @@ func TestSizeCSVAttainment(t *testing.T) {
 	}
 	var below, atN float64 = -1, -1
 	for _, p := range res.Search {
-		a := StatMap(p.Arm.Stats)[sloAttainmentKey].Mean
+		a := report.StatMap(p.Arm.Stats)[sloAttainmentKey].Mean
 		switch p.Replicas {
 		case 1:
 			below = a

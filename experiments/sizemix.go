@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
@@ -48,7 +49,7 @@ type MixPoint struct {
 	USDPerMonth float64 // at the axes' prices for HoursPerMonth
 	Met         bool
 	Bounds      []float64 // per target: the one-sided confidence bound
-	Arm         *ArmResult
+	Arm         *report.ArmResult
 }
 
 // Label names the point: "h100=3 b200=2".
@@ -161,7 +162,7 @@ func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []
 		if err != nil {
 			return nil, err
 		}
-		p := &MixPoint{Counts: []int{a, b}, Arm: NewArmResult(fmt.Sprintf("%s=%d,%s=%d", axes[0].Name, a, axes[1].Name, b), reps[0])}
+		p := &MixPoint{Counts: []int{a, b}, Arm: report.NewArmResult(fmt.Sprintf("%s=%d,%s=%d", axes[0].Name, a, axes[1].Name, b), reps[0])}
 		for i, n := range p.Counts {
 			ax := axes[i]
 			gpus := n * ax.GPUsPer
@@ -171,7 +172,7 @@ func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []
 			p.GPUs += gpus
 			// Its spot replicas at the spot fraction of the price.
 			spotGPUs := ax.spotAt(n) * ax.GPUsPer
-			p.USDPerMonth += (float64(gpus-spotGPUs) + float64(spotGPUs)*ax.SpotFraction) * ax.PricePerGPUHour * HoursPerMonth
+			p.USDPerMonth += (float64(gpus-spotGPUs) + float64(spotGPUs)*ax.SpotFraction) * ax.PricePerGPUHour * report.HoursPerMonth
 		}
 		p.Met, p.Bounds = meets(p.Arm, targets, conf)
 		cache[key] = p
@@ -246,8 +247,8 @@ func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []
 	// (A count up to an axis's Down serves nothing: such a mix costs more
 	// than the other axis alone, which is sized above.)
 	for a := max(axes[0].Min, 1, axes[0].Down+1); a <= aMax; a++ {
-		floor := float64(a*axes[0].GPUsPer)*axes[0].PricePerGPUHour*HoursPerMonth +
-			float64(bMin*axes[1].GPUsPer)*axes[1].PricePerGPUHour*HoursPerMonth
+		floor := float64(a*axes[0].GPUsPer)*axes[0].PricePerGPUHour*report.HoursPerMonth +
+			float64(bMin*axes[1].GPUsPer)*axes[1].PricePerGPUHour*report.HoursPerMonth
 		if floor >= best {
 			break // every point from here on costs more than the best found
 		}
@@ -419,9 +420,9 @@ func (r *MixResult) CSV() []byte {
 		for _, v := range p.Bounds {
 			fmt.Fprintf(&b, ",%s", strconv.FormatFloat(results.Round6(v), 'f', -1, 64))
 		}
-		var m map[string]Stat
+		var m map[string]report.Stat
 		if p.Arm != nil {
-			m = StatMap(p.Arm.Stats)
+			m = report.StatMap(p.Arm.Stats)
 		}
 		fmt.Fprintf(&b, ",%s,%s", sloAttainment(m), sloAttainmentCI95(m))
 		b.WriteString("\n")

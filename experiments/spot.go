@@ -3,7 +3,6 @@ package experiments
 import (
 	"sort"
 
-	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
@@ -56,36 +55,4 @@ func mergeSpotTimeline(tl []failures.TimelinePoint, evs []fleet.SpotEvent, sc *s
 		out = append(out, p)
 	}
 	return out
-}
-
-// tsColumn is one per-group column of timeseries.csv: its name and the
-// replicas it counts, [first, end).
-type tsColumn struct {
-	name       string
-	first, end int
-}
-
-// groupColumns are timeseries.csv's per-group columns of a fleet of groups:
-// provisioned_replicas.GROUP for each group in order (the groups' warm
-// spares last, as NAME-spares), then
-// provisioned_spot_replicas.GROUP for each group's spot replicas;
-// nil for a fleet of one kind (whose timeseries.csv has no such columns).
-func groupColumns(sc *scenario.Scenario) []tsColumn {
-	if len(sc.Cluster.Groups) == 0 {
-		return nil
-	}
-	var cols []tsColumn
-	first := 0
-	groups := sc.Cluster.Groups
-	if sc.GroupSpares() > 0 {
-		groups = sc.Cluster.WithSpareGroups().Groups // the spares' groups too (paid while provisioned)
-	}
-	for _, g := range groups {
-		cols = append(cols, tsColumn{results.ProvisionedReplicas + "." + g.Name, first, first + g.Replicas})
-		first += g.Replicas
-	}
-	for _, p := range sc.SpotParts() {
-		cols = append(cols, tsColumn{results.ProvisionedSpotReplicas + "." + p.Group.Name, p.First, p.End})
-	}
-	return cols
 }

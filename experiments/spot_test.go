@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/fleet"
@@ -29,7 +30,7 @@ func TestSpotInterruptions(t *testing.T) {
 		require.NoError(t, err)
 		res, err := Run(d, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		r := s.Requests
 		require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight, "drain %s", drain)
 		require.NotNil(t, s.Spot)
@@ -183,7 +184,7 @@ name = "budgeted"
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.NotNil(t, s.Spot)
@@ -231,7 +232,7 @@ func TestSpotWithFailures(t *testing.T) {
 	require.NoError(t, err)
 	res, err := Run(d, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.NotNil(t, s.Spot)
@@ -317,7 +318,7 @@ name = "budgeted"
 
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.NotNil(t, s.Spot)
 	require.NotNil(t, s.Autoscale)
 	require.InDelta(t, s.Cost.USD, s.Spot.SpotUSD+s.Spot.OtherUSD, 1e-3, "the bill is spot plus the rest")

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
@@ -14,7 +15,7 @@ import (
 // Point is one grid point of a sweep.
 type Point struct {
 	Values []string // one per axis
-	Arm    *ArmResult
+	Arm    *report.ArmResult
 }
 
 // SweepResult is a whole sweep.
@@ -139,10 +140,10 @@ func SweepScenarios(base *scenario.Scenario, axes []scenario.Axis) ([]*scenario.
 }
 
 // AssembleSweep builds the sweep's result from every point's replications.
-func AssembleSweep(axes []scenario.Axis, values [][]string, results [][]*RepResult) *SweepResult {
+func AssembleSweep(axes []scenario.Axis, values [][]string, results [][]*report.RepResult) *SweepResult {
 	points := make([]Point, len(values))
 	for i := range points {
-		points[i] = Point{Values: values[i], Arm: NewArmResult(pointName(axes, values[i]), results[i])}
+		points[i] = Point{Values: values[i], Arm: report.NewArmResult(pointName(axes, values[i]), results[i])}
 	}
 	return &SweepResult{Axes: axes, Points: points}
 }
@@ -192,7 +193,7 @@ func (r *SweepResult) hasFailures() bool {
 	if len(r.Points) == 0 {
 		return false
 	}
-	_, ok := StatMap(r.Points[0].Arm.Stats)["failures.availability"]
+	_, ok := report.StatMap(r.Points[0].Arm.Stats)["failures.availability"]
 	return ok
 }
 
@@ -249,12 +250,12 @@ func (r *SweepResult) CSV() []byte {
 	}
 	t := results.NewTable(results.SweepFile, r.axisKeys(), after)
 	for _, p := range r.Points {
-		m := StatMap(p.Arm.Stats)
+		m := report.StatMap(p.Arm.Stats)
 		row := append(axisValues(p), strconv.Itoa(len(p.Arm.Reps)))
 		for _, c := range cols {
 			st, ok := m[c.key]
-			mean, ci := fmtF(results.Round6(st.Mean)), fmtF(results.Round6(st.CI95))
-			if !ok && optionalMetrics[c.key] {
+			mean, ci := results.FormatFloat(results.Round6(st.Mean)), results.FormatFloat(results.Round6(st.CI95))
+			if !ok && report.OptionalMetrics[c.key] {
 				mean, ci = "", "" // undefined at this point (see Aggregate)
 			}
 			row = append(row, mean)
@@ -278,10 +279,10 @@ func (r *SweepResult) Training() bool {
 func (r *SweepResult) ETTRCSV() []byte {
 	t := results.NewTable(results.ETTRFile, r.axisKeys(), nil)
 	for _, p := range r.Points {
-		m := StatMap(p.Arm.Stats)
-		t.Row(append(axisValues(p), fmtF(results.Round6(m["training.checkpoint_interval_s"].Mean)),
-			fmtF(results.Round6(m["training.ettr"].Mean)), fmtF(results.Round6(m["training.ettr"].CI95)),
-			fmtF(results.Round6(m["training.lost_gpu_hours.total"].Mean)))...)
+		m := report.StatMap(p.Arm.Stats)
+		t.Row(append(axisValues(p), results.FormatFloat(results.Round6(m["training.checkpoint_interval_s"].Mean)),
+			results.FormatFloat(results.Round6(m["training.ettr"].Mean)), results.FormatFloat(results.Round6(m["training.ettr"].CI95)),
+			results.FormatFloat(results.Round6(m["training.lost_gpu_hours.total"].Mean)))...)
 	}
 	return t.Bytes()
 }
@@ -309,10 +310,10 @@ func (r *SweepResult) Table() string {
 		fmt.Fprintf(&b, "%20s %14s %16s\n", "ETTR", "interruptions", "lost GPU-h")
 		for _, p := range r.Points {
 			axisCells(axisValues(p))
-			m := StatMap(p.Arm.Stats)
+			m := report.StatMap(p.Arm.Stats)
 			e := m["training.ettr"]
 			fmt.Fprintf(&b, "%20s %14s %16s\n", fmt.Sprintf("%.2f%% ± %.2f", 100*e.Mean, 100*e.CI95),
-				human(m["training.interruptions"].Mean), human(m["training.lost_gpu_hours.total"].Mean))
+				report.Human(m["training.interruptions"].Mean), report.Human(m["training.lost_gpu_hours.total"].Mean))
 		}
 		return b.String()
 	}
@@ -325,14 +326,14 @@ func (r *SweepResult) Table() string {
 	b.WriteByte('\n')
 	for _, p := range r.Points {
 		axisCells(axisValues(p))
-		m := StatMap(p.Arm.Stats)
+		m := report.StatMap(p.Arm.Stats)
 		t, g := m["latency_ms.ttft.p99"], m["goodput.requests_per_s"]
 		att := "n/a"
 		if a, ok := m["goodput.slo_attainment"]; ok {
 			att = fmt.Sprintf("%.2f%%", 100*a.Mean)
 		}
-		fmt.Fprintf(&b, "%20s %20s %10s %12s", human(t.Mean)+" ± "+human(t.CI95), human(g.Mean)+" ± "+human(g.CI95),
-			att, human(m["cost.usd_per_month"].Mean))
+		fmt.Fprintf(&b, "%20s %20s %10s %12s", report.Human(t.Mean)+" ± "+report.Human(t.CI95), report.Human(g.Mean)+" ± "+report.Human(g.CI95),
+			att, report.Human(m["cost.usd_per_month"].Mean))
 		if fails {
 			fmt.Fprintf(&b, " %9.2f%%", 100*m["failures.availability"].Mean)
 		}

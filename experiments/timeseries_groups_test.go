@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
@@ -71,7 +72,7 @@ func TestTimeseriesGroupColumns(t *testing.T) {
 	reps, err := RunReplications(sc, RunOptions{})
 	require.NoError(t, err)
 	dir := t.TempDir()
-	require.NoError(t, WriteRunDir(dir, []*ArmResult{NewArmResult("", reps)}, ""))
+	require.NoError(t, report.WriteRunDir(dir, []*report.ArmResult{report.NewArmResult("", reps)}, ""))
 	recs := readFile(t, filepath.Join(dir, "timeseries.csv"))
 	h := recs[0]
 	fixed := results.TimeseriesFile.Names()
@@ -107,7 +108,7 @@ func TestTimeseriesGroupColumns(t *testing.T) {
 	reps2, err := RunReplications(sc, RunOptions{})
 	require.NoError(t, err)
 	dir2 := t.TempDir()
-	require.NoError(t, WriteRunDir(dir2, []*ArmResult{NewArmResult("", reps2)}, ""))
+	require.NoError(t, report.WriteRunDir(dir2, []*report.ArmResult{report.NewArmResult("", reps2)}, ""))
 	b1, err := os.ReadFile(filepath.Join(dir, "timeseries.csv"))
 	require.NoError(t, err)
 	b2, err := os.ReadFile(filepath.Join(dir2, "timeseries.csv"))
@@ -116,6 +117,6 @@ func TestTimeseriesGroupColumns(t *testing.T) {
 
 	// One kind of replica: the fixed header only.
 	one := t.TempDir()
-	require.NoError(t, WriteRunDir(one, []*ArmResult{armNamed(t, "")}, ""))
+	require.NoError(t, report.WriteRunDir(one, []*report.ArmResult{armNamed(t, "")}, ""))
 	require.Equal(t, fixed, readFile(t, filepath.Join(one, "timeseries.csv"))[0])
 }

@@ -5,26 +5,14 @@ import (
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/policies"
 )
 
-// TrainingStats is summary.json's training block.
-type TrainingStats struct {
-	training.Result
-	// LostUSDPerMonth is the lost GPU-hours' cost scaled to a 720-hour
-	// month (CALIBRATION.md §6: "$6.5/h and 720 h").
-	LostUSDPerMonth float64 `json:"lost_usd_per_month"`
-	// SlowdownUSDPerMonth is the part of it due to stragglers.
-	SlowdownUSDPerMonth float64 `json:"slowdown_usd_per_month"`
-	// Unconfirmed lists the unconfirmed (U) figures the run rests on: the
-	// profile's U notes and the job's assumed eviction times.
-	Unconfirmed []string `json:"unconfirmed,omitempty"`
-}
-
 // runTraining simulates one replication of a training scenario.
-func runTraining(sc *scenario.Scenario) (*Result, error) {
+func runTraining(sc *scenario.Scenario) (*report.Result, error) {
 	t := sc.Training
 	prof, err := sc.Failures.BuildProfile()
 	if err != nil {
@@ -44,8 +32,8 @@ func runTraining(sc *scenario.Scenario) (*Result, error) {
 		return nil, err
 	}
 	r := run.Result
-	month := ratio(HoursPerMonth, r.WallHours)
-	ts := &TrainingStats{Result: r, LostUSDPerMonth: results.Round6(r.LostUSD * month),
+	month := report.Ratio(report.HoursPerMonth, r.WallHours)
+	ts := &report.TrainingStats{Result: r, LostUSDPerMonth: results.Round6(r.LostUSD * month),
 		SlowdownUSDPerMonth: results.Round6(r.Lost.Slowdown * r.PricePerGPUHour * month)}
 	if mult > 0 {
 		for _, n := range prof.Notes {
@@ -62,5 +50,5 @@ func runTraining(sc *scenario.Scenario) (*Result, error) {
 		ts.Unconfirmed = append(ts.Unconfirmed, fmt.Sprintf("U: an over-evicted healthy host is back after %g s "+
 			"(training.over_evict_return_s; no published figure)", t.OverEvictReturnS))
 	}
-	return &Result{Scenario: sc, Events: run.Events, EndTime: run.Horizon, Training: ts, TrainingTrace: run.Trace}, nil
+	return &report.Result{Scenario: sc, Events: run.Events, EndTime: run.Horizon, Training: ts, TrainingTrace: run.Trace}, nil
 }

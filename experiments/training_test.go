@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/failures"
 )
@@ -19,7 +20,7 @@ func TestBadGPUCost(t *testing.T) {
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Equal(t, scenario.ModeTraining, s.Mode)
 	t.Logf("straggler cost %.0f $/month, ETTR %.4f", s.Training.SlowdownUSDPerMonth, s.Training.ETTR)
 	require.InEpsilon(t, 479232, s.Training.SlowdownUSDPerMonth, 0.02)
@@ -29,7 +30,7 @@ func TestBadGPUCost(t *testing.T) {
 	require.NoError(t, err)
 	res0, err := Run(clean, Options{})
 	require.NoError(t, err)
-	require.Zero(t, Summarize(res0).Training.SlowdownUSDPerMonth)
+	require.Zero(t, report.Summarize(res0).Training.SlowdownUSDPerMonth)
 }
 
 // TestLlama3PretrainScenario: the built-in training scenario runs through
@@ -40,8 +41,8 @@ func TestLlama3PretrainScenario(t *testing.T) {
 	require.NoError(t, err)
 	reps, err := RunReplications(sc, RunOptions{})
 	require.NoError(t, err)
-	arm := NewArmResult("", reps)
-	m := StatMap(arm.Stats)
+	arm := report.NewArmResult("", reps)
+	m := report.StatMap(arm.Stats)
 	t.Logf("ETTR %.4f ± %.4f, interruptions %.1f", m["training.ettr"].Mean, m["training.ettr"].CI95, m["training.interruptions"].Mean)
 	require.InDelta(t, 419, m["training.failures"].Mean, 2*20.5)
 	require.Greater(t, m["training.ettr"].Mean, 0.90)
@@ -63,7 +64,7 @@ func TestTrainingWithProfileNone(t *testing.T) {
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	require.NotNil(t, Summarize(res))
+	require.NotNil(t, report.Summarize(res))
 }
 
 // TestByteRobustScenario: the byterobust built-in lands within 2 points of
@@ -79,7 +80,7 @@ func TestByteRobustScenario(t *testing.T) {
 		require.NoError(t, err)
 		reps, err := RunReplications(sc, RunOptions{})
 		require.NoError(t, err)
-		m := StatMap(NewArmResult("", reps).Stats)
+		m := report.StatMap(report.NewArmResult("", reps).Stats)
 		return m["training.ettr"].Mean, m["training.ettr"].CI95
 	}
 	with, ci := ettr(sc)
@@ -92,7 +93,7 @@ func TestByteRobustScenario(t *testing.T) {
 
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Positive(t, s.Training.Evictions)
 	require.LessOrEqual(t, s.Training.Evictions, s.Training.FailSlow)
 	require.Positive(t, s.Training.OverEvictedHosts)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -75,14 +76,14 @@ func (c *commonFlags) check() error {
 // checks that it can write its part file into dir; other commands build
 // their run directory as a temporary sibling of dir (experiments.RunDir),
 // committed by finish. An unwritable or foreign --out is bad usage.
-func (c *commonFlags) runDir(dir string) (*experiments.RunDir, error) {
+func (c *commonFlags) runDir(dir string) (*report.RunDir, error) {
 	if c.sh.Active() {
-		if err := experiments.CheckWritable(dir); err != nil {
+		if err := report.CheckWritable(dir); err != nil {
 			return nil, usageError{err}
 		}
 		return nil, nil
 	}
-	rd, err := experiments.NewRunDir(dir)
+	rd, err := report.NewRunDir(dir)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -90,7 +91,7 @@ func (c *commonFlags) runDir(dir string) (*experiments.RunDir, error) {
 }
 
 // commitAfter commits rd when err (the writing's result) is nil.
-func commitAfter(rd *experiments.RunDir, err error) error {
+func commitAfter(rd *report.RunDir, err error) error {
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -79,7 +80,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	opt, prog := cf.options(stderr, sc.Name)
 	var reqFile *os.File
-	var reqWriter *experiments.RequestWriter
+	var reqWriter *report.RequestWriter
 	if *records {
 		// Streamed into the temporary run directory: removed with it if
 		// the run fails or is interrupted.
@@ -87,7 +88,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer reqFile.Close()
-		reqWriter = experiments.NewRequestWriter(reqFile)
+		reqWriter = report.NewRequestWriter(reqFile)
 		opt.OnDone = reqWriter.Write
 	}
 	results, err := experiments.RunScenarios([]*scenario.Scenario{sc}, opt)
@@ -109,7 +110,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		extra = ", requests.csv"
 	}
-	return commitAfter(rd, finishRun(rd.Path(), experiments.NewArmResult("", results[0]), stdout, extra, *cf.json))
+	return commitAfter(rd, finishRun(rd.Path(), report.NewArmResult("", results[0]), stdout, extra, *cf.json))
 }
 
 const validateHelp = `usage: fleetsim validate SCENARIO.toml

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -86,11 +87,11 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	}
 	prog.finish()
 	table := res.Table(base.Name)
-	arms := []*experiments.ArmResult{res.Rows[1].Point.Arm}
-	if err := experiments.WriteRunDir(rd.Path(), arms, "## Sizing\n\n```\n"+table+"```\n"); err != nil {
+	arms := []*report.ArmResult{res.Rows[1].Point.Arm}
+	if err := report.WriteRunDir(rd.Path(), arms, "## Sizing\n\n```\n"+table+"```\n"); err != nil {
 		return err
 	}
-	if err := experiments.WriteFiles(rd.Path(), map[string][]byte{"size.csv": res.CSV(), "size_search.csv": res.SearchCSV()}); err != nil {
+	if err := report.WriteFiles(rd.Path(), map[string][]byte{"size.csv": res.CSV(), "size_search.csv": res.SearchCSV()}); err != nil {
 		return err
 	}
 	if err := rd.Commit(); err != nil {
@@ -110,9 +111,9 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 // sizeProgress reports the search's verdict on each size it tries: "6
 // replicas: meets the SLO", "4 replicas with failures: misses ttft_p99
 // bound 912 ms (limit 800)".
-func sizeProgress(prog *progress, base *scenario.Scenario, targets []scenario.Target, conf float64) func([]*scenario.Scenario, [][]*experiments.RepResult) {
+func sizeProgress(prog *progress, base *scenario.Scenario, targets []scenario.Target, conf float64) func([]*scenario.Scenario, [][]*report.RepResult) {
 	hasFailures := func(sc *scenario.Scenario) bool { return sc.Failures.Enabled || sc.Run.DownReplicas > 0 }
-	return func(scs []*scenario.Scenario, results [][]*experiments.RepResult) {
+	return func(scs []*scenario.Scenario, results [][]*report.RepResult) {
 		sc := scs[0]
 		size := fmt.Sprintf("%d replicas", sc.Cluster.Replicas)
 		if sc.Cluster.Replicas == 1 {
@@ -125,7 +126,7 @@ func sizeProgress(prog *progress, base *scenario.Scenario, targets []scenario.Ta
 				size += " without failures"
 			}
 		}
-		_, verdict := experiments.SizeVerdict(experiments.NewArmResult("", results[0]), targets, conf)
+		_, verdict := experiments.SizeVerdict(report.NewArmResult("", results[0]), targets, conf)
 		prog.note(size + ": " + verdict)
 	}
 }

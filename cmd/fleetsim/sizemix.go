@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -34,10 +35,10 @@ func cmdSizeMix(base *scenario.Scenario, targets []scenario.Target, conf float64
 	}
 	prog.finish()
 	table := res.Table(base.Name)
-	if err := experiments.WriteRunDir(dir, []*experiments.ArmResult{res.Best.Arm}, "## Sizing a mix\n\n```\n"+table+"```\n"); err != nil {
+	if err := report.WriteRunDir(dir, []*report.ArmResult{res.Best.Arm}, "## Sizing a mix\n\n```\n"+table+"```\n"); err != nil {
 		return err
 	}
-	if err := experiments.WriteFiles(dir, map[string][]byte{"size_mix.csv": res.CSV()}); err != nil {
+	if err := report.WriteFiles(dir, map[string][]byte{"size_mix.csv": res.CSV()}); err != nil {
 		return err
 	}
 	if *cf.json {

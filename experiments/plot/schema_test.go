@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/stretchr/testify/require"
@@ -49,7 +50,7 @@ func TestArmNameRoundTrip(t *testing.T) {
 	reps, err := experiments.RunReplications(sc, experiments.RunOptions{})
 	require.NoError(t, err)
 	name := "big, \"fast\"\nv2"
-	ab := experiments.NewABResult([]*experiments.ArmResult{experiments.NewArmResult("base", reps), experiments.NewArmResult(name, reps)})
+	ab := experiments.NewABResult([]*report.ArmResult{report.NewArmResult("base", reps), report.NewArmResult(name, reps)})
 	dir := t.TempDir()
 	require.NoError(t, experiments.FinishAB(dir, ab, &bytes.Buffer{}))
 

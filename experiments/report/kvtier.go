@@ -1,4 +1,4 @@
-package experiments
+package report
 
 import "github.com/fleetsim/fleetsim/experiments/results"
 
@@ -38,7 +38,7 @@ func summarizeKVTiers(s *Summary, r *Result) {
 		m := t.CapacityBytes / 1e9 * price[t.Name]
 		usdMonth += m
 		s.KVTiers[t.Name] = (TierSummary{CapacityBytes: results.Round6(t.CapacityBytes), Hits: t.Hits,
-			HitTokens: t.HitTokens, HitRate: results.Round6(ratio(float64(t.HitTokens), float64(s.Prefix.PromptTokens))),
+			HitTokens: t.HitTokens, HitRate: results.Round6(Ratio(float64(t.HitTokens), float64(s.Prefix.PromptTokens))),
 			BytesRead: results.Round6(t.BytesRead), BytesWritten: results.Round6(t.BytesWritten), LoadS: results.Round6(float64(t.LoadNs) / 1e9),
 			Evictions: t.Evictions, USDPerMonth: results.Round6(m)})
 	}
@@ -48,7 +48,7 @@ func summarizeKVTiers(s *Summary, r *Result) {
 	co := &s.Cost
 	co.USD = results.Round6(co.USD + usdMonth*r.EndTime.Seconds()/3600/HoursPerMonth)
 	co.USDPerMonth = results.Round6(co.USDPerMonth + usdMonth)
-	co.USDPerMillionOutputRaw = results.Round6(ratio(co.USD*1e6, float64(r.Rec.OutputTokens)))
+	co.USDPerMillionOutputRaw = results.Round6(Ratio(co.USD*1e6, float64(r.Rec.OutputTokens)))
 	if r.Rec.GoodOutputTokens > 0 {
 		co.USDPerMillionOutputTokens = ptr(results.Round6(co.USD * 1e6 / float64(r.Rec.GoodOutputTokens)))
 	}

@@ -1,4 +1,4 @@
-package experiments
+package report
 
 import (
 	"encoding/json"
@@ -248,7 +248,8 @@ func dist(s *quantile.Sketch) Dist {
 		P95: results.Round6(s.Quantile(0.95)), P99: results.Round6(s.Quantile(0.99)), P999: results.Round6(s.Quantile(0.999)), Max: results.Round6(s.Max()), N: s.Count()}
 }
 
-func ratio(a, b float64) float64 {
+// Ratio is a/b, 0 when b is 0.
+func Ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
@@ -287,13 +288,13 @@ func Summarize(r *Result) *Summary {
 	s.LatencyMs = LatencyBlock{TTFT: dist(rec.TTFT), TPOT: dist(rec.TPOT), ITL: dist(rec.ITL), E2E: dist(rec.E2E), Queue: dist(rec.Queue),
 		ClientTTFT: dist(rec.ClientTTFT)}
 	s.Throughput = Throughput{
-		RequestsPerS:     results.Round6(ratio(float64(rec.Completed), secs)),
-		OutputTokensPerS: results.Round6(ratio(float64(rec.OutputTokens), secs)),
-		InputTokensPerS:  results.Round6(ratio(float64(rec.InputTokens), secs)),
+		RequestsPerS:     results.Round6(Ratio(float64(rec.Completed), secs)),
+		OutputTokensPerS: results.Round6(Ratio(float64(rec.OutputTokens), secs)),
+		InputTokensPerS:  results.Round6(Ratio(float64(rec.InputTokens), secs)),
 	}
 	s.Goodput = Goodput{
-		RequestsPerS:     results.Round6(ratio(float64(rec.MetSLO), secs)),
-		OutputTokensPerS: results.Round6(ratio(float64(rec.GoodOutputTokens), secs)),
+		RequestsPerS:     results.Round6(Ratio(float64(rec.MetSLO), secs)),
+		OutputTokensPerS: results.Round6(Ratio(float64(rec.GoodOutputTokens), secs)),
 		TTFTSLOMs:        sc.SLO.TTFTMs, TPOTSLOMs: sc.SLO.TPOTMs, E2ESLOMs: sc.SLO.E2EMs,
 	}
 	if len(rec.PerModel) > 0 {
@@ -303,12 +304,12 @@ func Summarize(r *Result) *Summary {
 		for _, m := range rec.PerModel {
 			met, good, set = met+m.MetSLO, good+m.GoodOutputTokens, set || m.SLO.Set()
 		}
-		s.Goodput.RequestsPerS, s.Goodput.OutputTokensPerS = results.Round6(ratio(float64(met), secs)), results.Round6(ratio(float64(good), secs))
+		s.Goodput.RequestsPerS, s.Goodput.OutputTokensPerS = results.Round6(Ratio(float64(met), secs)), results.Round6(Ratio(float64(good), secs))
 		if set {
-			s.Goodput.SLOAttainment = ptr(results.Round6(ratio(float64(met), float64(rec.Arrived))))
+			s.Goodput.SLOAttainment = ptr(results.Round6(Ratio(float64(met), float64(rec.Arrived))))
 		}
 	} else if sc.SLO.Set() {
-		s.Goodput.SLOAttainment = ptr(results.Round6(ratio(float64(rec.MetSLO), float64(rec.Arrived))))
+		s.Goodput.SLOAttainment = ptr(results.Round6(Ratio(float64(rec.MetSLO), float64(rec.Arrived))))
 	}
 	var prompt, cached, evict, preempt, steps, ooms int64
 	var fragNs, fragOOM float64
@@ -329,18 +330,18 @@ func Summarize(r *Result) *Summary {
 	}
 	n := float64(len(f.Replicas))
 	total := float64(f.Memory.KVBlocks) * n * float64(r.EndTime)
-	s.Prefix = PrefixCache{HitRate: results.Round6(ratio(float64(cached), float64(prompt))), CachedTokens: cached,
+	s.Prefix = PrefixCache{HitRate: results.Round6(Ratio(float64(cached), float64(prompt))), CachedTokens: cached,
 		PromptTokens: prompt, Evictions: evict}
-	s.KV = KVStats{UtilizationMean: results.Round6(ratio(used, total)), CachedFractionMean: results.Round6(ratio(cachedNs, total)),
+	s.KV = KVStats{UtilizationMean: results.Round6(Ratio(used, total)), CachedFractionMean: results.Round6(Ratio(cachedNs, total)),
 		BlocksPerReplica: f.Memory.KVBlocks, BlockTokens: sc.Cluster.Replica.BlockTokens, Preemptions: preempt,
 		KVBytesPerGPU: results.Round6(f.Memory.KVBytes), WeightBytesPerGPU: results.Round6(f.Memory.WeightBytes),
-		Allocator: sc.Cluster.Replica.Allocator, FragmentationMean: results.Round6(ratio(fragNs, n*float64(r.EndTime))),
+		Allocator: sc.Cluster.Replica.Allocator, FragmentationMean: results.Round6(Ratio(fragNs, n*float64(r.EndTime))),
 		FragmentationAtOOM: results.Round6(fragOOM), OOMCrashes: ooms}
 	s.Fleet = FleetStats{GPU: sc.Cluster.GPU, Model: sc.Cluster.Model, Replicas: sc.Cluster.Replicas, TP: sc.Cluster.TP,
 		DP: oneIsZero(sc.Cluster.Layout().DP), EP: oneIsZero(sc.Cluster.Layout().EP), PP: oneIsZero(sc.Cluster.Layout().PP),
-		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: results.Round6(ratio(busy, n*float64(r.EndTime))),
+		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: results.Round6(Ratio(busy, n*float64(r.EndTime))),
 		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, EngineProfile: sc.Cluster.Replica.Perf.Profile, StepsPerReplica: results.Round6(float64(steps) / n),
-		MFU: results.Round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
+		MFU: results.Round6(Ratio(flops*float64(sc.Cluster.GPUsPerReplica()), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
 	price := sc.Price()
 	if len(f.Groups) > 0 {
 		summarizeGroups(s, r, secs)
@@ -407,7 +408,7 @@ func Summarize(r *Result) *Summary {
 				s.Spot.Groups = groups
 			}
 		}
-		price = ratio(usdPerHour, float64(f.Place.GPUs))
+		price = Ratio(usdPerHour, float64(f.Place.GPUs))
 	}
 	if a := f.Autoscaler; a != nil {
 		primaryGPUHours = a.ProvisionedReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
@@ -435,7 +436,7 @@ func Summarize(r *Result) *Summary {
 				}
 				usd += s.Fleet.Groups[k].USD
 			}
-			price = ratio(usd, primaryGPUHours)
+			price = Ratio(usd, primaryGPUHours)
 		} else if sp := f.Spot; sp != nil {
 			// Spot replicas at the spot price while provisioned, the others
 			// at the [cost] price: per replica.
@@ -448,15 +449,15 @@ func Summarize(r *Result) *Summary {
 			if reserved { // the others for the whole run
 				primaryGPUHours = float64(sc.Cluster.Replicas-sc.Spot.Replicas)*tp*secs/3600 + spotH
 			}
-			price = ratio(onDemand*(primaryGPUHours-spotH*(1-sc.Spot.PriceFraction)), primaryGPUHours)
+			price = Ratio(onDemand*(primaryGPUHours-spotH*(1-sc.Spot.PriceFraction)), primaryGPUHours)
 			s.Spot.SpotUSD = results.Round6(spotH * onDemand * sc.Spot.PriceFraction)
 			s.Spot.OtherUSD = results.Round6((primaryGPUHours - spotH) * onDemand)
 		}
-		primaryGPUsMean = ratio(primaryGPUHours*3600, secs)
+		primaryGPUsMean = Ratio(primaryGPUHours*3600, secs)
 		gpuHours = primaryGPUHours + float64(f.FallbackGPUs)*secs/3600
 		s.Autoscale = autoscaleStats(a, sc, primaryGPUHours, secs)
 		if len(f.Groups) == 0 {
-			s.Fleet.MFU = results.Round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
+			s.Fleet.MFU = results.Round6(Ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
 		}
 	}
 	watts := sc.Cost.WattsPerGPU
@@ -468,7 +469,7 @@ func Summarize(r *Result) *Summary {
 			for _, g := range f.Groups {
 				w += float64(g.Place.GPUs) * sc.Catalog().GPUs[g.GPU].TDPWatts
 			}
-			watts = ratio(w, float64(f.Place.GPUs))
+			watts = Ratio(w, float64(f.Place.GPUs))
 		}
 	}
 	kwh := gpuHours * watts * sc.Cost.PUE / 1000
@@ -546,10 +547,10 @@ func Summarize(r *Result) *Summary {
 	}
 	s.Cost = Cost{USD: results.Round6(usd), Tier: sc.Cost.Tier, GPUHours: results.Round6(gpuHours), PricePerGPUHour: price,
 		EnergyKWh: results.Round6(kwh), EnergyUSD: results.Round6(kwh * sc.Cost.USDPerKWh),
-		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: results.Round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
-			DiscardedUSD: results.Round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: results.Round6(downGPUHours*price + runDownUSD + decodeDownUSD + groupDownUSD),
+		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: results.Round6(Ratio(recomputeFLOPs, totalFLOPs) * usd),
+			DiscardedUSD: results.Round6(Ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: results.Round6(downGPUHours*price + runDownUSD + decodeDownUSD + groupDownUSD),
 			IdleSparesUSD: results.Round6(idleSparesUSD(r, price) + decodeIdleUSD)},
-		USDPerMillionOutputRaw: results.Round6(ratio(usd*1e6, float64(rec.OutputTokens))),
+		USDPerMillionOutputRaw: results.Round6(Ratio(usd*1e6, float64(rec.OutputTokens))),
 		USDPerMonth:            results.Round6((primaryGPUsMean*price + fbUSDPerHour) * HoursPerMonth)}
 	if rec.GoodOutputTokens > 0 {
 		s.Cost.USDPerMillionOutputTokens = ptr(results.Round6(usd * 1e6 / float64(rec.GoodOutputTokens)))
@@ -574,12 +575,12 @@ func Summarize(r *Result) *Summary {
 	for _, x := range gw.IsolationNs {
 		iso = max(iso, x)
 	}
-	s.Resilience = Resilience{SuccessRate: results.Round6(ratio(float64(rec.Completed), float64(rec.Arrived))),
-		Copies: gw.Copies, Hedges: gw.Hedges, HedgeRate: results.Round6(ratio(float64(gw.Hedges), float64(rec.Arrived))),
+	s.Resilience = Resilience{SuccessRate: results.Round6(Ratio(float64(rec.Completed), float64(rec.Arrived))),
+		Copies: gw.Copies, Hedges: gw.Hedges, HedgeRate: results.Round6(Ratio(float64(gw.Hedges), float64(rec.Arrived))),
 		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Deferred: gw.Deferred, Cancelled: gw.Cancelled, Probes: gw.Probes, ProbeGPUSecs: results.Round6(probeGPUSeconds(r)), Ejections: gw.Ejections,
 		IsolationMsMax: results.Round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
-		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: results.Round6(ratio(float64(wp+wd), float64(pt+dt))),
-		CancelledTokenFraction: results.Round6(ratio(float64(ct), float64(pt+dt))),
+		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: results.Round6(Ratio(float64(wp+wd), float64(pt+dt))),
+		CancelledTokenFraction: results.Round6(Ratio(float64(ct), float64(pt+dt))),
 		Rollout:                f.Rollout()}
 	s.Failures = r.Failures
 	s.Sim = SimStats{Events: r.Events, SimulatedSeconds: results.Round6(secs), Seed: sc.Seed, Stopped: r.Stopped}
@@ -819,7 +820,7 @@ func autoscaleStats(a *fleet.Autoscaler, sc *scenario.Scenario, gpuHours, secs f
 	}
 	cs := sc.Autoscale.ColdStart
 	weights := a.WeightBytesPerGPU()
-	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: results.Round6(ratio(a.ProvisionedReplicaNs/1e9, secs)),
+	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: results.Round6(Ratio(a.ProvisionedReplicaNs/1e9, secs)),
 		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
 		ColdStartS: results.Round6(cs.Duration(weights, sc.Cluster.GPUsPerReplica(), 0).Seconds()), GPUHours: results.Round6(gpuHours),
 		LoadingGPUHours: results.Round6(loadingGPUHours(a, sc))}
@@ -960,9 +961,9 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 			}
 			peak = gpuS * g.PeakFLOPS
 		}
-		gs.BusyFraction = results.Round6(ratio(busy, float64(g.Replicas)*float64(r.EndTime)))
-		gs.MFU = results.Round6(ratio(flops, peak))
-		gs.KVUtilization = results.Round6(ratio(used, total))
+		gs.BusyFraction = results.Round6(Ratio(busy, float64(g.Replicas)*float64(r.EndTime)))
+		gs.MFU = results.Round6(Ratio(flops, peak))
+		gs.KVUtilization = results.Round6(Ratio(used, total))
 		gs.USD = results.Round6(gpuS / 3600 * gs.PricePerGPUHour)
 		for _, p := range sc.SpotParts() { // (a spares' group is never one: spot with spares is refused)
 			if p.Group.Name == g.Name {
@@ -977,8 +978,8 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 		flopsAll, peakAll, usedAll, totalAll = flopsAll+flops, peakAll+peak, usedAll+used, totalAll+total
 	}
 	s.Fleet.GPU = strings.Join(names, "+")
-	s.Fleet.MFU = results.Round6(ratio(flopsAll, peakAll))
-	s.KV.UtilizationMean = results.Round6(ratio(usedAll, totalAll))
+	s.Fleet.MFU = results.Round6(Ratio(flopsAll, peakAll))
+	s.KV.UtilizationMean = results.Round6(Ratio(usedAll, totalAll))
 }
 
 // SpotStats reports the spot replicas ([spot]) and their interruptions; the
