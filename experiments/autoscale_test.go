@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -64,19 +64,19 @@ func TestColdStartPhysics(t *testing.T) {
 	s := Summarize(res)
 	w := res.Fleet.Memory.WeightBytes
 	require.InDelta(t, 70.6e9*2/8, w, 0.02*w, "70B parameters at BF16 over 8 GPUs")
-	cs := models.DefaultColdStart()
+	cs := fleet.DefaultColdStart()
 	want := cs.EngineStartS + cs.WarmupS + w/(cs.NVMeBytesPerS/float64(cs.GPUsPerServer))
 	require.InDelta(t, want, s.Autoscale.ColdStartS, 1e-6)
 	require.InDelta(t, 71.7, want, 0.5, "30 s + 20 s + 17.65 GB at 0.81 GB/s")
 	// The shared network store is split between loaders; a peer load needs
 	// a serving replica.
-	cs.LoadPath = models.LoadNetwork
+	cs.LoadPath = fleet.LoadNetwork
 	require.InDelta(t, 20e9/16, cs.LoadBytesPerS(16, 0), 1e-6)
 	require.InDelta(t, 20e9, cs.LoadBytesPerS(1, 0), 1e-6, "one loader gets the whole store")
 	cs.NetworkBytesPerS = 400e9
 	require.InDelta(t, 50e9, cs.LoadBytesPerS(2, 0), 1e-6, "capped by the GPU's NIC")
 	cs.NetworkBytesPerS = 20e9
-	cs.LoadPath = models.LoadPeer
+	cs.LoadPath = fleet.LoadPeer
 	require.InDelta(t, 50e9, cs.LoadBytesPerS(64, 1), 1e-6)
 	require.InDelta(t, 20e9/64, cs.LoadBytesPerS(64, 0), 1e-6, "no peer serving: from the store")
 }
@@ -233,23 +233,23 @@ func TestAutoscaleChaos(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
-			rec := models.NewRecorder(sc.SLO)
-			fleet, err := newFleet(eng, sc, rec)
+			rec := fleet.NewRecorder(sc.SLO)
+			fl, err := newFleet(eng, sc, rec)
 			require.NoError(t, err)
-			a := fleet.Autoscaler
+			a := fl.Autoscaler
 			require.NotNil(t, a)
-			ap, err := injectFaults(eng, fleet, sc)
+			ap, err := injectFaults(eng, fl, sc)
 			require.NoError(t, err)
 			for k := 0; k < sc.Run.DownReplicas; k++ { // as Run does
 				ap.Remove(sc.Cluster.Replicas - 1 - k)
 			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
-			require.NoError(t, fleet.Start(w))
-			fleet.DrainLimit = 600 * sim.Second
-			stepChecked(t, eng, fleet, rec, src, func(n int) {
-				for i := range fleet.Replicas {
-					if fleet.States()[i].Available {
+			require.NoError(t, fl.Start(w))
+			fl.DrainLimit = 600 * sim.Second
+			stepChecked(t, eng, fl, rec, src, func(n int) {
+				for i := range fl.Replicas {
+					if fl.States()[i].Available {
 						require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining\n%s", n, i, src)
 					}
 				}
@@ -345,24 +345,24 @@ func TestAutoscaleGroups(t *testing.T) {
 	sc, err := Parse("asg.toml", []byte(src))
 	require.NoError(t, err)
 	eng := sim.NewEngine()
-	rec := models.NewRecorder(sc.SLO)
-	fleet, err := newFleet(eng, sc, rec)
+	rec := fleet.NewRecorder(sc.SLO)
+	fl, err := newFleet(eng, sc, rec)
 	require.NoError(t, err)
-	a := fleet.Autoscaler
+	a := fl.Autoscaler
 	require.False(t, a.Parked(3), "the cheap group's first replica is the initial one")
 	require.True(t, a.Parked(0))
 	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	require.NoError(t, err)
-	require.NoError(t, fleet.Start(w))
+	require.NoError(t, fl.Start(w))
 	seen, dearStarts, cheapDrains := 0, 0, 0
-	stepChecked(t, eng, fleet, rec, src, func(n int) {
+	stepChecked(t, eng, fl, rec, src, func(n int) {
 		for ; seen < len(a.Events); seen++ {
 			e := a.Events[seen]
 			switch {
 			case e.Event == "start" && e.Replica < 3:
 				dearStarts++
 				for i := 3; i < 6; i++ {
-					require.False(t, a.Parked(i) && fleet.Replicas[i].Up(), "event %d: dear replica %d started while cheap %d is parked", n, e.Replica, i)
+					require.False(t, a.Parked(i) && fl.Replicas[i].Up(), "event %d: dear replica %d started while cheap %d is parked", n, e.Replica, i)
 				}
 			case e.Event == "drain" && e.Replica >= 3:
 				cheapDrains++
@@ -426,10 +426,10 @@ min_replicas = 1
 `
 	sc, err := Parse("asr.toml", []byte(src))
 	require.NoError(t, err)
-	fleet, err := newFleet(sim.NewEngine(), sc, models.NewRecorder(sc.SLO))
+	fl, err := newFleet(sim.NewEngine(), sc, fleet.NewRecorder(sc.SLO))
 	require.NoError(t, err)
-	require.False(t, fleet.Autoscaler.Parked(2), "the reserved replica starts first though its price is higher")
-	require.True(t, fleet.Autoscaler.Parked(0))
+	require.False(t, fl.Autoscaler.Parked(2), "the reserved replica starts first though its price is higher")
+	require.True(t, fl.Autoscaler.Parked(0))
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
 	s := Summarize(res)

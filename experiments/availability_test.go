@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/models/failures"
-	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -29,19 +29,19 @@ drain_on_precursor = true
 	sc, _ = sc.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "1200"),
 		OverrideOverlay("cluster.replicas", "8"), OverrideOverlay("workload.arrival.rate_per_s", "40"))
 	eng := sim.NewEngine()
-	fleet, err := newFleet(eng, sc, models.NewRecorder(sc.SLO))
+	fl, err := newFleet(eng, sc, fleet.NewRecorder(sc.SLO))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := startFailures(eng, fleet, sc, sc.Seed); err != nil {
+	if _, err := startFailures(eng, fl, sc, sc.Seed); err != nil {
 		t.Fatal(err)
 	}
 	src, _ := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
-	fleet.Start(src)
-	fleet.StartSampling(10 * sim.Second)
+	fl.Start(src)
+	fl.StartSampling(10 * sim.Second)
 	for eng.Step() {
-		for i, r := range fleet.Replicas {
-			if fleet.States()[i].Available && !r.Up() {
+		for i, r := range fl.Replicas {
+			if fl.States()[i].Available && !r.Up() {
 				t.Fatalf("t=%v replica %d available but down", eng.Now(), i)
 			}
 		}
@@ -52,7 +52,7 @@ drain_on_precursor = true
 // (spare_after_s 600, cold starts of 60 s) under failures too rare to
 // strike by themselves, for two hours at 5 req/s, started: tests apply
 // their own failures through fi.
-func oneSpareFleet(t *testing.T) (*sim.Engine, *models.Fleet, *faults.Injector) {
+func oneSpareFleet(t *testing.T) (*sim.Engine, *fleet.Fleet, *failures.Injector) {
 	t.Helper()
 	sc := mustParse(t, small+`
 [failures]
@@ -66,19 +66,19 @@ spare_after_s = 600
 		OverrideOverlay("workload.duration_s", "7200"), OverrideOverlay("workload.arrival.rate_per_s", "5"))
 	require.NoError(t, err)
 	eng := sim.NewEngine()
-	fleet, err := newFleet(eng, sc, models.NewRecorder(sc.SLO)) // three serving, one spare
+	fl, err := newFleet(eng, sc, fleet.NewRecorder(sc.SLO)) // three serving, one spare
 	require.NoError(t, err)
-	fi, err := startFailures(eng, fleet, sc, sc.Seed)
+	fi, err := startFailures(eng, fl, sc, sc.Seed)
 	require.NoError(t, err)
 	src, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	require.NoError(t, err)
-	require.NoError(t, fleet.Start(src))
-	return eng, fleet, fi
+	require.NoError(t, fl.Start(src))
+	return eng, fl, fi
 }
 
 // available4 is which of oneSpareFleet's four replicas are available.
-func available4(fleet *models.Fleet) (v [4]bool) {
-	for i, st := range fleet.States() {
+func available4(fl *fleet.Fleet) (v [4]bool) {
+	for i, st := range fl.States() {
 		v[i] = st.Available
 	}
 	return v
@@ -94,8 +94,8 @@ func hostFailure(i int, repair sim.Time) failures.Event {
 // repair is covered by a spare at once (no capacity lost), the repaired
 // replica becomes the spare, and a short repair is waited out.
 func TestSparesSwapIn(t *testing.T) {
-	eng, fleet, fi := oneSpareFleet(t)
-	avail := func() [4]bool { return available4(fleet) }
+	eng, fl, fi := oneSpareFleet(t)
+	avail := func() [4]bool { return available4(fl) }
 	host := hostFailure
 	type check struct {
 		at   sim.Time
@@ -142,7 +142,7 @@ func TestSparesSwapIn(t *testing.T) {
 // for a long repair takes its place then (not only at the replica's next
 // failure); a replica whose repair is nearly done is left to finish it.
 func TestSparesCoverWaiting(t *testing.T) {
-	eng, fleet, fi := oneSpareFleet(t)
+	eng, fl, fi := oneSpareFleet(t)
 	fail := func(s float64, i int, repairS float64) {
 		eng.Schedule(sim.FromSeconds(s), sim.PriorityFailure, func(now sim.Time) { fi.Apply(hostFailure(i, sim.FromSeconds(repairS)), now) })
 	}
@@ -159,7 +159,7 @@ func TestSparesCoverWaiting(t *testing.T) {
 	want[7461] = [4]bool{true, false, true, true} // 1 back: the spare now
 	for at, w := range want {
 		eng.Schedule(sim.FromSeconds(at), sim.PriorityMetrics, func(sim.Time) {
-			require.Equal(t, w, available4(fleet), "t=%v s", at)
+			require.Equal(t, w, available4(fl), "t=%v s", at)
 		})
 	}
 	for eng.Step() {
@@ -188,16 +188,16 @@ spare_after_s = 600
 	sc, _ = sc.Derive(OverrideOverlay("cluster.tp", "8"), OverrideOverlay("cluster.replicas", "3"),
 		OverrideOverlay("workload.duration_s", "7200"), OverrideOverlay("workload.arrival.rate_per_s", "5"))
 	eng := sim.NewEngine()
-	fleet, err := newFleet(eng, sc, models.NewRecorder(sc.SLO)) // three serving, one spare
+	fl, err := newFleet(eng, sc, fleet.NewRecorder(sc.SLO)) // three serving, one spare
 	require.NoError(t, err)
-	fi, err := startFailures(eng, fleet, sc, sc.Seed)
+	fi, err := startFailures(eng, fl, sc, sc.Seed)
 	require.NoError(t, err)
 	src, _ := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
-	require.NoError(t, fleet.Start(src))
+	require.NoError(t, fl.Start(src))
 	ev := failures.Event{Category: "hbm", Component: failures.Component("hbm"), Mode: failures.ModeFailStop,
 		FirstGPU: 0, GPUs: 8, DownFirstGPU: 0, DownGPUs: 8, Repair: 3600 * sim.Second}
 	avail := func() (v [4]bool) {
-		for i, st := range fleet.States() {
+		for i, st := range fl.States() {
 			v[i] = st.Available
 		}
 		return v
@@ -269,12 +269,12 @@ spare_after_s = 0
 	sc, _ = sc.Derive(OverrideOverlay("workload.duration_s", "1200"), OverrideOverlay("cluster.tp", "8"),
 		OverrideOverlay("cluster.replicas", "8"), OverrideOverlay("workload.arrival.rate_per_s", "20"))
 	most := 0
-	var fleet *models.Fleet
-	testFleetHook = func(f *models.Fleet) { fleet = f }
+	var fl *fleet.Fleet
+	testFleetHook = func(f *fleet.Fleet) { fl = f }
 	defer func() { testFleetHook = nil }()
-	res, err := Run(sc, Options{OnDone: func(*models.Outcome) {
+	res, err := Run(sc, Options{OnDone: func(*engine.Outcome) {
 		n := 0
-		for _, st := range fleet.States() {
+		for _, st := range fl.States() {
 			if st.Available {
 				n++
 			}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,7 +25,7 @@ func TestPrefixHitsAreWholeBlocks(t *testing.T) {
 		require.NoError(t, err)
 		var mu sync.Mutex
 		var odd, hits int
-		res, err := RunReplications(sc, RunOptions{Workers: 1, OnDone: func(o *models.Outcome) {
+		res, err := RunReplications(sc, RunOptions{Workers: 1, OnDone: func(o *engine.Outcome) {
 			mu.Lock()
 			defer mu.Unlock()
 			c := int(o.CachedTokens)

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -176,62 +177,62 @@ func TestChaos(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
-			rec := models.NewRecorder(sc.SLO)
-			fleet, err := newFleet(eng, sc, rec)
+			rec := fleet.NewRecorder(sc.SLO)
+			fl, err := newFleet(eng, sc, rec)
 			require.NoError(t, err)
 			if sc.Fallback.Enabled {
-				require.NoError(t, fleet.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"))
+				require.NoError(t, fl.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"))
 			}
 			if c := sc.Rollout; c.Enabled {
 				judge, err := policies.NewRolloutJudge(c)
 				require.NoError(t, err)
-				fleet.StartRollout(c, judge, sim.NewStream(sc.Seed, "rollout"))
+				fl.StartRollout(c, judge, sim.NewStream(sc.Seed, "rollout"))
 			}
 			for i, fc := range sc.Faults {
-				require.NoError(t, faults.NewApplier(eng, fleet).Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
+				require.NoError(t, failures.NewApplier(eng, fl).Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 			}
 			if sc.Failures.Enabled {
-				_, err := startFailures(eng, fleet, sc, sc.Seed)
+				_, err := startFailures(eng, fl, sc, sc.Seed)
 				require.NoError(t, err)
 			}
-			var decode []*models.Replica
-			if fleet.Disagg != nil {
+			var decode []*engine.Replica
+			if fl.Disagg != nil {
 				// Decode replicas crash, hang and lose their in-flight work;
 				// their requests' KV is lost and they are prefilled again.
-				decode = fleet.Disagg.Decode
+				decode = fl.Disagg.Decode
 				for k := drng.IntN(5); k > 0; k-- {
 					r, at, mode := decode[drng.IntN(len(decode))], sim.FromSeconds(drng.Float64()*100), drng.IntN(3)
 					eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 						switch mode {
 						case 0:
-							r.Fail(now, models.FailCrashed)
+							r.Fail(now, engine.FailCrashed)
 							r.Recover(now, 5*sim.Second, nil)
 						case 1:
 							r.Hang(now)
 							eng.Schedule(now+10*sim.Second, sim.PriorityFailure, func(t sim.Time) { r.Recover(t, 5*sim.Second, nil) })
 						default:
-							r.FailInFlight(now, models.FailNVLink)
+							r.FailInFlight(now, engine.FailNVLink)
 						}
 					})
 				}
 			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
-			fleet.SetSpecStream(sim.NewStream(sc.Seed, streams.Speculation))
-			require.NoError(t, fleet.Start(w))
-			fleet.StartSampling(10 * sim.Second)
-			fleet.DrainLimit = 600 * sim.Second
+			fl.SetSpecStream(sim.NewStream(sc.Seed, streams.Speculation))
+			require.NoError(t, fl.Start(w))
+			fl.StartSampling(10 * sim.Second)
+			fl.DrainLimit = 600 * sim.Second
 			n := 0
-			for !fleet.Truncated && eng.Step() {
+			for !fl.Truncated && eng.Step() {
 				n++
 				require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "event %d\n%s", n, src)
-				for _, r := range fleet.Replicas {
+				for _, r := range fl.Replicas {
 					require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
 				}
 				decServing := 0
 				for j, r := range decode {
 					require.NoError(t, r.CheckInvariants(), "decode replica, event %d at %v\n%s", n, eng.Now(), src)
-					if fleet.Disagg.DecodeStates()[j].Available {
+					if fl.Disagg.DecodeStates()[j].Available {
 						require.True(t, r.Up(), "decode replica %d available but down\n%s", j, src)
 						decServing++
 					}
@@ -240,22 +241,22 @@ func TestChaos(t *testing.T) {
 					require.LessOrEqual(t, decServing, sc.Disagg.Decode.Replicas, "more decode replicas serving than disagg.decode.replicas (spares)\n%s", src)
 				}
 				serving := 0
-				for i, r := range fleet.Replicas {
-					if fleet.States()[i].Available {
+				for i, r := range fl.Replicas {
+					if fl.States()[i].Available {
 						require.True(t, r.Up(), "replica %d available but down\n%s", i, src)
 						serving++
 					}
 				}
 				require.LessOrEqual(t, serving, sc.Cluster.Replicas, "more replicas serving than cluster.replicas (spares)\n%s", src)
 			}
-			if !fleet.Truncated {
+			if !fl.Truncated {
 				require.Zero(t, rec.InFlight(), src)
-				if fleet.Disagg != nil {
-					require.Zero(t, fleet.Disagg.Between(), "nothing left between the pools\n%s", src)
-					require.Zero(t, fleet.Disagg.HeldBlocks(), "no prefill KV left held\n%s", src)
+				if fl.Disagg != nil {
+					require.Zero(t, fl.Disagg.Between(), "nothing left between the pools\n%s", src)
+					require.Zero(t, fl.Disagg.HeldBlocks(), "no prefill KV left held\n%s", src)
 				}
 			}
-			for _, r := range fleet.Fallback {
+			for _, r := range fl.Fallback {
 				require.NoError(t, r.CheckInvariants(), src)
 			}
 			// The same scenario through the runner twice: identical summaries.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -17,9 +17,9 @@ import (
 // (failures, probes, breakers, drains, autoscaling, spot, several models),
 // which the index must all hear.
 func checkOutstandingIndex(t *testing.T) {
-	was := models.CheckOutstandingIndex
-	models.CheckOutstandingIndex = true
-	t.Cleanup(func() { models.CheckOutstandingIndex = was })
+	was := fleet.CheckOutstandingIndex
+	fleet.CheckOutstandingIndex = true
+	t.Cleanup(func() { fleet.CheckOutstandingIndex = was })
 }
 
 // stepChecked runs eng event by event until the fleet drains (or its drain
@@ -28,15 +28,15 @@ func checkOutstandingIndex(t *testing.T) {
 // replica is available; extra, if set, adds the caller's checks after each
 // event. At the end, unless truncated, nothing is in flight. src is the
 // scenario, printed with any failure.
-func stepChecked(t *testing.T, eng *sim.Engine, fleet *models.Fleet, rec *models.Recorder, src string, extra func(n int)) {
+func stepChecked(t *testing.T, eng *sim.Engine, fl *fleet.Fleet, rec *fleet.Recorder, src string, extra func(n int)) {
 	t.Helper()
 	n := 0
-	for !fleet.Truncated && eng.Step() {
+	for !fl.Truncated && eng.Step() {
 		n++
 		require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "event %d\n%s", n, src)
-		for i, r := range fleet.Replicas {
+		for i, r := range fl.Replicas {
 			require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
-			if fleet.States()[i].Available {
+			if fl.States()[i].Available {
 				require.True(t, r.Up(), "replica %d available but down\n%s", i, src)
 			}
 		}
@@ -44,7 +44,7 @@ func stepChecked(t *testing.T, eng *sim.Engine, fleet *models.Fleet, rec *models
 			extra(n)
 		}
 	}
-	if !fleet.Truncated {
+	if !fl.Truncated {
 		require.Zero(t, rec.InFlight(), src)
 	}
 }

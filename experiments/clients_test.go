@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -61,7 +61,7 @@ func TestClientsNeverExceedConcurrency(t *testing.T) {
 			sc, err := Parse("clients.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
-			rec := models.NewRecorder(sc.SLO)
+			rec := fleet.NewRecorder(sc.SLO)
 			fleet, err := newFleet(eng, sc, rec)
 			require.NoError(t, err)
 			if _, err := injectFaults(eng, fleet, sc); err != nil {

@@ -7,8 +7,9 @@ import (
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
@@ -21,7 +22,7 @@ var errDisaggSize = errors.New("a disaggregated fleet has two pool sizes: size i
 // DisaggScenario is a scenario's [disagg] table: disaggregated prefill and
 // decode pools (models.DisaggConfig) and the decode pool's router.
 type DisaggScenario struct {
-	models.DisaggConfig
+	fleet.DisaggConfig
 	// Router chooses the decode replica for each prefilled request among
 	// those with room for its KV ([disagg.router], the keys of [router]).
 	// Default "least-outstanding".
@@ -33,20 +34,20 @@ type DisaggScenario struct {
 	// decode pool as it does the prefill pool; without deep probes a hang
 	// needs duration_s > 0 (nothing else would end it), and a crash with
 	// restart_s = 0 stays down unless a probe restarts it.
-	Faults []faults.Scripted `toml:"faults"`
+	Faults []failures.Scripted `toml:"faults"`
 }
 
 // DecodeFaultModes are the scripted fault modes a decode replica takes.
-var DecodeFaultModes = []string{faults.Fail, faults.Hang, faults.OOM, faults.Slow}
+var DecodeFaultModes = []string{failures.Fail, failures.Hang, failures.OOM, failures.Slow}
 
 // DefaultDisaggScenario is [disagg] with every default (off).
 func DefaultDisaggScenario() DisaggScenario {
-	return DisaggScenario{DisaggConfig: models.DefaultDisaggConfig(), Router: policies.DefaultRouterConfig()}
+	return DisaggScenario{DisaggConfig: fleet.DefaultDisaggConfig(), Router: policies.DefaultRouterConfig()}
 }
 
 // disaggCluster is the prefill pool as the runner builds it: the cluster
 // with the failures' warm spares.
-func (s *Scenario) disaggCluster() models.FleetConfig {
+func (s *Scenario) disaggCluster() fleet.FleetConfig {
 	c := s.Cluster
 	if s.Failures.Enabled && s.Failures.Spares > 0 {
 		c.Replicas += s.Failures.Spares
@@ -121,7 +122,7 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 		if !ok {
 			ps.Add(config.Key(key, "mode"), "a decode replica takes one of %v for now, found %q", DecodeFaultModes, fc.Mode)
 		}
-		if fc.Mode == faults.Hang && !(fc.DurationS > 0) && s.Policies.Probe.Kind != "deep" {
+		if fc.Mode == failures.Hang && !(fc.DurationS > 0) && s.Policies.Probe.Kind != "deep" {
 			ps.Add(config.Key(key, "duration_s"), "a decode replica's hang needs a duration > 0 unless deep probes ([policies.probe] kind = \"deep\") watch the pools, found %v", fc.DurationS)
 		}
 	}
@@ -141,7 +142,7 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 // applyDisaggFaultDefaults gives each [[disagg.faults]] table the defaults
 // of the keys it does not set, as applyFaultDefaults does for [[faults]].
 func applyDisaggFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
-	def := faults.DefaultScripted()
+	def := failures.DefaultScripted()
 	for i := range sc.Disagg.Faults {
 		f := &sc.Disagg.Faults[i]
 		has := func(k string) bool { return doc != nil && doc.Has(fmt.Sprintf("disagg.faults.%d.%s", i, k)) }
@@ -158,14 +159,14 @@ func applyDisaggFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 }
 
 // injectDecodeFault schedules scripted fault fc on decode replica j of d.
-func injectDecodeFault(eng *sim.Engine, d *models.Disagg, j int, fc faults.Scripted) {
+func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc failures.Scripted) {
 	r := d.Decode[j]
 	at := sim.FromSeconds(fc.AtS)
 	switch fc.Mode {
-	case faults.Fail, faults.OOM:
-		reason := models.FailCrashed
-		if fc.Mode == faults.OOM {
-			reason = models.FailOOM
+	case failures.Fail, failures.OOM:
+		reason := engine.FailCrashed
+		if fc.Mode == failures.OOM {
+			reason = engine.FailOOM
 		}
 		cold := sim.FromSeconds(fc.ColdStartS)
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
@@ -182,7 +183,7 @@ func injectDecodeFault(eng *sim.Engine, d *models.Disagg, j int, fc faults.Scrip
 				})
 			}
 		})
-	case faults.Hang:
+	case failures.Hang:
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 			d.DecodeMarkFault(j, now)
 			r.Hang(now)
@@ -194,7 +195,7 @@ func injectDecodeFault(eng *sim.Engine, d *models.Disagg, j int, fc faults.Scrip
 				}
 			})
 		}
-	case faults.Slow:
+	case failures.Slow:
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 			d.DecodeMarkFault(j, now)
 			r.SetSlow(fc.Factor)
@@ -207,7 +208,7 @@ func injectDecodeFault(eng *sim.Engine, d *models.Disagg, j int, fc faults.Scrip
 
 // enableDisagg makes fleet disaggregated when the scenario says so;
 // cluster is the prefill pool as built.
-func enableDisagg(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, cluster models.FleetConfig) error {
+func enableDisagg(eng *sim.Engine, fl *fleet.Fleet, sc *Scenario, cluster fleet.FleetConfig) error {
 	d := sc.Disagg
 	if !d.Enabled {
 		return nil
@@ -218,11 +219,11 @@ func enableDisagg(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, cluster mo
 	if err != nil {
 		return err
 	}
-	if err := fleet.EnableDisagg(sc.Catalog(), d.DisaggConfig, cluster, router, "disagg"); err != nil {
+	if err := fl.EnableDisagg(sc.Catalog(), d.DisaggConfig, cluster, router, "disagg"); err != nil {
 		return err
 	}
 	for _, fc := range d.Faults {
-		injectDecodeFault(eng, fleet.Disagg, fc.Replica, fc)
+		injectDecodeFault(eng, fl.Disagg, fc.Replica, fc)
 	}
 	return nil
 }
@@ -301,7 +302,7 @@ type DisaggSummary struct {
 
 // decodeIsolationMsMax is the decode pool's longest time to isolate a
 // fault, in milliseconds (0 when none was isolated).
-func decodeIsolationMsMax(d *models.Disagg) float64 {
+func decodeIsolationMsMax(d *fleet.Disagg) float64 {
 	var iso int64
 	for _, x := range d.ProbeStats.IsolationNs {
 		iso = max(iso, x)

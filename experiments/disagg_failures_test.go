@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -59,20 +59,20 @@ replicas = 2
 // pools consistent with what it holds, no down replica available, after
 // every event; nothing left between the pools at the end. It returns the
 // fleet and the failures' report.
-func runStepChecked(t *testing.T, sc *Scenario, src string) (*models.Fleet, *FailureStats) {
+func runStepChecked(t *testing.T, sc *Scenario, src string) (*fleet.Fleet, *FailureStats) {
 	t.Helper()
 	eng := sim.NewEngine()
-	rec := models.NewRecorder(sc.SLO)
-	fleet, err := newFleet(eng, sc, rec)
+	rec := fleet.NewRecorder(sc.SLO)
+	fl, err := newFleet(eng, sc, rec)
 	require.NoError(t, err)
-	fi, err := startFailures(eng, fleet, sc, sc.Seed)
+	fi, err := startFailures(eng, fl, sc, sc.Seed)
 	require.NoError(t, err)
 	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	require.NoError(t, err)
-	require.NoError(t, fleet.Start(w))
-	fleet.DrainLimit = 600 * sim.Second
-	d := fleet.Disagg
-	stepChecked(t, eng, fleet, rec, src, func(n int) {
+	require.NoError(t, fl.Start(w))
+	fl.DrainLimit = 600 * sim.Second
+	d := fl.Disagg
+	stepChecked(t, eng, fl, rec, src, func(n int) {
 		serving := 0
 		for j, r := range d.Decode {
 			require.NoError(t, r.CheckInvariants(), "decode replica %d, event %d at %v\n%s", j, n, eng.Now(), src)
@@ -83,12 +83,12 @@ func runStepChecked(t *testing.T, sc *Scenario, src string) (*models.Fleet, *Fai
 		}
 		require.LessOrEqual(t, serving, sc.Disagg.Decode.Replicas, "more decode replicas serving than disagg.decode.replicas (spares)")
 	})
-	require.False(t, fleet.Truncated)
+	require.False(t, fl.Truncated)
 	require.Zero(t, d.Between(), "nothing left between the pools")
 	require.Zero(t, d.HeldBlocks(), "no prefill KV left held")
 	end := rec.LastEvent()
-	fleet.Finish(end)
-	return fleet, failureStats(fi.Report(end), end, sc.Cluster.Replicas)
+	fl.Finish(end)
+	return fl, failureStats(fi.Report(end), end, sc.Cluster.Replicas)
 }
 
 // TestDisaggFailuresStrikeDecodePool: [failures] strikes the decode pool's
@@ -100,10 +100,10 @@ func runStepChecked(t *testing.T, sc *Scenario, src string) (*models.Fleet, *Fai
 func TestDisaggFailuresStrikeDecodePool(t *testing.T) {
 	sc, err := Parse("pd.toml", []byte(pdFailuresSrc))
 	require.NoError(t, err)
-	fleet, fs := runStepChecked(t, sc, pdFailuresSrc)
-	st := fleet.Disagg.Stats
+	fl, fs := runStepChecked(t, sc, pdFailuresSrc)
+	st := fl.Disagg.Stats
 	t.Logf("events %d, replica hits %d (decode %d), decode down %.1f s, reprefills %d (decode lost %d), completed %d of %d",
-		fs.Events, fs.ReplicaHits, fs.Decode.ReplicaHits, fs.Decode.ReplicaDownS, st.RePrefills, st.DecodeLost, fleet.Rec.Completed, fleet.Rec.Arrived)
+		fs.Events, fs.ReplicaHits, fs.Decode.ReplicaHits, fs.Decode.ReplicaDownS, st.RePrefills, st.DecodeLost, fl.Rec.Completed, fl.Rec.Arrived)
 	require.NotNil(t, fs.Decode, "a disaggregated fleet reports its decode pool")
 	require.Positive(t, fs.Decode.ReplicaHits, "failures hit the decode pool")
 	require.Less(t, fs.Decode.ReplicaHits, fs.ReplicaHits, "and the prefill pool")
@@ -111,9 +111,9 @@ func TestDisaggFailuresStrikeDecodePool(t *testing.T) {
 	require.Less(t, fs.Decode.Availability, 1.0)
 	require.Positive(t, st.DecodeLost, "a decode failure lost KV")
 	require.GreaterOrEqual(t, st.RePrefills, st.DecodeLost, "decode losses are re-prefills")
-	require.GreaterOrEqual(t, st.Transfers, fleet.Rec.Completed+st.DecodeLost, "a request whose decode replica failed transferred again")
+	require.GreaterOrEqual(t, st.Transfers, fl.Rec.Completed+st.DecodeLost, "a request whose decode replica failed transferred again")
 	var waste int64
-	for _, r := range fleet.Disagg.Decode {
+	for _, r := range fl.Disagg.Decode {
 		waste += r.Stats.WastedDecodeTokens
 	}
 	require.Positive(t, waste, "the lost decodes are wasted tokens")
@@ -134,7 +134,7 @@ func TestDisaggFailuresStrikeDecodePool(t *testing.T) {
 	require.Positive(t, pre)
 	require.Positive(t, dec)
 	s := Summarize(res)
-	require.Equal(t, fleet.Disagg.Stats.DecodeLost, s.Disagg.DecodeLost, "the runner and the stepped run agree")
+	require.Equal(t, fl.Disagg.Stats.DecodeLost, s.Disagg.DecodeLost, "the runner and the stepped run agree")
 	require.Equal(t, fs.Decode.ReplicaHits, s.Failures.Decode.ReplicaHits)
 	require.Positive(t, s.Cost.Wasted.DiscardedUSD, "the decodes lost are priced")
 	var tbl strings.Builder
@@ -235,8 +235,8 @@ func TestDisaggDecodeSpares(t *testing.T) {
 	src = strings.Replace(src, "seed = 3\n", "seed = 2\n", 1)
 	sc, err := Parse("pd.toml", []byte(src))
 	require.NoError(t, err)
-	fleet, fs := runStepChecked(t, sc, src)
-	require.Len(t, fleet.Disagg.Decode, 3, "two serving decode replicas and a spare")
+	fl, fs := runStepChecked(t, sc, src)
+	require.Len(t, fl.Disagg.Decode, 3, "two serving decode replicas and a spare")
 	t.Logf("decode: %d hits, %d spares used, availability %.3f, idle spare %.1f s, repaired under a spare %.1f s",
 		fs.Decode.ReplicaHits, fs.Decode.SparesUsed, fs.Decode.Availability, fs.Decode.IdleSpareS, fs.Decode.SpareRepairS)
 	require.Equal(t, 1, fs.Decode.Spares)

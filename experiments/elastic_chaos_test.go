@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -136,38 +136,38 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
-			rec := models.NewRecorder(sc.SLO)
+			rec := fleet.NewRecorder(sc.SLO)
 			sc.perModelRecorders(rec)
-			fleet, err := newFleet(eng, sc, rec)
+			fl, err := newFleet(eng, sc, rec)
 			require.NoError(t, err, src)
-			a := fleet.Autoscaler
+			a := fl.Autoscaler
 			require.NotNil(t, a)
-			fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
-			ap, err := injectFaults(eng, fleet, sc)
+			fl.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
+			ap, err := injectFaults(eng, fl, sc)
 			require.NoError(t, err, src)
 			down := sc.downIndexes()
 			for _, i := range down { // as Run does
 				ap.Remove(i)
 			}
-			var sp *models.Spot
+			var sp *fleet.Spot
 			if spot {
-				sp = fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+				sp = fl.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
 			}
-			_, err = startFailures(eng, fleet, sc, sc.Seed)
+			_, err = startFailures(eng, fl, sc, sc.Seed)
 			require.NoError(t, err, src)
 			seen := 0
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
-			require.NoError(t, fleet.Start(w))
-			fleet.DrainLimit = 600 * sim.Second
-			model := func(i int) string { return fleet.GroupOf(i).Model }
-			stepChecked(t, eng, fleet, rec, src, func(n int) {
+			require.NoError(t, fl.Start(w))
+			fl.DrainLimit = 600 * sim.Second
+			model := func(i int) string { return fl.GroupOf(i).Model }
+			stepChecked(t, eng, fl, rec, src, func(n int) {
 				for _, m := range rec.PerModel {
 					require.Equal(t, m.Arrived, m.Completed+m.Failed+m.Shed+m.InFlight(), "event %d, per model\n%s", n, src)
 				}
 				provisioned := map[string]int{}
-				for i := range fleet.Replicas {
-					if fleet.States()[i].Available {
+				for i := range fl.Replicas {
+					if fl.States()[i].Available {
 						require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining\n%s", n, i, src)
 					}
 					if !a.Parked(i) {

@@ -7,9 +7,8 @@ import (
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/models"
 	"github.com/fleetsim/fleetsim/models/failures"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -103,8 +102,8 @@ func (s *Scenario) groupSpares() int {
 
 // startFailures starts the scenario's stochastic failures on fleet, whose
 // replicas beyond cluster.replicas are warm spares (newFleet).
-func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint64) (*faults.Injector, error) {
-	d := faults.Deps{Slots: sc.Cluster.Replicas, DecodeSlots: sc.Disagg.Decode.Replicas, Rand: sim.NewStream(seed, streams.Failures),
+func startFailures(eng *sim.Engine, fl *fleet.Fleet, sc *Scenario, seed uint64) (*failures.Injector, error) {
+	d := failures.Deps{Slots: sc.Cluster.Replicas, DecodeSlots: sc.Disagg.Decode.Replicas, Rand: sim.NewStream(seed, streams.Failures),
 		DurationS: sc.Workload.DurationS, HorizonS: sc.Run.HorizonS}
 	// Each group of a fleet of groups fails from a stream of its own; the
 	// first draws the fleet's stream, so that a fleet of one group fails
@@ -113,20 +112,20 @@ func startFailures(eng *sim.Engine, fleet *models.Fleet, sc *Scenario, seed uint
 		if k == 0 {
 			return sim.NewStream(seed, streams.Failures)
 		}
-		return sim.NewStream(seed, streams.GroupFailures(fleet.Groups[k].Name))
+		return sim.NewStream(seed, streams.GroupFailures(fl.Groups[k].Name))
 	}
 	if c := sc.restartColdStart(); c != nil && !sc.has("failures.cold_start_s") {
 		// Repairs end in a cold start from physics (a cold_start_s set
 		// here is kept).
-		d.ColdStart = fleet.RestartColdStart(*c)
+		d.ColdStart = fl.RestartColdStart(*c)
 	}
 	if sc.Failures.DrainOnPrecursor {
 		d.Drainer = policies.PrecursorDrain{}
 	}
 	if sc.groupSpares() > 0 {
-		d.SpareKind = fleet.SpareKinds() // a group's spares stand in for its own replicas only
+		d.SpareKind = fl.SpareKinds() // a group's spares stand in for its own replicas only
 	}
-	return faults.NewApplier(eng, fleet).Start(sc.Failures, d)
+	return failures.NewApplier(eng, fl).Start(sc.Failures, d)
 }
 
 // outageDistS is the distribution of the outages' lengths, in seconds.
@@ -146,7 +145,7 @@ func roundShares(to, from map[string]float64) {
 }
 
 // failureStats reports r over a run of end with replicas serving slots.
-func failureStats(r faults.Report, end sim.Time, replicas int) *FailureStats {
+func failureStats(r failures.FleetReport, end sim.Time, replicas int) *FailureStats {
 	st := &FailureStats{Events: r.Events, ByCategory: r.ByCategory, ByXid: r.ByXid, ReplicaHits: r.ReplicaHits,
 		MinAvailableR: r.MinAvailable, Drained: r.Drained, Averted: r.Averted, Spares: r.Spares, SparesUsed: r.SparesUsed,
 		ReplicaDownS: round6(r.DownNs.Seconds()), TimeDownFraction: map[string]float64{},

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/stretchr/testify/require"
 )
 
@@ -60,8 +60,8 @@ func goldenRuns(t *testing.T, name string) map[string]*Scenario {
 func TestGolden(t *testing.T) {
 	// Every routing decision the fleets take from their least-outstanding
 	// index is also checked against the router's scan.
-	defer func(was bool) { models.CheckOutstandingIndex = was }(models.CheckOutstandingIndex)
-	models.CheckOutstandingIndex = true
+	defer func(was bool) { fleet.CheckOutstandingIndex = was }(fleet.CheckOutstandingIndex)
+	fleet.CheckOutstandingIndex = true
 	dir := filepath.Join("testdata", "golden")
 	if *update {
 		require.NoError(t, os.MkdirAll(dir, 0o755))

@@ -71,9 +71,9 @@ func TestGroupEngineRestatedIsTheSame(t *testing.T) {
 // its weights take half the HBM of FP8's, so it holds more KV, and it
 // decodes faster, so the weighted router rates the H100s lower against it.
 func TestGroupEngineFP4(t *testing.T) {
-	fleet := strings.Replace(mixedFleet, "model = \"llama-3-70b\"\n", "model = \"llama-3-70b\"\n[cluster.replica]\nweights = \"fp8\"\n", 1)
-	_, fp8 := summaryBlocks(t, fmt.Sprintf(fleet, ""))
-	_, fp4 := summaryBlocks(t, fmt.Sprintf(fleet, "[cluster.groups.replica]\nweights = \"fp4\"\nmax_seqs = 512"))
+	fl := strings.Replace(mixedFleet, "model = \"llama-3-70b\"\n", "model = \"llama-3-70b\"\n[cluster.replica]\nweights = \"fp8\"\n", 1)
+	_, fp8 := summaryBlocks(t, fmt.Sprintf(fl, ""))
+	_, fp4 := summaryBlocks(t, fmt.Sprintf(fl, "[cluster.groups.replica]\nweights = \"fp4\"\nmax_seqs = 512"))
 	a, b := fp8.Fleet.Groups, fp4.Fleet.Groups
 	require.Equal(t, a[0].BlocksPerReplica, b[0].BlocksPerReplica, "the H100 group is the same")
 	require.Greater(t, b[1].BlocksPerReplica, a[1].BlocksPerReplica)

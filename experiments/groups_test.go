@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -273,23 +273,23 @@ func TestGroupsChaos(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
-			rec := models.NewRecorder(sc.SLO)
-			fleet, err := newFleet(eng, sc, rec)
+			rec := fleet.NewRecorder(sc.SLO)
+			fl, err := newFleet(eng, sc, rec)
 			require.NoError(t, err, src)
-			ap, err := injectFaults(eng, fleet, sc)
+			ap, err := injectFaults(eng, fl, sc)
 			require.NoError(t, err, src)
 			for _, i := range sc.Cluster.DownIndexes() { // as Run does
 				ap.Remove(i)
 			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
-			require.NoError(t, fleet.Start(w))
-			fleet.DrainLimit = 600 * sim.Second
+			require.NoError(t, fl.Start(w))
+			fl.DrainLimit = 600 * sim.Second
 			sc.perModelRecorders(rec)
 			if len(sc.Serve) > 1 {
-				fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
+				fl.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
 			}
-			stepChecked(t, eng, fleet, rec, src, func(n int) {
+			stepChecked(t, eng, fl, rec, src, func(n int) {
 				for _, m := range rec.PerModel {
 					require.Equal(t, m.Arrived, m.Completed+m.Failed+m.Shed+m.InFlight(), "event %d, per model\n%s", n, src)
 				}
@@ -374,15 +374,15 @@ restart_s = 10
 		sc, err := Parse("rc.toml", []byte(fmt.Sprintf(base, faultKey, table)))
 		require.NoError(t, err)
 		eng := sim.NewEngine()
-		rec := models.NewRecorder(sc.SLO)
-		fleet, err := newFleet(eng, sc, rec)
+		rec := fleet.NewRecorder(sc.SLO)
+		fl, err := newFleet(eng, sc, rec)
 		require.NoError(t, err)
-		_, err = injectFaults(eng, fleet, sc)
+		_, err = injectFaults(eng, fl, sc)
 		require.NoError(t, err)
 		w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 		require.NoError(t, err)
-		require.NoError(t, fleet.Start(w))
-		r := fleet.Replicas[2]
+		require.NoError(t, fl.Start(w))
+		r := fl.Replicas[2]
 		wasDown := false
 		for eng.Step() {
 			if !r.Up() || r.Recovering() {
@@ -396,15 +396,15 @@ restart_s = 10
 	}
 	sc, err := Parse("rc.toml", []byte(fmt.Sprintf(base, "", model)))
 	require.NoError(t, err)
-	fleet, err := newFleet(sim.NewEngine(), sc, models.NewRecorder(sc.SLO))
+	fl, err := newFleet(sim.NewEngine(), sc, fleet.NewRecorder(sc.SLO))
 	require.NoError(t, err)
-	b200 := fleet.Groups[1]
+	b200 := fl.Groups[1]
 	require.Equal(t, 2, b200.First)
 	// B200 TP=4: 141 GB of weights over 4 GPUs, each reading 6.5 GB/s / 8.
 	load := b200.Memory.WeightBytes / (6.5e9 / 8)
 	require.InDelta(t, 141e9/4, b200.Memory.WeightBytes, 2e9)
 	require.InDelta(t, 50+10+30+load+20, backAt("", model), 1e-6, "the cold-start model")
 	require.InDelta(t, 50+10+7, backAt("cold_start_s = 7", model), 1e-6, "the fault's own cold_start_s is kept")
-	def := faults.DefaultScripted().ColdStartS
+	def := failures.DefaultScripted().ColdStartS
 	require.InDelta(t, 50+10+def, backAt("", ""), 1e-6, "no model: the old default")
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/stretchr/testify/require"
 )
 
@@ -129,7 +129,7 @@ func TestNameLimits(t *testing.T) {
 // TestWorkerPanicIsInternalError: a panic inside a simulation run comes
 // back as an *InternalError with its stack, not a crash.
 func TestWorkerPanicIsInternalError(t *testing.T) {
-	testFleetHook = func(*models.Fleet) { panic("boom") }
+	testFleetHook = func(*fleet.Fleet) { panic("boom") }
 	defer func() { testFleetHook = nil }()
 	sc, err := Parse("burst.toml", []byte(burstTOML(5, 10)))
 	require.NoError(t, err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/experiments/results"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 // RequestsHeader is the header of requests.csv, from results.RequestsFile.
@@ -34,7 +34,7 @@ func NewRequestWriter(w io.Writer) *RequestWriter {
 }
 
 // Write records one outcome; it has the signature of Options.OnDone.
-func (rw *RequestWriter) Write(o *models.Outcome) {
+func (rw *RequestWriter) Write(o *engine.Outcome) {
 	if rw.err != nil {
 		return
 	}

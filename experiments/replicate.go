@@ -5,8 +5,9 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
@@ -36,8 +37,8 @@ type RepResult struct {
 	TTFTSplit map[string]*quantile.Sketch
 	// Samples is the fleet time series and Timeline its failures (kept for
 	// replication 0 only).
-	Samples  []models.Sample
-	Timeline []faults.TimelinePoint
+	Samples  []fleet.Sample
+	Timeline []failures.TimelinePoint
 	// TrainingTrace is a training job's timeline (replication 0 only).
 	TrainingTrace []training.TracePoint
 }
@@ -62,7 +63,7 @@ type RunOptions struct {
 	Batch func(scs []*Scenario, results [][]*RepResult)
 	// OnDone streams completed requests of replication 0 (requests.csv).
 	// When set, replication 0 runs alone before the others start.
-	OnDone func(o *models.Outcome)
+	OnDone func(o *engine.Outcome)
 	// Shard runs only this shard's jobs (shard.go); the others' results
 	// are left nil.
 	Shard Shard

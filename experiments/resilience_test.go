@@ -6,8 +6,8 @@ import (
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 
@@ -253,41 +253,41 @@ pause_s = 1
 func TestConservationWithEveryPolicy(t *testing.T) {
 	sc := mustParse(t, allPolicies)
 	eng := sim.NewEngine()
-	rec := models.NewRecorder(sc.SLO)
-	fleet, err := newFleet(eng, sc, rec)
+	rec := fleet.NewRecorder(sc.SLO)
+	fl, err := newFleet(eng, sc, rec)
 	require.NoError(t, err)
 	for i, fc := range sc.Faults {
-		require.NoError(t, faults.NewApplier(eng, fleet).Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
+		require.NoError(t, failures.NewApplier(eng, fl).Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 	}
 	src, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	require.NoError(t, err)
-	require.NoError(t, fleet.Start(src))
-	fleet.StartSampling(10 * sim.Second)
+	require.NoError(t, fl.Start(src))
+	fl.StartSampling(10 * sim.Second)
 	steps := 0
 	for eng.Step() {
 		steps++
 		require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), "after event %d", steps)
 		require.GreaterOrEqual(t, rec.InFlight(), int64(0))
 		held := 0
-		for i, r := range fleet.Replicas {
+		for i, r := range fl.Replicas {
 			require.NoError(t, r.CheckInvariants(), "after event %d", steps)
 			require.GreaterOrEqual(t, r.Outstanding(), 0)
-			require.GreaterOrEqual(t, fleet.States()[i].OutstandingTokens, int64(0), "replica %d after event %d", i, steps)
-			require.GreaterOrEqual(t, fleet.States()[i].Waiting, 0, "replica %d after event %d", i, steps)
-			require.LessOrEqual(t, fleet.States()[i].Waiting, r.Outstanding())
+			require.GreaterOrEqual(t, fl.States()[i].OutstandingTokens, int64(0), "replica %d after event %d", i, steps)
+			require.GreaterOrEqual(t, fl.States()[i].Waiting, 0, "replica %d after event %d", i, steps)
+			require.LessOrEqual(t, fl.States()[i].Waiting, r.Outstanding())
 			held += r.Outstanding()
 			kv := r.KV()
 			require.Equal(t, kv.Total(), kv.Used()+kv.Cached()+kv.Free())
 		}
-		require.LessOrEqual(t, int64(held), rec.InFlight()+fleet.GW.Hedges, "replicas hold live copies only")
+		require.LessOrEqual(t, int64(held), rec.InFlight()+fl.GW.Hedges, "replicas hold live copies only")
 	}
 	require.Zero(t, rec.InFlight(), "everything ends")
-	for i, r := range fleet.Replicas {
+	for i, r := range fl.Replicas {
 		require.Zero(t, r.Outstanding())
-		require.Zero(t, fleet.States()[i].OutstandingTokens, "replica %d", i)
-		require.Zero(t, fleet.States()[i].Waiting, "replica %d", i)
+		require.Zero(t, fl.States()[i].OutstandingTokens, "replica %d", i)
+		require.Zero(t, fl.States()[i].Waiting, "replica %d", i)
 	}
-	gw := fleet.GW
+	gw := fl.GW
 	t.Logf("arrived %d completed %d failed %d shed %d; hedges %d retries %d timeouts %d cancelled %d ejections %d",
 		rec.Arrived, rec.Completed, rec.Failed, rec.Shed, gw.Hedges, gw.Retries, gw.Timeouts, gw.Cancelled, gw.Ejections)
 	require.Positive(t, gw.Hedges)

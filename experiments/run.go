@@ -5,8 +5,9 @@ import (
 	"io"
 
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
@@ -19,7 +20,7 @@ type Options struct {
 	// a few hundred times at most. It must not write to stdout.
 	Progress func(frac float64)
 	// OnDone, if set, sees every completed request (streamed records).
-	OnDone func(o *models.Outcome)
+	OnDone func(o *engine.Outcome)
 	// PrefetchWorkload draws the workload on a goroutine of its own, ahead
 	// of the engine (workloads.Prefetch): the same requests, so the same
 	// results, in less wall time when a core is spare, for a little more
@@ -42,15 +43,15 @@ const (
 // Result is one run's raw outcome, before summarising.
 type Result struct {
 	Scenario *Scenario
-	Fleet    *models.Fleet
-	Rec      *models.Recorder
+	Fleet    *fleet.Fleet
+	Rec      *fleet.Recorder
 	Events   uint64
 	EndTime  sim.Time
 	Failures *FailureStats  // nil when failures are off
 	Training *TrainingStats // training mode only
 	// TrainingTrace is the training job's timeline (training mode only).
 	TrainingTrace []training.TracePoint
-	Timeline      []faults.TimelinePoint // replicas failing and coming back (with [failures])
+	Timeline      []failures.TimelinePoint // replicas failing and coming back (with [failures])
 	// DownGPUSeconds is the GPU-seconds of serving replicas out of service (with
 	// [failures]; each replica's own GPUs in a fleet of groups).
 	DownGPUSeconds float64
@@ -68,13 +69,13 @@ type Result struct {
 }
 
 // testFleetHook, set by tests only, sees each serving run's fleet.
-var testFleetHook func(*models.Fleet)
+var testFleetHook func(*fleet.Fleet)
 
 // newFleet builds the scenario's serving cluster with its router and
 // gateway policies. Warm spares ([failures] spares) are replicas beyond
 // cluster.replicas, built like the others; the failures' spare pool
 // (models/faults) holds them out of service until needed.
-func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Fleet, error) {
+func newFleet(eng *sim.Engine, sc *Scenario, rec *fleet.Recorder) (*fleet.Fleet, error) {
 	cluster := sc.Cluster
 	if sc.Failures.Enabled {
 		cluster.Replicas += sc.Failures.Spares
@@ -91,36 +92,36 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 	if err != nil {
 		return nil, err
 	}
-	fleet, err := models.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
+	fl, err := fleet.NewFleet(eng, sc.Catalog(), cluster, router, rec, "cluster")
 	if err != nil {
 		return nil, err
 	}
 	if w := sc.Workload; w.Concurrency > 0 {
-		fleet.SetClients(models.Clients{Concurrency: w.Concurrency, Think: sim.FromSeconds(w.ThinkTimeS), Until: sim.FromSeconds(w.DurationS)})
+		fl.SetClients(fleet.Clients{Concurrency: w.Concurrency, Think: sim.FromSeconds(w.ThinkTimeS), Until: sim.FromSeconds(w.DurationS)})
 	}
-	if ga, ok := router.(models.GroupAwareRouter); ok && len(fleet.Pool.Groups) > 0 {
-		ga.SetGroups(fleet.GroupViews(sc.GroupPrice))
+	if ga, ok := router.(fleet.GroupAwareRouter); ok && len(fl.Pool.Groups) > 0 {
+		ga.SetGroups(fl.GroupViews(sc.GroupPrice))
 	}
-	if err := enableDisagg(eng, fleet, sc, cluster); err != nil {
+	if err := enableDisagg(eng, fl, sc, cluster); err != nil {
 		return nil, err
 	}
 	if sc.KVTiers.Enabled {
-		fleet.EnableKVTiers(sc.KVTiers, sc.Catalog().GPUs[cluster.GPU])
+		fl.EnableKVTiers(sc.KVTiers, sc.Catalog().GPUs[cluster.GPU])
 	}
-	if pa, ok := router.(models.PrefixAwareRouter); ok {
-		pa.SetPrefixIndex(fleet)
+	if pa, ok := router.(fleet.PrefixAwareRouter); ok {
+		pa.SetPrefixIndex(fl)
 	}
 	pol, err := policies.BuildResilience(sc.Policies, cluster.Replicas, sim.NewStream(sc.Seed, streams.Retry))
 	if err != nil {
 		return nil, err
 	}
-	if fleet.Disagg != nil {
+	if fl.Disagg != nil {
 		// The decode pool's breaker: the same settings, its own state.
-		if pol.DecodeBreaker, err = policies.BuildDecodeBreaker(sc.Policies, len(fleet.Disagg.Decode)); err != nil {
+		if pol.DecodeBreaker, err = policies.BuildDecodeBreaker(sc.Policies, len(fl.Disagg.Decode)); err != nil {
 			return nil, err
 		}
 	}
-	fleet.SetPolicies(pol)
+	fl.SetPolicies(pol)
 	if sc.Autoscale.Enabled {
 		ac := sc.Autoscale
 		if sc.Workload.Kind != workloads.KindTrace {
@@ -135,12 +136,12 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 		// The run's down replicas are never started: the fleet grows to
 		// the others at most.
 		down := sc.downIndexes()
-		p := ac.Params(cluster.Replicas-len(down), cluster.GPUsPerReplica(), fleet.Memory.WeightBytes)
+		p := ac.Params(cluster.Replicas-len(down), cluster.GPUsPerReplica(), fl.Memory.WeightBytes)
 		p.Down = down
 		// A fleet of groups starts its cheapest replicas per capacity
 		// first; reserved capacity is paid whether used or not, so
 		// provisioning it costs nothing more and it starts first.
-		p.Units = fleet.ScaleUnits(func(g *models.Group) float64 {
+		p.Units = fl.ScaleUnits(func(g *fleet.Group) float64 {
 			if sc.GroupTier(g.GroupConfig) == TierReserved {
 				return 0
 			}
@@ -155,9 +156,9 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *models.Recorder) (*models.Flee
 				}
 			}
 		}
-		fleet.StartAutoscaler(p, policy)
+		fl.StartAutoscaler(p, policy)
 	}
-	return fleet, nil
+	return fl, nil
 }
 
 // downIndexes are the replicas in repair for the whole run: the last
@@ -180,17 +181,17 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		return runTraining(sc)
 	}
 	eng := sim.NewEngine()
-	rec := models.NewRecorder(sc.SLO)
+	rec := fleet.NewRecorder(sc.SLO)
 	rec.OnDone = opt.OnDone
 	sc.perModelRecorders(rec)
-	fleet, err := newFleet(eng, sc, rec)
+	fl, err := newFleet(eng, sc, rec)
 	if err != nil {
 		return nil, err
 	}
 	if testFleetHook != nil {
-		testFleetHook(fleet)
+		testFleetHook(fl)
 	}
-	ap, err := injectFaults(eng, fleet, sc)
+	ap, err := injectFaults(eng, fl, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +199,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		ap.Remove(i)
 	}
 	if sc.Fallback.Enabled {
-		if err := fleet.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"); err != nil {
+		if err := fl.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"); err != nil {
 			return nil, err
 		}
 	}
@@ -207,26 +208,26 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		fleet.StartRollout(c, judge, sim.NewStream(sc.Seed, streams.Rollout))
+		fl.StartRollout(c, judge, sim.NewStream(sc.Seed, streams.Rollout))
 	}
 	if len(sc.Serve) > 1 {
 		shares := make([]float64, len(sc.Serve))
 		for i, c := range sc.Serve {
 			shares[i] = c.Share
 		}
-		fleet.SetModelMix(sim.NewStream(sc.Seed, streams.Models), shares)
+		fl.SetModelMix(sim.NewStream(sc.Seed, streams.Models), shares)
 	}
 	if ls, err := sc.modelLengths(); err != nil {
 		return nil, err
 	} else if ls != nil {
-		fleet.SetModelLengths(ls)
+		fl.SetModelLengths(ls)
 	}
 	if sc.spotReplicas() > 0 {
-		fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+		fl.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
 	}
-	var fi *faults.Injector
+	var fi *failures.Injector
 	if sc.Failures.Enabled {
-		if fi, err = startFailures(eng, fleet, sc, sc.Seed); err != nil {
+		if fi, err = startFailures(eng, fl, sc, sc.Seed); err != nil {
 			return nil, err
 		}
 	}
@@ -240,8 +241,8 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if c, ok := src.(io.Closer); ok {
 		defer c.Close()
 	}
-	fleet.SetSpecStream(sim.NewStream(sc.Seed, streams.Speculation))
-	if err := fleet.Start(src); err != nil {
+	fl.SetSpecStream(sim.NewStream(sc.Seed, streams.Speculation))
+	if err := fl.Start(src); err != nil {
 		return nil, err
 	}
 	if cols := groupColumns(sc); len(cols) > 0 {
@@ -249,17 +250,17 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		for i, c := range cols {
 			ranges[i] = [2]int{c.first, c.end}
 		}
-		fleet.SetColumns(ranges)
+		fl.SetColumns(ranges)
 	}
-	fleet.StartSampling(sim.FromSeconds(sc.Run.SampleIntervalS))
-	fleet.DrainLimit = sim.FromSeconds(sc.Run.DrainLimitS)
-	fleet.MaxInFlight = int64(sc.Run.MaxInFlight)
+	fl.StartSampling(sim.FromSeconds(sc.Run.SampleIntervalS))
+	fl.DrainLimit = sim.FromSeconds(sc.Run.DrainLimitS)
+	fl.MaxInFlight = int64(sc.Run.MaxInFlight)
 	horizon := sim.Forever
 	if sc.Run.HorizonS > 0 {
 		horizon = sim.FromSeconds(sc.Run.HorizonS)
 	}
-	runEngine(eng, horizon, sc.Workload.DurationS, opt.Progress, func() bool { return fleet.Truncated || fleet.Overloaded() })
-	if err := fleet.Err(); err != nil {
+	runEngine(eng, horizon, sc.Workload.DurationS, opt.Progress, func() bool { return fl.Truncated || fl.Overloaded() })
+	if err := fl.Err(); err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
 	// The run ends at its last request event (arrival, completion,
@@ -267,19 +268,19 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	// whichever way the engine was sliced, and whatever the sampling.
 	end := rec.LastEvent()
 	switch {
-	case fleet.Truncated || fleet.Overloaded():
+	case fl.Truncated || fl.Overloaded():
 		end = eng.Now()
 	case eng.NextTime() != sim.Forever:
 		end = horizon
 	}
-	for len(fleet.Samples) > 0 && fleet.Samples[len(fleet.Samples)-1].Time > end {
-		fleet.Samples = fleet.Samples[:len(fleet.Samples)-1]
+	for len(fl.Samples) > 0 && fl.Samples[len(fl.Samples)-1].Time > end {
+		fl.Samples = fl.Samples[:len(fl.Samples)-1]
 	}
-	fleet.Finish(end)
-	res := &Result{Scenario: sc, Fleet: fleet, Rec: rec, Events: eng.Fired(), EndTime: end}
-	if fleet.Overloaded() {
+	fl.Finish(end)
+	res := &Result{Scenario: sc, Fleet: fl, Rec: rec, Events: eng.Fired(), EndTime: end}
+	if fl.Overloaded() {
 		res.Stopped = fmt.Sprintf("overload: more than %d requests in flight at %.6g s (run.max_in_flight); arrivals outpace service",
-			sc.Run.MaxInFlight, fleet.OverloadedAt.Seconds())
+			sc.Run.MaxInFlight, fl.OverloadedAt.Seconds())
 	}
 	if fi != nil {
 		r := fi.Report(end)
@@ -293,21 +294,21 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		res.DownGPUSeconds = round6(r.DownGPUNs.Seconds())
 		res.Timeline = r.Timeline
 	}
-	if sp := fleet.Spot; sp != nil && fi != nil {
+	if sp := fl.Spot; sp != nil && fi != nil {
 		// Both causes: one timeline in time order, each row's GPUs down
 		// and capacity those of the replicas down for either.
-		res.Timeline = mergeSpotTimeline(res.Timeline, sp.Events, sc, fleet, end)
+		res.Timeline = mergeSpotTimeline(res.Timeline, sp.Events, sc, fl, end)
 	} else if sp != nil {
 		// failures.csv shows the interruptions (the spot timeline alone).
 		n, gpus := sc.Cluster.Replicas, 0 // gpus: the spot replicas' GPUs out of service
 		for _, e := range sp.Events {
 			switch e.Event {
 			case "spot-notice":
-				gpus += fleet.ReplicaTP(e.Replica)
+				gpus += fl.ReplicaTP(e.Replica)
 			case "spot-ready":
-				gpus -= fleet.ReplicaTP(e.Replica)
+				gpus -= fl.ReplicaTP(e.Replica)
 			}
-			res.Timeline = append(res.Timeline, faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: sc.spotUnit(e),
+			res.Timeline = append(res.Timeline, failures.TimelinePoint{Time: e.Time, Event: e.Event, Unit: sc.spotUnit(e),
 				GPUsDown: gpus, Capacity: float64(n-e.Down) / float64(n)})
 		}
 	}
@@ -316,15 +317,15 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 
 // injectFaults schedules the scenario's [[faults]] on fleet and returns
 // their applier.
-func injectFaults(eng *sim.Engine, fleet *models.Fleet, sc *Scenario) (*faults.Applier, error) {
-	ap := faults.NewApplier(eng, fleet)
+func injectFaults(eng *sim.Engine, fl *fleet.Fleet, sc *Scenario) (*failures.Applier, error) {
+	ap := failures.NewApplier(eng, fl)
 	restart := sc.restartColdStart()
 	for i, fc := range sc.Faults {
 		// A restart's cold start from physics, unless the fault sets its
 		// own cold_start_s.
 		ap.SetColdStart(nil)
 		if restart != nil && !sc.has(fmt.Sprintf("faults.%d.cold_start_s", i)) {
-			ap.SetColdStart(fleet.RestartColdStart(*restart))
+			ap.SetColdStart(fl.RestartColdStart(*restart))
 		}
 		if err := ap.Inject(fc, sim.NewStream(sc.Seed, streams.Fault(i))); err != nil {
 			return nil, err

@@ -14,8 +14,9 @@ import (
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -38,27 +39,27 @@ type Scenario struct {
 	Training TrainingScenario `toml:"training"`
 
 	Run     RunConfig             `toml:"run"`
-	Cluster models.FleetConfig    `toml:"cluster"`
+	Cluster fleet.FleetConfig     `toml:"cluster"`
 	Router  policies.RouterConfig `toml:"router"`
 	// Policies is the gateway's resilience stack: hedging, circuit breaker,
 	// retries, admission control, health probes and a client timeout. All
 	// off by default.
 	Policies policies.ResilienceConfig `toml:"policies"`
 	Workload workloads.Config          `toml:"workload"`
-	SLO      models.SLO                `toml:"slo"`
+	SLO      fleet.SLO                 `toml:"slo"`
 	Cost     CostConfig                `toml:"cost"`
 	// Faults are injected into replicas at fixed times ([[faults]] tables):
 	// fault-injection tests of the resilience stack.
-	Faults []faults.Scripted `toml:"faults"`
+	Faults []failures.Scripted `toml:"faults"`
 	// Fallback is a secondary pool (often a smaller model) that takes the
 	// requests no primary replica can: [fallback]; off by default.
 	Fallback FallbackConfig `toml:"fallback"`
 	// Rollout is a blue-green deployment of a new model version with canary
 	// steps and automatic rollback ([rollout]); off by default.
-	Rollout models.RolloutConfig `toml:"rollout"`
+	Rollout fleet.RolloutConfig `toml:"rollout"`
 	// Failures are stochastic hardware and software failures from a
 	// calibrated profile ([failures]); off by default.
-	Failures faults.Config `toml:"failures"`
+	Failures failures.Config `toml:"failures"`
 	// Autoscale grows and shrinks the fleet between [autoscale]
 	// min_replicas and cluster.replicas as its policy asks, each new
 	// replica paying a cold start; off by default.
@@ -71,7 +72,7 @@ type Scenario struct {
 	// repairs, [[faults]] restarts) take it instead of a fixed
 	// cold_start_s, and [autoscale] takes it unless [autoscale.cold_start]
 	// is given. Absent (default), restarts keep their cold_start_s.
-	ColdStart models.ColdStartConfig `toml:"cold_start"`
+	ColdStart fleet.ColdStartConfig `toml:"cold_start"`
 	// Serve lists the models a fleet of groups serves, each with its share
 	// of the requests and its SLO ([[serve]]); empty: cluster.model alone.
 	Serve  []ServeConfig `toml:"serve"`
@@ -83,7 +84,7 @@ type Scenario struct {
 	Disagg DisaggScenario `toml:"disagg"`
 	// KVTiers puts host DRAM, SSD and a shared store below each replica's
 	// HBM prefix cache ([kv_tiers]); off by default.
-	KVTiers models.KVTiersConfig `toml:"kv_tiers"`
+	KVTiers engine.KVTiersConfig `toml:"kv_tiers"`
 
 	// Arms are the arms of an A/B (`fleetsim ab`): each a table with a
 	// name and the keys it overrides, e.g. [[arms]] name = "rr" and
@@ -110,7 +111,7 @@ type Scenario struct {
 type FallbackConfig struct {
 	// Enabled turns the fallback pool on. Default false.
 	Enabled bool `toml:"enabled"`
-	models.FleetConfig
+	fleet.FleetConfig
 }
 
 // SizeConfig is a scenario's [size] table.
@@ -188,7 +189,7 @@ const (
 // Price is the USD price per GPU-hour the scenario pays.
 // GroupPrice is a group's USD per GPU-hour: its own price_per_gpu_hour,
 // else its GPU's catalog price at its tier (the [cost] tier by default).
-func (s *Scenario) GroupPrice(g models.GroupConfig) float64 {
+func (s *Scenario) GroupPrice(g fleet.GroupConfig) float64 {
 	if g.PricePerGPUHour > 0 {
 		return g.PricePerGPUHour
 	}
@@ -200,7 +201,7 @@ func (s *Scenario) GroupPrice(g models.GroupConfig) float64 {
 }
 
 // GroupTier is a group's pricing tier: its own, else the [cost] tier.
-func (s *Scenario) GroupTier(g models.GroupConfig) string {
+func (s *Scenario) GroupTier(g fleet.GroupConfig) string {
 	if g.Tier != "" {
 		return g.Tier
 	}
@@ -229,20 +230,20 @@ func DefaultScenario() Scenario {
 		Run:      RunConfig{Replications: 1, SampleIntervalS: 10, DrainLimitS: 3600, MaxInFlight: DefaultMaxInFlight},
 		Size:     SizeConfig{Confidence: 0.95},
 		Cost:     CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
-		Failures: faults.DefaultConfig(),
-		Rollout:  models.DefaultRolloutConfig(),
-		Fallback: FallbackConfig{FleetConfig: models.FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 2,
-			Replica: models.DefaultReplicaConfig()}},
-		Cluster: models.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
-			Replica: models.DefaultReplicaConfig()},
+		Failures: failures.DefaultConfig(),
+		Rollout:  fleet.DefaultRolloutConfig(),
+		Fallback: FallbackConfig{FleetConfig: fleet.FleetConfig{GPU: "H100", Model: "llama-3-8b", TP: 1, Replicas: 2,
+			Replica: engine.DefaultReplicaConfig()}},
+		Cluster: fleet.FleetConfig{GPU: "H100", Model: "llama-3-70b", TP: 8, Replicas: 4,
+			Replica: engine.DefaultReplicaConfig()},
 		Router:    policies.DefaultRouterConfig(),
 		Policies:  policies.DefaultResilienceConfig(),
 		Autoscale: policies.DefaultAutoscaleConfig(),
 		Spot:      DefaultSpot(),
-		ColdStart: models.DefaultColdStart(),
+		ColdStart: fleet.DefaultColdStart(),
 		Workload:  workloads.DefaultConfig(),
 		Disagg:    DefaultDisaggScenario(),
-		KVTiers:   models.DefaultKVTiersConfig(),
+		KVTiers:   engine.DefaultKVTiersConfig(),
 	}
 }
 
@@ -692,7 +693,7 @@ func (s *Scenario) resolveColdStart() {
 // restartColdStart is the cold-start model failure restarts take: the
 // shared [cold_start], else an autoscaled fleet's [autoscale.cold_start]
 // when given; nil (fixed cold_start_s) when neither is.
-func (s *Scenario) restartColdStart() *models.ColdStartConfig {
+func (s *Scenario) restartColdStart() *fleet.ColdStartConfig {
 	switch {
 	case s.has == nil:
 	case s.has("cold_start"):
@@ -707,7 +708,7 @@ func (s *Scenario) restartColdStart() *models.ColdStartConfig {
 // it does not set (array elements have no defaults of their own when
 // decoded).
 func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
-	def := faults.DefaultScripted()
+	def := failures.DefaultScripted()
 	for i := range sc.Faults {
 		f := &sc.Faults[i]
 		has := func(k string) bool { return doc != nil && doc.Has(fmt.Sprintf("faults.%d.%s", i, k)) }

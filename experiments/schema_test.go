@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
 )
@@ -88,7 +88,7 @@ func TestWritersFollowSchema(t *testing.T) {
 	a, b := armNamed(t, "a"), armNamed(t, "b")
 	a.Reps = append([]*RepResult(nil), a.Reps...)
 	r0 := *a.Reps[0]
-	r0.Timeline = []faults.TimelinePoint{{Time: 0, Event: "fail", Unit: "r0", GPUsDown: 1, Capacity: 0.5}}
+	r0.Timeline = []failures.TimelinePoint{{Time: 0, Event: "fail", Unit: "r0", GPUsDown: 1, Capacity: 0.5}}
 	a.Reps[0] = &r0
 	dir := t.TempDir()
 	ab := NewABResult([]*ArmResult{a, b})
@@ -114,7 +114,7 @@ func TestWritersFollowSchema(t *testing.T) {
 
 	var req bytes.Buffer
 	rw := NewRequestWriter(&req)
-	rw.Write(&models.Outcome{Req: &workloads.Request{ID: 1, InputTokens: 10, OutputTokens: 5}})
+	rw.Write(&engine.Outcome{Req: &workloads.Request{ID: 1, InputTokens: 10, OutputTokens: 5}})
 	require.NoError(t, rw.Flush())
 	recs := readCSV(t, req.Bytes())
 	require.Equal(t, results.RequestsFile.Names(), recs[0])

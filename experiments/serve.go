@@ -6,7 +6,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -46,15 +46,15 @@ func (w *ServeWorkload) isZero() bool { return w.Input.IsZero() && w.Output.IsZe
 
 // modelLengths builds each served model's own lengths for the intake; nil
 // when no [[serve]] table has [serve.workload].
-func (s *Scenario) modelLengths() ([]models.ModelLengths, error) {
-	var out []models.ModelLengths
+func (s *Scenario) modelLengths() ([]fleet.ModelLengths, error) {
+	var out []fleet.ModelLengths
 	for i, c := range s.Serve {
 		w := c.Workload
 		if w.isZero() {
 			continue
 		}
 		if out == nil {
-			out = make([]models.ModelLengths, len(s.Serve))
+			out = make([]fleet.ModelLengths, len(s.Serve))
 		}
 		l := &out[i]
 		l.RNG = sim.NewStream(s.Seed, streams.Serve(i))
@@ -74,7 +74,7 @@ func (s *Scenario) modelLengths() ([]models.ModelLengths, error) {
 }
 
 // slo is the model's SLO: its own terms, else the scenario's.
-func (c ServeConfig) slo(def models.SLO) models.SLO {
+func (c ServeConfig) slo(def fleet.SLO) fleet.SLO {
 	s := def
 	if c.TTFTMs > 0 {
 		s.TTFTMs = c.TTFTMs
@@ -213,11 +213,11 @@ func modelStats(r *Result, secs float64) []ModelStats {
 
 // perModelRecorders gives rec one recorder per served model (with the
 // model's SLO) when the fleet serves several.
-func (s *Scenario) perModelRecorders(rec *models.Recorder) {
+func (s *Scenario) perModelRecorders(rec *fleet.Recorder) {
 	if len(s.Serve) < 2 {
 		return
 	}
 	for _, c := range s.Serve {
-		rec.PerModel = append(rec.PerModel, models.NewRecorder(c.slo(s.SLO)))
+		rec.PerModel = append(rec.PerModel, fleet.NewRecorder(c.slo(s.SLO)))
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 )
 
 const twoModels = `name = "mm"
@@ -125,7 +125,7 @@ func TestServeWorkload(t *testing.T) {
 		sc, err = sc.Derive(OverrideOverlay("workload.duration_s", "60"))
 		require.NoError(t, err)
 		out := map[uint64][3]int32{}
-		_, err = Run(sc, Options{OnDone: func(o *models.Outcome) {
+		_, err = Run(sc, Options{OnDone: func(o *engine.Outcome) {
 			out[o.Req.ID] = [3]int32{int32(o.Req.Model), o.Req.InputTokens, o.Req.OutputTokens}
 		}})
 		require.NoError(t, err)

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -60,16 +60,16 @@ type Part struct {
 
 // PartJob is one replication's results.
 type PartJob struct {
-	Scenario    int                    `json:"scenario"`
-	Replication int                    `json:"replication"`
-	Seed        uint64                 `json:"seed"`
-	Summary     *Summary               `json:"summary"`
-	TTFT        *quantile.Sketch       `json:"ttft,omitempty"`
-	TPOT        *quantile.Sketch       `json:"tpot,omitempty"`
-	ITL         *quantile.Sketch       `json:"itl,omitempty"`
-	E2E         *quantile.Sketch       `json:"e2e,omitempty"`
-	Samples     []models.Sample        `json:"samples,omitempty"`
-	Timeline    []faults.TimelinePoint `json:"timeline,omitempty"`
+	Scenario    int                      `json:"scenario"`
+	Replication int                      `json:"replication"`
+	Seed        uint64                   `json:"seed"`
+	Summary     *Summary                 `json:"summary"`
+	TTFT        *quantile.Sketch         `json:"ttft,omitempty"`
+	TPOT        *quantile.Sketch         `json:"tpot,omitempty"`
+	ITL         *quantile.Sketch         `json:"itl,omitempty"`
+	E2E         *quantile.Sketch         `json:"e2e,omitempty"`
+	Samples     []fleet.Sample           `json:"samples,omitempty"`
+	Timeline    []failures.TimelinePoint `json:"timeline,omitempty"`
 	// TrainingTrace: a training job's timeline (replication 0).
 	TrainingTrace []training.TracePoint `json:"training_trace,omitempty"`
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 )
 
 // MixAxis is one of the two pool sizes a two-axis sizing searches: a GPU
@@ -293,7 +293,7 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 // groupsOverlay sets the groups' counts to a and b, their down_replicas
 // to at most that, their spot_replicas to at most what is left and their
 // spares to none at a count of 0, every other key as written.
-func groupsOverlay(groups []models.GroupConfig, a, b int) Overlay {
+func groupsOverlay(groups []fleet.GroupConfig, a, b int) Overlay {
 	var sb strings.Builder
 	sb.WriteString("[cluster]\ngroups = [")
 	for i, g := range groups {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/internal/config"
-	"github.com/fleetsim/fleetsim/models"
-	"github.com/fleetsim/fleetsim/models/faults"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -103,9 +103,9 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 // recomputes each row's GPUs down and capacity over the replicas down for
 // either cause (a spot replica is down from its notice to its
 // replacement's readiness, as in the spot timeline alone).
-func mergeSpotTimeline(tl []faults.TimelinePoint, evs []models.SpotEvent, sc *Scenario, fleet *models.Fleet, end sim.Time) []faults.TimelinePoint {
+func mergeSpotTimeline(tl []failures.TimelinePoint, evs []fleet.SpotEvent, sc *Scenario, fl *fleet.Fleet, end sim.Time) []failures.TimelinePoint {
 	type row struct {
-		p       faults.TimelinePoint
+		p       failures.TimelinePoint
 		replica int
 		down    bool
 		spot    bool
@@ -119,13 +119,13 @@ func mergeSpotTimeline(tl []faults.TimelinePoint, evs []models.SpotEvent, sc *Sc
 			continue
 		}
 		unit := sc.spotUnit(e)
-		rows = append(rows, row{p: faults.TimelinePoint{Time: e.Time, Event: e.Event, Unit: unit}, replica: e.Replica,
+		rows = append(rows, row{p: failures.TimelinePoint{Time: e.Time, Event: e.Event, Unit: unit}, replica: e.Replica,
 			down: e.Event != "spot-ready", spot: true})
 	}
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].p.Time < rows[b].p.Time })
 	n := sc.Cluster.Replicas
-	downF, downS := make([]bool, len(fleet.Replicas)), make([]bool, len(fleet.Replicas))
-	out := make([]faults.TimelinePoint, 0, len(rows))
+	downF, downS := make([]bool, len(fl.Replicas)), make([]bool, len(fl.Replicas))
+	out := make([]failures.TimelinePoint, 0, len(rows))
 	for _, r := range rows {
 		if r.spot {
 			downS[r.replica] = r.down
@@ -136,7 +136,7 @@ func mergeSpotTimeline(tl []faults.TimelinePoint, evs []models.SpotEvent, sc *Sc
 		for i := range downF {
 			if downF[i] || downS[i] {
 				count++
-				gpus += fleet.ReplicaTP(i)
+				gpus += fl.ReplicaTP(i)
 			}
 		}
 		p := r.p
@@ -147,7 +147,7 @@ func mergeSpotTimeline(tl []faults.TimelinePoint, evs []models.SpotEvent, sc *Sc
 }
 
 // spotGroup is the group [spot] names, nil when none (or no groups).
-func (s *Scenario) spotGroup() *models.GroupConfig {
+func (s *Scenario) spotGroup() *fleet.GroupConfig {
 	for i := range s.Cluster.Groups {
 		if g := &s.Cluster.Groups[i]; g.Name == s.Spot.Group {
 			return g
@@ -194,7 +194,7 @@ func (s *Scenario) runDown() int {
 // one kind): replicas [first, end), tp GPUs each, of group g (nil in a
 // fleet of one kind).
 type spotPart struct {
-	g          *models.GroupConfig
+	g          *fleet.GroupConfig
 	first, end int
 	tp         int
 }
@@ -255,20 +255,20 @@ func (s *Scenario) spotPartOf(i int) *spotPart {
 
 // spotUnit is failures.csv's unit of spot replica i: "replica 3", or
 // "replica 3 (b200)" in a fleet of groups.
-func (s *Scenario) spotUnit(e models.SpotEvent) string {
+func (s *Scenario) spotUnit(e fleet.SpotEvent) string {
 	if p := s.spotPartOf(e.Replica); p != nil && p.g != nil {
 		return e.Unit() + " (" + p.g.Name + ")"
 	}
 	return e.Unit()
 }
 
-func (s *Scenario) spotParams() models.SpotParams {
+func (s *Scenario) spotParams() fleet.SpotParams {
 	c := s.Spot
 	var ranges [][2]int
 	for _, p := range s.spotParts() {
 		ranges = append(ranges, [2]int{p.first, p.end})
 	}
-	return models.SpotParams{Ranges: ranges, RatePerHour: c.InterruptionsPerHour,
+	return fleet.SpotParams{Ranges: ranges, RatePerHour: c.InterruptionsPerHour,
 		Notice: sim.FromSeconds(c.NoticeS), Replace: sim.FromSeconds(c.ReplaceS), Drain: c.Drain}
 }
 

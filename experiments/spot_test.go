@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/internal/streams"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -112,19 +112,19 @@ func TestSpotChaos(t *testing.T) {
 			sc, err := Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
-			rec := models.NewRecorder(sc.SLO)
-			fleet, err := newFleet(eng, sc, rec)
+			rec := fleet.NewRecorder(sc.SLO)
+			fl, err := newFleet(eng, sc, rec)
 			require.NoError(t, err, src)
-			fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+			fl.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
 			if failing {
-				_, err = startFailures(eng, fleet, sc, sc.Seed)
+				_, err = startFailures(eng, fl, sc, sc.Seed)
 				require.NoError(t, err, src)
 			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
-			require.NoError(t, fleet.Start(w))
-			fleet.DrainLimit = 600 * sim.Second
-			stepChecked(t, eng, fleet, rec, src, nil)
+			require.NoError(t, fl.Start(w))
+			fl.DrainLimit = 600 * sim.Second
+			stepChecked(t, eng, fl, rec, src, nil)
 			requireDeterministic(t, sc, src)
 			if failing {
 				// One failures.csv for both causes, in time order; a row's
@@ -289,18 +289,18 @@ name = "budgeted"
 	sc, err := Parse("sa.toml", []byte(src))
 	require.NoError(t, err)
 	eng := sim.NewEngine()
-	rec := models.NewRecorder(sc.SLO)
-	fleet, err := newFleet(eng, sc, rec)
+	rec := fleet.NewRecorder(sc.SLO)
+	fl, err := newFleet(eng, sc, rec)
 	require.NoError(t, err)
-	a := fleet.Autoscaler
-	sp := fleet.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+	a := fl.Autoscaler
+	sp := fl.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
 	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	require.NoError(t, err)
-	require.NoError(t, fleet.Start(w))
+	require.NoError(t, fl.Start(w))
 	seen := 0
-	stepChecked(t, eng, fleet, rec, src, func(n int) {
-		for i := range fleet.Replicas {
-			if fleet.States()[i].Available {
+	stepChecked(t, eng, fl, rec, src, func(n int) {
+		for i := range fl.Replicas {
+			if fl.States()[i].Available {
 				require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining", n, i)
 			}
 		}
@@ -308,7 +308,7 @@ name = "budgeted"
 			if e := sp.Events[seen]; e.Event == "spot-notice" {
 				require.GreaterOrEqual(t, e.Replica, 3, "only the last three are spot")
 				require.False(t, a.Parked(e.Replica), "event %d: parked replica %d interrupted", n, e.Replica)
-				require.True(t, fleet.Replicas[e.Replica].Up(), "event %d: loading replica %d interrupted", n, e.Replica)
+				require.True(t, fl.Replicas[e.Replica].Up(), "event %d: loading replica %d interrupted", n, e.Replica)
 			}
 		}
 	})
@@ -370,9 +370,9 @@ replicas = 1
 `
 	sc, err := Parse("ssf.toml", []byte(src))
 	require.NoError(t, err)
-	fleet, err := newFleet(sim.NewEngine(), sc, models.NewRecorder(sc.SLO))
+	fl, err := newFleet(sim.NewEngine(), sc, fleet.NewRecorder(sc.SLO))
 	require.NoError(t, err)
-	a := fleet.Autoscaler
+	a := fl.Autoscaler
 	require.False(t, a.Parked(3), "the spot replica (b's last) starts first")
 	for i := range 3 {
 		require.True(t, a.Parked(i), "on-demand replica %d waits", i)

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
@@ -225,7 +225,7 @@ type Resilience struct {
 	// overhead (CALIBRATION.md §6: 5–8% of GPU tokens).
 	CancelledTokenFraction float64 `json:"cancelled_token_fraction"`
 	// Rollout reports a blue-green rollout ([rollout]).
-	Rollout *models.RolloutStats `json:"rollout,omitempty"`
+	Rollout *fleet.RolloutStats `json:"rollout,omitempty"`
 }
 
 // SimStats describes the simulation itself.
@@ -377,7 +377,7 @@ func Summarize(r *Result) *Summary {
 		onDemand := price
 		price = onDemand * (1 - spotFrac + spotFrac*sc.Spot.PriceFraction)
 		s.Spot = &SpotStats{Replicas: sc.Spot.Replicas, Interruptions: sp.Interruptions,
-			DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[models.FailSpot],
+			DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
 			SpotUSD:  round6(float64(sc.Spot.Replicas*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand * sc.Spot.PriceFraction),
 			OtherUSD: round6(float64((sc.Cluster.Replicas-sc.Spot.Replicas)*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand)}
 	}
@@ -406,7 +406,7 @@ func Summarize(r *Result) *Summary {
 				bill += gs.USD
 			}
 			s.Spot = &SpotStats{Replicas: sc.spotReplicas(), Interruptions: sp.Interruptions,
-				DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[models.FailSpot],
+				DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
 				SpotUSD: round6(spotUSD), OtherUSD: round6(bill - spotUSD), PriceFraction: sc.Spot.PriceFraction}
 			if len(parts) == 1 {
 				s.Spot.Group = parts[0].g.Name
@@ -817,7 +817,7 @@ type AutoscaleStats struct {
 	LoadingGPUHours float64 `json:"loading_gpu_hours"`
 }
 
-func autoscaleStats(a *models.Autoscaler, sc *Scenario, gpuHours, secs float64) *AutoscaleStats {
+func autoscaleStats(a *fleet.Autoscaler, sc *Scenario, gpuHours, secs float64) *AutoscaleStats {
 	starts := 0
 	for _, e := range a.Events {
 		if e.Event == "start" {
@@ -857,7 +857,7 @@ func spotGPUSecondsOf(r *Result, p spotPart) float64 {
 
 // loadingGPUHours is the GPU-hours spent loading (each replica's own GPUs
 // in a fleet of groups).
-func loadingGPUHours(a *models.Autoscaler, sc *Scenario) float64 {
+func loadingGPUHours(a *fleet.Autoscaler, sc *Scenario) float64 {
 	if len(sc.Cluster.Groups) > 0 {
 		return a.StartingGPUNs / 1e9 / 3600
 	}

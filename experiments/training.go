@@ -6,7 +6,6 @@ import (
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models/failures"
-	"github.com/fleetsim/fleetsim/models/faults"
 	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/policies"
 )
@@ -42,7 +41,7 @@ type TrainingScenario struct {
 
 // resolveSpares sets spare_servers from spare_coverage, if given (its
 // problems are left to Validate).
-func (t *TrainingScenario) resolveSpares(f *faults.Config, has func(string) bool, ps *config.Problems) {
+func (t *TrainingScenario) resolveSpares(f *failures.Config, has func(string) bool, ps *config.Problems) {
 	if t.SpareCoverage == 0 {
 		return
 	}

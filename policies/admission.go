@@ -4,7 +4,8 @@ import (
 	"math"
 	"sort"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -37,7 +38,7 @@ type LatencyAdmitter struct {
 	stale  bool
 }
 
-func newLatencyAdmitter(c AdmissionConfig, _ Env) (models.Admitter, error) {
+func newLatencyAdmitter(c AdmissionConfig, _ Env) (fleet.Admitter, error) {
 	return &LatencyAdmitter{maxMs: c.Limit, window: sim.FromSeconds(c.WindowS)}, nil
 }
 
@@ -47,13 +48,13 @@ type ttftAt struct {
 }
 
 var (
-	_ models.Admitter = (*QueueAdmitter)(nil)
-	_ models.Admitter = (*TokenAdmitter)(nil)
-	_ models.Admitter = (*KVAdmitter)(nil)
-	_ models.Admitter = (*LatencyAdmitter)(nil)
+	_ fleet.Admitter = (*QueueAdmitter)(nil)
+	_ fleet.Admitter = (*TokenAdmitter)(nil)
+	_ fleet.Admitter = (*KVAdmitter)(nil)
+	_ fleet.Admitter = (*LatencyAdmitter)(nil)
 )
 
-func available(rs []models.ReplicaState) int {
+func available(rs []engine.ReplicaState) int {
 	n := 0
 	for i := range rs {
 		if rs[i].Available {
@@ -64,7 +65,7 @@ func available(rs []models.ReplicaState) int {
 }
 
 // Admit implements models.Admitter.
-func (a *QueueAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ sim.Time) bool {
+func (a *QueueAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	n, w := 0, 0
 	for i := range rs {
 		if rs[i].Available {
@@ -79,7 +80,7 @@ func (a *QueueAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ 
 func (a *QueueAdmitter) Observe(sim.Time, float64) {}
 
 // Admit implements models.Admitter.
-func (a *TokenAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ sim.Time) bool {
+func (a *TokenAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	n := 0
 	var tok int64
 	for i := range rs {
@@ -95,7 +96,7 @@ func (a *TokenAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ 
 func (a *TokenAdmitter) Observe(sim.Time, float64) {}
 
 // Admit implements models.Admitter.
-func (a *KVAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ sim.Time) bool {
+func (a *KVAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	n := 0
 	var u float64
 	for i := range rs {
@@ -111,7 +112,7 @@ func (a *KVAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ sim
 func (a *KVAdmitter) Observe(sim.Time, float64) {}
 
 // Admit implements models.Admitter.
-func (a *LatencyAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, now sim.Time) bool {
+func (a *LatencyAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, now sim.Time) bool {
 	if available(rs) == 0 {
 		return false
 	}

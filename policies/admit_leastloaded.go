@@ -1,7 +1,8 @@
 package policies
 
 import (
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -16,14 +17,14 @@ const AdmitLeastLoadedTokens = "least-loaded-tokens"
 // replica is past the limit sheds even if the mean is pulled down by none.
 type LeastLoadedTokensAdmitter struct{ max float64 }
 
-var _ models.Admitter = (*LeastLoadedTokensAdmitter)(nil)
+var _ fleet.Admitter = (*LeastLoadedTokensAdmitter)(nil)
 
-func newLeastLoadedTokensAdmitter(c AdmissionConfig, _ Env) (models.Admitter, error) {
+func newLeastLoadedTokensAdmitter(c AdmissionConfig, _ Env) (fleet.Admitter, error) {
 	return &LeastLoadedTokensAdmitter{max: c.Limit}, nil
 }
 
 // Admit implements models.Admitter.
-func (a *LeastLoadedTokensAdmitter) Admit(_ *workloads.Request, rs []models.ReplicaState, _ sim.Time) bool {
+func (a *LeastLoadedTokensAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	for i := range rs {
 		if rs[i].Available && float64(rs[i].OutstandingTokens) < a.max {
 			return true

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/internal/config"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,7 +20,7 @@ func TestLeastLoadedTokensAdmitter(t *testing.T) {
 	require.IsType(t, &LeastLoadedTokensAdmitter{}, a)
 	// One replica with room admits, however loaded the others are (the
 	// mean here, 1,400, would shed under "tokens").
-	rs := []models.ReplicaState{{Available: true, OutstandingTokens: 2000}, {Available: true, OutstandingTokens: 999},
+	rs := []engine.ReplicaState{{Available: true, OutstandingTokens: 2000}, {Available: true, OutstandingTokens: 999},
 		{Available: true, OutstandingTokens: 1200}}
 	require.True(t, a.Admit(nil, rs, 0))
 	rs[1].OutstandingTokens = 1000

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/fleetsim/fleetsim/internal/config"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -82,7 +82,7 @@ type AutoscaleConfig struct {
 	// (>= 0): it should cover a cold start. Default 300.
 	LeadS float64 `toml:"lead_s"`
 	// ColdStart is a new replica's start-up time from physics.
-	ColdStart models.ColdStartConfig `toml:"cold_start"`
+	ColdStart fleet.ColdStartConfig `toml:"cold_start"`
 
 	// RateAt, set by the program (never by a scenario file), is the
 	// workload's arrival rate at t seconds; "schedule" needs it.
@@ -94,7 +94,7 @@ type AutoscaleConfig struct {
 func DefaultAutoscaleConfig() AutoscaleConfig {
 	return AutoscaleConfig{Policy: ScaleTarget, MinReplicas: 1, IntervalS: 30, UpCooldownS: 60, DownWindowS: 300,
 		DrainGraceS: 60, Metric: MetricOutstanding, Target: 32, TTFTP99Ms: 800, ScaleDownBelow: 0.5, LeadS: 300,
-		ColdStart: models.DefaultColdStart()}
+		ColdStart: fleet.DefaultColdStart()}
 }
 
 // DefaultUtilisationTarget is "kv"'s and "busy"'s target when the scenario
@@ -154,19 +154,19 @@ func (c *AutoscaleConfig) Validate(prefix string, maxReplicas int, ps *config.Pr
 
 // Params is the autoscaler's mechanics for a fleet of maxReplicas TP-GPU
 // replicas whose GPUs each load weightBytesPerGPU.
-func (c *AutoscaleConfig) Params(maxReplicas, tp int, weightBytesPerGPU float64) models.ScaleParams {
+func (c *AutoscaleConfig) Params(maxReplicas, tp int, weightBytesPerGPU float64) fleet.ScaleParams {
 	initial := c.InitialReplicas
 	if initial == 0 {
 		initial = c.MinReplicas
 	}
-	return models.ScaleParams{Min: c.MinReplicas, Max: maxReplicas, Initial: initial,
+	return fleet.ScaleParams{Min: c.MinReplicas, Max: maxReplicas, Initial: initial,
 		Interval: sim.FromSeconds(c.IntervalS), UpCooldown: sim.FromSeconds(c.UpCooldownS),
 		DownWindow: sim.FromSeconds(c.DownWindowS), DrainGrace: sim.FromSeconds(c.DrainGraceS),
 		ColdStart: c.ColdStart, WeightBytesPerGPU: weightBytesPerGPU, TP: tp, WatchTTFT: c.Policy == ScaleSLO}
 }
 
 // NewScalePolicy builds the policy c names.
-func NewScalePolicy(c AutoscaleConfig) (models.ScalePolicy, error) {
+func NewScalePolicy(c AutoscaleConfig) (fleet.ScalePolicy, error) {
 	return Scalers.Build(c.Policy, c, Env{Replicas: 1})
 }
 
@@ -178,7 +178,7 @@ type TargetScaler struct {
 }
 
 // Desired implements models.ScalePolicy.
-func (t TargetScaler) Desired(o models.ScaleObs) int {
+func (t TargetScaler) Desired(o fleet.ScaleObs) int {
 	var need float64
 	switch t.Metric {
 	case MetricWaiting:
@@ -205,7 +205,7 @@ type SLOScaler struct {
 }
 
 // Desired implements models.ScalePolicy.
-func (s SLOScaler) Desired(o models.ScaleObs) int {
+func (s SLOScaler) Desired(o fleet.ScaleObs) int {
 	have := o.Active + o.Starting
 	switch {
 	case math.IsNaN(o.TTFTP99Ms):
@@ -230,7 +230,7 @@ type ScheduleScaler struct {
 }
 
 // Desired implements models.ScalePolicy.
-func (s ScheduleScaler) Desired(o models.ScaleObs) int {
+func (s ScheduleScaler) Desired(o fleet.ScaleObs) int {
 	now := o.Now.Seconds()
 	// The most the rate reaches between now and the lead, sampled each
 	// tenth of the lead (a rising edge inside the window counts).
@@ -241,15 +241,15 @@ func (s ScheduleScaler) Desired(o models.ScaleObs) int {
 	return int(math.Ceil(peak/s.PerReplicaPS - 1e-9))
 }
 
-func newTargetScaler(c AutoscaleConfig, _ Env) (models.ScalePolicy, error) {
+func newTargetScaler(c AutoscaleConfig, _ Env) (fleet.ScalePolicy, error) {
 	return TargetScaler{Metric: c.Metric, Target: c.Target}, nil
 }
 
-func newSLOScaler(c AutoscaleConfig, _ Env) (models.ScalePolicy, error) {
+func newSLOScaler(c AutoscaleConfig, _ Env) (fleet.ScalePolicy, error) {
 	return SLOScaler{TTFTP99Ms: c.TTFTP99Ms, DownBelow: c.ScaleDownBelow}, nil
 }
 
-func newScheduleScaler(c AutoscaleConfig, _ Env) (models.ScalePolicy, error) {
+func newScheduleScaler(c AutoscaleConfig, _ Env) (fleet.ScalePolicy, error) {
 	if c.RateAt == nil {
 		return nil, errors.New("policies: the schedule autoscaler needs the workload's rate profile (a generated workload, not a trace)")
 	}

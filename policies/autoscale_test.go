@@ -6,12 +6,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
 func TestTargetScaler(t *testing.T) {
-	o := models.ScaleObs{Active: 4, Outstanding: 33, Waiting: 9, KVUtilization: 0.75, ArrivalRatePerS: 40,
+	o := fleet.ScaleObs{Active: 4, Outstanding: 33, Waiting: 9, KVUtilization: 0.75, ArrivalRatePerS: 40,
 		OutstandingTokens: 100_001, BusyFraction: 0.9}
 	require.Equal(t, 5, TargetScaler{MetricOutstanding, 8}.Desired(o)) // ⌈33/8⌉
 	require.Equal(t, 3, TargetScaler{MetricWaiting, 4}.Desired(o))     // ⌈9/4⌉
@@ -23,7 +23,7 @@ func TestTargetScaler(t *testing.T) {
 
 func TestSLOScaler(t *testing.T) {
 	s := SLOScaler{TTFTP99Ms: 800, DownBelow: 0.5}
-	o := models.ScaleObs{Active: 8, Starting: 1}
+	o := fleet.ScaleObs{Active: 8, Starting: 1}
 	o.TTFTP99Ms = 900
 	require.Equal(t, 11, s.Desired(o), "+25% of 9")
 	o.TTFTP99Ms = 300
@@ -37,7 +37,7 @@ func TestSLOScaler(t *testing.T) {
 func TestScheduleScaler(t *testing.T) {
 	ramp := func(tS float64) float64 { return tS / 10 } // 1 req/s more every 10 s
 	s := ScheduleScaler{RateAt: ramp, LeadS: 100, PerReplicaPS: 2}
-	require.Equal(t, 10, s.Desired(models.ScaleObs{Now: 100 * sim.Second}), "reads the peak 100 s ahead: 20 req/s")
+	require.Equal(t, 10, s.Desired(fleet.ScaleObs{Now: 100 * sim.Second}), "reads the peak 100 s ahead: 20 req/s")
 	_, err := NewScalePolicy(AutoscaleConfig{Policy: ScaleSchedule})
 	require.ErrorContains(t, err, "rate profile")
 }

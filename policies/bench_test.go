@@ -3,15 +3,15 @@ package policies
 import (
 	"testing"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
 // benchFleet is a fleet of n replicas with varied loads, one in eight
 // unavailable.
-func benchFleet(n int) []models.ReplicaState {
+func benchFleet(n int) []engine.ReplicaState {
 	rng := seeded(99)
-	f := fleet(n)
+	f := replicas(n)
 	for i := range f {
 		f[i].Available = i%8 != 5
 		f[i].Outstanding = rng.IntN(32)

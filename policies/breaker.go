@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -26,7 +26,7 @@ type outcome struct {
 }
 
 type breakerReplica struct {
-	state    models.BreakerState
+	state    fleet.BreakerState
 	window   []outcome // in time order
 	openTill sim.Time
 	// half-open accounting
@@ -36,7 +36,7 @@ type breakerReplica struct {
 	lats                []float64
 }
 
-var _ models.Breaker = (*WindowBreaker)(nil)
+var _ fleet.Breaker = (*WindowBreaker)(nil)
 
 // NewWindowBreaker builds breakers for replicas replicas.
 func NewWindowBreaker(c BreakerConfig, replicas int) *WindowBreaker {
@@ -50,16 +50,16 @@ func (b *WindowBreaker) Record(i int, now sim.Time, ok bool, latencyMs float64) 
 	r := &b.reps[i]
 	b.advance(r, now)
 	switch r.state {
-	case models.BreakerOpen:
+	case fleet.BreakerOpen:
 		return // late answers from before the trip
-	case models.BreakerHalfOpen:
+	case fleet.BreakerHalfOpen:
 		if !ok {
 			b.trip(r, now)
 			return
 		}
 		r.succeeded++
 		if r.succeeded >= b.cfg.HalfOpenProbes {
-			r.state = models.BreakerClosed
+			r.state = fleet.BreakerClosed
 			r.window = r.window[:0]
 			r.rampFrom = now
 		}
@@ -91,7 +91,7 @@ func (b *WindowBreaker) Record(i int, now sim.Time, ok bool, latencyMs float64) 
 }
 
 func (b *WindowBreaker) trip(r *breakerReplica, now sim.Time) {
-	r.state = models.BreakerOpen
+	r.state = fleet.BreakerOpen
 	r.openTill = now + sim.FromSeconds(b.cfg.CooldownS)
 	r.window = r.window[:0]
 }
@@ -109,17 +109,17 @@ func (b *WindowBreaker) expire(r *breakerReplica, now sim.Time) {
 
 // advance turns an open breaker half-open once its cooldown is over.
 func (b *WindowBreaker) advance(r *breakerReplica, now sim.Time) {
-	if r.state == models.BreakerOpen && now >= r.openTill {
-		r.state = models.BreakerHalfOpen
+	if r.state == fleet.BreakerOpen && now >= r.openTill {
+		r.state = fleet.BreakerHalfOpen
 		r.admitted, r.succeeded, r.offered = 0, 0, 0
 	}
 }
 
 // State implements models.Breaker.
-func (b *WindowBreaker) State(i int, now sim.Time) (models.BreakerState, sim.Time) {
+func (b *WindowBreaker) State(i int, now sim.Time) (fleet.BreakerState, sim.Time) {
 	r := &b.reps[i]
 	b.advance(r, now)
-	if r.state == models.BreakerOpen {
+	if r.state == fleet.BreakerOpen {
 		return r.state, r.openTill
 	}
 	return r.state, 0
@@ -130,8 +130,8 @@ func (b *WindowBreaker) State(i int, now sim.Time) (models.BreakerState, sim.Tim
 func (b *WindowBreaker) Admit(i int, now sim.Time) bool {
 	r := &b.reps[i]
 	b.advance(r, now)
-	if r.state != models.BreakerHalfOpen {
-		return r.state == models.BreakerClosed
+	if r.state != fleet.BreakerHalfOpen {
+		return r.state == fleet.BreakerClosed
 	}
 	if r.admitted-r.succeeded >= b.cfg.HalfOpenProbes {
 		return false

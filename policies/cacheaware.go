@@ -3,7 +3,8 @@ package policies
 import (
 	"math"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
@@ -16,21 +17,21 @@ import (
 // is cached, not at a hash of the prefix, so conversations that share
 // their first segments are not sent to one replica.
 type CacheAware struct {
-	idx       models.PrefixIndex
+	idx       fleet.PrefixIndex
 	loadBound float64
 }
 
-var _ models.PrefixAwareRouter = (*CacheAware)(nil)
+var _ fleet.PrefixAwareRouter = (*CacheAware)(nil)
 
 // NewCacheAware returns the router; it needs SetPrefixIndex before it can
 // see caches (until then it is bounded least-outstanding).
 func NewCacheAware(loadBound float64) *CacheAware { return &CacheAware{loadBound: loadBound} }
 
 // SetPrefixIndex implements models.PrefixAwareRouter.
-func (c *CacheAware) SetPrefixIndex(ix models.PrefixIndex) { c.idx = ix }
+func (c *CacheAware) SetPrefixIndex(ix fleet.PrefixIndex) { c.idx = ix }
 
 // Route implements models.Router.
-func (c *CacheAware) Route(req *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (c *CacheAware) Route(req *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	var total int64
 	avail := 0
 	for i := range replicas {

@@ -3,7 +3,7 @@ package policies
 import (
 	"testing"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +16,7 @@ func (s savings) PrefixSavingS(i int, _ *workloads.Request) float64 { return s[i
 // TestCacheAware: it picks the replica that saves the most prefill, within
 // the load bound; with nothing cached it is least-outstanding.
 func TestCacheAware(t *testing.T) {
-	states := []models.ReplicaState{{Index: 0, Available: true, Outstanding: 2}, {Index: 1, Available: true, Outstanding: 1},
+	states := []engine.ReplicaState{{Index: 0, Available: true, Outstanding: 2}, {Index: 1, Available: true, Outstanding: 1},
 		{Index: 2, Available: true, Outstanding: 3}, {Index: 3, Available: false}}
 	req := &workloads.Request{Prefix: []workloads.Segment{{Hash: 1, Tokens: 512}}}
 	c := NewCacheAware(1.25)
@@ -36,6 +36,6 @@ func TestCacheAware(t *testing.T) {
 	states[3].Available, states[3].Outstanding = false, 0
 	i, _ = c.Route(req, states)
 	require.NotEqual(t, 3, i)
-	_, ok = c.Route(req, []models.ReplicaState{{Available: false}})
+	_, ok = c.Route(req, []engine.ReplicaState{{Available: false}})
 	require.False(t, ok)
 }

@@ -3,12 +3,13 @@ package policies
 import (
 	"math"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.GroupAwareRouter = (*CostAware)(nil)
+var _ fleet.GroupAwareRouter = (*CostAware)(nil)
 
 // CostAware is a size-aware router for a fleet of GPU groups (the
 // direction of Mélange, Griggs et al. 2024, arXiv 2404.14527: each request
@@ -46,7 +47,7 @@ var _ models.GroupAwareRouter = (*CostAware)(nil)
 type CostAware struct {
 	loadBound   float64
 	ttftBudgetS float64 // 0: no TTFT check
-	groups      []models.GroupView
+	groups      []fleet.GroupView
 	groupOf     []int // replica index -> group index
 	est         []costEst
 }
@@ -64,7 +65,7 @@ func NewCostAware(loadBound, ttftBudgetMs float64) *CostAware {
 }
 
 // SetGroups implements models.GroupAwareRouter.
-func (c *CostAware) SetGroups(groups []models.GroupView) {
+func (c *CostAware) SetGroups(groups []fleet.GroupView) {
 	c.groups = groups
 	c.est = make([]costEst, len(groups))
 	n := 0
@@ -103,7 +104,7 @@ func (c *CostAware) estimate(k int, p, o float64) costEst {
 }
 
 // Route implements models.Router.
-func (c *CostAware) Route(req *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (c *CostAware) Route(req *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	if len(c.groups) == 0 {
 		return WeightedLeastOutstanding{}.Route(req, replicas)
 	}

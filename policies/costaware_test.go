@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/workloads"
 )
@@ -14,19 +14,19 @@ import (
 // costGroups is a two-group fleet for the cost-aware router: nBig H100
 // replicas then nSmall replicas of a small, slow, cheap 24 GB GPU (L4-like),
 // Llama-3-8B in FP8, with the KV capacity each GPU leaves.
-func costGroups(t *testing.T, nBig, nSmall int) []models.GroupView {
+func costGroups(t *testing.T, nBig, nSmall int) []fleet.GroupView {
 	t.Helper()
 	cat := hw.NewCatalog()
 	small := hw.GPU{Name: "small", HBMBytes: 24e9, HBMBytesPerS: 300e9, BF16FLOPS: 121e12, FP8FLOPS: 242e12,
 		NVLinkBytesPerS: 64e9, DomainGPUs: 8, PricePerGPUHour: 0.8}
 	llm := cat.LLMs["llama-3-8b"]
-	view := func(gpu hw.GPU, first, n int, kvTokens float64) models.GroupView {
+	view := func(gpu hw.GPU, first, n int, kvTokens float64) fleet.GroupView {
 		perf, err := hw.NewStepModel(gpu, llm, 1, hw.FP8, hw.FP8, cat.Profiles["default"])
 		require.NoError(t, err)
-		return models.GroupView{Name: gpu.Name, First: first, Replicas: n, USDPerReplicaHour: gpu.PricePerGPUHour,
+		return fleet.GroupView{Name: gpu.Name, First: first, Replicas: n, USDPerReplicaHour: gpu.PricePerGPUHour,
 			Perf: perf, KVTokens: kvTokens, MaxSeqs: 256}
 	}
-	return []models.GroupView{view(cat.GPUs["H100"], 0, nBig, 900e3), view(small, nBig, nSmall, 130e3)}
+	return []fleet.GroupView{view(cat.GPUs["H100"], 0, nBig, 900e3), view(small, nBig, nSmall, 130e3)}
 }
 
 func req(prompt, output int32) *workloads.Request {
@@ -74,15 +74,15 @@ func TestCostAwareRoutes(t *testing.T) {
 
 	// Idle fleet: a short request goes to the cheaper group's first
 	// replica; a long one only the H100s can prefill in time goes there.
-	i, ok := r.Route(req(200, 100), fleet(5).states())
+	i, ok := r.Route(req(200, 100), replicas(5).states())
 	require.True(t, ok)
 	assert.True(t, inGroup(i, cheaper(200, 100)), "replica %d", i)
-	i, _ = r.Route(req(16000, 200), fleet(5).states())
+	i, _ = r.Route(req(16000, 200), replicas(5).states())
 	assert.True(t, inGroup(i, 0), "replica %d", i)
 
 	// Within the cheaper group, the least loaded replica.
 	k := cheaper(200, 100)
-	f := fleet(5)
+	f := replicas(5)
 	g := r.groups[k]
 	f[g.First].Outstanding = 10
 	i, _ = r.Route(req(200, 100), f.states())
@@ -91,7 +91,7 @@ func TestCostAwareRoutes(t *testing.T) {
 	// The cheaper group full (load_bound × batch outstanding on each):
 	// the request spills to the other group.
 	_, slots, _ := r.Estimate(k, 200, 100)
-	f = fleet(5)
+	f = replicas(5)
 	for j := g.First; j < g.First+g.Replicas; j++ {
 		f[j].Outstanding = int(1.25*slots) + 1
 	}
@@ -99,17 +99,17 @@ func TestCostAwareRoutes(t *testing.T) {
 	assert.True(t, inGroup(i, 1-k), "spilled to the other group, got %d", i)
 
 	// Every feasible replica full: the least full one (by its batch).
-	i, _ = r.Route(req(16000, 200), fleet(5).allOut(1000).out(1000, 900).states())
+	i, _ = r.Route(req(16000, 200), replicas(5).allOut(1000).out(1000, 900).states())
 	assert.Equal(t, 1, i)
 
 	// No feasible replica available (the H100s down): the long request
 	// still goes somewhere, to the least outstanding small replica.
-	i, ok = r.Route(req(16000, 200), fleet(5).down(0, 1).out(0, 0, 4, 2, 3).states())
+	i, ok = r.Route(req(16000, 200), replicas(5).down(0, 1).out(0, 0, 4, 2, 3).states())
 	require.True(t, ok)
 	assert.Equal(t, 3, i)
 
 	// Nothing available: shed.
-	_, ok = r.Route(req(200, 100), fleet(5).down(0, 1, 2, 3, 4).states())
+	_, ok = r.Route(req(200, 100), replicas(5).down(0, 1, 2, 3, 4).states())
 	assert.False(t, ok)
 }
 
@@ -117,7 +117,7 @@ func TestCostAwareRoutes(t *testing.T) {
 // outstanding.
 func TestCostAwareOneKind(t *testing.T) {
 	r := NewCostAware(1.25, 0)
-	f := fleet(4).out(3, 1, 1, 2)
+	f := replicas(4).out(3, 1, 1, 2)
 	i, ok := r.Route(req(100, 10), f.states())
 	j, _ := WeightedLeastOutstanding{}.Route(req(100, 10), f.states())
 	require.True(t, ok)

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"sort"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -101,8 +101,8 @@ func (w *quantileWindow) quantile(q float64) sim.Time {
 }
 
 var (
-	_ models.StallHedger  = (*DelayHedger)(nil)
-	_ models.PromptHedger = (*DelayHedger)(nil)
+	_ fleet.StallHedger  = (*DelayHedger)(nil)
+	_ fleet.PromptHedger = (*DelayHedger)(nil)
 )
 
 // StallDelay implements models.StallHedger.

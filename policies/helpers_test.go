@@ -6,18 +6,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-// fleetB builds a []models.ReplicaState snapshot: fleet(n) is n available,
+// fleetB builds a []models.ReplicaState snapshot: replicas(n) is n available,
 // idle replicas; the methods set fields in place and return the builder.
-type fleetB []models.ReplicaState
+type fleetB []engine.ReplicaState
 
-func fleet(n int) fleetB {
+func replicas(n int) fleetB {
 	f := make(fleetB, n)
 	for i := range f {
-		f[i] = models.ReplicaState{Index: i, Available: true}
+		f[i] = engine.ReplicaState{Index: i, Available: true}
 	}
 	return f
 }
@@ -54,7 +55,7 @@ func (f fleetB) kv(v ...float64) fleetB {
 	return f
 }
 
-func (f fleetB) states() []models.ReplicaState { return []models.ReplicaState(f) }
+func (f fleetB) states() []engine.ReplicaState { return []engine.ReplicaState(f) }
 
 // clone returns an independent copy.
 func (f fleetB) clone() fleetB { return append(fleetB(nil), f...) }
@@ -76,7 +77,7 @@ func seeded(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0xd
 
 // newRouter builds a router through the registry from the default config
 // with name and the optional edit applied.
-func newRouter(t testing.TB, name string, n int, seed uint64, edit ...func(*RouterConfig)) models.Router {
+func newRouter(t testing.TB, name string, n int, seed uint64, edit ...func(*RouterConfig)) fleet.Router {
 	t.Helper()
 	cfg := DefaultRouterConfig()
 	cfg.Name = name

@@ -1,11 +1,12 @@
 package policies
 
 import (
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.IndexedRouter = (*LeastKV)(nil)
+var _ fleet.IndexedRouter = (*LeastKV)(nil)
 
 // LeastKV sends each request to the available replica with the lowest KV
 // cache utilisation (ReplicaState.KVUtilization, a fraction in 0..1); ties go
@@ -19,7 +20,7 @@ type LeastKV struct{}
 func NewLeastKV() *LeastKV { return &LeastKV{} }
 
 // Route implements models.Router.
-func (LeastKV) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (LeastKV) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	best, found := 0, false
 	for i := range replicas {
 		r := &replicas[i]
@@ -42,4 +43,4 @@ func (LeastKV) Route(_ *workloads.Request, replicas []models.ReplicaState) (int,
 // IndexKey implements models.IndexedRouter: Route's decision is exactly
 // the available replica with the least (KVUtilization, Outstanding,
 // index), the utilisations compared as floats.
-func (LeastKV) IndexKey() models.RouteKey { return models.KeyKVUtilization }
+func (LeastKV) IndexKey() fleet.RouteKey { return fleet.KeyKVUtilization }

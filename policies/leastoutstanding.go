@@ -3,11 +3,12 @@ package policies
 import (
 	"math"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.IndexedRouter = (*LeastOutstanding)(nil)
+var _ fleet.IndexedRouter = (*LeastOutstanding)(nil)
 
 // LeastOutstanding sends each request to the available replica with the
 // fewest outstanding requests (ReplicaState.Outstanding); ties go to the
@@ -23,13 +24,13 @@ type LeastOutstanding struct{}
 func NewLeastOutstanding() *LeastOutstanding { return &LeastOutstanding{} }
 
 // Route implements models.Router.
-func (LeastOutstanding) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (LeastOutstanding) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	return leastOutstanding(replicas)
 }
 
 // leastOutstanding is the scan behind LeastOutstanding, shared with the
 // routers that fall back to it.
-func leastOutstanding(replicas []models.ReplicaState) (int, bool) {
+func leastOutstanding(replicas []engine.ReplicaState) (int, bool) {
 	// Two tight loops rather than one that carries the best index: the
 	// least count among available replicas (one compare per replica), then
 	// the first available replica with it (the lowest index among ties).
@@ -51,4 +52,4 @@ func leastOutstanding(replicas []models.ReplicaState) (int, bool) {
 // the available replica with the fewest outstanding, lowest index among
 // ties, so the fleet may answer it from its index of the snapshot instead
 // of calling Route.
-func (LeastOutstanding) IndexKey() models.RouteKey { return models.KeyOutstanding }
+func (LeastOutstanding) IndexKey() fleet.RouteKey { return fleet.KeyOutstanding }

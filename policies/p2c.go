@@ -3,11 +3,12 @@ package policies
 import (
 	"math/rand/v2"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*PowerOfTwo)(nil)
+var _ fleet.Router = (*PowerOfTwo)(nil)
 
 // PowerOfTwo is power-of-two-choices routing (Mitzenmacher, "The Power of Two
 // Choices in Randomized Load Balancing", 2001): draw two distinct replicas
@@ -31,7 +32,7 @@ func NewPowerOfTwo(rng *rand.Rand) *PowerOfTwo {
 }
 
 // Route implements models.Router.
-func (p *PowerOfTwo) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (p *PowerOfTwo) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	first, ok := pickAvailable(p.rng, replicas, -1)
 	if !ok {
 		return 0, false

@@ -1,6 +1,6 @@
 package policies
 
-import "github.com/fleetsim/fleetsim/models"
+import "github.com/fleetsim/fleetsim/models/fleet"
 
 // PrecursorDrain drains a replica as soon as a precursor of one of the
 // listed components is seen (empty: any): the seeds' operator rule that
@@ -11,7 +11,7 @@ type PrecursorDrain struct {
 	Components map[string]bool
 }
 
-var _ models.PrecursorPolicy = PrecursorDrain{}
+var _ fleet.PrecursorPolicy = PrecursorDrain{}
 
 // Drain implements models.PrecursorPolicy.
 func (p PrecursorDrain) Drain(component string) bool {

@@ -5,11 +5,12 @@ import (
 	"math"
 	"slices"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*PrefixAffinity)(nil)
+var _ fleet.Router = (*PrefixAffinity)(nil)
 
 // maxRingPoints bounds replicas × virtual nodes (a ring point takes 16 bytes,
 // so the largest ring is 64 MiB).
@@ -105,7 +106,7 @@ func NewPrefixAffinity(replicas int, loadBound float64, prefixSegments, virtualN
 
 // Route implements models.Router. It panics if replicas does not have the
 // length the ring was built for (the fleet size is fixed for a run).
-func (p *PrefixAffinity) Route(req *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (p *PrefixAffinity) Route(req *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	if len(replicas) != p.replicas {
 		panic(fmt.Sprintf("policies: prefix-affinity built for %d replicas, routed over %d", p.replicas, len(replicas)))
 	}

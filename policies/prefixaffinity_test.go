@@ -66,10 +66,10 @@ func TestPrefixAffinitySticky(t *testing.T) {
 	const n = 16
 	pa := newPA(t, n, func(c *RouterConfig) { c.PrefixSegments = 2 })
 	for key := uint64(1); key <= 2000; key++ {
-		home, ok := pa.Route(prefixReq(key*3, key), fleet(n).states())
+		home, ok := pa.Route(prefixReq(key*3, key), replicas(n).states())
 		require.True(t, ok)
 		for _, load := range []int{1, 7, 1000} {
-			got, _ := pa.Route(prefixReq(key*5, key, key+9), fleet(n).allOut(load).states())
+			got, _ := pa.Route(prefixReq(key*5, key, key+9), replicas(n).allOut(load).states())
 			require.Equal(t, home, got, "key %d load %d", key, load)
 		}
 	}
@@ -88,7 +88,7 @@ func TestPrefixAffinitySpread(t *testing.T) {
 	const n, keys = 16, 10000
 	pa := newPA(t, n)
 	counts := make([]int, n)
-	f := fleet(n).states()
+	f := replicas(n).states()
 	for key := uint64(1); key <= keys; key++ {
 		i, ok := pa.Route(prefixReq(key), f)
 		require.True(t, ok)
@@ -120,13 +120,13 @@ func TestPrefixAffinityBoundedLoad(t *testing.T) {
 	pa := newPA(t, n) // load_bound 1.25
 	for key := uint64(1); key <= 200; key++ {
 		req := prefixReq(key)
-		home, _ := pa.Route(req, fleet(n).states())
-		next, _ := pa.Route(req, fleet(n).down(home).states())
+		home, _ := pa.Route(req, replicas(n).states())
+		next, _ := pa.Route(req, replicas(n).down(home).states())
 		require.NotEqual(t, home, next)
 
 		// Others at 2, home at 3: m = 9, capacity ceil(1.25·10/4) = 4,
 		// and 3+1 <= 4: the home replica keeps the key.
-		f := fleet(n).allOut(2)
+		f := replicas(n).allOut(2)
 		f[home].Outstanding = 3
 		got, _ := pa.Route(req, f.states())
 		assert.Equal(t, home, got, "key %d at the bound", key)
@@ -137,7 +137,7 @@ func TestPrefixAffinityBoundedLoad(t *testing.T) {
 		assert.Equal(t, next, got, "key %d over the bound", key)
 
 		// Far over the bound, others idle.
-		f = fleet(n)
+		f = replicas(n)
 		f[home].Outstanding = 10
 		got, _ = pa.Route(req, f.states())
 		assert.Equal(t, next, got, "key %d far over the bound", key)
@@ -151,8 +151,8 @@ func TestPrefixAffinityLooseBound(t *testing.T) {
 	pa := newPA(t, n, func(c *RouterConfig) { c.LoadBound = 100 })
 	for key := uint64(1); key <= 100; key++ {
 		req := prefixReq(key)
-		home, _ := pa.Route(req, fleet(n).states())
-		f := fleet(n)
+		home, _ := pa.Route(req, replicas(n).states())
+		f := replicas(n)
 		f[home].Outstanding = 50
 		got, _ := pa.Route(req, f.states())
 		assert.Equal(t, home, got)
@@ -164,8 +164,8 @@ func TestPrefixAffinityLooseBound(t *testing.T) {
 func TestPrefixAffinityRemoval(t *testing.T) {
 	const n, keys, removed = 16, 10000, 5
 	pa := newPA(t, n)
-	all := fleet(n).states()
-	less := fleet(n).down(removed).states()
+	all := replicas(n).states()
+	less := replicas(n).down(removed).states()
 	movedTo := map[int]int{}
 	onRemoved := 0
 	for key := uint64(1); key <= keys; key++ {
@@ -190,6 +190,6 @@ func TestPrefixAffinityRemoval(t *testing.T) {
 func TestPrefixAffinitySizeMismatch(t *testing.T) {
 	pa := newPA(t, 4)
 	assert.PanicsWithValue(t, "policies: prefix-affinity built for 4 replicas, routed over 5", func() {
-		pa.Route(prefixReq(1), fleet(5).states())
+		pa.Route(prefixReq(1), replicas(5).states())
 	})
 }

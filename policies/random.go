@@ -3,11 +3,12 @@ package policies
 import (
 	"math/rand/v2"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*Random)(nil)
+var _ fleet.Router = (*Random)(nil)
 
 // Random sends each request to a replica drawn uniformly from the available
 // ones, using the injected random stream.
@@ -26,7 +27,7 @@ func NewRandom(rng *rand.Rand) *Random {
 
 // Route implements models.Router. The choice is exactly uniform over the
 // available replicas; see pickAvailable for the cost and the draws it makes.
-func (r *Random) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (r *Random) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	return pickAvailable(r.rng, replicas, -1)
 }
 
@@ -44,7 +45,7 @@ const rejectionTries = 4
 // eligible set, so the mixture is exactly uniform. The number of draws
 // depends only on the snapshot and the stream, so decisions are
 // deterministic.
-func pickAvailable(rng *rand.Rand, replicas []models.ReplicaState, exclude int) (int, bool) {
+func pickAvailable(rng *rand.Rand, replicas []engine.ReplicaState, exclude int) (int, bool) {
 	n := len(replicas)
 	if n == 0 {
 		return 0, false

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 )
 
 // Router names, as written in a scenario's router.name.
@@ -151,47 +152,47 @@ func needRNG(kind, name string) error {
 }
 
 // Routers is the router registry.
-var Routers = newRegistry("router", false, map[string]func(RouterConfig, Env) (models.Router, error){
-	RouterRoundRobin: func(RouterConfig, Env) (models.Router, error) { return NewRoundRobin(), nil },
-	RouterRandom: func(_ RouterConfig, e Env) (models.Router, error) {
+var Routers = newRegistry("router", false, map[string]func(RouterConfig, Env) (fleet.Router, error){
+	RouterRoundRobin: func(RouterConfig, Env) (fleet.Router, error) { return NewRoundRobin(), nil },
+	RouterRandom: func(_ RouterConfig, e Env) (fleet.Router, error) {
 		if e.RNG == nil {
 			return nil, needRNG("router", RouterRandom)
 		}
 		return NewRandom(e.RNG), nil
 	},
-	RouterLeastOutstanding: func(RouterConfig, Env) (models.Router, error) { return NewLeastOutstanding(), nil },
-	RouterWeighted:         func(RouterConfig, Env) (models.Router, error) { return NewWeightedLeastOutstanding(), nil },
-	RouterP2C: func(_ RouterConfig, e Env) (models.Router, error) {
+	RouterLeastOutstanding: func(RouterConfig, Env) (fleet.Router, error) { return NewLeastOutstanding(), nil },
+	RouterWeighted:         func(RouterConfig, Env) (fleet.Router, error) { return NewWeightedLeastOutstanding(), nil },
+	RouterP2C: func(_ RouterConfig, e Env) (fleet.Router, error) {
 		if e.RNG == nil {
 			return nil, needRNG("router", RouterP2C)
 		}
 		return NewPowerOfTwo(e.RNG), nil
 	},
-	RouterLeastKV: func(RouterConfig, Env) (models.Router, error) { return NewLeastKV(), nil },
-	RouterPrefixAffinity: func(c RouterConfig, e Env) (models.Router, error) {
+	RouterLeastKV: func(RouterConfig, Env) (fleet.Router, error) { return NewLeastKV(), nil },
+	RouterPrefixAffinity: func(c RouterConfig, e Env) (fleet.Router, error) {
 		return NewPrefixAffinity(e.Replicas, c.LoadBound, c.PrefixSegments, c.VirtualNodes)
 	},
-	RouterCacheAware: func(c RouterConfig, _ Env) (models.Router, error) { return NewCacheAware(c.LoadBound), nil },
-	RouterCostAware: func(c RouterConfig, _ Env) (models.Router, error) {
+	RouterCacheAware: func(c RouterConfig, _ Env) (fleet.Router, error) { return NewCacheAware(c.LoadBound), nil },
+	RouterCostAware: func(c RouterConfig, _ Env) (fleet.Router, error) {
 		return NewCostAware(c.LoadBound, c.TTFTBudgetMs), nil
 	},
 })
 
 // Hedgers is the hedging-policy registry ([policies.hedge] name).
-var Hedgers = newRegistry("hedger", true, map[string]func(HedgeConfig, Env) (models.Hedger, error){
-	HedgeFixed:    func(c HedgeConfig, _ Env) (models.Hedger, error) { return NewDelayHedger(c), nil },
-	HedgeAdaptive: func(c HedgeConfig, _ Env) (models.Hedger, error) { return NewDelayHedger(c), nil },
-	HedgeTied:     func(c HedgeConfig, _ Env) (models.Hedger, error) { return NewDelayHedger(c), nil },
+var Hedgers = newRegistry("hedger", true, map[string]func(HedgeConfig, Env) (fleet.Hedger, error){
+	HedgeFixed:    func(c HedgeConfig, _ Env) (fleet.Hedger, error) { return NewDelayHedger(c), nil },
+	HedgeAdaptive: func(c HedgeConfig, _ Env) (fleet.Hedger, error) { return NewDelayHedger(c), nil },
+	HedgeTied:     func(c HedgeConfig, _ Env) (fleet.Hedger, error) { return NewDelayHedger(c), nil },
 })
 
 // Breakers is the circuit-breaker registry ([policies.breaker] name).
-var Breakers = newRegistry("breaker", true, map[string]func(BreakerConfig, Env) (models.Breaker, error){
-	BreakerWindow: func(c BreakerConfig, e Env) (models.Breaker, error) { return NewWindowBreaker(c, e.Replicas), nil },
+var Breakers = newRegistry("breaker", true, map[string]func(BreakerConfig, Env) (fleet.Breaker, error){
+	BreakerWindow: func(c BreakerConfig, e Env) (fleet.Breaker, error) { return NewWindowBreaker(c, e.Replicas), nil },
 })
 
 // Retriers is the retry-policy registry ([policies.retry] name).
-var Retriers = newRegistry("retrier", true, map[string]func(RetryConfig, Env) (models.Retrier, error){
-	RetryBudgeted: func(c RetryConfig, e Env) (models.Retrier, error) {
+var Retriers = newRegistry("retrier", true, map[string]func(RetryConfig, Env) (fleet.Retrier, error){
+	RetryBudgeted: func(c RetryConfig, e Env) (fleet.Retrier, error) {
 		if e.RNG == nil {
 			return nil, needRNG("retrier", RetryBudgeted)
 		}
@@ -200,29 +201,29 @@ var Retriers = newRegistry("retrier", true, map[string]func(RetryConfig, Env) (m
 })
 
 // Admitters is the admission-control registry ([policies.admission] name).
-var Admitters = newRegistry("admitter", true, map[string]func(AdmissionConfig, Env) (models.Admitter, error){
-	AdmitQueue:             func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &QueueAdmitter{max: c.Limit}, nil },
-	AdmitTokens:            func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &TokenAdmitter{max: c.Limit}, nil },
-	AdmitKV:                func(c AdmissionConfig, _ Env) (models.Admitter, error) { return &KVAdmitter{max: c.Limit}, nil },
+var Admitters = newRegistry("admitter", true, map[string]func(AdmissionConfig, Env) (fleet.Admitter, error){
+	AdmitQueue:             func(c AdmissionConfig, _ Env) (fleet.Admitter, error) { return &QueueAdmitter{max: c.Limit}, nil },
+	AdmitTokens:            func(c AdmissionConfig, _ Env) (fleet.Admitter, error) { return &TokenAdmitter{max: c.Limit}, nil },
+	AdmitKV:                func(c AdmissionConfig, _ Env) (fleet.Admitter, error) { return &KVAdmitter{max: c.Limit}, nil },
 	AdmitLatency:           newLatencyAdmitter,
 	AdmitLeastLoadedTokens: newLeastLoadedTokensAdmitter,
 })
 
 // Probes is the health-probe registry ([policies.probe] kind): a probe
 // kind builds the gateway's probe schedule.
-var Probes = newRegistry("probe", true, map[string]func(ProbeConfig, Env) (models.ProbeConfig, error){
-	ProbeLive: func(c ProbeConfig, _ Env) (models.ProbeConfig, error) {
-		return probeConfig(models.ProbeLiveness, c), nil
+var Probes = newRegistry("probe", true, map[string]func(ProbeConfig, Env) (fleet.ProbeConfig, error){
+	ProbeLive: func(c ProbeConfig, _ Env) (fleet.ProbeConfig, error) {
+		return probeConfig(engine.ProbeLiveness, c), nil
 	},
-	ProbeDeep: func(c ProbeConfig, _ Env) (models.ProbeConfig, error) { return probeConfig(models.ProbeDeep, c), nil },
+	ProbeDeep: func(c ProbeConfig, _ Env) (fleet.ProbeConfig, error) { return probeConfig(engine.ProbeDeep, c), nil },
 })
 
 // RolloutJudges is the canary-judge registry ([rollout] judge).
-var RolloutJudges = newRegistry("rollout judge", false, map[string]func(models.RolloutConfig, Env) (models.RolloutJudge, error){
-	models.JudgeMargin: func(c models.RolloutConfig, _ Env) (models.RolloutJudge, error) {
+var RolloutJudges = newRegistry("rollout judge", false, map[string]func(fleet.RolloutConfig, Env) (fleet.RolloutJudge, error){
+	fleet.JudgeMargin: func(c fleet.RolloutConfig, _ Env) (fleet.RolloutJudge, error) {
 		return MarginJudge{MinSamples: c.MinSamples, ErrorMargin: c.ErrorMargin, P99Ratio: c.P99Ratio}, nil
 	},
-	models.JudgeMannWhitney: func(c models.RolloutConfig, _ Env) (models.RolloutJudge, error) {
+	fleet.JudgeMannWhitney: func(c fleet.RolloutConfig, _ Env) (fleet.RolloutJudge, error) {
 		return MannWhitneyJudge{MinSamples: c.MinSamples, ErrorMargin: c.ErrorMargin, Alpha: c.Alpha, MedianRatio: c.MedianRatio}, nil
 	},
 })
@@ -235,7 +236,7 @@ func RouterNames() []string { return Routers.Names() }
 // be nil for routers that do not draw). It returns an error, never panics,
 // when cfg is invalid (an unknown name lists the known ones), replicas < 1,
 // or the router needs rng and it is nil.
-func NewRouter(cfg RouterConfig, replicas int, rng *rand.Rand) (models.Router, error) {
+func NewRouter(cfg RouterConfig, replicas int, rng *rand.Rand) (fleet.Router, error) {
 	var ps config.Problems
 	cfg.Validate("router", &ps)
 	if err := ps.Err(); err != nil {
@@ -249,7 +250,7 @@ func NewRouter(cfg RouterConfig, replicas int, rng *rand.Rand) (models.Router, e
 
 // Scalers are the autoscaling policies ([autoscale] policy); see
 // AutoscaleConfig. Whether autoscaling runs at all is [autoscale] enabled.
-var Scalers = newRegistry("autoscale policy", false, map[string]func(AutoscaleConfig, Env) (models.ScalePolicy, error){
+var Scalers = newRegistry("autoscale policy", false, map[string]func(AutoscaleConfig, Env) (fleet.ScalePolicy, error){
 	ScaleTarget:   newTargetScaler,
 	ScaleSLO:      newSLOScaler,
 	ScaleSchedule: newScheduleScaler,

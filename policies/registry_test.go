@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetsim/fleetsim/internal/config"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 )
 
 func TestRouterNames(t *testing.T) {
@@ -85,7 +85,7 @@ func TestNewRouterEveryName(t *testing.T) {
 		r, err := NewRouter(cfg, 8, seeded(1))
 		require.NoError(t, err, name)
 		require.NotNil(t, r, name)
-		i, ok := r.Route(prefixReq(1), fleet(8).states())
+		i, ok := r.Route(prefixReq(1), replicas(8).states())
 		assert.True(t, ok, name)
 		assert.True(t, i >= 0 && i < 8, name)
 	}
@@ -233,7 +233,7 @@ func TestRegistriesBuildEveryName(t *testing.T) {
 		return nilIfZero(p), err
 	})
 	check("rollout judge", RolloutJudges.Names(), func(n string) (any, error) {
-		p, err := RolloutJudges.Build(n, models.DefaultRolloutConfig(), env)
+		p, err := RolloutJudges.Build(n, fleet.DefaultRolloutConfig(), env)
 		return nilIfZero(p), err
 	})
 	// A policy that draws refuses a nil stream.

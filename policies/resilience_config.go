@@ -5,7 +5,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/fleetsim/fleetsim/internal/config"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -246,15 +247,15 @@ func budget(ps *config.Problems, key string, v float64) {
 // BuildDecodeBreaker builds the breaker of a disaggregated fleet's decode
 // pool of replicas replicas: c's [policies.breaker] settings with its own
 // state (models.Policies.DecodeBreaker); nil without a breaker.
-func BuildDecodeBreaker(c ResilienceConfig, replicas int) (models.Breaker, error) {
+func BuildDecodeBreaker(c ResilienceConfig, replicas int) (fleet.Breaker, error) {
 	return Breakers.Build(c.Breaker.Name, c.Breaker, Env{Replicas: replicas})
 }
 
 // BuildResilience turns a validated configuration into the gateway's
 // policies, each built by its kind's registry; rng is the retry jitter's
 // own stream.
-func BuildResilience(c ResilienceConfig, replicas int, rng *rand.Rand) (models.Policies, error) {
-	var p models.Policies
+func BuildResilience(c ResilienceConfig, replicas int, rng *rand.Rand) (fleet.Policies, error) {
+	var p fleet.Policies
 	p.TimeoutNs = sim.FromSeconds(c.TimeoutS)
 	p.TotalTimeoutNs = sim.FromSeconds(c.TotalTimeoutS)
 	env := Env{Replicas: replicas}
@@ -281,8 +282,8 @@ func BuildResilience(c ResilienceConfig, replicas int, rng *rand.Rand) (models.P
 }
 
 // probeConfig is the gateway's probe schedule of a given kind.
-func probeConfig(kind models.ProbeKind, c ProbeConfig) models.ProbeConfig {
-	return models.ProbeConfig{Kind: kind, IntervalNs: sim.FromSeconds(c.IntervalS),
+func probeConfig(kind engine.ProbeKind, c ProbeConfig) fleet.ProbeConfig {
+	return fleet.ProbeConfig{Kind: kind, IntervalNs: sim.FromSeconds(c.IntervalS),
 		TimeoutNs: sim.FromSeconds(c.TimeoutMs / 1000), FailuresToEject: c.FailuresToEject,
 		KVPressure: c.KVPressure, RestartNs: sim.FromSeconds(c.RestartS),
 		ColdStartNs: sim.FromSeconds(c.ColdStartS)}

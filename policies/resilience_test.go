@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/internal/config"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/stretchr/testify/require"
 )
@@ -93,20 +94,20 @@ func TestBreakerTripsCoolsAndCloses(t *testing.T) {
 		now += 100 * sim.Millisecond
 		b.Record(0, now, false, 50)
 		st, _ := b.State(0, now)
-		require.Equal(t, models.BreakerClosed, st)
+		require.Equal(t, fleet.BreakerClosed, st)
 	}
 	now += 100 * sim.Millisecond
 	b.Record(0, now, false, 50)
 	st, until := b.State(0, now)
-	require.Equal(t, models.BreakerOpen, st)
+	require.Equal(t, fleet.BreakerOpen, st)
 	require.Equal(t, now+5*sim.Second, until)
 	require.False(t, b.Admit(0, now))
 	st, _ = b.State(1, now)
-	require.Equal(t, models.BreakerClosed, st, "breakers are per replica")
+	require.Equal(t, fleet.BreakerClosed, st, "breakers are per replica")
 	// After the cooldown: half-open, a few probes, closes on success.
 	now = until
 	st, _ = b.State(0, now)
-	require.Equal(t, models.BreakerHalfOpen, st)
+	require.Equal(t, fleet.BreakerHalfOpen, st)
 	for i := 0; i < 5; i++ {
 		require.True(t, b.Admit(0, now))
 	}
@@ -115,20 +116,20 @@ func TestBreakerTripsCoolsAndCloses(t *testing.T) {
 		b.Record(0, now, true, 50)
 	}
 	st, _ = b.State(0, now)
-	require.Equal(t, models.BreakerClosed, st)
+	require.Equal(t, fleet.BreakerClosed, st)
 	// The latency rule: p99 >= 3.5 s with 20 samples trips it too.
 	for i := 0; i < 20; i++ {
 		now += 10 * sim.Millisecond
 		b.Record(1, now, true, 4000)
 	}
 	st, _ = b.State(1, now)
-	require.Equal(t, models.BreakerOpen, st)
+	require.Equal(t, fleet.BreakerOpen, st)
 	// Old outcomes leave the window: 19 errors spread over a minute never trip.
 	b2 := NewWindowBreaker(c, 1)
 	for i := 0; i < 40; i++ {
 		b2.Record(0, sim.Time(i)*3*sim.Second, i%2 == 0, 10)
 		st, _ := b2.State(0, sim.Time(i)*3*sim.Second)
-		require.Equal(t, models.BreakerClosed, st, "only 4 samples fit in 10 s")
+		require.Equal(t, fleet.BreakerClosed, st, "only 4 samples fit in 10 s")
 	}
 }
 
@@ -158,7 +159,7 @@ func TestRetrierBudgetAndBackoff(t *testing.T) {
 }
 
 func TestAdmitters(t *testing.T) {
-	rs := []models.ReplicaState{
+	rs := []engine.ReplicaState{
 		{Index: 0, Available: true, Waiting: 10, OutstandingTokens: 5000, KVUtilization: 0.9},
 		{Index: 1, Available: true, Waiting: 2, OutstandingTokens: 1000, KVUtilization: 0.5},
 		{Index: 2, Available: false, Waiting: 100, OutstandingTokens: 1e6, KVUtilization: 1},
@@ -208,10 +209,10 @@ func TestResilienceConfigValidation(t *testing.T) {
 
 func TestMarginJudge(t *testing.T) {
 	j := MarginJudge{MinSamples: 20, ErrorMargin: 0.05, P99Ratio: 1.5}
-	blue := models.PoolStats{Requests: 200, Errors: 2, P99TTFTMs: 300}
-	require.False(t, j.Rollback(models.PoolStats{Requests: 10, Errors: 10}, blue), "too few samples")
-	require.False(t, j.Rollback(models.PoolStats{Requests: 40, Errors: 2, P99TTFTMs: 400}, blue))
-	require.True(t, j.Rollback(models.PoolStats{Requests: 40, Errors: 4, P99TTFTMs: 300}, blue), "10% vs 1% errors")
-	require.False(t, j.Rollback(models.PoolStats{Requests: 40, P99TTFTMs: 500}, blue), "too few samples for a p99")
-	require.True(t, j.Rollback(models.PoolStats{Requests: 100, P99TTFTMs: 500}, blue), "p99 500 vs 300 ms")
+	blue := fleet.PoolStats{Requests: 200, Errors: 2, P99TTFTMs: 300}
+	require.False(t, j.Rollback(fleet.PoolStats{Requests: 10, Errors: 10}, blue), "too few samples")
+	require.False(t, j.Rollback(fleet.PoolStats{Requests: 40, Errors: 2, P99TTFTMs: 400}, blue))
+	require.True(t, j.Rollback(fleet.PoolStats{Requests: 40, Errors: 4, P99TTFTMs: 300}, blue), "10% vs 1% errors")
+	require.False(t, j.Rollback(fleet.PoolStats{Requests: 40, P99TTFTMs: 500}, blue), "too few samples for a p99")
+	require.True(t, j.Rollback(fleet.PoolStats{Requests: 100, P99TTFTMs: 500}, blue), "p99 500 vs 300 ms")
 }

@@ -4,7 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -21,7 +21,7 @@ type BudgetRetrier struct {
 	burst  float64
 }
 
-var _ models.Retrier = (*BudgetRetrier)(nil)
+var _ fleet.Retrier = (*BudgetRetrier)(nil)
 
 // NewBudgetRetrier builds a retrier drawing jitter from rng.
 func NewBudgetRetrier(c RetryConfig, rng *rand.Rand) *BudgetRetrier {

@@ -3,7 +3,7 @@ package policies
 import (
 	"math"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 )
 
 // MarginJudge rolls a new version back when, with enough of its outcomes
@@ -18,10 +18,10 @@ type MarginJudge struct {
 	P99Ratio    float64 // green p99 / blue p99 above this rolls back
 }
 
-var _ models.RolloutJudge = MarginJudge{}
+var _ fleet.RolloutJudge = MarginJudge{}
 
 // Rollback implements models.RolloutJudge.
-func (j MarginJudge) Rollback(green, blue models.PoolStats) bool {
+func (j MarginJudge) Rollback(green, blue fleet.PoolStats) bool {
 	if green.Requests < j.MinSamples {
 		return false
 	}
@@ -43,7 +43,7 @@ func (j MarginJudge) Rollback(green, blue models.PoolStats) bool {
 
 // NewRolloutJudge builds the judge a validated [rollout] table names (see
 // RolloutJudges).
-func NewRolloutJudge(c models.RolloutConfig) (models.RolloutJudge, error) {
+func NewRolloutJudge(c fleet.RolloutConfig) (fleet.RolloutJudge, error) {
 	return RolloutJudges.Build(c.Judge, c, Env{})
 }
 
@@ -68,10 +68,10 @@ type MannWhitneyJudge struct {
 	MedianRatio float64
 }
 
-var _ models.RolloutJudge = MannWhitneyJudge{}
+var _ fleet.RolloutJudge = MannWhitneyJudge{}
 
 // Rollback implements models.RolloutJudge.
-func (j MannWhitneyJudge) Rollback(green, blue models.PoolStats) bool {
+func (j MannWhitneyJudge) Rollback(green, blue fleet.PoolStats) bool {
 	if green.Requests < j.MinSamples || blue.Requests < j.MinSamples {
 		return false
 	}

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/stretchr/testify/require"
 )
 
@@ -98,8 +98,8 @@ func lognormalPool(rng *rand.Rand, n int, med float64) []float64 {
 	return xs
 }
 
-func pool(ttft []float64) models.PoolStats {
-	return models.PoolStats{Requests: len(ttft), TTFTMs: ttft, P99TTFTMs: ttft[int(math.Ceil(0.99*float64(len(ttft))))-1]}
+func pool(ttft []float64) fleet.PoolStats {
+	return fleet.PoolStats{Requests: len(ttft), TTFTMs: ttft, P99TTFTMs: ttft[int(math.Ceil(0.99*float64(len(ttft))))-1]}
 }
 
 // TestMannWhitneyJudgeErrorRates: with identical pools the test rejects at
@@ -141,22 +141,22 @@ func TestMannWhitneyJudgeErrorRates(t *testing.T) {
 
 func TestMannWhitneyJudgeErrors(t *testing.T) {
 	j := MannWhitneyJudge{MinSamples: 20, ErrorMargin: 0.05, Alpha: 0.001, MedianRatio: 1.1}
-	blue := models.PoolStats{Requests: 200, Errors: 2}
-	require.False(t, j.Rollback(models.PoolStats{Requests: 10, Errors: 10}, blue), "too few samples")
-	require.False(t, j.Rollback(models.PoolStats{Requests: 40, Errors: 2}, blue), "5% vs 1%: under the margin")
-	require.False(t, j.Rollback(models.PoolStats{Requests: 40, Errors: 3}, blue), "7.5% of 40 vs 1%: p = 0.0043, not below 0.001")
-	require.True(t, j.Rollback(models.PoolStats{Requests: 40, Errors: 4}, blue), "10% of 40 vs 1%: p = 0.00044")
-	require.True(t, j.Rollback(models.PoolStats{Requests: 40, Errors: 12}, blue), "30% vs 1%")
-	require.False(t, j.Rollback(models.PoolStats{Requests: 4000, Errors: 80}, models.PoolStats{Requests: 4000, Errors: 40}),
+	blue := fleet.PoolStats{Requests: 200, Errors: 2}
+	require.False(t, j.Rollback(fleet.PoolStats{Requests: 10, Errors: 10}, blue), "too few samples")
+	require.False(t, j.Rollback(fleet.PoolStats{Requests: 40, Errors: 2}, blue), "5% vs 1%: under the margin")
+	require.False(t, j.Rollback(fleet.PoolStats{Requests: 40, Errors: 3}, blue), "7.5% of 40 vs 1%: p = 0.0043, not below 0.001")
+	require.True(t, j.Rollback(fleet.PoolStats{Requests: 40, Errors: 4}, blue), "10% of 40 vs 1%: p = 0.00044")
+	require.True(t, j.Rollback(fleet.PoolStats{Requests: 40, Errors: 12}, blue), "30% vs 1%")
+	require.False(t, j.Rollback(fleet.PoolStats{Requests: 4000, Errors: 80}, fleet.PoolStats{Requests: 4000, Errors: 40}),
 		"significant but under the margin")
 }
 
 func TestNewRolloutJudge(t *testing.T) {
-	c := models.DefaultRolloutConfig()
+	c := fleet.DefaultRolloutConfig()
 	j, err := NewRolloutJudge(c)
 	require.NoError(t, err)
 	require.IsType(t, MarginJudge{}, j)
-	c.Judge = models.JudgeMannWhitney
+	c.Judge = fleet.JudgeMannWhitney
 	j, err = NewRolloutJudge(c)
 	require.NoError(t, err)
 	require.IsType(t, MannWhitneyJudge{}, j)

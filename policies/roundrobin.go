@@ -1,11 +1,12 @@
 package policies
 
 import (
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.Router = (*RoundRobin)(nil)
+var _ fleet.Router = (*RoundRobin)(nil)
 
 // RoundRobin sends requests to replicas in index order, skipping unavailable
 // ones. The cursor starts at replica 0; after choosing replica i the next
@@ -22,7 +23,7 @@ type RoundRobin struct {
 func NewRoundRobin() *RoundRobin { return &RoundRobin{} }
 
 // Route implements models.Router.
-func (r *RoundRobin) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (r *RoundRobin) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	n := len(replicas)
 	if n == 0 {
 		return 0, false

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
@@ -21,24 +21,24 @@ func TestRoutersHandMade(t *testing.T) {
 		req    *workloads.Request
 		want   []int // successive choices; nil means ok=false
 	}{
-		{"rr cycles in index order", RouterRoundRobin, fleet(3), plainReq, []int{0, 1, 2, 0, 1}},
-		{"rr skips unavailable", RouterRoundRobin, fleet(4).down(1), plainReq, []int{0, 2, 3, 0, 2}},
-		{"rr single available", RouterRoundRobin, fleet(4).down(0, 1, 3), plainReq, []int{2, 2, 2}},
-		{"lor fewest outstanding", RouterLeastOutstanding, fleet(3).out(3, 1, 2), plainReq, []int{1, 1}},
-		{"lor tie lowest index", RouterLeastOutstanding, fleet(4).out(2, 1, 5, 1), plainReq, []int{1}},
-		{"lor skips unavailable best", RouterLeastOutstanding, fleet(3).out(3, 1, 2).down(1), plainReq, []int{2}},
-		{"lor all idle", RouterLeastOutstanding, fleet(3), plainReq, []int{0}},
-		{"kv lowest utilisation", RouterLeastKV, fleet(3).kv(0.5, 0.2, 0.7).out(0, 9, 0), plainReq, []int{1}},
-		{"kv tie fewer outstanding", RouterLeastKV, fleet(3).kv(0.2, 0.2, 0.2).out(3, 1, 1), plainReq, []int{1}},
-		{"kv full tie lowest index", RouterLeastKV, fleet(3).kv(0.3, 0.3, 0.3).out(2, 2, 2), plainReq, []int{0}},
-		{"kv skips unavailable best", RouterLeastKV, fleet(3).kv(0.5, 0.1, 0.7).down(1), plainReq, []int{0}},
-		{"p2c two available picks less loaded", RouterP2C, fleet(4).out(0, 5, 0, 3).down(0, 2), plainReq,
+		{"rr cycles in index order", RouterRoundRobin, replicas(3), plainReq, []int{0, 1, 2, 0, 1}},
+		{"rr skips unavailable", RouterRoundRobin, replicas(4).down(1), plainReq, []int{0, 2, 3, 0, 2}},
+		{"rr single available", RouterRoundRobin, replicas(4).down(0, 1, 3), plainReq, []int{2, 2, 2}},
+		{"lor fewest outstanding", RouterLeastOutstanding, replicas(3).out(3, 1, 2), plainReq, []int{1, 1}},
+		{"lor tie lowest index", RouterLeastOutstanding, replicas(4).out(2, 1, 5, 1), plainReq, []int{1}},
+		{"lor skips unavailable best", RouterLeastOutstanding, replicas(3).out(3, 1, 2).down(1), plainReq, []int{2}},
+		{"lor all idle", RouterLeastOutstanding, replicas(3), plainReq, []int{0}},
+		{"kv lowest utilisation", RouterLeastKV, replicas(3).kv(0.5, 0.2, 0.7).out(0, 9, 0), plainReq, []int{1}},
+		{"kv tie fewer outstanding", RouterLeastKV, replicas(3).kv(0.2, 0.2, 0.2).out(3, 1, 1), plainReq, []int{1}},
+		{"kv full tie lowest index", RouterLeastKV, replicas(3).kv(0.3, 0.3, 0.3).out(2, 2, 2), plainReq, []int{0}},
+		{"kv skips unavailable best", RouterLeastKV, replicas(3).kv(0.5, 0.1, 0.7).down(1), plainReq, []int{0}},
+		{"p2c two available picks less loaded", RouterP2C, replicas(4).out(0, 5, 0, 3).down(0, 2), plainReq,
 			[]int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3}},
-		{"p2c single available", RouterP2C, fleet(5).down(0, 1, 3, 4), plainReq, []int{2, 2, 2}},
-		{"random single available", RouterRandom, fleet(5).down(0, 2, 3, 4), plainReq, []int{1, 1, 1}},
-		{"prefix no prefix falls back to lor", RouterPrefixAffinity, fleet(3).out(3, 1, 2), plainReq, []int{1}},
-		{"prefix nil request falls back to lor", RouterPrefixAffinity, fleet(3).out(3, 1, 2), nil, []int{1}},
-		{"prefix single available", RouterPrefixAffinity, fleet(3).down(0, 2).out(0, 50, 0), prefixReq(7), []int{1}},
+		{"p2c single available", RouterP2C, replicas(5).down(0, 1, 3, 4), plainReq, []int{2, 2, 2}},
+		{"random single available", RouterRandom, replicas(5).down(0, 2, 3, 4), plainReq, []int{1, 1, 1}},
+		{"prefix no prefix falls back to lor", RouterPrefixAffinity, replicas(3).out(3, 1, 2), plainReq, []int{1}},
+		{"prefix nil request falls back to lor", RouterPrefixAffinity, replicas(3).out(3, 1, 2), nil, []int{1}},
+		{"prefix single available", RouterPrefixAffinity, replicas(3).down(0, 2).out(0, 50, 0), prefixReq(7), []int{1}},
 	}
 	for _, name := range RouterNames() {
 		tests = append(tests,
@@ -48,7 +48,7 @@ func TestRoutersHandMade(t *testing.T) {
 				fleet  fleetB
 				req    *workloads.Request
 				want   []int
-			}{name + " all unavailable", name, fleet(4).down(0, 1, 2, 3), prefixReq(7), nil},
+			}{name + " all unavailable", name, replicas(4).down(0, 1, 2, 3), prefixReq(7), nil},
 		)
 	}
 	for _, tc := range tests {
@@ -92,7 +92,7 @@ func TestRoutersNeverChooseUnavailable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := newRouter(t, name, n, 2)
 			rng := seeded(3)
-			f := fleet(n)
+			f := replicas(n)
 			for it := 0; it < 2000; it++ {
 				// Availability from all-down to all-up.
 				pUp := float64(it%11) / 10
@@ -120,7 +120,7 @@ func TestRoutersNeverChooseUnavailable(t *testing.T) {
 // TestRoutersDoNotMutateSnapshot: routers read the snapshot only.
 func TestRoutersDoNotMutateSnapshot(t *testing.T) {
 	for _, name := range RouterNames() {
-		f := fleet(6).out(3, 1, 4, 1, 5, 9).kv(0.2, 0.7, 0.1, 0.8, 0.2, 0.8).down(2)
+		f := replicas(6).out(3, 1, 4, 1, 5, 9).kv(0.2, 0.7, 0.1, 0.8, 0.2, 0.8).down(2)
 		before := f.clone()
 		r := newRouter(t, name, 6, 1)
 		for k := 0; k < 20; k++ {
@@ -133,7 +133,7 @@ func TestRoutersDoNotMutateSnapshot(t *testing.T) {
 // TestRandomRoutersDeterministic: the same seed gives the same choices, a
 // different seed different ones.
 func TestRandomRoutersDeterministic(t *testing.T) {
-	f := fleet(64).down(3, 9, 10, 40)
+	f := replicas(64).down(3, 9, 10, 40)
 	for i := range f {
 		f[i].Outstanding = (i * 7) % 5
 	}
@@ -163,9 +163,9 @@ func TestRandomRoutersUniform(t *testing.T) {
 		fleet fleetB
 	}{
 		// 7 of 10 available: the rejection-sampling path.
-		{"mostly available", fleet(10).down(2, 5, 7).allOut(3)},
+		{"mostly available", replicas(10).down(2, 5, 7).allOut(3)},
 		// 2 of 100 available: mostly the counting fallback.
-		{"sparse", fleet(100).down(seq(0, 100, 17, 60)...).allOut(3)},
+		{"sparse", replicas(100).down(seq(0, 100, 17, 60)...).allOut(3)},
 	}
 	for _, router := range []string{RouterRandom, RouterP2C} {
 		for _, tc := range tests {
@@ -219,7 +219,7 @@ func seq(lo, hi int, except ...int) []int {
 // 30,000 draws (standard error 0.003).
 func TestP2CDistribution(t *testing.T) {
 	const draws = 30000
-	f := fleet(3).out(2, 1, 0)
+	f := replicas(3).out(2, 1, 0)
 	r := newRouter(t, RouterP2C, 3, 11)
 	counts := make([]int, 3)
 	for k := 0; k < draws; k++ {
@@ -235,7 +235,7 @@ func TestP2CDistribution(t *testing.T) {
 // half the time (the first drawn, itself uniform). Tolerance 0.015 on 20,000.
 func TestP2CTieFirstDrawn(t *testing.T) {
 	const draws = 20000
-	f := fleet(2).allOut(4)
+	f := replicas(2).allOut(4)
 	r := newRouter(t, RouterP2C, 2, 5)
 	zero := 0
 	for k := 0; k < draws; k++ {
@@ -266,7 +266,7 @@ func TestRoutersAllocationFree(t *testing.T) {
 // available replicas, ties to the lowest index) on random fleets with many
 // ties and unavailable replicas, empty and all-unavailable ones included.
 func TestLeastOutstandingMatchesScan(t *testing.T) {
-	ref := func(rs []models.ReplicaState) (int, bool) {
+	ref := func(rs []engine.ReplicaState) (int, bool) {
 		best, found := 0, false
 		for i := range rs {
 			if rs[i].Available && (!found || rs[i].Outstanding < rs[best].Outstanding) {
@@ -277,7 +277,7 @@ func TestLeastOutstandingMatchesScan(t *testing.T) {
 	}
 	rng := seeded(11)
 	for trial := range 20_000 {
-		f := fleet(rng.IntN(20)).states()
+		f := replicas(rng.IntN(20)).states()
 		for i := range f {
 			f[i].Available = rng.IntN(4) != 0
 			f[i].Outstanding = rng.IntN(4)

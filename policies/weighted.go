@@ -1,11 +1,12 @@
 package policies
 
 import (
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-var _ models.IndexedRouter = (*WeightedLeastOutstanding)(nil)
+var _ fleet.IndexedRouter = (*WeightedLeastOutstanding)(nil)
 
 // WeightedLeastOutstanding sends each request to the available replica
 // whose outstanding requests, counting this one, are fewest per unit of
@@ -23,7 +24,7 @@ type WeightedLeastOutstanding struct{}
 func NewWeightedLeastOutstanding() *WeightedLeastOutstanding { return &WeightedLeastOutstanding{} }
 
 // Route implements models.Router.
-func (WeightedLeastOutstanding) Route(_ *workloads.Request, replicas []models.ReplicaState) (int, bool) {
+func (WeightedLeastOutstanding) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	best, found := 0, false
 	var bestLoad float64
 	for i := range replicas {
@@ -46,4 +47,4 @@ func (WeightedLeastOutstanding) Route(_ *workloads.Request, replicas []models.Re
 // IndexKey implements models.IndexedRouter: Route's decision is exactly
 // the available replica with the least float64(Outstanding+1)/Capacity
 // (Capacity <= 0 as 1), lowest index among ties.
-func (WeightedLeastOutstanding) IndexKey() models.RouteKey { return models.KeyWeightedOutstanding }
+func (WeightedLeastOutstanding) IndexKey() fleet.RouteKey { return fleet.KeyWeightedOutstanding }

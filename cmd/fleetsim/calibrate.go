@@ -18,7 +18,7 @@ import (
 	"github.com/fleetsim/fleetsim/experiments/plot"
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 )
 
@@ -259,7 +259,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		}
 		rows = append(rows, rs...)
 	}
-	if *kvAdmit != "" && *kvAdmit != models.KVAdmitFull && *kvAdmit != models.KVAdmitPrompt {
+	if *kvAdmit != "" && *kvAdmit != engine.KVAdmitFull && *kvAdmit != engine.KVAdmitPrompt {
 		return usagef("calibrate: --kv-admission must be full or prompt, found %q", *kvAdmit)
 	}
 	if *rounds < 0 || *iterations < 0 {

@@ -6,7 +6,8 @@ import (
 	"math/rand/v2"
 	"sort"
 
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -55,8 +56,8 @@ func (c *Case) simulateClosed(pp hw.PerfProfile, rounds int, record bool) (close
 	r := c.Row
 	eng := sim.NewEngine()
 	cat := withProfile(c.cat, pp)
-	rec := models.NewRecorder(models.SLO{})
-	f, err := models.NewFleet(eng, cat, c.fleet, firstReplica{}, rec, "row")
+	rec := fleet.NewRecorder(fleet.SLO{})
+	f, err := fleet.NewFleet(eng, cat, c.fleet, firstReplica{}, rec, "row")
 	if err != nil {
 		return closedResult{}, nil, nil, err
 	}
@@ -68,7 +69,7 @@ func (c *Case) simulateClosed(pp hw.PerfProfile, rounds int, record bool) (close
 	var spans []reqSpan
 	var sumTTFT, sumTPOT float64
 	var n int
-	rec.OnDone = func(o *models.Outcome) {
+	rec.OnDone = func(o *engine.Outcome) {
 		if o.Req.ID <= warm {
 			return
 		}
@@ -79,7 +80,7 @@ func (c *Case) simulateClosed(pp hw.PerfProfile, rounds int, record bool) (close
 			spans = append(spans, reqSpan{entry: int64(o.Enqueued), first: int64(o.FirstToken), fin: int64(o.Finished)})
 		}
 	}
-	cl := models.Clients{Concurrency: r.Concurrency}
+	cl := fleet.Clients{Concurrency: r.Concurrency}
 	if c.jitterS > 0 {
 		cl.Think, cl.ThinkRNG = sim.FromSeconds(c.jitterS), rand.New(rand.NewPCG(uint64(r.Line), 7))
 	}

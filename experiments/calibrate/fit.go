@@ -13,7 +13,8 @@ import (
 	"sync"
 
 	"github.com/fleetsim/fleetsim/internal/config"
-	"github.com/fleetsim/fleetsim/models"
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -109,7 +110,7 @@ type Case struct {
 	Row      Row
 	gpu      hw.GPU
 	llm      hw.LLM
-	fleet    models.FleetConfig
+	fleet    fleet.FleetConfig
 	cat      *hw.Catalog
 	makespan hw.StepTally
 	ttft     hw.StepTally
@@ -206,10 +207,10 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 	if llm.ContextTokens > 0 && r.ISL+r.OSL > llm.ContextTokens {
 		return nil, fmt.Errorf("%s: isl: %d + %d tokens exceed %s's %d-token context window", r.Where(), r.ISL, r.OSL, llm.Name, llm.ContextTokens)
 	}
-	rc := models.DefaultReplicaConfig()
-	rc.Batching = models.BatchChunked
+	rc := engine.DefaultReplicaConfig()
+	rc.Batching = engine.BatchChunked
 	if r.Batching == "static" {
-		rc.Batching = models.BatchStatic
+		rc.Batching = engine.BatchStatic
 	}
 	rc.MaxSeqs = opt.MaxSeqs
 	if r.MaxSeqs > 0 {
@@ -221,13 +222,13 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 	rc.Weights, rc.KVDType, rc.Compute = r.Weights, r.KVDType, r.Compute
 	rc.KVAdmission = opt.KVAdmission
 	if rc.KVAdmission == "" {
-		rc.KVAdmission = models.KVAdmitFull
+		rc.KVAdmission = engine.KVAdmitFull
 		if r.Backend == "vllm" || r.Backend == "sglang" {
-			rc.KVAdmission = models.KVAdmitPrompt
+			rc.KVAdmission = engine.KVAdmitPrompt
 		}
 	}
 	rc.Perf = hw.PerfSpec{Profile: "calibrate"}
-	fc := models.FleetConfig{GPU: r.GPU, Model: r.Model, TP: r.TP, DP: r.DP, PP: r.PP, Replicas: 1, Replica: rc}
+	fc := fleet.FleetConfig{GPU: r.GPU, Model: r.Model, TP: r.TP, DP: r.DP, PP: r.PP, Replicas: 1, Replica: rc}
 	if r.EP > 1 {
 		// MoE TP × EP over the worker's GPUs: fleetsim's expert parallelism
 		// spreads whole experts over all of them (a mixed MoE TP within EP
@@ -287,7 +288,7 @@ func (c *Case) simulate(pp hw.PerfProfile, rec func(hw.StepRecord)) (simResult, 
 	r := c.Row
 	eng := sim.NewEngine()
 	cat := withProfile(c.cat, pp)
-	f, err := models.NewFleet(eng, cat, c.fleet, firstReplica{}, models.NewRecorder(models.SLO{}), "row")
+	f, err := fleet.NewFleet(eng, cat, c.fleet, firstReplica{}, fleet.NewRecorder(fleet.SLO{}), "row")
 	if err != nil {
 		return simResult{}, err
 	}
@@ -362,7 +363,7 @@ func (c *Case) predict(pp hw.PerfProfile) (Prediction, error) {
 // firstReplica routes everything to the one replica.
 type firstReplica struct{}
 
-func (firstReplica) Route(_ *workloads.Request, rs []models.ReplicaState) (int, bool) {
+func (firstReplica) Route(_ *workloads.Request, rs []engine.ReplicaState) (int, bool) {
 	return 0, len(rs) > 0
 }
 

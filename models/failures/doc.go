@@ -1,11 +1,15 @@
-// Package failures models how GPU fleets fail: a taxonomy of components
-// with their failure unit (blast radius), mode, NVIDIA Xid code,
+// Package failures models how GPU fleets fail and what failures do to a
+// serving fleet. Its first half is what fails and how often: a taxonomy of
+// components with their failure unit (blast radius), mode, NVIDIA Xid code,
 // recommended repair action and precursor signals; failure profiles
 // calibrated from public data; streaming generators of failure events; a
 // replay source for real fault logs; and a report of what failed and how
-// much capacity was lost.
+// much capacity was lost. Its second half applies failures to a serving
+// fleet (package models/fleet): scripted faults, stochastic failures on the
+// fleet's placement, repairs and cold starts, warm spares and availability.
+// Training jobs (package models/training) use the first half only.
 //
-// Read it in this order:
+// What fails, in this order:
 //
 //	taxonomy.go   Component, Scope (process, GPU, host = NVL72 tray or HGX
 //	              server, NVLink domain, NVLink domain degraded, rack, row),
@@ -41,6 +45,27 @@
 //	report.go     Tally and Report: counts by category, Xid and mode, GPUs lost
 //	              per incident, repair times, time with ≥ x% of GPUs down
 //	              (exact sweep line), capacity over time
+//
+// What failures do to a serving fleet:
+//
+//	serving.go       Config, a scenario's [failures] table, and the
+//	                 runaway-rate guard (CheckRate)
+//	scripted.go      Scripted, a [[faults]] table: one fault at a fixed time
+//	                 (ScriptedModes: fail, oom, hang, slow, flap, stall,
+//	                 maintenance)
+//	applier.go       Applier, the one fault applier: strike says what each
+//	                 failure mode does to a replica; Inject schedules a
+//	                 scripted fault; Remove takes a replica out for a run
+//	injector.go      Injector (Applier.Start): stochastic failures from a
+//	                 profile on the fleet's placement (both pools of a
+//	                 disaggregated fleet: the decode pool's GPUs after the
+//	                 prefill pool's), precursor drains, repairs and cold
+//	                 starts; FleetReport (and PoolReport, the decode pool's)
+//	sparepool.go     SparePool: warm spares swapped in for long repairs,
+//	                 one per pool
+//	availability.go  Availability: slots down over time, the timeline, and
+//	                 the time with at least x% of slots down (Tally), one per
+//	                 pool, sharing the timeline
 //
 // Rates are incidents per GPU-hour: a fleet of N GPUs sees N times the rate
 // whatever its topology, and a unit of g GPUs fails g times as often as one

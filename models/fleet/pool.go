@@ -1,0 +1,172 @@
+package fleet
+
+import (
+	"github.com/fleetsim/fleetsim/sim"
+
+	"github.com/fleetsim/fleetsim/models/engine"
+)
+
+// Pool is the fleet's primary replicas and the routing snapshot they keep up
+// to date: one ReplicaState per replica, whose Available flag the pool
+// derives from four sources (the replica is up, in rotation, not behind an
+// open breaker, not reserved as a warm spare). The pool owns those flags;
+// the gateway, the health checker, rollouts and fault appliers change them
+// through its methods and never write the snapshot's Available directly
+// (the gateway masks it for the length of one routing decision only).
+// Whoever writes a snapshot entry's Available, Outstanding or
+// KVUtilization calls fixIndex (or the replica's outstandingChanged) right
+// after, so that the routing index stays exact (Capacity is set before the
+// index is built and never changes); TestGolden and the chaos tests check
+// every decision the index takes against the router's scan.
+type Pool struct {
+	eng      *sim.Engine
+	Replicas []*engine.Replica
+	states   []engine.ReplicaState
+	rot      []bool // in rotation
+	reserved []bool // warm spares held out of service (Fleet.SetReserved)
+	parked   []bool // scaled in by the autoscaler: not provisioned
+	// model is each replica's model (its index in [[serve]]) in a fleet
+	// of several models; nil when the fleet serves one.
+	model []int16
+	brk   []BreakerState // last breaker state applied
+	tp    int
+	// ri is the routing index over states, nil unless the gateway's
+	// router is an IndexedRouter (indexRoutes).
+	ri *routeIndex
+
+	Memory engine.MemoryPlan
+	Place  Placement
+	// PeakFLOPS is one GPU's dense peak at the weights' precision.
+	PeakFLOPS float64
+	// ParamsPerGPU is the model's parameters over the TP degree.
+	ParamsPerGPU float64
+	// Groups are a heterogeneous fleet's replica groups ([[cluster.groups]]),
+	// in replica order; nil for a fleet of one kind, which Memory, Place,
+	// PeakFLOPS and ParamsPerGPU describe (for groups they describe the
+	// first group, but Place.GPUs and Place.Domains are the totals).
+	Groups []Group
+}
+
+// newPool sizes the flags and the snapshot for n replicas, every one in
+// rotation; the replicas themselves are added by the caller (NewFleet),
+// which points each at its entry of states.
+func newPool(eng *sim.Engine, n int) *Pool {
+	p := &Pool{eng: eng, states: make([]engine.ReplicaState, n), rot: make([]bool, n), reserved: make([]bool, n),
+		brk: make([]BreakerState, n), parked: make([]bool, n)}
+	for i := range p.rot {
+		p.rot[i] = true
+	}
+	return p
+}
+
+// watch makes every replica's up/down changes refresh its availability.
+func (p *Pool) watch() {
+	for i, r := range p.Replicas {
+		i := i
+		r.SetOnChange(func() { p.refresh(i) })
+	}
+}
+
+// States is the routing snapshot (read-only; for tests and reports).
+func (p *Pool) States() []engine.ReplicaState { return p.states }
+
+// refresh recomputes replica i's availability to the router: up, in
+// rotation, and its breaker not open.
+func (p *Pool) refresh(i int) {
+	p.states[i].Available = p.Replicas[i].Up() && p.rot[i] && p.brk[i] != BreakerOpen && !p.reserved[i] && !p.parked[i]
+	p.fixIndex(i)
+}
+
+// fixIndex updates the routing index, if any, after replica i's
+// Available, Outstanding or KVUtilization changed in the snapshot.
+func (p *Pool) fixIndex(i int) {
+	if p.ri != nil {
+		p.ri.fix(i)
+	}
+}
+
+// indexRoutes starts keeping the routing index by k over the snapshot, if
+// k is one of the RouteKeys and every replica's snapshot entry is its own
+// slot of states (so that the replicas' own changes reach the index); it
+// reports whether it does.
+func (p *Pool) indexRoutes(k RouteKey) bool {
+	if p.ri != nil {
+		return p.ri.key == k
+	}
+	if k < KeyOutstanding || k > KeyWeightedOutstanding {
+		return false // a key this index does not know: the router scans
+	}
+	if len(p.Replicas) != len(p.states) || len(p.states) >= 1<<31 {
+		return false
+	}
+	for i, r := range p.Replicas {
+		if r.State() != &p.states[i] || r.Index() != i {
+			return false
+		}
+	}
+	p.ri = newRouteIndex(k, p.states)
+	for _, r := range p.Replicas {
+		r.SetStateIndex(p.ri, k == KeyKVUtilization)
+	}
+	return true
+}
+
+// Refresh recomputes replica i's availability after its health changed
+// (a failure, a repair).
+func (p *Pool) Refresh(i int) { p.refresh(i) }
+
+// SetInRotation puts replica i in or out of rotation (drain, ejection,
+// rollout).
+func (p *Pool) SetInRotation(i int, in bool) {
+	p.rot[i] = in
+	p.refresh(i)
+}
+
+// setBreaker records the breaker state the gateway applied to replica i.
+func (p *Pool) setBreaker(i int, st BreakerState) {
+	p.brk[i] = st
+	p.refresh(i)
+}
+
+// setReserved holds replica i out of service as a warm spare, or returns it.
+func (p *Pool) setReserved(i int, reserved bool) {
+	p.reserved[i] = reserved
+	p.refresh(i)
+}
+
+// setParked holds replica i out of service because the autoscaler has not
+// provisioned it, or returns it.
+func (p *Pool) setParked(i int, parked bool) {
+	p.parked[i] = parked
+	p.refresh(i)
+}
+
+// Drain takes replica i out of rotation and lets what it holds finish: it
+// stops as soon as it is empty (checked every second), or at the end of
+// grace, failing what is left (reason "drained"; a retry policy may send
+// it elsewhere). Then it calls then, if set.
+func (p *Pool) Drain(i int, grace sim.Time, then func(now sim.Time)) {
+	p.SetInRotation(i, false)
+	drainOut(p.eng, func() *engine.Replica { return p.Replicas[i] }, grace, then)
+}
+
+// drainOut waits, checking every second, until the replica replica()
+// returns holds nothing or grace has passed, then fails what is left
+// (FailDrained) and calls then, if set. The replica is already out of
+// rotation (Pool.Drain, Disagg.DecodeDrain).
+func drainOut(eng *sim.Engine, replica func() *engine.Replica, grace sim.Time, then func(now sim.Time)) {
+	deadline := eng.Now() + grace
+	var check sim.Action
+	check = func(now sim.Time) {
+		r := replica()
+		if r.Outstanding() > 0 && now < deadline {
+			eng.Schedule(min(now+sim.Second, deadline), sim.PriorityNormal, check)
+			return
+		}
+		r.Fail(now, FailDrained)
+		if then != nil {
+			then(now)
+		}
+	}
+	eng.Schedule(min(eng.Now()+sim.Second, deadline), sim.PriorityNormal, check)
+}
