@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -25,11 +28,123 @@ Fit an engine profile (the step model's efficiency constants) to measured
 throughput and latency, by simulating every row with the real replica code
 and least squares on log errors. Input: a CSV in the layout of
 public-benchmarks.csv (model,gpu,tp,weights,kv_dtype,batching,isl,osl,
-num_requests,max_seqs,output_tokens_per_s,ttft_ms,source), or vLLM
+num_requests,max_seqs,output_tokens_per_s,ttft_ms,source); a CSV of
+latency under load at fixed concurrency in the AIConfigurator "silicon"
+layout (backend,model_path,system,precision,mode,isl,osl,batch_size,
+tp_size,...,silicon_ttft_ms,silicon_tpot_ms: each row a closed loop of
+batch_size clients, told apart by its header); or vLLM
 benchmark_serving.py --save-result JSON files (give --gpu, --model, --tp).
 Writes DIR/profile.toml (name it in a scenario: [cluster.replica.perf]
 profile = "DIR/profile.toml"), DIR/calibration.csv and DIR/plots/calibration.*
 `
+
+// isSiliconCSV says whether the CSV at path has the silicon layout's
+// header (ReadSilicon) rather than public-benchmarks.csv's (ReadCSV).
+func isSiliconCSV(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	header, err := csv.NewReader(io.LimitReader(f, 1<<16)).Read()
+	if err != nil {
+		return false, nil // ReadCSV reports it
+	}
+	return calibrate.IsSiliconHeader(header), nil
+}
+
+// spread puts the errors of the fitted cases (in order) at their places
+// among all cases; the others are NaN.
+func spread(fitted []calibrate.Errors, fit []bool) []calibrate.Errors {
+	nan := calibrate.Errors{Throughput: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(),
+		Pred: calibrate.Prediction{OutputTokensPerS: math.NaN(), TTFTMs: math.NaN(), TPOTMs: math.NaN()}}
+	out := make([]calibrate.Errors, len(fit))
+	j := 0
+	for i := range fit {
+		out[i] = nan
+		if fit[i] {
+			out[i] = fitted[j]
+			j++
+		}
+	}
+	return out
+}
+
+// printBreakdown prints the median absolute error of each metric by backend
+// and kind (dense or mixture-of-experts): fitted, and where given K-fold
+// (cv) and held out by group (cvBy).
+func printBreakdown(w io.Writer, lines []calibrate.Line, cases []*calibrate.Case, cv, cvBy []calibrate.Errors, k int, by string) {
+	idx := map[*calibrate.Case]int{}
+	for i, c := range cases {
+		idx[c] = i
+	}
+	type key struct{ backend, kind, metric string }
+	var keys []key
+	seen := map[key]bool{}
+	for _, l := range lines {
+		kk := key{l.Case.Row.Backend, l.Case.Kind(), l.Metric}
+		if kk.backend == "" {
+			kk.backend = "-"
+		}
+		if !seen[kk] {
+			seen[kk] = true
+			keys = append(keys, kk)
+		}
+	}
+	if len(keys) < 2 {
+		return
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.backend != b.backend {
+			return a.backend < b.backend
+		}
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		return a.metric < b.metric
+	})
+	pick := func(es []calibrate.Errors, metric string) func(calibrate.Line) float64 {
+		return func(l calibrate.Line) float64 {
+			e := es[idx[l.Case]]
+			switch metric {
+			case "ttft_ms":
+				return e.TTFT
+			case "tpot_ms":
+				return e.TPOT
+			}
+			return e.Throughput
+		}
+	}
+	head := "backend  kind   metric                  rows  median |err|"
+	if cv != nil {
+		head += fmt.Sprintf("  %d-fold", k)
+	}
+	if cvBy != nil {
+		head += fmt.Sprintf("  leave-one-%s-out", by)
+	}
+	fmt.Fprintln(w, head)
+	for _, kk := range keys {
+		keep := func(l calibrate.Line) bool {
+			b := l.Case.Row.Backend
+			if b == "" {
+				b = "-"
+			}
+			return b == kk.backend && l.Case.Kind() == kk.kind && l.Metric == kk.metric
+		}
+		s := calibrate.Summarise(lines, keep, func(l calibrate.Line) float64 { return l.Error })
+		fmt.Fprintf(w, "%-8s %-6s %-22s %5d  %11.1f%%", kk.backend, kk.kind, kk.metric, s.N, 100*s.Median)
+		if cv != nil {
+			c := calibrate.Summarise(lines, keep, pick(cv, kk.metric))
+			fmt.Fprintf(w, "  %6.1f%%", 100*c.Median)
+		}
+		if cvBy != nil {
+			c := calibrate.Summarise(lines, keep, pick(cvBy, kk.metric))
+			fmt.Fprintf(w, "  %15.1f%%", 100*c.Median)
+		}
+		fmt.Fprintln(w)
+	}
+}
 
 // stringList is a repeatable flag.
 type stringList []string
@@ -50,7 +165,14 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	evalOnly := fs.Bool("eval-only", false, "fit nothing: report --profile's error on every row")
 	maxSeqs := fs.Int("max-seqs", 0, "batch cap for rows that state none (default 2048, TensorRT-LLM's max_batch_size; use 256 for vLLM)")
 	maxTokens := fs.Int("max-batched-tokens", 0, "step token budget (default 8192)")
-	kvAdmit := fs.String("kv-admission", "full", "KV admission of inflight rows: full (TensorRT-LLM's GUARANTEED_NO_EVICT) or prompt (vLLM)")
+	kvAdmit := fs.String("kv-admission", "", "KV admission of inflight rows: full (TensorRT-LLM's GUARANTEED_NO_EVICT) or prompt (vLLM, SGLang); default by the row's backend, full when it names none")
+	skip := fs.Bool("skip-unrunnable", false, "leave out (and count) rows the simulator cannot run instead of failing")
+	robust := fs.Bool("robust", false, "fit a soft-L1 loss on the log errors, so outlying rows weigh linearly")
+	holdoutBy := fs.String("holdout-by", "", "cross-validate by holding out whole groups: model, gpu, backend or kind (dense/moe); reported beside any --holdout")
+	jitter := fs.Float64("client-jitter-s", 0, "closed-loop rows: clients' mean pause between a response and the next request, exponential (0: none)")
+	metrics := fs.String("metrics", "", "fit only these measured metrics, comma-separated: output_tokens_per_s, ttft_ms, tpot_ms (default all)")
+	rounds := fs.Int("rounds", 0, "closed-loop rows: measured requests per client after the warm-up (default 6)")
+	iterations := fs.Int("iterations", 0, "closed-loop rows: fits, each on the step tallies of a simulation under the profile before (default 3)")
 	gpuMem := fs.Float64("gpu-memory-utilization", 0, "fraction of HBM the engine takes (default 0.9)")
 	gpu := fs.String("gpu", "", "JSON inputs: GPU of the benchmarked replica")
 	model := fs.String("model", "", "JSON inputs: model")
@@ -108,6 +230,21 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	for _, p := range csvs {
+		silicon, err := isSiliconCSV(p)
+		if err != nil {
+			return usageError{err}
+		}
+		if silicon {
+			rs, skipped, err := calibrate.ReadSilicon(p)
+			if err != nil {
+				return usageError{err}
+			}
+			if len(skipped) > 0 {
+				fmt.Fprintf(stderr, "calibrate: %s: left out %s\n", p, skipped)
+			}
+			rows = append(rows, rs...)
+			continue
+		}
 		rs, err := calibrate.ReadCSV(p)
 		if err != nil {
 			return usageError{err}
@@ -122,22 +259,43 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		}
 		rows = append(rows, rs...)
 	}
-	if *kvAdmit != engine.KVAdmitFull && *kvAdmit != engine.KVAdmitPrompt {
+	if *kvAdmit != "" && *kvAdmit != engine.KVAdmitFull && *kvAdmit != engine.KVAdmitPrompt {
 		return usagef("calibrate: --kv-admission must be full or prompt, found %q", *kvAdmit)
 	}
-	opt := calibrate.Options{MaxSeqs: *maxSeqs, MaxBatchedTokens: *maxTokens, GPUMemoryUtilization: *gpuMem, KVAdmission: *kvAdmit}
+	if *rounds < 0 || *iterations < 0 {
+		return usagef("calibrate: --rounds and --iterations must be >= 0")
+	}
+	if *holdoutBy != "" && !slices.Contains(calibrate.FilterKeys, *holdoutBy) {
+		return usagef("calibrate: --holdout-by %q: one of %s", *holdoutBy, strings.Join(calibrate.FilterKeys, ", "))
+	}
+	opt := calibrate.Options{MaxSeqs: *maxSeqs, MaxBatchedTokens: *maxTokens, GPUMemoryUtilization: *gpuMem, KVAdmission: *kvAdmit,
+		SkipUnrunnable: *skip, Robust: *robust, Rounds: *rounds, Iterations: *iterations, ClientJitterS: *jitter}
 	if len(params) > 0 {
 		opt.Params = params
 	}
+	if *metrics != "" {
+		for _, m := range strings.Split(*metrics, ",") {
+			if m != "output_tokens_per_s" && m != "ttft_ms" && m != "tpot_ms" {
+				return usagef("calibrate: --metrics %q: each one of output_tokens_per_s, ttft_ms, tpot_ms", *metrics)
+			}
+			opt.Metrics = append(opt.Metrics, m)
+		}
+	}
 	t0 := time.Now()
-	cases, err := calibrate.Prepare(rows, cat, startPP, opt)
+	cases, skippedRows, err := calibrate.Prepare(rows, cat, startPP, opt)
 	if err != nil {
 		return usageError{err}
+	}
+	if len(skippedRows) > 0 {
+		fmt.Fprintf(stderr, "calibrate: left out %d rows the simulator cannot run (--skip-unrunnable), the first: %s\n", len(skippedRows), skippedRows[0])
+	}
+	if len(cases) == 0 {
+		return usagef("calibrate: no row left to fit or evaluate")
 	}
 	fit := make([]bool, len(cases))
 	var trainCases []*calibrate.Case
 	for i, c := range cases {
-		fit[i] = filter.Match(c.Row)
+		fit[i] = filter.Match(c)
 		if fit[i] {
 			trainCases = append(trainCases, c)
 		}
@@ -185,6 +343,16 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	var cvBy []calibrate.Errors
+	if *holdoutBy != "" && !*evalOnly {
+		cvOpt := opt
+		cvOpt.Params = res.Params
+		byAll, err := calibrate.CrossValidateBy(trainCases, startPP, cvOpt, *holdoutBy)
+		if err != nil {
+			return usageError{err}
+		}
+		cvBy = spread(byAll, fit)
+	}
 	lines, err := calibrate.Lines(cases, fit, pp, cv)
 	if err != nil {
 		return err
@@ -213,7 +381,8 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%d-fold cross-validated: median error %.1f%%, worst %.1f%%\n", *holdout, 100*c.Median, 100*c.Worst)
 		}
 	}
-	fmt.Fprintf(stdout, "took %.1f s\n", elapsed.Seconds())
+	printBreakdown(stdout, lines, cases, cv, cvBy, *holdout, *holdoutBy)
+	fmt.Fprintf(stderr, "calibrate: took %.1f s\n", elapsed.Seconds())
 
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err

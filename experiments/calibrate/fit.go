@@ -6,9 +6,13 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
@@ -32,9 +36,37 @@ type Options struct {
 	// memory free after weights to KV, about the same).
 	GPUMemoryUtilization float64
 	// KVAdmission is the replica's KV admission policy for inflight rows.
-	// Default "full" (TensorRT-LLM's default GUARANTEED_NO_EVICT scheduler
-	// policy, which the public rows ran); use "prompt" for vLLM results.
+	// Default: by the row's backend, "prompt" for vLLM and SGLang (they
+	// admit on the prompt's blocks and preempt when the cache fills) and
+	// "full" for TensorRT-LLM or a row that names no backend
+	// (TensorRT-LLM's default GUARANTEED_NO_EVICT scheduler policy, which
+	// the public throughput rows ran).
 	KVAdmission string
+	// Rounds is how many times a closed loop's clients each send a
+	// measured request after the warm-up (the measured requests are
+	// Rounds × the concurrency). Default 6 (assumption: the steady state's
+	// mean within about a percent; the public rows ran 20).
+	Rounds int
+	// Iterations is how many times a fit re-simulates the closed-loop rows
+	// under the profile fitted so far and fits again on their new step
+	// tallies (see Fit). Default 3.
+	Iterations int
+	// SkipUnrunnable drops the rows the simulator cannot run (an unknown
+	// model, an impossible layout, a model that does not fit) instead of
+	// failing; Prepare then returns them in its Skipped.
+	SkipUnrunnable bool
+	// Workers is how many rows are simulated at once. Default GOMAXPROCS.
+	Workers int
+	// Robust fits a soft-L1 loss on the log errors instead of their squares
+	// (robustScale), so that outlying rows weigh linearly.
+	Robust bool
+	// ClientJitterS is a closed loop's clients' mean pause between a
+	// response and the next request (exponential), seconds; 0: none, the
+	// clients stay in lockstep.
+	ClientJitterS float64
+	// Metrics, when set, are the measured metrics the fit weighs
+	// (output_tokens_per_s, ttft_ms, tpot_ms); nil: all.
+	Metrics []string
 	// Params are the profile keys to fit; nil chooses those the rows
 	// constrain (FitParams).
 	Params []string
@@ -52,8 +84,14 @@ func (o *Options) defaults() {
 	if o.GPUMemoryUtilization == 0 {
 		o.GPUMemoryUtilization = 0.9
 	}
-	if o.KVAdmission == "" {
-		o.KVAdmission = engine.KVAdmitFull
+	if o.Rounds == 0 {
+		o.Rounds = 6
+	}
+	if o.Iterations == 0 {
+		o.Iterations = 3
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	if o.MaxEvals == 0 {
 		o.MaxEvals = 10000
@@ -76,9 +114,13 @@ type Case struct {
 	cat      *hw.Catalog
 	makespan hw.StepTally
 	ttft     hw.StepTally
-	outputs  float64 // output tokens of the run
-	firsts   float64 // requests that got a first token
-	full     bool    // predict by simulating again
+	outputs  float64      // output tokens of the run
+	firsts   float64      // requests that got a first token
+	full     bool         // predict by simulating again
+	closed   *closedTally // a closed loop's step tallies (closed.go); nil otherwise
+	rounds   int          // a closed loop's measured rounds (Options.Rounds)
+	jitterS  float64      // a closed loop's mean client pause (Options.ClientJitterS)
+	tallyPP  hw.PerfProfile
 }
 
 // Prediction is what the simulator predicts for a row.
@@ -91,23 +133,52 @@ type Prediction struct {
 // Prepare checks every row against the catalog and runs it once; a row the
 // simulator cannot run (unknown model or GPU, impossible layout, does not
 // fit in memory, a request longer than the KV) is an error naming its
-// place. All problems are reported at once.
-func Prepare(rows []Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) ([]*Case, error) {
+// place. All problems are reported at once; with opt.SkipUnrunnable such
+// rows are left out instead and listed in skipped. Rows are simulated on
+// opt.Workers goroutines; the result is in row order whatever their number.
+func Prepare(rows []Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (cases []*Case, skipped []string, err error) {
 	opt.defaults()
+	out := make([]*Case, len(rows))
+	errs := make([]error, len(rows))
+	parallel(len(rows), opt.Workers, func(i int) { out[i], errs[i] = prepare(rows[i], cat, base, opt) })
 	var bad []string
-	var cases []*Case
-	for _, r := range rows {
-		c, err := prepare(r, cat, base, opt)
-		if err != nil {
-			bad = append(bad, err.Error())
+	for i, c := range out {
+		if errs[i] != nil {
+			bad = append(bad, errs[i].Error())
 			continue
 		}
 		cases = append(cases, c)
 	}
-	if len(bad) > 0 {
-		return nil, &InputError{Lines: bad}
+	if len(bad) > 0 && !opt.SkipUnrunnable {
+		return nil, nil, &InputError{Lines: bad}
 	}
-	return cases, nil
+	return cases, bad, nil
+}
+
+// parallel runs f(0..n-1) on up to workers goroutines.
+func parallel(n, workers int, f func(i int)) {
+	if workers <= 1 || n <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, error) {
@@ -123,7 +194,12 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 		return nil, fmt.Errorf("%s: tp: %v", r.Where(), err)
 	}
 	if err := hw.CheckPrecision(gpu, hw.Precision(r.Weights), hw.Precision(r.KVDType)); err != nil {
-		return nil, fmt.Errorf("%s: weights: %v", r.Where(), err)
+		return nil, fmt.Errorf("%s: kv_dtype: %v", r.Where(), err)
+	}
+	if r.Compute != "" {
+		if err := hw.CheckCompute(gpu, hw.Precision(r.Weights), hw.Precision(r.Compute)); err != nil {
+			return nil, fmt.Errorf("%s: compute: %v", r.Where(), err)
+		}
 	}
 	if r.TP > gpu.DomainGPUs {
 		return nil, fmt.Errorf("%s: tp: TP=%d exceeds %s's %d-GPU NVLink domain", r.Where(), r.TP, gpu.Name, gpu.DomainGPUs)
@@ -143,12 +219,38 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 	rc.MaxBatchedTokens = max(opt.MaxBatchedTokens, 1)
 	rc.GPUMemoryUtilization = opt.GPUMemoryUtilization
 	rc.PrefixCaching = false // benchmark prompts are random tokens
-	rc.Weights, rc.KVDType = r.Weights, r.KVDType
+	rc.Weights, rc.KVDType, rc.Compute = r.Weights, r.KVDType, r.Compute
 	rc.KVAdmission = opt.KVAdmission
+	if rc.KVAdmission == "" {
+		rc.KVAdmission = engine.KVAdmitFull
+		if r.Backend == "vllm" || r.Backend == "sglang" {
+			rc.KVAdmission = engine.KVAdmitPrompt
+		}
+	}
 	rc.Perf = hw.PerfSpec{Profile: "calibrate"}
-	fc := fleet.FleetConfig{GPU: r.GPU, Model: r.Model, TP: r.TP, Replicas: 1, Replica: rc}
+	fc := fleet.FleetConfig{GPU: r.GPU, Model: r.Model, TP: r.TP, DP: r.DP, PP: r.PP, Replicas: 1, Replica: rc}
+	if r.EP > 1 {
+		// MoE TP × EP over the worker's GPUs: fleetsim's expert parallelism
+		// spreads whole experts over all of them (a mixed MoE TP within EP
+		// reads the same bytes per GPU).
+		fc.EP = fc.GPUsPerReplica() / max(fc.PP, 1)
+	}
+	var ps config.Problems
+	fc.Validate(withProfile(cat, base), "", &ps)
+	if len(ps.List) > 0 {
+		p := ps.List[0]
+		return nil, fmt.Errorf("%s: %s: %s", r.Where(), p.Key, p.Msg)
+	}
 	c := &Case{Row: r, gpu: gpu, llm: llm, fleet: fc, cat: withProfile(cat, base),
 		full: r.RequestRate > 0 || r.MeanTPOTMs > 0}
+	if r.Closed() {
+		c.full, c.rounds, c.jitterS = false, opt.Rounds, opt.ClientJitterS
+		if err := c.retally(base, opt); err != nil {
+			return nil, fmt.Errorf("%s: %v", r.Where(), err)
+		}
+		c.tallyPP = base
+		return c, nil
+	}
 	var recs []hw.StepRecord
 	res, err := c.simulate(base, func(rec hw.StepRecord) { recs = append(recs, rec) })
 	if err != nil {
@@ -217,8 +319,30 @@ func (c *Case) simulate(pp hw.PerfProfile, rec func(hw.StepRecord)) (simResult, 
 		ttftMs: rr.TTFT.Mean(), tpotMs: rr.TPOT.Mean()}, nil
 }
 
-// Predict is what the simulator predicts for the case's row under pp.
+// Predict is what the simulator predicts for the case's row under pp (a
+// closed loop is simulated again: its exact prediction).
 func (c *Case) Predict(pp hw.PerfProfile) (Prediction, error) {
+	if c.closed != nil {
+		res, _, _, err := c.simulateClosed(pp, c.rounds, false)
+		if err != nil {
+			return Prediction{}, err
+		}
+		return Prediction{TTFTMs: res.ttftMs, TPOTMs: res.tpotMs}, nil
+	}
+	return c.predict(pp)
+}
+
+// fast is what a fit evaluates: Predict, but a closed loop's estimate from
+// its tallies (closed.go).
+func (c *Case) fast(pp hw.PerfProfile) (Prediction, error) {
+	if c.closed != nil {
+		return c.estimate(pp)
+	}
+	return c.predict(pp)
+}
+
+// predict is Predict for a row that is not a closed loop.
+func (c *Case) predict(pp hw.PerfProfile) (Prediction, error) {
 	if c.full {
 		res, err := c.simulate(pp, nil)
 		if err != nil {
@@ -307,15 +431,25 @@ func (e Errors) Worst() float64 {
 }
 
 // FitParams are the profile keys the cases constrain: the GEMM efficiency
-// of each weight precision present, the shape constants, and the TP
+// of each compute precision present, the shape constants, and the TP
 // communication constants when some row has TP > 1. nvlink_efficiency is
-// left out: it trades one for one with tp_overlap.
+// left out: it trades one for one with tp_overlap. Closed loops (latency
+// under load) add the per-layer kernel floor, the GEMM phase's overlap
+// exponent and the front end; mixture-of-experts rows the experts' half
+// point. (stream_s is left at its start value: in TTFT it adds like
+// frontend_s, which the fit sets.)
 func FitParams(cases []*Case) []string {
 	prec := map[string]bool{}
-	tp := false
+	tp, closed, moe := false, false, false
 	for _, c := range cases {
-		prec[c.Row.Weights] = true
+		comp := c.Row.Compute
+		if comp == "" {
+			comp = string(hw.DefaultCompute(c.gpu, hw.Precision(c.Row.Weights)))
+		}
+		prec[comp] = true
 		tp = tp || c.Row.TP > 1
+		closed = closed || c.closed != nil
+		moe = moe || c.llm.IsMoE()
 	}
 	var out []string
 	for _, p := range []string{"bf16", "fp8", "fp4"} {
@@ -327,6 +461,12 @@ func FitParams(cases []*Case) []string {
 		"attention_half_context", "kv_bandwidth_efficiency", "step_overhead_s", "seq_overhead_s")
 	if tp {
 		out = append(out, "tp_overlap", "allreduce_latency_s")
+	}
+	if closed {
+		out = append(out, "layer_overhead_s", "overlap_exponent", "frontend_s")
+	}
+	if moe {
+		out = append(out, "moe_half_tokens")
 	}
 	return out
 }
@@ -346,8 +486,60 @@ type Result struct {
 // unbounded variable through a logistic (on a log scale for the constants
 // that span decades), and Nelder–Mead minimises, restarted from its best
 // point until a restart no longer improves the loss by 1e-6.
+//
+// Closed-loop rows are fitted on their step tallies, which hold for
+// profiles near the one they were simulated under: Fit re-simulates them
+// under start first (when they were built under another profile), then
+// after each fit under the profile it found, opt.Iterations fits in all.
 func Fit(cases []*Case, start hw.PerfProfile, opt Options) (Result, error) {
 	opt.defaults()
+	var closed []*Case
+	for _, c := range cases {
+		if c.closed != nil {
+			closed = append(closed, c)
+		}
+	}
+	pp, evals := start, 0
+	var res Result
+	for it := 0; it < opt.Iterations; it++ {
+		if err := retallyAll(closed, pp, opt); err != nil {
+			return Result{}, err
+		}
+		r, err := fitOnce(cases, pp, opt)
+		if err != nil {
+			return Result{}, err
+		}
+		evals += r.Evals
+		res, pp = r, r.Profile
+		if len(closed) == 0 {
+			break
+		}
+	}
+	res.Evals = evals
+	return res, nil
+}
+
+// retallyAll re-simulates the closed rows not yet tallied under pp.
+func retallyAll(cases []*Case, pp hw.PerfProfile, opt Options) error {
+	errs := make([]error, len(cases))
+	parallel(len(cases), opt.Workers, func(i int) {
+		if c := cases[i]; c.closed == nil || c.tallyPP != pp {
+			if errs[i] = c.retally(pp, opt); errs[i] == nil {
+				c.tallyPP = pp
+			}
+		}
+	})
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("%s: %v", cases[i].Row.Where(), err)
+		}
+	}
+	return nil
+}
+
+// fitOnce is one Nelder–Mead fit of the cases (closed loops on their
+// current tallies).
+func fitOnce(cases []*Case, start hw.PerfProfile, opt Options) (Result, error) {
 	if len(cases) == 0 {
 		return Result{}, errors.New("calibrate: no rows to fit")
 	}
@@ -370,7 +562,7 @@ func Fit(cases []*Case, start hw.PerfProfile, opt Options) (Result, error) {
 		for i, p := range params {
 			p.Set(&pp, toBounded(p, x[i]))
 		}
-		return Loss(cases, pp)
+		return lossOf(cases, pp, opt.Robust, opt.Metrics)
 	}
 	x := make([]float64, len(params))
 	for i, p := range params {
@@ -402,17 +594,24 @@ func Fit(cases []*Case, start hw.PerfProfile, opt Options) (Result, error) {
 
 // Loss is the sum over cases of squared log errors of every measured
 // metric; a prediction that fails or is not positive costs 100.
-func Loss(cases []*Case, pp hw.PerfProfile) float64 {
+func Loss(cases []*Case, pp hw.PerfProfile) float64 { return lossOf(cases, pp, false, nil) }
+
+// robustScale is the log error at which the robust loss turns from squared
+// to linear (0.3: about 35% off).
+const robustScale = 0.3
+
+func lossOf(cases []*Case, pp hw.PerfProfile, robust bool, metrics []string) float64 {
+	use := func(m string) bool { return metrics == nil || slices.Contains(metrics, m) }
 	var l float64
 	for _, c := range cases {
-		p, err := c.Predict(pp)
+		p, err := c.fast(pp)
 		if err != nil {
 			l += 100
 			continue
 		}
 		r := c.Row
-		for _, m := range [][2]float64{{p.OutputTokensPerS, r.OutputTokensPerS}, {p.TTFTMs, r.TTFTMs}, {p.TPOTMs, r.MeanTPOTMs}} {
-			if m[1] <= 0 {
+		for k, m := range [][2]float64{{p.OutputTokensPerS, r.OutputTokensPerS}, {p.TTFTMs, r.TTFTMs}, {p.TPOTMs, r.MeanTPOTMs}} {
+			if m[1] <= 0 || !use([]string{"output_tokens_per_s", "ttft_ms", "tpot_ms"}[k]) {
 				continue
 			}
 			if !(m[0] > 0) || math.IsInf(m[0], 0) {
@@ -420,6 +619,14 @@ func Loss(cases []*Case, pp hw.PerfProfile) float64 {
 				continue
 			}
 			d := math.Log(m[0] / m[1])
+			if robust {
+				// soft-L1: d² near 0, 2·scale·|d| far out, so a few rows the
+				// model cannot explain (a run that thrashed its KV cache, a
+				// warm-up outlier) do not steer the fit.
+				z := d / robustScale
+				l += 2 * robustScale * robustScale * (math.Sqrt(1+z*z) - 1)
+				continue
+			}
 			l += d * d
 		}
 	}
@@ -448,6 +655,56 @@ func toFree(p hw.ProfileParam, v float64) float64 {
 	return math.Log(f / (1 - f))
 }
 
+// CrossValidateBy holds out whole groups: for each value of the row column
+// by (FilterKeys: "model" for leave-one-model-out, "gpu", "backend",
+// "kind"), it fits on the cases of the other values and predicts that
+// value's cases, in case order. A group alone (one value) cannot be held
+// out: an error. It measures transfer to a model size, GPU or kind the fit
+// never saw, which K-fold over rows does not.
+func CrossValidateBy(cases []*Case, start hw.PerfProfile, opt Options, by string) ([]Errors, error) {
+	if !slices.Contains(FilterKeys, by) {
+		return nil, fmt.Errorf("calibrate: cannot hold out by %q (%s)", by, strings.Join(FilterKeys, ", "))
+	}
+	var groups []string
+	for _, c := range cases {
+		if g := c.key(by); !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) < 2 {
+		return nil, fmt.Errorf("calibrate: holding out by %s needs rows of at least two values, found %d", by, len(groups))
+	}
+	sort.Strings(groups)
+	if opt.Params == nil {
+		opt.Params = FitParams(cases)
+	}
+	out := make([]Errors, len(cases))
+	for _, g := range groups {
+		var train, test []int
+		var tc []*Case
+		for i, c := range cases {
+			if c.key(by) == g {
+				test = append(test, i)
+			} else {
+				train = append(train, i)
+				tc = append(tc, c)
+			}
+		}
+		res, err := Fit(tc, start, opt)
+		if err != nil {
+			return nil, err
+		}
+		errs := make([]error, len(test))
+		parallel(len(test), opt.Workers, func(k int) { out[test[k]], errs[k] = Compare(cases[test[k]], res.Profile) })
+		for k, err := range errs {
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", cases[test[k]].Row.Where(), err)
+			}
+		}
+	}
+	return out, nil
+}
+
 // CrossValidate fits k times, each time without one fold of the cases
 // (case i is in fold i mod k), and returns every case's error predicted by
 // the fit that did not see it, in case order.
@@ -470,8 +727,14 @@ func CrossValidate(cases []*Case, start hw.PerfProfile, opt Options, k int) ([]E
 		if err != nil {
 			return nil, err
 		}
+		var idx []int
 		for i := fold; i < len(cases); i += k {
-			if out[i], err = Compare(cases[i], res.Profile); err != nil {
+			idx = append(idx, i)
+		}
+		errs := make([]error, len(idx))
+		parallel(len(idx), opt.Workers, func(j int) { out[idx[j]], errs[j] = Compare(cases[idx[j]], res.Profile) })
+		for _, err := range errs {
+			if err != nil {
 				return nil, err
 			}
 		}

@@ -18,7 +18,7 @@ func sweepCases(t *testing.T) []*Case {
 		}
 	}
 	require.Len(t, sweep, 63)
-	cases, err := Prepare(sweep, hw.NewCatalog(), hw.DefaultPerfProfile(), Options{})
+	cases, _, err := Prepare(sweep, hw.NewCatalog(), hw.DefaultPerfProfile(), Options{})
 	require.NoError(t, err)
 	return cases
 }

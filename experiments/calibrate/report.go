@@ -3,6 +3,8 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,8 +14,47 @@ import (
 )
 
 // Filter selects rows by column values: every key's value must be one of
-// its list (model, gpu, tp, weights, kv_dtype, batching).
+// its list (FilterKeys).
 type Filter map[string][]string
+
+// FilterKeys are the row columns a Filter (and a grouped cross-validation)
+// may name: kind is "dense" or "moe".
+var FilterKeys = []string{"model", "gpu", "tp", "weights", "kv_dtype", "batching", "backend", "kind"}
+
+// Key is row r's value of a FilterKeys column ("" for an unknown key).
+func (r Row) Key(k string) string {
+	switch k {
+	case "model":
+		return r.Model
+	case "gpu":
+		return r.GPU
+	case "tp":
+		return strconv.Itoa(r.TP)
+	case "weights":
+		return r.Weights
+	case "kv_dtype":
+		return r.KVDType
+	case "batching":
+		return r.Batching
+	case "backend":
+		return r.Backend
+	}
+	return ""
+}
+
+// Kind is "moe" for a mixture-of-experts model, else "dense".
+func (c *Case) Kind() string { return c.key("kind") }
+
+// key is Row.Key, and kind: the case's model is dense or moe.
+func (c *Case) key(k string) string {
+	if k == "kind" {
+		if c.llm.IsMoE() {
+			return "moe"
+		}
+		return "dense"
+	}
+	return c.Row.Key(k)
+}
 
 // ParseFilter reads KEY=V1,V2 terms (several terms are all required).
 func ParseFilter(terms []string) (Filter, error) {
@@ -21,36 +62,20 @@ func ParseFilter(terms []string) (Filter, error) {
 	for _, t := range terms {
 		k, v, ok := strings.Cut(t, "=")
 		if !ok || v == "" {
-			return nil, fmt.Errorf("%q: want KEY=V1,V2,... with KEY one of model, gpu, tp, weights, kv_dtype, batching", t)
+			return nil, fmt.Errorf("%q: want KEY=V1,V2,... with KEY one of %s", t, strings.Join(FilterKeys, ", "))
 		}
-		switch k {
-		case "model", "gpu", "tp", "weights", "kv_dtype", "batching":
-		default:
-			return nil, fmt.Errorf("%q: unknown key %q (model, gpu, tp, weights, kv_dtype, batching)", t, k)
+		if !slices.Contains(FilterKeys, k) {
+			return nil, fmt.Errorf("%q: unknown key %q (%s)", t, k, strings.Join(FilterKeys, ", "))
 		}
 		f[k] = append(f[k], strings.Split(v, ",")...)
 	}
 	return f, nil
 }
 
-// Match says whether r passes the filter (an empty filter passes all).
-func (f Filter) Match(r Row) bool {
+// Match says whether c's row passes the filter (an empty filter passes all).
+func (f Filter) Match(c *Case) bool {
 	for k, vs := range f {
-		var v string
-		switch k {
-		case "model":
-			v = r.Model
-		case "gpu":
-			v = r.GPU
-		case "tp":
-			v = strconv.Itoa(r.TP)
-		case "weights":
-			v = r.Weights
-		case "kv_dtype":
-			v = r.KVDType
-		case "batching":
-			v = r.Batching
-		}
+		v := c.key(k)
 		found := false
 		for _, w := range vs {
 			found = found || w == v
@@ -80,8 +105,11 @@ type Line struct {
 // predictions.
 func Lines(cases []*Case, fit []bool, pp hw.PerfProfile, cv []Errors) ([]Line, error) {
 	var out []Line
+	es := make([]Errors, len(cases))
+	errs := make([]error, len(cases))
+	parallel(len(cases), runtime.GOMAXPROCS(0), func(i int) { es[i], errs[i] = Compare(cases[i], pp) })
 	for i, c := range cases {
-		e, err := Compare(c, pp)
+		e, err := es[i], errs[i]
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", c.Row.Where(), err)
 		}

@@ -29,7 +29,26 @@ type Row struct {
 	TTFTMs           float64 // measured mean time to first token in ms; 0 = not measured
 	MeanTPOTMs       float64 // measured mean time per output token in ms (vLLM JSON); 0 = not measured
 	Source           string
+
+	// Backend and Version name the engine that was measured ("vllm",
+	// "sglang", "trtllm"; "" when the input does not say).
+	Backend, Version string
+	// Compute is the GEMMs' precision ("" derives it from Weights).
+	Compute string
+	// DP, EP and PP are the attention-data, expert and pipeline parallel
+	// degrees of the replica (0: 1).
+	DP, EP, PP int
+	// Concurrency, when > 0, makes the row a closed loop: that many clients,
+	// each sending its next request when its last one returns (NumRequests
+	// is then ignored: Warmup + the Options' rounds of Concurrency).
+	Concurrency int
+	// Warmup is how many of a closed loop's first requests are not
+	// measured.
+	Warmup int
 }
+
+// Closed says whether the row is a closed loop of clients.
+func (r Row) Closed() bool { return r.Concurrency > 0 }
 
 // Where is "FILE:LINE" (or "FILE" for a JSON file).
 func (r Row) Where() string {

@@ -358,7 +358,7 @@ func (r *Replica) stepDone(now sim.Time) {
 		r.finishStep(now)
 	}
 	if r.stepRec != nil {
-		r.stepRec(hw.StepRecord{Shape: r.shape, Steps: steps, FirstTokens: r.firsts - firsts})
+		r.stepRec(hw.StepRecord{Shape: r.shape, Steps: steps, FirstTokens: r.firsts - firsts, Start: int64(r.runStart), End: int64(now)})
 	}
 	r.plan(now)
 	r.flush()

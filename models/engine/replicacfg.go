@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
@@ -192,7 +193,11 @@ func PlanMemory(gpu hw.GPU, llm hw.LLM, tp int, c ReplicaConfig, pp hw.PerfProfi
 // its share of the weights (WeightBytesPerGPU), each of the dp ranks its
 // own sequences' KV (the replica's blocks are dp times a GPU's; the ranks
 // are taken to be balanced), and with speculation every running sequence
-// holds k more tokens of KV for the tokens being verified.
+// holds k more tokens of KV for the tokens being verified. A GPU of one of
+// dp attention-data-parallel ranks works on that rank's share of a step:
+// its activation workspace is sized for max_batched_tokens/dp tokens and
+// its sampler's logits for max_seqs/dp sequences (each rank is an engine of
+// its own, as vLLM's and SGLang's data-parallel attention run them).
 func PlanMemoryLayout(gpu hw.GPU, llm hw.LLM, l hw.Layout, c ReplicaConfig, pp hw.PerfProfile, prefix string, ps *config.Problems) MemoryPlan {
 	l = l.Norm()
 	tp := l.TP
@@ -200,11 +205,14 @@ func PlanMemoryLayout(gpu hw.GPU, llm hw.LLM, l hw.Layout, c ReplicaConfig, pp h
 	p := MemoryPlan{HBMBytes: gpu.HBMBytes}
 	p.BudgetBytes = gpu.HBMBytes * c.GPUMemoryUtilization
 	p.WeightBytes = hw.WeightBytesPerGPU(llm, l, hw.Precision(c.Weights))
+	dp := float64(l.DP)
+	rankTokens := math.Ceil(float64(c.MaxBatchedTokens) / dp)
+	rankSeqs := math.Ceil(float64(c.MaxSeqs) / dp)
 	p.ActivationBytes = c.ActivationBytesPerGPU
 	if p.ActivationBytes == 0 {
-		p.ActivationBytes = float64(c.MaxBatchedTokens)*(float64(llm.Hidden)+float64(llm.Intermediate)/t)*2*4 + (1 << 30)
+		p.ActivationBytes = rankTokens*(float64(llm.Hidden)+float64(llm.Intermediate)/t)*2*4 + (1 << 30)
 	}
-	p.RuntimeBytes = pp.RuntimeReserveBytes + float64(c.MaxSeqs)*float64(llm.Vocab)*4/t
+	p.RuntimeBytes = pp.RuntimeReserveBytes + rankSeqs*float64(llm.Vocab)*4/t
 	p.KVBytes = p.BudgetBytes - p.WeightBytes - p.ActivationBytes - p.RuntimeBytes
 	kvTok := llm.KVBytesPerTokenGPU(hw.Precision(c.KVDType).Bytes(), tp) / float64(l.PP) // a stage holds its layers' KV
 	if k := c.Spec.SpecExtraKVTokens(); k > 0 {

@@ -81,8 +81,13 @@ type Clients struct {
 	// Concurrency is the most requests the clients have outstanding; 0: no
 	// cap (open loop).
 	Concurrency int
-	// Think is the pause between a response and the client's next request.
+	// Think is the pause between a response and the client's next request
+	// (its mean when ThinkRNG is set).
 	Think sim.Time
+	// ThinkRNG, when set, draws each pause from an exponential distribution
+	// of mean Think (clients whose pauses vary drift apart; a closed loop of
+	// identical requests started at once otherwise stays in lockstep).
+	ThinkRNG *rand.Rand
 	// Until, when > 0, is the last time a request may be sent.
 	Until sim.Time
 }
@@ -290,7 +295,11 @@ func (in *intake) arrive(now sim.Time) {
 // returned hears that a client request ended (completed, failed or shed)
 // at client time at: its client is free again after the think time.
 func (in *intake) returned(at sim.Time) {
-	in.eng.Schedule(max(at+in.clients.Think, in.eng.Now()), sim.PriorityArrival, in.onSlotFree)
+	think := in.clients.Think
+	if in.clients.ThinkRNG != nil {
+		think = sim.FromSeconds(in.clients.ThinkRNG.ExpFloat64() * think.Seconds())
+	}
+	in.eng.Schedule(max(at+think, in.eng.Now()), sim.PriorityArrival, in.onSlotFree)
 }
 
 // slotFree frees a client and sends what is due.

@@ -104,6 +104,28 @@ var builtinLLMs = []LLM{
 		Intermediate: 28672, Vocab: 128256, Params: 70.6e9, ContextTokens: 131072},
 	{Name: "llama-3-405b", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, HeadDim: 128,
 		Intermediate: 53248, Vocab: 128256, Params: 405.9e9, ContextTokens: 131072},
+	// huggingface.co/Qwen/Qwen3-32B/blob/main/config.json: hidden_size
+	// 5120, num_hidden_layers 64, num_attention_heads 64,
+	// num_key_value_heads 8, head_dim 128, intermediate_size 25600,
+	// vocab_size 151936, max_position_embeddings 40960, untied embeddings.
+	// Model card: 32.8B parameters (the shapes give 32.76B).
+	{Name: "qwen3-32b", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128,
+		Intermediate: 25600, Vocab: 151936, Params: 32.8e9, ContextTokens: 40960},
+}
+
+// llmAliases are other names of built-in models with the same architecture:
+// the Llama 3.1 and 3.3 releases are Llama 3's shapes (the built-ins
+// already have 3.1's 128K context); DeepSeek-R1 (and V3.1) is DeepSeek-V3's
+// architecture; Kimi-K2.5's language model is Kimi-K2's.
+var llmAliases = map[string]string{
+	"llama-3.1-8b":   "llama-3-8b",
+	"llama-3.1-70b":  "llama-3-70b",
+	"llama-3.3-70b":  "llama-3-70b",
+	"llama-3.1-405b": "llama-3-405b",
+	"deepseek-r1":    "deepseek-v3",
+	"deepseek-v3.1":  "deepseek-v3",
+	"kimi-k2.5":      "kimi-k2",
+	"minimax-m2.5":   "minimax-m2",
 }
 
 // KVBytesPerToken is the KV-cache size of one token across the whole model:
@@ -156,6 +178,11 @@ func NewCatalog() *Catalog {
 	}
 	for _, m := range builtinMoELLMs {
 		c.LLMs[m.Name] = m
+	}
+	for alias, name := range llmAliases {
+		m := c.LLMs[name]
+		m.Name = alias
+		c.LLMs[alias] = m
 	}
 	return c
 }

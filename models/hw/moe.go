@@ -208,4 +208,26 @@ var builtinMoELLMs = []LLM{
 	{Name: "gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
 		Intermediate: 2880, Vocab: 201088, Params: 116.8e9, ContextTokens: 131072,
 		MoE: MoE{Experts: 128, ExpertsPerToken: 4, ExpertIntermediate: 2880, ActiveParams: 5.1e9}},
+	// huggingface.co/MiniMaxAI/MiniMax-M2.5/blob/main/config.json:
+	// hidden_size 3072, num_hidden_layers 62, num_attention_heads 48,
+	// num_key_value_heads 8, head_dim 128, intermediate_size 1536 (each
+	// expert's), num_local_experts 256, num_experts_per_tok 8, no shared
+	// experts, vocab_size 200064, max_position_embeddings 196608. Model
+	// card: 230B total, 10B activated (the shapes give 229B and 11.4B).
+	{Name: "minimax-m2", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128,
+		Intermediate: 1536, Vocab: 200064, Params: 229e9, ContextTokens: 196608,
+		MoE: MoE{Experts: 256, ExpertsPerToken: 8, ExpertIntermediate: 1536, ActiveParams: 10e9}},
+	// huggingface.co/moonshotai/Kimi-K2.5/blob/main/config.json
+	// (text_config; Kimi-K2-Instruct's is the same language model):
+	// DeepSeek-V3's architecture with hidden_size 7168, num_hidden_layers
+	// 61, num_attention_heads 64, kv_lora_rank 512, qk_rope_head_dim 64,
+	// qk_nope_head_dim 128, intermediate_size 18432, moe_intermediate_size
+	// 2048, n_routed_experts 384, n_shared_experts 1, num_experts_per_tok 8,
+	// first_k_dense_replace 1, vocab_size 163840, max_position_embeddings
+	// 262144. Model card: 1T total, 32B activated (the shapes give 1.026T
+	// and 32.6B). head_dim and KV as deepseek-v3's (MLA).
+	{Name: "kimi-k2", Layers: 61, Hidden: 7168, Heads: 64, KVHeads: 64, HeadDim: 192,
+		Intermediate: 18432, Vocab: 163840, Params: 1.026e12, ContextTokens: 262144,
+		MoE: MoE{Experts: 384, ExpertsPerToken: 8, SharedExperts: 1, ExpertIntermediate: 2048, DenseLayers: 1,
+			ActiveParams: 32e9, KVLoraRank: 512, QKRopeHeadDim: 64}},
 }

@@ -78,4 +78,8 @@ type StepRecord struct {
 	Shape       StepShape
 	Steps       int64
 	FirstTokens int64
+	// Start and End are when the step (or run) began and ended, in
+	// simulated nanoseconds (calibration splits request times over steps
+	// by them).
+	Start, End int64
 }

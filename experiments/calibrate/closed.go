@@ -1,0 +1,188 @@
+package calibrate
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
+	"github.com/fleetsim/fleetsim/models/hw"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
+)
+
+// A closed loop's schedule depends on step durations (a request is sent when
+// the one before it returns), so no single run gives its latencies under
+// every profile. What a run under one profile does give is how its measured
+// requests' time splits over the steps it ran: TTFT_i is the time from the
+// request reaching the engine to the end of the step that emitted its first
+// token (the steps it overlapped, each in the fraction it overlapped) plus
+// the front end and the stream back; TPOT_i is the steps it decoded through
+// over OSL − 1. closedTally keeps those splits as step tallies
+// (hw.StepTally), so that under a nearby profile the latencies are sums of
+// the new step durations — exact for the steps the schedule keeps, an
+// approximation where the new durations would move arrivals across step
+// boundaries. Fit therefore fits on the tallies, re-simulates every closed
+// row under the profile it found (retally), and fits again (Options.
+// Iterations); a report predicts by simulating (Predict).
+type closedTally struct {
+	ttft, tpot hw.StepTally
+	n          float64 // measured requests
+	// rest is the measured TTFT (ms·n, summed) no step covered, less the
+	// front end's and the stream's share: the time a request spent at the
+	// front end while the engine was idle (0 when it is always busy).
+	restS float64
+	// isl is the requests' prompt length (the front end's per-token share).
+	isl float64
+}
+
+// closedResult is one closed-loop simulation's measured means.
+type closedResult struct {
+	ttftMs, tpotMs float64
+	n              int
+}
+
+// reqSpan is a measured request's times: at the engine (entry), first
+// token and finish, engine time (ns).
+type reqSpan struct{ entry, first, fin int64 }
+
+// simulateClosed runs the row's closed loop under pp: Concurrency clients,
+// Warmup + opt.Rounds·Concurrency requests, every one ready at t = 0 (sent
+// as clients come free). With spans, it also returns the measured requests'
+// times and the steps the replica ran.
+func (c *Case) simulateClosed(pp hw.PerfProfile, rounds int, record bool) (closedResult, []reqSpan, []hw.StepRecord, error) {
+	r := c.Row
+	eng := sim.NewEngine()
+	cat := withProfile(c.cat, pp)
+	rec := fleet.NewRecorder(fleet.SLO{})
+	f, err := fleet.NewFleet(eng, cat, c.fleet, firstReplica{}, rec, "row")
+	if err != nil {
+		return closedResult{}, nil, nil, err
+	}
+	var steps []hw.StepRecord
+	if record {
+		f.Replicas[0].RecordSteps(func(s hw.StepRecord) { steps = append(steps, s) })
+	}
+	warm := uint64(r.Warmup)
+	var spans []reqSpan
+	var sumTTFT, sumTPOT float64
+	var n int
+	rec.OnDone = func(o *engine.Outcome) {
+		if o.Req.ID <= warm {
+			return
+		}
+		n++
+		sumTTFT += (o.FirstToken + o.ClientDelay - o.Req.Arrival).Milliseconds()
+		sumTPOT += (o.Finished - o.FirstToken).Milliseconds() / float64(o.Req.OutputTokens-1)
+		if record {
+			spans = append(spans, reqSpan{entry: int64(o.Enqueued), first: int64(o.FirstToken), fin: int64(o.Finished)})
+		}
+	}
+	cl := fleet.Clients{Concurrency: r.Concurrency}
+	if c.jitterS > 0 {
+		cl.Think, cl.ThinkRNG = sim.FromSeconds(c.jitterS), rand.New(rand.NewPCG(uint64(r.Line), 7))
+	}
+	f.SetClients(cl)
+	total := r.Warmup + rounds*r.Concurrency
+	src := &closedSource{n: total, isl: int32(r.ISL), osl: int32(r.OSL)}
+	if err := f.Start(src); err != nil {
+		return closedResult{}, nil, nil, err
+	}
+	eng.Run(sim.Forever)
+	if err := f.Err(); err != nil {
+		return closedResult{}, nil, nil, err
+	}
+	if rec.Completed != int64(total) {
+		return closedResult{}, nil, nil, fmt.Errorf("batch_size: only %d of %d requests completed (%v): the configuration does not fit", rec.Completed, total, rec.FailedBy)
+	}
+	return closedResult{ttftMs: sumTTFT / float64(n), tpotMs: sumTPOT / float64(n), n: n}, spans, steps, nil
+}
+
+// retally simulates the closed row under pp and rebuilds its tallies.
+func (c *Case) retally(pp hw.PerfProfile, opt Options) error {
+	res, spans, steps, err := c.simulateClosed(pp, opt.Rounds, true)
+	if err != nil {
+		return err
+	}
+	t := &closedTally{n: float64(res.n), isl: float64(c.Row.ISL)}
+	sort.Slice(steps, func(i, j int) bool { return steps[i].Start < steps[j].Start })
+	ends := make([]int64, len(steps))
+	for i, s := range steps {
+		ends[i] = s.End
+	}
+	wTTFT := make([]float64, len(steps))
+	wTPOT := make([]float64, len(steps))
+	var covered float64 // ns of TTFT the steps cover
+	per := 1 / float64(c.Row.OSL-1)
+	for _, q := range spans {
+		covered += overlapInto(steps, ends, q.entry, q.first, wTTFT, 1)
+		overlapInto(steps, ends, q.first, q.fin, wTPOT, per)
+	}
+	for i, s := range steps {
+		t.ttft.Add(s, wTTFT[i])
+		t.tpot.Add(s, wTPOT[i])
+	}
+	m, err := c.stepModel(pp)
+	if err != nil {
+		return err
+	}
+	// What the steps do not cover: the front end and the stream (which the
+	// estimate adds under each profile) and any idle engine time.
+	edges := res.ttftMs/1000*t.n - covered/1e9
+	t.restS = edges - t.n*(m.FrontEndS+m.FrontEndSPerToken*t.isl+m.StreamS)
+	c.closed = t
+	return nil
+}
+
+// overlapInto adds, to w[j], weight times the fraction of step j that
+// [from, to] overlaps, for every step it overlaps; it returns the overlap
+// in ns. steps are in time order and do not overlap; ends are their ends.
+func overlapInto(steps []hw.StepRecord, ends []int64, from, to int64, w []float64, weight float64) float64 {
+	var got float64
+	for j := sort.Search(len(ends), func(j int) bool { return ends[j] > from }); j < len(steps) && steps[j].Start < to; j++ {
+		s := steps[j]
+		lo, hi := max(from, s.Start), min(to, s.End)
+		if hi <= lo || s.End <= s.Start {
+			continue
+		}
+		w[j] += weight * float64(hi-lo) / float64(s.End-s.Start)
+		got += float64(hi - lo)
+	}
+	return got
+}
+
+// stepModel is the row's step model under pp.
+func (c *Case) stepModel(pp hw.PerfProfile) (*hw.StepModel, error) {
+	return hw.NewDeployedStepModel(c.gpu, c.llm, c.fleet.Deployment(), hw.Precision(c.Row.Weights), hw.Precision(c.Row.KVDType), pp)
+}
+
+// estimate is a closed row's mean TTFT and TPOT under pp from its tallies.
+func (c *Case) estimate(pp hw.PerfProfile) (Prediction, error) {
+	t := c.closed
+	m, err := c.stepModel(pp)
+	if err != nil {
+		return Prediction{}, err
+	}
+	edges := t.n*(m.FrontEndS+m.FrontEndSPerToken*t.isl+m.StreamS) + t.restS
+	return Prediction{
+		TTFTMs: (m.Seconds(&t.ttft) + edges) / t.n * 1000,
+		TPOTMs: m.Seconds(&t.tpot) / t.n * 1000,
+	}, nil
+}
+
+// closedSource is a closed loop's n requests, all ready at t = 0 (the
+// clients send them as they come free).
+type closedSource struct {
+	n, i     int
+	isl, osl int32
+}
+
+func (s *closedSource) Next() (workloads.Request, error) {
+	if s.i >= s.n {
+		return workloads.Request{}, io.EOF
+	}
+	s.i++
+	return workloads.Request{ID: uint64(s.i), InputTokens: s.isl, OutputTokens: s.osl}, nil
+}
