@@ -14,7 +14,7 @@ import (
 // checkOutstandingIndex makes every decision of the test that the pool's
 // routing index takes (least-outstanding, least-kv,
 // weighted-least-outstanding) also ask the router's scan and panic if the
-// index chose otherwise (models.CheckOutstandingIndex): the chaos tests
+// index chose otherwise (fleet.CheckOutstandingIndex): the chaos tests
 // drive every writer of Outstanding, KVUtilization and Available
 // (failures, probes, breakers, drains, autoscaling, spot, several models),
 // which the index must all hear.

@@ -48,7 +48,7 @@ var testFleetHook func(*fleet.Fleet)
 // newFleet builds the scenario's serving cluster with its router and
 // gateway policies. Warm spares ([failures] spares) are replicas beyond
 // cluster.replicas, built like the others; the failures' spare pool
-// (models/faults) holds them out of service until needed.
+// (models/failures) holds them out of service until needed.
 func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fleet.Fleet, error) {
 	cluster := sc.Cluster
 	if sc.Failures.Enabled {

@@ -177,7 +177,7 @@ type TargetScaler struct {
 	Target float64
 }
 
-// Desired implements models.ScalePolicy.
+// Desired implements fleet.ScalePolicy.
 func (t TargetScaler) Desired(o fleet.ScaleObs) int {
 	var need float64
 	switch t.Metric {
@@ -204,7 +204,7 @@ type SLOScaler struct {
 	TTFTP99Ms, DownBelow float64
 }
 
-// Desired implements models.ScalePolicy.
+// Desired implements fleet.ScalePolicy.
 func (s SLOScaler) Desired(o fleet.ScaleObs) int {
 	have := o.Active + o.Starting
 	switch {
@@ -229,7 +229,7 @@ type ScheduleScaler struct {
 	PerReplicaPS float64
 }
 
-// Desired implements models.ScalePolicy.
+// Desired implements fleet.ScalePolicy.
 func (s ScheduleScaler) Desired(o fleet.ScaleObs) int {
 	now := o.Now.Seconds()
 	// The most the rate reaches between now and the lead, sampled each

@@ -11,7 +11,7 @@ import (
 )
 
 // DisaggScenario is a scenario's [disagg] table: disaggregated prefill and
-// decode pools (models.DisaggConfig) and the decode pool's router.
+// decode pools (fleet.DisaggConfig) and the decode pool's router.
 type DisaggScenario struct {
 	fleet.DisaggConfig
 	// Router chooses the decode replica for each prefilled request among
