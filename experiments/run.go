@@ -98,12 +98,13 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 	fl.SetPolicies(pol)
 	if sc.Autoscale.Enabled {
 		ac := sc.Autoscale
+		var rateAt func(tS float64) float64
 		if sc.Workload.Kind != workloads.KindTrace {
-			if ac.RateAt, err = sc.Workload.Arrival.RateFunc(); err != nil {
+			if rateAt, err = sc.Workload.Arrival.RateFunc(); err != nil {
 				return nil, err
 			}
 		}
-		policy, err := policies.NewScalePolicy(ac)
+		policy, err := policies.NewScalePolicy(ac, rateAt)
 		if err != nil {
 			return nil, err
 		}
