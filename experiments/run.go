@@ -264,9 +264,9 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 		n, gpus := sc.Cluster.Replicas, 0 // gpus: the spot replicas' GPUs out of service
 		for _, e := range sp.Events {
 			switch e.Event {
-			case "spot-notice":
+			case fleet.SpotNotice:
 				gpus += fl.ReplicaTP(e.Replica)
-			case "spot-ready":
+			case fleet.SpotReady:
 				gpus -= fl.ReplicaTP(e.Replica)
 			}
 			res.Timeline = append(res.Timeline, failures.TimelinePoint{Time: e.Time, Event: e.Event, Unit: sc.SpotUnit(e),

@@ -121,16 +121,16 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 			if failed && sp.avail.down[i] >= 0 {
 				// i was already down (a failure while in repair): its
 				// slot serves again, through the spare.
-				sp.avail.markUpAs(i, now, "spare", unit)
+				sp.avail.markUpAs(i, now, EventSpare, unit)
 			} else {
-				sp.avail.record(now, "spare", unit)
+				sp.avail.record(now, EventSpare, unit)
 			}
 			return true
 		}
 		if failed {
 			sp.avail.markDownDetail(i, now, fmt.Sprintf("%s; spare swap %.0f s", detail, sp.swap.Seconds()))
 		}
-		sp.avail.recordDetail(now, "spare", fmt.Sprintf("%s %d for %d", sp.avail.name, j, i), fmt.Sprintf("serves after a %.0f s swap", sp.swap.Seconds()))
+		sp.avail.recordDetail(now, EventSpare, fmt.Sprintf("%s %d for %d", sp.avail.name, j, i), fmt.Sprintf("serves after a %.0f s swap", sp.swap.Seconds()))
 		sp.pendingFor[j] = i
 		sp.eng.Schedule(now+sp.swap, sim.PriorityFailure, func(t sim.Time) {
 			if sp.pendingFor[j] != i {
@@ -141,9 +141,9 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 			sp.fleet.Refresh(j)
 			unit := fmt.Sprintf("%s %d for %d", sp.avail.name, j, i)
 			if failed && sp.avail.down[i] >= 0 {
-				sp.avail.markUpAs(i, t, "spare-in", unit) // the slot serves again
+				sp.avail.markUpAs(i, t, EventSpareIn, unit) // the slot serves again
 			} else {
-				sp.avail.record(t, "spare-in", unit)
+				sp.avail.record(t, EventSpareIn, unit)
 			}
 		})
 		return true
@@ -159,7 +159,7 @@ func (sp *SparePool) failPending(j int, now sim.Time, failed bool, detail string
 	i := sp.pendingFor[j]
 	sp.pendingFor[j] = -1
 	sp.replaced[j], sp.replacedSince[j] = true, now
-	sp.avail.record(now, "spare-fail", sp.avail.unit(j))
+	sp.avail.record(now, EventSpareFail, sp.avail.unit(j))
 	sp.replaced[i] = false
 	if !sp.swapIn(i, now, failed, detail) {
 		sp.fleet.SetReserved(i, false)
@@ -174,7 +174,7 @@ func (sp *SparePool) failIdle(i int, now sim.Time) {
 	sp.idleNs += now - sp.idleSince[i]
 	sp.idleNsOf[i] += now - sp.idleSince[i]
 	sp.replaced[i], sp.replacedSince[i] = true, now
-	sp.avail.record(now, "spare-fail", sp.avail.unit(i))
+	sp.avail.record(now, EventSpareFail, sp.avail.unit(i))
 }
 
 // backAsSpare makes a repaired replica whose place a spare took a spare.
@@ -186,7 +186,7 @@ func (sp *SparePool) backAsSpare(i int, now sim.Time) {
 	sp.repairs = append(sp.repairs, outage{i, sp.replacedSince[i], now})
 	sp.idle[i] = true
 	sp.idleSince[i] = now
-	sp.avail.record(now, "spare-ready", sp.avail.unit(i))
+	sp.avail.record(now, EventSpareReady, sp.avail.unit(i))
 	sp.coverWaiting(now)
 }
 
