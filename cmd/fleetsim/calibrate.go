@@ -167,8 +167,10 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	maxTokens := fs.Int("max-batched-tokens", 0, "step token budget (default 8192)")
 	kvAdmit := fs.String("kv-admission", "", "KV admission of inflight rows: full (TensorRT-LLM's GUARANTEED_NO_EVICT) or prompt (vLLM, SGLang); default by the row's backend, full when it names none")
 	skip := fs.Bool("skip-unrunnable", false, "leave out (and count) rows the simulator cannot run instead of failing")
+	twoStage := fs.Bool("two-stage", false, "fit the step constants on TPOT and throughput, then frontend_s and frontend_s_per_token on TTFT")
 	robust := fs.Bool("robust", false, "fit a soft-L1 loss on the log errors, so outlying rows weigh linearly")
 	holdoutBy := fs.String("holdout-by", "", "cross-validate by holding out whole groups: model, gpu, backend or kind (dense/moe); reported beside any --holdout")
+	lockstep := fs.Bool("lockstep", false, "closed-loop rows: start every client at once (default: their first requests spread over one request's estimated time)")
 	jitter := fs.Float64("client-jitter-s", 0, "closed-loop rows: clients' mean pause between a response and the next request, exponential (0: none)")
 	metrics := fs.String("metrics", "", "fit only these measured metrics, comma-separated: output_tokens_per_s, ttft_ms, tpot_ms (default all)")
 	rounds := fs.Int("rounds", 0, "closed-loop rows: measured requests per client after the warm-up (default 6)")
@@ -269,7 +271,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		return usagef("calibrate: --holdout-by %q: one of %s", *holdoutBy, strings.Join(calibrate.FilterKeys, ", "))
 	}
 	opt := calibrate.Options{MaxSeqs: *maxSeqs, MaxBatchedTokens: *maxTokens, GPUMemoryUtilization: *gpuMem, KVAdmission: *kvAdmit,
-		SkipUnrunnable: *skip, Robust: *robust, Rounds: *rounds, Iterations: *iterations, ClientJitterS: *jitter}
+		SkipUnrunnable: *skip, Robust: *robust, Rounds: *rounds, Iterations: *iterations, ClientJitterS: *jitter, TwoStage: *twoStage, Lockstep: *lockstep}
 	if len(params) > 0 {
 		opt.Params = params
 	}

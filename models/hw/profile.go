@@ -74,6 +74,10 @@ type PerfProfile struct {
 	// tokens each where a dense GEMM sees the whole step. Optional (0:
 	// the experts' GEMMs run at the dense GEMMs' efficiency).
 	MoEHalfTokens float64 `toml:"moe_half_tokens"`
+	// MoEBandwidthEfficiency is the fraction of peak HBM bandwidth the
+	// expert GEMMs (fused/grouped MoE kernels) reach streaming their
+	// weights. Optional (0: weight_bandwidth_efficiency, the dense GEMMs').
+	MoEBandwidthEfficiency float64 `toml:"moe_bandwidth_efficiency"`
 	// FrontEndS and FrontEndSPerToken are the request's way in before the
 	// engine sees it: HTTP handling, validation and the hand-off to the
 	// engine, plus tokenisation per prompt token. StreamS is a token's way
@@ -145,6 +149,7 @@ var ProfileParams = []ProfileParam{
 	{"layer_overhead_s", 1e-7, 1e-3, true, func(p *PerfProfile) *float64 { return &p.LayerOverheadS }},
 	{"overlap_exponent", 1, 64, true, func(p *PerfProfile) *float64 { return &p.OverlapExponent }},
 	{"moe_half_tokens", 1, 65536, true, func(p *PerfProfile) *float64 { return &p.MoEHalfTokens }},
+	{"moe_bandwidth_efficiency", 0.1, 0.95, true, func(p *PerfProfile) *float64 { return &p.MoEBandwidthEfficiency }},
 	{"frontend_s", 1e-5, 1, true, func(p *PerfProfile) *float64 { return &p.FrontEndS }},
 	{"frontend_s_per_token", 1e-9, 1e-4, true, func(p *PerfProfile) *float64 { return &p.FrontEndSPerToken }},
 	{"stream_s", 1e-5, 1, true, func(p *PerfProfile) *float64 { return &p.StreamS }},
@@ -153,7 +158,7 @@ var ProfileParams = []ProfileParam{
 // optionalParams are the constants a profile file may leave out (0: the
 // mechanism is off), so that files written before they existed still read.
 var optionalParams = map[string]bool{
-	"layer_overhead_s": true, "overlap_exponent": true, "moe_half_tokens": true,
+	"layer_overhead_s": true, "overlap_exponent": true, "moe_half_tokens": true, "moe_bandwidth_efficiency": true,
 	"frontend_s": true, "frontend_s_per_token": true, "stream_s": true,
 }
 
