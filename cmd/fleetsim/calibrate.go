@@ -158,6 +158,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", filepath.Join("fleetsim-out", "calibrate"), "output directory")
 	start := fs.String("profile", hw.DefaultProfile, "profile to start from (built-in name or file); with --eval-only, the profile to evaluate")
 	name := fs.String("name", "calibrated", "name of the written profile")
+	description := fs.String("description", "", "description of the written profile (default: what it was fitted from)")
 	holdout := fs.Int("holdout", 0, "K-fold cross-validation: fit K more times, each without every K-th row, and report the held-out errors (0: none)")
 	var train, params stringList
 	fs.Var(&train, "train", "fit only rows matching KEY=V1,V2 (model, gpu, tp, weights, kv_dtype, batching; repeatable, all must match); the others are predicted and reported as held out")
@@ -316,10 +317,14 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		pp = res.Profile
 		pp.Name = *name
 		pp.Description = "fitted by fleetsim calibrate from profile " + startPP.Name
+		if *description != "" {
+			pp.Description = *description
+		}
 		pp.FittedOn = fmt.Sprintf("%d rows of %s", len(trainCases), strings.Join(pos, ", "))
 		if len(train) > 0 {
 			pp.FittedOn += " matching " + strings.Join(train, " ")
 		}
+		pp.FittedOn += ": fleetsim calibrate " + strings.Join(args, " ")
 	} else {
 		for i := range fit {
 			fit[i] = false

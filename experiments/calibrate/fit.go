@@ -69,11 +69,16 @@ type Options struct {
 	// clients stay in lockstep.
 	ClientJitterS float64
 	// TwoStage fits the step constants on TPOT and throughput alone, then
-	// TTFTParams on TTFT alone (each iteration): the decode steps, which set
-	// ITL and end-to-end latency, are not traded against TTFT, whose
-	// closed-loop measurements carry queueing the step model does not
-	// control.
+	// TTFTParams on the TTFT of the rows at low load alone (each iteration):
+	// the decode steps, which set ITL and end-to-end latency, are not traded
+	// against TTFT, and the front end is set where TTFT is the first-token
+	// path with little queueing, not where closed loops of many clients
+	// queue in ways the step model may not capture (those rows are
+	// predicted, and reported).
 	TwoStage bool
+	// TTFTMaxConcurrency is the most clients a closed-loop row may have to
+	// set the front end in a two-stage fit. Default 16.
+	TTFTMaxConcurrency int
 	// Metrics, when set, are the measured metrics the fit weighs
 	// (output_tokens_per_s, ttft_ms, tpot_ms); nil: all.
 	Metrics []string
@@ -99,6 +104,9 @@ func (o *Options) defaults() {
 	}
 	if o.Iterations == 0 {
 		o.Iterations = 3
+	}
+	if o.TTFTMaxConcurrency == 0 {
+		o.TTFTMaxConcurrency = 16
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -560,7 +568,16 @@ func fitStages(cases []*Case, pp hw.PerfProfile, opt Options) (Result, error) {
 	}
 	o2 := opt
 	o2.Params, o2.Metrics = path, []string{"ttft_ms"}
-	r2, err := fitOnce(cases, r1.Profile, o2)
+	var low []*Case
+	for _, c := range cases {
+		if !c.Row.Closed() || c.Row.Concurrency <= opt.TTFTMaxConcurrency {
+			low = append(low, c)
+		}
+	}
+	if len(low) == 0 {
+		low = cases
+	}
+	r2, err := fitOnce(low, r1.Profile, o2)
 	if err != nil {
 		return Result{}, err
 	}
@@ -584,6 +601,19 @@ func retallyAll(cases []*Case, pp hw.PerfProfile, opt Options) error {
 		}
 	}
 	return nil
+}
+
+// cmaes searches for f's minimum from x0 with CMA-ES (gonum's CmaEsChol,
+// seeded: the same search every time) within maxEvals evaluations; it
+// returns the best point found.
+func cmaes(f func([]float64) float64, x0 []float64, maxEvals int) ([]float64, bool) {
+	res, err := optimize.Minimize(optimize.Problem{Func: f}, x0,
+		&optimize.Settings{FuncEvaluations: maxEvals, Converger: &optimize.FunctionConverge{Absolute: 1e-8, Relative: 1e-8, Iterations: 100}},
+		&optimize.CmaEsChol{InitStepSize: 1.5, Src: rand.NewPCG(17, 29)})
+	if res == nil || (err != nil && res.X == nil) {
+		return nil, false
+	}
+	return res.X, true // (f counts its own evaluations)
 }
 
 // nelderMead minimises f from x0, restarted from its best point until a
@@ -639,21 +669,20 @@ func fitOnce(cases []*Case, start hw.PerfProfile, opt Options) (Result, error) {
 		}
 		return lossOf(cases, pp, opt.Robust, opt.Metrics)
 	}
-	// Two starts: the start profile's values, and the middle of every
-	// constant's range (its free variable 0); Nelder–Mead is local, and a
-	// constant that starts near a bound tends to stay there.
+	// Nelder–Mead is local, and a constant that starts near a bound tends
+	// to stay there: it runs from the start profile's values, and again
+	// from the best point of a CMA-ES search (a global, seeded search over
+	// the constants' whole ranges); the better result wins.
 	from := make([]float64, len(params))
 	for i, p := range params {
 		from[i] = toFree(p, p.Get(&start))
 	}
-	var x []float64
-	best := math.Inf(1)
-	for _, x0 := range [][]float64{from, make([]float64, len(params))} {
-		xs, f, err := nelderMead(loss, x0, opt.MaxEvals, &evals)
-		if err != nil {
-			return Result{}, err
-		}
-		if f < best {
+	x, best, err := nelderMead(loss, from, opt.MaxEvals, &evals)
+	if err != nil {
+		return Result{}, err
+	}
+	if g, ok := cmaes(loss, from, opt.MaxEvals); ok {
+		if xs, f, err := nelderMead(loss, g, opt.MaxEvals, &evals); err == nil && f < best {
 			x, best = xs, f
 		}
 	}
