@@ -7,7 +7,7 @@
 #
 #   bench/instructions-per-op.sh TEST-BINARY PKGDIR BENCH-REGEX
 #
-# e.g. bench/instructions-per-op.sh /tmp/models.test models '^BenchmarkLeastKV128$/^index$'
+# e.g. bench/instructions-per-op.sh /tmp/fleet.test models/fleet '^BenchmarkLeastKV128$/^index$'
 set -euo pipefail
 bin=$1 dir=$2 re=$3
 count() {

@@ -8,19 +8,21 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // Arm is one arm of an A/B: a name and its scenario.
 type Arm struct {
 	Name     string
-	Scenario *Scenario
+	Scenario *scenario.Scenario
 }
 
 // ArmsFromScenario derives the arms of a scenario's [[arms]] tables: each
 // arm is the base scenario with the arm's keys applied over it. A scenario
 // without [[arms]] is an error.
-func ArmsFromScenario(base *Scenario) ([]Arm, error) {
+func ArmsFromScenario(base *scenario.Scenario) ([]Arm, error) {
 	if len(base.Arms) < 2 {
 		return nil, fmt.Errorf("%s: an A/B needs at least two [[arms]] tables (found %d), or two scenario files", base.Name, len(base.Arms))
 	}
@@ -45,7 +47,7 @@ func ArmsFromScenario(base *Scenario) ([]Arm, error) {
 		if err := toml.NewEncoder(&buf).Encode(rest); err != nil {
 			return nil, fmt.Errorf("%s: arms.%d: %w", base.Name, i, err)
 		}
-		sc, err := base.Derive(Overlay{Name: "arm " + name, TOML: buf.Bytes(), KeyPrefix: fmt.Sprintf("arms.%d", i)})
+		sc, err := base.Derive(scenario.Overlay{Name: "arm " + name, TOML: buf.Bytes(), KeyPrefix: fmt.Sprintf("arms.%d", i)})
 		if err != nil {
 			return nil, err
 		}
@@ -75,8 +77,8 @@ type PairedDiff struct {
 }
 
 // Paired computes the paired differences of every metric of b against a.
-func Paired(a, b *ArmResult) []PairedDiff {
-	bm := StatMap(b.Stats)
+func Paired(a, b *report.ArmResult) []PairedDiff {
+	bm := report.StatMap(b.Stats)
 	var out []PairedDiff
 	for _, sa := range a.Stats {
 		sb, ok := bm[sa.Key]
@@ -88,7 +90,7 @@ func Paired(a, b *ArmResult) []PairedDiff {
 			d[i] = sb.Values[i] - sa.Values[i]
 		}
 		pd := PairedDiff{Key: sa.Key, A: sa.Mean, B: sb.Mean}
-		pd.Diff, pd.DiffCI = MeanCI(d, 0.95)
+		pd.Diff, pd.DiffCI = report.MeanCI(d, 0.95)
 		pd.Rel, pd.RelCI = math.NaN(), math.NaN()
 		if sa.Mean != 0 {
 			pd.Rel, pd.RelCI = pd.Diff/sa.Mean, pd.DiffCI/math.Abs(sa.Mean)
@@ -155,13 +157,13 @@ func Verdicts(aName, bName string, diffs []PairedDiff, reps int) []string {
 			continue
 		}
 		if math.IsNaN(d.Rel) {
-			out = append(out, fmt.Sprintf("%s: %s %s vs %s %s (no relative change: the baseline is 0)", v.label, bName, human(d.B), aName, human(d.A)))
+			out = append(out, fmt.Sprintf("%s: %s %s vs %s %s (no relative change: the baseline is 0)", v.label, bName, report.Human(d.B), aName, report.Human(d.A)))
 			continue
 		}
 		p, ci := 100*d.Rel, 100*d.RelCI
 		switch {
 		case d.Rel == 0 && d.RelCI == 0 && d.Diff == 0:
-			out = append(out, fmt.Sprintf("%s leaves %s unchanged (%s)", bName, v.label, human(d.A)))
+			out = append(out, fmt.Sprintf("%s leaves %s unchanged (%s)", bName, v.label, report.Human(d.A)))
 		case math.Abs(p) <= ci:
 			out = append(out, fmt.Sprintf("no significant change in %s: %s %+.1f%% ± %.1f%% (95%% CI) vs %s", v.label, bName, p, ci, aName))
 		default:
@@ -171,7 +173,7 @@ func Verdicts(aName, bName string, diffs []PairedDiff, reps int) []string {
 			if !better {
 				mark = "worse"
 			}
-			out = append(out, fmt.Sprintf("%s %s %s by %.1f%% ± %.1f%% (95%% CI; %s): %s → %s", bName, verb, v.label, math.Abs(p), ci, mark, human(d.A), human(d.B)))
+			out = append(out, fmt.Sprintf("%s %s %s by %.1f%% ± %.1f%% (95%% CI; %s): %s → %s", bName, verb, v.label, math.Abs(p), ci, mark, report.Human(d.A), report.Human(d.B)))
 		}
 	}
 	if reps < 2 {
@@ -183,7 +185,7 @@ func Verdicts(aName, bName string, diffs []PairedDiff, reps int) []string {
 // ABResult is an A/B run: the arms and each arm's comparison with the
 // first.
 type ABResult struct {
-	Arms  []*ArmResult
+	Arms  []*report.ArmResult
 	Diffs [][]PairedDiff // Diffs[k] compares Arms[k+1] with Arms[0]
 }
 
@@ -198,8 +200,8 @@ func RunAB(arms []Arm, opt RunOptions) (*ABResult, error) {
 }
 
 // ArmScenarios and ArmNames list the arms' scenarios and names.
-func ArmScenarios(arms []Arm) []*Scenario {
-	out := make([]*Scenario, len(arms))
+func ArmScenarios(arms []Arm) []*scenario.Scenario {
+	out := make([]*scenario.Scenario, len(arms))
 	for i, a := range arms {
 		out[i] = a.Scenario
 	}
@@ -216,10 +218,10 @@ func ArmNames(arms []Arm) []string {
 }
 
 // AssembleAB builds an A/B's result from every arm's replications.
-func AssembleAB(names []string, results [][]*RepResult) *ABResult {
-	arms := make([]*ArmResult, len(names))
+func AssembleAB(names []string, results [][]*report.RepResult) *ABResult {
+	arms := make([]*report.ArmResult, len(names))
 	for i, n := range names {
-		arms[i] = NewArmResult(n, results[i])
+		arms[i] = report.NewArmResult(n, results[i])
 	}
 	return NewABResult(arms)
 }
@@ -275,7 +277,7 @@ var abTableKeys = []struct {
 // anyArmHas reports whether some arm's statistics include key.
 func (r *ABResult) anyArmHas(key string) bool {
 	for _, a := range r.Arms {
-		if _, ok := StatMap(a.Stats)[key]; ok {
+		if _, ok := report.StatMap(a.Stats)[key]; ok {
 			return true
 		}
 	}
@@ -314,8 +316,8 @@ func (r *ABResult) Report() string {
 		fmt.Fprintf(&b, "%-18s", row.label)
 		for i, a := range r.Arms {
 			cell := "n/a" // undefined in this arm (see Aggregate)
-			if st, ok := StatMap(a.Stats)[row.key]; ok {
-				cell = human(st.Mean)
+			if st, ok := report.StatMap(a.Stats)[row.key]; ok {
+				cell = report.Human(st.Mean)
 			}
 			fmt.Fprintf(&b, " %*s", armW[i], cell)
 		}
@@ -323,7 +325,7 @@ func (r *ABResult) Report() string {
 			cell := "n/a"
 			for _, d := range diffs {
 				if d.Key == row.key {
-					cell = human(d.Diff) + " ± " + human(d.DiffCI)
+					cell = report.Human(d.Diff) + " ± " + report.Human(d.DiffCI)
 				}
 			}
 			fmt.Fprintf(&b, " %*s", diffW[k], cell)
@@ -346,10 +348,10 @@ func (r *ABResult) ABCSV() []byte {
 		for _, d := range diffs {
 			rel, relCI := "", ""
 			if !math.IsNaN(d.Rel) {
-				rel, relCI = fmtF(round6(d.Rel)), fmtF(round6(d.RelCI))
+				rel, relCI = results.FormatFloat(results.Round6(d.Rel)), results.FormatFloat(results.Round6(d.RelCI))
 			}
 			t.Row(d.Key, r.Arms[0].Name, r.Arms[k+1].Name,
-				fmtF(round6(d.A)), fmtF(round6(d.B)), fmtF(round6(d.Diff)), fmtF(round6(d.DiffCI)), rel, relCI)
+				results.FormatFloat(results.Round6(d.A)), results.FormatFloat(results.Round6(d.B)), results.FormatFloat(results.Round6(d.Diff)), results.FormatFloat(results.Round6(d.DiffCI)), rel, relCI)
 		}
 	}
 	return t.Bytes()

@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
 )
 
-func armOf(name string, key string, vals ...float64) *ArmResult {
-	m, _ := MeanCI(vals, 0.95)
-	return &ArmResult{Name: name, Stats: []Stat{{Key: key, Mean: m, Values: vals}}}
+func armOf(name string, key string, vals ...float64) *report.ArmResult {
+	m, _ := report.MeanCI(vals, 0.95)
+	return &report.ArmResult{Name: name, Stats: []report.Stat{{Key: key, Mean: m, Values: vals}}}
 }
 
 // A verdict's percentage agrees with its own endpoints, and it is called

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
@@ -30,11 +32,11 @@ func TestAutoscaleDiurnal(t *testing.T) {
 	arms, err := ArmsFromScenario(sc)
 	require.NoError(t, err)
 	require.Len(t, arms, 3)
-	sum := map[string]*Summary{}
+	sum := map[string]*report.Summary{}
 	for _, a := range arms {
 		res, err := Run(a.Scenario, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		r := s.Requests
 		require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight, a.Name)
 		sum[a.Name] = s
@@ -61,7 +63,7 @@ func TestColdStartPhysics(t *testing.T) {
 	require.NoError(t, err)
 	res, err := Run(mustDerive(t, sc, "workload.duration_s", "60"), Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	w := res.Fleet.Memory.WeightBytes
 	require.InDelta(t, 70.6e9*2/8, w, 0.02*w, "70B parameters at BF16 over 8 GPUs")
 	cs := fleet.DefaultColdStart()
@@ -81,7 +83,7 @@ func TestColdStartPhysics(t *testing.T) {
 	require.InDelta(t, 20e9/64, cs.LoadBytesPerS(64, 0), 1e-6, "no peer serving: from the store")
 }
 
-func mustDerive(t *testing.T, sc *Scenario, key, value string) *Scenario {
+func mustDerive(t *testing.T, sc *scenario.Scenario, key, value string) *scenario.Scenario {
 	t.Helper()
 	d, err := sc.Derive(OverrideOverlay(key, value))
 	require.NoError(t, err)
@@ -115,7 +117,7 @@ func TestAutoscaleRefusals(t *testing.T) {
 		"[run]\ndown_replicas = 9":                     "run.down_replicas: must be between 0 and cluster.replicas−1 (3), found 9",
 	}
 	for extra, want := range cases {
-		_, err := Parse("x.toml", []byte(base+extra+"\n"))
+		_, err := scenario.Parse("x.toml", []byte(base+extra+"\n"))
 		require.ErrorContains(t, err, want, extra)
 	}
 	trace := `name = "t"
@@ -127,7 +129,7 @@ path = "builtin:conversation_trace.jsonl"
 enabled = true
 policy = "schedule"
 `
-	_, err := Parse("t.toml", []byte(trace))
+	_, err := scenario.Parse("t.toml", []byte(trace))
 	require.ErrorContains(t, err, `t.toml:8: autoscale.policy: "schedule" reads the workload's rate profile`)
 }
 
@@ -147,11 +149,11 @@ func TestAutoscaleDefaultTarget(t *testing.T) {
 		"metric = \"tokens\"\ntarget = 9000": 9000,
 		"policy = \"schedule\"\nmetric = \"busy\"": 32, // schedule's target is a rate
 	} {
-		sc, err := Parse("x.toml", []byte(base+extra+"\n"))
+		sc, err := scenario.Parse("x.toml", []byte(base+extra+"\n"))
 		require.NoError(t, err, extra)
 		require.Equal(t, want, sc.Autoscale.Target, extra)
 	}
-	sc, err := Parse("x.toml", []byte(base))
+	sc, err := scenario.Parse("x.toml", []byte(base))
 	require.NoError(t, err)
 	arm := mustDerive(t, sc, "autoscale.metric", `"busy"`)
 	require.Equal(t, 0.8, arm.Autoscale.Target)
@@ -230,7 +232,7 @@ func TestAutoscaleChaos(t *testing.T) {
 		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
-			sc, err := Parse("chaos.toml", []byte(src))
+			sc, err := scenario.Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
 			rec := fleet.NewRecorder(sc.SLO)
@@ -307,14 +309,14 @@ warmup_s = 1
 // with 1 in repair runs exactly as at 2; with all 3 in repair the initial
 // replica is a dear one, no cheap one ever starts, and none is paid.
 func TestAutoscaleGroupDownReplicas(t *testing.T) {
-	run := func(cheap string) (*Result, *Summary) {
+	run := func(cheap string) (*report.Result, *report.Summary) {
 		// cheap: the cheap group's replicas line, and what follows it
 		src := strings.Replace(autoscaleGroupsSrc, "replicas = 3\nprice_per_gpu_hour = 2", "replicas = "+cheap+"\nprice_per_gpu_hour = 2", 1)
-		sc, err := Parse("asg.toml", []byte(src))
+		sc, err := scenario.Parse("asg.toml", []byte(src))
 		require.NoError(t, err, cheap)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		return res, Summarize(res)
+		return res, report.Summarize(res)
 	}
 	_, two := run("2")
 	_, down := run("3\ndown_replicas = 1")
@@ -342,7 +344,7 @@ func TestAutoscaleGroupDownReplicas(t *testing.T) {
 // provisioned time only, at its own price, and the bill adds up.
 func TestAutoscaleGroups(t *testing.T) {
 	src := autoscaleGroupsSrc
-	sc, err := Parse("asg.toml", []byte(src))
+	sc, err := scenario.Parse("asg.toml", []byte(src))
 	require.NoError(t, err)
 	eng := sim.NewEngine()
 	rec := fleet.NewRecorder(sc.SLO)
@@ -377,7 +379,7 @@ func TestAutoscaleGroups(t *testing.T) {
 
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	g := s.Fleet.Groups
 	require.Len(t, g, 2)
 	require.Less(t, g[0].USD/10, g[1].USD/2, "the dear group is provisioned for less time")
@@ -390,7 +392,7 @@ func TestAutoscaleGroups(t *testing.T) {
 // Autoscaling a fleet of several models keeps a serving replica per model,
 // so min_replicas below the model count is refused at its line.
 func TestAutoscaleModelsMin(t *testing.T) {
-	_, err := Parse("mm.toml", []byte(twoModels+"[autoscale]\nenabled = true\nmin_replicas = 1\n"))
+	_, err := scenario.Parse("mm.toml", []byte(twoModels+"[autoscale]\nenabled = true\nmin_replicas = 1\n"))
 	require.ErrorContains(t, err, "mm.toml:31: autoscale.min_replicas: must be at least the 2 served models")
 }
 
@@ -424,7 +426,7 @@ rate_per_s = 1
 enabled = true
 min_replicas = 1
 `
-	sc, err := Parse("asr.toml", []byte(src))
+	sc, err := scenario.Parse("asr.toml", []byte(src))
 	require.NoError(t, err)
 	fl, err := newFleet(sim.NewEngine(), sc, fleet.NewRecorder(sc.SLO))
 	require.NoError(t, err)
@@ -432,7 +434,7 @@ min_replicas = 1
 	require.True(t, fl.Autoscaler.Parked(0))
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	secs := res.EndTime.Seconds()
 	require.InDelta(t, 2*10*secs/3600, s.Fleet.Groups[1].USD, 1e-4, "both reserved GPUs paid for the whole run")
 	require.InDelta(t, s.Cost.USD, s.Fleet.Groups[0].USD+s.Fleet.Groups[1].USD, 1e-4)
@@ -481,7 +483,7 @@ scale_up_cooldown_s = 10
 engine_start_s = 5
 warmup_s = 1
 `
-	sc, err := Parse("asm.toml", []byte(src))
+	sc, err := scenario.Parse("asm.toml", []byte(src))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
@@ -499,7 +501,7 @@ warmup_s = 1
 	require.NotEmpty(t, order)
 	require.Equal(t, "llama-3-70b", order[0], "%v", order)
 	require.Greater(t, starts["llama-3-70b"], starts["llama-3-8b"], "%v", starts)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 }
@@ -526,12 +528,12 @@ rate_per_s = 1
 enabled = true
 min_replicas = 1
 `
-	run := func(src string) (*Summary, float64) {
-		sc, err := Parse("aro.toml", []byte(src))
+	run := func(src string) (*report.Summary, float64) {
+		sc, err := scenario.Parse("aro.toml", []byte(src))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		return Summarize(res), res.EndTime.Seconds()
+		return report.Summarize(res), res.EndTime.Seconds()
 	}
 	s, secs := run(src)
 	require.InDelta(t, 4*secs/3600, s.Cost.GPUHours, 1e-6, "all 4 reserved GPUs for the whole run")
@@ -568,7 +570,7 @@ func TestAutoscaleDownReplicas(t *testing.T) {
 	require.NoError(t, err)
 	rb, err := Run(base, Options{})
 	require.NoError(t, err)
-	sd, sb := Summarize(rd), Summarize(rb)
+	sd, sb := report.Summarize(rd), report.Summarize(rb)
 	require.Equal(t, sb.Requests, sd.Requests)
 	require.Equal(t, sb.LatencyMs, sd.LatencyMs)
 	require.Equal(t, sb.Autoscale, sd.Autoscale)
@@ -582,7 +584,7 @@ func TestAutoscaleDownReplicas(t *testing.T) {
 	require.NoError(t, err)
 	rr, err := Run(reserved, Options{})
 	require.NoError(t, err)
-	sr := Summarize(rr)
+	sr := report.Summarize(rr)
 	tp := float64(reserved.Cluster.GPUsPerReplica())
 	require.InDelta(t, 2*tp*rr.EndTime.Seconds()/3600*sr.Cost.PricePerGPUHour, sr.Cost.Wasted.DownUSD, 1e-3)
 	require.InDelta(t, 10*tp*rr.EndTime.Seconds()/3600*sr.Cost.PricePerGPUHour, sr.Cost.USD, 1e-3, "all 10 paid")
@@ -591,7 +593,7 @@ func TestAutoscaleDownReplicas(t *testing.T) {
 		"min_replicas = 9":                       "autoscale.min_replicas: must be at most cluster.replicas − run.down_replicas = 8 (the replicas not in repair), found 9",
 		"min_replicas = 2\ninitial_replicas = 9": "autoscale.initial_replicas: must be at most cluster.replicas − run.down_replicas = 8",
 	} {
-		_, err := Parse("x.toml", []byte("name = \"x\"\n[cluster]\nreplicas = 10\n[run]\ndown_replicas = 2\n[workload]\nduration_s = 60\n[autoscale]\nenabled = true\n"+extra+"\n"))
+		_, err := scenario.Parse("x.toml", []byte("name = \"x\"\n[cluster]\nreplicas = 10\n[run]\ndown_replicas = 2\n[workload]\nduration_s = 60\n[autoscale]\nenabled = true\n"+extra+"\n"))
 		require.ErrorContains(t, err, want, extra)
 	}
 }
@@ -667,14 +669,14 @@ func TestSizeAutoscaled(t *testing.T) {
 	require.NoError(t, err)
 	base, err = base.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "3600"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	res, err := Size(base, targets, 0.95, RunOptions{})
 	require.NoError(t, err)
 	require.True(t, res.Autoscaled)
 	for _, p := range res.Search {
 		require.GreaterOrEqual(t, p.Replicas, base.Autoscale.MinReplicas)
-		paid := StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
+		paid := report.StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
 		require.Equal(t, paid, res.pointUSD(p))
 		require.Less(t, paid, res.usdPerMonth(p.Replicas)+1e-6, "at most the cap's full price")
 	}

@@ -3,6 +3,7 @@ package experiments
 import (
 	"bytes"
 	"fmt"
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
@@ -120,7 +123,7 @@ func TestSparesSwapIn(t *testing.T) {
 	}
 	for eng.Step() {
 	}
-	st := failureStats(fi.Report(sim.FromSeconds(7200)), sim.FromSeconds(7200), 3)
+	st := report.FailureStatsOf(fi.Report(sim.FromSeconds(7200)), sim.FromSeconds(7200), 3)
 	if st.SparesUsed != 1 || st.MinAvailableR != 2 {
 		t.Errorf("spares used %d, min available %d; want 1 and 2", st.SparesUsed, st.MinAvailableR)
 	}
@@ -129,11 +132,11 @@ func TestSparesSwapIn(t *testing.T) {
 		t.Errorf("replica down %v s, want %v", st.ReplicaDownS, want)
 	}
 	// Replica 0 was repaired off the books from its failure to its return.
-	if got, want := round6(fi.Report(sim.FromSeconds(7200)).SpareRepairNs.Seconds()), 3761-100.0; got < want-1 || got > want+1 {
+	if got, want := results.Round6(fi.Report(sim.FromSeconds(7200)).SpareRepairNs.Seconds()), 3761-100.0; got < want-1 || got > want+1 {
 		t.Errorf("spare-held repair %v s, want %v", got, want)
 	}
 	// The spare idled 100 s, then replica 0 from its return to the end.
-	if got, want := round6(fi.Report(sim.FromSeconds(7200)).IdleSpareNs.Seconds()), 100+7200-3761.0; got < want-1 || got > want+1 {
+	if got, want := results.Round6(fi.Report(sim.FromSeconds(7200)).IdleSpareNs.Seconds()), 100+7200-3761.0; got < want-1 || got > want+1 {
 		t.Errorf("idle spare %v s, want %v", got, want)
 	}
 }
@@ -165,7 +168,7 @@ func TestSparesCoverWaiting(t *testing.T) {
 	for eng.Step() {
 	}
 	rep := fi.Report(sim.FromSeconds(7200))
-	st := failureStats(rep, sim.FromSeconds(7200), 3)
+	st := report.FailureStatsOf(rep, sim.FromSeconds(7200), 3)
 	require.Equal(t, 2, st.SparesUsed)
 	// Down: 1 from 200 s to 3,760 s, 2 from 3,000 s to 3,860 s.
 	require.InDelta(t, (3760-200)+(3860-3000), st.ReplicaDownS, 1)
@@ -214,7 +217,7 @@ spare_after_s = 600
 		{false, true, true, true}, // 0 repaired, now the spare
 		{false, true, true, true},
 	}, got)
-	st := failureStats(fi.Report(sim.FromSeconds(7200)), sim.FromSeconds(7200), 3)
+	st := report.FailureStatsOf(fi.Report(sim.FromSeconds(7200)), sim.FromSeconds(7200), 3)
 	require.Equal(t, 1, st.SparesUsed)
 	require.Equal(t, 1, st.Drained)
 	require.Zero(t, st.ReplicaDownS, "no capacity lost")
@@ -288,7 +291,7 @@ spare_after_s = 0
 	if len(res.Fleet.Replicas) != 10 {
 		t.Fatalf("fleet has %d replicas, want 8 + 2 spares", len(res.Fleet.Replicas))
 	}
-	if s := Summarize(res); s.Cost.Wasted.IdleSparesUSD <= 0 || s.Fleet.GPUs != 80 {
+	if s := report.Summarize(res); s.Cost.Wasted.IdleSparesUSD <= 0 || s.Fleet.GPUs != 80 {
 		t.Errorf("spares should be paid for: idle $%v, %d GPUs", s.Cost.Wasted.IdleSparesUSD, s.Fleet.GPUs)
 	}
 }
@@ -304,7 +307,7 @@ func TestWarmSparesBuiltin(t *testing.T) {
 			require.NoError(t, err)
 			res, err := Run(sc, Options{})
 			require.NoError(t, err)
-			s := Summarize(res)
+			s := report.Summarize(res)
 			slo += *s.Goodput.SLOAttainment / 4
 			usd = s.Cost.USDPerMonth
 		}
@@ -337,7 +340,7 @@ drain_on_precursor = true
 		require.NoError(t, err)
 		require.Positive(t, res.Failures.SparesUsed)
 		var b bytes.Buffer
-		require.NoError(t, Summarize(res).WriteJSON(&b))
+		require.NoError(t, report.Summarize(res).WriteJSON(&b))
 		outs = append(outs, b.String())
 	}
 	require.Equal(t, outs[0], outs[1])
@@ -351,9 +354,9 @@ func TestSweepReportsAvailability(t *testing.T) {
 	require.NoError(t, err)
 	base, err = base.Derive(OverrideOverlay("run.replications", "2"), OverrideOverlay("workload.duration_s", "600"))
 	require.NoError(t, err)
-	ax, err := ParseAxis("failures.spares=0,2")
+	ax, err := scenario.ParseAxis("failures.spares=0,2")
 	require.NoError(t, err)
-	res, err := RunSweep(base, []Axis{ax}, RunOptions{})
+	res, err := RunSweep(base, []scenario.Axis{ax}, RunOptions{})
 	require.NoError(t, err)
 	header := strings.SplitN(string(res.CSV()), "\n", 2)[0]
 	require.Contains(t, header, ",availability,availability_ci95,success_rate,success_rate_ci95")
@@ -361,7 +364,7 @@ func TestSweepReportsAvailability(t *testing.T) {
 
 	off, err := base.Derive(OverrideOverlay("failures.enabled", "false"))
 	require.NoError(t, err)
-	res, err = RunSweep(off, []Axis{ax}, RunOptions{})
+	res, err = RunSweep(off, []scenario.Axis{ax}, RunOptions{})
 	require.NoError(t, err)
 	require.NotContains(t, string(res.CSV()), "availability")
 }
@@ -373,7 +376,7 @@ func TestABReportsAvailability(t *testing.T) {
 	require.NoError(t, err)
 	base, err = base.Derive(OverrideOverlay("run.replications", "2"), OverrideOverlay("workload.duration_s", "600"))
 	require.NoError(t, err)
-	report := func(sc *Scenario) string {
+	report := func(sc *scenario.Scenario) string {
 		two, err := sc.Derive(OverrideOverlay("failures.spares", "2"))
 		require.NoError(t, err)
 		res, err := RunAB([]Arm{{Name: "none", Scenario: sc}, {Name: "two", Scenario: two}}, RunOptions{})
@@ -397,8 +400,8 @@ func TestServingSpareCoverage(t *testing.T) {
 	llama, err := failures.LookupProfile(failures.ProfileLlama3)
 	require.NoError(t, err)
 	scaled := llama.Scaled(20)
-	parse := func(tp, replicas int, extra string) (*Scenario, error) {
-		return Parse("cov.toml", []byte(fmt.Sprintf("name = \"cov\"\n[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = %d\nreplicas = %d\n"+
+	parse := func(tp, replicas int, extra string) (*scenario.Scenario, error) {
+		return scenario.Parse("cov.toml", []byte(fmt.Sprintf("name = \"cov\"\n[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = %d\nreplicas = %d\n"+
 			"[failures]\nenabled = true\nrate_multiplier = 20\n%s", tp, replicas, extra)))
 	}
 	sc, err := parse(8, 64, "spare_coverage = 0.99\n")
@@ -415,7 +418,7 @@ func TestServingSpareCoverage(t *testing.T) {
 	require.Greater(t, sc.Failures.Spares, 2*want, "a server fault takes 8 TP=1 replicas")
 	require.Equal(t, scaled.UnitSparesAt(failures.HGX(64, 4), 512, 1, 0.99), sc.Failures.Spares)
 
-	sc, err = Parse("cov.toml", []byte("name = \"cov\"\n[failures]\nspare_coverage = 0.99\n"))
+	sc, err = scenario.Parse("cov.toml", []byte("name = \"cov\"\n[failures]\nspare_coverage = 0.99\n"))
 	require.NoError(t, err)
 	require.Zero(t, sc.Failures.Spares, "failures off: no spares")
 
@@ -428,7 +431,7 @@ func TestServingSpareCoverage(t *testing.T) {
 // TestServingSpareCoverageBound: a sizing past the fleet's own size is
 // refused (the M/G/∞ count assumes few replicas out at once).
 func TestServingSpareCoverageBound(t *testing.T) {
-	_, err := Parse("cov.toml", []byte("name = \"cov\"\n[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-70b\"\ntp = 8\nreplicas = 8\n"+
+	_, err := scenario.Parse("cov.toml", []byte("name = \"cov\"\n[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-70b\"\ntp = 8\nreplicas = 8\n"+
 		"[failures]\nenabled = true\nrate_multiplier = 2000\nspare_coverage = 0.99\n"))
 	require.ErrorContains(t, err, "cov.toml:10: failures.spare_coverage: would hold")
 	require.ErrorContains(t, err, "more than cluster.replicas (8)")

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // azureCode is the Azure 2023 code trace's shape (CALIBRATION.md §4, C).
@@ -24,8 +26,8 @@ p99 = 252
 max = 4096
 `
 
-func benchScenario(b *testing.B, toml string) *Scenario {
-	sc, err := Parse("bench.toml", []byte(toml))
+func benchScenario(b *testing.B, toml string) *scenario.Scenario {
+	sc, err := scenario.Parse("bench.toml", []byte(toml))
 	require.NoError(b, err)
 	return sc
 }
@@ -42,11 +44,11 @@ func cpuSeconds(b *testing.B) float64 {
 // of the whole process, garbage collector included: the issue's unit, less
 // sensitive to other load on a shared machine than wall time) and CPU
 // seconds per run.
-func runBench(b *testing.B, sc *Scenario) { runBenchWith(b, sc, Options{}) }
+func runBench(b *testing.B, sc *scenario.Scenario) { runBenchWith(b, sc, Options{}) }
 
 // runBenchWith is runBench with the run's options, and reports the wall
 // time per run too.
-func runBenchWith(b *testing.B, sc *Scenario, opt Options) {
+func runBenchWith(b *testing.B, sc *scenario.Scenario, opt Options) {
 	b.ReportAllocs()
 	var reqs, events int64
 	cpu0 := cpuSeconds(b)

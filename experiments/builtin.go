@@ -6,20 +6,12 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 //go:embed scenarios/*.toml
 var builtinFS embed.FS
-
-// Traces shipped in the binary, so built-in replays need nothing beside it.
-// Sources and licences: traces/SOURCES.md.
-//
-//go:embed traces/*.jsonl traces/*.csv
-var traceFS embed.FS
-
-// BuiltinTracePrefix marks a trace path inside the binary, e.g.
-// "builtin:conversation_trace.jsonl".
-const BuiltinTracePrefix = "builtin:"
 
 // DefaultBuiltin is the scenario `fleetsim run` runs with no argument.
 const DefaultBuiltin = "default"
@@ -45,10 +37,10 @@ func BuiltinTOML(name string) ([]byte, error) {
 }
 
 // LoadBuiltin parses a built-in scenario.
-func LoadBuiltin(name string) (*Scenario, error) {
+func LoadBuiltin(name string) (*scenario.Scenario, error) {
 	data, err := BuiltinTOML(name)
 	if err != nil {
 		return nil, err
 	}
-	return Parse("builtin:"+name, data)
+	return scenario.Parse("builtin:"+name, data)
 }

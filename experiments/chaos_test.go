@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
@@ -174,7 +176,7 @@ func TestChaos(t *testing.T) {
 			src = strings.Replace(src, "[router]\nname = ", "[router]\nname = \"cache-aware\"\n# was ", 1)
 		}
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
-			sc, err := Parse("chaos.toml", []byte(src))
+			sc, err := scenario.Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
 			rec := fleet.NewRecorder(sc.SLO)
@@ -264,7 +266,7 @@ func TestChaos(t *testing.T) {
 			for k := range outs {
 				res, err := Run(sc, Options{})
 				require.NoError(t, err, src)
-				s := Summarize(res)
+				s := report.Summarize(res)
 				js, err := s.MarshalJSON()
 				require.NoError(t, err)
 				outs[k] = string(js)

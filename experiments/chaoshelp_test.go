@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -12,7 +14,7 @@ import (
 // checkOutstandingIndex makes every decision of the test that the pool's
 // routing index takes (least-outstanding, least-kv,
 // weighted-least-outstanding) also ask the router's scan and panic if the
-// index chose otherwise (models.CheckOutstandingIndex): the chaos tests
+// index chose otherwise (fleet.CheckOutstandingIndex): the chaos tests
 // drive every writer of Outstanding, KVUtilization and Available
 // (failures, probes, breakers, drains, autoscaling, spot, several models),
 // which the index must all hear.
@@ -51,13 +53,13 @@ func stepChecked(t *testing.T, eng *sim.Engine, fl *fleet.Fleet, rec *fleet.Reco
 
 // requireDeterministic runs sc twice through the runner and requires
 // byte-identical summaries.
-func requireDeterministic(t *testing.T, sc *Scenario, src string) {
+func requireDeterministic(t *testing.T, sc *scenario.Scenario, src string) {
 	t.Helper()
 	var outs [2]string
 	for k := range outs {
 		res, err := Run(sc, Options{})
 		require.NoError(t, err, src)
-		js, err := Summarize(res).MarshalJSON()
+		js, err := report.Summarize(res).MarshalJSON()
 		require.NoError(t, err)
 		outs[k] = string(js)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
@@ -58,7 +59,7 @@ func TestClientsNeverExceedConcurrency(t *testing.T) {
 		}
 		src := clientsScenario(trial+1, 1+rng.IntN(3), c, think, rate, 400, extra)
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
-			sc, err := Parse("clients.toml", []byte(src))
+			sc, err := scenario.Parse("clients.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
 			rec := fleet.NewRecorder(sc.SLO)
@@ -94,7 +95,7 @@ func TestClosedLoopLittlesLaw(t *testing.T) {
 	}{{8, 0}, {32, 0.5}, {64, 2}} {
 		n := 100 * tc.c
 		src := clientsScenarioCV(7, 1, tc.c, tc.thinkS, 0, n, 0.3, "")
-		sc, err := Parse("clients.toml", []byte(src))
+		sc, err := scenario.Parse("clients.toml", []byte(src))
 		require.NoError(t, err, src)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)

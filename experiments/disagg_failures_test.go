@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
@@ -59,7 +61,7 @@ replicas = 2
 // pools consistent with what it holds, no down replica available, after
 // every event; nothing left between the pools at the end. It returns the
 // fleet and the failures' report.
-func runStepChecked(t *testing.T, sc *Scenario, src string) (*fleet.Fleet, *FailureStats) {
+func runStepChecked(t *testing.T, sc *scenario.Scenario, src string) (*fleet.Fleet, *report.FailureStats) {
 	t.Helper()
 	eng := sim.NewEngine()
 	rec := fleet.NewRecorder(sc.SLO)
@@ -88,7 +90,7 @@ func runStepChecked(t *testing.T, sc *Scenario, src string) (*fleet.Fleet, *Fail
 	require.Zero(t, d.HeldBlocks(), "no prefill KV left held")
 	end := rec.LastEvent()
 	fl.Finish(end)
-	return fl, failureStats(fi.Report(end), end, sc.Cluster.Replicas)
+	return fl, report.FailureStatsOf(fi.Report(end), end, sc.Cluster.Replicas)
 }
 
 // TestDisaggFailuresStrikeDecodePool: [failures] strikes the decode pool's
@@ -98,7 +100,7 @@ func runStepChecked(t *testing.T, sc *Scenario, src string) (*fleet.Fleet, *Fail
 // pool's availability is its own block, failures.csv names each row's
 // pool, and the run is deterministic.
 func TestDisaggFailuresStrikeDecodePool(t *testing.T) {
-	sc, err := Parse("pd.toml", []byte(pdFailuresSrc))
+	sc, err := scenario.Parse("pd.toml", []byte(pdFailuresSrc))
 	require.NoError(t, err)
 	fl, fs := runStepChecked(t, sc, pdFailuresSrc)
 	st := fl.Disagg.Stats
@@ -133,7 +135,7 @@ func TestDisaggFailuresStrikeDecodePool(t *testing.T) {
 	}
 	require.Positive(t, pre)
 	require.Positive(t, dec)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Equal(t, fl.Disagg.Stats.DecodeLost, s.Disagg.DecodeLost, "the runner and the stepped run agree")
 	require.Equal(t, fs.Decode.ReplicaHits, s.Failures.Decode.ReplicaHits)
 	require.Positive(t, s.Cost.Wasted.DiscardedUSD, "the decodes lost are priced")
@@ -183,11 +185,11 @@ replica = 1
 mode = "hang"
 `
 	deep := strings.Replace(src, "%KIND%", "deep", 1)
-	sc, err := Parse("pd.toml", []byte(deep))
+	sc, err := scenario.Parse("pd.toml", []byte(deep))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	t.Logf("decode probes %d, ejections %d (isolated after %.0f ms), reprefills %d (decode lost %d), completed %d of %d",
 		s.Disagg.DecodeProbes, s.Disagg.DecodeEjections, s.Disagg.DecodeIsolationMsMax, s.Disagg.RePrefills, s.Disagg.DecodeLost, s.Requests.Completed, s.Requests.Arrived)
 	require.Positive(t, s.Disagg.DecodeProbes, "probes watch the decode pool")
@@ -208,7 +210,7 @@ mode = "hang"
 		"probe_gpu_seconds is both pools'")
 	requireDeterministic(t, sc, deep)
 
-	_, err = Parse("pd.toml", []byte(strings.Replace(src, "%KIND%", "liveness", 1)))
+	_, err = scenario.Parse("pd.toml", []byte(strings.Replace(src, "%KIND%", "liveness", 1)))
 	require.ErrorContains(t, err, `pd.toml:29: disagg.faults.0.duration_s: a decode replica's hang needs a duration > 0 unless deep probes`)
 }
 
@@ -219,7 +221,7 @@ mode = "hang"
 func TestDisaggFailuresNeedOneDomainSize(t *testing.T) {
 	src := strings.Replace(pdFailuresSrc, "[disagg.decode]\nreplicas = 2\n", "[disagg.decode]\nreplicas = 2\ngpu = \"GB200\"\n", 1)
 	require.Equal(t, "gpu = \"GB200\"", strings.Split(src, "\n")[36-1])
-	_, err := Parse("pd.toml", []byte(src))
+	_, err := scenario.Parse("pd.toml", []byte(src))
 	require.ErrorContains(t, err, `pd.toml:36: disagg.decode.gpu: [failures] on a disaggregated fleet needs both pools' GPUs in NVLink domains of one size`)
 }
 
@@ -233,7 +235,7 @@ func TestDisaggFailuresNeedOneDomainSize(t *testing.T) {
 func TestDisaggDecodeSpares(t *testing.T) {
 	src := strings.Replace(pdFailuresSrc, "cold_start_s = 5\n", "cold_start_s = 5\ndecode_spares = 1\nspare_after_s = 0\n", 1)
 	src = strings.Replace(src, "seed = 3\n", "seed = 2\n", 1)
-	sc, err := Parse("pd.toml", []byte(src))
+	sc, err := scenario.Parse("pd.toml", []byte(src))
 	require.NoError(t, err)
 	fl, fs := runStepChecked(t, sc, src)
 	require.Len(t, fl.Disagg.Decode, 3, "two serving decode replicas and a spare")
@@ -254,13 +256,13 @@ func TestDisaggDecodeSpares(t *testing.T) {
 		}
 	}
 	require.Equal(t, fs.Decode.SparesUsed, swaps)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Equal(t, 2, s.Disagg.DecodeReplicas)
 	require.Equal(t, 12, s.Disagg.DecodeGPUs, "the spare's GPUs are paid for")
 	require.Positive(t, s.Cost.Wasted.IdleSparesUSD)
 	requireDeterministic(t, sc, src)
 
-	_, err = Parse("pd.toml", []byte(strings.Replace(src, "[disagg]\nenabled = true\n", "[disagg]\nenabled = false\n", 1)))
+	_, err = scenario.Parse("pd.toml", []byte(strings.Replace(src, "[disagg]\nenabled = true\n", "[disagg]\nenabled = false\n", 1)))
 	require.ErrorContains(t, err, "pd.toml:26: failures.decode_spares: needs a disaggregated fleet")
 }
 
@@ -271,9 +273,9 @@ func TestDisaggDecodeSpares(t *testing.T) {
 // faults.MaxEvents).
 func TestDisaggFailureRateCountsDecodeGPUs(t *testing.T) {
 	src := strings.Replace(pdFailuresSrc, "rate_multiplier = 40\n", "rate_multiplier = 5000000\n", 1)
-	_, err := Parse("pd.toml", []byte(src))
+	_, err := scenario.Parse("pd.toml", []byte(src))
 	require.ErrorContains(t, err, "failures.rate_multiplier: 5e+06 gives about 1.33e+06 failures on 16 GPUs")
-	_, err = Parse("pd.toml", []byte(strings.Replace(src, "[disagg]\nenabled = true\n", "[disagg]\nenabled = false\n", 1)))
+	_, err = scenario.Parse("pd.toml", []byte(strings.Replace(src, "[disagg]\nenabled = true\n", "[disagg]\nenabled = false\n", 1)))
 	require.NoError(t, err, "co-located, 8 GPUs")
 }
 
@@ -298,11 +300,11 @@ enabled = true
 [disagg.decode]
 replicas = 2
 `
-	sc, err := Parse("pd.toml", []byte(src))
+	sc, err := scenario.Parse("pd.toml", []byte(src))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Equal(t, 24, s.Fleet.GPUs)
 	require.Equal(t, 3, s.Fleet.Domains, "both pools' servers")
 	var tbl strings.Builder
@@ -352,16 +354,16 @@ replica = 1
 mode = "hang"
 duration_s = 40
 `
-	run := func(name string) *Summary {
+	run := func(name string) *report.Summary {
 		text := strings.Replace(src, "%NAME%", name, 1)
-		sc, err := Parse("pd.toml", []byte(text))
+		sc, err := scenario.Parse("pd.toml", []byte(text))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
 		if name != "none" {
 			requireDeterministic(t, sc, text)
 		}
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	off, on := run("none"), run("sliding-window")
 	t.Logf("timeouts: no breaker %d, breaker %d (opened %d times, isolated after %.0f ms); completed %d vs %d of %d",

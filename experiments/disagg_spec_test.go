@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // TestDisaggDecodeSpeculation: speculative decoding on the decode pool
@@ -39,13 +42,13 @@ enabled = true
 [disagg.decode]
 replicas = 2
 `
-	run := func(spec string) (*Summary, int64) {
+	run := func(spec string) (*report.Summary, int64) {
 		t.Helper()
-		sc, err := Parse("pd.toml", []byte(base+spec))
+		sc, err := scenario.Parse("pd.toml", []byte(base+spec))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		require.Equal(t, s.Requests.Arrived, s.Requests.Completed)
 		if spec != "" {
 			requireDeterministic(t, sc, base+spec)
@@ -62,6 +65,6 @@ replicas = 2
 	require.Less(t, goodKV, plainKV, "verify tokens take KV")
 	require.Equal(t, plain.Disagg.TTFTSplitMs["prefill"], good.Disagg.TTFTSplitMs["prefill"], "the prefill pool is unchanged")
 
-	_, err := Parse("pd.toml", []byte(strings.Replace(base, "[disagg]\n", "[cluster.replica.speculative]\nenabled = true\n[disagg]\n", 1)))
+	_, err := scenario.Parse("pd.toml", []byte(strings.Replace(base, "[disagg]\n", "[cluster.replica.speculative]\nenabled = true\n[disagg]\n", 1)))
 	require.ErrorContains(t, err, "pd.toml:21: cluster.replica.speculative.enabled: the prefill pool of a disaggregated fleet has no decode steps")
 }

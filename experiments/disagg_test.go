@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,7 +48,7 @@ domain_gpus = 8
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := strings.NewReplacer("%LINK%", tc.link, "%GPU%", tc.gpu, "%TP%", tc.tp).Replace(base)
-			_, err := Parse("pd.toml", []byte(src))
+			_, err := scenario.Parse("pd.toml", []byte(src))
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.want)
 		})
@@ -54,21 +56,21 @@ domain_gpus = 8
 	// The pool that cannot hold the model is named at the line of the
 	// decode table's model (inherited: its table's line).
 	src := strings.NewReplacer("%LINK%", "auto", "%GPU%", "H100", "%TP%", "1").Replace(base)
-	_, err := Parse("pd.toml", []byte(src))
+	_, err := scenario.Parse("pd.toml", []byte(src))
 	require.ErrorContains(t, err, "does not fit")
 	// Sound: the same over RDMA between servers.
 	src = strings.NewReplacer("%LINK%", "auto", "%GPU%", "H100", "%TP%", "8").Replace(base)
-	_, err = Parse("pd.toml", []byte(src))
+	_, err = scenario.Parse("pd.toml", []byte(src))
 	require.NoError(t, err)
 }
 
 // pdArms runs the pd-disaggregation built-in's two arms once, with
 // overrides, and returns their goodput (requests meeting the SLO per s).
-func pdArms(t *testing.T, overrides ...[2]string) (colocated, disagg *Summary) {
+func pdArms(t *testing.T, overrides ...[2]string) (colocated, disagg *report.Summary) {
 	t.Helper()
 	sc, err := LoadBuiltin("pd-disaggregation")
 	require.NoError(t, err)
-	ovs := []Overlay{OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "120")}
+	ovs := []scenario.Overlay{OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "120")}
 	for _, o := range overrides {
 		ovs = append(ovs, OverrideOverlay(o[0], o[1]))
 	}
@@ -77,11 +79,11 @@ func pdArms(t *testing.T, overrides ...[2]string) (colocated, disagg *Summary) {
 	arms, err := ArmsFromScenario(base)
 	require.NoError(t, err)
 	require.Len(t, arms, 2)
-	var out [2]*Summary
+	var out [2]*report.Summary
 	for i, a := range arms {
 		res, err := Run(a.Scenario, Options{})
 		require.NoError(t, err)
-		out[i] = Summarize(res)
+		out[i] = report.Summarize(res)
 		require.Equal(t, 8, out[i].Fleet.GPUs, "same GPU count in both arms")
 		require.Equal(t, out[i].Requests.Arrived, out[i].Requests.Completed)
 	}
@@ -151,13 +153,13 @@ mode = "%MODE%"
 restart_s = 5
 cold_start_s = 10
 `
-	sc, err := Parse("pd.toml", []byte(strings.Replace(src, "%MODE%", "fail", 1)))
+	sc, err := scenario.Parse("pd.toml", []byte(strings.Replace(src, "%MODE%", "fail", 1)))
 	require.NoError(t, err)
 	var outs [2]string
 	for k := range outs {
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		require.Equal(t, s.Requests.Arrived, s.Requests.Completed, "every request completes")
 		require.Positive(t, s.Disagg.RePrefills, "the crash lost KV")
 		require.Equal(t, s.Disagg.Transfers, s.Requests.Completed+s.Disagg.RePrefills, "a re-prefilled request transfers twice")
@@ -166,7 +168,7 @@ cold_start_s = 10
 		outs[k] = string(js)
 	}
 	require.Equal(t, outs[0], outs[1])
-	_, err = Parse("pd.toml", []byte(strings.Replace(src, "%MODE%", "maintenance", 1)))
+	_, err = scenario.Parse("pd.toml", []byte(strings.Replace(src, "%MODE%", "maintenance", 1)))
 	require.ErrorContains(t, err, `pd.toml:27: disagg.faults.0.mode: a decode replica takes one of`)
 }
 
@@ -181,19 +183,19 @@ func TestDisaggCDFAndMerge(t *testing.T) {
 	require.NoError(t, err)
 	reps, err := RunReplications(arms[1].Scenario, RunOptions{Workers: 1})
 	require.NoError(t, err)
-	cdf := func(reps []*RepResult) string {
+	cdf := func(reps []*report.RepResult) string {
 		tb := results.NewTable(results.CDFFile, nil, nil)
-		NewArmResult("disagg", reps).CDFRows(tb)
+		report.NewArmResult("disagg", reps).CDFRows(tb)
 		return string(tb.Bytes())
 	}
 	want := cdf(reps)
-	for _, st := range ttftStages {
+	for _, st := range report.TTFTStages {
 		require.Contains(t, want, "disagg,ttft_"+st+",")
 	}
 	dir := t.TempDir()
-	prov, err := NewProvenance("run", nil, []*Scenario{arms[1].Scenario}, 1)
+	prov, err := NewProvenance("run", nil, []*scenario.Scenario{arms[1].Scenario}, 1)
 	require.NoError(t, err)
-	path, err := NewPart("run", Shard{1, 1}, sc.Name, []string{""}, [][]*RepResult{reps}, prov).Write(dir)
+	path, err := NewPart("run", Shard{1, 1}, sc.Name, []string{""}, [][]*report.RepResult{reps}, prov).Write(dir)
 	require.NoError(t, err)
 	_, merged, err := ReadParts([]string{path})
 	require.NoError(t, err)
@@ -210,7 +212,7 @@ func TestDisaggSizeRefused(t *testing.T) {
 	require.NoError(t, err)
 	sc, err = sc.Derive(OverrideOverlay("disagg.enabled", "true"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	_, err = Size(sc, targets, 0.95, RunOptions{})
 	require.ErrorContains(t, err, "SizeMix")

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // TestDownReplicasStayDown: run.down_replicas' replicas are in repair for
@@ -25,7 +28,7 @@ func TestDownReplicasStayDown(t *testing.T) {
 		"fault":    "[[faults]]\nreplica = 3\nmode = \"fail\"\nat_s = 10\nduration_s = 5\nrestart_s = 5\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			sc, err := Parse("down.toml", []byte(fmt.Sprintf(src, 4, 1, extra)))
+			sc, err := scenario.Parse("down.toml", []byte(fmt.Sprintf(src, 4, 1, extra)))
 			require.NoError(t, err)
 			res, err := Run(sc, Options{})
 			require.NoError(t, err)
@@ -33,14 +36,14 @@ func TestDownReplicasStayDown(t *testing.T) {
 			require.True(t, r3.Retired())
 			require.False(t, r3.Up())
 			require.Zero(t, r3.Stats.DecodeTokens+r3.Stats.PrefillTokens, "the replica in repair served")
-			s := Summarize(res)
+			s := report.Summarize(res)
 			require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
 			if name == "alone" || name == "liveness" {
-				three, err := Parse("down.toml", []byte(fmt.Sprintf(src, 3, 0, extra)))
+				three, err := scenario.Parse("down.toml", []byte(fmt.Sprintf(src, 3, 0, extra)))
 				require.NoError(t, err)
 				r, err := Run(three, Options{})
 				require.NoError(t, err)
-				s3 := Summarize(r)
+				s3 := report.Summarize(r)
 				require.Equal(t, s3.Requests, s.Requests)
 				require.Equal(t, s3.LatencyMs, s.LatencyMs)
 				require.InDelta(t, res.EndTime.Seconds()/3600*s.Cost.PricePerGPUHour, s.Cost.Wasted.DownUSD, 1e-6)

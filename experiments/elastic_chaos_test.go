@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
@@ -133,11 +134,11 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 			}
 		}
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
-			sc, err := Parse("chaos.toml", []byte(src))
+			sc, err := scenario.Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
 			rec := fleet.NewRecorder(sc.SLO)
-			sc.perModelRecorders(rec)
+			perModelRecorders(sc, rec)
 			fl, err := newFleet(eng, sc, rec)
 			require.NoError(t, err, src)
 			a := fl.Autoscaler
@@ -145,13 +146,13 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 			fl.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
 			ap, err := injectFaults(eng, fl, sc)
 			require.NoError(t, err, src)
-			down := sc.downIndexes()
+			down := sc.DownIndexes()
 			for _, i := range down { // as Run does
 				ap.Remove(i)
 			}
 			var sp *fleet.Spot
 			if spot {
-				sp = fl.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+				sp = fl.StartSpot(sc.SpotParams(), sim.NewStream(sc.Seed, streams.Spot))
 			}
 			_, err = startFailures(eng, fl, sc, sc.Seed)
 			require.NoError(t, err, src)

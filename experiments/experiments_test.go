@@ -5,7 +5,9 @@ import (
 	"math"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,9 +39,9 @@ ttft_ms = 800
 tpot_ms = 100
 `
 
-func mustParse(t testing.TB, src string) *Scenario {
+func mustParse(t testing.TB, src string) *scenario.Scenario {
 	t.Helper()
-	sc, err := Parse("test.toml", []byte(src))
+	sc, err := scenario.Parse("test.toml", []byte(src))
 	require.NoError(t, err)
 	return sc
 }
@@ -52,12 +54,12 @@ func TestReplicationsIndependentOfWorkers(t *testing.T) {
 	for _, w := range []int{1, 2, 3} {
 		reps, err := RunReplications(sc, RunOptions{Workers: w})
 		require.NoError(t, err)
-		a := NewArmResult("", reps)
+		a := report.NewArmResult("", reps)
 		js, err := a.SummaryJSON()
 		require.NoError(t, err)
 		cdf := results.NewTable(results.CDFFile, nil, nil)
 		a.CDFRows(cdf)
-		keys := ReplicationKeys([]*ArmResult{a})
+		keys := report.ReplicationKeys([]*report.ArmResult{a})
 		rt := results.NewTable(results.ReplicationsFile, nil, keys)
 		a.ReplicationRows(rt, keys)
 		outs = append(outs, append(append(js, cdf.Bytes()...), rt.Bytes()...))
@@ -73,7 +75,7 @@ func TestReplicationZeroIsThePlainRun(t *testing.T) {
 	require.NoError(t, err)
 	reps, err := RunReplications(sc, RunOptions{})
 	require.NoError(t, err)
-	require.Equal(t, *Summarize(res), *reps[0].Summary)
+	require.Equal(t, *report.Summarize(res), *reps[0].Summary)
 }
 
 // TestConfidenceIntervalsShrink: the CI half-width of mean p99 TTFT shrinks
@@ -85,7 +87,7 @@ func TestConfidenceIntervalsShrink(t *testing.T) {
 		sc.Run.Replications = r
 		reps, err := RunReplications(sc, RunOptions{})
 		require.NoError(t, err)
-		return StatMap(Aggregate(reps))["latency_ms.e2e.mean"].CI95
+		return report.StatMap(report.Aggregate(reps))["latency_ms.e2e.mean"].CI95
 	}
 	c4, c16 := ci(4), ci(16)
 	// Expected ratio √(16/4)·t(0.975,3)/t(0.975,15) = 2·3.182/2.131 ≈ 2.99.
@@ -146,7 +148,7 @@ replicas = 4
 		}
 	}
 	require.Less(t, ttft.Diff+ttft.DiffCI, 0.0, "4 replicas cut p99 TTFT significantly")
-	require.Equal(t, StatMap(res.Arms[0].Stats)["requests.arrived"].Values, StatMap(res.Arms[1].Stats)["requests.arrived"].Values,
+	require.Equal(t, report.StatMap(res.Arms[0].Stats)["requests.arrived"].Values, report.StatMap(res.Arms[1].Stats)["requests.arrived"].Values,
 		"both arms see the same arrivals")
 }
 
@@ -180,7 +182,7 @@ func TestParseAxis(t *testing.T) {
 		{"cluster.replicas=1..5:0", nil, true},
 		{"cluster.replicas=1..1000000:1", nil, true},
 	} {
-		ax, err := ParseAxis(tc.spec)
+		ax, err := scenario.ParseAxis(tc.spec)
 		if tc.err {
 			require.Error(t, err, tc.spec)
 			continue
@@ -193,9 +195,9 @@ func TestParseAxis(t *testing.T) {
 func TestSweepSharesSeedsAndReportsEveryPoint(t *testing.T) {
 	sc, err := mustParse(t, small).Derive(OverrideOverlay("run.replications", "2"))
 	require.NoError(t, err)
-	ax, err := ParseAxis("cluster.replicas=1..3")
+	ax, err := scenario.ParseAxis("cluster.replicas=1..3")
 	require.NoError(t, err)
-	res, err := RunSweep(sc, []Axis{ax}, RunOptions{})
+	res, err := RunSweep(sc, []scenario.Axis{ax}, RunOptions{})
 	require.NoError(t, err)
 	require.Len(t, res.Points, 3)
 	require.Len(t, res.Points[0].Arm.Reps, 2)
@@ -203,29 +205,29 @@ func TestSweepSharesSeedsAndReportsEveryPoint(t *testing.T) {
 	require.Contains(t, csv, "cluster.replicas,replications,ttft_p99_ms,ttft_p99_ms_ci95")
 	var prev = math.Inf(1)
 	for _, p := range res.Points {
-		m := StatMap(p.Arm.Stats)
-		require.Equal(t, StatMap(res.Points[0].Arm.Stats)["requests.arrived"].Values, m["requests.arrived"].Values)
+		m := report.StatMap(p.Arm.Stats)
+		require.Equal(t, report.StatMap(res.Points[0].Arm.Stats)["requests.arrived"].Values, m["requests.arrived"].Values)
 		p99 := m["latency_ms.ttft.p99"].Mean
 		require.LessOrEqual(t, p99, prev*1.05, "more replicas, no worse TTFT")
 		prev = p99
 	}
-	_, err = RunSweep(sc, []Axis{{Key: "cluster.replicaz", Values: []string{"2"}}}, RunOptions{})
+	_, err = RunSweep(sc, []scenario.Axis{{Key: "cluster.replicaz", Values: []string{"2"}}}, RunOptions{})
 	require.ErrorContains(t, err, "cluster.replicaz")
 }
 
 func TestParseSLO(t *testing.T) {
-	ts, err := ParseSLO("ttft_p99=800ms,success=99.9%,e2e_p50=2s,slo_attainment=0.95")
+	ts, err := scenario.ParseSLO("ttft_p99=800ms,success=99.9%,e2e_p50=2s,slo_attainment=0.95")
 	require.NoError(t, err)
 	require.InDelta(t, 0.999, ts[1].Limit, 1e-12)
 	ts[1].Limit = 0.999
-	require.Equal(t, []Target{
+	require.Equal(t, []scenario.Target{
 		{Name: "ttft_p99", Key: "latency_ms.ttft.p99", Limit: 800, Upper: true},
 		{Name: "success", Key: "success", Limit: 0.999},
 		{Name: "e2e_p50", Key: "latency_ms.e2e.p50", Limit: 2000, Upper: true},
 		{Name: "slo_attainment", Key: "goodput.slo_attainment", Limit: 0.95},
 	}, ts)
 	for _, bad := range []string{"", "ttft=800ms", "ttft_p99=fast", "success=120%", "ttft_p99=-1ms", "foo_p99=1ms"} {
-		_, err := ParseSLO(bad)
+		_, err := scenario.ParseSLO(bad)
 		require.Error(t, err, bad)
 	}
 }
@@ -236,7 +238,7 @@ func TestSizingMonotoneAndHolds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several searches")
 	}
-	targets, err := ParseSLO("ttft_p99=800ms,success=99.9%")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms,success=99.9%")
 	require.NoError(t, err)
 	prevN := 0
 	for _, rate := range []int{40, 120, 240} {
@@ -262,7 +264,7 @@ func TestSizingMonotoneAndHolds(t *testing.T) {
 		require.NoError(t, err)
 		reps, err := RunReplications(fresh, RunOptions{})
 		require.NoError(t, err)
-		m := StatMap(Aggregate(reps))
+		m := report.StatMap(report.Aggregate(reps))
 		require.LessOrEqual(t, m["latency_ms.ttft.p99"].Mean, 800.0, "fresh seeds at N meet the p99 target")
 	}
 }
@@ -286,12 +288,12 @@ func BenchmarkReplicationsParallel(b *testing.B) {
 
 func TestCostTiersPowerAndRecompute(t *testing.T) {
 	base := mustParse(t, small)
-	run := func(ovs ...Overlay) *Summary {
+	run := func(ovs ...scenario.Overlay) *report.Summary {
 		sc, err := base.Derive(append(ovs, OverrideOverlay("run.replications", "1"))...)
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	od := run()
 	require.Equal(t, 6.50, od.Cost.PricePerGPUHour)
@@ -321,7 +323,7 @@ func TestSizingWithTwoDown(t *testing.T) {
 	require.NoError(t, err)
 	sc, err = sc.Derive(OverrideOverlay("run.replications", "2"), OverrideOverlay("workload.duration_s", "120"))
 	require.NoError(t, err)
-	targets, err := ParseSLO(sc.Size.SLO)
+	targets, err := scenario.ParseSLO(sc.Size.SLO)
 	require.NoError(t, err)
 	res, err := Size(sc, targets, 0.95, RunOptions{})
 	require.NoError(t, err)
@@ -332,7 +334,7 @@ func TestSizingWithTwoDown(t *testing.T) {
 	require.Equal(t, n+1, res.Rows[2].Point.Replicas)
 	require.Equal(t, n+2, res.Rows[3].Point.Replicas)
 	require.False(t, res.Rows[0].Point.Failures)
-	require.Positive(t, StatMap(res.Rows[1].Point.Arm.Stats)["cost.wasted.down_usd"].Mean, "the two replicas in repair are paid for")
+	require.Positive(t, report.StatMap(res.Rows[1].Point.Arm.Stats)["cost.wasted.down_usd"].Mean, "the two replicas in repair are paid for")
 	require.True(t, res.Rows[1].Point.Failures)
 	csv := string(res.CSV())
 	require.Contains(t, csv, "N (no failures),")
@@ -352,7 +354,7 @@ cold_start_s = 60
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.NotNil(t, s.Failures)
 	t.Logf("failures %+v; failed requests %d of %d", *s.Failures, s.Requests.Failed, s.Requests.Arrived)
 	require.Positive(t, s.Failures.Events)
@@ -371,7 +373,7 @@ cold_start_s = 60
 	require.NoError(t, err)
 	res0, err := Run(off, Options{})
 	require.NoError(t, err)
-	require.Equal(t, s.Requests.Arrived, Summarize(res0).Requests.Arrived, "failures do not move the arrivals")
+	require.Equal(t, s.Requests.Arrived, report.Summarize(res0).Requests.Arrived, "failures do not move the arrivals")
 }
 
 // TestPrecursorDrain: draining on precursors (rising correctable ECC before
@@ -387,12 +389,12 @@ cold_start_s = 60
 	sc, err := sc.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.duration_s", "1200"),
 		OverrideOverlay("cluster.replicas", "8"), OverrideOverlay("workload.arrival.rate_per_s", "40"))
 	require.NoError(t, err)
-	run := func(drain bool) *Summary {
+	run := func(drain bool) *report.Summary {
 		d, err := sc.Derive(OverrideOverlay("failures.drain_on_precursor", fmt.Sprint(drain)))
 		require.NoError(t, err)
 		res, err := Run(d, Options{})
 		require.NoError(t, err)
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	off, on := run(false), run(true)
 	t.Logf("no drain: %d failed, %+v", off.Requests.Failed, *off.Failures)
@@ -418,7 +420,7 @@ cold_start_s = 60
 		require.NoError(t, err)
 		res, err := Run(d, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		require.Positive(t, s.Failures.Events)
 		t.Logf("%s: %d domains, %d events hit %d replicas, availability %.3f", placement, s.Fleet.Domains,
 			s.Failures.Events, s.Failures.ReplicaHits, s.Failures.Availability)
@@ -442,7 +444,7 @@ mode = "fail"
 `)
 	sc, err := sc.Derive(OverrideOverlay("run.replications", "2"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("success=100%")
+	targets, err := scenario.ParseSLO("success=100%")
 	require.NoError(t, err)
 	_, err = Size(sc, targets, 0.95, RunOptions{})
 	require.ErrorContains(t, err, "doubling the fleet no longer helps")
@@ -477,7 +479,7 @@ func TestServingBlastRadiusHGXvsNVL72(t *testing.T) {
 		require.Equal(t, sn.Failures.Events, sh.Failures.Events, "replication %d", k)
 		require.Equal(t, sn.Failures.ByCategory, sh.Failures.ByCategory, "replication %d", k)
 		require.GreaterOrEqual(t, sn.Failures.ReplicaHits, sh.Failures.ReplicaHits, "replication %d", k)
-		for _, s := range []*Summary{sn, sh} {
+		for _, s := range []*report.Summary{sn, sh} {
 			require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
 		}
 	}
@@ -534,7 +536,7 @@ func TestTrainingBlastRadiusHGXvsNVL72(t *testing.T) {
 // size says when its confidence bound is not one: with one replication, and
 // when every replication is identical (a trace replay draws nothing).
 func TestSizeSaysWhenThereIsNoBound(t *testing.T) {
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	sc, err := mustParse(t, small).Derive(OverrideOverlay("run.replications", "1"))
 	require.NoError(t, err)
@@ -542,7 +544,7 @@ func TestSizeSaysWhenThereIsNoBound(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, res.Table(sc.Name), "1 replication per size: no confidence bound")
 
-	tr, err := Parse("tr.toml", []byte(`name = "tr"
+	tr, err := scenario.Parse("tr.toml", []byte(`name = "tr"
 [cluster]
 gpu = "H100"
 model = "llama-3-8b"

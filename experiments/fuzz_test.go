@@ -1,6 +1,10 @@
 package experiments
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
+)
 
 // FuzzParse: scenario parsing and validation never panic, whatever the
 // bytes; they return a scenario or an error. Run it with
@@ -17,7 +21,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[cluster]\ntp = 16\n[[arms]]\nname = 1\n"))
 	f.Add([]byte("[rollout]\nenabled = true\nsteps = [\"50:50\", \"x\"]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		sc, err := Parse("fuzz.toml", data)
+		sc, err := scenario.Parse("fuzz.toml", data)
 		if err == nil && sc == nil {
 			t.Fatal("no scenario and no error")
 		}

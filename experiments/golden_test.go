@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/stretchr/testify/require"
 )
@@ -21,13 +23,13 @@ var update = flag.Bool("update", false, "rewrite testdata/golden/*.json from thi
 // [sweep] points, or itself, each with one replication of its full
 // workload (all of them take about a second), so failures, spares,
 // rollouts and hedges all act.
-func goldenRuns(t *testing.T, name string) map[string]*Scenario {
+func goldenRuns(t *testing.T, name string) map[string]*scenario.Scenario {
 	t.Helper()
 	sc, err := LoadBuiltin(name)
 	require.NoError(t, err)
 	base, err := sc.Derive(OverrideOverlay("run.replications", "1"))
 	require.NoError(t, err)
-	out := map[string]*Scenario{}
+	out := map[string]*scenario.Scenario{}
 	switch {
 	case len(base.Arms) >= 2:
 		arms, err := ArmsFromScenario(base)
@@ -36,9 +38,9 @@ func goldenRuns(t *testing.T, name string) map[string]*Scenario {
 			out[name+"--"+a.Name] = a.Scenario
 		}
 	case len(base.Sweep.Params) > 0:
-		var axes []Axis
+		var axes []scenario.Axis
 		for _, p := range base.Sweep.Params {
-			ax, err := ParseAxis(p)
+			ax, err := scenario.ParseAxis(p)
 			require.NoError(t, err)
 			axes = append(axes, ax)
 		}
@@ -72,7 +74,7 @@ func TestGolden(t *testing.T) {
 			t.Run(key, func(t *testing.T) {
 				reps, err := RunReplications(sc, RunOptions{Workers: 1})
 				require.NoError(t, err)
-				got, err := NewArmResult("", reps).SummaryJSON()
+				got, err := report.NewArmResult("", reps).SummaryJSON()
 				require.NoError(t, err)
 				path := filepath.Join(dir, key+".json")
 				seen[key+".json"] = true
@@ -133,7 +135,7 @@ func TestGoldenParallel(t *testing.T) {
 				reps, err := RunReplications(two, RunOptions{Workers: 2})
 				require.NoError(t, err)
 				require.Len(t, reps, 2)
-				got, err := NewArmResult("", reps[:1]).SummaryJSON()
+				got, err := report.NewArmResult("", reps[:1]).SummaryJSON()
 				require.NoError(t, err)
 				want, err := os.ReadFile(filepath.Join("testdata", "golden", key+".json"))
 				require.NoError(t, err)

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // groupSparesSrc is a fleet of an HGX H100 group and a GB200 NVL72 group
@@ -46,13 +49,13 @@ spare_after_s = 0
 
 // runConserved parses and runs src, requires that it conserves
 // requests, and returns the scenario, the result and its summary.
-func runConserved(t *testing.T, src string) (*Scenario, *Result, *Summary) {
+func runConserved(t *testing.T, src string) (*scenario.Scenario, *report.Result, *report.Summary) {
 	t.Helper()
-	sc, err := Parse("test.toml", []byte(src))
+	sc, err := scenario.Parse("test.toml", []byte(src))
 	require.NoError(t, err, src)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err, src)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight, src)
 	return sc, res, s
@@ -62,7 +65,7 @@ func runConserved(t *testing.T, src string) (*Scenario, *Result, *Summary) {
 type spareSwap struct{ j, i int }
 
 // spareSwaps are the run's swaps ("spare" rows, "replica J for I").
-func spareSwaps(t *testing.T, res *Result) []spareSwap {
+func spareSwaps(t *testing.T, res *report.Result) []spareSwap {
 	var out []spareSwap
 	for _, p := range res.Timeline {
 		if p.Event != "spare" {
@@ -103,8 +106,8 @@ func TestGroupSpares(t *testing.T) {
 	// timeseries.csv's per-group columns count the spares' groups too
 	// (the spend-rate plot prices them).
 	var cols []string
-	for _, c := range groupColumns(sc) {
-		cols = append(cols, fmt.Sprintf("%s[%d,%d)", c.name, c.first, c.end))
+	for _, c := range report.GroupColumns(sc) {
+		cols = append(cols, fmt.Sprintf("%s[%d,%d)", c.Name, c.First, c.End))
 	}
 	require.Equal(t, []string{"provisioned_replicas.hgx[0,3)", "provisioned_replicas.nvl[3,7)",
 		"provisioned_replicas.hgx-spares[7,8)", "provisioned_replicas.nvl-spares[8,10)"}, cols)
@@ -137,7 +140,7 @@ func TestGroupSpares(t *testing.T) {
 // A group without spares gets none of another group's: its failed
 // replicas stay down until repaired.
 func TestGroupSparesNotShared(t *testing.T) {
-	sc, err := Parse("gs.toml", []byte(groupSparesSrc(2, 0)))
+	sc, err := scenario.Parse("gs.toml", []byte(groupSparesSrc(2, 0)))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
@@ -152,7 +155,7 @@ func TestGroupSparesNotShared(t *testing.T) {
 		}
 	}
 	require.Greater(t, nvlFailed, 0, "GB200 replicas failed and stayed down")
-	require.Greater(t, Summarize(res).Failures.SparesUsed, 0)
+	require.Greater(t, report.Summarize(res).Failures.SparesUsed, 0)
 }
 
 // The idle spares are priced at their own group's TP and price, not the
@@ -161,7 +164,7 @@ func TestGroupSparesNotShared(t *testing.T) {
 func TestGroupSparesIdlePrice(t *testing.T) {
 	src := strings.Replace(groupSparesSrc(1, 0), "replicas = 3\n", "replicas = 3\nprice_per_gpu_hour = 1\n", 1)
 	src = strings.Replace(src, "replicas = 4\n", "replicas = 4\nprice_per_gpu_hour = 5\n", 1)
-	sc, err := Parse("gs.toml", []byte(src))
+	sc, err := scenario.Parse("gs.toml", []byte(src))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
@@ -175,7 +178,7 @@ func TestGroupSparesIdlePrice(t *testing.T) {
 	}
 	require.Greater(t, idle, 0.0)
 	require.Less(t, idle, 600.0, "the spare stood in for a while")
-	require.InDelta(t, idle*8/3600*1, Summarize(res).Cost.Wasted.IdleSparesUSD, 1e-6)
+	require.InDelta(t, idle*8/3600*1, report.Summarize(res).Cost.Wasted.IdleSparesUSD, 1e-6)
 }
 
 func TestGroupSparesRefusals(t *testing.T) {
@@ -201,7 +204,7 @@ func TestGroupSparesRefusals(t *testing.T) {
 			"failures.spare_coverage: cannot be combined with [[cluster.groups]] or [disagg] yet (set spares in each [[cluster.groups]] table)"},
 	}
 	for _, c := range cases {
-		_, err := Parse("gs.toml", []byte(c.edit(src)))
+		_, err := scenario.Parse("gs.toml", []byte(c.edit(src)))
 		require.ErrorContains(t, err, c.want)
 	}
 }
@@ -289,11 +292,11 @@ spare_after_s = 0
 spares = 2
 `
 	for _, src := range []string{homogeneous, groupSparesSrc(1, 1), groupSparesSrc(2, 2)} {
-		sc, err := Parse("s.toml", []byte(src))
+		sc, err := scenario.Parse("s.toml", []byte(src))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		f := Summarize(res).Failures
+		f := report.Summarize(res).Failures
 		require.Greater(t, f.SparesUsed, 0, src)
 		require.GreaterOrEqual(t, f.MinAvailableR, 0, src)
 		require.GreaterOrEqual(t, f.Availability, 0.0, src)
@@ -307,7 +310,7 @@ spares = 2
 // fleetsim size keeps a group's spares at every count of the group but 0
 // (a group with no replicas needs no spares), and pays for them.
 func TestGroupSparesSizeOverlay(t *testing.T) {
-	base, err := Parse("gs.toml", []byte(groupSparesSrc(1, 2)))
+	base, err := scenario.Parse("gs.toml", []byte(groupSparesSrc(1, 2)))
 	require.NoError(t, err)
 	sc, err := base.Derive(groupsOverlay(base.Cluster.Groups, 0, 3))
 	require.NoError(t, err)
@@ -315,5 +318,5 @@ func TestGroupSparesSizeOverlay(t *testing.T) {
 	require.Equal(t, 0, sc.Cluster.Groups[0].Spares, "no spares for a group of none")
 	require.Equal(t, 3, sc.Cluster.Groups[1].Replicas)
 	require.Equal(t, 2, sc.Cluster.Groups[1].Spares)
-	require.Equal(t, 2, sc.groupSpares())
+	require.Equal(t, 2, sc.GroupSpares())
 }

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // mixedFleet is a fleet of an H100 and a B200 group serving Llama-3-70B;
@@ -33,13 +36,13 @@ duration_s = 120
 rate_per_s = 40
 `
 
-func summaryBlocks(t *testing.T, src string) (map[string]json.RawMessage, *Summary) {
+func summaryBlocks(t *testing.T, src string) (map[string]json.RawMessage, *report.Summary) {
 	t.Helper()
-	sc, err := Parse("mix.toml", []byte(src))
+	sc, err := scenario.Parse("mix.toml", []byte(src))
 	require.NoError(t, err, src)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	js, err := s.MarshalJSON()
 	require.NoError(t, err)
 	var m map[string]json.RawMessage
@@ -59,10 +62,10 @@ func TestGroupEngineRestatedIsTheSame(t *testing.T) {
 	}
 	g := s.Fleet.Groups
 	require.Nil(t, g[0].Engine, "the H100 group has no table: no engine block")
-	require.Equal(t, &GroupEngine{Batching: "chunked", MaxSeqs: 256, MaxBatchedTokens: 8192, GPUMemoryUtilization: 0.9,
+	require.Equal(t, &report.GroupEngine{Batching: "chunked", MaxSeqs: 256, MaxBatchedTokens: 8192, GPUMemoryUtilization: 0.9,
 		KVAdmission: "prompt", Weights: "bf16", KVDType: "bf16", EngineProfile: "default"}, g[1].Engine)
 	g[1].Engine = nil
-	var pf FleetStats
+	var pf report.FleetStats
 	require.NoError(t, json.Unmarshal(plain["fleet"], &pf))
 	require.Equal(t, pf.Groups, g)
 }
@@ -99,19 +102,19 @@ func TestGroupEngineRefusals(t *testing.T) {
 		{"[cluster.groups.replica]\ngpu_memory_utilization = 0.1", "cluster.groups.1.model: llama-3-70b"},
 	}
 	for _, c := range cases {
-		_, err := Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, c.table)))
+		_, err := scenario.Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, c.table)))
 		require.ErrorContains(t, err, c.want, c.table)
 	}
 	// FP4 compute on the H100 group: its table is the first group's.
 	src := strings.Replace(fmt.Sprintf(mixedFleet, ""), "replicas = 2\n", "replicas = 2\n[cluster.groups.replica]\nweights = \"fp4\"\ncompute = \"fp4\"\n", 1)
-	_, err := Parse("mix.toml", []byte(src))
+	_, err := scenario.Parse("mix.toml", []byte(src))
 	require.ErrorContains(t, err, "mix.toml:11: cluster.groups.0.replica.compute: fp4 compute needs FP4 tensor cores")
 }
 
 // The mixes `size` tries keep each group's own engine settings (its
 // overlay rewrites the groups' counts, not their tables).
 func TestGroupEngineSurvivesSizeMix(t *testing.T) {
-	sc, err := Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "[cluster.groups.replica]\nmax_seqs = 512")))
+	sc, err := scenario.Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "[cluster.groups.replica]\nmax_seqs = 512")))
 	require.NoError(t, err)
 	mix, err := sc.Derive(groupsOverlay(sc.Cluster.Groups, 3, 1))
 	require.NoError(t, err)
@@ -126,9 +129,9 @@ func TestGroupEngineSurvivesSizeMix(t *testing.T) {
 // A sweep reaches into a group by its index: the other groups and the
 // group's other keys (here its own weights) stay as written.
 func TestSweepGroupKeys(t *testing.T) {
-	base, err := Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "[cluster.groups.replica]\nweights = \"fp8\"")))
+	base, err := scenario.Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "[cluster.groups.replica]\nweights = \"fp8\"")))
 	require.NoError(t, err)
-	scs, _, err := SweepScenarios(base, []Axis{
+	scs, _, err := SweepScenarios(base, []scenario.Axis{
 		{Key: "cluster.groups.1.replica.max_seqs", Values: []string{"8", "512"}},
 		{Key: "cluster.groups.0.replicas", Values: []string{"1", "3"}},
 	})
@@ -149,11 +152,11 @@ func TestSweepGroupKeys(t *testing.T) {
 		"cluster.groups.2.replicas": "cluster.groups has 2 elements in mix (numbered from 0)",
 		"cluster.groups.1":          "name a key of cluster.groups's element 1",
 	} {
-		_, _, err := SweepScenarios(base, []Axis{{Key: key, Values: []string{"1"}}})
+		_, _, err := SweepScenarios(base, []scenario.Axis{{Key: key, Values: []string{"1"}}})
 		require.ErrorContains(t, err, want, key)
 	}
 	// A bad value is the file's problem, at the group's table.
-	_, _, err = SweepScenarios(base, []Axis{{Key: "cluster.groups.1.replica.max_seqs", Values: []string{"0"}}})
+	_, _, err = SweepScenarios(base, []scenario.Axis{{Key: "cluster.groups.1.replica.max_seqs", Values: []string{"0"}}})
 	require.ErrorContains(t, err, "with --param cluster.groups.1.replica.max_seqs=0:\nmix.toml:14: cluster.groups.1.replica.max_seqs: must be an integer > 0")
 }
 
@@ -162,7 +165,7 @@ func TestSweepGroupKeys(t *testing.T) {
 // load, the summary and the results table say so, and their GPU-hours at
 // the group's own price are in cost.wasted.down_usd.
 func TestGroupDownReplicas(t *testing.T) {
-	sc, err := Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "down_replicas = 1")))
+	sc, err := scenario.Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "down_replicas = 1")))
 	require.NoError(t, err)
 	require.Equal(t, []int{3}, sc.Cluster.DownIndexes(), "the b200 group's last replica")
 	res, err := Run(sc, Options{})
@@ -172,7 +175,7 @@ func TestGroupDownReplicas(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		require.Positive(t, reps[i].Stats.DecodeTokens, "replica %d serves", i)
 	}
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.Zero(t, r.Failed)
@@ -204,7 +207,7 @@ func TestGroupDownReplicasRefusals(t *testing.T) {
 		{with("down_replicas = 1", "[spot]\nreplicas = 2\ngroup = \"b200\"\n"), "spot.replicas: must be an integer in [0, the group's replicas − its down_replicas = 1], found 2"},
 		{with("down_replicas = 1", "[autoscale]\nenabled = true\nmin_replicas = 4\n"), "autoscale.min_replicas: must be at most the groups' replicas − their down_replicas = 3 (the replicas not in repair), found 4"},
 	} {
-		_, err := Parse("mix.toml", []byte(c.src))
+		_, err := scenario.Parse("mix.toml", []byte(c.src))
 		require.ErrorContains(t, err, c.want, c.src)
 	}
 }
@@ -212,7 +215,7 @@ func TestGroupDownReplicasRefusals(t *testing.T) {
 // TestGroupDownReplicasSurviveSizeMix: a mix the sizing tries keeps a
 // group's down_replicas, capped at the group's size.
 func TestGroupDownReplicasSurviveSizeMix(t *testing.T) {
-	sc, err := Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "down_replicas = 1")))
+	sc, err := scenario.Parse("mix.toml", []byte(fmt.Sprintf(mixedFleet, "down_replicas = 1")))
 	require.NoError(t, err)
 	for _, c := range [][3]int{{3, 4, 1}, {2, 1, 1}, {3, 0, 0}} {
 		mix, err := sc.Derive(groupsOverlay(sc.Cluster.Groups, c[0], c[1]))
@@ -233,11 +236,11 @@ func TestGroupsFallback(t *testing.T) {
 		fmt.Fprintf(&faults, "[[faults]]\nreplica = %d\nmode = \"fail\"\nat_s = 30\nduration_s = 40\n", i)
 	}
 	src := fmt.Sprintf(mixedFleet, "") + "[fallback]\nenabled = true\n" + faults.String()
-	sc, err := Parse("mix.toml", []byte(src))
+	sc, err := scenario.Parse("mix.toml", []byte(src))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.Positive(t, s.Resilience.Fallbacks, "the fallback took requests while the groups were down")

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
@@ -24,7 +26,7 @@ import (
 func TestOneGroupIsTheHomogeneousFleet(t *testing.T) {
 	def, err := LoadBuiltin("default")
 	require.NoError(t, err)
-	oneGroupIsTheFleet(t, string(def.src))
+	oneGroupIsTheFleet(t, string(def.Source()))
 }
 
 // Under failures too: the one group's servers fail as the fleet's do (the
@@ -32,9 +34,9 @@ func TestOneGroupIsTheHomogeneousFleet(t *testing.T) {
 func TestOneGroupIsTheHomogeneousFleetUnderFailures(t *testing.T) {
 	def, err := LoadBuiltin("default")
 	require.NoError(t, err)
-	fails := string(def.src) + "\n[failures]\nenabled = true\nrate_multiplier = 2000000\ncold_start_s = 30\n"
+	fails := string(def.Source()) + "\n[failures]\nenabled = true\nrate_multiplier = 2000000\ncold_start_s = 30\n"
 	failures := oneGroupIsTheFleet(t, fails)
-	var fs FailureStats
+	var fs report.FailureStats
 	require.NoError(t, json.Unmarshal(failures, &fs))
 	require.Greater(t, fs.Events, 0, "failures struck")
 }
@@ -43,18 +45,18 @@ func TestOneGroupIsTheHomogeneousFleetUnderFailures(t *testing.T) {
 // group, requires the same results, and returns the grouped run's
 // failures block.
 func oneGroupIsTheFleet(t *testing.T, plainSrc string) json.RawMessage {
-	plain, err := Parse("plain.toml", []byte(plainSrc))
+	plain, err := scenario.Parse("plain.toml", []byte(plainSrc))
 	require.NoError(t, err)
 	src := strings.Replace(plainSrc, "gpu = \"H100\"", "", 1)
 	src = strings.Replace(src, "tp = 8 ", "# ", 1)
 	src = strings.Replace(src, "replicas = 4 ", "# ", 1)
 	src = strings.Replace(src, "[router]", "[[cluster.groups]]\ngpu = \"H100\"\ntp = 8\nreplicas = 4\n\n[router]", 1)
-	grouped, err := Parse("grouped.toml", []byte(src))
+	grouped, err := scenario.Parse("grouped.toml", []byte(src))
 	require.NoError(t, err, src)
-	run := func(sc *Scenario) map[string]json.RawMessage {
+	run := func(sc *scenario.Scenario) map[string]json.RawMessage {
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		js, err := Summarize(res).MarshalJSON()
+		js, err := report.Summarize(res).MarshalJSON()
 		require.NoError(t, err)
 		var m map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(js, &m))
@@ -80,7 +82,7 @@ func oneGroupIsTheFleet(t *testing.T, plainSrc string) json.RawMessage {
 		}
 		require.JSONEq(t, string(a[k]), string(b[k]), k)
 	}
-	var fl FleetStats
+	var fl report.FleetStats
 	require.NoError(t, json.Unmarshal(b["fleet"], &fl))
 	require.Len(t, fl.Groups, 1)
 	require.Equal(t, "h100-0", fl.Groups[0].Name)
@@ -124,11 +126,11 @@ mode = "fail"
 at_s = 100
 restart_s = 10
 `
-	sc, err := Parse("gf.toml", []byte(src))
+	sc, err := scenario.Parse("gf.toml", []byte(src))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.NotNil(t, s.Failures)
@@ -165,12 +167,12 @@ restart_s = 10
 
 func TestGroupsMixedFleet(t *testing.T) {
 	src := fmt.Sprintf(mixedFleet, "")
-	sc, err := Parse("mix.toml", []byte(src))
+	sc, err := scenario.Parse("mix.toml", []byte(src))
 	require.NoError(t, err)
 	require.Equal(t, 4, sc.Cluster.Replicas)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.Equal(t, "H100+B200", s.Fleet.GPU)
@@ -212,7 +214,7 @@ duration_s = 10
 		{"", "gpu = \"B200\"\ntp = 8\nreplicas = 1", "[cost]\nprice_per_gpu_hour = 3", "cost.price_per_gpu_hour: set price_per_gpu_hour per group"},
 	}
 	for _, c := range cases {
-		_, err := Parse("g.toml", []byte(fmt.Sprintf(base, c.top, c.group, c.tail)))
+		_, err := scenario.Parse("g.toml", []byte(fmt.Sprintf(base, c.top, c.group, c.tail)))
 		require.ErrorContains(t, err, c.want, c.group+c.tail)
 	}
 }
@@ -270,7 +272,7 @@ func TestGroupsChaos(t *testing.T) {
 		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", pick("none", "liveness", "deep"))
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
-			sc, err := Parse("chaos.toml", []byte(src))
+			sc, err := scenario.Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
 			rec := fleet.NewRecorder(sc.SLO)
@@ -285,7 +287,7 @@ func TestGroupsChaos(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, fl.Start(w))
 			fl.DrainLimit = 600 * sim.Second
-			sc.perModelRecorders(rec)
+			perModelRecorders(sc, rec)
 			if len(sc.Serve) > 1 {
 				fl.SetModelMix(sim.NewStream(sc.Seed, streams.Models), []float64{sc.Serve[0].Share, sc.Serve[1].Share})
 			}
@@ -321,11 +323,11 @@ duration_s = 60
 [workload.arrival]
 rate_per_s = 5
 `
-	sc, err := Parse("t.toml", []byte(src))
+	sc, err := scenario.Parse("t.toml", []byte(src))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	g := s.Fleet.Groups
 	cat := sc.Catalog().GPUs["H100"]
 	require.Equal(t, "reserved", g[0].Tier)
@@ -336,7 +338,7 @@ rate_per_s = 5
 	require.InDelta(t, g[1].USD, s.Cost.USDByTier["on-demand"], 1e-6)
 	require.InDelta(t, s.Cost.USD, g[0].USD+g[1].USD, 1e-4)
 
-	_, err = Parse("t.toml", []byte(strings.Replace(src, `tier = "reserved"`, `tier = "spot"`, 1)))
+	_, err = scenario.Parse("t.toml", []byte(strings.Replace(src, `tier = "reserved"`, `tier = "spot"`, 1)))
 	require.ErrorContains(t, err, "t.toml:9: cluster.groups.0.tier:")
 }
 
@@ -371,7 +373,7 @@ restart_s = 10
 `
 	const model = "[cold_start]\nengine_start_s = 30\nwarmup_s = 20\n"
 	backAt := func(faultKey, table string) float64 {
-		sc, err := Parse("rc.toml", []byte(fmt.Sprintf(base, faultKey, table)))
+		sc, err := scenario.Parse("rc.toml", []byte(fmt.Sprintf(base, faultKey, table)))
 		require.NoError(t, err)
 		eng := sim.NewEngine()
 		rec := fleet.NewRecorder(sc.SLO)
@@ -394,7 +396,7 @@ restart_s = 10
 		t.Fatal("replica 2 never came back")
 		return 0
 	}
-	sc, err := Parse("rc.toml", []byte(fmt.Sprintf(base, "", model)))
+	sc, err := scenario.Parse("rc.toml", []byte(fmt.Sprintf(base, "", model)))
 	require.NoError(t, err)
 	fl, err := newFleet(sim.NewEngine(), sc, fleet.NewRecorder(sc.SLO))
 	require.NoError(t, err)

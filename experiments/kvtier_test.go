@@ -5,14 +5,17 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // kvTiersRun runs the kv-tiers built-in with overrides.
-func kvTiersRun(t *testing.T, kv ...[2]string) *Summary {
+func kvTiersRun(t *testing.T, kv ...[2]string) *report.Summary {
 	t.Helper()
 	sc, err := LoadBuiltin("kv-tiers")
 	require.NoError(t, err)
-	var ovs []Overlay
+	var ovs []scenario.Overlay
 	for _, o := range kv {
 		ovs = append(ovs, OverrideOverlay(o[0], o[1]))
 	}
@@ -20,7 +23,7 @@ func kvTiersRun(t *testing.T, kv ...[2]string) *Summary {
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Equal(t, s.Requests.Arrived, s.Requests.Completed)
 	return s
 }
@@ -55,7 +58,7 @@ enabled = true
 host_dram_gb_per_gpu = 64
 host_read_gb_per_s = 0
 `
-	_, err := Parse("t.toml", []byte(src))
+	_, err := scenario.Parse("t.toml", []byte(src))
 	require.ErrorContains(t, err, "t.toml:5: kv_tiers.host_read_gb_per_s: a host DRAM tier needs a bandwidth > 0")
 }
 
@@ -75,12 +78,12 @@ enabled = %s
 host_dram_gb_per_gpu = 100
 store_gb = 1000
 `
-	run := func(on string) *Summary {
-		sc, err := Parse("c.toml", []byte(strings.Replace(base, "%s", on, 1)))
+	run := func(on string) *report.Summary {
+		sc, err := scenario.Parse("c.toml", []byte(strings.Replace(base, "%s", on, 1)))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	off, on := run("false"), run("true")
 	// 3 replicas × 2 GPUs × 100 GB at $0.12 + 1,000 GB at $0.12 per month,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/stretchr/testify/require"
 )
@@ -39,11 +41,11 @@ func TestMaxInFlight(t *testing.T) {
 		cap     int
 		stopped bool
 	}{{50, false}, {49, true}} {
-		sc, err := Parse("burst.toml", []byte(burstTOML(50, tc.cap)))
+		sc, err := scenario.Parse("burst.toml", []byte(burstTOML(50, tc.cap)))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		r := s.Requests
 		require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 		if !tc.stopped {
@@ -58,11 +60,11 @@ func TestMaxInFlight(t *testing.T) {
 		require.NoError(t, s.WriteTable(&b))
 		require.Contains(t, b.String(), "STOPPED EARLY: overload")
 	}
-	_, err := Parse("burst.toml", []byte(burstTOML(5, 0)))
+	_, err := scenario.Parse("burst.toml", []byte(burstTOML(5, 0)))
 	require.ErrorContains(t, err, "run.max_in_flight: must be between 1 and 100000000, found 0")
-	_, err = Parse("burst.toml", []byte(burstTOML(5, maxMaxInFlight)))
+	_, err = scenario.Parse("burst.toml", []byte(burstTOML(5, scenario.MaxInFlightLimit)))
 	require.NoError(t, err)
-	_, err = Parse("burst.toml", []byte(burstTOML(5, maxMaxInFlight+1)))
+	_, err = scenario.Parse("burst.toml", []byte(burstTOML(5, scenario.MaxInFlightLimit+1)))
 	require.ErrorContains(t, err, "run.max_in_flight")
 }
 
@@ -72,28 +74,28 @@ func TestBuiltinsUnderInFlightCap(t *testing.T) {
 	for _, n := range BuiltinNames() {
 		sc, err := LoadBuiltin(n)
 		require.NoError(t, err)
-		require.Equal(t, DefaultMaxInFlight, sc.Run.MaxInFlight, n)
+		require.Equal(t, scenario.DefaultMaxInFlight, sc.Run.MaxInFlight, n)
 	}
 }
 
 // TestResourceLimits: each limit at the limit and one past it.
 func TestResourceLimits(t *testing.T) {
 	parse := func(body string) error {
-		_, err := Parse("lim.toml", []byte("name = \"lim\"\n"+body))
+		_, err := scenario.Parse("lim.toml", []byte("name = \"lim\"\n"+body))
 		return err
 	}
 	pool := func(replicas, tp int) string {
 		return fmt.Sprintf("[cluster]\nmodel = \"llama-3-8b\"\ntp = %d\nreplicas = %d\n", tp, replicas)
 	}
-	require.NoError(t, parse(pool(MaxReplicas, 1)))
-	require.ErrorContains(t, parse(pool(MaxReplicas+1, 1)), "lim.toml:5: cluster.replicas: at most 100000 replicas")
-	require.NoError(t, parse(pool(MaxFleetGPUs/8, 8)))
-	require.ErrorContains(t, parse(pool(MaxFleetGPUs/8+1, 8)), "at most 500000 GPUs in one pool")
+	require.NoError(t, parse(pool(scenario.MaxReplicas, 1)))
+	require.ErrorContains(t, parse(pool(scenario.MaxReplicas+1, 1)), "lim.toml:5: cluster.replicas: at most 100000 replicas")
+	require.NoError(t, parse(pool(scenario.MaxFleetGPUs/8, 8)))
+	require.ErrorContains(t, parse(pool(scenario.MaxFleetGPUs/8+1, 8)), "at most 500000 GPUs in one pool")
 	fb := func(replicas int) string {
 		return fmt.Sprintf("[fallback]\nenabled = true\nreplicas = %d\n", replicas)
 	}
-	require.NoError(t, parse(fb(MaxReplicas)))
-	require.ErrorContains(t, parse(fb(MaxReplicas+1)), "fallback.replicas: at most 100000")
+	require.NoError(t, parse(fb(scenario.MaxReplicas)))
+	require.ErrorContains(t, parse(fb(scenario.MaxReplicas+1)), "fallback.replicas: at most 100000")
 
 	load := func(rate, dur string) string {
 		return "[workload]\nduration_s = " + dur + "\n[workload.arrival]\nrate_per_s = " + rate + "\n"
@@ -111,17 +113,17 @@ func TestResourceLimits(t *testing.T) {
 // TestNameLimits: names of MaxNameLen bytes pass, one more is refused;
 // path and CSV characters are refused with file:line.
 func TestNameLimits(t *testing.T) {
-	ok := strings.Repeat("a", MaxNameLen)
-	_, err := Parse("n.toml", []byte("name = \""+ok+"\"\n"))
+	ok := strings.Repeat("a", scenario.MaxNameLen)
+	_, err := scenario.Parse("n.toml", []byte("name = \""+ok+"\"\n"))
 	require.NoError(t, err)
-	_, err = Parse("n.toml", []byte("name = \""+ok+"a\"\n"))
+	_, err = scenario.Parse("n.toml", []byte("name = \""+ok+"a\"\n"))
 	require.ErrorContains(t, err, "n.toml:1: name: at most 100 bytes, found 101")
 	for _, bad := range []string{"../x", "a/b", `a\\b`, ".x", "a,b", `a\nb`, "a b", "é"} {
-		_, err := Parse("n.toml", []byte("name = \""+bad+"\"\n"))
+		_, err := scenario.Parse("n.toml", []byte("name = \""+bad+"\"\n"))
 		require.Error(t, err, bad)
 	}
 	// A name taken from the file name is made safe instead.
-	sc, err := Parse(filepath.Join("d", "my run, v2.toml"), []byte(""))
+	sc, err := scenario.Parse(filepath.Join("d", "my run, v2.toml"), []byte(""))
 	require.NoError(t, err)
 	require.Equal(t, "my_run__v2", sc.Name)
 }
@@ -131,9 +133,9 @@ func TestNameLimits(t *testing.T) {
 func TestWorkerPanicIsInternalError(t *testing.T) {
 	testFleetHook = func(*fleet.Fleet) { panic("boom") }
 	defer func() { testFleetHook = nil }()
-	sc, err := Parse("burst.toml", []byte(burstTOML(5, 10)))
+	sc, err := scenario.Parse("burst.toml", []byte(burstTOML(5, 10)))
 	require.NoError(t, err)
-	_, err = RunScenarios([]*Scenario{sc}, RunOptions{Workers: 2})
+	_, err = RunScenarios([]*scenario.Scenario{sc}, RunOptions{Workers: 2})
 	var ie *InternalError
 	require.True(t, errors.As(err, &ie), "%v", err)
 	require.Equal(t, "boom", ie.Value)
@@ -145,9 +147,9 @@ func TestWorkerPanicIsInternalError(t *testing.T) {
 func TestWriteFilesStaysInside(t *testing.T) {
 	dir := t.TempDir()
 	for _, bad := range []string{"../x", "arms/../../x", "/etc/x"} {
-		require.ErrorContains(t, WriteFiles(filepath.Join(dir, "run"), map[string][]byte{bad: nil}), "not inside the run directory", bad)
+		require.ErrorContains(t, report.WriteFiles(filepath.Join(dir, "run"), map[string][]byte{bad: nil}), "not inside the run directory", bad)
 	}
-	require.NoError(t, WriteFiles(filepath.Join(dir, "run"), map[string][]byte{"arms/a/summary.json": []byte("{}")}))
+	require.NoError(t, report.WriteFiles(filepath.Join(dir, "run"), map[string][]byte{"arms/a/summary.json": []byte("{}")}))
 }
 
 // FuzzRunName: whatever a scenario's name or an arm's name, the scenario
@@ -160,7 +162,7 @@ func FuzzRunName(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, name string) {
 		safe := func(n string) {
-			if n == "" || strings.HasPrefix(n, ".") || strings.ContainsAny(n, "/\\,\"\r\n\x00 ") || !filepath.IsLocal(n) || len(n) > MaxNameLen {
+			if n == "" || strings.HasPrefix(n, ".") || strings.ContainsAny(n, "/\\,\"\r\n\x00 ") || !filepath.IsLocal(n) || len(n) > scenario.MaxNameLen {
 				t.Fatalf("unsafe name accepted: %q", n)
 			}
 		}
@@ -168,7 +170,7 @@ func FuzzRunName(f *testing.F) {
 			"name = " + strconv.Quote(name) + "\n",
 			"name = \"x\"\n[[arms]]\nname = " + strconv.Quote(name) + "\n[[arms]]\nname = \"b\"\n",
 		} {
-			sc, err := Parse("f.toml", []byte(body))
+			sc, err := scenario.Parse("f.toml", []byte(body))
 			if err != nil {
 				continue
 			}
@@ -179,6 +181,6 @@ func FuzzRunName(f *testing.F) {
 				}
 			}
 		}
-		safe(nameFromFile(name + ".toml"))
+		safe(scenario.NameFromFile(name + ".toml"))
 	})
 }

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // The Mélange direction (issue 14): on melange-mix, size finds that no
@@ -17,7 +20,7 @@ func TestMelangeMixCheaperThanPure(t *testing.T) {
 	}
 	sc, err := LoadBuiltin("melange-mix")
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=1000ms")
+	targets, err := scenario.ParseSLO("ttft_p99=1000ms")
 	require.NoError(t, err)
 	res, err := SizeMix(sc, targets, 0.95, RunOptions{})
 	require.NoError(t, err)
@@ -32,8 +35,8 @@ func TestMelangeMixCheaperThanPure(t *testing.T) {
 	weighted, err := sc.Derive(groupsOverlay(sc.Cluster.Groups, best.Counts[0], best.Counts[1]),
 		OverrideOverlay("router.name", `"weighted-least-outstanding"`))
 	require.NoError(t, err)
-	reps, err := runMany([]*Scenario{weighted}, RunOptions{})
+	reps, err := runMany([]*scenario.Scenario{weighted}, RunOptions{})
 	require.NoError(t, err)
-	met, _ := meets(NewArmResult("weighted", reps[0]), targets, 0.95)
+	met, _ := meets(report.NewArmResult("weighted", reps[0]), targets, 0.95)
 	require.False(t, met, "the same mix under capacity-weighted routing misses the SLO")
 }

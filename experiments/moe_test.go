@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // moeModels is a scenario's own MoE model with every MoE and MLA key.
@@ -34,7 +37,7 @@ qk_rope_head_dim = 32
 // file:line and key.
 func TestScenarioMoEModel(t *testing.T) {
 	src := strings.Replace(small, `model = "llama-3-8b"`, `model = "tiny-moe"`, 1) + moeModels
-	sc, err := Parse("moe.toml", []byte(src))
+	sc, err := scenario.Parse("moe.toml", []byte(src))
 	require.NoError(t, err)
 	m := sc.Catalog().LLMs["tiny-moe"]
 	require.Equal(t, 32, m.Experts)
@@ -46,7 +49,7 @@ func TestScenarioMoEModel(t *testing.T) {
 	require.Equal(t, 8.0*(256+32)*2, m.KVBytesPerToken(2))
 
 	bad := strings.Replace(src, "experts_per_token = 4", "experts_per_token = 40", 1)
-	_, err = Parse("moe.toml", []byte(bad))
+	_, err = scenario.Parse("moe.toml", []byte(bad))
 	require.Error(t, err)
 	line := 1 + strings.Count(bad[:strings.Index(bad, "experts_per_token = 40")], "\n")
 	require.Contains(t, err.Error(), "moe.toml:"+itoa(line)+": models.0.experts_per_token")
@@ -92,27 +95,27 @@ func TestScenarioLayoutErrors(t *testing.T) {
 		{"dp = 8\nep = 8", "dp = 16\nep = 16\n[[gpus]]\nname = \"H200\"\nhbm_bytes = 141e9\nhbm_bytes_per_s = 4.8e12\nbf16_flops = 989e12\nfp8_flops = 1979e12\nnvlink_bytes_per_s = 900e9\ndomain_gpus = 8", "has no nic_bytes_per_s"},
 	} {
 		src := moeScenario(strings.Replace(dsCluster, c.old, c.new, 1))
-		_, err := Parse("l.toml", []byte(src))
+		_, err := scenario.Parse("l.toml", []byte(src))
 		require.ErrorContains(t, err, c.want, c.new)
 		key := c.want[:strings.Index(c.want, ":")+1]
 		if strings.HasPrefix(key, "cluster.") {
 			require.Regexp(t, `l\.toml:\d+: `+strings.ReplaceAll(key, ".", `\.`), err.Error())
 		}
 	}
-	_, err := Parse("l.toml", []byte(moeScenario(strings.Replace(dsCluster, `model = "deepseek-v3"`, `model = "llama-3-70b"`, 1))))
+	_, err := scenario.Parse("l.toml", []byte(moeScenario(strings.Replace(dsCluster, `model = "deepseek-v3"`, `model = "llama-3-70b"`, 1))))
 	require.ErrorContains(t, err, "cluster.ep: llama-3-70b is dense")
 	// Pipeline stages must divide the layers (80 for Llama-3-70B).
 	pp := "[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-70b\"\ntp = 8\npp = 3\nreplicas = 1"
-	_, err = Parse("l.toml", []byte(moeScenario(pp)))
+	_, err = scenario.Parse("l.toml", []byte(moeScenario(pp)))
 	require.ErrorContains(t, err, "l.toml:10: cluster.pp: pp = 3 pipeline stages do not divide llama-3-70b's 80 layers")
 	pp = strings.Replace(pp, "pp = 3", "pp = 2\n[cluster.replica.speculative]\nenabled = true", 1)
-	_, err = Parse("l.toml", []byte(moeScenario(pp)))
+	_, err = scenario.Parse("l.toml", []byte(moeScenario(pp)))
 	require.ErrorContains(t, err, "cluster.replica.speculative.enabled: speculative decoding with pipeline stages")
-	sc, err := Parse("l.toml", []byte(moeScenario(strings.Replace(pp, "\n[cluster.replica.speculative]\nenabled = true", "", 1))))
+	sc, err := scenario.Parse("l.toml", []byte(moeScenario(strings.Replace(pp, "\n[cluster.replica.speculative]\nenabled = true", "", 1))))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Equal(t, 16, s.Fleet.GPUs)
 	require.Equal(t, 2, s.Fleet.Domains)
 	require.Equal(t, 2, s.Fleet.PP)
@@ -121,17 +124,17 @@ func TestScenarioLayoutErrors(t *testing.T) {
 // DeepSeek-V3 with DP+EP and speculation runs deterministically and
 // conserves requests.
 func TestScenarioMoERuns(t *testing.T) {
-	sc, err := Parse("m.toml", []byte(moeScenario(dsCluster)))
+	sc, err := scenario.Parse("m.toml", []byte(moeScenario(dsCluster)))
 	require.NoError(t, err)
 	sc.Run.Replications = 1
 	reps, err := RunReplications(sc, RunOptions{Workers: 1})
 	require.NoError(t, err)
-	a := NewArmResult("", reps)
+	a := report.NewArmResult("", reps)
 	js, err := a.SummaryJSON()
 	require.NoError(t, err)
 	reps2, err := RunReplications(sc, RunOptions{Workers: 1})
 	require.NoError(t, err)
-	js2, err := NewArmResult("", reps2).SummaryJSON()
+	js2, err := report.NewArmResult("", reps2).SummaryJSON()
 	require.NoError(t, err)
 	require.Equal(t, string(js), string(js2))
 	s := reps[0].Summary
@@ -146,11 +149,11 @@ func TestScenarioMoERuns(t *testing.T) {
 // Llama-3-8B's on the same load (the decode runs stay closed-form).
 func TestMoESimulationCost(t *testing.T) {
 	perReq := func(cluster string) float64 {
-		sc, err := Parse("c.toml", []byte(moeScenario(cluster)))
+		sc, err := scenario.Parse("c.toml", []byte(moeScenario(cluster)))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		require.Greater(t, s.Requests.Completed, int64(100))
 		return float64(s.Sim.Events) / float64(s.Requests.Completed)
 	}
@@ -175,11 +178,11 @@ func TestMoEBlastRadius(t *testing.T) {
 	down := func(dp, replicas int) (float64, int) {
 		c := strings.NewReplacer("dp = 8\nep = 8\nreplicas = 1", fmt.Sprintf("dp = %d\nep = %d\nreplicas = %d", dp, dp, replicas)).Replace(dsCluster)
 		src := moeScenario(c) + "[failures]\nenabled = true\nrate_multiplier = 200000\ncold_start_s = 30\n"
-		sc, err := Parse("f.toml", []byte(src))
+		sc, err := scenario.Parse("f.toml", []byte(src))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		require.Equal(t, 64, s.Fleet.GPUs)
 		require.NotNil(t, s.Failures)
 		return s.Cost.Wasted.DownUSD, s.Failures.Events
@@ -197,13 +200,13 @@ func TestMoEBlastRadius(t *testing.T) {
 // workload is untouched (same arrivals and tokens), the run is
 // deterministic, and the spread changes TPOT.
 func TestSpecPerRequestRun(t *testing.T) {
-	run := func(spread string) *Summary {
+	run := func(spread string) *report.Summary {
 		c := "[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = 1\nreplicas = 2\n[cluster.replica.speculative]\nenabled = true\ntokens = 4\nacceptance = 0.6\nacceptance_spread = " + spread
-		sc, err := Parse("s.toml", []byte(moeScenario(c)))
+		sc, err := scenario.Parse("s.toml", []byte(moeScenario(c)))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	a, b, a2 := run("0"), run("0.4"), run("0")
 	ja, _ := a.MarshalJSON()
@@ -214,6 +217,6 @@ func TestSpecPerRequestRun(t *testing.T) {
 	jb, _ := b.MarshalJSON()
 	jb2, _ := run("0.4").MarshalJSON()
 	require.Equal(t, string(jb), string(jb2))
-	_, err := Parse("s.toml", []byte(moeScenario("[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = 1\nreplicas = 2\n[cluster.replica.speculative]\nenabled = true\nacceptance_spread = 0.7")))
+	_, err := scenario.Parse("s.toml", []byte(moeScenario("[cluster]\ngpu = \"H100\"\nmodel = \"llama-3-8b\"\ntp = 1\nreplicas = 2\n[cluster.replica.speculative]\nenabled = true\nacceptance_spread = 0.7")))
 	require.ErrorContains(t, err, "cluster.replica.speculative.acceptance_spread: must be between 0 and 0.5")
 }

@@ -5,7 +5,9 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // Finishing a command: writing its run directory and printing its report.
@@ -13,12 +15,12 @@ import (
 // writes exactly what one machine would have.
 
 // FinishRun writes a plain run's directory and prints its table.
-func FinishRun(dir string, arm *ArmResult, w io.Writer, extra string) error {
-	if err := WriteRunDir(dir, []*ArmResult{arm}, ""); err != nil {
+func FinishRun(dir string, arm *report.ArmResult, w io.Writer, extra string) error {
+	if err := report.WriteRunDir(dir, []*report.ArmResult{arm}, ""); err != nil {
 		return err
 	}
-	shown := shownDir(dir)
-	if err := commitStaged(dir); err != nil {
+	shown := report.ShownDir(dir)
+	if err := report.CommitStaged(dir); err != nil {
 		return err
 	}
 	fmt.Fprint(w, arm.Table())
@@ -31,41 +33,41 @@ func FinishRun(dir string, arm *ArmResult, w io.Writer, extra string) error {
 
 // FinishAB writes an A/B's directory and prints its report.
 func FinishAB(dir string, res *ABResult, w io.Writer) error {
-	report := res.Report()
-	if err := WriteRunDir(dir, res.Arms, "## A/B\n\n```\n"+report+"```\n"); err != nil {
+	text := res.Report()
+	if err := report.WriteRunDir(dir, res.Arms, "## A/B\n\n```\n"+text+"```\n"); err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, results.ABFile.Name), res.ABCSV()); err != nil {
+	if err := report.WriteFileAtomic(filepath.Join(dir, results.ABFile.Name), res.ABCSV()); err != nil {
 		return err
 	}
-	shown := shownDir(dir)
-	if err := commitStaged(dir); err != nil {
+	shown := report.ShownDir(dir)
+	if err := report.CommitStaged(dir); err != nil {
 		return err
 	}
-	fmt.Fprint(w, report)
+	fmt.Fprint(w, text)
 	fmt.Fprintf(w, "\nwrote %s (ab.csv, arms/*/summary.json, summary.md, cdf.csv, timeseries.csv, replications.csv)\n", shown)
 	return nil
 }
 
 // FinishSweep writes a sweep's directory and prints its table.
 func FinishSweep(dir, name string, reps int, res *SweepResult, w io.Writer) error {
-	arms := make([]*ArmResult, len(res.Points))
+	arms := make([]*report.ArmResult, len(res.Points))
 	for i, p := range res.Points {
 		arms[i] = p.Arm
 	}
 	table := res.Table()
-	if err := WriteRunDir(dir, arms, "## Sweep\n\n```\n"+table+"```\n"); err != nil {
+	if err := report.WriteRunDir(dir, arms, "## Sweep\n\n```\n"+table+"```\n"); err != nil {
 		return err
 	}
 	file, data := results.SweepFile.Name, res.CSV()
 	if res.Training() {
 		file, data = results.ETTRFile.Name, res.ETTRCSV() // the serving columns would be empty
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, file), data); err != nil {
+	if err := report.WriteFileAtomic(filepath.Join(dir, file), data); err != nil {
 		return err
 	}
-	shown := shownDir(dir)
-	if err := commitStaged(dir); err != nil {
+	shown := report.ShownDir(dir)
+	if err := report.CommitStaged(dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "sweep of %s: %d points × %d replications\n\n%s\nwrote %s (%s, summary.md, replications.csv)\n",
@@ -74,7 +76,7 @@ func FinishSweep(dir, name string, reps int, res *SweepResult, w io.Writer) erro
 }
 
 // NewABResult compares every arm with the first.
-func NewABResult(arms []*ArmResult) *ABResult {
+func NewABResult(arms []*report.ArmResult) *ABResult {
 	out := &ABResult{Arms: arms}
 	for _, b := range arms[1:] {
 		out.Diffs = append(out.Diffs, Paired(arms[0], b))
@@ -86,13 +88,13 @@ func NewABResult(arms []*ArmResult) *ABResult {
 // (the one-sided bound at confidence conf of each target's mean over the
 // arm's replications) and says so for a progress report: "meets the SLO",
 // or "misses" and each missed target's bound and limit.
-func SizeVerdict(a *ArmResult, targets []Target, conf float64) (bool, string) {
+func SizeVerdict(a *report.ArmResult, targets []scenario.Target, conf float64) (bool, string) {
 	ok, bounds := meets(a, targets, conf)
 	if ok {
 		return true, "meets the SLO"
 	}
 	miss := &SizePoint{}
-	var missed []Target
+	var missed []scenario.Target
 	for i, t := range targets {
 		if t.Upper && !(bounds[i] <= t.Limit) || !t.Upper && !(bounds[i] >= t.Limit) {
 			missed = append(missed, t)

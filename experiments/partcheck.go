@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
 
@@ -22,7 +23,7 @@ const MaxJobs = 1_000_000
 
 // JobCount is the number of jobs (replications of every scenario) a
 // command over scs runs.
-func JobCount(scs []*Scenario) int {
+func JobCount(scs []*scenario.Scenario) int {
 	n := 0
 	for _, sc := range scs {
 		n += max(sc.Run.Replications, 1)
@@ -78,11 +79,11 @@ func (p *Part) check() error {
 	default:
 		return fmt.Errorf("kind %q: expected run, ab or sweep", p.Kind)
 	}
-	if err := CheckName(p.Scenario); err != nil {
+	if err := scenario.CheckName(p.Scenario); err != nil {
 		return fmt.Errorf("scenario name: %w", err)
 	}
-	if len(p.Reps) == 0 || len(p.Reps) > maxSweepPoints {
-		return fmt.Errorf("%d scenarios: expected 1 to %d", len(p.Reps), maxSweepPoints)
+	if len(p.Reps) == 0 || len(p.Reps) > scenario.MaxSweepPoints {
+		return fmt.Errorf("%d scenarios: expected 1 to %d", len(p.Reps), scenario.MaxSweepPoints)
 	}
 	total := 0
 	for _, n := range p.Reps {
@@ -163,7 +164,7 @@ func (p *Part) checkNames() error {
 		}
 		seen := map[string]bool{}
 		for _, n := range p.Names {
-			if err := CheckName(n); err != nil {
+			if err := scenario.CheckName(n); err != nil {
 				return fmt.Errorf("arm name: %w", err)
 			}
 			if seen[n] {
@@ -182,7 +183,7 @@ func (p *Part) checkNames() error {
 			if n := pointName(p.Axes, v); n != p.Names[i] {
 				return fmt.Errorf("sweep point %d is named %q, its values say %q", i, p.Names[i], n)
 			}
-			if err := checkPointName(p.Names[i]); err != nil {
+			if err := scenario.CheckPointName(p.Names[i]); err != nil {
 				return err
 			}
 		}
@@ -200,16 +201,16 @@ func (j *PartJob) check(master uint64) error {
 	}
 	s := j.Summary
 	switch s.Mode {
-	case ModeTraining:
+	case scenario.ModeTraining:
 		if s.Training == nil {
 			return fmt.Errorf("a training summary without its training block")
 		}
-	case ModeServing:
+	case scenario.ModeServing:
 		if s.Training != nil {
 			return fmt.Errorf("a serving summary with a training block")
 		}
 	default:
-		return fmt.Errorf("mode %q: expected %s or %s", s.Mode, ModeServing, ModeTraining)
+		return fmt.Errorf("mode %q: expected %s or %s", s.Mode, scenario.ModeServing, scenario.ModeTraining)
 	}
 	r := s.Requests
 	if r.Arrived < 0 || r.Completed < 0 || r.Failed < 0 || r.Shed < 0 || r.InFlight < 0 || r.Preempted < 0 {
@@ -244,8 +245,8 @@ func (j *PartJob) check(master uint64) error {
 	if j.Replication != 0 && (len(j.Samples) > 0 || len(j.Timeline) > 0) {
 		return fmt.Errorf("a time series or failure timeline outside replication 0")
 	}
-	if len(j.Samples) > maxSamples+1 {
-		return fmt.Errorf("%d time-series samples, at most %d", len(j.Samples), maxSamples+1)
+	if len(j.Samples) > scenario.MaxSamples+1 {
+		return fmt.Errorf("%d time-series samples, at most %d", len(j.Samples), scenario.MaxSamples+1)
 	}
 	return nil
 }

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 const mooncakeTrace = "../../shared/data/traces/conversation_trace.jsonl"
@@ -32,11 +35,11 @@ kind = "trace"
 path = "` + mooncakeTrace + `"
 rate_multiplier = 0.5    # replay at half speed so one H100 keeps up
 `
-	sc, err := Parse("mooncake.toml", []byte(toml))
+	sc, err := scenario.Parse("mooncake.toml", []byte(toml))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.EqualValues(t, 12031, s.Requests.Completed)
 	t.Logf("simulated hit rate %.4f (trace ideal 0.3736)", s.Prefix.HitRate)
 	require.InDelta(t, 0.374, s.Prefix.HitRate, 0.01)

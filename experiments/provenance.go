@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // Provenance says which experiment a part file's jobs belong to, so that
@@ -39,7 +42,7 @@ type Provenance struct {
 
 // NewProvenance describes the job set scs run by command with the given
 // result-changing flags, split into shards shards.
-func NewProvenance(command string, flags []string, scs []*Scenario, shards int) (Provenance, error) {
+func NewProvenance(command string, flags []string, scs []*scenario.Scenario, shards int) (Provenance, error) {
 	h, err := CanonicalScenarios(scs)
 	if err != nil {
 		return Provenance{}, err
@@ -83,35 +86,36 @@ func short(s string) string {
 
 // CanonicalScenarios returns the hex SHA-256 of the scenarios' canonical
 // form: each scenario as resolved (defaults, overlays and flags applied) in
-// JSON, its description left out (it does not change results), its trace
-// file by the SHA-256 of its contents rather than its path (which depends
-// on the directory the command ran in), and the engine profiles it read.
-func CanonicalScenarios(scs []*Scenario) (string, error) {
+// JSON, its description left out (it does not change results), the files
+// it reads by the SHA-256 of their contents rather than their paths (which
+// depend on the directory the command ran in): its trace and its arrival
+// rate profile; and the engine profiles it read. A scenario is data, so it
+// always marshals; an error is a file that cannot be read.
+func CanonicalScenarios(scs []*scenario.Scenario) (string, error) {
 	h := sha256.New()
 	for _, sc := range scs {
 		c := *sc
 		c.Description = ""
 		if c.Workload.Kind == "trace" && c.Workload.Trace.Path != "" {
-			sum, err := traceSHA256(c.Workload.Trace.Path, c.Workload.Trace.FS != nil, sc)
+			sum, err := fileSHA256(c.Workload.Trace.Path, c.Workload.Trace.FS)
 			if err != nil {
 				return "", err
 			}
 			c.Workload.Trace.Path = "sha256:" + sum
 		}
+		if c.Workload.Arrival.ProfileFile != "" {
+			sum, err := fileSHA256(c.Workload.Arrival.ProfileFile, nil)
+			if err != nil {
+				return "", err
+			}
+			c.Workload.Arrival.ProfileFile = "sha256:" + sum
+		}
 		b, err := json.Marshal(struct {
-			Scenario *Scenario                  `json:"scenario"`
+			Scenario *scenario.Scenario         `json:"scenario"`
 			Profiles map[string]json.RawMessage `json:"profiles,omitempty"`
 		}{&c, profileJSON(sc)})
 		if err != nil {
-			// A value JSON cannot hold (a non-finite number): fall back to
-			// the source and its overlays, which determine the scenario.
-			h.Write([]byte(sc.Name + "\x00"))
-			h.Write(sc.src)
-			for _, o := range sc.overlays {
-				h.Write([]byte("\x00" + o.Name + "\x00"))
-				h.Write(o.TOML)
-			}
-			continue
+			return "", fmt.Errorf("provenance: scenario %s: %w", sc.Name, err)
 		}
 		h.Write(b)
 		h.Write([]byte{'\n'})
@@ -119,12 +123,12 @@ func CanonicalScenarios(scs []*Scenario) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func profileJSON(sc *Scenario) map[string]json.RawMessage {
-	if len(sc.profiles) == 0 {
+func profileJSON(sc *scenario.Scenario) map[string]json.RawMessage {
+	if len(sc.Profiles()) == 0 {
 		return nil
 	}
 	out := map[string]json.RawMessage{}
-	for k, p := range sc.profiles {
+	for k, p := range sc.Profiles() {
 		b, err := json.Marshal(p)
 		if err != nil {
 			b = []byte(strconv.Quote(fmt.Sprintf("%+v", p)))
@@ -134,12 +138,13 @@ func profileJSON(sc *Scenario) map[string]json.RawMessage {
 	return out
 }
 
-// traceSHA256 hashes the trace file a scenario replays.
-func traceSHA256(path string, embedded bool, sc *Scenario) (string, error) {
+// fileSHA256 hashes a file a scenario reads: in fsys when it is not nil
+// (a trace shipped in the binary), else on disk.
+func fileSHA256(path string, fsys fs.FS) (string, error) {
 	var r io.ReadCloser
 	var err error
-	if embedded {
-		r, err = sc.Workload.Trace.FS.Open(path)
+	if fsys != nil {
+		r, err = fsys.Open(path)
 	} else {
 		r, err = os.Open(path)
 	}

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // A piecewise arrival profile file is read relative to the scenario, and a
@@ -19,7 +22,7 @@ func TestRateProfileFile(t *testing.T) {
 	}
 	write("day.csv", "t_s,rate_per_s\n0,5\n30,40\n60,5\n")
 	write("bad.csv", "t_s,rate_per_s\n0,5\n30,-2\n")
-	scenario := func(profile string) string {
+	scenarioTOML := func(profile string) string {
 		return `name = "ramp"
 [cluster]
 replicas = 2
@@ -31,18 +34,18 @@ profile_file = "` + profile + `"
 repeat_s = 60
 `
 	}
-	sc, err := Load(write("ok.toml", scenario("day.csv")))
+	sc, err := scenario.Load(write("ok.toml", scenarioTOML("day.csv")))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	// Mean rate (5+40)/2 = 22.5 req/s over 60 s: 1,350 expected.
 	require.InDelta(t, 1350, float64(s.Requests.Arrived), 4*37)
 
-	_, err = Load(write("bad.toml", scenario("bad.csv")))
+	_, err = scenario.Load(write("bad.toml", scenarioTOML("bad.csv")))
 	require.ErrorContains(t, err, "bad.toml:8: workload.arrival.profile_file:")
 	require.ErrorContains(t, err, "bad.csv:3: rate_per_s must be a finite number >= 0")
 
-	_, err = Load(write("gone.toml", scenario("gone.csv")))
+	_, err = scenario.Load(write("gone.toml", scenarioTOML("gone.csv")))
 	require.ErrorContains(t, err, "gone.toml:8: workload.arrival.profile_file:")
 }

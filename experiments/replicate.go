@@ -5,12 +5,10 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/engine"
-	"github.com/fleetsim/fleetsim/models/failures"
-	"github.com/fleetsim/fleetsim/models/fleet"
-	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/sim"
-	"github.com/fleetsim/fleetsim/sim/quantile"
 )
 
 // ReplicationSeed is the master seed of replication i of a scenario whose
@@ -23,24 +21,6 @@ func ReplicationSeed(master uint64, i int) uint64 {
 	}
 	a, _ := sim.StreamSeeds(master, fmt.Sprintf("replication/%d", i))
 	return a
-}
-
-// RepResult is what one replication leaves for aggregation and output.
-type RepResult struct {
-	Index   int
-	Seed    uint64
-	Summary *Summary
-	// Latency sketches, for pooled CDFs across replications.
-	TTFT, TPOT, ITL, E2E *quantile.Sketch
-	// TTFTSplit is a disaggregated fleet's TTFT by stage (disagg.go's
-	// ttftStages), nil when co-located.
-	TTFTSplit map[string]*quantile.Sketch
-	// Samples is the fleet time series and Timeline its failures (kept for
-	// replication 0 only).
-	Samples  []fleet.Sample
-	Timeline []failures.TimelinePoint
-	// TrainingTrace is a training job's timeline (replication 0 only).
-	TrainingTrace []training.TracePoint
 }
 
 // RunOptions control a multi-replication run.
@@ -60,7 +40,7 @@ type RunOptions struct {
 	// finished without error, with the scenarios and the results it
 	// returns (with Shard, other shards' results are nil). A caller that runs several batches on the same options (a
 	// sizing search runs one per fleet size) learns from it which one ended.
-	Batch func(scs []*Scenario, results [][]*RepResult)
+	Batch func(scs []*scenario.Scenario, results [][]*report.RepResult)
 	// OnDone streams completed requests of replication 0 (requests.csv).
 	// When set, replication 0 runs alone before the others start.
 	OnDone func(o *engine.Outcome)
@@ -76,8 +56,8 @@ type RunOptions struct {
 // run in flight has a spare core, between a run's engine and its
 // workload's draws (Options.PrefetchWorkload), which give the same
 // requests either way.
-func RunReplications(sc *Scenario, opt RunOptions) ([]*RepResult, error) {
-	res, err := runMany([]*Scenario{sc}, opt)
+func RunReplications(sc *scenario.Scenario, opt RunOptions) ([]*report.RepResult, error) {
+	res, err := runMany([]*scenario.Scenario{sc}, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -87,20 +67,22 @@ func RunReplications(sc *Scenario, opt RunOptions) ([]*RepResult, error) {
 // RunScenarios runs every replication of every scenario on one worker pool
 // (or, with opt.Shard, this shard's share of them) and returns
 // results[scenario][replication]; see runMany.
-func RunScenarios(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) { return runMany(scs, opt) }
+func RunScenarios(scs []*scenario.Scenario, opt RunOptions) ([][]*report.RepResult, error) {
+	return runMany(scs, opt)
+}
 
 // runMany runs every replication of every scenario on one worker pool and
 // returns results[scenario][replication]. Scenarios share replication seeds
 // (common random numbers) when they share a master seed.
-func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
+func runMany(scs []*scenario.Scenario, opt RunOptions) ([][]*report.RepResult, error) {
 	type job struct{ s, i int }
 	var jobs []job
 	skipped := 0
-	results := make([][]*RepResult, len(scs))
+	results := make([][]*report.RepResult, len(scs))
 	errs := make([][]error, len(scs))
 	for s, sc := range scs {
 		n := max(sc.Run.Replications, 1)
-		results[s] = make([]*RepResult, n)
+		results[s] = make([]*report.RepResult, n)
 		errs[s] = make([]error, n)
 		for i := 0; i < n; i++ {
 			if opt.Shard.takes(len(jobs) + skipped) {
@@ -133,11 +115,11 @@ func runMany(scs []*Scenario, opt RunOptions) ([][]*RepResult, error) {
 		}
 		res, err := safeRun(&rsc, o)
 		if err == nil {
-			rr := &RepResult{Index: j.i, Seed: rsc.Seed, Summary: Summarize(res)}
+			rr := &report.RepResult{Index: j.i, Seed: rsc.Seed, Summary: report.Summarize(res)}
 			if res.Rec != nil {
 				rr.TTFT, rr.TPOT, rr.ITL, rr.E2E = res.Rec.TTFT, res.Rec.TPOT, res.Rec.ITL, res.Rec.E2E
 			}
-			rr.TTFTSplit = ttftSplitSketches(res)
+			rr.TTFTSplit = report.TTFTSplitSketches(res)
 			if j.i == 0 && res.Fleet != nil {
 				rr.Samples = res.Fleet.Samples
 				rr.Timeline = res.Timeline

@@ -3,9 +3,11 @@ package experiments
 import (
 	"bytes"
 	"fmt"
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
@@ -30,9 +32,9 @@ func runBuiltinAB(t *testing.T, name string, reps int) *ABResult {
 	return res
 }
 
-func itoa(i int) string { return fmtF(float64(i)) }
+func itoa(i int) string { return results.FormatFloat(float64(i)) }
 
-func mean(a *ArmResult, key string) float64 { return StatMap(a.Stats)[key].Mean }
+func mean(a *report.ArmResult, key string) float64 { return report.StatMap(a.Stats)[key].Mean }
 
 // TestResilience4Layer: with a zombie and an OOM crash, the 4-layer stack
 // (breaker, hedging, deep probe, retries) raises success and cuts p99 on
@@ -154,12 +156,12 @@ at_s = 60
 replica = 2
 mode = "hang"
 `)
-	run := func(kind string) *Summary {
+	run := func(kind string) *report.Summary {
 		sc, err := base.Derive(OverrideOverlay("policies.probe.kind", `"`+kind+`"`))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	live, deep := run("liveness"), run("deep")
 	t.Logf("liveness: timeouts %d, ejections %d; deep: timeouts %d, ejections %d, isolated after %.0f ms",
@@ -306,7 +308,7 @@ func TestDeterminismWithEveryPolicy(t *testing.T) {
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
 		var b bytes.Buffer
-		require.NoError(t, Summarize(res).WriteJSON(&b))
+		require.NoError(t, report.Summarize(res).WriteJSON(&b))
 		outs = append(outs, b.String())
 	}
 	require.Equal(t, outs[0], outs[1])
@@ -335,7 +337,7 @@ func TestCanaryRollout(t *testing.T) {
 	for _, arm := range arms {
 		res, err := Run(arm.Scenario, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		ro := s.Resilience.Rollout
 		require.NotNil(t, ro)
 		t.Logf("%s: %+v, failed %d of %d", arm.Name, *ro, s.Requests.Failed, s.Requests.Arrived)
@@ -365,7 +367,7 @@ func TestCanaryJudges(t *testing.T) {
 			require.NoError(t, err)
 			res, err := Run(sc, Options{})
 			require.NoError(t, err)
-			if Summarize(res).Resilience.Rollout.State == "rolled back" {
+			if report.Summarize(res).Resilience.Rollout.State == "rolled back" {
 				n++
 			}
 		}
@@ -397,7 +399,7 @@ drain_grace_s = 60
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Zero(t, s.Requests.Failed, "a graceful drain fails nothing")
 	require.Zero(t, s.Requests.Shed)
 	minUp, back := 2, false
@@ -428,12 +430,12 @@ restart_s = 0
 `)
 	sc, err := sc.Derive(OverrideOverlay("run.replications", "1"))
 	require.NoError(t, err)
-	run := func(fallback bool) *Summary {
+	run := func(fallback bool) *report.Summary {
 		d, err := sc.Derive(OverrideOverlay("fallback.enabled", fmt.Sprint(fallback)))
 		require.NoError(t, err)
 		res, err := Run(d, Options{})
 		require.NoError(t, err)
-		return Summarize(res)
+		return report.Summarize(res)
 	}
 	without, with := run(false), run(true)
 	t.Logf("without: shed %d failed %d; with: shed %d failed %d fallbacks %d", without.Requests.Shed, without.Requests.Failed,
@@ -454,13 +456,13 @@ func TestAdmissionShedVersusDefer(t *testing.T) {
 name = "queue"
 limit = 4
 `)
-	run := func(action string) *Summary {
+	run := func(action string) *report.Summary {
 		d, err := sc.Derive(OverrideOverlay("run.replications", "1"), OverrideOverlay("workload.arrival.rate_per_s", "250"),
 			OverrideOverlay("policies.admission.action", `"`+action+`"`))
 		require.NoError(t, err)
 		res, err := Run(d, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		require.Equal(t, s.Requests.Arrived, s.Requests.Completed+s.Requests.Failed+s.Requests.Shed+s.Requests.InFlight)
 		return s
 	}

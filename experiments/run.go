@@ -2,13 +2,15 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"io"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
-	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -40,47 +42,19 @@ const (
 	prefetchDepth = 2
 )
 
-// Result is one run's raw outcome, before summarising.
-type Result struct {
-	Scenario *Scenario
-	Fleet    *fleet.Fleet
-	Rec      *fleet.Recorder
-	Events   uint64
-	EndTime  sim.Time
-	Failures *FailureStats  // nil when failures are off
-	Training *TrainingStats // training mode only
-	// TrainingTrace is the training job's timeline (training mode only).
-	TrainingTrace []training.TracePoint
-	Timeline      []failures.TimelinePoint // replicas failing and coming back (with [failures])
-	// DownGPUSeconds is the GPU-seconds of serving replicas out of service (with
-	// [failures]; each replica's own GPUs in a fleet of groups).
-	DownGPUSeconds float64
-	// IdleSpareS is replica-seconds of warm spares waiting unused;
-	// SpareRepairS of replicas repaired while a spare held their place.
-	IdleSpareS, SpareRepairS float64
-	// SpareRepairGPUSeconds is SpareRepairS in GPU-seconds (each replica's
-	// own GPUs); IdleSpareSOf is IdleSpareS by replica (nil without
-	// spares), which prices a fleet of groups' spares at their group's
-	// price.
-	SpareRepairGPUSeconds float64
-	IdleSpareSOf          []float64
-	// Stopped says why the run stopped early ("overload: ..."), or "".
-	Stopped string
-}
-
 // testFleetHook, set by tests only, sees each serving run's fleet.
 var testFleetHook func(*fleet.Fleet)
 
 // newFleet builds the scenario's serving cluster with its router and
 // gateway policies. Warm spares ([failures] spares) are replicas beyond
 // cluster.replicas, built like the others; the failures' spare pool
-// (models/faults) holds them out of service until needed.
-func newFleet(eng *sim.Engine, sc *Scenario, rec *fleet.Recorder) (*fleet.Fleet, error) {
+// (models/failures) holds them out of service until needed.
+func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fleet.Fleet, error) {
 	cluster := sc.Cluster
 	if sc.Failures.Enabled {
 		cluster.Replicas += sc.Failures.Spares
 	}
-	if sc.groupSpares() > 0 {
+	if sc.GroupSpares() > 0 {
 		// Each group's spares: a group of their own after every group.
 		cluster = cluster.WithSpareGroups()
 	}
@@ -124,25 +98,26 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *fleet.Recorder) (*fleet.Fleet,
 	fl.SetPolicies(pol)
 	if sc.Autoscale.Enabled {
 		ac := sc.Autoscale
+		var rateAt func(tS float64) float64
 		if sc.Workload.Kind != workloads.KindTrace {
-			if ac.RateAt, err = sc.Workload.Arrival.RateFunc(); err != nil {
+			if rateAt, err = sc.Workload.Arrival.RateFunc(); err != nil {
 				return nil, err
 			}
 		}
-		policy, err := policies.NewScalePolicy(ac)
+		policy, err := policies.NewScalePolicy(ac, rateAt)
 		if err != nil {
 			return nil, err
 		}
 		// The run's down replicas are never started: the fleet grows to
 		// the others at most.
-		down := sc.downIndexes()
+		down := sc.DownIndexes()
 		p := ac.Params(cluster.Replicas-len(down), cluster.GPUsPerReplica(), fl.Memory.WeightBytes)
 		p.Down = down
 		// A fleet of groups starts its cheapest replicas per capacity
 		// first; reserved capacity is paid whether used or not, so
 		// provisioning it costs nothing more and it starts first.
 		p.Units = fl.ScaleUnits(func(g *fleet.Group) float64 {
-			if sc.GroupTier(g.GroupConfig) == TierReserved {
+			if sc.GroupTier(g.GroupConfig) == scenario.TierReserved {
 				return 0
 			}
 			return sc.GroupPrice(g.GroupConfig)
@@ -150,8 +125,8 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *fleet.Recorder) (*fleet.Fleet,
 		if p.Units != nil {
 			// Spot replicas cost their price fraction while provisioned:
 			// cheaper to start than their group's on-demand ones.
-			for _, part := range sc.spotParts() {
-				for i := part.first; i < part.end; i++ {
+			for _, part := range sc.SpotParts() {
+				for i := part.First; i < part.End; i++ {
 					p.Units[i].USDPerHour *= sc.Spot.PriceFraction
 				}
 			}
@@ -161,29 +136,15 @@ func newFleet(eng *sim.Engine, sc *Scenario, rec *fleet.Recorder) (*fleet.Fleet,
 	return fl, nil
 }
 
-// downIndexes are the replicas in repair for the whole run: the last
-// run.down_replicas of a fleet of one kind, or each group's last
-// down_replicas.
-func (s *Scenario) downIndexes() []int {
-	if len(s.Cluster.Groups) > 0 {
-		return s.Cluster.DownIndexes()
-	}
-	out := make([]int, max(0, min(s.Run.DownReplicas, s.Cluster.Replicas))) // (bad counts are refused elsewhere)
-	for k := range out {
-		out[k] = s.Cluster.Replicas - 1 - k
-	}
-	return out
-}
-
 // Run simulates the scenario once with its seed.
-func Run(sc *Scenario, opt Options) (*Result, error) {
-	if sc.Mode == ModeTraining {
+func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
+	if sc.Mode == scenario.ModeTraining {
 		return runTraining(sc)
 	}
 	eng := sim.NewEngine()
 	rec := fleet.NewRecorder(sc.SLO)
 	rec.OnDone = opt.OnDone
-	sc.perModelRecorders(rec)
+	perModelRecorders(sc, rec)
 	fl, err := newFleet(eng, sc, rec)
 	if err != nil {
 		return nil, err
@@ -195,7 +156,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, i := range sc.downIndexes() {
+	for _, i := range sc.DownIndexes() {
 		ap.Remove(i)
 	}
 	if sc.Fallback.Enabled {
@@ -217,13 +178,13 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		}
 		fl.SetModelMix(sim.NewStream(sc.Seed, streams.Models), shares)
 	}
-	if ls, err := sc.modelLengths(); err != nil {
+	if ls, err := sc.ModelLengths(); err != nil {
 		return nil, err
 	} else if ls != nil {
 		fl.SetModelLengths(ls)
 	}
-	if sc.spotReplicas() > 0 {
-		fl.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+	if sc.SpotReplicas() > 0 {
+		fl.StartSpot(sc.SpotParams(), sim.NewStream(sc.Seed, streams.Spot))
 	}
 	var fi *failures.Injector
 	if sc.Failures.Enabled {
@@ -245,10 +206,10 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 	if err := fl.Start(src); err != nil {
 		return nil, err
 	}
-	if cols := groupColumns(sc); len(cols) > 0 {
+	if cols := report.GroupColumns(sc); len(cols) > 0 {
 		ranges := make([][2]int, len(cols))
 		for i, c := range cols {
-			ranges[i] = [2]int{c.first, c.end}
+			ranges[i] = [2]int{c.First, c.End}
 		}
 		fl.SetColumns(ranges)
 	}
@@ -277,21 +238,21 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 		fl.Samples = fl.Samples[:len(fl.Samples)-1]
 	}
 	fl.Finish(end)
-	res := &Result{Scenario: sc, Fleet: fl, Rec: rec, Events: eng.Fired(), EndTime: end}
+	res := &report.Result{Scenario: sc, Fleet: fl, Rec: rec, Events: eng.Fired(), EndTime: end}
 	if fl.Overloaded() {
 		res.Stopped = fmt.Sprintf("overload: more than %d requests in flight at %.6g s (run.max_in_flight); arrivals outpace service",
 			sc.Run.MaxInFlight, fl.OverloadedAt.Seconds())
 	}
 	if fi != nil {
 		r := fi.Report(end)
-		res.Failures = failureStats(r, end, sc.Cluster.Replicas)
-		res.IdleSpareS = round6(r.IdleSpareNs.Seconds())
-		res.SpareRepairS = round6(r.SpareRepairNs.Seconds())
-		res.SpareRepairGPUSeconds = round6(r.SpareRepairGPUNs.Seconds())
+		res.Failures = report.FailureStatsOf(r, end, sc.Cluster.Replicas)
+		res.IdleSpareS = results.Round6(r.IdleSpareNs.Seconds())
+		res.SpareRepairS = results.Round6(r.SpareRepairNs.Seconds())
+		res.SpareRepairGPUSeconds = results.Round6(r.SpareRepairGPUNs.Seconds())
 		for _, ns := range r.IdleSpareNsOf {
 			res.IdleSpareSOf = append(res.IdleSpareSOf, ns.Seconds())
 		}
-		res.DownGPUSeconds = round6(r.DownGPUNs.Seconds())
+		res.DownGPUSeconds = results.Round6(r.DownGPUNs.Seconds())
 		res.Timeline = r.Timeline
 	}
 	if sp := fl.Spot; sp != nil && fi != nil {
@@ -308,7 +269,7 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 			case "spot-ready":
 				gpus -= fl.ReplicaTP(e.Replica)
 			}
-			res.Timeline = append(res.Timeline, failures.TimelinePoint{Time: e.Time, Event: e.Event, Unit: sc.spotUnit(e),
+			res.Timeline = append(res.Timeline, failures.TimelinePoint{Time: e.Time, Event: e.Event, Unit: sc.SpotUnit(e),
 				GPUsDown: gpus, Capacity: float64(n-e.Down) / float64(n)})
 		}
 	}
@@ -317,14 +278,14 @@ func Run(sc *Scenario, opt Options) (*Result, error) {
 
 // injectFaults schedules the scenario's [[faults]] on fleet and returns
 // their applier.
-func injectFaults(eng *sim.Engine, fl *fleet.Fleet, sc *Scenario) (*failures.Applier, error) {
+func injectFaults(eng *sim.Engine, fl *fleet.Fleet, sc *scenario.Scenario) (*failures.Applier, error) {
 	ap := failures.NewApplier(eng, fl)
-	restart := sc.restartColdStart()
+	restart := sc.RestartColdStart()
 	for i, fc := range sc.Faults {
 		// A restart's cold start from physics, unless the fault sets its
 		// own cold_start_s.
 		ap.SetColdStart(nil)
-		if restart != nil && !sc.has(fmt.Sprintf("faults.%d.cold_start_s", i)) {
+		if restart != nil && !sc.Has(fmt.Sprintf("faults.%d.cold_start_s", i)) {
 			ap.SetColdStart(fl.RestartColdStart(*restart))
 		}
 		if err := ap.Inject(fc, sim.NewStream(sc.Seed, streams.Fault(i))); err != nil {

@@ -9,7 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -17,9 +19,9 @@ import (
 )
 
 // schemaReps are two short replications of the small scenario, run once.
-var schemaReps = sync.OnceValues(func() ([]*RepResult, error) {
+var schemaReps = sync.OnceValues(func() ([]*report.RepResult, error) {
 	src := strings.Replace(strings.Replace(small, "replications = 4", "replications = 2", 1), "duration_s = 60", "duration_s = 10", 1)
-	sc, err := Parse("test.toml", []byte(src))
+	sc, err := scenario.Parse("test.toml", []byte(src))
 	if err != nil {
 		return nil, err
 	}
@@ -28,11 +30,11 @@ var schemaReps = sync.OnceValues(func() ([]*RepResult, error) {
 
 // armNamed is an arm over the shared replications, with its own name and
 // a copy of their statistics.
-func armNamed(t *testing.T, name string) *ArmResult {
+func armNamed(t *testing.T, name string) *report.ArmResult {
 	t.Helper()
 	reps, err := schemaReps()
 	require.NoError(t, err)
-	return NewArmResult(name, reps)
+	return report.NewArmResult(name, reps)
 }
 
 // readCSV reads a whole CSV file strictly: every row as wide as the header.
@@ -53,9 +55,9 @@ func readFile(t *testing.T, path string) [][]string {
 
 // trainingArm is an arm of a training run with the statistics ETTRCSV and
 // Table read.
-func trainingArm(name string, ettr float64) *ArmResult {
-	rep := &RepResult{Summary: &Summary{Scenario: "llama3-pretrain", Mode: ModeTraining}}
-	return &ArmResult{Name: name, Reps: []*RepResult{rep}, Stats: []Stat{
+func trainingArm(name string, ettr float64) *report.ArmResult {
+	rep := &report.RepResult{Summary: &report.Summary{Scenario: "llama3-pretrain", Mode: scenario.ModeTraining}}
+	return &report.ArmResult{Name: name, Reps: []*report.RepResult{rep}, Stats: []report.Stat{
 		{Key: "training.checkpoint_interval_s", Mean: 3600, Values: []float64{3600}},
 		{Key: "training.ettr", Mean: ettr, CI95: 0.01, Values: []float64{ettr}},
 		{Key: "training.interruptions", Mean: 3, Values: []float64{3}},
@@ -65,7 +67,7 @@ func trainingArm(name string, ettr float64) *ArmResult {
 
 // trainingSweep sweeps training.spare_servers (and more axes) over
 // training arms.
-func trainingSweep(axes ...Axis) *SweepResult {
+func trainingSweep(axes ...scenario.Axis) *SweepResult {
 	res := &SweepResult{Axes: axes}
 	var grid func(prefix []string, k int)
 	grid = func(prefix []string, k int) {
@@ -86,12 +88,12 @@ func trainingSweep(axes ...Axis) *SweepResult {
 // the declared dynamic columns around the fixed ones, in order.
 func TestWritersFollowSchema(t *testing.T) {
 	a, b := armNamed(t, "a"), armNamed(t, "b")
-	a.Reps = append([]*RepResult(nil), a.Reps...)
+	a.Reps = append([]*report.RepResult(nil), a.Reps...)
 	r0 := *a.Reps[0]
 	r0.Timeline = []failures.TimelinePoint{{Time: 0, Event: "fail", Unit: "r0", GPUsDown: 1, Capacity: 0.5}}
 	a.Reps[0] = &r0
 	dir := t.TempDir()
-	ab := NewABResult([]*ArmResult{a, b})
+	ab := NewABResult([]*report.ArmResult{a, b})
 	require.NoError(t, FinishAB(dir, ab, &bytes.Buffer{}))
 
 	header := func(name string) []string { return readFile(t, filepath.Join(dir, name))[0] }
@@ -99,12 +101,12 @@ func TestWritersFollowSchema(t *testing.T) {
 	require.Equal(t, results.TimeseriesFile.Names(), header("timeseries.csv"))
 	require.Equal(t, results.FailuresFile.Header(nil, nil), header("failures.csv"))
 	require.Equal(t, results.ABFile.Names(), header("ab.csv"))
-	require.Equal(t, results.ReplicationsFile.Header(nil, ReplicationKeys([]*ArmResult{a, b})), header("replications.csv"))
+	require.Equal(t, results.ReplicationsFile.Header(nil, report.ReplicationKeys([]*report.ArmResult{a, b})), header("replications.csv"))
 
-	serving := &SweepResult{Axes: []Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
+	serving := &SweepResult{Axes: []scenario.Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
 	require.Equal(t, results.SweepFile.Header([]string{"cluster.replicas"}, nil), readCSV(t, serving.CSV())[0])
 
-	ax := Axis{Key: "training.spare_servers", Values: []string{"4", "7"}}
+	ax := scenario.Axis{Key: "training.spare_servers", Values: []string{"4", "7"}}
 	require.Equal(t, results.ETTRFile.Header([]string{ax.Key}, nil), readCSV(t, trainingSweep(ax).ETTRCSV())[0])
 
 	p := &SizePoint{Replicas: 2, Arm: a, Bounds: []float64{1}}
@@ -113,7 +115,7 @@ func TestWritersFollowSchema(t *testing.T) {
 	require.Equal(t, results.SizeSearchFile.Names(), readCSV(t, size.SearchCSV())[0])
 
 	var req bytes.Buffer
-	rw := NewRequestWriter(&req)
+	rw := report.NewRequestWriter(&req)
 	rw.Write(&engine.Outcome{Req: &workloads.Request{ID: 1, InputTokens: 10, OutputTokens: 5}})
 	require.NoError(t, rw.Flush())
 	recs := readCSV(t, req.Bytes())
@@ -125,8 +127,8 @@ func TestWritersFollowSchema(t *testing.T) {
 // the schema's optional columns.
 func TestSweepCSVWithFailuresFollowsSchema(t *testing.T) {
 	a := armNamed(t, "x")
-	a.Stats = append(append([]Stat(nil), a.Stats...), Stat{Key: "failures.availability", Values: []float64{1, 1}})
-	res := &SweepResult{Axes: []Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
+	a.Stats = append(append([]report.Stat(nil), a.Stats...), report.Stat{Key: "failures.availability", Values: []float64{1, 1}})
+	res := &SweepResult{Axes: []scenario.Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
 	var opt []string
 	for _, c := range results.SweepFile.Optional {
 		opt = append(opt, c.Name)
@@ -141,7 +143,7 @@ func TestArmNameWithCommaQuotesAndNewline(t *testing.T) {
 	name := "big, \"fast\"\nv2"
 	base, odd := armNamed(t, "base"), armNamed(t, name)
 	dir := t.TempDir()
-	require.NoError(t, FinishAB(dir, NewABResult([]*ArmResult{base, odd}), &bytes.Buffer{}))
+	require.NoError(t, FinishAB(dir, NewABResult([]*report.ArmResult{base, odd}), &bytes.Buffer{}))
 	for _, f := range []string{"cdf.csv", "timeseries.csv", "replications.csv"} {
 		recs := readFile(t, filepath.Join(dir, f))
 		arms := map[string]bool{}
@@ -163,9 +165,9 @@ func TestArmNameWithCommaQuotesAndNewline(t *testing.T) {
 // from the first arm, and later rows were wider).
 func TestReplicationsHeaderIsTheUnionOfArms(t *testing.T) {
 	a, b := armNamed(t, "blue"), armNamed(t, "canary")
-	b.Stats = append(append([]Stat(nil), b.Stats...), Stat{Key: "resilience.rollout.green_errors", Mean: 3, Values: []float64{2, 4}})
+	b.Stats = append(append([]report.Stat(nil), b.Stats...), report.Stat{Key: "resilience.rollout.green_errors", Mean: 3, Values: []float64{2, 4}})
 	dir := t.TempDir()
-	require.NoError(t, WriteRunDir(dir, []*ArmResult{a, b}, ""))
+	require.NoError(t, report.WriteRunDir(dir, []*report.ArmResult{a, b}, ""))
 	recs := readFile(t, filepath.Join(dir, "replications.csv")) // strict: equal widths
 	h := recs[0]
 	col := -1
@@ -199,8 +201,8 @@ func sortedStrings(xs []string) bool {
 // the checkpoint interval keeps the swept column (issue 16: every point sat
 // at the same checkpoint interval and the key was dropped).
 func TestETTRCSVHasEverySweptKey(t *testing.T) {
-	spares := Axis{Key: "training.spare_servers", Values: []string{"4", "7", "10", "14"}}
-	policy := Axis{Key: "training.restart", Values: []string{`"fast"`, `"slow"`}}
+	spares := scenario.Axis{Key: "training.spare_servers", Values: []string{"4", "7", "10", "14"}}
+	policy := scenario.Axis{Key: "training.restart", Values: []string{`"fast"`, `"slow"`}}
 	recs := readCSV(t, trainingSweep(spares, policy).ETTRCSV())
 	require.Equal(t, []string{spares.Key, policy.Key}, recs[0][:2])
 	require.Len(t, recs, 1+8)
@@ -216,8 +218,8 @@ func TestETTRCSVHasEverySweptKey(t *testing.T) {
 // TestSweepTableLabelsAreUnique: axis headings of a sweep's table are
 // neither truncated nor duplicated (issue 16: "training.checkp…" twice).
 func TestSweepTableLabelsAreUnique(t *testing.T) {
-	res := trainingSweep(Axis{Key: "training.checkpoint_interval_s", Values: []string{"600"}},
-		Axis{Key: "training.checkpoint_write_s", Values: []string{"30"}})
+	res := trainingSweep(scenario.Axis{Key: "training.checkpoint_interval_s", Values: []string{"600"}},
+		scenario.Axis{Key: "training.checkpoint_write_s", Values: []string{"30"}})
 	head := strings.SplitN(res.Table(), "\n", 2)[0]
 	require.NotContains(t, head, "…")
 	require.Contains(t, head, "checkpoint_interval_s")
@@ -232,7 +234,7 @@ func TestSweepTableLabelsAreUnique(t *testing.T) {
 func TestABReportLabelsAreUnique(t *testing.T) {
 	n1, n2 := "--param training.checkpoint_interval_s=600", "--param training.checkpoint_interval_s=1800"
 	a, b := armNamed(t, n1), armNamed(t, n2)
-	head := strings.SplitN(strings.SplitN(NewABResult([]*ArmResult{a, b}).Report(), "\n\n", 2)[1], "\n", 2)[0]
+	head := strings.SplitN(strings.SplitN(NewABResult([]*report.ArmResult{a, b}).Report(), "\n\n", 2)[1], "\n", 2)[0]
 	require.NotContains(t, head, "…")
 	require.Contains(t, head, " "+n1)
 	require.Contains(t, head, " "+n2+" − "+n1)

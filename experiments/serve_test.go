@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/engine"
 )
 
@@ -44,11 +46,11 @@ ttft_ms = 300
 // only, shares hold, per-model counts add up to the fleet's, and each model
 // is judged by its own SLO.
 func TestSeveralModels(t *testing.T) {
-	sc, err := Parse("mm.toml", []byte(twoModels))
+	sc, err := scenario.Parse("mm.toml", []byte(twoModels))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Len(t, s.Models, 2)
 	var arrived, completed, met int64
 	for i, m := range s.Models {
@@ -82,11 +84,11 @@ func TestServeRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		src := replaceOnce(t, twoModels, c.from, c.to)
-		_, err := Parse("mm.toml", []byte(src))
+		_, err := scenario.Parse("mm.toml", []byte(src))
 		require.ErrorContains(t, err, c.want, c.to)
 	}
 	noServe := replaceOnce(t, twoModels, "[[serve]]", "[xserve]")
-	_, err := Parse("mm.toml", []byte(noServe))
+	_, err := scenario.Parse("mm.toml", []byte(noServe))
 	require.Error(t, err)
 	// Without [[serve]], a group of another model than cluster.model.
 	plain := `name = "p"
@@ -100,10 +102,10 @@ model = "llama-3-8b"
 [workload]
 duration_s = 10
 `
-	_, err = Parse("p.toml", []byte(plain))
+	_, err = scenario.Parse("p.toml", []byte(plain))
 	require.ErrorContains(t, err, `cluster.groups.0.model: "llama-3-8b" is not cluster.model`)
 	withoutGroups := "name = \"w\"\n[workload]\nduration_s = 10\n[[serve]]\nmodel = \"llama-3-70b\"\nshare = 1\n"
-	_, err = Parse("w.toml", []byte(withoutGroups))
+	_, err = scenario.Parse("w.toml", []byte(withoutGroups))
 	require.ErrorContains(t, err, "w.toml:4: serve: [[serve]] needs a fleet of [[cluster.groups]]")
 }
 
@@ -120,7 +122,7 @@ func replaceOnce(t *testing.T, s, from, to string) string {
 func TestServeWorkload(t *testing.T) {
 	own := replaceOnce(t, twoModels, "ttft_ms = 300\n", "ttft_ms = 300\n[serve.workload.input]\ndist = \"fixed\"\nmean = 3000\n[serve.workload.output]\ndist = \"empirical\"\nvalues = [7, 9]\n")
 	lengths := func(src string) map[uint64][3]int32 {
-		sc, err := Parse("mm.toml", []byte(src))
+		sc, err := scenario.Parse("mm.toml", []byte(src))
 		require.NoError(t, err)
 		sc, err = sc.Derive(OverrideOverlay("workload.duration_s", "60"))
 		require.NoError(t, err)
@@ -151,10 +153,10 @@ func TestServeWorkload(t *testing.T) {
 		{"[serve.workload.input]\ndist = \"lognormal\"\nmean = -1\n", "mm.toml:31: serve.1.workload.input.mean"},
 		{"[serve.workload.output]\ndist = \"zipf\"\n", "serve.1.workload.output.dist"},
 	} {
-		_, err := Parse("mm.toml", []byte(replaceOnce(t, twoModels, "ttft_ms = 300\n", "ttft_ms = 300\n"+c.to)))
+		_, err := scenario.Parse("mm.toml", []byte(replaceOnce(t, twoModels, "ttft_ms = 300\n", "ttft_ms = 300\n"+c.to)))
 		require.ErrorContains(t, err, c.want)
 	}
 	trace := replaceOnce(t, own, "[workload]\n", "[workload]\nkind = \"sessions\"\n")
-	_, err := Parse("mm.toml", []byte(trace))
+	_, err := scenario.Parse("mm.toml", []byte(trace))
 	require.ErrorContains(t, err, `serve.1.workload: a model's own lengths need workload.kind = "synthetic"`)
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/training"
@@ -43,16 +45,16 @@ func (s Shard) takes(j int) bool { return !s.Active() || j%s.Count == s.Index-1 
 
 // Part is one shard's results.
 type Part struct {
-	Version  int        `json:"version"`
-	Kind     string     `json:"kind"` // "run", "ab" or "sweep"
-	Shard    int        `json:"shard"`
-	Of       int        `json:"of"`
-	Scenario string     `json:"scenario"`
-	Reps     []int      `json:"replications"` // per scenario
-	Names    []string   `json:"names"`        // arm names (ab), point names (sweep)
-	Axes     []Axis     `json:"axes,omitempty"`
-	Values   [][]string `json:"values,omitempty"` // sweep point values
-	Jobs     []PartJob  `json:"jobs"`
+	Version  int             `json:"version"`
+	Kind     string          `json:"kind"` // "run", "ab" or "sweep"
+	Shard    int             `json:"shard"`
+	Of       int             `json:"of"`
+	Scenario string          `json:"scenario"`
+	Reps     []int           `json:"replications"` // per scenario
+	Names    []string        `json:"names"`        // arm names (ab), point names (sweep)
+	Axes     []scenario.Axis `json:"axes,omitempty"`
+	Values   [][]string      `json:"values,omitempty"` // sweep point values
+	Jobs     []PartJob       `json:"jobs"`
 	// Prov says which experiment the jobs belong to; merge refuses parts
 	// whose provenance differs.
 	Prov Provenance `json:"provenance"`
@@ -63,7 +65,7 @@ type PartJob struct {
 	Scenario    int                      `json:"scenario"`
 	Replication int                      `json:"replication"`
 	Seed        uint64                   `json:"seed"`
-	Summary     *Summary                 `json:"summary"`
+	Summary     *report.Summary          `json:"summary"`
 	TTFT        *quantile.Sketch         `json:"ttft,omitempty"`
 	TPOT        *quantile.Sketch         `json:"tpot,omitempty"`
 	ITL         *quantile.Sketch         `json:"itl,omitempty"`
@@ -82,7 +84,7 @@ const partVersion = 2
 
 // NewPart collects a shard's results (results[scenario][replication], nil
 // where another shard ran the job).
-func NewPart(kind string, sh Shard, scenario string, names []string, results [][]*RepResult, prov Provenance) *Part {
+func NewPart(kind string, sh Shard, scenario string, names []string, results [][]*report.RepResult, prov Provenance) *Part {
 	p := &Part{Version: partVersion, Kind: kind, Shard: sh.Index, Of: sh.Count, Scenario: scenario, Names: names, Prov: prov}
 	for s, reps := range results {
 		p.Reps = append(p.Reps, len(reps))
@@ -105,7 +107,7 @@ func (p *Part) Write(dir string) (string, error) {
 		return "", err
 	}
 	path := fmt.Sprintf("%s/part-%d-of-%d.json", dir, p.Shard, p.Of)
-	return path, WriteFileAtomic(path, b)
+	return path, report.WriteFileAtomic(path, b)
 }
 
 // summaryJSON round-trips a training summary's mode: a training part
@@ -124,7 +126,7 @@ func (j *PartJob) UnmarshalJSON(b []byte) error {
 	if len(raw.Summary) == 0 || string(raw.Summary) == "null" {
 		return nil // refused by Part.check
 	}
-	j.Summary = &Summary{}
+	j.Summary = &report.Summary{}
 	return json.Unmarshal(raw.Summary, j.Summary)
 }
 
@@ -133,12 +135,12 @@ func (j *PartJob) UnmarshalJSON(b []byte) error {
 // every part must have the same provenance (the same experiment: scenario,
 // seeds, command and flags, shard count, fleetsim version), and every job
 // must be there exactly once.
-func ReadParts(paths []string) (*Part, [][]*RepResult, error) {
+func ReadParts(paths []string) (*Part, [][]*report.RepResult, error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("merge: no part files")
 	}
 	var first *Part
-	var results [][]*RepResult
+	var results [][]*report.RepResult
 	seen := map[int]string{}
 	for _, path := range paths {
 		p, err := ReadPart(path)
@@ -148,7 +150,7 @@ func ReadParts(paths []string) (*Part, [][]*RepResult, error) {
 		if first == nil {
 			first = p
 			for _, n := range p.Reps {
-				results = append(results, make([]*RepResult, n))
+				results = append(results, make([]*report.RepResult, n))
 			}
 		} else if err := samePart(paths[0], first, path, p); err != nil {
 			return nil, nil, err
@@ -158,7 +160,7 @@ func ReadParts(paths []string) (*Part, [][]*RepResult, error) {
 		}
 		seen[p.Shard] = path
 		for _, j := range p.Jobs {
-			results[j.Scenario][j.Replication] = &RepResult{Index: j.Replication, Seed: j.Seed, Summary: j.Summary,
+			results[j.Scenario][j.Replication] = &report.RepResult{Index: j.Replication, Seed: j.Seed, Summary: j.Summary,
 				TTFT: j.TTFT, TPOT: j.TPOT, ITL: j.ITL, E2E: j.E2E, TTFTSplit: j.TTFTSplit, Samples: j.Samples, Timeline: j.Timeline,
 				TrainingTrace: j.TrainingTrace}
 		}

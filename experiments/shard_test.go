@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // tinyShardTOML is a scenario that runs in milliseconds: 1 replica of an
@@ -26,9 +29,9 @@ rate_per_s = %RATE%
 replications = 3
 `
 
-func tinyScenario(t testing.TB, rate string, ovs ...Overlay) *Scenario {
+func tinyScenario(t testing.TB, rate string, ovs ...scenario.Overlay) *scenario.Scenario {
 	t.Helper()
-	sc, err := Parse("tiny.toml", []byte(strings.Replace(tinyShardTOML, "%RATE%", rate, 1)))
+	sc, err := scenario.Parse("tiny.toml", []byte(strings.Replace(tinyShardTOML, "%RATE%", rate, 1)))
 	require.NoError(t, err)
 	if len(ovs) > 0 {
 		sc, err = sc.Derive(ovs...)
@@ -39,12 +42,12 @@ func tinyScenario(t testing.TB, rate string, ovs ...Overlay) *Scenario {
 
 // writeParts runs every shard of n of sc and writes the part files into
 // dir, returning their paths.
-func writeParts(t testing.TB, dir string, sc *Scenario, n int, flags ...string) []string {
+func writeParts(t testing.TB, dir string, sc *scenario.Scenario, n int, flags ...string) []string {
 	t.Helper()
 	var paths []string
 	for i := 1; i <= n; i++ {
 		sh := Shard{Index: i, Count: n}
-		scs := []*Scenario{sc}
+		scs := []*scenario.Scenario{sc}
 		res, err := RunScenarios(scs, RunOptions{Workers: 1, Shard: sh})
 		require.NoError(t, err)
 		prov, err := NewProvenance("run", flags, scs, n)
@@ -67,7 +70,7 @@ func TestMergeRefusesOtherExperiments(t *testing.T) {
 	require.Len(t, res[0], 3)
 
 	rate := writeParts(t, t.TempDir(), tinyScenario(t, "7"), 2)
-	seed := writeParts(t, t.TempDir(), tinyScenario(t, "5", Overlay{Name: "--seed", TOML: []byte("seed = 9\n")}), 2, "--seed=9")
+	seed := writeParts(t, t.TempDir(), tinyScenario(t, "5", scenario.Overlay{Name: "--seed", TOML: []byte("seed = 9\n")}), 2, "--seed=9")
 	flags := writeParts(t, t.TempDir(), base, 2, "--replications=3")
 	three := writeParts(t, t.TempDir(), base, 3)
 	for _, tc := range []struct {
@@ -89,7 +92,7 @@ func TestMergeRefusesOtherExperiments(t *testing.T) {
 	}
 
 	// The seed alone (no flag: the scenario file's seed changed).
-	seedOnly := writeParts(t, t.TempDir(), tinyScenario(t, "5", Overlay{Name: "x", TOML: []byte("seed = 9\n")}), 2)
+	seedOnly := writeParts(t, t.TempDir(), tinyScenario(t, "5", scenario.Overlay{Name: "x", TOML: []byte("seed = 9\n")}), 2)
 	_, _, err = ReadParts([]string{a[0], seedOnly[1]})
 	require.ErrorContains(t, err, "differ in scenario")
 
@@ -224,8 +227,8 @@ func FuzzMergePart(f *testing.F) {
 			return // another shard is missing
 		}
 		for s := range res {
-			a := NewArmResult(p.Names[s], res[s])
-			if err := WriteRunDir(t.TempDir(), []*ArmResult{a}, ""); err != nil {
+			a := report.NewArmResult(p.Names[s], res[s])
+			if err := report.WriteRunDir(t.TempDir(), []*report.ArmResult{a}, ""); err != nil {
 				t.Fatal(err)
 			}
 		}

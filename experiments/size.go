@@ -8,99 +8,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
-
-// Target is one SLO term of a sizing search.
-type Target struct {
-	Name  string  // as written: "ttft_p99", "success", ...
-	Key   string  // summary key, or "success"
-	Limit float64 // ms for latencies, a fraction for rates
-	Upper bool    // true: the metric must stay at or below Limit
-}
-
-// ParseSLO parses "ttft_p99=800ms,success=99.9%". Latency terms are
-// {ttft,tpot,itl,e2e,queue}_{p50,p90,p95,p99,p999} (or _mean) with a duration
-// (ms, s; a bare number is ms); rate terms are success (completed /
-// arrived) and slo_attainment, as a percentage or a fraction.
-func ParseSLO(spec string) ([]Target, error) {
-	var out []Target
-	for _, term := range strings.Split(spec, ",") {
-		term = strings.TrimSpace(term)
-		if term == "" {
-			continue
-		}
-		name, val, ok := strings.Cut(term, "=")
-		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
-		if !ok || val == "" {
-			return nil, fmt.Errorf("--slo %q: expected NAME=VALUE terms such as ttft_p99=800ms,success=99.9%%", term)
-		}
-		switch name {
-		case "success", "slo_attainment":
-			f, err := parseFraction(val)
-			if err != nil {
-				return nil, fmt.Errorf("--slo %s: %w", name, err)
-			}
-			key := "success"
-			if name == "slo_attainment" {
-				key = "goodput.slo_attainment"
-			}
-			out = append(out, Target{Name: name, Key: key, Limit: f})
-		default:
-			metric, q, ok := strings.Cut(name, "_")
-			valid := map[string]bool{"ttft": true, "tpot": true, "itl": true, "e2e": true, "queue": true}
-			validQ := map[string]bool{"p50": true, "p90": true, "p95": true, "p99": true, "p999": true, "mean": true}
-			if !ok || !valid[metric] || !validQ[q] {
-				return nil, fmt.Errorf("--slo %q: unknown term; use {ttft,tpot,itl,e2e,queue}_{p50,p90,p95,p99,p999,mean}, success or slo_attainment", name)
-			}
-			ms, err := parseMs(val)
-			if err != nil {
-				return nil, fmt.Errorf("--slo %s: %w", name, err)
-			}
-			out = append(out, Target{Name: name, Key: "latency_ms." + metric + "." + q, Limit: ms, Upper: true})
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--slo: no terms; e.g. --slo ttft_p99=800ms,success=99.9%%")
-	}
-	return out, nil
-}
-
-func parseMs(v string) (float64, error) {
-	mult := 1.0
-	switch {
-	case strings.HasSuffix(v, "ms"):
-		v = strings.TrimSuffix(v, "ms")
-	case strings.HasSuffix(v, "s"):
-		v, mult = strings.TrimSuffix(v, "s"), 1000
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
-		return 0, fmt.Errorf("expected a positive duration such as 800ms or 0.8s, found %q", v)
-	}
-	return f * mult, nil
-}
-
-func parseFraction(v string) (float64, error) {
-	pct := strings.HasSuffix(v, "%")
-	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
-	if err != nil || math.IsNaN(f) {
-		return 0, fmt.Errorf("expected a percentage such as 99.9%% or a fraction such as 0.999, found %q", v)
-	}
-	if pct {
-		f /= 100
-	}
-	if f <= 0 || f > 1 {
-		return 0, fmt.Errorf("must be in (0, 100%%], found %q", v)
-	}
-	return f, nil
-}
 
 // SizePoint is one fleet size evaluated during the search.
 type SizePoint struct {
 	Replicas int
 	Failures bool
-	Arm      *ArmResult
+	Arm      *report.ArmResult
 	Met      bool
 	Bounds   []float64 // per target: the one-sided confidence bound compared with the limit
 }
@@ -113,7 +30,7 @@ type SizeRow struct {
 
 // SizeResult is the answer of a sizing search.
 type SizeResult struct {
-	Targets    []Target
+	Targets    []scenario.Target
 	Confidence float64
 	Search     []*SizePoint // every size evaluated, in order of replicas
 	Rows       []SizeRow    // N (no failures), N, N+1, N+2
@@ -132,7 +49,7 @@ type SizeResult struct {
 
 // spotAt is how many of n replicas are on spot: [spot] replicas, at most
 // the ones not in repair.
-func (r *SizeResult) spotAt(n int) int { return spotFit(r.Spot, n, r.Down) }
+func (r *SizeResult) spotAt(n int) int { return scenario.SpotFit(r.Spot, n, r.Down) }
 
 // maxSizeReplicas bounds the search.
 const maxSizeReplicas = 1 << 14
@@ -144,7 +61,7 @@ const maxSizeReplicas = 1 << 14
 // targets, then bisects; every size runs the base scenario's replications
 // with the same seeds. It assumes, as capacity does, that more replicas
 // never make the SLO harder to meet.
-func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*SizeResult, error) {
+func Size(base *scenario.Scenario, targets []scenario.Target, conf float64, opt RunOptions) (*SizeResult, error) {
 	if conf <= 0 || conf >= 1 {
 		return nil, fmt.Errorf("confidence must be in (0, 1), found %v", conf)
 	}
@@ -155,13 +72,13 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 	hasFailure := base.Failures.Enabled || base.Run.DownReplicas > 0
 	res := &SizeResult{Targets: targets, Confidence: conf, GPUsPer: base.Cluster.GPUsPerReplica(), HasFailure: hasFailure}
 	res.PriceHour = base.Price()
-	res.Spot, res.Down, res.SpotFraction = max(base.Spot.Replicas, 0), base.runDown(), base.Spot.PriceFraction
+	res.Spot, res.Down, res.SpotFraction = max(base.Spot.Replicas, 0), base.RunDown(), base.Spot.PriceFraction
 	res.Autoscaled = base.Autoscale.Enabled
 	// The smallest size to try: an autoscaled fleet's cap holds its
 	// min_replicas and initial_replicas beside the replicas in repair.
-	floor := base.runDown() + 1
+	floor := base.RunDown() + 1
 	if base.Autoscale.Enabled {
-		floor = max(floor, base.runDown()+max(base.Autoscale.MinReplicas, base.Autoscale.InitialReplicas, 1))
+		floor = max(floor, base.RunDown()+max(base.Autoscale.MinReplicas, base.Autoscale.InitialReplicas, 1))
 	}
 	with, err := search(base, targets, conf, opt, hasFailure, res.spotAt, floor)
 	if err != nil {
@@ -173,7 +90,7 @@ func Size(base *Scenario, targets []Target, conf float64, opt RunOptions) (*Size
 		if err != nil {
 			return nil, err
 		}
-		if without, err = search(off, targets, conf, opt, false, res.spotAt, floor-base.runDown()); err != nil {
+		if without, err = search(off, targets, conf, opt, false, res.spotAt, floor-base.RunDown()); err != nil {
 			return nil, err
 		}
 	}
@@ -212,13 +129,13 @@ func (s *sizeSearch) points() []*SizePoint {
 // search doubles then bisects to the fewest replicas meeting the targets,
 // and evaluates N+1 and N+2 too, trying no size below floor. spotAt(n) is
 // how many of n replicas are on spot ([spot] replicas as many as fit).
-func search(base *Scenario, targets []Target, conf float64, opt RunOptions, failures bool, spotAt func(n int) int, floor int) (*sizeSearch, error) {
+func search(base *scenario.Scenario, targets []scenario.Target, conf float64, opt RunOptions, failures bool, spotAt func(n int) int, floor int) (*sizeSearch, error) {
 	ss := &sizeSearch{cache: map[int]*SizePoint{}}
 	eval := func(n int) (*SizePoint, error) {
 		if p, ok := ss.cache[n]; ok {
 			return p, nil
 		}
-		ovs := []Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(n))}
+		ovs := []scenario.Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(n))}
 		if base.Spot.Replicas > 0 {
 			ovs = append(ovs, OverrideOverlay("spot.replicas", strconv.Itoa(spotAt(n))))
 		}
@@ -226,11 +143,11 @@ func search(base *Scenario, targets []Target, conf float64, opt RunOptions, fail
 		if err != nil {
 			return nil, err
 		}
-		reps, err := runMany([]*Scenario{sc}, opt)
+		reps, err := runMany([]*scenario.Scenario{sc}, opt)
 		if err != nil {
 			return nil, err
 		}
-		p := &SizePoint{Replicas: n, Failures: failures, Arm: NewArmResult(sizeArm(n), reps[0])}
+		p := &SizePoint{Replicas: n, Failures: failures, Arm: report.NewArmResult(sizeArm(n), reps[0])}
 		p.Met, p.Bounds = meets(p.Arm, targets, conf)
 		ss.cache[n] = p
 		return p, nil
@@ -279,8 +196,8 @@ func search(base *Scenario, targets []Target, conf float64, opt RunOptions, fail
 }
 
 // meets checks every target against its one-sided confidence bound.
-func meets(a *ArmResult, targets []Target, conf float64) (bool, []float64) {
-	m := StatMap(a.Stats)
+func meets(a *report.ArmResult, targets []scenario.Target, conf float64) (bool, []float64) {
+	m := report.StatMap(a.Stats)
 	ok := true
 	bounds := make([]float64, len(targets))
 	for i, t := range targets {
@@ -298,20 +215,20 @@ func meets(a *ArmResult, targets []Target, conf float64) (bool, []float64) {
 
 // targetValues are the per-replication values of t's metric in a (m is
 // a's stats by key).
-func targetValues(a *ArmResult, m map[string]Stat, t Target) []float64 {
+func targetValues(a *report.ArmResult, m map[string]report.Stat, t scenario.Target) []float64 {
 	if t.Key != "success" {
 		return m[t.Key].Values
 	}
 	var xs []float64
 	for _, r := range a.Reps {
-		xs = append(xs, ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived)))
+		xs = append(xs, report.Ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived)))
 	}
 	return xs
 }
 
 // oneSided is the mean and the one-sided confidence margin at level conf.
 func oneSided(xs []float64, conf float64) (float64, float64) {
-	mean, _ := MeanCI(xs, 0.95)
+	mean, _ := report.MeanCI(xs, 0.95)
 	if len(xs) < 2 {
 		return mean, 0
 	}
@@ -320,12 +237,12 @@ func oneSided(xs []float64, conf float64) (float64, float64) {
 		ss += (x - mean) * (x - mean)
 	}
 	sd := math.Sqrt(ss / float64(len(xs)-1))
-	return mean, tQuantile(conf, len(xs)-1) * sd / math.Sqrt(float64(len(xs)))
+	return mean, report.TQuantile(conf, len(xs)-1) * sd / math.Sqrt(float64(len(xs)))
 }
 
 func (r *SizeResult) usdPerMonth(replicas int) float64 {
 	k := r.spotAt(replicas) // at the spot fraction of the price
-	return (float64((replicas-k)*r.GPUsPer) + float64(k*r.GPUsPer)*r.SpotFraction) * r.PriceHour * HoursPerMonth
+	return (float64((replicas-k)*r.GPUsPer) + float64(k*r.GPUsPer)*r.SpotFraction) * r.PriceHour * report.HoursPerMonth
 }
 
 // pointUSD is size p's $ per month: its GPUs at the price, or, autoscaled,
@@ -333,7 +250,7 @@ func (r *SizeResult) usdPerMonth(replicas int) float64 {
 // replicas only).
 func (r *SizeResult) pointUSD(p *SizePoint) float64 {
 	if r.Autoscaled {
-		return StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
+		return report.StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
 	}
 	return r.usdPerMonth(p.Replicas)
 }
@@ -343,12 +260,12 @@ func (r *SizeResult) CSV() []byte {
 	t := results.NewTable(results.SizeFile, nil, nil)
 	for _, row := range r.Rows {
 		p := row.Point
-		m := StatMap(p.Arm.Stats)
+		m := report.StatMap(p.Arm.Stats)
 		t.Row(row.Label, strconv.Itoa(p.Replicas), strconv.Itoa(p.Replicas*r.GPUsPer),
-			strconv.FormatBool(p.Failures), fmtF(round6(r.pointUSD(p))),
-			fmtF(round6(m["fleet.mfu"].Mean)), fmtF(round6(r.headroom(p.Replicas))),
-			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
-			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met), sloAttainment(m), sloAttainmentCI95(m))
+			strconv.FormatBool(p.Failures), results.FormatFloat(results.Round6(r.pointUSD(p))),
+			results.FormatFloat(results.Round6(m["fleet.mfu"].Mean)), results.FormatFloat(results.Round6(r.headroom(p.Replicas))),
+			results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].Mean)), results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].CI95)),
+			results.FormatFloat(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), sloAttainment(m), sloAttainmentCI95(m))
 	}
 	return t.Bytes()
 }
@@ -361,20 +278,20 @@ const sloAttainmentKey = "goodput.slo_attainment"
 // sloAttainment and sloAttainmentCI95 are a candidate's mean SLO
 // attainment over its replications and the 95% CI half-width, as CSV
 // fields; empty when the runs did not report it.
-func sloAttainment(m map[string]Stat) string {
+func sloAttainment(m map[string]report.Stat) string {
 	st, ok := m[sloAttainmentKey]
 	if !ok {
 		return ""
 	}
-	return fmtF(round6(st.Mean))
+	return results.FormatFloat(results.Round6(st.Mean))
 }
 
-func sloAttainmentCI95(m map[string]Stat) string {
+func sloAttainmentCI95(m map[string]report.Stat) string {
 	st, ok := m[sloAttainmentKey]
 	if !ok {
 		return ""
 	}
-	return fmtF(round6(st.CI95))
+	return results.FormatFloat(results.Round6(st.CI95))
 }
 
 // SearchCSV is size_search.csv (results.SizeSearchFile): every size
@@ -382,10 +299,10 @@ func sloAttainmentCI95(m map[string]Stat) string {
 func (r *SizeResult) SearchCSV() []byte {
 	t := results.NewTable(results.SizeSearchFile, nil, nil)
 	for _, p := range r.Search {
-		m := StatMap(p.Arm.Stats)
+		m := report.StatMap(p.Arm.Stats)
 		t.Row(strconv.Itoa(p.Replicas), strconv.FormatBool(p.Failures),
-			fmtF(round6(m["latency_ms.ttft.p99"].Mean)), fmtF(round6(m["latency_ms.ttft.p99"].CI95)),
-			fmtF(round6(successMean(p.Arm))), strconv.FormatBool(p.Met), fmtF(round6(r.pointUSD(p))),
+			results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].Mean)), results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].CI95)),
+			results.FormatFloat(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), results.FormatFloat(results.Round6(r.pointUSD(p))),
 			sloAttainment(m), sloAttainmentCI95(m))
 	}
 	return t.Bytes()
@@ -398,10 +315,10 @@ func (r *SizeResult) headroom(replicas int) float64 {
 	return 100 * float64(replicas-n0) / float64(replicas)
 }
 
-func successMean(a *ArmResult) float64 {
+func successMean(a *report.ArmResult) float64 {
 	var s float64
 	for _, r := range a.Reps {
-		s += ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived))
+		s += report.Ratio(float64(r.Summary.Requests.Completed), float64(r.Summary.Requests.Arrived))
 	}
 	return s / float64(len(a.Reps))
 }
@@ -432,11 +349,11 @@ func (r *SizeResult) Table(name string) string {
 	fmt.Fprintf(&b, "%-16s %8s %6s %14s %8s %9s %18s %9s %5s\n", "", "replicas", "GPUs", "$ / month", "MFU", "headroom", "TTFT p99 ms", "success", "meets")
 	for _, row := range r.Rows {
 		p := row.Point
-		m := StatMap(p.Arm.Stats)
+		m := report.StatMap(p.Arm.Stats)
 		t := m["latency_ms.ttft.p99"]
 		fmt.Fprintf(&b, "%-16s %8d %6d %14s %7.1f%% %8.1f%% %18s %8.3f%% %5t\n", row.Label, p.Replicas, p.Replicas*r.GPUsPer,
-			"$"+human(r.pointUSD(p)), 100*m["fleet.mfu"].Mean, r.headroom(p.Replicas),
-			human(t.Mean)+" ± "+human(t.CI95), 100*successMean(p.Arm), p.Met)
+			"$"+report.Human(r.pointUSD(p)), 100*m["fleet.mfu"].Mean, r.headroom(p.Replicas),
+			report.Human(t.Mean)+" ± "+report.Human(t.CI95), 100*successMean(p.Arm), p.Met)
 	}
 	if r.Autoscaled {
 		b.WriteString("\nAutoscaled: replicas is the autoscaler's cap (cluster.replicas), and $ / month what the runs paid\n(provisioned replicas only), not the cap's full price.\n")
@@ -474,13 +391,13 @@ func (r *SizeResult) Table(name string) string {
 
 // improved reports whether some target that q misses moved by more than 1%
 // from p to q, towards its limit.
-func improved(p, q *SizePoint, targets []Target) bool {
+func improved(p, q *SizePoint, targets []scenario.Target) bool {
 	return boundsImproved(p.Bounds, q.Bounds, targets)
 }
 
 // boundsImproved reports whether bounds q improve on p by 1% in some
 // target that q still misses.
-func boundsImproved(p, q []float64, targets []Target) bool {
+func boundsImproved(p, q []float64, targets []scenario.Target) bool {
 	for i, t := range targets {
 		a, b := p[i], q[i]
 		missed := (t.Upper && b > t.Limit) || (!t.Upper && b < t.Limit)
@@ -495,7 +412,7 @@ func boundsImproved(p, q []float64, targets []Target) bool {
 }
 
 // describeBounds says where a size stands against each target.
-func describeBounds(p *SizePoint, targets []Target) string {
+func describeBounds(p *SizePoint, targets []scenario.Target) string {
 	parts := make([]string, len(targets))
 	for i, t := range targets {
 		if t.Upper {
@@ -512,7 +429,7 @@ func describeBounds(p *SizePoint, targets []Target) string {
 // bound would only pretend.
 func (r *SizeResult) identicalReplications() bool {
 	for _, p := range r.Search {
-		if !identicalReps(p.Arm.Stats) {
+		if !report.IdenticalReplications(p.Arm.Stats) {
 			return false
 		}
 	}

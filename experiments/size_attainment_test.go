@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // size.csv and size_search.csv end with each candidate's SLO attainment
@@ -18,7 +20,7 @@ func TestSizeCSVAttainment(t *testing.T) {
 	sc, err := mustParse(t, small).Derive(OverrideOverlay("run.replications", "2"), OverrideOverlay("workload.duration_s", "30"),
 		OverrideOverlay("workload.arrival.rate_per_s", "60"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	res, err := Size(sc, targets, 0.95, RunOptions{})
 	require.NoError(t, err)
@@ -45,7 +47,7 @@ func TestSizeCSVAttainment(t *testing.T) {
 		require.Equal(t, strings.Split(f.old, ","), h[:n-2], "the earlier columns unchanged")
 		require.Len(t, recs, len(f.points)+1)
 		for i, r := range recs[1:] {
-			want := StatMap(f.points[i].Arm.Stats)[sloAttainmentKey]
+			want := report.StatMap(f.points[i].Arm.Stats)[sloAttainmentKey]
 			a, err := strconv.ParseFloat(r[n-2], 64)
 			require.NoError(t, err)
 			require.InDelta(t, want.Mean, a, 1e-6, "%s row %d", f.file.Name, i+1)
@@ -55,7 +57,7 @@ func TestSizeCSVAttainment(t *testing.T) {
 	}
 	var below, atN float64 = -1, -1
 	for _, p := range res.Search {
-		a := StatMap(p.Arm.Stats)[sloAttainmentKey].Mean
+		a := report.StatMap(p.Arm.Stats)[sloAttainmentKey].Mean
 		switch p.Replicas {
 		case 1:
 			below = a

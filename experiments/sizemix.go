@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 )
 
@@ -38,7 +40,7 @@ type MixAxis struct {
 
 // spotAt is how many of n replicas of the axis are on spot: Spot, at most
 // the ones not in repair.
-func (a MixAxis) spotAt(n int) int { return spotFit(a.Spot, n, a.Down) }
+func (a MixAxis) spotAt(n int) int { return scenario.SpotFit(a.Spot, n, a.Down) }
 
 // MixPoint is one pair of pool sizes evaluated by SizeMix.
 type MixPoint struct {
@@ -47,7 +49,7 @@ type MixPoint struct {
 	USDPerMonth float64 // at the axes' prices for HoursPerMonth
 	Met         bool
 	Bounds      []float64 // per target: the one-sided confidence bound
-	Arm         *ArmResult
+	Arm         *report.ArmResult
 }
 
 // Label names the point: "h100=3 b200=2".
@@ -58,7 +60,7 @@ func (p *MixPoint) Label(axes [2]MixAxis) string {
 // MixResult is the answer of SizeMix: the cheapest pair of pool sizes that
 // meets the targets, and, where an axis can serve alone, that axis alone.
 type MixResult struct {
-	Targets    []Target
+	Targets    []scenario.Target
 	Confidence float64
 	Axes       [2]MixAxis
 	// Pure[i] is the fewest replicas of axis i alone that meet the
@@ -81,7 +83,7 @@ type MixResult struct {
 // decode pools of a disaggregated one ([disagg]). It assumes, as Size does,
 // that more replicas never make the SLO harder to meet. Every point runs
 // the base scenario's replications with the same seeds.
-func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*MixResult, error) {
+func SizeMix(base *scenario.Scenario, targets []scenario.Target, conf float64, opt RunOptions) (*MixResult, error) {
 	if conf <= 0 || conf >= 1 {
 		return nil, fmt.Errorf("confidence must be in (0, 1), found %v", conf)
 	}
@@ -90,7 +92,7 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 		d := base.Disagg.Decode
 		cat := base.Catalog()
 		decPrice := cat.GPUs[d.GPU].PricePerGPUHour
-		if base.Cost.Tier == TierReserved {
+		if base.Cost.Tier == scenario.TierReserved {
 			decPrice = cat.GPUs[d.GPU].ReservedPricePerGPUHour
 		}
 		if base.Cost.PricePerGPUHour > 0 {
@@ -100,8 +102,8 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 			{Name: "prefill", GPUsPer: base.Cluster.GPUsPerReplica(), PricePerGPUHour: base.Price(), Min: 1},
 			{Name: "decode", GPUsPer: d.GPUsPerReplica(), PricePerGPUHour: decPrice, Min: 1},
 		}
-		return sizeTwo(base, axes, func(a, b int) []Overlay {
-			return []Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(a)), OverrideOverlay("disagg.decode.replicas", strconv.Itoa(b))}
+		return sizeTwo(base, axes, func(a, b int) []scenario.Overlay {
+			return []scenario.Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(a)), OverrideOverlay("disagg.decode.replicas", strconv.Itoa(b))}
 		}, targets, conf, opt)
 	case len(base.Cluster.Groups) == 2:
 		groups := base.Cluster.Groups
@@ -116,8 +118,8 @@ func SizeMix(base *Scenario, targets []Target, conf float64, opt RunOptions) (*M
 				axes[i].Spot = max(base.Spot.Replicas, 0)
 			}
 		}
-		return sizeTwo(base, axes, func(a, b int) []Overlay {
-			ovs := []Overlay{groupsOverlay(groups, a, b)}
+		return sizeTwo(base, axes, func(a, b int) []scenario.Overlay {
+			ovs := []scenario.Overlay{groupsOverlay(groups, a, b)}
 			for i, n := range [2]int{a, b} {
 				if base.Spot.Group != "" && base.Spot.Group == groups[i].Name {
 					// [spot] replicas of the group it names: as many as fit.
@@ -144,7 +146,7 @@ const (
 // bisected (doubled first while no bound is known). b never needs to grow
 // as a does, so each bisection is bounded by the last; the walk stops when
 // b reaches its minimum or a alone costs more than the best found.
-func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, targets []Target, conf float64, opt RunOptions) (*MixResult, error) {
+func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []scenario.Overlay, targets []scenario.Target, conf float64, opt RunOptions) (*MixResult, error) {
 	res := &MixResult{Targets: targets, Confidence: conf, Axes: axes}
 	cache := map[[2]int]*MixPoint{}
 	eval := func(a, b int) (*MixPoint, error) {
@@ -156,11 +158,11 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 		if err != nil {
 			return nil, err
 		}
-		reps, err := runMany([]*Scenario{sc}, opt)
+		reps, err := runMany([]*scenario.Scenario{sc}, opt)
 		if err != nil {
 			return nil, err
 		}
-		p := &MixPoint{Counts: []int{a, b}, Arm: NewArmResult(fmt.Sprintf("%s=%d,%s=%d", axes[0].Name, a, axes[1].Name, b), reps[0])}
+		p := &MixPoint{Counts: []int{a, b}, Arm: report.NewArmResult(fmt.Sprintf("%s=%d,%s=%d", axes[0].Name, a, axes[1].Name, b), reps[0])}
 		for i, n := range p.Counts {
 			ax := axes[i]
 			gpus := n * ax.GPUsPer
@@ -170,7 +172,7 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 			p.GPUs += gpus
 			// Its spot replicas at the spot fraction of the price.
 			spotGPUs := ax.spotAt(n) * ax.GPUsPer
-			p.USDPerMonth += (float64(gpus-spotGPUs) + float64(spotGPUs)*ax.SpotFraction) * ax.PricePerGPUHour * HoursPerMonth
+			p.USDPerMonth += (float64(gpus-spotGPUs) + float64(spotGPUs)*ax.SpotFraction) * ax.PricePerGPUHour * report.HoursPerMonth
 		}
 		p.Met, p.Bounds = meets(p.Arm, targets, conf)
 		cache[key] = p
@@ -245,8 +247,8 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 	// (A count up to an axis's Down serves nothing: such a mix costs more
 	// than the other axis alone, which is sized above.)
 	for a := max(axes[0].Min, 1, axes[0].Down+1); a <= aMax; a++ {
-		floor := float64(a*axes[0].GPUsPer)*axes[0].PricePerGPUHour*HoursPerMonth +
-			float64(bMin*axes[1].GPUsPer)*axes[1].PricePerGPUHour*HoursPerMonth
+		floor := float64(a*axes[0].GPUsPer)*axes[0].PricePerGPUHour*report.HoursPerMonth +
+			float64(bMin*axes[1].GPUsPer)*axes[1].PricePerGPUHour*report.HoursPerMonth
 		if floor >= best {
 			break // every point from here on costs more than the best found
 		}
@@ -293,7 +295,7 @@ func sizeTwo(base *Scenario, axes [2]MixAxis, overlay func(a, b int) []Overlay, 
 // groupsOverlay sets the groups' counts to a and b, their down_replicas
 // to at most that, their spot_replicas to at most what is left and their
 // spares to none at a count of 0, every other key as written.
-func groupsOverlay(groups []fleet.GroupConfig, a, b int) Overlay {
+func groupsOverlay(groups []fleet.GroupConfig, a, b int) scenario.Overlay {
 	var sb strings.Builder
 	sb.WriteString("[cluster]\ngroups = [")
 	for i, g := range groups {
@@ -312,12 +314,12 @@ func groupsOverlay(groups []fleet.GroupConfig, a, b int) Overlay {
 			spares = 0
 		}
 		down := min(max(g.DownReplicas, 0), n)
-		spot := spotFit(g.SpotReplicas, n, down) // as many as fit beside those in repair
+		spot := scenario.SpotFit(g.SpotReplicas, n, down) // as many as fit beside those in repair
 		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q, down_replicas = %d, spares = %d, spot_replicas = %d}",
 			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model, down, spares, spot)
 	}
 	sb.WriteString("]\n")
-	return Overlay{Name: fmt.Sprintf("size mix %s=%d %s=%d", groups[0].Name, a, groups[1].Name, b), TOML: []byte(sb.String())}
+	return scenario.Overlay{Name: fmt.Sprintf("size mix %s=%d %s=%d", groups[0].Name, a, groups[1].Name, b), TOML: []byte(sb.String())}
 }
 
 // Table is the sizing answer as text.
@@ -384,7 +386,7 @@ func (r *MixResult) Table(name string) string {
 	return b.String()
 }
 
-func describeTargets(ts []Target) string {
+func describeTargets(ts []scenario.Target) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
 		op, v := "≥", fmt.Sprintf("%g%%", 100*t.Limit)
@@ -396,7 +398,7 @@ func describeTargets(ts []Target) string {
 	return strings.Join(parts, ", ")
 }
 
-func boundsText(p *MixPoint, ts []Target) string {
+func boundsText(p *MixPoint, ts []scenario.Target) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
 		parts[i] = fmt.Sprintf("%s %.4g", t.Name, p.Bounds[i])
@@ -414,13 +416,13 @@ func (r *MixResult) CSV() []byte {
 	fmt.Fprintf(&b, ",%s,%s", results.SLOAttainment, results.SLOAttainmentCI95)
 	b.WriteString("\n")
 	for _, p := range r.Evaluated {
-		fmt.Fprintf(&b, "%d,%d,%d,%s,%t", p.Counts[0], p.Counts[1], p.GPUs, strconv.FormatFloat(round6(p.USDPerMonth), 'f', -1, 64), p.Met)
+		fmt.Fprintf(&b, "%d,%d,%d,%s,%t", p.Counts[0], p.Counts[1], p.GPUs, strconv.FormatFloat(results.Round6(p.USDPerMonth), 'f', -1, 64), p.Met)
 		for _, v := range p.Bounds {
-			fmt.Fprintf(&b, ",%s", strconv.FormatFloat(round6(v), 'f', -1, 64))
+			fmt.Fprintf(&b, ",%s", strconv.FormatFloat(results.Round6(v), 'f', -1, 64))
 		}
-		var m map[string]Stat
+		var m map[string]report.Stat
 		if p.Arm != nil {
-			m = StatMap(p.Arm.Stats)
+			m = report.StatMap(p.Arm.Stats)
 		}
 		fmt.Fprintf(&b, ",%s,%s", sloAttainment(m), sloAttainmentCI95(m))
 		b.WriteString("\n")

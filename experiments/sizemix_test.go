@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // SizeMix on the mixed-gpus built-in (shortened): the answer meets the SLO
@@ -17,7 +19,7 @@ func TestSizeMix(t *testing.T) {
 	require.NoError(t, err)
 	sc, err = sc.Derive(OverrideOverlay("workload.duration_s", "120"), OverrideOverlay("run.replications", "2"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=500ms")
+	targets, err := scenario.ParseSLO("ttft_p99=500ms")
 	require.NoError(t, err)
 	res, err := SizeMix(sc, targets, 0.95, RunOptions{})
 	require.NoError(t, err)
@@ -64,7 +66,7 @@ func TestSizeMix(t *testing.T) {
 func TestSizeMixNeedsTwoGroups(t *testing.T) {
 	sc, err := LoadBuiltin("default")
 	require.NoError(t, err)
-	targets, _ := ParseSLO("ttft_p99=500ms")
+	targets, _ := scenario.ParseSLO("ttft_p99=500ms")
 	_, err = SizeMix(sc, targets, 0.95, RunOptions{})
 	require.ErrorContains(t, err, "two pool sizes")
 }
@@ -81,7 +83,7 @@ func TestSizeMixDisagg(t *testing.T) {
 	sc, err = sc.Derive(OverrideOverlay("disagg.enabled", "true"), OverrideOverlay("cluster.replicas", "4"),
 		OverrideOverlay("workload.duration_s", "60"), OverrideOverlay("run.replications", "2"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=1000ms,tpot_p99=10ms")
+	targets, err := scenario.ParseSLO("ttft_p99=1000ms,tpot_p99=10ms")
 	require.NoError(t, err)
 	res, err := SizeMix(sc, targets, 0.95, RunOptions{})
 	require.NoError(t, err)
@@ -119,12 +121,12 @@ func TestSizeMixWithDownReplicas(t *testing.T) {
 	require.NoError(t, err)
 	sc, err = sc.Derive(OverrideOverlay("workload.duration_s", "120"), OverrideOverlay("run.replications", "1"))
 	require.NoError(t, err)
-	ov, err := sc.overrideOverlay("cluster.groups.1.down_replicas", "1")
+	ov, err := overrideOverlay(sc, "cluster.groups.1.down_replicas", "1")
 	require.NoError(t, err)
 	down, err := sc.Derive(ov)
 	require.NoError(t, err)
 	require.Equal(t, 1, down.Cluster.Groups[1].DownReplicas)
-	targets, err := ParseSLO("ttft_p99=500ms")
+	targets, err := scenario.ParseSLO("ttft_p99=500ms")
 	require.NoError(t, err)
 	without, err := SizeMix(sc, targets, 0.95, RunOptions{})
 	require.NoError(t, err)

@@ -2,6 +2,9 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"strings"
 	"testing"
 
@@ -89,7 +92,7 @@ func TestSpotSeveralGroups(t *testing.T) {
 	g := s.Fleet.Groups
 	require.InDelta(t, (2+1*0.35)*1*h100*secs/3600, g[0].USD, 1e-3, "two on-demand and one spot replica of 1 GPU")
 	require.InDelta(t, (1+2*0.35)*2*b200*secs/3600, g[1].USD, 1e-3, "one on-demand and two spot replicas of 2 GPUs")
-	require.Equal(t, SpotGroupStats{Name: "base", Replicas: 1, SpotUSD: round6(1 * 1 * h100 * 0.35 * secs / 3600)}, s.Spot.Groups[0])
+	require.Equal(t, report.SpotGroupStats{Name: "base", Replicas: 1, SpotUSD: results.Round6(1 * 1 * h100 * 0.35 * secs / 3600)}, s.Spot.Groups[0])
 	require.Equal(t, "burst", s.Spot.Groups[1].Name)
 	require.InDelta(t, 2*2*b200*0.35*secs/3600, s.Spot.Groups[1].SpotUSD, 1e-3)
 	require.InDelta(t, s.Spot.Groups[0].SpotUSD+s.Spot.Groups[1].SpotUSD, s.Spot.SpotUSD, 1e-3)
@@ -97,8 +100,8 @@ func TestSpotSeveralGroups(t *testing.T) {
 	require.InDelta(t, s.Cost.USD, s.Spot.SpotUSD+s.Spot.OtherUSD, 1e-3)
 
 	var cols []string
-	for _, c := range groupColumns(sc) {
-		cols = append(cols, fmt.Sprintf("%s[%d,%d)", c.name, c.first, c.end))
+	for _, c := range report.GroupColumns(sc) {
+		cols = append(cols, fmt.Sprintf("%s[%d,%d)", c.Name, c.First, c.End))
 	}
 	require.Equal(t, []string{"provisioned_replicas.base[0,3)", "provisioned_replicas.burst[3,6)",
 		"provisioned_spot_replicas.base[2,3)", "provisioned_spot_replicas.burst[4,6)"}, cols)
@@ -109,11 +112,11 @@ func TestSpotSeveralGroups(t *testing.T) {
 // group's table: the same run, byte for byte.
 func TestSpotGroupKeyIsSpotGroup(t *testing.T) {
 	run := func(src string) string {
-		sc, err := Parse("sgs.toml", []byte(src))
+		sc, err := scenario.Parse("sgs.toml", []byte(src))
 		require.NoError(t, err)
 		res, err := Run(sc, Options{})
 		require.NoError(t, err)
-		js, err := Summarize(res).MarshalJSON()
+		js, err := report.Summarize(res).MarshalJSON()
 		require.NoError(t, err)
 		return string(js)
 	}
@@ -151,7 +154,7 @@ func TestSpotSeveralGroupsRefusals(t *testing.T) {
 		{"spot_replicas = 1", "down_replicas = 1\nspot_replicas = 3", "", "cluster.groups.1.spot_replicas: must be an integer in [0, the group's replicas − its down_replicas = 2], found 3"},
 		{"", "", "replicas = 1", "spot.group: name the group whose replicas are on spot (a fleet of [[cluster.groups]] has several), or set spot_replicas in each [[cluster.groups]] table"},
 	} {
-		_, err := Parse("sgs.toml", []byte(spotGroupsSrc(c.h, c.b, c.tail)))
+		_, err := scenario.Parse("sgs.toml", []byte(spotGroupsSrc(c.h, c.b, c.tail)))
 		require.ErrorContains(t, err, c.want, c)
 	}
 }
@@ -254,17 +257,17 @@ replace_s = 120
 // refused before), for spot_replicas and for [spot] group; and prices
 // them at the spot fraction.
 func TestSpotSizeMix(t *testing.T) {
-	base, err := Parse("sgs.toml", []byte(spotGroupsSrc("spot_replicas = 1", "down_replicas = 1\nspot_replicas = 2", "")))
+	base, err := scenario.Parse("sgs.toml", []byte(spotGroupsSrc("spot_replicas = 1", "down_replicas = 1\nspot_replicas = 2", "")))
 	require.NoError(t, err)
 	sc, err := base.Derive(groupsOverlay(base.Cluster.Groups, 0, 2))
 	require.NoError(t, err)
 	require.Equal(t, 0, sc.Cluster.Groups[0].SpotReplicas)
 	require.Equal(t, 1, sc.Cluster.Groups[1].SpotReplicas, "2 B200, 1 in repair: 1 left for spot")
-	require.Equal(t, 1, sc.spotReplicas())
+	require.Equal(t, 1, sc.SpotReplicas())
 
-	legacy, err := Parse("sgs.toml", []byte(spotGroupsSrc("", "", "group = \"burst\"\nreplicas = 3")))
+	legacy, err := scenario.Parse("sgs.toml", []byte(spotGroupsSrc("", "", "group = \"burst\"\nreplicas = 3")))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	legacy, err = legacy.Derive(OverrideOverlay("workload.duration_s", "120"), OverrideOverlay("run.replications", "1"))
 	require.NoError(t, err)
@@ -278,7 +281,7 @@ func TestSpotSizeMix(t *testing.T) {
 		}
 		h, b := p.Counts[0], p.Counts[1]
 		spot := min(3, b)
-		want := (float64(h)*h100 + float64(b-spot)*2*b200 + float64(spot)*2*b200*0.35) * HoursPerMonth
+		want := (float64(h)*h100 + float64(b-spot)*2*b200 + float64(spot)*2*b200*0.35) * report.HoursPerMonth
 		require.InDelta(t, want, p.USDPerMonth, 1e-6, "h100=%d b200=%d", h, b)
 	}
 	require.Positive(t, capped, "the search tried B200 counts below 3")
@@ -293,7 +296,7 @@ func TestSpotSize(t *testing.T) {
 	require.NoError(t, err)
 	base, err = base.Derive(OverrideOverlay("spot.replicas", "2"), OverrideOverlay("workload.duration_s", "300"), OverrideOverlay("run.replications", "1"))
 	require.NoError(t, err)
-	targets, err := ParseSLO("ttft_p99=800ms")
+	targets, err := scenario.ParseSLO("ttft_p99=800ms")
 	require.NoError(t, err)
 	res, err := Size(base, targets, 0.95, RunOptions{})
 	require.NoError(t, err)
@@ -305,7 +308,7 @@ func TestSpotSize(t *testing.T) {
 			small++
 		}
 		k := min(2, n)
-		require.InDelta(t, (float64(n-k)+float64(k)*0.35)*8*price*HoursPerMonth, res.usdPerMonth(n), 1e-6, "%d replicas", n)
+		require.InDelta(t, (float64(n-k)+float64(k)*0.35)*8*price*report.HoursPerMonth, res.usdPerMonth(n), 1e-6, "%d replicas", n)
 		require.Equal(t, k, p.Arm.Reps[0].Summary.Spot.Replicas, "%d replicas", n)
 	}
 	require.Positive(t, small, "a size below spot.replicas was tried")

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
@@ -28,7 +30,7 @@ func TestSpotInterruptions(t *testing.T) {
 		require.NoError(t, err)
 		res, err := Run(d, Options{})
 		require.NoError(t, err)
-		s := Summarize(res)
+		s := report.Summarize(res)
 		r := s.Requests
 		require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight, "drain %s", drain)
 		require.NotNil(t, s.Spot)
@@ -65,7 +67,7 @@ func TestSpotRefusals(t *testing.T) {
 		"replicas = 1\n[failures]\nenabled = true\ndrain_on_precursor = true": "failures.drain_on_precursor: cannot be combined with [spot] yet",
 		"replicas = 1\n[failures]\nenabled = true\nspares = 1":                "failures.spares: cannot be combined with [spot] yet",
 	} {
-		_, err := Parse("s.toml", []byte(fmt.Sprintf(base, extra)))
+		_, err := scenario.Parse("s.toml", []byte(fmt.Sprintf(base, extra)))
 		require.ErrorContains(t, err, want, extra)
 	}
 }
@@ -109,13 +111,13 @@ func TestSpotChaos(t *testing.T) {
 		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
-			sc, err := Parse("chaos.toml", []byte(src))
+			sc, err := scenario.Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
 			eng := sim.NewEngine()
 			rec := fleet.NewRecorder(sc.SLO)
 			fl, err := newFleet(eng, sc, rec)
 			require.NoError(t, err, src)
-			fl.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+			fl.StartSpot(sc.SpotParams(), sim.NewStream(sc.Seed, streams.Spot))
 			if failing {
 				_, err = startFailures(eng, fl, sc, sc.Seed)
 				require.NoError(t, err, src)
@@ -178,11 +180,11 @@ replace_s = 120
 [policies.retry]
 name = "budgeted"
 `
-	sc, err := Parse("sg.toml", []byte(src))
+	sc, err := scenario.Parse("sg.toml", []byte(src))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.NotNil(t, s.Spot)
@@ -212,10 +214,10 @@ name = "budgeted"
 		if !strings.Contains(extra, "replicas") {
 			bad = strings.Replace(bad, "[spot]\n", "[spot]\nreplicas = 1\n", 1)
 		}
-		_, err := Parse("sg.toml", []byte(bad))
+		_, err := scenario.Parse("sg.toml", []byte(bad))
 		require.ErrorContains(t, err, want, extra)
 	}
-	_, err = Parse("s.toml", []byte("name = \"s\"\n[cluster]\nreplicas = 4\n[workload]\nduration_s = 10\n[spot]\nreplicas = 1\ngroup = \"a\"\n"))
+	_, err = scenario.Parse("s.toml", []byte("name = \"s\"\n[cluster]\nreplicas = 4\n[workload]\nduration_s = 10\n[spot]\nreplicas = 1\ngroup = \"a\"\n"))
 	require.ErrorContains(t, err, "spot.group: names a group of [[cluster.groups]]; this fleet has none")
 }
 
@@ -226,11 +228,11 @@ func TestSpotWithFailures(t *testing.T) {
 	sc, err := LoadBuiltin("spot-share")
 	require.NoError(t, err)
 	d, err := sc.Derive(OverrideOverlay("spot.interruptions_per_hour", "4"), OverrideOverlay("workload.duration_s", "1800"),
-		Overlay{Name: "failures", TOML: []byte("[failures]\nenabled = true\nrate_multiplier = 300000\ncold_start_s = 60\n")})
+		scenario.Overlay{Name: "failures", TOML: []byte("[failures]\nenabled = true\nrate_multiplier = 300000\ncold_start_s = 60\n")})
 	require.NoError(t, err)
 	res, err := Run(d, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.NotNil(t, s.Spot)
@@ -286,14 +288,14 @@ replace_s = 30
 [policies.retry]
 name = "budgeted"
 `
-	sc, err := Parse("sa.toml", []byte(src))
+	sc, err := scenario.Parse("sa.toml", []byte(src))
 	require.NoError(t, err)
 	eng := sim.NewEngine()
 	rec := fleet.NewRecorder(sc.SLO)
 	fl, err := newFleet(eng, sc, rec)
 	require.NoError(t, err)
 	a := fl.Autoscaler
-	sp := fl.StartSpot(sc.spotParams(), sim.NewStream(sc.Seed, streams.Spot))
+	sp := fl.StartSpot(sc.SpotParams(), sim.NewStream(sc.Seed, streams.Spot))
 	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 	require.NoError(t, err)
 	require.NoError(t, fl.Start(w))
@@ -316,7 +318,7 @@ name = "budgeted"
 
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.NotNil(t, s.Spot)
 	require.NotNil(t, s.Autoscale)
 	require.InDelta(t, s.Cost.USD, s.Spot.SpotUSD+s.Spot.OtherUSD, 1e-3, "the bill is spot plus the rest")
@@ -368,7 +370,7 @@ initial_replicas = 1
 group = "b"
 replicas = 1
 `
-	sc, err := Parse("ssf.toml", []byte(src))
+	sc, err := scenario.Parse("ssf.toml", []byte(src))
 	require.NoError(t, err)
 	fl, err := newFleet(sim.NewEngine(), sc, fleet.NewRecorder(sc.SLO))
 	require.NoError(t, err)

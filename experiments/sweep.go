@@ -3,111 +3,30 @@ package experiments
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
-
-// Axis is one dimension of a sweep: a scenario key and its values (as TOML
-// value text).
-type Axis struct {
-	Key    string
-	Values []string
-}
-
-// maxSweepPoints bounds a grid, so a typo in a step cannot start a
-// million runs.
-const maxSweepPoints = 10000
-
-// ParseAxis parses "KEY=LO..HI:STEP" (inclusive; STEP defaults to 1) or
-// "KEY=V1,V2,...".
-func ParseAxis(spec string) (Axis, error) {
-	key, vals, ok := strings.Cut(spec, "=")
-	key, vals = strings.TrimSpace(key), strings.TrimSpace(vals)
-	if !ok || key == "" || vals == "" {
-		//lint:ignore ST1005 the message ends with the syntax it names
-		return Axis{}, fmt.Errorf("sweep parameter %q: expected KEY=LO..HI:STEP or KEY=V1,V2,...", spec)
-	}
-	ax := Axis{Key: key}
-	if lo, rest, isRange := strings.Cut(vals, ".."); isRange {
-		hi, stepS, hasStep := strings.Cut(rest, ":")
-		if !hasStep {
-			stepS = "1"
-		}
-		a, e1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
-		b, e2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
-		st, e3 := strconv.ParseFloat(strings.TrimSpace(stepS), 64)
-		if e1 != nil || e2 != nil || e3 != nil || math.IsNaN(a+b+st) || math.IsInf(a+b+st, 0) {
-			return Axis{}, fmt.Errorf("sweep parameter %q: range bounds and step must be numbers", spec)
-		}
-		if st <= 0 || b < a {
-			return Axis{}, fmt.Errorf("sweep parameter %q: need LO <= HI and STEP > 0", spec)
-		}
-		if (b-a)/st+1 > maxSweepPoints {
-			return Axis{}, fmt.Errorf("sweep parameter %q: more than %d points", spec, maxSweepPoints)
-		}
-		ints := isInt(lo) && isInt(hi) && isInt(stepS)
-		for i := 0; ; i++ {
-			v := a + float64(i)*st
-			if v > b+st*1e-9 {
-				break
-			}
-			if ints {
-				ax.Values = append(ax.Values, strconv.FormatInt(int64(math.Round(v)), 10))
-			} else {
-				ax.Values = append(ax.Values, strconv.FormatFloat(round6(v), 'g', -1, 64))
-			}
-		}
-		return ax, nil
-	}
-	for _, v := range strings.Split(vals, ",") {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			return Axis{}, fmt.Errorf("sweep parameter %q: empty value", spec)
-		}
-		ax.Values = append(ax.Values, tomlValue(v))
-	}
-	return ax, nil
-}
-
-func isInt(s string) bool {
-	_, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	return err == nil
-}
-
-// tomlValue writes v as a TOML value: numbers and booleans as they are,
-// anything else as a string.
-func tomlValue(v string) string {
-	if v == "true" || v == "false" {
-		return v
-	}
-	if _, err := strconv.ParseFloat(v, 64); err == nil {
-		return v
-	}
-	if strings.HasPrefix(v, "\"") || strings.HasPrefix(v, "[") {
-		return v
-	}
-	return strconv.Quote(v)
-}
 
 // Point is one grid point of a sweep.
 type Point struct {
 	Values []string // one per axis
-	Arm    *ArmResult
+	Arm    *report.ArmResult
 }
 
 // SweepResult is a whole sweep.
 type SweepResult struct {
-	Axes   []Axis
+	Axes   []scenario.Axis
 	Points []Point
 }
 
 // OverrideOverlay makes the overlay that sets key = value.
-func OverrideOverlay(key, value string) Overlay {
-	return Overlay{Name: "--param " + key + "=" + strings.Trim(value, "\""), TOML: []byte(key + " = " + value + "\n")}
+func OverrideOverlay(key, value string) scenario.Overlay {
+	return scenario.Overlay{Name: "--param " + key + "=" + strings.Trim(value, "\""), TOML: []byte(key + " = " + value + "\n")}
 }
 
 // overrideOverlay is OverrideOverlay for a key of s. A key through an
@@ -115,7 +34,7 @@ func OverrideOverlay(key, value string) Overlay {
 // written as the whole array: the other elements as empty tables, which
 // keep what they hold (an element decodes over the one at its index; see
 // package tomlx), the named one with the key.
-func (s *Scenario) overrideOverlay(key, value string) (Overlay, error) {
+func overrideOverlay(s *scenario.Scenario, key, value string) (scenario.Overlay, error) {
 	segs := strings.Split(key, ".")
 	for i := 1; i < len(segs); i++ {
 		k, err := strconv.Atoi(segs[i])
@@ -124,18 +43,18 @@ func (s *Scenario) overrideOverlay(key, value string) (Overlay, error) {
 		}
 		arr, rest := strings.Join(segs[:i], "."), strings.Join(segs[i+1:], ".")
 		n := 0
-		for s.has != nil && s.has(arr+"."+strconv.Itoa(n)) {
+		for s.Has(arr + "." + strconv.Itoa(n)) {
 			n++
 		}
 		switch {
 		case k < 0 || k >= n:
-			return Overlay{}, fmt.Errorf("--param %s: %s has %d elements in %s (numbered from 0)", key, arr, n, s.Name)
+			return scenario.Overlay{}, fmt.Errorf("--param %s: %s has %d elements in %s (numbered from 0)", key, arr, n, s.Name)
 		case rest == "":
-			return Overlay{}, fmt.Errorf("--param %s: name a key of %s's element %d (e.g. %s.%d.replicas)", key, arr, k, arr, k)
+			return scenario.Overlay{}, fmt.Errorf("--param %s: name a key of %s's element %d (e.g. %s.%d.replicas)", key, arr, k, arr, k)
 		}
 		for _, r := range segs[i+1:] {
 			if _, err := strconv.Atoi(r); err == nil {
-				return Overlay{}, fmt.Errorf("--param %s: a key inside two arrays cannot be swept; write an arm per value", key)
+				return scenario.Overlay{}, fmt.Errorf("--param %s: a key inside two arrays cannot be swept; write an arm per value", key)
 			}
 		}
 		var b strings.Builder
@@ -145,14 +64,14 @@ func (s *Scenario) overrideOverlay(key, value string) (Overlay, error) {
 				fmt.Fprintf(&b, "%s = %s\n", rest, value)
 			}
 		}
-		return Overlay{Name: "--param " + key + "=" + strings.Trim(value, "\""), TOML: []byte(b.String())}, nil
+		return scenario.Overlay{Name: "--param " + key + "=" + strings.Trim(value, "\""), TOML: []byte(b.String())}, nil
 	}
 	return OverrideOverlay(key, value), nil
 }
 
 // RunSweep runs every point of the grid (the last axis varying fastest),
 // all with the base scenario's seeds (common random numbers across points).
-func RunSweep(base *Scenario, axes []Axis, opt RunOptions) (*SweepResult, error) {
+func RunSweep(base *scenario.Scenario, axes []scenario.Axis, opt RunOptions) (*SweepResult, error) {
 	scs, values, err := SweepScenarios(base, axes)
 	if err != nil {
 		return nil, err
@@ -166,7 +85,7 @@ func RunSweep(base *Scenario, axes []Axis, opt RunOptions) (*SweepResult, error)
 
 // SweepScenarios derives one scenario per grid point (the last axis
 // varying fastest) and returns them with each point's values.
-func SweepScenarios(base *Scenario, axes []Axis) ([]*Scenario, [][]string, error) {
+func SweepScenarios(base *scenario.Scenario, axes []scenario.Axis) ([]*scenario.Scenario, [][]string, error) {
 	if len(axes) == 0 {
 		return nil, nil, fmt.Errorf("%s: nothing to sweep: give --param KEY=SPEC or a [sweep] params list", base.Name)
 	}
@@ -177,7 +96,7 @@ func SweepScenarios(base *Scenario, axes []Axis) ([]*Scenario, [][]string, error
 		}
 		seen[ax.Key] = true
 		for _, v := range ax.Values {
-			if err := checkPointName(pointName([]Axis{ax}, []string{v})); err != nil {
+			if err := scenario.CheckPointName(pointName([]scenario.Axis{ax}, []string{v})); err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", base.Name, err)
 			}
 		}
@@ -185,19 +104,19 @@ func SweepScenarios(base *Scenario, axes []Axis) ([]*Scenario, [][]string, error
 	n := 1
 	for _, ax := range axes {
 		n *= len(ax.Values)
-		if n > maxSweepPoints {
-			return nil, nil, fmt.Errorf("%s: the sweep has more than %d points", base.Name, maxSweepPoints)
+		if n > scenario.MaxSweepPoints {
+			return nil, nil, fmt.Errorf("%s: the sweep has more than %d points", base.Name, scenario.MaxSweepPoints)
 		}
 	}
-	var scs []*Scenario
+	var scs []*scenario.Scenario
 	var values [][]string
 	idx := make([]int, len(axes))
 	for p := 0; p < n; p++ {
-		var ovs []Overlay
+		var ovs []scenario.Overlay
 		vals := make([]string, len(axes))
 		for a, ax := range axes {
 			vals[a] = ax.Values[idx[a]]
-			o, err := base.overrideOverlay(ax.Key, vals[a])
+			o, err := overrideOverlay(base, ax.Key, vals[a])
 			if err != nil {
 				return nil, nil, err
 			}
@@ -221,16 +140,16 @@ func SweepScenarios(base *Scenario, axes []Axis) ([]*Scenario, [][]string, error
 }
 
 // AssembleSweep builds the sweep's result from every point's replications.
-func AssembleSweep(axes []Axis, values [][]string, results [][]*RepResult) *SweepResult {
+func AssembleSweep(axes []scenario.Axis, values [][]string, results [][]*report.RepResult) *SweepResult {
 	points := make([]Point, len(values))
 	for i := range points {
-		points[i] = Point{Values: values[i], Arm: NewArmResult(pointName(axes, values[i]), results[i])}
+		points[i] = Point{Values: values[i], Arm: report.NewArmResult(pointName(axes, values[i]), results[i])}
 	}
 	return &SweepResult{Axes: axes, Points: points}
 }
 
 // PointNames names the points of a sweep.
-func PointNames(axes []Axis, values [][]string) []string {
+func PointNames(axes []scenario.Axis, values [][]string) []string {
 	out := make([]string, len(values))
 	for i, v := range values {
 		out[i] = pointName(axes, v)
@@ -238,7 +157,7 @@ func PointNames(axes []Axis, values [][]string) []string {
 	return out
 }
 
-func pointName(axes []Axis, vals []string) string {
+func pointName(axes []scenario.Axis, vals []string) string {
 	parts := make([]string, len(axes))
 	for i, ax := range axes {
 		parts[i] = ax.Key + "=" + strings.Trim(vals[i], "\"")
@@ -274,7 +193,7 @@ func (r *SweepResult) hasFailures() bool {
 	if len(r.Points) == 0 {
 		return false
 	}
-	_, ok := StatMap(r.Points[0].Arm.Stats)["failures.availability"]
+	_, ok := report.StatMap(r.Points[0].Arm.Stats)["failures.availability"]
 	return ok
 }
 
@@ -331,12 +250,12 @@ func (r *SweepResult) CSV() []byte {
 	}
 	t := results.NewTable(results.SweepFile, r.axisKeys(), after)
 	for _, p := range r.Points {
-		m := StatMap(p.Arm.Stats)
+		m := report.StatMap(p.Arm.Stats)
 		row := append(axisValues(p), strconv.Itoa(len(p.Arm.Reps)))
 		for _, c := range cols {
 			st, ok := m[c.key]
-			mean, ci := fmtF(round6(st.Mean)), fmtF(round6(st.CI95))
-			if !ok && optionalMetrics[c.key] {
+			mean, ci := results.FormatFloat(results.Round6(st.Mean)), results.FormatFloat(results.Round6(st.CI95))
+			if !ok && report.OptionalMetrics[c.key] {
 				mean, ci = "", "" // undefined at this point (see Aggregate)
 			}
 			row = append(row, mean)
@@ -351,7 +270,7 @@ func (r *SweepResult) CSV() []byte {
 
 // Training reports whether the sweep is of a training scenario.
 func (r *SweepResult) Training() bool {
-	return len(r.Points) > 0 && r.Points[0].Arm.Reps[0].Summary.Mode == ModeTraining
+	return len(r.Points) > 0 && r.Points[0].Arm.Reps[0].Summary.Mode == scenario.ModeTraining
 }
 
 // ETTRCSV is ettr.csv (results.ETTRFile) for a training sweep: the axes'
@@ -360,10 +279,10 @@ func (r *SweepResult) Training() bool {
 func (r *SweepResult) ETTRCSV() []byte {
 	t := results.NewTable(results.ETTRFile, r.axisKeys(), nil)
 	for _, p := range r.Points {
-		m := StatMap(p.Arm.Stats)
-		t.Row(append(axisValues(p), fmtF(round6(m["training.checkpoint_interval_s"].Mean)),
-			fmtF(round6(m["training.ettr"].Mean)), fmtF(round6(m["training.ettr"].CI95)),
-			fmtF(round6(m["training.lost_gpu_hours.total"].Mean)))...)
+		m := report.StatMap(p.Arm.Stats)
+		t.Row(append(axisValues(p), results.FormatFloat(results.Round6(m["training.checkpoint_interval_s"].Mean)),
+			results.FormatFloat(results.Round6(m["training.ettr"].Mean)), results.FormatFloat(results.Round6(m["training.ettr"].CI95)),
+			results.FormatFloat(results.Round6(m["training.lost_gpu_hours.total"].Mean)))...)
 	}
 	return t.Bytes()
 }
@@ -391,10 +310,10 @@ func (r *SweepResult) Table() string {
 		fmt.Fprintf(&b, "%20s %14s %16s\n", "ETTR", "interruptions", "lost GPU-h")
 		for _, p := range r.Points {
 			axisCells(axisValues(p))
-			m := StatMap(p.Arm.Stats)
+			m := report.StatMap(p.Arm.Stats)
 			e := m["training.ettr"]
 			fmt.Fprintf(&b, "%20s %14s %16s\n", fmt.Sprintf("%.2f%% ± %.2f", 100*e.Mean, 100*e.CI95),
-				human(m["training.interruptions"].Mean), human(m["training.lost_gpu_hours.total"].Mean))
+				report.Human(m["training.interruptions"].Mean), report.Human(m["training.lost_gpu_hours.total"].Mean))
 		}
 		return b.String()
 	}
@@ -407,14 +326,14 @@ func (r *SweepResult) Table() string {
 	b.WriteByte('\n')
 	for _, p := range r.Points {
 		axisCells(axisValues(p))
-		m := StatMap(p.Arm.Stats)
+		m := report.StatMap(p.Arm.Stats)
 		t, g := m["latency_ms.ttft.p99"], m["goodput.requests_per_s"]
 		att := "n/a"
 		if a, ok := m["goodput.slo_attainment"]; ok {
 			att = fmt.Sprintf("%.2f%%", 100*a.Mean)
 		}
-		fmt.Fprintf(&b, "%20s %20s %10s %12s", human(t.Mean)+" ± "+human(t.CI95), human(g.Mean)+" ± "+human(g.CI95),
-			att, human(m["cost.usd_per_month"].Mean))
+		fmt.Fprintf(&b, "%20s %20s %10s %12s", report.Human(t.Mean)+" ± "+report.Human(t.CI95), report.Human(g.Mean)+" ± "+report.Human(g.CI95),
+			att, report.Human(m["cost.usd_per_month"].Mean))
 		if fails {
 			fmt.Fprintf(&b, " %9.2f%%", 100*m["failures.availability"].Mean)
 		}

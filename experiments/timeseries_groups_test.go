@@ -9,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // groupsTimeseriesSrc is an autoscaled fleet of two groups (a reserved
@@ -65,12 +67,12 @@ name = "budgeted"
 // autoscaling the burst group's count moves. A fleet of one kind keeps the
 // fixed header (no trailing columns).
 func TestTimeseriesGroupColumns(t *testing.T) {
-	sc, err := Parse("tsg.toml", []byte(groupsTimeseriesSrc))
+	sc, err := scenario.Parse("tsg.toml", []byte(groupsTimeseriesSrc))
 	require.NoError(t, err)
 	reps, err := RunReplications(sc, RunOptions{})
 	require.NoError(t, err)
 	dir := t.TempDir()
-	require.NoError(t, WriteRunDir(dir, []*ArmResult{NewArmResult("", reps)}, ""))
+	require.NoError(t, report.WriteRunDir(dir, []*report.ArmResult{report.NewArmResult("", reps)}, ""))
 	recs := readFile(t, filepath.Join(dir, "timeseries.csv"))
 	h := recs[0]
 	fixed := results.TimeseriesFile.Names()
@@ -106,7 +108,7 @@ func TestTimeseriesGroupColumns(t *testing.T) {
 	reps2, err := RunReplications(sc, RunOptions{})
 	require.NoError(t, err)
 	dir2 := t.TempDir()
-	require.NoError(t, WriteRunDir(dir2, []*ArmResult{NewArmResult("", reps2)}, ""))
+	require.NoError(t, report.WriteRunDir(dir2, []*report.ArmResult{report.NewArmResult("", reps2)}, ""))
 	b1, err := os.ReadFile(filepath.Join(dir, "timeseries.csv"))
 	require.NoError(t, err)
 	b2, err := os.ReadFile(filepath.Join(dir2, "timeseries.csv"))
@@ -115,6 +117,6 @@ func TestTimeseriesGroupColumns(t *testing.T) {
 
 	// One kind of replica: the fixed header only.
 	one := t.TempDir()
-	require.NoError(t, WriteRunDir(one, []*ArmResult{armNamed(t, "")}, ""))
+	require.NoError(t, report.WriteRunDir(one, []*report.ArmResult{armNamed(t, "")}, ""))
 	require.Equal(t, fixed, readFile(t, filepath.Join(one, "timeseries.csv"))[0])
 }

@@ -2,106 +2,17 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/internal/config"
-	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/training"
 	"github.com/fleetsim/fleetsim/policies"
 )
 
-// Scenario modes.
-const (
-	ModeServing  = "serving"
-	ModeTraining = "training"
-)
-
-// TrainingScenario is a scenario's [training] table (mode = "training"):
-// one synchronous job on a cluster, failing as [failures] says.
-type TrainingScenario struct {
-	training.Config
-	// Checkpoint picks the interval: "daly" (default), "young" or "fixed".
-	Checkpoint policies.CheckpointConfig `toml:"checkpoint"`
-	// Topology is the cluster the job runs on. Default: 2,048 HGX servers
-	// (Llama 3, CALIBRATION.md §1).
-	Topology failures.TopologyConfig `toml:"topology"`
-	// Stragglers are fail-slow GPUs present from the start for the whole
-	// run ([[training.stragglers]]): what one bad GPU costs a job.
-	Stragglers []training.Straggler `toml:"stragglers"`
-	// SpareCoverage, in (0, 1), sizes the spare pool from the failure
-	// profile and the topology instead of spare_servers: the fewest spare
-	// hosts that cover the job's hosts in repair with this probability
-	// (failures.Profile.HostSparesAt; what `fleetsim failures show PROFILE
-	// --gpus N --topology KIND` prints for 0.99 and 0.999), ByteRobust's
-	// rule of sizing the standby pool to the P99 of machines out
-	// (CALIBRATION.md §1, S). Over-evicted hosts are not counted. Default
-	// 0: spare_servers as given.
-	SpareCoverage float64 `toml:"spare_coverage"`
-}
-
-// resolveSpares sets spare_servers from spare_coverage, if given (its
-// problems are left to Validate).
-func (t *TrainingScenario) resolveSpares(f *failures.Config, has func(string) bool, ps *config.Problems) {
-	if t.SpareCoverage == 0 {
-		return
-	}
-	if has("training.spare_servers") {
-		ps.Add("training.spare_coverage", "sizes the spare pool: remove training.spare_servers (%d) or this key", t.SpareServers)
-		return
-	}
-	if !(t.SpareCoverage > 0 && t.SpareCoverage < 1) || t.GPUs <= 0 {
-		return
-	}
-	var tps config.Problems
-	t.Topology.Validate("training.topology", &tps)
-	if tps.Err() != nil {
-		return
-	}
-	if !f.Enabled {
-		t.SpareServers = 0 // nothing fails
-		return
-	}
-	prof, err := f.BuildProfile()
-	if err != nil || !(f.RateMultiplier > 0) {
-		return
-	}
-	t.SpareServers = prof.Scaled(f.RateMultiplier).HostSparesAt(t.Topology.Topology(), t.GPUs, t.SpareCoverage)
-}
-
-// DefaultTrainingScenario is Llama 3's job (training.Llama3PretrainConfig).
-func DefaultTrainingScenario() TrainingScenario {
-	return TrainingScenario{Config: training.Llama3PretrainConfig(), Checkpoint: policies.DefaultCheckpointConfig(),
-		Topology: failures.DefaultTopologyConfig()}
-}
-
-// Validate records problems under prefix.
-func (t *TrainingScenario) Validate(prefix string, ps *config.Problems) {
-	t.Config.Validate(prefix, ps)
-	t.Checkpoint.Validate(prefix+".checkpoint", ps)
-	t.Topology.Validate(prefix+".topology", ps)
-	if t.SpareCoverage != 0 && !(t.SpareCoverage > 0 && t.SpareCoverage < 1) {
-		ps.Add(config.Key(prefix, "spare_coverage"), "must be 0 (off) or between 0 and 1 (exclusive), found %v", t.SpareCoverage)
-	}
-	for i := range t.Stragglers {
-		t.Stragglers[i].Validate(fmt.Sprintf("%s.stragglers.%d", prefix, i), t.GPUs, ps)
-	}
-}
-
-// TrainingStats is summary.json's training block.
-type TrainingStats struct {
-	training.Result
-	// LostUSDPerMonth is the lost GPU-hours' cost scaled to a 720-hour
-	// month (CALIBRATION.md §6: "$6.5/h and 720 h").
-	LostUSDPerMonth float64 `json:"lost_usd_per_month"`
-	// SlowdownUSDPerMonth is the part of it due to stragglers.
-	SlowdownUSDPerMonth float64 `json:"slowdown_usd_per_month"`
-	// Unconfirmed lists the unconfirmed (U) figures the run rests on: the
-	// profile's U notes and the job's assumed eviction times.
-	Unconfirmed []string `json:"unconfirmed,omitempty"`
-}
-
 // runTraining simulates one replication of a training scenario.
-func runTraining(sc *Scenario) (*Result, error) {
+func runTraining(sc *scenario.Scenario) (*report.Result, error) {
 	t := sc.Training
 	prof, err := sc.Failures.BuildProfile()
 	if err != nil {
@@ -121,9 +32,9 @@ func runTraining(sc *Scenario) (*Result, error) {
 		return nil, err
 	}
 	r := run.Result
-	month := ratio(HoursPerMonth, r.WallHours)
-	ts := &TrainingStats{Result: r, LostUSDPerMonth: round6(r.LostUSD * month),
-		SlowdownUSDPerMonth: round6(r.Lost.Slowdown * r.PricePerGPUHour * month)}
+	month := report.Ratio(report.HoursPerMonth, r.WallHours)
+	ts := &report.TrainingStats{Result: r, LostUSDPerMonth: results.Round6(r.LostUSD * month),
+		SlowdownUSDPerMonth: results.Round6(r.Lost.Slowdown * r.PricePerGPUHour * month)}
 	if mult > 0 {
 		for _, n := range prof.Notes {
 			if strings.HasPrefix(n, "U:") {
@@ -139,5 +50,5 @@ func runTraining(sc *Scenario) (*Result, error) {
 		ts.Unconfirmed = append(ts.Unconfirmed, fmt.Sprintf("U: an over-evicted healthy host is back after %g s "+
 			"(training.over_evict_return_s; no published figure)", t.OverEvictReturnS))
 	}
-	return &Result{Scenario: sc, Events: run.Events, EndTime: run.Horizon, Training: ts, TrainingTrace: run.Trace}, nil
+	return &report.Result{Scenario: sc, Events: run.Events, EndTime: run.Horizon, Training: ts, TrainingTrace: run.Trace}, nil
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/failures"
 )
 
@@ -18,17 +20,17 @@ func TestBadGPUCost(t *testing.T) {
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
-	require.Equal(t, ModeTraining, s.Mode)
+	s := report.Summarize(res)
+	require.Equal(t, scenario.ModeTraining, s.Mode)
 	t.Logf("straggler cost %.0f $/month, ETTR %.4f", s.Training.SlowdownUSDPerMonth, s.Training.ETTR)
 	require.InEpsilon(t, 479232, s.Training.SlowdownUSDPerMonth, 0.02)
 	require.EqualValues(t, 1, s.Training.FailSlow)
 	// Without the straggler the loss is only checkpoint writes.
-	clean, err := sc.Derive(Overlay{Name: "no stragglers", TOML: []byte("[training]\nstragglers = []\n")})
+	clean, err := sc.Derive(scenario.Overlay{Name: "no stragglers", TOML: []byte("[training]\nstragglers = []\n")})
 	require.NoError(t, err)
 	res0, err := Run(clean, Options{})
 	require.NoError(t, err)
-	require.Zero(t, Summarize(res0).Training.SlowdownUSDPerMonth)
+	require.Zero(t, report.Summarize(res0).Training.SlowdownUSDPerMonth)
 }
 
 // TestLlama3PretrainScenario: the built-in training scenario runs through
@@ -39,8 +41,8 @@ func TestLlama3PretrainScenario(t *testing.T) {
 	require.NoError(t, err)
 	reps, err := RunReplications(sc, RunOptions{})
 	require.NoError(t, err)
-	arm := NewArmResult("", reps)
-	m := StatMap(arm.Stats)
+	arm := report.NewArmResult("", reps)
+	m := report.StatMap(arm.Stats)
 	t.Logf("ETTR %.4f ± %.4f, interruptions %.1f", m["training.ettr"].Mean, m["training.ettr"].CI95, m["training.interruptions"].Mean)
 	require.InDelta(t, 419, m["training.failures"].Mean, 2*20.5)
 	require.Greater(t, m["training.ettr"].Mean, 0.90)
@@ -58,11 +60,11 @@ func TestLlama3PretrainScenario(t *testing.T) {
 // A training scenario with failures on and the failure-free profile "none"
 // runs (the MTBF of no failures overflowed when divided by the multiplier).
 func TestTrainingWithProfileNone(t *testing.T) {
-	sc, err := Parse("tn.toml", []byte("name = \"tn\"\nmode = \"training\"\n[failures]\nenabled = true\nprofile = \"none\"\n"))
+	sc, err := scenario.Parse("tn.toml", []byte("name = \"tn\"\nmode = \"training\"\n[failures]\nenabled = true\nprofile = \"none\"\n"))
 	require.NoError(t, err)
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	require.NotNil(t, Summarize(res))
+	require.NotNil(t, report.Summarize(res))
 }
 
 // TestByteRobustScenario: the byterobust built-in lands within 2 points of
@@ -73,12 +75,12 @@ func TestTrainingWithProfileNone(t *testing.T) {
 func TestByteRobustScenario(t *testing.T) {
 	sc, err := LoadBuiltin("byterobust")
 	require.NoError(t, err)
-	ettr := func(sc *Scenario) (float64, float64) {
+	ettr := func(sc *scenario.Scenario) (float64, float64) {
 		sc, err := sc.Derive(OverrideOverlay("run.replications", "20"))
 		require.NoError(t, err)
 		reps, err := RunReplications(sc, RunOptions{})
 		require.NoError(t, err)
-		m := StatMap(NewArmResult("", reps).Stats)
+		m := report.StatMap(report.NewArmResult("", reps).Stats)
 		return m["training.ettr"].Mean, m["training.ettr"].CI95
 	}
 	with, ci := ettr(sc)
@@ -91,7 +93,7 @@ func TestByteRobustScenario(t *testing.T) {
 
 	res, err := Run(sc, Options{})
 	require.NoError(t, err)
-	s := Summarize(res)
+	s := report.Summarize(res)
 	require.Positive(t, s.Training.Evictions)
 	require.LessOrEqual(t, s.Training.Evictions, s.Training.FailSlow)
 	require.Positive(t, s.Training.OverEvictedHosts)
@@ -106,8 +108,8 @@ func TestByteRobustScenario(t *testing.T) {
 // rack), in hosts of the job's topology; with spare_servers too, or out of
 // range, it is refused at its line.
 func TestTrainingSpareCoverage(t *testing.T) {
-	parse := func(extra string) (*Scenario, error) {
-		return Parse("cov.toml", []byte("name = \"cov\"\nmode = \"training\"\n[failures]\nenabled = true\n"+extra))
+	parse := func(extra string) (*scenario.Scenario, error) {
+		return scenario.Parse("cov.toml", []byte("name = \"cov\"\nmode = \"training\"\n[failures]\nenabled = true\n"+extra))
 	}
 	llama, err := failures.LookupProfile(failures.ProfileLlama3)
 	require.NoError(t, err)
@@ -132,7 +134,7 @@ func TestTrainingSpareCoverage(t *testing.T) {
 	sc, err = parse("rate_multiplier = 4\n[training]\nspare_coverage = 0.99\n")
 	require.NoError(t, err)
 	require.Greater(t, sc.Training.SpareServers, hs.Hosts99)
-	sc, err = Parse("cov.toml", []byte("name = \"cov\"\nmode = \"training\"\n[training]\nspare_coverage = 0.99\n"))
+	sc, err = scenario.Parse("cov.toml", []byte("name = \"cov\"\nmode = \"training\"\n[training]\nspare_coverage = 0.99\n"))
 	require.NoError(t, err)
 	require.Zero(t, sc.Training.SpareServers)
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +25,7 @@ func TestTrainingTimelineFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, reps[1].TrainingTrace, "replication 0 only")
 	dir := t.TempDir()
-	require.NoError(t, WriteRunDir(dir, []*ArmResult{NewArmResult("", reps)}, ""))
+	require.NoError(t, report.WriteRunDir(dir, []*report.ArmResult{report.NewArmResult("", reps)}, ""))
 	f, err := os.Open(filepath.Join(dir, results.TrainingTimelineFile.Name))
 	require.NoError(t, err)
 	defer f.Close()

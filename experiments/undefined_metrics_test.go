@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // Metrics with no value are reported as such, not as numbers: attainment
@@ -20,7 +23,7 @@ func TestUndefinedMetricsAreNotNumbers(t *testing.T) {
 	require.NoError(t, err)
 	reps, err := RunReplications(sc, RunOptions{Workers: 1})
 	require.NoError(t, err)
-	arm := NewArmResult("", reps)
+	arm := report.NewArmResult("", reps)
 	js, err := arm.SummaryJSON()
 	require.NoError(t, err)
 	var m struct {
@@ -37,21 +40,21 @@ func TestUndefinedMetricsAreNotNumbers(t *testing.T) {
 	require.NoError(t, err)
 	reps, err = RunReplications(impossible, RunOptions{Workers: 1})
 	require.NoError(t, err)
-	arm = NewArmResult("", reps)
+	arm = report.NewArmResult("", reps)
 	require.Contains(t, arm.Table(), "n/a (no good output tokens) per 1M good output tokens")
-	_, ok := StatMap(arm.Stats)["cost.usd_per_million_output_tokens"]
+	_, ok := report.StatMap(arm.Stats)["cost.usd_per_million_output_tokens"]
 	require.False(t, ok)
 	good, err := RunReplications(mustParse(t, small), RunOptions{Workers: 1})
 	require.NoError(t, err)
-	mixed := NewArmResult("", []*RepResult{good[0], reps[0]})
-	_, ok = StatMap(mixed.Stats)["cost.usd_per_million_output_tokens"]
+	mixed := report.NewArmResult("", []*report.RepResult{good[0], reps[0]})
+	_, ok = report.StatMap(mixed.Stats)["cost.usd_per_million_output_tokens"]
 	require.False(t, ok, "defined in one replication only: undefined, not averaged with 0")
 	js, err = mixed.SummaryJSON()
 	require.NoError(t, err)
 	require.NotContains(t, string(js), "usd_per_million_output_tokens\"")
 
 	// A sweep across the two writes an empty cell, and the A/B table n/a.
-	sw, err := RunSweep(mustParse(t, small), []Axis{mustAxis(t, "slo.ttft_ms=0.001,800")}, RunOptions{Workers: 1})
+	sw, err := RunSweep(mustParse(t, small), []scenario.Axis{mustAxis(t, "slo.ttft_ms=0.001,800")}, RunOptions{Workers: 1})
 	require.NoError(t, err)
 	csv := string(sw.CSV())
 	require.Contains(t, csv, "\n")
@@ -76,9 +79,9 @@ func TestUndefinedMetricsAreNotNumbers(t *testing.T) {
 	require.Regexp(t, `\$ / 1M good tok +[0-9.]+ +n/a +n/a`, rep.String())
 }
 
-func mustAxis(t *testing.T, spec string) Axis {
+func mustAxis(t *testing.T, spec string) scenario.Axis {
 	t.Helper()
-	ax, err := ParseAxis(spec)
+	ax, err := scenario.ParseAxis(spec)
 	require.NoError(t, err)
 	return ax
 }
@@ -95,7 +98,7 @@ func TestE2ESLO(t *testing.T) {
 	b, err := RunReplications(tight, RunOptions{Workers: 1})
 	require.NoError(t, err)
 	require.Less(t, *b[0].Summary.Goodput.SLOAttainment, *a[0].Summary.Goodput.SLOAttainment)
-	require.Contains(t, NewArmResult("", b).Table(), "end-to-end ≤ 2000 ms")
+	require.Contains(t, report.NewArmResult("", b).Table(), "end-to-end ≤ 2000 ms")
 }
 
 // Identical replications (a trace replay draws nothing) do not pretend to
@@ -107,8 +110,8 @@ func TestIdenticalReplicationsSaySo(t *testing.T) {
 	require.NoError(t, err)
 	reps, err := RunReplications(sc, RunOptions{Workers: 1})
 	require.NoError(t, err)
-	require.Contains(t, NewArmResult("", reps).Table(), "2 replications, all identical")
-	require.Contains(t, NewArmResult("", reps).Table(), `workload.trace.resample = "poisson"`)
+	require.Contains(t, report.NewArmResult("", reps).Table(), "2 replications, all identical")
+	require.Contains(t, report.NewArmResult("", reps).Table(), `workload.trace.resample = "poisson"`)
 
 	// Resampled, the replications of the same trace differ and have CIs;
 	// replication 0 is a resample too, not the trace as recorded.
@@ -116,7 +119,7 @@ func TestIdenticalReplicationsSaySo(t *testing.T) {
 	require.NoError(t, err)
 	boot, err := RunReplications(rs, RunOptions{Workers: 1})
 	require.NoError(t, err)
-	require.Contains(t, NewArmResult("", boot).Table(), "2 replications (mean ± 95% CI, Student t)")
+	require.Contains(t, report.NewArmResult("", boot).Table(), "2 replications (mean ± 95% CI, Student t)")
 	require.NotEqual(t, boot[0].Summary.LatencyMs.TTFT, reps[0].Summary.LatencyMs.TTFT)
 	require.NotEqual(t, boot[0].Summary.LatencyMs.TTFT, boot[1].Summary.LatencyMs.TTFT)
 	_, err = sc.Derive(OverrideOverlay("workload.trace.resample", `"shuffle"`))
@@ -124,5 +127,5 @@ func TestIdenticalReplicationsSaySo(t *testing.T) {
 
 	reps, err = RunReplications(mustParse(t, small), RunOptions{Workers: 1})
 	require.NoError(t, err)
-	require.Contains(t, NewArmResult("", reps).Table(), "replications (mean ± 95% CI, Student t)")
+	require.Contains(t, report.NewArmResult("", reps).Table(), "replications (mean ± 95% CI, Student t)")
 }

@@ -64,7 +64,7 @@ func available(rs []engine.ReplicaState) int {
 	return n
 }
 
-// Admit implements models.Admitter.
+// Admit implements fleet.Admitter.
 func (a *QueueAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	n, w := 0, 0
 	for i := range rs {
@@ -76,10 +76,10 @@ func (a *QueueAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ 
 	return n > 0 && float64(w)/float64(n) < a.max
 }
 
-// Observe implements models.Admitter.
+// Observe implements fleet.Admitter.
 func (a *QueueAdmitter) Observe(sim.Time, float64) {}
 
-// Admit implements models.Admitter.
+// Admit implements fleet.Admitter.
 func (a *TokenAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	n := 0
 	var tok int64
@@ -92,10 +92,10 @@ func (a *TokenAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ 
 	return n > 0 && float64(tok)/float64(n) < a.max
 }
 
-// Observe implements models.Admitter.
+// Observe implements fleet.Admitter.
 func (a *TokenAdmitter) Observe(sim.Time, float64) {}
 
-// Admit implements models.Admitter.
+// Admit implements fleet.Admitter.
 func (a *KVAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	n := 0
 	var u float64
@@ -108,10 +108,10 @@ func (a *KVAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim
 	return n > 0 && u/float64(n) < a.max
 }
 
-// Observe implements models.Admitter.
+// Observe implements fleet.Admitter.
 func (a *KVAdmitter) Observe(sim.Time, float64) {}
 
-// Admit implements models.Admitter.
+// Admit implements fleet.Admitter.
 func (a *LatencyAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, now sim.Time) bool {
 	if available(rs) == 0 {
 		return false
@@ -132,7 +132,7 @@ func (a *LatencyAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, 
 	return a.p99 <= a.maxMs
 }
 
-// Observe implements models.Admitter.
+// Observe implements fleet.Admitter.
 func (a *LatencyAdmitter) Observe(now sim.Time, ttftMs float64) {
 	a.recent = append(a.recent, ttftAt{now, ttftMs})
 	a.expire(now)

@@ -23,7 +23,7 @@ func newLeastLoadedTokensAdmitter(c AdmissionConfig, _ Env) (fleet.Admitter, err
 	return &LeastLoadedTokensAdmitter{max: c.Limit}, nil
 }
 
-// Admit implements models.Admitter.
+// Admit implements fleet.Admitter.
 func (a *LeastLoadedTokensAdmitter) Admit(_ *workloads.Request, rs []engine.ReplicaState, _ sim.Time) bool {
 	for i := range rs {
 		if rs[i].Available && float64(rs[i].OutstandingTokens) < a.max {
@@ -33,5 +33,5 @@ func (a *LeastLoadedTokensAdmitter) Admit(_ *workloads.Request, rs []engine.Repl
 	return false
 }
 
-// Observe implements models.Admitter.
+// Observe implements fleet.Admitter.
 func (a *LeastLoadedTokensAdmitter) Observe(sim.Time, float64) {}

@@ -83,10 +83,6 @@ type AutoscaleConfig struct {
 	LeadS float64 `toml:"lead_s"`
 	// ColdStart is a new replica's start-up time from physics.
 	ColdStart fleet.ColdStartConfig `toml:"cold_start"`
-
-	// RateAt, set by the program (never by a scenario file), is the
-	// workload's arrival rate at t seconds; "schedule" needs it.
-	RateAt func(tS float64) float64 `toml:"-"`
 }
 
 // DefaultAutoscaleConfig returns the defaults documented on
@@ -165,9 +161,11 @@ func (c *AutoscaleConfig) Params(maxReplicas, tp int, weightBytesPerGPU float64)
 		ColdStart: c.ColdStart, WeightBytesPerGPU: weightBytesPerGPU, TP: tp, WatchTTFT: c.Policy == ScaleSLO}
 }
 
-// NewScalePolicy builds the policy c names.
-func NewScalePolicy(c AutoscaleConfig) (fleet.ScalePolicy, error) {
-	return Scalers.Build(c.Policy, c, Env{Replicas: 1})
+// NewScalePolicy builds the policy c names. rateAt is the workload's
+// arrival rate at t seconds, which "schedule" reads ahead; nil when the
+// workload has no rate profile (a trace).
+func NewScalePolicy(c AutoscaleConfig, rateAt func(tS float64) float64) (fleet.ScalePolicy, error) {
+	return Scalers.Build(c.Policy, c, Env{Replicas: 1, RateAt: rateAt})
 }
 
 // TargetScaler is target tracking: as many replicas as bring the metric
@@ -177,7 +175,7 @@ type TargetScaler struct {
 	Target float64
 }
 
-// Desired implements models.ScalePolicy.
+// Desired implements fleet.ScalePolicy.
 func (t TargetScaler) Desired(o fleet.ScaleObs) int {
 	var need float64
 	switch t.Metric {
@@ -204,7 +202,7 @@ type SLOScaler struct {
 	TTFTP99Ms, DownBelow float64
 }
 
-// Desired implements models.ScalePolicy.
+// Desired implements fleet.ScalePolicy.
 func (s SLOScaler) Desired(o fleet.ScaleObs) int {
 	have := o.Active + o.Starting
 	switch {
@@ -229,7 +227,7 @@ type ScheduleScaler struct {
 	PerReplicaPS float64
 }
 
-// Desired implements models.ScalePolicy.
+// Desired implements fleet.ScalePolicy.
 func (s ScheduleScaler) Desired(o fleet.ScaleObs) int {
 	now := o.Now.Seconds()
 	// The most the rate reaches between now and the lead, sampled each
@@ -249,9 +247,9 @@ func newSLOScaler(c AutoscaleConfig, _ Env) (fleet.ScalePolicy, error) {
 	return SLOScaler{TTFTP99Ms: c.TTFTP99Ms, DownBelow: c.ScaleDownBelow}, nil
 }
 
-func newScheduleScaler(c AutoscaleConfig, _ Env) (fleet.ScalePolicy, error) {
-	if c.RateAt == nil {
+func newScheduleScaler(c AutoscaleConfig, env Env) (fleet.ScalePolicy, error) {
+	if env.RateAt == nil {
 		return nil, errors.New("policies: the schedule autoscaler needs the workload's rate profile (a generated workload, not a trace)")
 	}
-	return ScheduleScaler{RateAt: c.RateAt, LeadS: c.LeadS, PerReplicaPS: c.Target}, nil
+	return ScheduleScaler{RateAt: env.RateAt, LeadS: c.LeadS, PerReplicaPS: c.Target}, nil
 }

@@ -38,6 +38,6 @@ func TestScheduleScaler(t *testing.T) {
 	ramp := func(tS float64) float64 { return tS / 10 } // 1 req/s more every 10 s
 	s := ScheduleScaler{RateAt: ramp, LeadS: 100, PerReplicaPS: 2}
 	require.Equal(t, 10, s.Desired(fleet.ScaleObs{Now: 100 * sim.Second}), "reads the peak 100 s ahead: 20 req/s")
-	_, err := NewScalePolicy(AutoscaleConfig{Policy: ScaleSchedule})
+	_, err := NewScalePolicy(AutoscaleConfig{Policy: ScaleSchedule}, nil)
 	require.ErrorContains(t, err, "rate profile")
 }

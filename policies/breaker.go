@@ -45,7 +45,7 @@ func NewWindowBreaker(c BreakerConfig, replicas int) *WindowBreaker {
 
 func (b *WindowBreaker) windowNs() sim.Time { return sim.FromSeconds(b.cfg.WindowS) }
 
-// Record implements models.Breaker.
+// Record implements fleet.Breaker.
 func (b *WindowBreaker) Record(i int, now sim.Time, ok bool, latencyMs float64) {
 	r := &b.reps[i]
 	b.advance(r, now)
@@ -115,7 +115,7 @@ func (b *WindowBreaker) advance(r *breakerReplica, now sim.Time) {
 	}
 }
 
-// State implements models.Breaker.
+// State implements fleet.Breaker.
 func (b *WindowBreaker) State(i int, now sim.Time) (fleet.BreakerState, sim.Time) {
 	r := &b.reps[i]
 	b.advance(r, now)
@@ -125,7 +125,7 @@ func (b *WindowBreaker) State(i int, now sim.Time) (fleet.BreakerState, sim.Time
 	return r.state, 0
 }
 
-// Admit implements models.Breaker: a half-open replica takes at most
+// Admit implements fleet.Breaker: a half-open replica takes at most
 // HalfOpenProbes requests in flight until they succeed.
 func (b *WindowBreaker) Admit(i int, now sim.Time) bool {
 	r := &b.reps[i]

@@ -10,7 +10,7 @@ import (
 
 // CacheAware routes a request to the replica whose caches would save it the
 // most prefill time: its leading prompt segments found in HBM, or in a KV
-// tier less their load time ([kv_tiers]; models.PrefixIndex), among the
+// tier less their load time ([kv_tiers]; fleet.PrefixIndex), among the
 // replicas under prefix-affinity's load bound (ceil(load_bound ×
 // (outstanding + 1) / available)); ties, and requests nothing is cached
 // for, go to the fewest outstanding. Unlike prefix-affinity it looks at what
@@ -27,10 +27,10 @@ var _ fleet.PrefixAwareRouter = (*CacheAware)(nil)
 // see caches (until then it is bounded least-outstanding).
 func NewCacheAware(loadBound float64) *CacheAware { return &CacheAware{loadBound: loadBound} }
 
-// SetPrefixIndex implements models.PrefixAwareRouter.
+// SetPrefixIndex implements fleet.PrefixAwareRouter.
 func (c *CacheAware) SetPrefixIndex(ix fleet.PrefixIndex) { c.idx = ix }
 
-// Route implements models.Router.
+// Route implements fleet.Router.
 func (c *CacheAware) Route(req *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	var total int64
 	avail := 0

@@ -64,7 +64,7 @@ func NewCostAware(loadBound, ttftBudgetMs float64) *CostAware {
 	return &CostAware{loadBound: loadBound, ttftBudgetS: ttftBudgetMs / 1e3}
 }
 
-// SetGroups implements models.GroupAwareRouter.
+// SetGroups implements fleet.GroupAwareRouter.
 func (c *CostAware) SetGroups(groups []fleet.GroupView) {
 	c.groups = groups
 	c.est = make([]costEst, len(groups))
@@ -103,7 +103,7 @@ func (c *CostAware) estimate(k int, p, o float64) costEst {
 	return costEst{ok: true, usd: g.USDPerReplicaHour / 3600 * (prefill + o*step/b), slots: b}
 }
 
-// Route implements models.Router.
+// Route implements fleet.Router.
 func (c *CostAware) Route(req *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	if len(c.groups) == 0 {
 		return WeightedLeastOutstanding{}.Route(req, replicas)

@@ -1,6 +1,6 @@
 // Package policies holds fleetsim's decisions: implementations of the small
-// interfaces that package models declares at each decision point, and a
-// registry that builds them by name from typed configuration.
+// interfaces the models (mostly models/fleet) declare at each decision
+// point, and a registry that builds them by name from typed configuration.
 //
 // A policy reads a read-only snapshot and returns a decision; it never
 // mutates fleet state (a policy may keep private state of its own, such as a
@@ -12,7 +12,7 @@
 //
 // # Routers
 //
-// Each router implements models.Router and lives in its own file:
+// Each router implements fleet.Router and lives in its own file:
 //
 //	round-robin        RoundRobin        roundrobin.go
 //	random             Random            random.go
@@ -32,7 +32,7 @@
 // # Autoscaling
 //
 // autoscale.go holds AutoscaleConfig (a scenario's [autoscale] table) and
-// the models.ScalePolicy implementations, registered in Scalers: target
+// the fleet.ScalePolicy implementations, registered in Scalers: target
 // tracking on a load metric (TargetScaler), step scaling on the observed
 // p99 TTFT (SLOScaler) and a predictive policy that reads the workload's
 // rate profile ahead (ScheduleScaler).

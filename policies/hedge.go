@@ -105,7 +105,7 @@ var (
 	_ fleet.PromptHedger = (*DelayHedger)(nil)
 )
 
-// StallDelay implements models.StallHedger.
+// StallDelay implements fleet.StallHedger.
 func (h *DelayHedger) StallDelay() (sim.Time, bool) { return h.stall, h.onlyStalled }
 
 // NewDelayHedger builds a hedger from its configuration (validated).
@@ -123,10 +123,10 @@ func NewDelayHedger(c HedgeConfig) *DelayHedger {
 	return h
 }
 
-// Tied implements models.Hedger.
+// Tied implements fleet.Hedger.
 func (h *DelayHedger) Tied() bool { return h.tied }
 
-// Delay implements models.Hedger: the fixed delay, or the running quantile
+// Delay implements fleet.Hedger: the fixed delay, or the running quantile
 // of recent TTFTs once MinSamples are in (the fixed delay before that).
 func (h *DelayHedger) Delay(sim.Time) (sim.Time, bool) {
 	if !h.adaptive || h.all.n() < h.minN {
@@ -135,7 +135,7 @@ func (h *DelayHedger) Delay(sim.Time) (sim.Time, bool) {
 	return h.all.quantile(h.q), true
 }
 
-// DelayFor implements models.PromptHedger: per prompt length, the running
+// DelayFor implements fleet.PromptHedger: per prompt length, the running
 // quantile of the TTFTs of the prompt's bucket once it holds MinSamples.
 // A thinner bucket takes the nearest shorter bucket's quantile that has
 // them, doubled for each bucket between (a prefill's time grows about in
@@ -155,7 +155,7 @@ func (h *DelayHedger) DelayFor(now sim.Time, promptTokens int32) (sim.Time, bool
 	return h.Delay(now)
 }
 
-// Allow implements models.Hedger: spend one hedge of budget.
+// Allow implements fleet.Hedger: spend one hedge of budget.
 func (h *DelayHedger) Allow(sim.Time) bool {
 	if h.credit < 1 {
 		return false
@@ -164,7 +164,7 @@ func (h *DelayHedger) Allow(sim.Time) bool {
 	return true
 }
 
-// Observe implements models.Hedger.
+// Observe implements fleet.Hedger.
 func (h *DelayHedger) Observe(_ sim.Time, ttftMs float64) {
 	if ttftMs < 0 {
 		h.credit = math.Min(h.burst, h.credit+h.budget)
@@ -175,7 +175,7 @@ func (h *DelayHedger) Observe(_ sim.Time, ttftMs float64) {
 	}
 }
 
-// ObserveFor implements models.PromptHedger.
+// ObserveFor implements fleet.PromptHedger.
 func (h *DelayHedger) ObserveFor(now sim.Time, promptTokens int32, ttftMs float64) {
 	h.Observe(now, ttftMs)
 	if ttftMs < 0 || h.buckets == nil {

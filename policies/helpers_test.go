@@ -11,7 +11,7 @@ import (
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
-// fleetB builds a []models.ReplicaState snapshot: replicas(n) is n available,
+// fleetB builds a []engine.ReplicaState snapshot: replicas(n) is n available,
 // idle replicas; the methods set fields in place and return the builder.
 type fleetB []engine.ReplicaState
 

@@ -12,14 +12,14 @@ var _ fleet.IndexedRouter = (*LeastKV)(nil)
 // cache utilisation (ReplicaState.KVUtilization, a fraction in 0..1); ties go
 // to fewer outstanding requests, then to the lowest index. Route is one O(n)
 // scan; a fleet's gateway does not call it on the pool's snapshot but takes
-// the same decision from the O(log n) index it keeps (models.IndexedRouter).
+// the same decision from the O(log n) index it keeps (fleet.IndexedRouter).
 // The zero value is ready to use and holds no state.
 type LeastKV struct{}
 
 // NewLeastKV returns a least-KV-utilisation router.
 func NewLeastKV() *LeastKV { return &LeastKV{} }
 
-// Route implements models.Router.
+// Route implements fleet.Router.
 func (LeastKV) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	best, found := 0, false
 	for i := range replicas {
@@ -40,7 +40,7 @@ func (LeastKV) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int,
 	return best, found
 }
 
-// IndexKey implements models.IndexedRouter: Route's decision is exactly
+// IndexKey implements fleet.IndexedRouter: Route's decision is exactly
 // the available replica with the least (KVUtilization, Outstanding,
 // index), the utilisations compared as floats.
 func (LeastKV) IndexKey() fleet.RouteKey { return fleet.KeyKVUtilization }

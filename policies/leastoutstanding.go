@@ -16,14 +16,14 @@ var _ fleet.IndexedRouter = (*LeastOutstanding)(nil)
 // counts a routed request as outstanding before the next decision. Route is
 // one O(n) scan; a fleet's gateway does not call it on the pool's snapshot
 // but takes the same decision from the O(log n) index it keeps
-// (models.IndexedRouter). The zero value is ready to use and holds
+// (fleet.IndexedRouter). The zero value is ready to use and holds
 // no state.
 type LeastOutstanding struct{}
 
 // NewLeastOutstanding returns a least-outstanding-requests router.
 func NewLeastOutstanding() *LeastOutstanding { return &LeastOutstanding{} }
 
-// Route implements models.Router.
+// Route implements fleet.Router.
 func (LeastOutstanding) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	return leastOutstanding(replicas)
 }
@@ -48,7 +48,7 @@ func leastOutstanding(replicas []engine.ReplicaState) (int, bool) {
 	return 0, false
 }
 
-// IndexKey implements models.IndexedRouter: Route's decision is exactly
+// IndexKey implements fleet.IndexedRouter: Route's decision is exactly
 // the available replica with the fewest outstanding, lowest index among
 // ties, so the fleet may answer it from its index of the snapshot instead
 // of calling Route.

@@ -31,7 +31,7 @@ func NewPowerOfTwo(rng *rand.Rand) *PowerOfTwo {
 	return &PowerOfTwo{rng: rng}
 }
 
-// Route implements models.Router.
+// Route implements fleet.Router.
 func (p *PowerOfTwo) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	first, ok := pickAvailable(p.rng, replicas, -1)
 	if !ok {

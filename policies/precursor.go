@@ -13,7 +13,7 @@ type PrecursorDrain struct {
 
 var _ fleet.PrecursorPolicy = PrecursorDrain{}
 
-// Drain implements models.PrecursorPolicy.
+// Drain implements fleet.PrecursorPolicy.
 func (p PrecursorDrain) Drain(component string) bool {
 	return len(p.Components) == 0 || p.Components[component]
 }

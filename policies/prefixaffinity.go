@@ -104,7 +104,7 @@ func NewPrefixAffinity(replicas int, loadBound float64, prefixSegments, virtualN
 	}, nil
 }
 
-// Route implements models.Router. It panics if replicas does not have the
+// Route implements fleet.Router. It panics if replicas does not have the
 // length the ring was built for (the fleet size is fixed for a run).
 func (p *PrefixAffinity) Route(req *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	if len(replicas) != p.replicas {

@@ -25,7 +25,7 @@ func NewRandom(rng *rand.Rand) *Random {
 	return &Random{rng: rng}
 }
 
-// Route implements models.Router. The choice is exactly uniform over the
+// Route implements fleet.Router. The choice is exactly uniform over the
 // available replicas; see pickAvailable for the cost and the draws it makes.
 func (r *Random) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	return pickAvailable(r.rng, replicas, -1)

@@ -94,6 +94,11 @@ type Env struct {
 	// RNG is the policy's own named random stream; nil where the caller
 	// has none (a constructor that draws refuses nil).
 	RNG *rand.Rand
+	// RateAt is the workload's arrival rate at t seconds from its start,
+	// per second (a predictive autoscaler reads it ahead); nil when the
+	// workload has no rate profile (a trace). Configuration never holds
+	// it: it is the run's, given when a policy is built.
+	RateAt func(tS float64) float64
 }
 
 // Registry maps the names of one kind of policy (routers, hedgers,

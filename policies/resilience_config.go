@@ -246,7 +246,7 @@ func budget(ps *config.Problems, key string, v float64) {
 
 // BuildDecodeBreaker builds the breaker of a disaggregated fleet's decode
 // pool of replicas replicas: c's [policies.breaker] settings with its own
-// state (models.Policies.DecodeBreaker); nil without a breaker.
+// state (fleet.Policies.DecodeBreaker); nil without a breaker.
 func BuildDecodeBreaker(c ResilienceConfig, replicas int) (fleet.Breaker, error) {
 	return Breakers.Build(c.Breaker.Name, c.Breaker, Env{Replicas: replicas})
 }

@@ -29,12 +29,12 @@ func NewBudgetRetrier(c RetryConfig, rng *rand.Rand) *BudgetRetrier {
 	return &BudgetRetrier{cfg: c, rng: rng, credit: b, burst: b}
 }
 
-// Observe implements models.Retrier.
+// Observe implements fleet.Retrier.
 func (r *BudgetRetrier) Observe(sim.Time) {
 	r.credit = math.Min(r.burst, r.credit+r.cfg.Budget)
 }
 
-// Retry implements models.Retrier.
+// Retry implements fleet.Retrier.
 func (r *BudgetRetrier) Retry(attempts int, _ string, _ sim.Time) (sim.Time, bool) {
 	if attempts >= r.cfg.MaxAttempts || r.credit < 1 {
 		return 0, false

@@ -20,7 +20,7 @@ type MarginJudge struct {
 
 var _ fleet.RolloutJudge = MarginJudge{}
 
-// Rollback implements models.RolloutJudge.
+// Rollback implements fleet.RolloutJudge.
 func (j MarginJudge) Rollback(green, blue fleet.PoolStats) bool {
 	if green.Requests < j.MinSamples {
 		return false
@@ -70,7 +70,7 @@ type MannWhitneyJudge struct {
 
 var _ fleet.RolloutJudge = MannWhitneyJudge{}
 
-// Rollback implements models.RolloutJudge.
+// Rollback implements fleet.RolloutJudge.
 func (j MannWhitneyJudge) Rollback(green, blue fleet.PoolStats) bool {
 	if green.Requests < j.MinSamples || blue.Requests < j.MinSamples {
 		return false

@@ -22,7 +22,7 @@ type RoundRobin struct {
 // available index.
 func NewRoundRobin() *RoundRobin { return &RoundRobin{} }
 
-// Route implements models.Router.
+// Route implements fleet.Router.
 func (r *RoundRobin) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	n := len(replicas)
 	if n == 0 {

@@ -16,14 +16,14 @@ var _ fleet.IndexedRouter = (*WeightedLeastOutstanding)(nil)
 // the requests. A replica with Capacity 0 (unknown) counts as 1. Route is
 // one O(n) scan; a fleet's gateway does not call it on the pool's snapshot
 // but takes the same decision from the O(log n) index it keeps
-// (models.IndexedRouter). The zero value is ready to use.
+// (fleet.IndexedRouter). The zero value is ready to use.
 type WeightedLeastOutstanding struct{}
 
 // NewWeightedLeastOutstanding returns a capacity-weighted
 // least-outstanding router.
 func NewWeightedLeastOutstanding() *WeightedLeastOutstanding { return &WeightedLeastOutstanding{} }
 
-// Route implements models.Router.
+// Route implements fleet.Router.
 func (WeightedLeastOutstanding) Route(_ *workloads.Request, replicas []engine.ReplicaState) (int, bool) {
 	best, found := 0, false
 	var bestLoad float64
@@ -44,7 +44,7 @@ func (WeightedLeastOutstanding) Route(_ *workloads.Request, replicas []engine.Re
 	return best, found
 }
 
-// IndexKey implements models.IndexedRouter: Route's decision is exactly
+// IndexKey implements fleet.IndexedRouter: Route's decision is exactly
 // the available replica with the least float64(Outstanding+1)/Capacity
 // (Capacity <= 0 as 1), lowest index among ties.
 func (WeightedLeastOutstanding) IndexKey() fleet.RouteKey { return fleet.KeyWeightedOutstanding }

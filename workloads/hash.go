@@ -4,7 +4,7 @@ package workloads
 // generators (synthetic, sessions, agentic) emit: every Segment they control
 // has Tokens that are a multiple of it, and the remainder of a prompt is its
 // unique tail. It is not the KV block size: a replica caches only the whole
-// blocks of its own block_tokens that a shared prefix covers (models.Replica
+// blocks of its own block_tokens that a shared prefix covers (engine.Replica
 // owns that). Trace readers keep the trace's own segments (Mooncake: 512
 // tokens, the last one of a request shorter).
 const SegmentTokens = 16

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 const abHelp = `usage: fleetsim ab SCENARIO.toml | fleetsim ab A.toml B.toml [flags]
@@ -87,13 +88,13 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 // applyRunFlags applies --seed (when seed is not nil: 0 is a seed like any
 // other) and --replications (when reps > 0) as overlays, so that scenarios
 // derived from sc keep them.
-func applyRunFlags(sc *experiments.Scenario, seed *uint64, reps int) (*experiments.Scenario, error) {
-	var ovs []experiments.Overlay
+func applyRunFlags(sc *scenario.Scenario, seed *uint64, reps int) (*scenario.Scenario, error) {
+	var ovs []scenario.Overlay
 	if seed != nil {
-		ovs = append(ovs, experiments.Overlay{Name: "--seed", TOML: []byte(fmt.Sprintf("seed = %d\n", *seed))})
+		ovs = append(ovs, scenario.Overlay{Name: "--seed", TOML: []byte(fmt.Sprintf("seed = %d\n", *seed))})
 	}
 	if reps > 0 {
-		ovs = append(ovs, experiments.Overlay{Name: "--replications", TOML: []byte(fmt.Sprintf("run.replications = %d\n", reps))})
+		ovs = append(ovs, scenario.Overlay{Name: "--replications", TOML: []byte(fmt.Sprintf("run.replications = %d\n", reps))})
 	}
 	if len(ovs) == 0 {
 		return sc, nil

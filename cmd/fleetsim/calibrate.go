@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleetsim/fleetsim/experiments"
 	"github.com/fleetsim/fleetsim/experiments/calibrate"
 	"github.com/fleetsim/fleetsim/experiments/plot"
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models/engine"
@@ -397,13 +397,13 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	written := []string{}
 	if !*evalOnly {
 		p := filepath.Join(*out, "profile.toml")
-		if err := experiments.WriteFileAtomic(p, pp.MarshalTOML()); err != nil {
+		if err := report.WriteFileAtomic(p, pp.MarshalTOML()); err != nil {
 			return err
 		}
 		written = append(written, p)
 	}
 	p := filepath.Join(*out, "calibration.csv")
-	if err := experiments.WriteFileAtomic(p, calibrate.CSV(lines)); err != nil {
+	if err := report.WriteFileAtomic(p, calibrate.CSV(lines)); err != nil {
 		return err
 	}
 	written = append(written, p)

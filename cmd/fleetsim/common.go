@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // commonFlags are the flags every multi-run command takes.
@@ -74,14 +76,14 @@ func (c *commonFlags) check() error {
 // checks that it can write its part file into dir; other commands build
 // their run directory as a temporary sibling of dir (experiments.RunDir),
 // committed by finish. An unwritable or foreign --out is bad usage.
-func (c *commonFlags) runDir(dir string) (*experiments.RunDir, error) {
+func (c *commonFlags) runDir(dir string) (*report.RunDir, error) {
 	if c.sh.Active() {
-		if err := experiments.CheckWritable(dir); err != nil {
+		if err := report.CheckWritable(dir); err != nil {
 			return nil, usageError{err}
 		}
 		return nil, nil
 	}
-	rd, err := experiments.NewRunDir(dir)
+	rd, err := report.NewRunDir(dir)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -89,7 +91,7 @@ func (c *commonFlags) runDir(dir string) (*experiments.RunDir, error) {
 }
 
 // commitAfter commits rd when err (the writing's result) is nil.
-func commitAfter(rd *experiments.RunDir, err error) error {
+func commitAfter(rd *report.RunDir, err error) error {
 	if err != nil {
 		return err
 	}
@@ -98,7 +100,7 @@ func commitAfter(rd *experiments.RunDir, err error) error {
 
 // checkShard refuses, before anything runs, a shard count larger than the
 // job count of scs.
-func (c *commonFlags) checkShard(scs []*experiments.Scenario) error {
+func (c *commonFlags) checkShard(scs []*scenario.Scenario) error {
 	if !c.sh.Active() {
 		return nil
 	}
@@ -123,7 +125,7 @@ func (c *commonFlags) resultFlags(extra ...string) []string {
 
 // writePart writes a shard's part file, with the provenance of the job set
 // scs, and says so.
-func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part, scs []*experiments.Scenario, extra ...string) error {
+func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part, scs []*scenario.Scenario, extra ...string) error {
 	prov, err := experiments.NewProvenance(p.Kind, c.resultFlags(extra...), scs, p.Of)
 	if err != nil {
 		return err
@@ -140,7 +142,7 @@ func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part, sc
 
 // load reads a scenario (file or built-in) and applies --seed and
 // --replications when given.
-func (c *commonFlags) load(arg string) (*experiments.Scenario, error) {
+func (c *commonFlags) load(arg string) (*scenario.Scenario, error) {
 	sc, err := loadScenario(arg)
 	if err != nil {
 		return nil, err

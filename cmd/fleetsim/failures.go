@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -163,7 +163,7 @@ as unconfirmed.
 	}
 	var p *failures.Profile
 	if strings.HasSuffix(pos[0], ".toml") {
-		sc, err := experiments.Load(pos[0])
+		sc, err := scenario.Load(pos[0])
 		if err != nil {
 			return usageError{err}
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
 )
 
 // --json: a command's results as one JSON document on stdout and nothing
@@ -18,7 +19,7 @@ import (
 
 // finishRun writes a run's directory and prints its table, or with asJSON
 // its summary.json.
-func finishRun(dir string, arm *experiments.ArmResult, stdout io.Writer, extra string, asJSON bool) error {
+func finishRun(dir string, arm *report.ArmResult, stdout io.Writer, extra string, asJSON bool) error {
 	if !asJSON {
 		return experiments.FinishRun(dir, arm, stdout, extra)
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
@@ -89,7 +90,7 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
-		experiments.RemoveTemps()
+		report.RemoveTemps()
 		fmt.Fprintf(os.Stderr, "\nfleetsim: stopped by %v; temporary files removed, nothing written\n", s)
 		os.Exit(exitInterrupted)
 	}()
@@ -103,7 +104,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			experiments.RemoveTemps()
+			report.RemoveTemps()
 			internalError(stderr, r, debug.Stack())
 			code = exitInternal
 		}

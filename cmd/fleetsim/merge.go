@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
 )
 
 const mergeHelp = `usage: fleetsim merge PART.json... [flags]
@@ -40,14 +41,14 @@ func cmdMerge(args []string, stdout, _ io.Writer) error {
 			dir += "-" + part.Kind
 		}
 	}
-	rd, err := experiments.NewRunDir(dir)
+	rd, err := report.NewRunDir(dir)
 	if err != nil {
 		return usageError{err}
 	}
 	defer rd.Abort()
 	switch part.Kind {
 	case "run":
-		return commitAfter(rd, finishRun(rd.Path(), experiments.NewArmResult("", results[0]), stdout, "", *asJSON))
+		return commitAfter(rd, finishRun(rd.Path(), report.NewArmResult("", results[0]), stdout, "", *asJSON))
 	case "ab":
 		return commitAfter(rd, finishAB(rd.Path(), experiments.AssembleAB(part.Names, results), stdout, *asJSON))
 	case "sweep":

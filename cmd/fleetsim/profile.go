@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 
-	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
 )
 
 // cpuProfile is the --cpuprofile of the command running, if any: the
@@ -24,11 +24,11 @@ func startCPUProfile(path string) error {
 	if err != nil {
 		return usagef("--cpuprofile %s: %v", path, err)
 	}
-	experiments.AddTemp(f.Name())
+	report.AddTemp(f.Name())
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
 		os.Remove(f.Name())
-		experiments.DoneTemp(f.Name())
+		report.DoneTemp(f.Name())
 		return usagef("--cpuprofile %s: %v", path, err)
 	}
 	cpuProfile.f, cpuProfile.path = f, path
@@ -45,7 +45,7 @@ func stopCPUProfile(ok bool) error {
 	cpuProfile.f = nil
 	pprof.StopCPUProfile()
 	tmp := f.Name()
-	defer experiments.DoneTemp(tmp)
+	defer report.DoneTemp(tmp)
 	err := f.Close()
 	if ok && err == nil {
 		err = os.Chmod(tmp, 0o644) // as the run directory's files

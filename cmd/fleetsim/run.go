@@ -9,10 +9,12 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // loadScenario reads a scenario file, or a built-in by name.
-func loadScenario(arg string) (*experiments.Scenario, error) {
+func loadScenario(arg string) (*scenario.Scenario, error) {
 	if arg == "" {
 		arg = experiments.DefaultBuiltin
 	}
@@ -25,7 +27,7 @@ func loadScenario(arg string) (*experiments.Scenario, error) {
 			return sc, nil
 		}
 	}
-	sc, err := experiments.Load(arg)
+	sc, err := scenario.Load(arg)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -64,7 +66,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := cf.checkShard([]*experiments.Scenario{sc}); err != nil {
+	if err := cf.checkShard([]*scenario.Scenario{sc}); err != nil {
 		return err
 	}
 	dir := cf.dir(sc.Name)
@@ -78,7 +80,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	opt, prog := cf.options(stderr, sc.Name)
 	var reqFile *os.File
-	var reqWriter *experiments.RequestWriter
+	var reqWriter *report.RequestWriter
 	if *records {
 		// Streamed into the temporary run directory: removed with it if
 		// the run fails or is interrupted.
@@ -86,17 +88,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer reqFile.Close()
-		reqWriter = experiments.NewRequestWriter(reqFile)
+		reqWriter = report.NewRequestWriter(reqFile)
 		opt.OnDone = reqWriter.Write
 	}
-	results, err := experiments.RunScenarios([]*experiments.Scenario{sc}, opt)
+	results, err := experiments.RunScenarios([]*scenario.Scenario{sc}, opt)
 	if err != nil {
 		prog.stop()
 		return err
 	}
 	prog.finish()
 	if cf.sh.Active() {
-		return cf.writePart(stdout, dir, experiments.NewPart("run", cf.sh, sc.Name, []string{""}, results, experiments.Provenance{}), []*experiments.Scenario{sc})
+		return cf.writePart(stdout, dir, experiments.NewPart("run", cf.sh, sc.Name, []string{""}, results, experiments.Provenance{}), []*scenario.Scenario{sc})
 	}
 	extra := ""
 	if reqWriter != nil {
@@ -108,7 +110,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		extra = ", requests.csv"
 	}
-	return commitAfter(rd, finishRun(rd.Path(), experiments.NewArmResult("", results[0]), stdout, extra, *cf.json))
+	return commitAfter(rd, finishRun(rd.Path(), report.NewArmResult("", results[0]), stdout, extra, *cf.json))
 }
 
 const validateHelp = `usage: fleetsim validate SCENARIO.toml

@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 const sizeHelp = `usage: fleetsim size SCENARIO.toml --slo ttft_p99=800ms,success=99.9% [flags]
@@ -42,7 +44,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if base.Mode == experiments.ModeTraining {
+	if base.Mode == scenario.ModeTraining {
 		return usagef("size: %s is a training scenario (mode = \"training\"): size searches serving replicas against latency SLOs; "+
 			"compare training set-ups with fleetsim sweep", base.Name)
 	}
@@ -53,7 +55,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if spec == "" {
 		return usagef("size: give --slo (e.g. --slo ttft_p99=800ms,success=99.9%%) or a [size] slo in the scenario")
 	}
-	targets, err := experiments.ParseSLO(spec)
+	targets, err := scenario.ParseSLO(spec)
 	if err != nil {
 		return usageError{err}
 	}
@@ -85,11 +87,11 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	}
 	prog.finish()
 	table := res.Table(base.Name)
-	arms := []*experiments.ArmResult{res.Rows[1].Point.Arm}
-	if err := experiments.WriteRunDir(rd.Path(), arms, "## Sizing\n\n```\n"+table+"```\n"); err != nil {
+	arms := []*report.ArmResult{res.Rows[1].Point.Arm}
+	if err := report.WriteRunDir(rd.Path(), arms, "## Sizing\n\n```\n"+table+"```\n"); err != nil {
 		return err
 	}
-	if err := experiments.WriteFiles(rd.Path(), map[string][]byte{"size.csv": res.CSV(), "size_search.csv": res.SearchCSV()}); err != nil {
+	if err := report.WriteFiles(rd.Path(), map[string][]byte{"size.csv": res.CSV(), "size_search.csv": res.SearchCSV()}); err != nil {
 		return err
 	}
 	if err := rd.Commit(); err != nil {
@@ -109,9 +111,9 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 // sizeProgress reports the search's verdict on each size it tries: "6
 // replicas: meets the SLO", "4 replicas with failures: misses ttft_p99
 // bound 912 ms (limit 800)".
-func sizeProgress(prog *progress, base *experiments.Scenario, targets []experiments.Target, conf float64) func([]*experiments.Scenario, [][]*experiments.RepResult) {
-	hasFailures := func(sc *experiments.Scenario) bool { return sc.Failures.Enabled || sc.Run.DownReplicas > 0 }
-	return func(scs []*experiments.Scenario, results [][]*experiments.RepResult) {
+func sizeProgress(prog *progress, base *scenario.Scenario, targets []scenario.Target, conf float64) func([]*scenario.Scenario, [][]*report.RepResult) {
+	hasFailures := func(sc *scenario.Scenario) bool { return sc.Failures.Enabled || sc.Run.DownReplicas > 0 }
+	return func(scs []*scenario.Scenario, results [][]*report.RepResult) {
 		sc := scs[0]
 		size := fmt.Sprintf("%d replicas", sc.Cluster.Replicas)
 		if sc.Cluster.Replicas == 1 {
@@ -124,7 +126,7 @@ func sizeProgress(prog *progress, base *experiments.Scenario, targets []experime
 				size += " without failures"
 			}
 		}
-		_, verdict := experiments.SizeVerdict(experiments.NewArmResult("", results[0]), targets, conf)
+		_, verdict := experiments.SizeVerdict(report.NewArmResult("", results[0]), targets, conf)
 		prog.note(size + ": " + verdict)
 	}
 }

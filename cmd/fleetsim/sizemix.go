@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // sizeMixJSON is `size --json` for a fleet of two groups.
@@ -20,7 +22,7 @@ type sizeMixJSON struct {
 // cheapest mix of its two [[cluster.groups]] (each group alone for
 // comparison), or the cheapest prefill and decode pools of a [disagg]
 // fleet. Writes size_mix.csv and the run of the cheapest point.
-func cmdSizeMix(base *experiments.Scenario, targets []experiments.Target, conf float64, cf *commonFlags, stdout, stderr io.Writer) error {
+func cmdSizeMix(base *scenario.Scenario, targets []scenario.Target, conf float64, cf *commonFlags, stdout, stderr io.Writer) error {
 	dir := cf.dir(base.Name)
 	opt, prog := cf.options(stderr, base.Name)
 	if prog != nil {
@@ -33,10 +35,10 @@ func cmdSizeMix(base *experiments.Scenario, targets []experiments.Target, conf f
 	}
 	prog.finish()
 	table := res.Table(base.Name)
-	if err := experiments.WriteRunDir(dir, []*experiments.ArmResult{res.Best.Arm}, "## Sizing a mix\n\n```\n"+table+"```\n"); err != nil {
+	if err := report.WriteRunDir(dir, []*report.ArmResult{res.Best.Arm}, "## Sizing a mix\n\n```\n"+table+"```\n"); err != nil {
 		return err
 	}
-	if err := experiments.WriteFiles(dir, map[string][]byte{"size_mix.csv": res.CSV()}); err != nil {
+	if err := report.WriteFiles(dir, map[string][]byte{"size_mix.csv": res.CSV()}); err != nil {
 		return err
 	}
 	if *cf.json {

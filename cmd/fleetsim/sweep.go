@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
 // multiFlag collects a repeated flag.
@@ -45,9 +46,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if len(params) == 0 {
 		params = base.Sweep.Params
 	}
-	var axes []experiments.Axis
+	var axes []scenario.Axis
 	for _, p := range params {
-		ax, err := experiments.ParseAxis(p)
+		ax, err := scenario.ParseAxis(p)
 		if err != nil {
 			return usageError{err}
 		}

@@ -1,4 +1,4 @@
-// Package calibrate fits an engine profile (models.PerfProfile: the step
+// Package calibrate fits an engine profile (hw.PerfProfile: the step
 // model's efficiency constants) to measured serving results, the way a
 // capacity planner uses fleetsim: benchmark a few configurations on the
 // hardware at hand, fit, then simulate fleets that are not at hand.
@@ -7,7 +7,7 @@
 // vLLM benchmark_serving.py result files) with every problem reported as
 // FILE:LINE: column: message. fit.go runs each row once on one replica with
 // the real scheduler, batching and KV admission, records its steps, and
-// replays them under candidate profiles as weighted sums (models.StepTally),
+// replays them under candidate profiles as weighted sums (hw.StepTally),
 // so a fit of ~100 rows takes about a second; Nelder–Mead minimises the
 // squared log errors within each constant's physical bounds. report.go
 // compares, summarises and writes calibration.csv for `fleetsim plot`.

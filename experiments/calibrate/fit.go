@@ -120,7 +120,7 @@ func (o *Options) defaults() {
 // t = 0) is simulated once with the real replica code; its schedule does not
 // depend on step durations (nothing arrives while it runs), so its makespan
 // and mean TTFT under any profile are weighted sums of the steps it ran
-// (models.StepTally): the fit absorbs the scheduler's, batching's and KV
+// (hw.StepTally): the fit absorbs the scheduler's, batching's and KV
 // admission's effects at the cost of a sum. A row with arrivals over time
 // (a vLLM run at a finite request rate), or that measures TPOT, is
 // simulated again for every prediction.

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/experiments"
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,12 +45,12 @@ tpot_ms = 100
 // goes through the run directory's writers and comes back whole from the
 // plot readers, and the directory plots.
 func TestArmNameRoundTrip(t *testing.T) {
-	sc, err := experiments.Parse("tiny.toml", []byte(tinyScenario))
+	sc, err := scenario.Parse("tiny.toml", []byte(tinyScenario))
 	require.NoError(t, err)
 	reps, err := experiments.RunReplications(sc, experiments.RunOptions{})
 	require.NoError(t, err)
 	name := "big, \"fast\"\nv2"
-	ab := experiments.NewABResult([]*experiments.ArmResult{experiments.NewArmResult("base", reps), experiments.NewArmResult(name, reps)})
+	ab := experiments.NewABResult([]*report.ArmResult{report.NewArmResult("base", reps), report.NewArmResult(name, reps)})
 	dir := t.TempDir()
 	require.NoError(t, experiments.FinishAB(dir, ab, &bytes.Buffer{}))
 

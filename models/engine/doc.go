@@ -2,7 +2,7 @@
 // (or a wider layout, package hw), with its waiting queue and running batch,
 // its scheduler, its paged KV allocator and prefix cache, and the KV tiers
 // below its HBM as a backend of that cache. It knows nothing of pools,
-// routing or the gateway: a fleet (package models) submits request copies,
+// routing or the gateway: a fleet (package models/fleet) submits request copies,
 // cancels them, fails and recovers the replica, and hears what happens
 // through the Observer it gives it.
 //

@@ -62,7 +62,7 @@ const (
 	FailReplicaDown = "replica failed"
 )
 
-// Failure reasons of faults (package faults applies them; FailOOM is also
+// Failure reasons of faults (package failures applies them; FailOOM is also
 // the reason of the replica's own OOM crashes).
 const (
 	FailOOM     = "OOM crash"

@@ -31,12 +31,12 @@ type Deps struct {
 	// keep a drained run alive.
 	DurationS, HorizonS float64
 	// ColdStart, when set, is replica i's cold start after a repair (the
-	// cold-start model, models.Fleet.RestartColdStart); nil: the fixed
+	// cold-start model, fleet.Fleet.RestartColdStart); nil: the fixed
 	// Config.ColdStartS. A disaggregated fleet's decode replicas keep
 	// Config.ColdStartS.
 	ColdStart func(i int) sim.Time
 	// SpareKind, in a fleet of groups with spares, is each replica's kind
-	// (models.Pool.SpareKinds): a spare stands in only for a replica of
+	// (fleet.Pool.SpareKinds): a spare stands in only for a replica of
 	// its kind. nil: any spare for any replica.
 	SpareKind []int
 }

@@ -40,7 +40,7 @@ const (
 // its NVLink domain is out: 1/(1 + c·(1/f − 1)) with f = 8/9 of the
 // bandwidth left and c = 0.25, the share of a step spent in exposed
 // tensor-parallel communication (assumption; serving replicas use the step
-// model's own all-reduce term instead, models/perf.go). = 0.970.
+// model's own all-reduce term instead, models/hw/perf.go). = 0.970.
 const degradedTrainingSpeed = 1 / (1 + 0.25*(9.0/8-1))
 
 // Repair paths of the rack-scale parts. Assumptions (no public figures):

@@ -4,7 +4,7 @@ import "github.com/fleetsim/fleetsim/models/engine"
 
 // RouteIndexForTest exposes the routing index to package models_test,
 // whose tests and benchmarks compare it with package policies' routers
-// (which package models cannot import).
+// (which package fleet cannot import).
 type RouteIndexForTest struct{ x *routeIndex }
 
 // NewRouteIndexForTest indexes states by k.

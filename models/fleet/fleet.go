@@ -24,7 +24,7 @@ type FleetConfig struct {
 	// parallelism of an MoE model: 1 (default: experts tensor-sharded over
 	// all tp·dp GPUs) or tp·dp (whole experts per GPU, all-to-all dispatch;
 	// it must divide the experts). A replica wider than an NVLink domain
-	// takes whole domains and needs ep = tp·dp. See models.Layout.
+	// takes whole domains and needs ep = tp·dp. See hw.Layout.
 	DP int `toml:"dp"`
 	EP int `toml:"ep"`
 	// PP is the number of pipeline stages (default 1), each tp GPUs holding

@@ -19,7 +19,7 @@ import (
 // tensor-parallel communication it hides, and what a step costs beyond its
 // kernels. The step model (StepModel) is the physics; a profile is the
 // engine. Profiles are TOML files: the built-ins are embedded from
-// models/profiles/, a scenario may name a file of its own, and
+// models/hw/profiles/, a scenario may name a file of its own, and
 // `fleetsim calibrate` fits and writes one.
 type PerfProfile struct {
 	// Name and Description say what the profile is; FittedOn says what data
@@ -200,7 +200,7 @@ func (pp *PerfProfile) MarshalTOML() []byte {
 	var b strings.Builder
 	q := func(s string) string { return fmt.Sprintf("%q", s) }
 	fmt.Fprintf(&b, "# fleetsim engine profile: the efficiency constants of the step model\n")
-	fmt.Fprintf(&b, "# (models/perf.go). Keys and bounds: README, \"Engine profiles\".\n")
+	fmt.Fprintf(&b, "# (models/hw/perf.go). Keys and bounds: README, \"Engine profiles\".\n")
 	fmt.Fprintf(&b, "name = %s\n", q(pp.Name))
 	fmt.Fprintf(&b, "description = %s\n", q(pp.Description))
 	fmt.Fprintf(&b, "fitted_on = %s\n\n", q(pp.FittedOn))

@@ -1,4 +1,4 @@
-package experiments
+package report
 
 import (
 	"os"
@@ -26,7 +26,7 @@ func TestRunDir(t *testing.T) {
 	for _, inPlace := range []bool{false, true} {
 		rd, err := NewRunDir(final)
 		require.NoError(t, err)
-		require.Equal(t, final, shownDir(rd.Path()))
+		require.Equal(t, final, ShownDir(rd.Path()))
 		writeTestFile(t, filepath.Join(rd.Path(), "summary.json"), "new")
 		if inPlace {
 			require.NoError(t, rd.commitInPlace()) // as for a mount point

@@ -1,6 +1,6 @@
-package experiments
+package report
 
-import "github.com/fleetsim/fleetsim/internal/config"
+import "github.com/fleetsim/fleetsim/experiments/results"
 
 // TierSummary is one KV tier in summary.json's "kv_tiers" map (with
 // [kv_tiers] enabled), by name: host_dram, ssd, store; per-replica tiers
@@ -24,17 +24,6 @@ type TierSummary struct {
 	USDPerMonth float64 `json:"usd_per_month"`
 }
 
-// validateKVTiers records the problems of an enabled [kv_tiers].
-func (s *Scenario) validateKVTiers(ps *config.Problems) {
-	if !s.KVTiers.Enabled {
-		return
-	}
-	s.KVTiers.Validate(s.Catalog().GPUs[s.Cluster.GPU], s.Cluster.Replica, "kv_tiers", ps)
-	if len(s.Cluster.Groups) > 0 {
-		ps.Add("kv_tiers.enabled", "cannot be combined with [[cluster.groups]] yet (tiers are sized per GPU of one kind)")
-	}
-}
-
 // summarizeKVTiers adds the tiers' block to s.
 func summarizeKVTiers(s *Summary, r *Result) {
 	k := r.Fleet.KVTiers
@@ -48,19 +37,19 @@ func summarizeKVTiers(s *Summary, r *Result) {
 	for _, t := range k.Stats() {
 		m := t.CapacityBytes / 1e9 * price[t.Name]
 		usdMonth += m
-		s.KVTiers[t.Name] = (TierSummary{CapacityBytes: round6(t.CapacityBytes), Hits: t.Hits,
-			HitTokens: t.HitTokens, HitRate: round6(ratio(float64(t.HitTokens), float64(s.Prefix.PromptTokens))),
-			BytesRead: round6(t.BytesRead), BytesWritten: round6(t.BytesWritten), LoadS: round6(float64(t.LoadNs) / 1e9),
-			Evictions: t.Evictions, USDPerMonth: round6(m)})
+		s.KVTiers[t.Name] = (TierSummary{CapacityBytes: results.Round6(t.CapacityBytes), Hits: t.Hits,
+			HitTokens: t.HitTokens, HitRate: results.Round6(Ratio(float64(t.HitTokens), float64(s.Prefix.PromptTokens))),
+			BytesRead: results.Round6(t.BytesRead), BytesWritten: results.Round6(t.BytesWritten), LoadS: results.Round6(float64(t.LoadNs) / 1e9),
+			Evictions: t.Evictions, USDPerMonth: results.Round6(m)})
 	}
 	if usdMonth == 0 {
 		return
 	}
 	co := &s.Cost
-	co.USD = round6(co.USD + usdMonth*r.EndTime.Seconds()/3600/HoursPerMonth)
-	co.USDPerMonth = round6(co.USDPerMonth + usdMonth)
-	co.USDPerMillionOutputRaw = round6(ratio(co.USD*1e6, float64(r.Rec.OutputTokens)))
+	co.USD = results.Round6(co.USD + usdMonth*r.EndTime.Seconds()/3600/HoursPerMonth)
+	co.USDPerMonth = results.Round6(co.USDPerMonth + usdMonth)
+	co.USDPerMillionOutputRaw = results.Round6(Ratio(co.USD*1e6, float64(r.Rec.OutputTokens)))
 	if r.Rec.GoodOutputTokens > 0 {
-		co.USDPerMillionOutputTokens = ptr(round6(co.USD * 1e6 / float64(r.Rec.GoodOutputTokens)))
+		co.USDPerMillionOutputTokens = ptr(results.Round6(co.USD * 1e6 / float64(r.Rec.GoodOutputTokens)))
 	}
 }

@@ -1,4 +1,4 @@
-package experiments
+package scenario
 
 import (
 	"fmt"
@@ -41,11 +41,11 @@ func nameRune(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
 }
 
-// nameFromFile is the default scenario name from a file name: its base
+// NameFromFile is the default scenario name from a file name: its base
 // name without the extension, with every character CheckName refuses
 // replaced by '_' (and a leading dot too), so that a file may be named
 // freely.
-func nameFromFile(path string) string {
+func NameFromFile(path string) string {
 	b := []byte(baseName(path))
 	if len(b) > MaxNameLen {
 		b = b[:MaxNameLen]
@@ -61,10 +61,10 @@ func nameFromFile(path string) string {
 	return string(b)
 }
 
-// checkPointName reports a sweep point name (its axes' KEY=VALUE pairs,
+// CheckPointName reports a sweep point name (its axes' KEY=VALUE pairs,
 // the directory arms/NAME/ of the sweep) that could leave the output
 // directory or break a CSV row.
-func checkPointName(name string) error {
+func CheckPointName(name string) error {
 	if strings.ContainsAny(name, "/\\,\"\r\n\x00") || strings.HasPrefix(name, ".") || len(name) > 200 {
 		return fmt.Errorf("sweep point %q: a value must not contain '/', '\\', ',', '\"' or a line break (it names a directory of the output), nor make the name longer than 200 bytes", name)
 	}
@@ -76,9 +76,9 @@ func checkPointName(name string) error {
 	return nil
 }
 
-// localPath reports whether rel, a path the writer is about to write
+// LocalPath reports whether rel, a path the writer is about to write
 // below a run directory, stays there.
-func localPath(rel string) error {
+func LocalPath(rel string) error {
 	if !filepath.IsLocal(rel) {
 		return fmt.Errorf("refusing to write %q: it is not inside the run directory", rel)
 	}

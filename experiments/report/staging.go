@@ -1,4 +1,4 @@
-package experiments
+package report
 
 import (
 	"errors"
@@ -193,20 +193,20 @@ func removeEmpty(dirs []string) {
 	}
 }
 
-// shownDir is the name to print for a directory being written: the final
+// ShownDir is the name to print for a directory being written: the final
 // name of a RunDir's temporary directory, else dir itself.
-func shownDir(dir string) string {
+func ShownDir(dir string) string {
 	if r, ok := staged.Load(filepath.Clean(dir)); ok {
 		return r.(*RunDir).final
 	}
 	return dir
 }
 
-// commitStaged commits the RunDir whose temporary directory is dir, if
+// CommitStaged commits the RunDir whose temporary directory is dir, if
 // dir is one: the Finish functions call it once every file is written and
 // before printing, so that a closed stdout (fleetsim run | head) cannot
 // lose a finished run.
-func commitStaged(dir string) error {
+func CommitStaged(dir string) error {
 	if r, ok := staged.Load(filepath.Clean(dir)); ok {
 		return r.(*RunDir).Commit()
 	}

@@ -1,4 +1,4 @@
-package experiments
+package scenario
 
 import (
 	"github.com/fleetsim/fleetsim/internal/config"
@@ -33,8 +33,8 @@ const (
 	// /usr/bin/time); the built-in scenarios never reach it (their golden
 	// summaries are unchanged).
 	DefaultMaxInFlight = 1_000_000
-	// maxMaxInFlight bounds run.max_in_flight itself.
-	maxMaxInFlight = 100_000_000
+	// MaxInFlightLimit bounds run.max_in_flight itself.
+	MaxInFlightLimit = 100_000_000
 )
 
 // checkLimits records the scenario's resource-limit problems.
@@ -58,8 +58,8 @@ func (s *Scenario) checkLimits(ps *config.Problems) {
 				p.replicas, p.tp, p.replicas*p.tp, MaxFleetGPUs)
 		}
 	}
-	if s.Run.MaxInFlight < 1 || s.Run.MaxInFlight > maxMaxInFlight {
-		ps.Add("run.max_in_flight", "must be between 1 and %d, found %d", maxMaxInFlight, s.Run.MaxInFlight)
+	if s.Run.MaxInFlight < 1 || s.Run.MaxInFlight > MaxInFlightLimit {
+		ps.Add("run.max_in_flight", "must be between 1 and %d, found %d", MaxInFlightLimit, s.Run.MaxInFlight)
 	}
 	if s.Mode != ModeServing {
 		return

@@ -1,9 +1,10 @@
-package experiments
+package report
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"math"
 	"slices"
 	"sort"
@@ -65,8 +66,8 @@ type Stat struct {
 	Values []float64
 }
 
-// tQuantile is the Student-t quantile p with nu degrees of freedom.
-func tQuantile(p float64, nu int) float64 {
+// TQuantile is the Student-t quantile p with nu degrees of freedom.
+func TQuantile(p float64, nu int) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(nu)}.Quantile(p)
 }
 
@@ -89,7 +90,7 @@ func MeanCI(xs []float64, conf float64) (mean, half float64) {
 		ss += (x - mean) * (x - mean)
 	}
 	sd := math.Sqrt(ss / float64(n-1))
-	return mean, tQuantile(1-(1-conf)/2, n-1) * sd / math.Sqrt(float64(n))
+	return mean, TQuantile(1-(1-conf)/2, n-1) * sd / math.Sqrt(float64(n))
 }
 
 // Aggregate computes a Stat for every metric of the replications. A metric
@@ -116,7 +117,7 @@ func Aggregate(reps []*RepResult) []Stat {
 	}
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
-		if optionalMetrics[k] && seen[k] < len(reps) {
+		if OptionalMetrics[k] && seen[k] < len(reps) {
 			continue
 		}
 		keys = append(keys, k)
@@ -131,9 +132,9 @@ func Aggregate(reps []*RepResult) []Stat {
 	return stats
 }
 
-// optionalMetrics are summary keys that are absent when they have no value
+// OptionalMetrics are summary keys that are absent when they have no value
 // (see Aggregate).
-var optionalMetrics = map[string]bool{
+var OptionalMetrics = map[string]bool{
 	"goodput.slo_attainment":             true,
 	"cost.usd_per_million_output_tokens": true,
 }
@@ -165,14 +166,14 @@ func AggregateJSON(reps []*RepResult, stats []Stat) ([]byte, error) {
 	for _, st := range stats {
 		have[st.Key] = true
 	}
-	for k := range optionalMetrics {
+	for k := range OptionalMetrics {
 		if !have[k] {
 			deletePath(mean, k)
 		}
 	}
 	for _, st := range stats {
-		setPath(mean, st.Key, round6(st.Mean))
-		setPath(ci, st.Key, round6(st.CI95))
+		setPath(mean, st.Key, results.Round6(st.Mean))
+		setPath(ci, st.Key, results.Round6(st.CI95))
 	}
 	seeds := make([]uint64, len(reps))
 	for i, r := range reps {
@@ -241,7 +242,7 @@ var headline = []struct{ key, label, unit string }{
 // WriteStatsTable writes the headline metrics as mean ± 95% CI.
 func WriteStatsTable(w *bytes.Buffer, stats []Stat, reps int) {
 	m := StatMap(stats)
-	if reps > 1 && identicalReps(stats) {
+	if reps > 1 && IdenticalReplications(stats) {
 		fmt.Fprintf(w, "%d replications, all identical: nothing in this scenario varies with the seed (a trace replay without failures draws nothing; workload.trace.resample = \"poisson\" makes its replications bootstrap resamples), so there are no confidence intervals\n", reps)
 	} else {
 		fmt.Fprintf(w, "%d replications (mean ± 95%% CI, Student t)\n", reps)
@@ -251,7 +252,7 @@ func WriteStatsTable(w *bytes.Buffer, stats []Stat, reps int) {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "  %-22s %12s ± %-10s %s\n", h.label, human(st.Mean), human(st.CI95), h.unit)
+		fmt.Fprintf(w, "  %-22s %12s ± %-10s %s\n", h.label, Human(st.Mean), Human(st.CI95), h.unit)
 	}
 	// A mean hides how bad a run can be: the ETTR's spread across runs.
 	if st, ok := m["training.ettr"]; ok && len(st.Values) >= 20 {
@@ -268,9 +269,9 @@ func nearestRank(sorted []float64, q float64) float64 {
 	return sorted[min(max(k, 0), len(sorted)-1)]
 }
 
-// identicalReps reports whether every replication gave the same value of
+// IdenticalReplications reports whether every replication gave the same value of
 // every metric but the simulator's own counters and seeds.
-func identicalReps(stats []Stat) bool {
+func IdenticalReplications(stats []Stat) bool {
 	for _, st := range stats {
 		if strings.HasPrefix(st.Key, "sim.") {
 			continue
@@ -284,8 +285,8 @@ func identicalReps(stats []Stat) bool {
 	return true
 }
 
-// human formats x with a precision that suits its size.
-func human(x float64) string {
+// Human formats x with a precision that suits its size.
+func Human(x float64) string {
 	a := math.Abs(x)
 	switch {
 	case x == 0:

@@ -1,14 +1,15 @@
-package experiments
+package report
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fleetsim/fleetsim/experiments/results"
 	"io"
-	"math"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
@@ -243,19 +244,12 @@ func dist(s *quantile.Sketch) Dist {
 	if s.Count() == 0 {
 		return Dist{}
 	}
-	return Dist{Mean: round6(s.Mean()), P50: round6(s.Quantile(0.5)), P90: round6(s.Quantile(0.9)),
-		P95: round6(s.Quantile(0.95)), P99: round6(s.Quantile(0.99)), P999: round6(s.Quantile(0.999)), Max: round6(s.Max()), N: s.Count()}
+	return Dist{Mean: results.Round6(s.Mean()), P50: results.Round6(s.Quantile(0.5)), P90: results.Round6(s.Quantile(0.9)),
+		P95: results.Round6(s.Quantile(0.95)), P99: results.Round6(s.Quantile(0.99)), P999: results.Round6(s.Quantile(0.999)), Max: results.Round6(s.Max()), N: s.Count()}
 }
 
-// round6 keeps six decimals: stable, readable JSON.
-func round6(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0
-	}
-	return math.Round(x*1e6) / 1e6
-}
-
-func ratio(a, b float64) float64 {
+// Ratio is a/b, 0 when b is 0.
+func Ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
@@ -269,7 +263,7 @@ const HoursPerMonth = 720
 // MarshalJSON writes a training run's summary without the serving blocks.
 func (s *Summary) MarshalJSON() ([]byte, error) {
 	type plain Summary
-	if s.Mode != ModeTraining {
+	if s.Mode != scenario.ModeTraining {
 		return json.Marshal((*plain)(s))
 	}
 	return json.Marshal(struct {
@@ -283,24 +277,24 @@ func (s *Summary) MarshalJSON() ([]byte, error) {
 // Summarize reduces a run to its Summary.
 func Summarize(r *Result) *Summary {
 	if r.Training != nil {
-		return &Summary{Scenario: r.Scenario.Name, Mode: ModeTraining, Training: r.Training,
-			Sim: SimStats{Events: r.Events, SimulatedSeconds: round6(r.EndTime.Seconds()), Seed: r.Scenario.Seed}}
+		return &Summary{Scenario: r.Scenario.Name, Mode: scenario.ModeTraining, Training: r.Training,
+			Sim: SimStats{Events: r.Events, SimulatedSeconds: results.Round6(r.EndTime.Seconds()), Seed: r.Scenario.Seed}}
 	}
 	sc, rec, f := r.Scenario, r.Rec, r.Fleet
 	secs := r.EndTime.Seconds()
-	s := &Summary{Scenario: sc.Name, Mode: ModeServing}
+	s := &Summary{Scenario: sc.Name, Mode: scenario.ModeServing}
 	s.Requests = RequestCounts{Arrived: rec.Arrived, Completed: rec.Completed, Failed: rec.Failed,
 		Shed: rec.Shed, InFlight: rec.InFlight(), Preempted: rec.Preempted}
 	s.LatencyMs = LatencyBlock{TTFT: dist(rec.TTFT), TPOT: dist(rec.TPOT), ITL: dist(rec.ITL), E2E: dist(rec.E2E), Queue: dist(rec.Queue),
 		ClientTTFT: dist(rec.ClientTTFT)}
 	s.Throughput = Throughput{
-		RequestsPerS:     round6(ratio(float64(rec.Completed), secs)),
-		OutputTokensPerS: round6(ratio(float64(rec.OutputTokens), secs)),
-		InputTokensPerS:  round6(ratio(float64(rec.InputTokens), secs)),
+		RequestsPerS:     results.Round6(Ratio(float64(rec.Completed), secs)),
+		OutputTokensPerS: results.Round6(Ratio(float64(rec.OutputTokens), secs)),
+		InputTokensPerS:  results.Round6(Ratio(float64(rec.InputTokens), secs)),
 	}
 	s.Goodput = Goodput{
-		RequestsPerS:     round6(ratio(float64(rec.MetSLO), secs)),
-		OutputTokensPerS: round6(ratio(float64(rec.GoodOutputTokens), secs)),
+		RequestsPerS:     results.Round6(Ratio(float64(rec.MetSLO), secs)),
+		OutputTokensPerS: results.Round6(Ratio(float64(rec.GoodOutputTokens), secs)),
 		TTFTSLOMs:        sc.SLO.TTFTMs, TPOTSLOMs: sc.SLO.TPOTMs, E2ESLOMs: sc.SLO.E2EMs,
 	}
 	if len(rec.PerModel) > 0 {
@@ -310,12 +304,12 @@ func Summarize(r *Result) *Summary {
 		for _, m := range rec.PerModel {
 			met, good, set = met+m.MetSLO, good+m.GoodOutputTokens, set || m.SLO.Set()
 		}
-		s.Goodput.RequestsPerS, s.Goodput.OutputTokensPerS = round6(ratio(float64(met), secs)), round6(ratio(float64(good), secs))
+		s.Goodput.RequestsPerS, s.Goodput.OutputTokensPerS = results.Round6(Ratio(float64(met), secs)), results.Round6(Ratio(float64(good), secs))
 		if set {
-			s.Goodput.SLOAttainment = ptr(round6(ratio(float64(met), float64(rec.Arrived))))
+			s.Goodput.SLOAttainment = ptr(results.Round6(Ratio(float64(met), float64(rec.Arrived))))
 		}
 	} else if sc.SLO.Set() {
-		s.Goodput.SLOAttainment = ptr(round6(ratio(float64(rec.MetSLO), float64(rec.Arrived))))
+		s.Goodput.SLOAttainment = ptr(results.Round6(Ratio(float64(rec.MetSLO), float64(rec.Arrived))))
 	}
 	var prompt, cached, evict, preempt, steps, ooms int64
 	var fragNs, fragOOM float64
@@ -336,18 +330,18 @@ func Summarize(r *Result) *Summary {
 	}
 	n := float64(len(f.Replicas))
 	total := float64(f.Memory.KVBlocks) * n * float64(r.EndTime)
-	s.Prefix = PrefixCache{HitRate: round6(ratio(float64(cached), float64(prompt))), CachedTokens: cached,
+	s.Prefix = PrefixCache{HitRate: results.Round6(Ratio(float64(cached), float64(prompt))), CachedTokens: cached,
 		PromptTokens: prompt, Evictions: evict}
-	s.KV = KVStats{UtilizationMean: round6(ratio(used, total)), CachedFractionMean: round6(ratio(cachedNs, total)),
+	s.KV = KVStats{UtilizationMean: results.Round6(Ratio(used, total)), CachedFractionMean: results.Round6(Ratio(cachedNs, total)),
 		BlocksPerReplica: f.Memory.KVBlocks, BlockTokens: sc.Cluster.Replica.BlockTokens, Preemptions: preempt,
-		KVBytesPerGPU: round6(f.Memory.KVBytes), WeightBytesPerGPU: round6(f.Memory.WeightBytes),
-		Allocator: sc.Cluster.Replica.Allocator, FragmentationMean: round6(ratio(fragNs, n*float64(r.EndTime))),
-		FragmentationAtOOM: round6(fragOOM), OOMCrashes: ooms}
+		KVBytesPerGPU: results.Round6(f.Memory.KVBytes), WeightBytesPerGPU: results.Round6(f.Memory.WeightBytes),
+		Allocator: sc.Cluster.Replica.Allocator, FragmentationMean: results.Round6(Ratio(fragNs, n*float64(r.EndTime))),
+		FragmentationAtOOM: results.Round6(fragOOM), OOMCrashes: ooms}
 	s.Fleet = FleetStats{GPU: sc.Cluster.GPU, Model: sc.Cluster.Model, Replicas: sc.Cluster.Replicas, TP: sc.Cluster.TP,
 		DP: oneIsZero(sc.Cluster.Layout().DP), EP: oneIsZero(sc.Cluster.Layout().EP), PP: oneIsZero(sc.Cluster.Layout().PP),
-		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: round6(ratio(busy, n*float64(r.EndTime))),
-		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, EngineProfile: sc.Cluster.Replica.Perf.Profile, StepsPerReplica: round6(float64(steps) / n),
-		MFU: round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
+		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: results.Round6(Ratio(busy, n*float64(r.EndTime))),
+		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, EngineProfile: sc.Cluster.Replica.Perf.Profile, StepsPerReplica: results.Round6(float64(steps) / n),
+		MFU: results.Round6(Ratio(flops*float64(sc.Cluster.GPUsPerReplica()), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
 	price := sc.Price()
 	if len(f.Groups) > 0 {
 		summarizeGroups(s, r, secs)
@@ -358,7 +352,7 @@ func Summarize(r *Result) *Summary {
 	if f.FallbackGPUs > 0 {
 		g := sc.Catalog().GPUs[sc.Fallback.GPU]
 		fbPrice = g.PricePerGPUHour
-		if sc.Cost.Tier == TierReserved {
+		if sc.Cost.Tier == scenario.TierReserved {
 			fbPrice = g.ReservedPricePerGPUHour
 		}
 	}
@@ -377,9 +371,9 @@ func Summarize(r *Result) *Summary {
 		onDemand := price
 		price = onDemand * (1 - spotFrac + spotFrac*sc.Spot.PriceFraction)
 		s.Spot = &SpotStats{Replicas: sc.Spot.Replicas, Interruptions: sp.Interruptions,
-			DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
-			SpotUSD:  round6(float64(sc.Spot.Replicas*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand * sc.Spot.PriceFraction),
-			OtherUSD: round6(float64((sc.Cluster.Replicas-sc.Spot.Replicas)*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand)}
+			DownReplicaHours: results.Round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
+			SpotUSD:  results.Round6(float64(sc.Spot.Replicas*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand * sc.Spot.PriceFraction),
+			OtherUSD: results.Round6(float64((sc.Cluster.Replicas-sc.Spot.Replicas)*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand)}
 	}
 	if len(f.Groups) > 0 {
 		// Each group at its own price: fold the prices into an average per
@@ -392,33 +386,33 @@ func Summarize(r *Result) *Summary {
 			// Each group's spot replicas at the spot fraction of its
 			// price, paid while provisioned (the whole run without
 			// autoscaling); the groups' USD already price them so.
-			parts := sc.spotParts()
+			parts := sc.SpotParts()
 			spotUSD := 0.0
 			var groups []SpotGroupStats
 			for _, p := range parts {
-				usdPerHour -= float64(p.n()*p.tp) * sc.GroupPrice(*p.g) * (1 - sc.Spot.PriceFraction)
-				usd := spotGPUSecondsOf(r, p) / 3600 * sc.GroupPrice(*p.g) * sc.Spot.PriceFraction
+				usdPerHour -= float64(p.N()*p.TP) * sc.GroupPrice(*p.Group) * (1 - sc.Spot.PriceFraction)
+				usd := spotGPUSecondsOf(r, p) / 3600 * sc.GroupPrice(*p.Group) * sc.Spot.PriceFraction
 				spotUSD += usd
-				groups = append(groups, SpotGroupStats{Name: p.g.Name, Replicas: p.n(), SpotUSD: round6(usd)})
+				groups = append(groups, SpotGroupStats{Name: p.Group.Name, Replicas: p.N(), SpotUSD: results.Round6(usd)})
 			}
 			bill := 0.0
 			for _, gs := range s.Fleet.Groups {
 				bill += gs.USD
 			}
-			s.Spot = &SpotStats{Replicas: sc.spotReplicas(), Interruptions: sp.Interruptions,
-				DownReplicaHours: round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
-				SpotUSD: round6(spotUSD), OtherUSD: round6(bill - spotUSD), PriceFraction: sc.Spot.PriceFraction}
+			s.Spot = &SpotStats{Replicas: sc.SpotReplicas(), Interruptions: sp.Interruptions,
+				DownReplicaHours: results.Round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
+				SpotUSD: results.Round6(spotUSD), OtherUSD: results.Round6(bill - spotUSD), PriceFraction: sc.Spot.PriceFraction}
 			if len(parts) == 1 {
-				s.Spot.Group = parts[0].g.Name
+				s.Spot.Group = parts[0].Group.Name
 			} else {
 				s.Spot.Groups = groups
 			}
 		}
-		price = ratio(usdPerHour, float64(f.Place.GPUs))
+		price = Ratio(usdPerHour, float64(f.Place.GPUs))
 	}
 	if a := f.Autoscaler; a != nil {
 		primaryGPUHours = a.ProvisionedReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
-		reserved := len(f.Groups) == 0 && sc.Cost.Tier == TierReserved
+		reserved := len(f.Groups) == 0 && sc.Cost.Tier == scenario.TierReserved
 		if reserved {
 			// A fleet of one kind at the reserved tier: every replica's
 			// GPUs are paid for the whole run, provisioned or parked (as a
@@ -433,7 +427,7 @@ func Summarize(r *Result) *Summary {
 			primaryGPUHours = 0
 			usd := 0.0
 			for k, g := range f.Groups {
-				if s.Fleet.Groups[k].Tier == TierReserved {
+				if s.Fleet.Groups[k].Tier == scenario.TierReserved {
 					primaryGPUHours += float64(g.Place.GPUs) * secs / 3600
 				} else {
 					for i := g.First; i < g.First+g.Replicas; i++ {
@@ -442,7 +436,7 @@ func Summarize(r *Result) *Summary {
 				}
 				usd += s.Fleet.Groups[k].USD
 			}
-			price = ratio(usd, primaryGPUHours)
+			price = Ratio(usd, primaryGPUHours)
 		} else if sp := f.Spot; sp != nil {
 			// Spot replicas at the spot price while provisioned, the others
 			// at the [cost] price: per replica.
@@ -455,15 +449,15 @@ func Summarize(r *Result) *Summary {
 			if reserved { // the others for the whole run
 				primaryGPUHours = float64(sc.Cluster.Replicas-sc.Spot.Replicas)*tp*secs/3600 + spotH
 			}
-			price = ratio(onDemand*(primaryGPUHours-spotH*(1-sc.Spot.PriceFraction)), primaryGPUHours)
-			s.Spot.SpotUSD = round6(spotH * onDemand * sc.Spot.PriceFraction)
-			s.Spot.OtherUSD = round6((primaryGPUHours - spotH) * onDemand)
+			price = Ratio(onDemand*(primaryGPUHours-spotH*(1-sc.Spot.PriceFraction)), primaryGPUHours)
+			s.Spot.SpotUSD = results.Round6(spotH * onDemand * sc.Spot.PriceFraction)
+			s.Spot.OtherUSD = results.Round6((primaryGPUHours - spotH) * onDemand)
 		}
-		primaryGPUsMean = ratio(primaryGPUHours*3600, secs)
+		primaryGPUsMean = Ratio(primaryGPUHours*3600, secs)
 		gpuHours = primaryGPUHours + float64(f.FallbackGPUs)*secs/3600
 		s.Autoscale = autoscaleStats(a, sc, primaryGPUHours, secs)
 		if len(f.Groups) == 0 {
-			s.Fleet.MFU = round6(ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
+			s.Fleet.MFU = results.Round6(Ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
 		}
 	}
 	watts := sc.Cost.WattsPerGPU
@@ -475,13 +469,13 @@ func Summarize(r *Result) *Summary {
 			for _, g := range f.Groups {
 				w += float64(g.Place.GPUs) * sc.Catalog().GPUs[g.GPU].TDPWatts
 			}
-			watts = ratio(w, float64(f.Place.GPUs))
+			watts = Ratio(w, float64(f.Place.GPUs))
 		}
 	}
 	kwh := gpuHours * watts * sc.Cost.PUE / 1000
 	usd := primaryGPUHours*price + fbUSDPerHour*secs/3600
 	if s.Spot != nil && fbUSDPerHour > 0 {
-		s.Spot.FallbackUSD = round6(fbUSDPerHour * secs / 3600)
+		s.Spot.FallbackUSD = results.Round6(fbUSDPerHour * secs / 3600)
 	}
 	if sc.Cost.Power {
 		usd += kwh * sc.Cost.USDPerKWh
@@ -521,7 +515,7 @@ func Summarize(r *Result) *Summary {
 	// fleet is bought reserved (paid whether provisioned or not, as a
 	// reserved group's are below).
 	var runDownUSD float64
-	if !sc.Autoscale.Enabled || (len(f.Groups) == 0 && sc.Cost.Tier == TierReserved) {
+	if !sc.Autoscale.Enabled || (len(f.Groups) == 0 && sc.Cost.Tier == scenario.TierReserved) {
 		runDownUSD = float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600 * runDownPrice
 	}
 	// A fleet of groups' down_replicas, each at its group's TP and price
@@ -529,7 +523,7 @@ func Summarize(r *Result) *Summary {
 	// their group is reserved, paid whether used or not).
 	var groupDownUSD float64
 	for _, g := range f.Groups {
-		if sc.Autoscale.Enabled && sc.GroupTier(g.GroupConfig) != TierReserved {
+		if sc.Autoscale.Enabled && sc.GroupTier(g.GroupConfig) != scenario.TierReserved {
 			continue
 		}
 		if d := g.Down(); d > 0 {
@@ -551,21 +545,21 @@ func Summarize(r *Result) *Summary {
 		}
 		recomputeFLOPs = max(0, recomputeFLOPs)
 	}
-	s.Cost = Cost{USD: round6(usd), Tier: sc.Cost.Tier, GPUHours: round6(gpuHours), PricePerGPUHour: price,
-		EnergyKWh: round6(kwh), EnergyUSD: round6(kwh * sc.Cost.USDPerKWh),
-		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: round6(ratio(recomputeFLOPs, totalFLOPs) * usd),
-			DiscardedUSD: round6(ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: round6(downGPUHours*price + runDownUSD + decodeDownUSD + groupDownUSD),
-			IdleSparesUSD: round6(idleSparesUSD(r, price) + decodeIdleUSD)},
-		USDPerMillionOutputRaw: round6(ratio(usd*1e6, float64(rec.OutputTokens))),
-		USDPerMonth:            round6((primaryGPUsMean*price + fbUSDPerHour) * HoursPerMonth)}
+	s.Cost = Cost{USD: results.Round6(usd), Tier: sc.Cost.Tier, GPUHours: results.Round6(gpuHours), PricePerGPUHour: price,
+		EnergyKWh: results.Round6(kwh), EnergyUSD: results.Round6(kwh * sc.Cost.USDPerKWh),
+		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: results.Round6(Ratio(recomputeFLOPs, totalFLOPs) * usd),
+			DiscardedUSD: results.Round6(Ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: results.Round6(downGPUHours*price + runDownUSD + decodeDownUSD + groupDownUSD),
+			IdleSparesUSD: results.Round6(idleSparesUSD(r, price) + decodeIdleUSD)},
+		USDPerMillionOutputRaw: results.Round6(Ratio(usd*1e6, float64(rec.OutputTokens))),
+		USDPerMonth:            results.Round6((primaryGPUsMean*price + fbUSDPerHour) * HoursPerMonth)}
 	if rec.GoodOutputTokens > 0 {
-		s.Cost.USDPerMillionOutputTokens = ptr(round6(usd * 1e6 / float64(rec.GoodOutputTokens)))
+		s.Cost.USDPerMillionOutputTokens = ptr(results.Round6(usd * 1e6 / float64(rec.GoodOutputTokens)))
 	}
 	if gs := s.Fleet.Groups; len(gs) > 0 {
 		// The GPU bill by tier (groups' USD; energy is not split).
 		s.Cost.USDByTier = map[string]float64{}
 		for _, g := range gs {
-			s.Cost.USDByTier[g.Tier] = round6(s.Cost.USDByTier[g.Tier] + g.USD)
+			s.Cost.USDByTier[g.Tier] = results.Round6(s.Cost.USDByTier[g.Tier] + g.USD)
 		}
 	}
 	gw := f.GW
@@ -581,15 +575,15 @@ func Summarize(r *Result) *Summary {
 	for _, x := range gw.IsolationNs {
 		iso = max(iso, x)
 	}
-	s.Resilience = Resilience{SuccessRate: round6(ratio(float64(rec.Completed), float64(rec.Arrived))),
-		Copies: gw.Copies, Hedges: gw.Hedges, HedgeRate: round6(ratio(float64(gw.Hedges), float64(rec.Arrived))),
-		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Deferred: gw.Deferred, Cancelled: gw.Cancelled, Probes: gw.Probes, ProbeGPUSecs: round6(probeGPUSeconds(r)), Ejections: gw.Ejections,
-		IsolationMsMax: round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
-		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: round6(ratio(float64(wp+wd), float64(pt+dt))),
-		CancelledTokenFraction: round6(ratio(float64(ct), float64(pt+dt))),
+	s.Resilience = Resilience{SuccessRate: results.Round6(Ratio(float64(rec.Completed), float64(rec.Arrived))),
+		Copies: gw.Copies, Hedges: gw.Hedges, HedgeRate: results.Round6(Ratio(float64(gw.Hedges), float64(rec.Arrived))),
+		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Deferred: gw.Deferred, Cancelled: gw.Cancelled, Probes: gw.Probes, ProbeGPUSecs: results.Round6(probeGPUSeconds(r)), Ejections: gw.Ejections,
+		IsolationMsMax: results.Round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
+		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: results.Round6(Ratio(float64(wp+wd), float64(pt+dt))),
+		CancelledTokenFraction: results.Round6(Ratio(float64(ct), float64(pt+dt))),
 		Rollout:                f.Rollout()}
 	s.Failures = r.Failures
-	s.Sim = SimStats{Events: r.Events, SimulatedSeconds: round6(secs), Seed: sc.Seed, Stopped: r.Stopped}
+	s.Sim = SimStats{Events: r.Events, SimulatedSeconds: results.Round6(secs), Seed: sc.Seed, Stopped: r.Stopped}
 	if len(rec.FailedBy) > 0 {
 		s.Failed = rec.FailedBy
 	}
@@ -619,7 +613,7 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 
 // WriteTable writes a readable results table.
 func (s *Summary) WriteTable(w io.Writer) error {
-	if s.Mode == ModeTraining {
+	if s.Mode == scenario.ModeTraining {
 		return s.writeTrainingTable(w)
 	}
 	var b strings.Builder
@@ -817,7 +811,7 @@ type AutoscaleStats struct {
 	LoadingGPUHours float64 `json:"loading_gpu_hours"`
 }
 
-func autoscaleStats(a *fleet.Autoscaler, sc *Scenario, gpuHours, secs float64) *AutoscaleStats {
+func autoscaleStats(a *fleet.Autoscaler, sc *scenario.Scenario, gpuHours, secs float64) *AutoscaleStats {
 	starts := 0
 	for _, e := range a.Events {
 		if e.Event == "start" {
@@ -826,38 +820,38 @@ func autoscaleStats(a *fleet.Autoscaler, sc *Scenario, gpuHours, secs float64) *
 	}
 	cs := sc.Autoscale.ColdStart
 	weights := a.WeightBytesPerGPU()
-	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: round6(ratio(a.ProvisionedReplicaNs/1e9, secs)),
+	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: results.Round6(Ratio(a.ProvisionedReplicaNs/1e9, secs)),
 		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
-		ColdStartS: round6(cs.Duration(weights, sc.Cluster.GPUsPerReplica(), 0).Seconds()), GPUHours: round6(gpuHours),
-		LoadingGPUHours: round6(loadingGPUHours(a, sc))}
+		ColdStartS: results.Round6(cs.Duration(weights, sc.Cluster.GPUsPerReplica(), 0).Seconds()), GPUHours: results.Round6(gpuHours),
+		LoadingGPUHours: results.Round6(loadingGPUHours(a, sc))}
 }
 
 // spotGPUSeconds is the GPU-seconds the spot replicas are paid for: the
 // whole run, or their provisioned time under autoscaling.
 func spotGPUSeconds(r *Result) float64 {
 	s := 0.0
-	for _, p := range r.Scenario.spotParts() {
+	for _, p := range r.Scenario.SpotParts() {
 		s += spotGPUSecondsOf(r, p)
 	}
 	return s
 }
 
 // spotGPUSecondsOf is spotGPUSeconds of part p's replicas.
-func spotGPUSecondsOf(r *Result, p spotPart) float64 {
-	gpus := float64(p.tp)
+func spotGPUSecondsOf(r *Result, p scenario.SpotPart) float64 {
+	gpus := float64(p.TP)
 	if a := r.Fleet.Autoscaler; a != nil {
 		s := 0.0
-		for i := p.first; i < p.end; i++ {
+		for i := p.First; i < p.End; i++ {
 			s += a.ProvisionedNs(i).Seconds() * gpus
 		}
 		return s
 	}
-	return float64(p.n()) * gpus * r.EndTime.Seconds()
+	return float64(p.N()) * gpus * r.EndTime.Seconds()
 }
 
 // loadingGPUHours is the GPU-hours spent loading (each replica's own GPUs
 // in a fleet of groups).
-func loadingGPUHours(a *fleet.Autoscaler, sc *Scenario) float64 {
+func loadingGPUHours(a *fleet.Autoscaler, sc *scenario.Scenario) float64 {
 	if len(sc.Cluster.Groups) > 0 {
 		return a.StartingGPUNs / 1e9 / 3600
 	}
@@ -939,7 +933,7 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 	var flopsAll, peakAll, usedAll, totalAll float64
 	for _, g := range f.Groups {
 		gs := GroupStats{Name: g.Name, Model: g.Model, GPU: g.GPU, TP: g.TP, Replicas: g.Replicas, GPUs: g.Place.GPUs,
-			Capacity: round6(g.Capacity), BlocksPerReplica: g.Memory.KVBlocks, Tier: sc.GroupTier(g.GroupConfig),
+			Capacity: results.Round6(g.Capacity), BlocksPerReplica: g.Memory.KVBlocks, Tier: sc.GroupTier(g.GroupConfig),
 			PricePerGPUHour: sc.GroupPrice(g.GroupConfig), DownReplicas: g.Down(), SparesFor: g.SparesFor}
 		if rc := g.Replica; rc != nil {
 			gs.Engine = &GroupEngine{Batching: rc.Batching, MaxSeqs: rc.MaxSeqs, MaxBatchedTokens: rc.MaxBatchedTokens,
@@ -957,7 +951,7 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 		}
 		gpuS := float64(g.Place.GPUs) * secs
 		peak := float64(g.Place.GPUs) * g.PeakFLOPS * secs
-		if a := f.Autoscaler; a != nil && gs.Tier != TierReserved {
+		if a := f.Autoscaler; a != nil && gs.Tier != scenario.TierReserved {
 			// Autoscaled: the group's GPUs are paid (and could compute)
 			// while provisioned; reserved ones are paid for the whole run
 			// whether provisioned or not.
@@ -967,14 +961,14 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 			}
 			peak = gpuS * g.PeakFLOPS
 		}
-		gs.BusyFraction = round6(ratio(busy, float64(g.Replicas)*float64(r.EndTime)))
-		gs.MFU = round6(ratio(flops, peak))
-		gs.KVUtilization = round6(ratio(used, total))
-		gs.USD = round6(gpuS / 3600 * gs.PricePerGPUHour)
-		for _, p := range sc.spotParts() { // (a spares' group is never one: spot with spares is refused)
-			if p.g.Name == g.Name {
+		gs.BusyFraction = results.Round6(Ratio(busy, float64(g.Replicas)*float64(r.EndTime)))
+		gs.MFU = results.Round6(Ratio(flops, peak))
+		gs.KVUtilization = results.Round6(Ratio(used, total))
+		gs.USD = results.Round6(gpuS / 3600 * gs.PricePerGPUHour)
+		for _, p := range sc.SpotParts() { // (a spares' group is never one: spot with spares is refused)
+			if p.Group.Name == g.Name {
 				// Its spot replicas at the spot fraction of its price.
-				gs.USD = round6((gpuS - spotGPUSecondsOf(r, p)*(1-sc.Spot.PriceFraction)) / 3600 * gs.PricePerGPUHour)
+				gs.USD = results.Round6((gpuS - spotGPUSecondsOf(r, p)*(1-sc.Spot.PriceFraction)) / 3600 * gs.PricePerGPUHour)
 			}
 		}
 		s.Fleet.Groups = append(s.Fleet.Groups, gs)
@@ -984,8 +978,8 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 		flopsAll, peakAll, usedAll, totalAll = flopsAll+flops, peakAll+peak, usedAll+used, totalAll+total
 	}
 	s.Fleet.GPU = strings.Join(names, "+")
-	s.Fleet.MFU = round6(ratio(flopsAll, peakAll))
-	s.KV.UtilizationMean = round6(ratio(usedAll, totalAll))
+	s.Fleet.MFU = results.Round6(Ratio(flopsAll, peakAll))
+	s.KV.UtilizationMean = results.Round6(Ratio(usedAll, totalAll))
 }
 
 // SpotStats reports the spot replicas ([spot]) and their interruptions; the

@@ -1,4 +1,4 @@
-package experiments
+package scenario
 
 import (
 	"errors"
@@ -105,6 +105,21 @@ type Scenario struct {
 	profiles map[string]hw.PerfProfile
 	overlays []Overlay // applied over src, in order
 }
+
+// Has reports whether the scenario file or one of its overlays sets key, a
+// dotted key path ("absent, keep the default" against "set"); false for a
+// scenario built in code.
+func (s *Scenario) Has(key string) bool { return s.has != nil && s.has(key) }
+
+// Source is the scenario file as read (nil for a scenario built in code).
+func (s *Scenario) Source() []byte { return s.src }
+
+// Overlays are the overlays applied over Source, in order.
+func (s *Scenario) Overlays() []Overlay { return s.overlays }
+
+// Profiles are the engine profile files the scenario names, by the path as
+// written.
+func (s *Scenario) Profiles() map[string]hw.PerfProfile { return s.profiles }
 
 // FallbackConfig is a scenario's [fallback] table: the keys of [cluster]
 // for a second pool, plus enabled.
@@ -353,7 +368,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 		}
 	}
 	if sc.Name == "" {
-		sc.Name = nameFromFile(filename)
+		sc.Name = NameFromFile(filename)
 	}
 	sc.has = func(key string) bool {
 		for _, d := range docs {
@@ -517,8 +532,8 @@ func (s *Scenario) checkTrace(ps *config.Problems) {
 	}
 }
 
-// maxSamples bounds the time series (timeseries.csv) of one run.
-const maxSamples = 1_000_000
+// MaxSamples bounds the time series (timeseries.csv) of one run.
+const MaxSamples = 1_000_000
 
 // Validate records every problem of the scenario.
 func (s *Scenario) Validate(ps *config.Problems) {
@@ -538,9 +553,9 @@ func (s *Scenario) Validate(ps *config.Problems) {
 		ps.Add("run.replications", "at most 10000, found %d", s.Run.Replications)
 	}
 	ps.Positive("run.sample_interval_s", s.Run.SampleIntervalS)
-	if s.Run.SampleIntervalS > 0 && s.Workload.DurationS/s.Run.SampleIntervalS > maxSamples {
+	if s.Run.SampleIntervalS > 0 && s.Workload.DurationS/s.Run.SampleIntervalS > MaxSamples {
 		ps.Add("run.sample_interval_s", "%g s gives %.3g samples over workload.duration_s = %g; at most %d (raise the interval)",
-			s.Run.SampleIntervalS, s.Workload.DurationS/s.Run.SampleIntervalS, s.Workload.DurationS, maxSamples)
+			s.Run.SampleIntervalS, s.Workload.DurationS/s.Run.SampleIntervalS, s.Workload.DurationS, MaxSamples)
 	}
 	ps.NonNegative("run.drain_limit_s", s.Run.DrainLimitS)
 	if s.Run.DownReplicas < 0 || (s.Cluster.Replicas > 0 && s.Run.DownReplicas >= s.Cluster.Replicas) {
@@ -578,7 +593,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 				if tp <= 0 {
 					tp = s.Cluster.TP
 				}
-				gpus += max(s.decodeReplicas(), 0) * max(tp, 1)
+				gpus += max(s.DecodeReplicas(), 0) * max(tp, 1)
 			}
 			if err := f.CheckRate(prof, gpus, s.Workload.DurationS); err != nil {
 				ps.Add("failures.rate_multiplier", "%v", err)
@@ -690,10 +705,10 @@ func (s *Scenario) resolveColdStart() {
 	}
 }
 
-// restartColdStart is the cold-start model failure restarts take: the
+// RestartColdStart is the cold-start model failure restarts take: the
 // shared [cold_start], else an autoscaled fleet's [autoscale.cold_start]
 // when given; nil (fixed cold_start_s) when neither is.
-func (s *Scenario) restartColdStart() *fleet.ColdStartConfig {
+func (s *Scenario) RestartColdStart() *fleet.ColdStartConfig {
 	switch {
 	case s.has == nil:
 	case s.has("cold_start"):
@@ -741,7 +756,7 @@ func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 // out whatever else puts it back in rotation.)
 func (s *Scenario) validateAutoscale(ps *config.Problems) {
 	s.Autoscale.Validate("autoscale", s.Cluster.Replicas, ps)
-	if k := len(s.downIndexes()); k > 0 && k < s.Cluster.Replicas {
+	if k := len(s.DownIndexes()); k > 0 && k < s.Cluster.Replicas {
 		// k replicas are in repair: the autoscaler can start at most the
 		// others.
 		n, what := s.Cluster.Replicas-k, "cluster.replicas − run.down_replicas"
@@ -771,7 +786,7 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 		on  bool
 	}{
 		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {"rollout.enabled", s.Rollout.Enabled},
-		{s.groupSparesKey(), s.groupSpares() > 0},
+		{s.groupSparesKey(), s.GroupSpares() > 0},
 	} {
 		if c.on {
 			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")

@@ -1,4 +1,4 @@
-package experiments
+package report
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
 
@@ -84,7 +85,7 @@ func (a *ArmResult) CDFRows(t *results.Table) {
 		a.cdfRows(t, m.name, m.get)
 	}
 	// A disaggregated fleet's TTFT stages (disagg.go).
-	for _, st := range ttftStages {
+	for _, st := range TTFTStages {
 		a.cdfRows(t, "ttft_"+st, func(r *RepResult) *quantile.Sketch { return r.TTFTSplit[st] })
 	}
 }
@@ -96,7 +97,7 @@ func (a *ArmResult) cdfRows(t *results.Table, name string, get func(*RepResult) 
 		return
 	}
 	for _, q := range CDFQuantiles {
-		t.Row(a.Name, name, fmtF(q), fmtF(round6(s.Quantile(q))))
+		t.Row(a.Name, name, results.FormatFloat(q), results.FormatFloat(results.Round6(s.Quantile(q))))
 	}
 }
 
@@ -152,9 +153,9 @@ func (a *ArmResult) TimeseriesRows(t *results.Table, cols []string) {
 				comp = float64(s.Completed-samples[i-1].Completed) / dt
 			}
 		}
-		row := []string{a.Name, "0", fmtF(round6(s.Time.Seconds())),
-			fmtF(round6(arr)), fmtF(round6(comp)), strconv.FormatInt(s.InFlight, 10), strconv.FormatInt(s.Waiting, 10),
-			fmtF(round6(s.KVUsedFrac)), fmtF(round6(s.KVCachedFrac)), strconv.Itoa(s.AvailableReplicas), strconv.Itoa(s.ProvisionedReplicas)}
+		row := []string{a.Name, "0", results.FormatFloat(results.Round6(s.Time.Seconds())),
+			results.FormatFloat(results.Round6(arr)), results.FormatFloat(results.Round6(comp)), strconv.FormatInt(s.InFlight, 10), strconv.FormatInt(s.Waiting, 10),
+			results.FormatFloat(results.Round6(s.KVUsedFrac)), results.FormatFloat(results.Round6(s.KVCachedFrac)), strconv.Itoa(s.AvailableReplicas), strconv.Itoa(s.ProvisionedReplicas)}
 		for _, c := range cols {
 			v := ""
 			if k := slices.Index(own, c); k >= 0 && k < len(s.Columns) {
@@ -176,7 +177,7 @@ func (a *ArmResult) ReplicationRows(t *results.Table, keys []string) {
 		row = append(row, a.Name, strconv.Itoa(i), strconv.FormatUint(r.Seed, 10))
 		for _, k := range keys {
 			if st, ok := m[k]; ok {
-				row = append(row, fmtF(st.Values[i]))
+				row = append(row, results.FormatFloat(st.Values[i]))
 			} else {
 				row = append(row, "")
 			}
@@ -202,8 +203,6 @@ func ReplicationKeys(arms []*ArmResult) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-func fmtF(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // WriteRunDir writes a run directory for one or more arms: summary.json
 // (the first arm's; each arm's under arms/NAME/ when there are several),
@@ -243,8 +242,8 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 			}
 			const sPerH = 3600
 			for _, p := range tr {
-				trace.Row(a.Name, fmtF(round6(p.Time.Seconds()/sPerH)), p.Event, p.Category, p.State,
-					fmtF(round6(p.WorkS/sPerH)), fmtF(round6(p.CommittedS/sPerH)), fmtF(round6(p.LostS/sPerH)), strconv.FormatInt(p.Checkpoints, 10),
+				trace.Row(a.Name, results.FormatFloat(results.Round6(p.Time.Seconds()/sPerH)), p.Event, p.Category, p.State,
+					results.FormatFloat(results.Round6(p.WorkS/sPerH)), results.FormatFloat(results.Round6(p.CommittedS/sPerH)), results.FormatFloat(results.Round6(p.LostS/sPerH)), strconv.FormatInt(p.Checkpoints, 10),
 					strconv.Itoa(p.SparesAvailable), strconv.Itoa(p.HostsOut))
 			}
 		}
@@ -263,7 +262,7 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	if tl := arms[0].Reps[0].Timeline; len(tl) > 0 {
 		f := results.NewTable(results.FailuresFile, nil, nil)
 		for _, p := range tl {
-			f.Row(fmtF(round6(p.Time.Seconds())), p.Event, p.Unit, strconv.Itoa(p.GPUsDown), fmtF(round6(p.Capacity)), p.Detail)
+			f.Row(results.FormatFloat(results.Round6(p.Time.Seconds())), p.Event, p.Unit, strconv.Itoa(p.GPUsDown), results.FormatFloat(results.Round6(p.Capacity)), p.Detail)
 		}
 		files[results.FailuresFile.Name] = f.Bytes()
 	}
@@ -279,7 +278,7 @@ func WriteFiles(dir string, files map[string][]byte) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if err := localPath(n); err != nil {
+		if err := scenario.LocalPath(n); err != nil {
 			return err
 		}
 	}

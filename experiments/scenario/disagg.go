@@ -1,0 +1,150 @@
+package scenario
+
+import (
+	"fmt"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/tomlx"
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
+	"github.com/fleetsim/fleetsim/policies"
+)
+
+// DisaggScenario is a scenario's [disagg] table: disaggregated prefill and
+// decode pools (fleet.DisaggConfig) and the decode pool's router.
+type DisaggScenario struct {
+	fleet.DisaggConfig
+	// Router chooses the decode replica for each prefilled request among
+	// those with room for its KV ([disagg.router], the keys of [router]).
+	// Default "least-outstanding".
+	Router policies.RouterConfig `toml:"router"`
+	// Faults are scripted faults on decode replicas ([[disagg.faults]], the
+	// keys of [[faults]] with replica indexing the decode pool), in the
+	// modes DecodeFaultModes. A decode replica that fails loses its
+	// requests' KV; they are prefilled again. [policies.probe] watches the
+	// decode pool as it does the prefill pool; without deep probes a hang
+	// needs duration_s > 0 (nothing else would end it), and a crash with
+	// restart_s = 0 stays down unless a probe restarts it.
+	Faults []failures.Scripted `toml:"faults"`
+}
+
+// DecodeFaultModes are the scripted fault modes a decode replica takes.
+var DecodeFaultModes = []string{failures.Fail, failures.Hang, failures.OOM, failures.Slow}
+
+// DefaultDisaggScenario is [disagg] with every default (off).
+func DefaultDisaggScenario() DisaggScenario {
+	return DisaggScenario{DisaggConfig: fleet.DefaultDisaggConfig(), Router: policies.DefaultRouterConfig()}
+}
+
+// disaggCluster is the prefill pool as the runner builds it: the cluster
+// with the failures' warm spares.
+func (s *Scenario) disaggCluster() fleet.FleetConfig {
+	c := s.Cluster
+	if s.Failures.Enabled && s.Failures.Spares > 0 {
+		c.Replicas += s.Failures.Spares
+	}
+	return c
+}
+
+// DecodeReplicas is the decode pool as the runner builds it: its serving
+// replicas and the failures' warm decode spares.
+func (s *Scenario) DecodeReplicas() int {
+	n := s.Disagg.Decode.Replicas
+	if s.Failures.Enabled && s.Failures.DecodeSpares > 0 {
+		n += s.Failures.DecodeSpares
+	}
+	return n
+}
+
+// validateDisagg records the problems of [disagg] when it is enabled.
+func (s *Scenario) validateDisagg(ps *config.Problems) {
+	d := &s.Disagg
+	if !d.Enabled {
+		if s.Failures.Enabled && s.Failures.DecodeSpares > 0 {
+			ps.Add("failures.decode_spares", "needs a disaggregated fleet ([disagg] enabled = true), found %d", s.Failures.DecodeSpares)
+		}
+		return
+	}
+	cluster := s.disaggCluster()
+	d.ResolveDefaults(cluster)
+	dv := d.DisaggConfig
+	dv.Decode.Replicas = s.DecodeReplicas()
+	dv.Validate(s.Catalog(), cluster, "disagg", ps)
+	d.Router.Validate("disagg.router", ps)
+	if s.Fallback.Enabled {
+		ps.Add("disagg.enabled", "cannot be combined with [fallback] yet")
+	}
+	if s.Rollout.Enabled {
+		ps.Add("disagg.enabled", "cannot be combined with [rollout] yet")
+	}
+	// The handoff's topology and wire bytes assume dense TP-only replicas
+	// of one kind that stay provisioned.
+	for _, c := range []struct {
+		key, what string
+		on        bool
+	}{
+		{"cluster.groups", "[[cluster.groups]]", len(s.Cluster.Groups) > 0},
+		{"autoscale.enabled", "[autoscale]", s.Autoscale.Enabled},
+		{"spot.replicas", "[spot]", s.Spot.Replicas > 0},
+	} {
+		if c.on {
+			ps.Add(c.key, "cannot be combined with [disagg] yet (%s)", c.what)
+		}
+	}
+	if s.Cluster.Replica.Spec.Enabled {
+		// The prefill pool computes one token per request: nothing to
+		// speculate. The decode pool takes it.
+		ps.Add("cluster.replica.speculative.enabled", "the prefill pool of a disaggregated fleet has no decode steps to speculate on; set [disagg.decode.replica.speculative] instead")
+	}
+	if l := s.Cluster.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
+		ps.Add("disagg.enabled", "cannot be combined with cluster.dp, cluster.ep or cluster.pp yet (the KV handoff assumes TP-only replicas)")
+	}
+	if l := d.Decode.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
+		ps.Add("disagg.decode", "dp, ep and pp must be 1 for now (the KV handoff assumes TP-only replicas), found dp = %d, ep = %d, pp = %d", l.DP, l.EP, l.PP)
+	}
+	for i := range d.Faults {
+		fc := &d.Faults[i]
+		key := fmt.Sprintf("disagg.faults.%d", i)
+		fc.Validate(key, d.Decode.Replicas, ps)
+		ok := false
+		for _, m := range DecodeFaultModes {
+			ok = ok || fc.Mode == m
+		}
+		if !ok {
+			ps.Add(config.Key(key, "mode"), "a decode replica takes one of %v for now, found %q", DecodeFaultModes, fc.Mode)
+		}
+		if fc.Mode == failures.Hang && !(fc.DurationS > 0) && s.Policies.Probe.Kind != "deep" {
+			ps.Add(config.Key(key, "duration_s"), "a decode replica's hang needs a duration > 0 unless deep probes ([policies.probe] kind = \"deep\") watch the pools, found %v", fc.DurationS)
+		}
+	}
+	// Stochastic failures fall on one topology holding both pools: the
+	// decode pool's GPUs after the prefill pool's, in domains of one size.
+	if s.Failures.Enabled {
+		cat := s.Catalog()
+		gp, okP := cat.GPUs[cluster.GPU]
+		gd, okD := cat.GPUs[d.Decode.GPU]
+		if okP && okD && gp.DomainGPUs != gd.DomainGPUs {
+			ps.Add("disagg.decode.gpu", "[failures] on a disaggregated fleet needs both pools' GPUs in NVLink domains of one size (one failure topology), found %s (%d GPUs) and %s (%d GPUs)",
+				gp.Name, gp.DomainGPUs, gd.Name, gd.DomainGPUs)
+		}
+	}
+}
+
+// applyDisaggFaultDefaults gives each [[disagg.faults]] table the defaults
+// of the keys it does not set, as applyFaultDefaults does for [[faults]].
+func applyDisaggFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
+	def := failures.DefaultScripted()
+	for i := range sc.Disagg.Faults {
+		f := &sc.Disagg.Faults[i]
+		has := func(k string) bool { return doc != nil && doc.Has(fmt.Sprintf("disagg.faults.%d.%s", i, k)) }
+		if !has("factor") {
+			f.Factor = def.Factor
+		}
+		if !has("restart_s") {
+			f.RestartS = def.RestartS
+		}
+		if !has("cold_start_s") {
+			f.ColdStartS = def.ColdStartS
+		}
+	}
+}
