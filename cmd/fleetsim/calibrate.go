@@ -325,6 +325,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 			pp.FittedOn += " matching " + strings.Join(train, " ")
 		}
 		pp.FittedOn += ": fleetsim calibrate " + strings.Join(args, " ")
+		pp.Domain = calibrate.Domain(trainCases)
 	} else {
 		for i := range fit {
 			fit[i] = false

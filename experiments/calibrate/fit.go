@@ -585,11 +585,22 @@ func fitStages(cases []*Case, pp hw.PerfProfile, opt Options) (Result, error) {
 	return r2, nil
 }
 
+// sameConstants says whether two profiles have the same constants (the
+// step model does not read the rest).
+func sameConstants(a, b hw.PerfProfile) bool {
+	for _, p := range hw.ProfileParams {
+		if p.Get(&a) != p.Get(&b) {
+			return false
+		}
+	}
+	return a.RuntimeReserveBytes == b.RuntimeReserveBytes
+}
+
 // retallyAll re-simulates the closed rows not yet tallied under pp.
 func retallyAll(cases []*Case, pp hw.PerfProfile, opt Options) error {
 	errs := make([]error, len(cases))
 	parallel(len(cases), opt.Workers, func(i int) {
-		if c := cases[i]; c.closed == nil || c.tallyPP != pp {
+		if c := cases[i]; c.closed == nil || !sameConstants(c.tallyPP, pp) {
 			if errs[i] = c.retally(pp, opt); errs[i] == nil {
 				c.tallyPP = pp
 			}
