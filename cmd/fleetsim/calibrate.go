@@ -38,6 +38,24 @@ Writes DIR/profile.toml (name it in a scenario: [cluster.replica.perf]
 profile = "DIR/profile.toml"), DIR/calibration.csv and DIR/plots/calibration.*
 `
 
+// fitArgs is the command line that decides a fit: args without the flags
+// that only say where and how much to write (--out, --quiet).
+func fitArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := strings.TrimLeft(args[i], "-")
+		switch {
+		case a == "quiet":
+		case a == "out" && i+1 < len(args):
+			i++
+		case strings.HasPrefix(a, "out=") || strings.HasPrefix(a, "quiet="):
+		default:
+			out = append(out, args[i])
+		}
+	}
+	return out
+}
+
 // isSiliconCSV says whether the CSV at path has the silicon layout's
 // header (ReadSilicon) rather than public-benchmarks.csv's (ReadCSV).
 func isSiliconCSV(path string) (bool, error) {
@@ -324,7 +342,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		if len(train) > 0 {
 			pp.FittedOn += " matching " + strings.Join(train, " ")
 		}
-		pp.FittedOn += ": fleetsim calibrate " + strings.Join(args, " ")
+		pp.FittedOn += ": fleetsim calibrate " + strings.Join(fitArgs(args), " ")
 		pp.Domain = calibrate.Domain(trainCases)
 	} else {
 		for i := range fit {
