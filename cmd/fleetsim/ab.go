@@ -36,6 +36,7 @@ func cmdAB(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		warnProfiles(base, stderr)
 		if arms, err = experiments.ArmsFromScenario(base); err != nil {
 			return usageError{err}
 		}

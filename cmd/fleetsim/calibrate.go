@@ -38,6 +38,24 @@ Writes DIR/profile.toml (name it in a scenario: [cluster.replica.perf]
 profile = "DIR/profile.toml"), DIR/calibration.csv and DIR/plots/calibration.*
 `
 
+// fitArgs is the command line that decides a fit: args without the flags
+// that only say where and how much to write (--out, --quiet).
+func fitArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := strings.TrimLeft(args[i], "-")
+		switch {
+		case a == "quiet":
+		case a == "out" && i+1 < len(args):
+			i++
+		case strings.HasPrefix(a, "out=") || strings.HasPrefix(a, "quiet="):
+		default:
+			out = append(out, args[i])
+		}
+	}
+	return out
+}
+
 // isSiliconCSV says whether the CSV at path has the silicon layout's
 // header (ReadSilicon) rather than public-benchmarks.csv's (ReadCSV).
 func isSiliconCSV(path string) (bool, error) {
@@ -158,6 +176,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", filepath.Join("fleetsim-out", "calibrate"), "output directory")
 	start := fs.String("profile", hw.DefaultProfile, "profile to start from (built-in name or file); with --eval-only, the profile to evaluate")
 	name := fs.String("name", "calibrated", "name of the written profile")
+	description := fs.String("description", "", "description of the written profile (default: what it was fitted from)")
 	holdout := fs.Int("holdout", 0, "K-fold cross-validation: fit K more times, each without every K-th row, and report the held-out errors (0: none)")
 	var train, params stringList
 	fs.Var(&train, "train", "fit only rows matching KEY=V1,V2 (model, gpu, tp, weights, kv_dtype, batching; repeatable, all must match); the others are predicted and reported as held out")
@@ -167,8 +186,10 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	maxTokens := fs.Int("max-batched-tokens", 0, "step token budget (default 8192)")
 	kvAdmit := fs.String("kv-admission", "", "KV admission of inflight rows: full (TensorRT-LLM's GUARANTEED_NO_EVICT) or prompt (vLLM, SGLang); default by the row's backend, full when it names none")
 	skip := fs.Bool("skip-unrunnable", false, "leave out (and count) rows the simulator cannot run instead of failing")
+	twoStage := fs.Bool("two-stage", false, "fit the step constants on TPOT and throughput, then frontend_s and frontend_s_per_token on TTFT")
 	robust := fs.Bool("robust", false, "fit a soft-L1 loss on the log errors, so outlying rows weigh linearly")
 	holdoutBy := fs.String("holdout-by", "", "cross-validate by holding out whole groups: model, gpu, backend or kind (dense/moe); reported beside any --holdout")
+	lockstep := fs.Bool("lockstep", false, "closed-loop rows: start every client at once (default: their first requests spread over one request's estimated time)")
 	jitter := fs.Float64("client-jitter-s", 0, "closed-loop rows: clients' mean pause between a response and the next request, exponential (0: none)")
 	metrics := fs.String("metrics", "", "fit only these measured metrics, comma-separated: output_tokens_per_s, ttft_ms, tpot_ms (default all)")
 	rounds := fs.Int("rounds", 0, "closed-loop rows: measured requests per client after the warm-up (default 6)")
@@ -269,7 +290,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		return usagef("calibrate: --holdout-by %q: one of %s", *holdoutBy, strings.Join(calibrate.FilterKeys, ", "))
 	}
 	opt := calibrate.Options{MaxSeqs: *maxSeqs, MaxBatchedTokens: *maxTokens, GPUMemoryUtilization: *gpuMem, KVAdmission: *kvAdmit,
-		SkipUnrunnable: *skip, Robust: *robust, Rounds: *rounds, Iterations: *iterations, ClientJitterS: *jitter}
+		SkipUnrunnable: *skip, Robust: *robust, Rounds: *rounds, Iterations: *iterations, ClientJitterS: *jitter, TwoStage: *twoStage, Lockstep: *lockstep}
 	if len(params) > 0 {
 		opt.Params = params
 	}
@@ -314,10 +335,15 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		pp = res.Profile
 		pp.Name = *name
 		pp.Description = "fitted by fleetsim calibrate from profile " + startPP.Name
+		if *description != "" {
+			pp.Description = *description
+		}
 		pp.FittedOn = fmt.Sprintf("%d rows of %s", len(trainCases), strings.Join(pos, ", "))
 		if len(train) > 0 {
 			pp.FittedOn += " matching " + strings.Join(train, " ")
 		}
+		pp.FittedOn += ": fleetsim calibrate " + strings.Join(fitArgs(args), " ")
+		pp.Domain = calibrate.Domain(trainCases)
 	} else {
 		for i := range fit {
 			fit[i] = false

@@ -154,6 +154,14 @@ func (c *commonFlags) load(arg string) (*scenario.Scenario, error) {
 	return applyRunFlags(sc, seed, *c.reps)
 }
 
+// warnProfiles prints, on stderr, every pool of sc whose replica lies
+// outside what its engine profile was fitted on.
+func warnProfiles(sc *scenario.Scenario, stderr io.Writer) {
+	for _, w := range sc.ProfileWarnings() {
+		fmt.Fprintf(stderr, "fleetsim: warning: %s\n", w)
+	}
+}
+
 // dir is the output directory for scenario name.
 func (c *commonFlags) dir(name string) string {
 	if *c.out != "" {

@@ -66,6 +66,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnProfiles(sc, stderr)
 	if err := cf.checkShard([]*scenario.Scenario{sc}); err != nil {
 		return err
 	}
@@ -125,7 +126,7 @@ List the built-in scenarios, or print one's TOML as a starting point
 (fleetsim scenarios show default > mine.toml).
 `
 
-func cmdValidate(args []string, stdout, _ io.Writer) error {
+func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	pos, err := parseFlags(fs, args, stdout, validateHelp)
 	if err != nil {
@@ -138,6 +139,7 @@ func cmdValidate(args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnProfiles(sc, stderr)
 	fmt.Fprintf(stdout, "%s: ok (scenario %q)\n", pos[0], sc.Name)
 	return nil
 }

@@ -44,6 +44,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnProfiles(base, stderr)
 	if base.Mode == scenario.ModeTraining {
 		return usagef("size: %s is a training scenario (mode = \"training\"): size searches serving replicas against latency SLOs; "+
 			"compare training set-ups with fleetsim sweep", base.Name)

@@ -43,6 +43,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnProfiles(base, stderr)
 	if len(params) == 0 {
 		params = base.Sweep.Params
 	}

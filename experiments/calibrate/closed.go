@@ -87,6 +87,9 @@ func (c *Case) simulateClosed(pp hw.PerfProfile, rounds int, record bool) (close
 	f.SetClients(cl)
 	total := r.Warmup + rounds*r.Concurrency
 	src := &closedSource{n: total, isl: int32(r.ISL), osl: int32(r.OSL)}
+	if !c.lockstep {
+		src.c, src.spread = r.Concurrency, c.cycle(pp)
+	}
 	if err := f.Start(src); err != nil {
 		return closedResult{}, nil, nil, err
 	}
@@ -172,17 +175,43 @@ func (c *Case) estimate(pp hw.PerfProfile) (Prediction, error) {
 	}, nil
 }
 
-// closedSource is a closed loop's n requests, all ready at t = 0 (the
-// clients send them as they come free).
+// closedSource is a closed loop's n requests, ready at t = 0 (the clients
+// send them as they come free), or with spread > 0 the first c of them
+// spread evenly over [0, spread) and the rest ready from the last of those.
 type closedSource struct {
 	n, i     int
 	isl, osl int32
+	c        int
+	spread   sim.Time
 }
 
 func (s *closedSource) Next() (workloads.Request, error) {
 	if s.i >= s.n {
 		return workloads.Request{}, io.EOF
 	}
+	var at sim.Time
+	if s.spread > 0 && s.c > 1 {
+		at = s.spread * sim.Time(min(s.i, s.c-1)) / sim.Time(s.c)
+	}
 	s.i++
-	return workloads.Request{ID: uint64(s.i), InputTokens: s.isl, OutputTokens: s.osl}, nil
+	return workloads.Request{ID: uint64(s.i), Arrival: at, InputTokens: s.isl, OutputTokens: s.osl}, nil
+}
+
+// cycle estimates one request's time in the row's closed loop under pp:
+// its prefill alone plus OSL decode steps of the full batch at the mean
+// context. The clients' first requests are spread over it (unless the
+// row runs in lockstep), so the loop starts as it runs once the clients
+// have drifted apart: a real benchmark's clients do within the warm-up
+// (their TTFTs at low concurrency are a lone request's, not a wave's), a
+// simulated one of identical requests started at once would not.
+func (c *Case) cycle(pp hw.PerfProfile) sim.Time {
+	m, err := c.stepModel(pp)
+	if err != nil {
+		return 0
+	}
+	r := c.Row
+	isl, osl, n := float64(r.ISL), float64(r.OSL), float64(r.Concurrency)
+	prefill := m.Step(hw.StepShape{PrefillTokens: isl, PrefillPairs: isl * (isl + 1) / 2, PrefillSeqs: 1})
+	decode := m.Step(hw.StepShape{DecodeSeqs: n, DecodeCtx: n * (isl + osl/2)})
+	return sim.FromSeconds(prefill + osl*decode)
 }

@@ -60,10 +60,25 @@ type Options struct {
 	// Robust fits a soft-L1 loss on the log errors instead of their squares
 	// (robustScale), so that outlying rows weigh linearly.
 	Robust bool
+	// Lockstep starts a closed loop's clients all at once; by default their
+	// first requests are spread over one request's estimated time (see
+	// Case.cycle).
+	Lockstep bool
 	// ClientJitterS is a closed loop's clients' mean pause between a
 	// response and the next request (exponential), seconds; 0: none, the
 	// clients stay in lockstep.
 	ClientJitterS float64
+	// TwoStage fits the step constants on TPOT and throughput alone, then
+	// TTFTParams on the TTFT of the rows at low load alone (each iteration):
+	// the decode steps, which set ITL and end-to-end latency, are not traded
+	// against TTFT, and the front end is set where TTFT is the first-token
+	// path with little queueing, not where closed loops of many clients
+	// queue in ways the step model may not capture (those rows are
+	// predicted, and reported).
+	TwoStage bool
+	// TTFTMaxConcurrency is the most clients a closed-loop row may have to
+	// set the front end in a two-stage fit. Default 16.
+	TTFTMaxConcurrency int
 	// Metrics, when set, are the measured metrics the fit weighs
 	// (output_tokens_per_s, ttft_ms, tpot_ms); nil: all.
 	Metrics []string
@@ -89,6 +104,9 @@ func (o *Options) defaults() {
 	}
 	if o.Iterations == 0 {
 		o.Iterations = 3
+	}
+	if o.TTFTMaxConcurrency == 0 {
+		o.TTFTMaxConcurrency = 16
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -120,6 +138,7 @@ type Case struct {
 	closed   *closedTally // a closed loop's step tallies (closed.go); nil otherwise
 	rounds   int          // a closed loop's measured rounds (Options.Rounds)
 	jitterS  float64      // a closed loop's mean client pause (Options.ClientJitterS)
+	lockstep bool         // a closed loop's clients all start at once (Options.Lockstep)
 	tallyPP  hw.PerfProfile
 }
 
@@ -244,7 +263,7 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 	c := &Case{Row: r, gpu: gpu, llm: llm, fleet: fc, cat: withProfile(cat, base),
 		full: r.RequestRate > 0 || r.MeanTPOTMs > 0}
 	if r.Closed() {
-		c.full, c.rounds, c.jitterS = false, opt.Rounds, opt.ClientJitterS
+		c.full, c.rounds, c.jitterS, c.lockstep = false, opt.Rounds, opt.ClientJitterS, opt.Lockstep
 		if err := c.retally(base, opt); err != nil {
 			return nil, fmt.Errorf("%s: %v", r.Where(), err)
 		}
@@ -466,7 +485,7 @@ func FitParams(cases []*Case) []string {
 		out = append(out, "layer_overhead_s", "overlap_exponent", "frontend_s")
 	}
 	if moe {
-		out = append(out, "moe_half_tokens")
+		out = append(out, "moe_half_tokens", "moe_bandwidth_efficiency")
 	}
 	return out
 }
@@ -505,7 +524,7 @@ func Fit(cases []*Case, start hw.PerfProfile, opt Options) (Result, error) {
 		if err := retallyAll(closed, pp, opt); err != nil {
 			return Result{}, err
 		}
-		r, err := fitOnce(cases, pp, opt)
+		r, err := fitStages(cases, pp, opt)
 		if err != nil {
 			return Result{}, err
 		}
@@ -519,11 +538,69 @@ func Fit(cases []*Case, start hw.PerfProfile, opt Options) (Result, error) {
 	return res, nil
 }
 
+// TTFTParams are the constants a two-stage fit (Options.TwoStage) sets on
+// TTFT alone: the first-token path's way in.
+var TTFTParams = []string{"frontend_s", "frontend_s_per_token"}
+
+// fitStages is fitOnce, or with opt.TwoStage, fitOnce of the step
+// constants on TPOT and throughput, then of TTFTParams on TTFT.
+func fitStages(cases []*Case, pp hw.PerfProfile, opt Options) (Result, error) {
+	if !opt.TwoStage {
+		return fitOnce(cases, pp, opt)
+	}
+	keys := opt.Params
+	if keys == nil {
+		keys = FitParams(cases)
+	}
+	var steps, path []string
+	for _, k := range keys {
+		if slices.Contains(TTFTParams, k) {
+			path = append(path, k)
+		} else {
+			steps = append(steps, k)
+		}
+	}
+	o1 := opt
+	o1.Params, o1.Metrics = steps, []string{"output_tokens_per_s", "tpot_ms"}
+	r1, err := fitOnce(cases, pp, o1)
+	if err != nil || len(path) == 0 {
+		return r1, err
+	}
+	o2 := opt
+	o2.Params, o2.Metrics = path, []string{"ttft_ms"}
+	var low []*Case
+	for _, c := range cases {
+		if !c.Row.Closed() || c.Row.Concurrency <= opt.TTFTMaxConcurrency {
+			low = append(low, c)
+		}
+	}
+	if len(low) == 0 {
+		low = cases
+	}
+	r2, err := fitOnce(low, r1.Profile, o2)
+	if err != nil {
+		return Result{}, err
+	}
+	r2.Params, r2.Evals = keys, r1.Evals+r2.Evals
+	return r2, nil
+}
+
+// sameConstants says whether two profiles have the same constants (the
+// step model does not read the rest).
+func sameConstants(a, b hw.PerfProfile) bool {
+	for _, p := range hw.ProfileParams {
+		if p.Get(&a) != p.Get(&b) {
+			return false
+		}
+	}
+	return a.RuntimeReserveBytes == b.RuntimeReserveBytes
+}
+
 // retallyAll re-simulates the closed rows not yet tallied under pp.
 func retallyAll(cases []*Case, pp hw.PerfProfile, opt Options) error {
 	errs := make([]error, len(cases))
 	parallel(len(cases), opt.Workers, func(i int) {
-		if c := cases[i]; c.closed == nil || c.tallyPP != pp {
+		if c := cases[i]; c.closed == nil || !sameConstants(c.tallyPP, pp) {
 			if errs[i] = c.retally(pp, opt); errs[i] == nil {
 				c.tallyPP = pp
 			}
@@ -535,6 +612,45 @@ func retallyAll(cases []*Case, pp hw.PerfProfile, opt Options) error {
 		}
 	}
 	return nil
+}
+
+// cmaes searches for f's minimum from x0 with CMA-ES (gonum's CmaEsChol,
+// seeded: the same search every time) within maxEvals evaluations; it
+// returns the best point found.
+func cmaes(f func([]float64) float64, x0 []float64, maxEvals int) ([]float64, bool) {
+	res, err := optimize.Minimize(optimize.Problem{Func: f}, x0,
+		&optimize.Settings{FuncEvaluations: maxEvals, Converger: &optimize.FunctionConverge{Absolute: 1e-8, Relative: 1e-8, Iterations: 100}},
+		&optimize.CmaEsChol{InitStepSize: 1.5, Src: rand.NewPCG(17, 29)})
+	if res == nil || (err != nil && res.X == nil) {
+		return nil, false
+	}
+	return res.X, true // (f counts its own evaluations)
+}
+
+// nelderMead minimises f from x0, restarted from its best point until a
+// restart no longer improves by 1e-6 (at most 8 rounds and maxEvals
+// evaluations, counted in *evals); it returns the best point and value.
+func nelderMead(f func([]float64) float64, x0 []float64, maxEvals int, evals *int) ([]float64, float64, error) {
+	x := append([]float64{}, x0...)
+	best := f(x)
+	budget := *evals + maxEvals
+	for round := 0; round < 8 && *evals < budget; round++ {
+		res, err := optimize.Minimize(optimize.Problem{Func: f}, x,
+			&optimize.Settings{FuncEvaluations: budget - *evals, Converger: &optimize.FunctionConverge{Absolute: 1e-10, Relative: 1e-10, Iterations: 200}},
+			&optimize.NelderMead{InitialVertices: nil, SimplexSize: 0.5})
+		if err != nil && res == nil {
+			return nil, 0, err
+		}
+		improved := best - res.F
+		if res.F < best {
+			best = res.F
+			copy(x, res.X)
+		}
+		if improved < 1e-6 {
+			break
+		}
+	}
+	return x, best, nil
 }
 
 // fitOnce is one Nelder–Mead fit of the cases (closed loops on their
@@ -564,25 +680,21 @@ func fitOnce(cases []*Case, start hw.PerfProfile, opt Options) (Result, error) {
 		}
 		return lossOf(cases, pp, opt.Robust, opt.Metrics)
 	}
-	x := make([]float64, len(params))
+	// Nelder–Mead is local, and a constant that starts near a bound tends
+	// to stay there: it runs from the start profile's values, and again
+	// from the best point of a CMA-ES search (a global, seeded search over
+	// the constants' whole ranges); the better result wins.
+	from := make([]float64, len(params))
 	for i, p := range params {
-		x[i] = toFree(p, p.Get(&start))
+		from[i] = toFree(p, p.Get(&start))
 	}
-	best := loss(x)
-	for round := 0; round < 8 && evals < opt.MaxEvals; round++ {
-		res, err := optimize.Minimize(optimize.Problem{Func: loss}, x,
-			&optimize.Settings{FuncEvaluations: opt.MaxEvals - evals, Converger: &optimize.FunctionConverge{Absolute: 1e-10, Relative: 1e-10, Iterations: 200}},
-			&optimize.NelderMead{InitialVertices: nil, SimplexSize: 0.5})
-		if err != nil && res == nil {
-			return Result{}, err
-		}
-		improved := best - res.F
-		if res.F < best {
-			best = res.F
-			copy(x, res.X)
-		}
-		if improved < 1e-6 {
-			break
+	x, best, err := nelderMead(loss, from, opt.MaxEvals, &evals)
+	if err != nil {
+		return Result{}, err
+	}
+	if g, ok := cmaes(loss, from, opt.MaxEvals); ok {
+		if xs, f, err := nelderMead(loss, g, opt.MaxEvals, &evals); err == nil && f < best {
+			x, best = xs, f
 		}
 	}
 	pp := start
@@ -601,34 +713,63 @@ func Loss(cases []*Case, pp hw.PerfProfile) float64 { return lossOf(cases, pp, f
 const robustScale = 0.3
 
 func lossOf(cases []*Case, pp hw.PerfProfile, robust bool, metrics []string) float64 {
-	use := func(m string) bool { return metrics == nil || slices.Contains(metrics, m) }
+	// Each case's loss on its own goroutine's share, then summed in case
+	// order (the same float sum whatever the number of workers).
+	per := make([]float64, len(cases))
+	workers := runtime.GOMAXPROCS(0)
+	if len(cases) < 64 {
+		workers = 1
+	}
+	chunk := (len(cases) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := w*chunk, min((w+1)*chunk, len(cases))
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				per[i] = caseLoss(cases[i], pp, robust, metrics)
+			}
+		}()
+	}
+	wg.Wait()
 	var l float64
-	for _, c := range cases {
-		p, err := c.fast(pp)
-		if err != nil {
+	for _, v := range per {
+		l += v
+	}
+	return l
+}
+
+// caseLoss is one case's share of lossOf.
+func caseLoss(c *Case, pp hw.PerfProfile, robust bool, metrics []string) float64 {
+	use := func(m string) bool { return metrics == nil || slices.Contains(metrics, m) }
+	p, err := c.fast(pp)
+	if err != nil {
+		return 100
+	}
+	var l float64
+	r := c.Row
+	for k, m := range [][2]float64{{p.OutputTokensPerS, r.OutputTokensPerS}, {p.TTFTMs, r.TTFTMs}, {p.TPOTMs, r.MeanTPOTMs}} {
+		if m[1] <= 0 || !use([]string{"output_tokens_per_s", "ttft_ms", "tpot_ms"}[k]) {
+			continue
+		}
+		if !(m[0] > 0) || math.IsInf(m[0], 0) {
 			l += 100
 			continue
 		}
-		r := c.Row
-		for k, m := range [][2]float64{{p.OutputTokensPerS, r.OutputTokensPerS}, {p.TTFTMs, r.TTFTMs}, {p.TPOTMs, r.MeanTPOTMs}} {
-			if m[1] <= 0 || !use([]string{"output_tokens_per_s", "ttft_ms", "tpot_ms"}[k]) {
-				continue
-			}
-			if !(m[0] > 0) || math.IsInf(m[0], 0) {
-				l += 100
-				continue
-			}
-			d := math.Log(m[0] / m[1])
-			if robust {
-				// soft-L1: d² near 0, 2·scale·|d| far out, so a few rows the
-				// model cannot explain (a run that thrashed its KV cache, a
-				// warm-up outlier) do not steer the fit.
-				z := d / robustScale
-				l += 2 * robustScale * robustScale * (math.Sqrt(1+z*z) - 1)
-				continue
-			}
-			l += d * d
+		d := math.Log(m[0] / m[1])
+		if robust {
+			// soft-L1: d² near 0, 2·scale·|d| far out, so a few rows the
+			// model cannot explain (a run that thrashed its KV cache, a
+			// warm-up outlier) do not steer the fit.
+			z := d / robustScale
+			l += 2 * robustScale * robustScale * (math.Sqrt(1+z*z) - 1)
+			continue
 		}
+		l += d * d
 	}
 	return l
 }

@@ -190,3 +190,35 @@ func CSV(lines []Line) []byte {
 	}
 	return t.Bytes()
 }
+
+// Domain is what a profile fitted on cases was fitted on: their models,
+// GPUs, compute precisions and kinds (sorted), and the range of their
+// models' active parameters.
+func Domain(cases []*Case) hw.ProfileDomain {
+	var d hw.ProfileDomain
+	add := func(xs *[]string, x string) {
+		if !slices.Contains(*xs, x) {
+			*xs = append(*xs, x)
+		}
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, c := range cases {
+		add(&d.Models, c.Row.Model)
+		add(&d.GPUs, c.Row.GPU)
+		comp := c.Row.Compute
+		if comp == "" {
+			comp = string(hw.DefaultCompute(c.gpu, hw.Precision(c.Row.Weights)))
+		}
+		add(&d.Compute, comp)
+		add(&d.Kinds, c.Kind())
+		b := c.llm.ActiveParamsDerived() / 1e9
+		lo, hi = min(lo, b), max(hi, b)
+	}
+	for _, xs := range [][]string{d.Models, d.GPUs, d.Compute, d.Kinds} {
+		sort.Strings(xs)
+	}
+	if hi > 0 {
+		d.ActiveParamsB = []float64{math.Round(lo*10) / 10, math.Round(hi*10) / 10}
+	}
+	return d
+}

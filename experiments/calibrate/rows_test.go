@@ -310,3 +310,60 @@ func TestReadVLLMJSONTooLarge(t *testing.T) {
 	_, err = ReadVLLMJSON([]string{p}, vllmDefaults)
 	require.Equal(t, []string{fmt.Sprintf("%s: larger than 64 MiB; not a benchmark_serving result file?", p)}, inputLines(t, err))
 }
+
+// The silicon layout's reader reports every malformed row at once as
+// FILE:LINE: COLUMN: message, counts the rows it leaves out by reason, and
+// reads the rest as closed loops.
+func TestReadSiliconReportsEveryProblem(t *testing.T) {
+	header := strings.Join(siliconColumns, ",")
+	row := func(kv map[string]string) string {
+		vals := map[string]string{"id": "x", "backend": "vllm", "model_path": "meta-llama/Llama-3.1-70B", "system": "h200_sxm",
+			"precision": "fp8", "mode": "agg", "isl": "1024", "osl": "1024", "gemm_quant_mode": "fp8", "moe_quant_mode": "fp8",
+			"batch_size": "16", "tp_size": "8", "pp_size": "1", "attention_dp_size": "1", "moe_tp_size": "1", "moe_ep_size": "1",
+			"silicon_ttft_ms": "100.5", "silicon_tpot_ms": "9.7"}
+		for k, v := range kv {
+			vals[k] = v
+		}
+		out := make([]string, len(siliconColumns))
+		for i, c := range siliconColumns {
+			out[i] = vals[c]
+		}
+		return strings.Join(out, ",")
+	}
+	good := row(nil)
+	src := strings.Join([]string{header,
+		good,
+		row(map[string]string{"tp_size": "eight"}),
+		row(map[string]string{"silicon_tpot_ms": "-3", "system": "a100_sxm"}),
+		row(map[string]string{"model_path": "acme/unknown-7B"}),
+		row(map[string]string{"precision": "int8"}),
+		row(map[string]string{"mode": "disagg"}),
+		row(map[string]string{"model_path": "zhipuai/GLM-5"}),
+	}, "\n") + "\n"
+	_, _, err := readSilicon("s.csv", strings.NewReader(src))
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, []string{
+		`s.csv:3: tp_size: not an integer: "eight"`,
+		`s.csv:4: system: unknown system "a100_sxm" (known: b200_sxm, gb200_sxm, h100_sxm, h200_sxm)`,
+		`s.csv:4: silicon_tpot_ms: must be a finite number > 0, got "-3"`,
+		`s.csv:5: model_path: unknown model "acme/unknown-7B" (known: ` + strings.Join(siliconModelNames(), ", ") + `)`,
+		`s.csv:6: precision: unknown precision "int8" / gemm_quant_mode "fp8" / moe_quant_mode "fp8" (known: fp8, fp8_block, nvfp4, fp4, int4_wo, bf16 or blank)`,
+	}, ie.Lines)
+
+	// Without the bad rows: one closed loop, two rows left out and counted.
+	src = strings.Join([]string{header, good, row(map[string]string{"mode": "disagg"}), row(map[string]string{"model_path": "zhipuai/GLM-5"})}, "\n") + "\n"
+	rows, skip, err := readSilicon("s.csv", strings.NewReader(src))
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	r := rows[0]
+	require.Equal(t, "llama-3.1-70b", r.Model)
+	require.Equal(t, "H200", r.GPU)
+	require.Equal(t, 16, r.Concurrency)
+	require.Equal(t, 32, r.Warmup)
+	require.Equal(t, "fp8", r.Weights)
+	require.InDelta(t, 100.5, r.TTFTMs, 0)
+	require.InDelta(t, 9.7, r.MeanTPOTMs, 0)
+	require.Len(t, skip, 2)
+	require.Contains(t, skip.String(), "1 disaggregated rows")
+}

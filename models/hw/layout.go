@@ -173,6 +173,22 @@ type moeStep struct {
 	// replica tokens: moe_half_tokens tokens per expert is
 	// moe_half_tokens·E/k replica tokens (each token visits k of E).
 	routedHalf float64
+	// routedBW, when > 0, is the HBM bandwidth the expert GEMMs stream
+	// their weights at (moe_bandwidth_efficiency); 0: the dense GEMMs'.
+	routedBW float64
+}
+
+// streamTime is the time one GPU takes to stream the weights a step of T
+// tokens reads: the dense part at bw, the touched experts' at their own
+// bandwidth when the profile gives one.
+func (e *moeStep) streamTime(t, bw float64) float64 {
+	if t <= 0 {
+		return 0
+	}
+	if e.routedBW <= 0 {
+		return e.weightsRead(t) / bw
+	}
+	return e.denseBytes/bw + e.routedBytes*e.touched(t)/e.routedBW
 }
 
 // distinct is the expected number of distinct experts T tokens touch in
@@ -367,6 +383,9 @@ func (m *StepModel) setMoE(gpu GPU, llm LLM, l Layout, c MoEConfig, weights Prec
 	if pp.MoEHalfTokens > 0 && e.topK > 0 {
 		e.routedHalf = pp.MoEHalfTokens * e.experts / e.topK
 	}
+	if pp.MoEBandwidthEfficiency > 0 {
+		e.routedBW = gpu.HBMBytesPerS * pp.MoEBandwidthEfficiency
+	}
 	m.moe = e
 	m.gemmFLOPsPerToken = e.denseFLOPs + e.routedFLOPs
 	m.weightBytes = e.denseBytes + e.routedBytes
@@ -415,10 +434,10 @@ func (m *StepModel) setMoE(gpu GPU, llm LLM, l Layout, c MoEConfig, weights Prec
 func (m *StepModel) gemmMoE(t float64) float64 {
 	e := m.moe
 	if e.routedHalf <= 0 {
-		return m.smax(e.weightsRead(t)/m.weightBW, e.flopsPerTokenMax*(t+m.gemmHalf)/m.gemmFLOPS)
+		return m.smax(e.streamTime(t, m.weightBW), e.flopsPerTokenMax*(t+m.gemmHalf)/m.gemmFLOPS)
 	}
 	flops := e.denseFLOPs*(t+m.gemmHalf) + e.routedFLOPs*e.imbalance*(t+e.routedHalf)
-	return m.smax(e.weightsRead(t)/m.weightBW, flops/m.gemmFLOPS)
+	return m.smax(e.streamTime(t, m.weightBW), flops/m.gemmFLOPS)
 }
 
 // minWeightsRead is the least weight bytes one GPU can stream in a step of

@@ -27,6 +27,11 @@ type PerfProfile struct {
 	Name        string `toml:"name"`
 	Description string `toml:"description"`
 	FittedOn    string `toml:"fitted_on"`
+	// Domain is what the constants were fitted on (optional; fleetsim
+	// calibrate writes it): a replica outside it gets a warning, since a
+	// fit carries over to other model sizes, GPUs and kinds only as well as
+	// README "Engine profiles" measures.
+	Domain ProfileDomain `toml:"domain"`
 
 	// GEMMEfficiencyBF16, FP8 and FP4 are the fractions of the dense peak
 	// at each weight precision that large GEMMs reach.
@@ -74,6 +79,10 @@ type PerfProfile struct {
 	// tokens each where a dense GEMM sees the whole step. Optional (0:
 	// the experts' GEMMs run at the dense GEMMs' efficiency).
 	MoEHalfTokens float64 `toml:"moe_half_tokens"`
+	// MoEBandwidthEfficiency is the fraction of peak HBM bandwidth the
+	// expert GEMMs (fused/grouped MoE kernels) reach streaming their
+	// weights. Optional (0: weight_bandwidth_efficiency, the dense GEMMs').
+	MoEBandwidthEfficiency float64 `toml:"moe_bandwidth_efficiency"`
 	// FrontEndS and FrontEndSPerToken are the request's way in before the
 	// engine sees it: HTTP handling, validation and the hand-off to the
 	// engine, plus tokenisation per prompt token. StreamS is a token's way
@@ -88,6 +97,59 @@ type PerfProfile struct {
 	// buffers and allocator slack. The sampler's logits (max_seqs × vocab ×
 	// 4 B) are added to it by the memory plan.
 	RuntimeReserveBytes float64 `toml:"runtime_reserve_bytes"`
+}
+
+// ProfileDomain is the set of deployments a profile was fitted on.
+type ProfileDomain struct {
+	// Models, GPUs and Compute list the catalog models, GPUs and GEMM
+	// precisions of the rows fitted; Kinds "dense" and/or "moe".
+	Models  []string `toml:"models"`
+	GPUs    []string `toml:"gpus"`
+	Compute []string `toml:"compute"`
+	Kinds   []string `toml:"kinds"`
+	// ActiveParamsB is the range of the fitted models' active parameters,
+	// billions ([min, max]).
+	ActiveParamsB []float64 `toml:"active_params_b"`
+}
+
+// Empty says whether no domain was recorded.
+func (d ProfileDomain) Empty() bool {
+	return len(d.Models) == 0 && len(d.GPUs) == 0 && len(d.Compute) == 0 && len(d.Kinds) == 0 && len(d.ActiveParamsB) == 0
+}
+
+// Outside lists how a replica of llm on gpu computing in compute lies
+// outside the domain ("" parts it does not check); nil when inside or when
+// no domain was recorded.
+func (d ProfileDomain) Outside(gpu GPU, llm LLM, compute Precision) []string {
+	var out []string
+	has := func(xs []string, x string) bool {
+		for _, v := range xs {
+			if v == x {
+				return true
+			}
+		}
+		return false
+	}
+	if len(d.GPUs) > 0 && !has(d.GPUs, gpu.Name) {
+		out = append(out, fmt.Sprintf("GPU %s (fitted on %s)", gpu.Name, strings.Join(d.GPUs, ", ")))
+	}
+	if len(d.Compute) > 0 && compute != "" && !has(d.Compute, string(compute)) {
+		out = append(out, fmt.Sprintf("%s compute (fitted on %s)", compute, strings.Join(d.Compute, ", ")))
+	}
+	kind := "dense"
+	if llm.IsMoE() {
+		kind = "moe"
+	}
+	if len(d.Kinds) > 0 && !has(d.Kinds, kind) {
+		out = append(out, fmt.Sprintf("a %s model (fitted on %s only)", kind, strings.Join(d.Kinds, ", ")))
+	}
+	if len(d.ActiveParamsB) == 2 {
+		b := llm.ActiveParamsDerived() / 1e9
+		if b < d.ActiveParamsB[0]/2 || b > d.ActiveParamsB[1]*2 {
+			out = append(out, fmt.Sprintf("%.3gB active parameters (fitted on %.3g–%.3gB)", b, d.ActiveParamsB[0], d.ActiveParamsB[1]))
+		}
+	}
+	return out
 }
 
 // GEMMEfficiency is the large-GEMM efficiency at compute precision p.
@@ -145,6 +207,7 @@ var ProfileParams = []ProfileParam{
 	{"layer_overhead_s", 1e-7, 1e-3, true, func(p *PerfProfile) *float64 { return &p.LayerOverheadS }},
 	{"overlap_exponent", 1, 64, true, func(p *PerfProfile) *float64 { return &p.OverlapExponent }},
 	{"moe_half_tokens", 1, 65536, true, func(p *PerfProfile) *float64 { return &p.MoEHalfTokens }},
+	{"moe_bandwidth_efficiency", 0.1, 0.95, true, func(p *PerfProfile) *float64 { return &p.MoEBandwidthEfficiency }},
 	{"frontend_s", 1e-5, 1, true, func(p *PerfProfile) *float64 { return &p.FrontEndS }},
 	{"frontend_s_per_token", 1e-9, 1e-4, true, func(p *PerfProfile) *float64 { return &p.FrontEndSPerToken }},
 	{"stream_s", 1e-5, 1, true, func(p *PerfProfile) *float64 { return &p.StreamS }},
@@ -153,7 +216,7 @@ var ProfileParams = []ProfileParam{
 // optionalParams are the constants a profile file may leave out (0: the
 // mechanism is off), so that files written before they existed still read.
 var optionalParams = map[string]bool{
-	"layer_overhead_s": true, "overlap_exponent": true, "moe_half_tokens": true,
+	"layer_overhead_s": true, "overlap_exponent": true, "moe_half_tokens": true, "moe_bandwidth_efficiency": true,
 	"frontend_s": true, "frontend_s_per_token": true, "stream_s": true,
 }
 
@@ -203,6 +266,20 @@ func (pp *PerfProfile) MarshalTOML() []byte {
 		fmt.Fprintf(&b, "%s = %s\n", p.Key, fmtFloat(p.Get(pp)))
 	}
 	fmt.Fprintf(&b, "runtime_reserve_bytes = %s\n", fmtFloat(pp.RuntimeReserveBytes))
+	if d := pp.Domain; !d.Empty() {
+		list := func(xs []string) string {
+			qs := make([]string, len(xs))
+			for i, x := range xs {
+				qs[i] = q(x)
+			}
+			return "[" + strings.Join(qs, ", ") + "]"
+		}
+		fmt.Fprintf(&b, "\n# What the constants were fitted on: a replica outside it gets a warning.\n[domain]\n")
+		fmt.Fprintf(&b, "models = %s\ngpus = %s\ncompute = %s\nkinds = %s\n", list(d.Models), list(d.GPUs), list(d.Compute), list(d.Kinds))
+		if len(d.ActiveParamsB) == 2 {
+			fmt.Fprintf(&b, "active_params_b = [%s, %s]\n", fmtFloat(d.ActiveParamsB[0]), fmtFloat(d.ActiveParamsB[1]))
+		}
+	}
 	return []byte(b.String())
 }
 

@@ -1,0 +1,60 @@
+package calibrate
+
+import (
+	"testing"
+
+	"github.com/fleetsim/fleetsim/models/hw"
+	"github.com/stretchr/testify/require"
+)
+
+// closedRows are a few closed-loop rows of the shipped silicon file: a
+// dense model at TP 8 and 2, a long prompt, and an MoE with W4A16 experts.
+func closedRows(t *testing.T) []Row {
+	t.Helper()
+	rows, _, err := ReadSilicon("testdata/silicon-h100-h200-b200.csv")
+	require.NoError(t, err)
+	var out []Row
+	pick := func(model, gpu string, tp, isl, osl, c int) {
+		for _, r := range rows {
+			if r.Model == model && r.GPU == gpu && r.TP == tp && r.ISL == isl && r.OSL == osl && r.Concurrency == c && r.Backend == "vllm" {
+				out = append(out, r)
+				return
+			}
+		}
+		t.Fatalf("no row %s %s tp%d %d/%d c%d", model, gpu, tp, isl, osl, c)
+	}
+	pick("llama-3.1-70b", "H200", 8, 1024, 1024, 16)
+	pick("qwen3-32b", "H100", 2, 1024, 512, 64)
+	pick("llama-3.1-70b", "H100", 4, 8192, 1024, 8)
+	pick("gpt-oss-120b", "H100", 2, 1024, 1024, 8)
+	return out
+}
+
+// A closed loop's tally estimate is its simulation under the profile it
+// was tallied under (up to rounding), and stays close under a nearby one:
+// what the fit relies on between re-simulations.
+func TestClosedTallyMatchesSimulation(t *testing.T) {
+	pp := hw.DefaultPerfProfile()
+	pp.LayerOverheadS, pp.FrontEndS, pp.StreamS = 30e-6, 10e-3, 2e-3
+	opt := Options{}
+	cases, _, err := Prepare(closedRows(t), hw.NewCatalog(), pp, opt)
+	require.NoError(t, err)
+	near := pp
+	near.WeightBandwidthEfficiency *= 0.95
+	near.LayerOverheadS *= 1.1
+	near.GEMMEfficiencyFP8 *= 0.95
+	for _, c := range cases {
+		sim, err := c.Predict(pp)
+		require.NoError(t, err)
+		est, err := c.estimate(pp)
+		require.NoError(t, err)
+		require.InEpsilon(t, sim.TTFTMs, est.TTFTMs, 1e-6, c.Row.Where())
+		require.InEpsilon(t, sim.TPOTMs, est.TPOTMs, 1e-6, c.Row.Where())
+		sim, err = c.Predict(near)
+		require.NoError(t, err)
+		est, err = c.estimate(near)
+		require.NoError(t, err)
+		require.InEpsilon(t, sim.TPOTMs, est.TPOTMs, 0.03, "%s: TPOT under a nearby profile", c.Row.Where())
+		require.InEpsilon(t, sim.TTFTMs, est.TTFTMs, 0.15, "%s: TTFT under a nearby profile", c.Row.Where())
+	}
+}

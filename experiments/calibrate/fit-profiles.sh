@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# fit-profiles.sh: regenerate the shipped engine profiles
+# models/hw/profiles/{vllm,sglang,trtllm}-{hopper,blackwell}.toml from the
+# public serving measurements in testdata/silicon-h100-h200-b200.csv
+# (closed loops at fixed concurrency; README "Engine profiles").
+#
+#   experiments/calibrate/fit-profiles.sh [NAME...]   # default: all six
+#
+# Each profile is one engine on one GPU generation, fitted in two stages
+# (the step constants on TPOT, then the front end on TTFT), robustly, on the
+# rows the simulator can run. The engine settings the file does not state
+# are assumptions, per engine (fleetsim calibrate --help):
+#   vLLM:          max_num_batched_tokens 2048 (it fits the measured TTFT
+#                  better than vLLM's 8192 default for large GPUs: see
+#                  docs/calibration.md), KV admission on the prompt
+#   SGLang:        chunked_prefill_size 8192 (its default), prompt admission
+#   TensorRT-LLM:  max_num_tokens 8192 (its default), GUARANTEED_NO_EVICT
+# Takes several minutes a profile on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+data=experiments/calibrate/testdata/silicon-h100-h200-b200.csv
+go build -o /tmp/fleetsim-fit ./cmd/fleetsim
+fit() { # name backend gpus budget description
+	local name=$1 backend=$2 gpus=$3 budget=$4 desc=$5
+	echo "== $name" >&2
+	/tmp/fleetsim-fit calibrate "$data" --train "backend=$backend" --train "gpu=$gpus" --skip-unrunnable \
+		--robust --two-stage --max-batched-tokens "$budget" --name "$name" --description "$desc" \
+		--out "fleetsim-out/profiles/$name" --quiet
+	cp "fleetsim-out/profiles/$name/profile.toml" "models/hw/profiles/$name.toml"
+}
+want=("$@")
+run() { [ ${#want[@]} -eq 0 ] || [[ " ${want[*]} " == *" $1 "* ]]; }
+run vllm-hopper && fit vllm-hopper vllm H100,H200 2048 "vLLM 0.1x (V1 engine) on H100/H200: fitted on public closed-loop serving runs (TTFT, TPOT)"
+run vllm-blackwell && fit vllm-blackwell vllm B200 2048 "vLLM 0.1x (V1 engine) on B200: fitted on public closed-loop serving runs (TTFT, TPOT)"
+run sglang-hopper && fit sglang-hopper sglang H100,H200 8192 "SGLang 0.5 on H100/H200: fitted on public closed-loop serving runs (TTFT, TPOT)"
+run sglang-blackwell && fit sglang-blackwell sglang B200 8192 "SGLang 0.5 on B200: fitted on public closed-loop serving runs of DeepSeek-V3/R1 (MoE only)"
+run trtllm-hopper && fit trtllm-hopper trtllm H100,H200 8192 "TensorRT-LLM 1.x on H100/H200: fitted on public closed-loop serving runs (TTFT, TPOT)"
+run trtllm-blackwell && fit trtllm-blackwell trtllm B200 8192 "TensorRT-LLM 1.x on B200: fitted on public closed-loop serving runs (TTFT, TPOT)"

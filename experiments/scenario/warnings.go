@@ -1,0 +1,52 @@
+package scenario
+
+import (
+	"fmt"
+
+	"github.com/fleetsim/fleetsim/models/fleet"
+	"github.com/fleetsim/fleetsim/models/hw"
+)
+
+// ProfileWarnings lists every pool whose replica lies outside what its
+// engine profile was fitted on (hw.ProfileDomain): another GPU, compute
+// precision, dense/MoE kind or a model size more than twice away. A fit
+// carries over to those only as well as README "Engine profiles" measures,
+// so the run goes on and the user is told (on stderr). Nil for profiles
+// that record no domain.
+func (s *Scenario) ProfileWarnings() []string {
+	cat := s.Catalog()
+	var out []string
+	var check func(where string, c fleet.FleetConfig)
+	check = func(where string, c fleet.FleetConfig) {
+		if len(c.Groups) > 0 {
+			for i, g := range c.Groups {
+				sub := c
+				sub.Groups, sub.GPU, sub.Model, sub.TP = nil, g.GPU, g.Model, g.TP
+				sub.Replica = c.GroupReplica(i)
+				check(fmt.Sprintf("%s.groups.%d (%s)", where, i, g.Name), sub)
+			}
+			return
+		}
+		gpu, okG := cat.GPUs[c.GPU]
+		llm, okM := cat.LLMs[c.Model]
+		pp, okP := cat.Profiles[c.Replica.Perf.Profile]
+		if !okG || !okM || !okP {
+			return
+		}
+		compute := hw.Precision(c.Replica.Compute)
+		if compute == "" {
+			compute = hw.DefaultCompute(gpu, hw.Precision(c.Replica.Weights))
+		}
+		for _, why := range pp.Domain.Outside(gpu, llm, compute) {
+			out = append(out, fmt.Sprintf("%s: engine profile %q was not fitted on %s; its constants carry over only as README \"Engine profiles\" measures", where, pp.Name, why))
+		}
+	}
+	check("cluster", s.Cluster)
+	if s.Disagg.Enabled {
+		check("disagg.decode", s.Disagg.Decode)
+	}
+	if s.Fallback.Enabled {
+		check("fallback", s.Fallback.FleetConfig)
+	}
+	return out
+}
