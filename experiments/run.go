@@ -91,7 +91,7 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 	}
 	if fl.Disagg != nil {
 		// The decode pool's breaker: the same settings, its own state.
-		if pol.DecodeBreaker, err = policies.BuildDecodeBreaker(sc.Policies, len(fl.Disagg.Decode)); err != nil {
+		if pol.DecodeBreaker, err = policies.BuildDecodeBreaker(sc.Policies, len(fl.Disagg.Decode.Replicas)); err != nil {
 			return nil, err
 		}
 	}
