@@ -258,7 +258,7 @@ func TestChaos(t *testing.T) {
 					require.Zero(t, fl.Disagg.HeldBlocks(), "no prefill KV left held\n%s", src)
 				}
 			}
-			for _, r := range fl.Fallback {
+			for _, r := range fl.Fallback.Replicas {
 				require.NoError(t, r.CheckInvariants(), src)
 			}
 			// The same scenario through the runner twice: identical summaries.

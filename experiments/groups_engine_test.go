@@ -244,8 +244,8 @@ func TestGroupsFallback(t *testing.T) {
 	r := s.Requests
 	require.Equal(t, r.Arrived, r.Completed+r.Failed+r.Shed+r.InFlight)
 	require.Positive(t, s.Resilience.Fallbacks, "the fallback took requests while the groups were down")
-	require.Len(t, res.Fleet.Fallback, 2)
-	for _, fb := range res.Fleet.Fallback {
+	require.Len(t, res.Fleet.Fallback.Replicas, 2)
+	for _, fb := range res.Fleet.Fallback.Replicas {
 		require.Positive(t, fb.Stats.DecodeTokens)
 	}
 	var groupTokens int64

@@ -349,15 +349,15 @@ func Summarize(r *Result) *Summary {
 	}
 	// The fallback pool pays its own GPU's catalog price for the tier.
 	fbPrice := 0.0
-	if f.FallbackGPUs > 0 {
+	if f.FallbackGPUs() > 0 {
 		g := sc.Catalog().GPUs[sc.Fallback.GPU]
 		fbPrice = g.PricePerGPUHour
 		if sc.Cost.Tier == scenario.TierReserved {
 			fbPrice = g.ReservedPricePerGPUHour
 		}
 	}
-	fbUSDPerHour := float64(f.FallbackGPUs) * fbPrice
-	gpuHours := float64(f.Place.GPUs+f.FallbackGPUs) * secs / 3600
+	fbUSDPerHour := float64(f.FallbackGPUs()) * fbPrice
+	gpuHours := float64(f.Place.GPUs+f.FallbackGPUs()) * secs / 3600
 	// Under autoscaling the primary GPUs are paid while provisioned
 	// (loading, serving or draining), not for the whole run.
 	primaryGPUHours, primaryGPUsMean := float64(f.Place.GPUs)*secs/3600, float64(f.Place.GPUs)
@@ -454,7 +454,7 @@ func Summarize(r *Result) *Summary {
 			s.Spot.OtherUSD = results.Round6((primaryGPUHours - spotH) * onDemand)
 		}
 		primaryGPUsMean = Ratio(primaryGPUHours*3600, secs)
-		gpuHours = primaryGPUHours + float64(f.FallbackGPUs)*secs/3600
+		gpuHours = primaryGPUHours + float64(f.FallbackGPUs())*secs/3600
 		s.Autoscale = autoscaleStats(a, sc, primaryGPUHours, secs)
 		if len(f.Groups) == 0 {
 			s.Fleet.MFU = results.Round6(Ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))

@@ -128,7 +128,7 @@ func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetCon
 	p, g := f.Pool, f.Gateway
 	n, m := len(p.Replicas), dc.Replicas
 	d := &Disagg{eng: p.eng, gw: g, pool: p, router: router, topo: newDisaggTopology(cluster, gp, dc, gd, cfg.Link),
-		DecodeGPUs: m * dc.TP, Decode: newPool(p.eng, m), decBase: n + len(g.Fallback),
+		DecodeGPUs: m * dc.TP, Decode: newPool(p.eng, m), decBase: n + len(g.Fallback.Replicas),
 		decBlock: int64(dc.Replica.BlockTokens), avail: make([]bool, m), wirePerTok: wireBytesPerToken(llm, cluster, dc),
 		layerwise: cfg.Layerwise, layers: max(llm.Layers, 1), transferAware: cfg.DecodeChoice == DecodeTransferAware,
 		live: map[*engine.Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m),
@@ -163,7 +163,8 @@ func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetCon
 			d.prefillChanged(i)
 		})
 	}
-	g.decode, g.disagg = d.Decode.Replicas, d
+	dp.Base = d.decBase
+	g.pools, g.disagg = append(g.pools, dp), d
 	f.Disagg = d
 	return nil
 }

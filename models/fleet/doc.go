@@ -21,7 +21,8 @@
 //	                     (rotation, breaker, warm spare, parked), its circuit
 //	                     breaker, drains
 //	gateway.go           Gateway: client requests and their copies, the
-//	                     replicas' Observer, routing and the fallback pool
+//	                     replicas' Observer, routing over the fleet's pools
+//	                     (primary, fallback, decode; Pool.Base numbers them)
 //	route_index.go       the routing index: IndexedRouter's decision (least
 //	                     outstanding, least KV, weighted) in O(log n) per change
 //	gateway_policies.go  Policies; admission, timeouts, hedges, breakers

@@ -283,7 +283,7 @@ func (f *Fleet) Finish(end sim.Time) {
 	for _, r := range f.Replicas {
 		r.Finish(end)
 	}
-	for _, r := range f.Fallback {
+	for _, r := range f.Fallback.Replicas {
 		r.Finish(end)
 	}
 	if f.Disagg != nil {
@@ -303,7 +303,7 @@ func (f *Fleet) collectITL() {
 			f.Rec.PerModel[f.Pool.model[i]].ITL.Merge(sk)
 		}
 	}
-	for _, r := range f.Fallback {
+	for _, r := range f.Fallback.Replicas {
 		f.Rec.ITL.Merge(r.ITL())
 	}
 	if f.Disagg != nil {
@@ -312,6 +312,9 @@ func (f *Fleet) collectITL() {
 		}
 	}
 }
+
+// FallbackGPUs is the fallback pool's GPUs (0 without one).
+func (f *Fleet) FallbackGPUs() int { return len(f.Fallback.Replicas) * f.Fallback.tp }
 
 // AddFallback builds a secondary pool (its own GPU, model and TP; often a
 // smaller model) that the gateway uses when no primary replica can take a
@@ -327,14 +330,14 @@ func (f *Fleet) AddFallback(cat *hw.Catalog, cfg FleetConfig, router Router, pre
 	if err != nil {
 		return err
 	}
-	fb := &f.Gateway.fallbackPool
-	fb.fbStates = make([]engine.ReplicaState, cfg.Replicas)
-	fb.fbRouter = router
-	fb.FallbackGPUs = cfg.Replicas * cfg.GPUsPerReplica()
+	fb := newPool(f.Pool.eng, cfg.Replicas)
+	fb.Base, fb.tp, fb.Memory, fb.Place = len(f.Replicas), cfg.GPUsPerReplica(), mem, placement(cfg, gpu.DomainGPUs)
 	for j := 0; j < cfg.Replicas; j++ {
-		r := engine.NewReplica(len(f.Replicas)+j, f.Pool.eng, cfg.Replica, perf, mem.KVBlocks, f.Gateway, &fb.fbStates[j])
-		fb.fbStates[j].Index = j
-		fb.Fallback = append(fb.Fallback, r)
+		r := engine.NewReplica(fb.Base+j, f.Pool.eng, cfg.Replica, perf, mem.KVBlocks, f.Gateway, &fb.states[j])
+		fb.states[j].Index = j
+		fb.Replicas = append(fb.Replicas, r)
 	}
+	f.Gateway.Fallback, f.Gateway.fbRouter = fb, router
+	f.Gateway.pools[1] = fb
 	return nil
 }

@@ -68,21 +68,18 @@ type Gateway struct {
 	// GW counts copies, hedges, retries and cancellations.
 	GW GatewayStats
 
-	fallbackPool
-	decode []*engine.Replica // the decode pool of a disaggregated fleet (disagg.go); indices follow the fallback's
-	disagg *Disagg           // that fleet's handoff, whose breaker watches the decode pool; nil when co-located
+	// Fallback is a secondary pool that takes what the primary cannot
+	// (Fleet.AddFallback; empty without), routed by fbRouter.
+	Fallback *Pool
+	fbRouter Router
+	// pools are the fleet's pools in the order of their replicas' fleet
+	// indices (Pool.Base): the primary, the fallback, a disaggregated
+	// fleet's decode pool.
+	pools  []*Pool
+	disagg *Disagg // a disaggregated fleet's handoff; nil when co-located
 
 	spareCR   []*clientReq
 	spareCopy []*engine.Copy
-}
-
-// fallbackPool is a secondary pool that takes what the primary cannot
-// (Fleet.AddFallback); its replicas' indices follow the primary's.
-type fallbackPool struct {
-	Fallback     []*engine.Replica
-	fbStates     []engine.ReplicaState
-	fbRouter     Router
-	FallbackGPUs int
 }
 
 var _ engine.Observer = (*Gateway)(nil)
@@ -120,7 +117,8 @@ func (g *Gateway) route(req *workloads.Request) (int, bool) {
 var CheckOutstandingIndex = false
 
 func newGateway(eng *sim.Engine, pool *Pool, router Router, rec *Recorder) *Gateway {
-	return &Gateway{eng: eng, pool: pool, router: router, rec: rec}
+	fb := newPool(eng, 0)
+	return &Gateway{eng: eng, pool: pool, router: router, rec: rec, Fallback: fb, pools: []*Pool{pool, fb}}
 }
 
 // accept takes a new client request arriving now: it is counted, then
@@ -406,30 +404,31 @@ func (g *Gateway) sendAvoiding(cr *clientReq, kind engine.CopyKind, avoid int) b
 	return false
 }
 
-// replicaAt is replica i of the fleet: the primary pool's, then the
+// replicaAt is replica i of the fleet, in the pool whose fleet indices
+// hold it. The pools follow each other: the primary pool's, then the
 // fallback pool's.
 func (g *Gateway) replicaAt(i int) *engine.Replica {
-	if i < len(g.pool.Replicas) {
-		return g.pool.Replicas[i]
+	for _, p := range g.pools {
+		if j := i - p.Base; j < len(p.Replicas) {
+			return p.Replicas[j]
+		}
 	}
-	if j := i - len(g.pool.Replicas); j >= len(g.Fallback) && g.decode != nil {
-		return g.decode[j-len(g.Fallback)] // a disaggregated fleet's decode pool (disagg.go)
-	}
-	return g.Fallback[i-len(g.pool.Replicas)]
+	panic(fmt.Sprintf("models: replica %d is in no pool of the fleet", i))
 }
 
 // sendFallback sends a copy to the fallback pool (a secondary pool, maybe
 // a smaller model) when the primary pool has no replica that can take it.
 func (g *Gateway) sendFallback(cr *clientReq, kind engine.CopyKind) bool {
-	if len(g.Fallback) == 0 {
+	fb := g.Fallback
+	if len(fb.Replicas) == 0 {
 		return false
 	}
-	j, ok := g.fbRouter.Route(&cr.req, g.fbStates)
-	if !ok || j < 0 || j >= len(g.Fallback) {
+	j, ok := g.fbRouter.Route(&cr.req, fb.states)
+	if !ok || j < 0 || j >= len(fb.Replicas) {
 		return false
 	}
 	c := g.newCopy(cr, kind)
 	g.GW.Fallbacks++
-	g.Fallback[j].Submit(c) // sets c.Replica to len(Replicas)+j
+	fb.Replicas[j].Submit(c) // sets c.Replica to fb.Base+j
 	return true
 }

@@ -23,6 +23,9 @@ import (
 type Pool struct {
 	eng      *sim.Engine
 	Replicas []*engine.Replica
+	// Base is the fleet index of replica 0: a fleet's pools number their
+	// replicas one after the other (Gateway.pools).
+	Base     int
 	states   []engine.ReplicaState
 	rot      []bool // in rotation
 	reserved []bool // warm spares held out of service (SetReserved)
