@@ -182,9 +182,6 @@ func TestChaos(t *testing.T) {
 			rec := fleet.NewRecorder(sc.SLO)
 			fl, err := newFleet(eng, sc, rec)
 			require.NoError(t, err)
-			if sc.Fallback.Enabled {
-				require.NoError(t, fl.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"))
-			}
 			if c := sc.Rollout; c.Enabled {
 				judge, err := policies.NewRolloutJudge(c)
 				require.NoError(t, err)

@@ -76,6 +76,13 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 	if ga, ok := router.(fleet.GroupAwareRouter); ok && len(fl.Pool.Groups) > 0 {
 		ga.SetGroups(fl.GroupViews(sc.GroupPrice))
 	}
+	if sc.Fallback.Enabled {
+		// Before disaggregation: the fleet numbers its pools' replicas in
+		// order, primary, fallback, decode.
+		if err := fl.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"); err != nil {
+			return nil, err
+		}
+	}
 	if err := enableDisagg(eng, fl, sc, cluster); err != nil {
 		return nil, err
 	}
@@ -158,11 +165,6 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	}
 	for _, i := range sc.DownIndexes() {
 		ap.Remove(i)
-	}
-	if sc.Fallback.Enabled {
-		if err := fl.AddFallback(sc.Catalog(), sc.Fallback.FleetConfig, policies.NewLeastOutstanding(), "fallback"); err != nil {
-			return nil, err
-		}
 	}
 	if c := sc.Rollout; c.Enabled {
 		judge, err := policies.NewRolloutJudge(c)
