@@ -110,7 +110,7 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[[faults]]\nat_s = %d\nreplica = %d\nmode = %q\nduration_s = 20\nrestart_s = %d\ncold_start_s = 5\nperiod_s = 5\npause_s = 1\n",
 				rng.IntN(100), rng.IntN(replicas), pick("fail", "oom", "hang", "slow", "flap", "stall", "maintenance"), rng.IntN(2)*5)
 		}
-		if rng.IntN(3) == 0 && !disagg {
+		if rng.IntN(3) == 0 { // with [disagg] too: its decode indices follow the fallback's
 			fmt.Fprintf(&b, "[fallback]\nenabled = true\nreplicas = %d\n", 1+rng.IntN(2))
 		}
 		rollout := rng.IntN(3) == 0 && replicas > 2 && !disagg

@@ -67,6 +67,8 @@ func runStepChecked(t *testing.T, sc *scenario.Scenario, src string) (*fleet.Fle
 	rec := fleet.NewRecorder(sc.SLO)
 	fl, err := newFleet(eng, sc, rec)
 	require.NoError(t, err)
+	_, err = injectFaults(eng, fl, sc) // its [[faults]], if any
+	require.NoError(t, err)
 	fi, err := startFailures(eng, fl, sc, sc.Seed)
 	require.NoError(t, err)
 	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
