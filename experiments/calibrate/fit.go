@@ -451,8 +451,9 @@ func (e Errors) Worst() float64 {
 
 // FitParams are the profile keys the cases constrain: the GEMM efficiency
 // of each compute precision present, the shape constants, and the TP
-// communication constants when some row has TP > 1. nvlink_efficiency is
-// left out: it trades one for one with tp_overlap. Closed loops (latency
+// communication constants when some row has TP > 1 (the all-reduce's
+// bandwidth and latency; tp_overlap is left out: it trades one for one
+// with nvlink_efficiency, and engines that do not overlap are the rule). Closed loops (latency
 // under load) add the per-layer kernel floor, the GEMM phase's overlap
 // exponent and the front end; mixture-of-experts rows the experts' half
 // point. (stream_s is left at its start value: in TTFT it adds like
@@ -479,7 +480,7 @@ func FitParams(cases []*Case) []string {
 	out = append(out, "gemm_half_tokens", "weight_bandwidth_efficiency", "attention_efficiency",
 		"attention_half_context", "kv_bandwidth_efficiency", "step_overhead_s", "seq_overhead_s")
 	if tp {
-		out = append(out, "tp_overlap", "allreduce_latency_s")
+		out = append(out, "nvlink_efficiency", "allreduce_latency_s")
 	}
 	if closed {
 		out = append(out, "layer_overhead_s", "overlap_exponent", "frontend_s")

@@ -108,7 +108,7 @@ func (s StepShape) Tokens() float64 { return s.PrefillTokens + s.DecodeSeqs }
 //	attention = 4·layers·heads·head_dim/tp · (pairs + attention_half_context·prefill_tokens)
 //	                / (peak_kv · attention_eff)
 //	          + kv_bytes_per_token/tp · decode_ctx / (hbm · kv_bw_eff)
-//	allreduce = 2·layers · (latency + 2(tp−1)/tp · tokens·hidden·2 B / (nvlink/2 · nvlink_eff))
+//	allreduce = 2·layers · (latency + tokens·hidden·2 B / (nvlink/2 · nvlink_eff))
 //	overhead  = step_overhead + seq_overhead · sequences
 //	          + layers · layer_overhead         (steps with GEMM work)
 //
@@ -233,7 +233,12 @@ func newStepModel(gpu GPU, llm LLM, tp int, weights, compute, kv Precision, pp P
 		oneDir := gpu.NVLinkBytesPerS / 2 * pp.NVLinkEfficiency
 		exposed := 1 - pp.TPOverlap
 		m.commFixedS = exposed * nAR * pp.AllReduceLatencyS
-		m.commPerTokenS = exposed * nAR * 2 * (t - 1) / t * float64(llm.Hidden) * 2 / oneDir
+		// NVLink SHARP: on an NVSwitch domain (every GPU of the catalog's)
+		// NCCL's NVLS all-reduce sends each GPU's partial sums to the switch
+		// once and receives the reduction once, so a token's activations
+		// cross a GPU's links once each way, whatever tp (a ring would move
+		// 2(tp−1)/tp of them, twice the time at tp 8).
+		m.commPerTokenS = exposed * nAR * float64(llm.Hidden) * 2 / oneDir
 	}
 	m.WeightBytesPerGPU = m.weightBytes
 	m.KVBytesPerTokenGPU = m.kvBytesPerToken
