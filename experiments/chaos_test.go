@@ -201,7 +201,7 @@ func TestChaos(t *testing.T) {
 			if fl.Disagg != nil {
 				// Decode replicas crash, hang and lose their in-flight work;
 				// their requests' KV is lost and they are prefilled again.
-				decode = fl.Disagg.Decode
+				decode = fl.Disagg.Decode.Replicas
 				for k := drng.IntN(5); k > 0; k-- {
 					r, at, mode := decode[drng.IntN(len(decode))], sim.FromSeconds(drng.Float64()*100), drng.IntN(3)
 					eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {

@@ -18,7 +18,7 @@ var errDisaggSize = errors.New("a disaggregated fleet has two pool sizes: size i
 
 // injectDecodeFault schedules scripted fault fc on decode replica j of d.
 func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc failures.Scripted) {
-	r := d.Decode[j]
+	r := d.Decode.Replicas[j]
 	at := sim.FromSeconds(fc.AtS)
 	switch fc.Mode {
 	case failures.Fail, failures.OOM:
@@ -31,7 +31,7 @@ func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc failures.Scri
 			if !r.Up() {
 				return
 			}
-			d.DecodeMarkFault(j, now)
+			d.Decode.MarkFault(j, now)
 			r.Fail(now, reason)
 			if fc.RestartS > 0 {
 				eng.Schedule(now+sim.FromSeconds(fc.RestartS), sim.PriorityFailure, func(t sim.Time) {
@@ -43,7 +43,7 @@ func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc failures.Scri
 		})
 	case failures.Hang:
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
-			d.DecodeMarkFault(j, now)
+			d.Decode.MarkFault(j, now)
 			r.Hang(now)
 		})
 		if fc.DurationS > 0 {
@@ -55,7 +55,7 @@ func injectDecodeFault(eng *sim.Engine, d *fleet.Disagg, j int, fc failures.Scri
 		}
 	case failures.Slow:
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
-			d.DecodeMarkFault(j, now)
+			d.Decode.MarkFault(j, now)
 			r.SetSlow(fc.Factor)
 		})
 		if fc.DurationS > 0 {

@@ -76,7 +76,7 @@ func runStepChecked(t *testing.T, sc *scenario.Scenario, src string) (*fleet.Fle
 	d := fl.Disagg
 	stepChecked(t, eng, fl, rec, src, func(n int) {
 		serving := 0
-		for j, r := range d.Decode {
+		for j, r := range d.Decode.Replicas {
 			require.NoError(t, r.CheckInvariants(), "decode replica %d, event %d at %v\n%s", j, n, eng.Now(), src)
 			if d.DecodeStates()[j].Available {
 				require.True(t, r.Up(), "decode replica %d available but down, event %d\n%s", j, n, src)
@@ -115,7 +115,7 @@ func TestDisaggFailuresStrikeDecodePool(t *testing.T) {
 	require.GreaterOrEqual(t, st.RePrefills, st.DecodeLost, "decode losses are re-prefills")
 	require.GreaterOrEqual(t, st.Transfers, fl.Rec.Completed+st.DecodeLost, "a request whose decode replica failed transferred again")
 	var waste int64
-	for _, r := range fl.Disagg.Decode {
+	for _, r := range fl.Disagg.Decode.Replicas {
 		waste += r.Stats.WastedDecodeTokens
 	}
 	require.Positive(t, waste, "the lost decodes are wasted tokens")
@@ -238,7 +238,7 @@ func TestDisaggDecodeSpares(t *testing.T) {
 	sc, err := scenario.Parse("pd.toml", []byte(src))
 	require.NoError(t, err)
 	fl, fs := runStepChecked(t, sc, src)
-	require.Len(t, fl.Disagg.Decode, 3, "two serving decode replicas and a spare")
+	require.Len(t, fl.Disagg.Decode.Replicas, 3, "two serving decode replicas and a spare")
 	t.Logf("decode: %d hits, %d spares used, availability %.3f, idle spare %.1f s, repaired under a spare %.1f s",
 		fs.Decode.ReplicaHits, fs.Decode.SparesUsed, fs.Decode.Availability, fs.Decode.IdleSpareS, fs.Decode.SpareRepairS)
 	require.Equal(t, 1, fs.Decode.Spares)

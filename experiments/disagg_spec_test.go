@@ -53,7 +53,7 @@ replicas = 2
 		if spec != "" {
 			requireDeterministic(t, sc, base+spec)
 		}
-		return s, res.Fleet.Disagg.Decode[0].KV().Total()
+		return s, res.Fleet.Disagg.Decode.Replicas[0].KV().Total()
 	}
 	plain, plainKV := run("")
 	good, goodKV := run("[disagg.decode.replica.speculative]\nenabled = true\ntokens = 3\nacceptance = 0.9\nacceptance_spread = 0.1\n")

@@ -95,7 +95,7 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 	}
 	if fl.Disagg != nil {
 		// The decode pool's breaker: the same settings, its own state.
-		if pol.DecodeBreaker, err = policies.BuildDecodeBreaker(sc.Policies, len(fl.Disagg.Decode)); err != nil {
+		if pol.DecodeBreaker, err = policies.BuildDecodeBreaker(sc.Policies, len(fl.Disagg.Decode.Replicas)); err != nil {
 			return nil, err
 		}
 	}
@@ -268,9 +268,9 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 		n, gpus := sc.Cluster.Replicas, 0 // gpus: the spot replicas' GPUs out of service
 		for _, e := range sp.Events {
 			switch e.Event {
-			case "spot-notice":
+			case fleet.SpotNotice:
 				gpus += fl.ReplicaTP(e.Replica)
-			case "spot-ready":
+			case fleet.SpotReady:
 				gpus -= fl.ReplicaTP(e.Replica)
 			}
 			res.Timeline = append(res.Timeline, failures.TimelinePoint{Time: e.Time, Event: e.Event, Unit: sc.SpotUnit(e),

@@ -23,7 +23,7 @@ func mergeSpotTimeline(tl []failures.TimelinePoint, evs []fleet.SpotEvent, sc *s
 	}
 	var rows []row
 	for _, p := range tl {
-		rows = append(rows, row{p: p, replica: p.Replica, down: p.Event == "fail"})
+		rows = append(rows, row{p: p, replica: p.Replica, down: p.Event == failures.EventFail})
 	}
 	for _, e := range evs {
 		if e.Time > end {
@@ -31,7 +31,7 @@ func mergeSpotTimeline(tl []failures.TimelinePoint, evs []fleet.SpotEvent, sc *s
 		}
 		unit := sc.SpotUnit(e)
 		rows = append(rows, row{p: failures.TimelinePoint{Time: e.Time, Event: e.Event, Unit: unit}, replica: e.Replica,
-			down: e.Event != "spot-ready", spot: true})
+			down: e.Event != fleet.SpotReady, spot: true})
 	}
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].p.Time < rows[b].p.Time })
 	n := sc.Cluster.Replicas

@@ -157,7 +157,7 @@ type SearchPoint struct {
 // GPUs are down and CapacityFrac of the fleet is available.
 type FailureEvent struct {
 	TimeS        float64
-	Event        string // one of FailureEventKinds
+	Event        string // one of results.FailureEvents
 	Unit         string
 	GPUsDown     int
 	CapacityFrac float64 // in [0, 1]
@@ -596,12 +596,6 @@ func readSearch(t *table) ([]SearchPoint, error) {
 	return out, nil
 }
 
-// FailureEventKinds are failures.csv's events: a replica down and back,
-// a warm spare swapped in, a spare failing while idle and ready again, and
-// a spot replica's interruption notice, its instance taken back and its
-// replacement serving ([spot]).
-var FailureEventKinds = []string{"fail", "repair", "spare", "spare-in", "spare-fail", "spare-ready", "spot-notice", "spot-kill", "spot-ready"}
-
 func readFailures(t *table) ([]FailureEvent, error) {
 	if err := t.require(results.TimeS, results.Event, results.CapacityFrac); err != nil {
 		return nil, err
@@ -611,8 +605,8 @@ func readFailures(t *table) ([]FailureEvent, error) {
 		c := cursor{t: t, i: i}
 		e := FailureEvent{TimeS: c.num(results.TimeS), Event: c.str(results.Event), Unit: c.str(results.Unit),
 			GPUsDown: c.integer(results.GPUsDown), CapacityFrac: c.num(results.CapacityFrac), Detail: c.str(results.Detail)}
-		if c.err == nil && !slices.Contains(FailureEventKinds, e.Event) {
-			c.fail(results.Event, "%q is not one of %s", e.Event, strings.Join(FailureEventKinds, ", "))
+		if c.err == nil && !slices.Contains(results.FailureEvents, e.Event) {
+			c.fail(results.Event, "%q is not one of %s", e.Event, strings.Join(results.FailureEvents, ", "))
 		}
 		if c.err == nil && !(e.CapacityFrac >= 0 && e.CapacityFrac <= 1) {
 			c.fail(results.CapacityFrac, "%v is not in [0, 1]", e.CapacityFrac)

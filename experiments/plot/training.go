@@ -16,22 +16,15 @@ import (
 type TrainingPoint struct {
 	Arm        string
 	TimeH      float64
-	Event      string // one of TrainingEventKinds
+	Event      string // one of results.TrainingEvents
 	Category   string
-	State      string // one of TrainingStates
+	State      string // one of results.TrainingStates
 	WorkH      float64
 	CommittedH float64
 	LostH      float64
 	// Checkpoints, SparesAvailable and HostsOut are counts after the event.
 	Checkpoints, SparesAvailable, HostsOut int
 }
-
-// TrainingEventKinds and TrainingStates are the values training_timeline.csv
-// may hold in its event and state columns.
-var (
-	TrainingEventKinds = []string{"start", "failure", "fail-slow", "straggler-end", "evicted", "detected", "restarted", "repaired", "end"}
-	TrainingStates     = []string{"running", "detecting", "waiting-spares", "restarting"}
-)
 
 func readTrainingTimeline(t *table) ([]TrainingPoint, error) {
 	if err := t.require(results.Arm, results.TimeH, results.Event, results.JobState, results.WorkH, results.CommittedH); err != nil {
@@ -46,10 +39,10 @@ func readTrainingTimeline(t *table) ([]TrainingPoint, error) {
 			SparesAvailable: c.integer(results.SparesAvailable), HostsOut: c.integer(results.HostsOut)}
 		switch {
 		case c.err != nil:
-		case !slices.Contains(TrainingEventKinds, p.Event):
-			c.fail(results.Event, "%q is not one of %s", p.Event, strings.Join(TrainingEventKinds, ", "))
-		case !slices.Contains(TrainingStates, p.State):
-			c.fail(results.JobState, "%q is not one of %s", p.State, strings.Join(TrainingStates, ", "))
+		case !slices.Contains(results.TrainingEvents, p.Event):
+			c.fail(results.Event, "%q is not one of %s", p.Event, strings.Join(results.TrainingEvents, ", "))
+		case !slices.Contains(results.TrainingStates, p.State):
+			c.fail(results.JobState, "%q is not one of %s", p.State, strings.Join(results.TrainingStates, ", "))
 		case p.TimeH < 0 || p.WorkH < 0 || p.CommittedH < 0 || p.LostH < 0 || math.IsNaN(p.LostH):
 			c.fail(results.TimeH, "times and work must be non-negative")
 		case len(out) > 0 && out[len(out)-1].Arm == p.Arm && p.TimeH < out[len(out)-1].TimeH:

@@ -123,7 +123,7 @@ func summarizeDisagg(s *Summary, r *Result) {
 	var used, busy, total float64
 	var preempt, wasted int64
 	var flops float64
-	for _, rp := range d.Decode {
+	for _, rp := range d.Decode.Replicas {
 		wasted += rp.Stats.WastedDecodeTokens
 		flops += rp.Stats.FLOPs * float64(d.DecodeReplicaTP())
 		used += rp.Stats.KVUsedBlockNs
@@ -131,7 +131,7 @@ func summarizeDisagg(s *Summary, r *Result) {
 		total += float64(rp.KV().Total()) * end
 		preempt += rp.Stats.Preemptions
 	}
-	n := float64(len(d.Decode))
+	n := float64(len(d.Decode.Replicas))
 	st := d.Stats
 	out := &DisaggSummary{Link: dc.Link, PrefillGPUs: s.Fleet.GPUs, DecodeGPU: dc.Decode.GPU, DecodeTP: dc.Decode.TP,
 		DecodeReplicas: dc.Decode.Replicas, DecodeGPUs: d.DecodeGPUs,
@@ -141,7 +141,7 @@ func summarizeDisagg(s *Summary, r *Result) {
 		Backpressured: st.Backpressured, WaitingPeak: st.WaitingPeak, HeldBlocksMean: results.Round6(Ratio(st.HeldBlockNs, end)),
 		RePrefills: st.RePrefills, RePrefillTokens: st.RePrefillTokens, Rerouted: st.Rerouted, DecodeLost: st.DecodeLost,
 		DecodeProbes: d.ProbeStats.Probes, DecodeEjections: d.ProbeStats.Ejections, DecodeIsolationMsMax: decodeIsolationMsMax(d),
-		DecodeBreakerOpens:  st.DecodeBreakerOpens,
+		DecodeBreakerOpens:  d.Decode.BreakerOpens,
 		DecodeKVUtilization: results.Round6(Ratio(used, total)), DecodeBusyFraction: results.Round6(Ratio(busy, n*end)),
 		DecodePreemptions: preempt,
 		TTFTSplitMs:       map[string]Dist{}}

@@ -1,6 +1,31 @@
 package results
 
-import "slices"
+import (
+	"slices"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/models/failures"
+	"github.com/fleetsim/fleetsim/models/fleet"
+	"github.com/fleetsim/fleetsim/models/training"
+)
+
+// The vocabularies of the files' event and state columns, declared where
+// their events are written and gathered here, so that a reader (fleetsim
+// plot) accepts exactly what the writers write.
+var (
+	// FailureEvents are failures.csv's events: a serving fleet's failure
+	// timeline and spot interruptions.
+	FailureEvents = slices.Concat(failures.TimelineEvents, fleet.SpotEvents)
+	// TrainingEvents and TrainingStates are training_timeline.csv's
+	// events and job states.
+	TrainingEvents = training.Events
+	TrainingStates = training.States
+)
+
+// oneOf is a column meaning that lists its vocabulary.
+func oneOf(vocab []string, after string) string {
+	return "one of " + strings.Join(vocab, ", ") + after
+}
 
 // Column is one fixed column of a results file.
 type Column struct {
@@ -230,9 +255,9 @@ var (
 		Columns: []Column{
 			{Arm, "", "the arm (sweep point, A/B arm; empty for a single run)"},
 			{TimeH, "h", "wall-clock time of the event since the job started"},
-			{Event, "", "start, failure, fail-slow, straggler-end, detected, restarted, repaired or end"},
+			{Event, "", oneOf(TrainingEvents, "")},
 			{Category, "", "the failure's category (failure and fail-slow rows)"},
-			{JobState, "", "running, detecting, waiting-spares or restarting, after the event"},
+			{JobState, "", oneOf(TrainingStates, ", after the event")},
 			{WorkH, "h", "compute done and not lost (at full speed): committed plus since the last checkpoint"},
 			{CommittedH, "h", "compute saved by completed checkpoints"},
 			{LostH, "h", "compute the event threw away (a failure: the work since the last checkpoint); work_h + lost_h is the work just before it"},
@@ -274,7 +299,7 @@ var (
 	FailuresFile = &File{Name: "failures.csv", Meaning: "one row per failure timeline event of the first arm's replication 0",
 		Columns: []Column{
 			{TimeS, "s", "simulated time of the event"},
-			{Event, "", "fail, repair, spare (a swap begins), spare-in (the spare serves, after spare_swap_s), spare-fail or spare-ready"},
+			{Event, "", oneOf(FailureEvents, " (spare: a swap begins; spare-in: the spare serves, after spare_swap_s; spot-*: a spot interruption's notice, kill and replacement)")},
 			{Unit, "", "the replica or spare the event is about"},
 			{GPUsDown, "GPUs", "GPUs down after the event"},
 			{CapacityFrac, "fraction", "share of the fleet available after the event"},

@@ -71,36 +71,10 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 	dv.Decode.Replicas = s.DecodeReplicas()
 	dv.Validate(s.Catalog(), cluster, "disagg", ps)
 	d.Router.Validate("disagg.router", ps)
-	if s.Fallback.Enabled {
-		ps.Add("disagg.enabled", "cannot be combined with [fallback] yet")
-	}
-	if s.Rollout.Enabled {
-		ps.Add("disagg.enabled", "cannot be combined with [rollout] yet")
-	}
-	// The handoff's topology and wire bytes assume dense TP-only replicas
-	// of one kind that stay provisioned.
-	for _, c := range []struct {
-		key, what string
-		on        bool
-	}{
-		{"cluster.groups", "[[cluster.groups]]", len(s.Cluster.Groups) > 0},
-		{"autoscale.enabled", "[autoscale]", s.Autoscale.Enabled},
-		{"spot.replicas", "[spot]", s.Spot.Replicas > 0},
-	} {
-		if c.on {
-			ps.Add(c.key, "cannot be combined with [disagg] yet (%s)", c.what)
-		}
-	}
 	if s.Cluster.Replica.Spec.Enabled {
 		// The prefill pool computes one token per request: nothing to
 		// speculate. The decode pool takes it.
 		ps.Add("cluster.replica.speculative.enabled", "the prefill pool of a disaggregated fleet has no decode steps to speculate on; set [disagg.decode.replica.speculative] instead")
-	}
-	if l := s.Cluster.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
-		ps.Add("disagg.enabled", "cannot be combined with cluster.dp, cluster.ep or cluster.pp yet (the KV handoff assumes TP-only replicas)")
-	}
-	if l := d.Decode.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
-		ps.Add("disagg.decode", "dp, ep and pp must be 1 for now (the KV handoff assumes TP-only replicas), found dp = %d, ep = %d, pp = %d", l.DP, l.EP, l.PP)
 	}
 	for i := range d.Faults {
 		fc := &d.Faults[i]

@@ -33,12 +33,7 @@ func (s *Scenario) resolveServingSpares(has func(string) bool, ps *config.Proble
 		ps.Add("failures.spare_coverage", "sizes the spares: remove failures.spares (%d) or this key", f.Spares)
 		return
 	case len(s.Cluster.Groups) > 0 || s.Disagg.Enabled:
-		what := "failures.spares"
-		if len(s.Cluster.Groups) > 0 {
-			what = "spares in each [[cluster.groups]] table"
-		}
-		ps.Add("failures.spare_coverage", "cannot be combined with [[cluster.groups]] or [disagg] yet (set %s)", what)
-		return
+		return // refused (Rules: spare_coverage+groups, spare_coverage+disagg)
 	}
 	gpu, ok := s.Catalog().GPUs[s.Cluster.GPU]
 	w := s.Cluster.GPUsPerReplica()

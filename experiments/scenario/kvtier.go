@@ -8,7 +8,4 @@ func (s *Scenario) validateKVTiers(ps *config.Problems) {
 		return
 	}
 	s.KVTiers.Validate(s.Catalog().GPUs[s.Cluster.GPU], s.Cluster.Replica, "kv_tiers", ps)
-	if len(s.Cluster.Groups) > 0 {
-		ps.Add("kv_tiers.enabled", "cannot be combined with [[cluster.groups]] yet (tiers are sized per GPU of one kind)")
-	}
 }

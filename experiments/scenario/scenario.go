@@ -608,16 +608,12 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	if s.Rollout.Enabled {
 		s.Rollout.Validate("rollout", s.Cluster.Replicas, ps)
 		policies.RolloutJudges.Validate("rollout.judge", s.Rollout.Judge, ps)
-		if s.Failures.Enabled && s.Failures.Spares > 0 {
-			// The rollout's green replicas are the fleet's last ones, where
-			// the spares would sit.
-			ps.Add("failures.spares", "cannot be combined with [rollout] (found %d spares)", s.Failures.Spares)
-		}
 	}
 	if s.Autoscale.Enabled {
 		s.validateAutoscale(ps)
 	}
 	s.validateSpot(ps)
+	s.checkRules(ps)
 	s.validateServe(ps)
 	s.ColdStart.Validate("cold_start", ps)
 	s.Workload.Validate("workload", ps)
@@ -781,17 +777,6 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 		// to go).
 		ps.Add("autoscale.min_replicas", "must be at least the %d served models (each keeps a serving replica), found %d", n, s.Autoscale.MinReplicas)
 	}
-	for _, c := range []struct {
-		key string
-		on  bool
-	}{
-		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {"rollout.enabled", s.Rollout.Enabled},
-		{s.groupSparesKey(), s.GroupSpares() > 0},
-	} {
-		if c.on {
-			ps.Add(c.key, "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)")
-		}
-	}
 }
 
 // groupDownKey is the key of the first group that takes replicas down
@@ -829,19 +814,6 @@ func (s *Scenario) resolveGroups(doc *tomlx.Doc, ps *config.Problems) {
 	s.Cluster.ServeModels = s.serveModels()
 	if s.Cost.PricePerGPUHour > 0 {
 		ps.Add("cost.price_per_gpu_hour", "set price_per_gpu_hour per group with [[cluster.groups]] (the GPUs differ)")
-	}
-	if l := s.Cluster.Layout(); l.DP != 1 || l.EP != 1 || l.PP != 1 {
-		ps.Add("cluster.groups", "groups are TP-only for now; remove cluster.dp, cluster.ep and cluster.pp")
-	}
-	for _, c := range []struct {
-		key string
-		on  bool
-	}{
-		{"rollout.enabled", s.Rollout.Enabled},
-	} {
-		if c.on {
-			ps.Add(c.key, "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)")
-		}
 	}
 	if s.Run.DownReplicas > 0 {
 		ps.Add("run.down_replicas", "a fleet of groups takes replicas down per group: set down_replicas in the [[cluster.groups]] whose replicas are in repair")

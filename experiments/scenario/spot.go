@@ -78,21 +78,6 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 	if !(c.PriceFraction > 0 && c.PriceFraction <= 1) {
 		ps.Add("spot.price_fraction", "must be in (0, 1], found %v", c.PriceFraction)
 	}
-	for _, k := range []struct {
-		key string
-		on  bool
-	}{
-		// With [failures], warm spares and precursor drains would move the
-		// same replicas in and out of rotation as the interruptions.
-		{"failures.spares", s.Failures.Enabled && s.Failures.Spares > 0}, {s.groupSparesKey(), s.GroupSpares() > 0},
-		{"failures.drain_on_precursor", s.Failures.Enabled && s.Failures.DrainOnPrecursor},
-		{"rollout.enabled", s.Rollout.Enabled},
-		{"faults", len(s.Faults) > 0},
-	} {
-		if k.on {
-			ps.Add(k.key, "cannot be combined with [spot] yet (both take replicas in and out of service)")
-		}
-	}
 }
 
 // spotGroup is the group [spot] names, nil when none (or no groups).

@@ -8,11 +8,25 @@ import (
 	"github.com/fleetsim/fleetsim/sim"
 )
 
+// The events of a serving fleet's failure timeline (failures.csv's event
+// column; TimelineEvents lists them, and fleetsim plot reads no others).
+const (
+	EventFail       = "fail"        // a replica went down
+	EventRepair     = "repair"      // a replica came back
+	EventSpare      = "spare"       // a warm spare took a failed replica's place
+	EventSpareIn    = "spare-in"    // the spare serves, after its swap delay
+	EventSpareFail  = "spare-fail"  // a spare failed, waiting or during its swap
+	EventSpareReady = "spare-ready" // a repaired replica whose place a spare took waits as a spare
+)
+
+// TimelineEvents are the events a failure timeline holds.
+var TimelineEvents = []string{EventFail, EventRepair, EventSpare, EventSpareIn, EventSpareFail, EventSpareReady}
+
 // TimelinePoint is one line of failures.csv: a replica going down or
 // coming back, or a spare swapping in.
 type TimelinePoint struct {
 	Time     sim.Time
-	Event    string // "fail", "repair", "spare", "spare-in", "spare-fail" or "spare-ready"
+	Event    string // one of TimelineEvents
 	Unit     string // the replica (or the swap) it is about
 	GPUsDown int
 	Capacity float64 // fraction of serving slots up
@@ -94,14 +108,14 @@ func (a *Availability) markDown(i int, now sim.Time) { a.markDownDetail(i, now, 
 func (a *Availability) markDownDetail(i int, now sim.Time, detail string) {
 	if a.down[i] < 0 {
 		a.down[i] = now
-		a.recordDetail(now, "fail", a.unit(i), detail)
+		a.recordDetail(now, EventFail, a.unit(i), detail)
 		(*a.timeline)[len(*a.timeline)-1].Replica = i
 	}
 	a.minAvail = min(a.minAvail, a.slots-a.downCount())
 }
 
 func (a *Availability) markUp(i int, now sim.Time) {
-	a.markUpAs(i, now, "repair", a.unit(i))
+	a.markUpAs(i, now, EventRepair, a.unit(i))
 }
 
 // markUpAs ends replica i's outage with a timeline event of the given kind

@@ -133,7 +133,7 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 	if len(fl.Groups) == 0 {
 		domains, domainGPUs := fl.Place.Domains, fl.Place.DomainGPUs
 		if dis := fl.Disagg; dis != nil {
-			m = len(dis.Decode)
+			m = len(dis.Decode.Replicas)
 			domains, domainGPUs = dis.FailureDomains()
 		}
 		parts = []part{{source{group: -1, place: fl.Place, n: n, decode: fl.Disagg != nil}, topology(c, domains, domainGPUs), d.Rand}}
@@ -177,10 +177,10 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		in.decAvail = newAvailability(m, d.DecodeSlots, dis.DecodeReplicaTP())
 		in.decAvail.name, in.decAvail.timeline = "decode replica", in.avail.timeline
 	}
-	in.spares = newSparePool(a.eng, primaryPool{fl}, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
+	in.spares = newSparePool(a.eng, fl.Pool, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
 	in.spares.kind = d.SpareKind
 	if in.decAvail != nil {
-		in.decSpares = newSparePool(a.eng, decodePool{fl.Disagg}, in.decAvail, d.DecodeSlots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
+		in.decSpares = newSparePool(a.eng, fl.Disagg.Decode, in.decAvail, d.DecodeSlots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
 	}
 	in.stop = sim.Forever
 	if d.DurationS > 0 {
@@ -232,7 +232,7 @@ func (in *Injector) replicasOn(k int, ev Event, fn func(i int, r *engine.Replica
 		}
 	}
 	if dis := fl.Disagg; src.decode && dis != nil && in.decAvail != nil {
-		for j, r := range dis.Decode {
+		for j, r := range dis.Decode.Replicas {
 			rf, rn := dis.DecodeReplicaGPUs(j)
 			if first < rf+rn && first+n > rf {
 				fn(in.nPre+j, r)
@@ -250,40 +250,38 @@ func (in *Injector) decode(i int) int {
 	return i - in.nPre
 }
 
+// poolOf is the pool replica i (an injector index) is in, and its index
+// there: the primary (or prefill) pool, or a disaggregated fleet's decode
+// pool.
+func (in *Injector) poolOf(i int) (*fleet.Pool, int) {
+	if j := in.decode(i); j >= 0 {
+		return in.ap.fleet.Disagg.Decode, j
+	}
+	return in.ap.fleet.Pool, i
+}
+
 // markFault records replica i's fault for its pool's time to isolate.
 func (in *Injector) markFault(i int, now sim.Time) {
-	if j := in.decode(i); j >= 0 {
-		in.ap.fleet.Disagg.DecodeMarkFault(j, now)
-		return
-	}
-	in.ap.fleet.MarkFault(i, now)
+	p, j := in.poolOf(i)
+	p.MarkFault(j, now)
 }
 
 // refresh recomputes replica i's availability in its pool.
 func (in *Injector) refresh(i int) {
-	if j := in.decode(i); j >= 0 {
-		in.ap.fleet.Disagg.DecodeRefresh(j)
-		return
-	}
-	in.ap.fleet.Refresh(i)
+	p, j := in.poolOf(i)
+	p.Refresh(j)
 }
 
 // setInRotation puts replica i in or out of its pool's rotation.
 func (in *Injector) setInRotation(i int, on bool) {
-	if j := in.decode(i); j >= 0 {
-		in.ap.fleet.Disagg.DecodeSetInRotation(j, on)
-		return
-	}
-	in.ap.fleet.SetInRotation(i, on)
+	p, j := in.poolOf(i)
+	p.SetInRotation(j, on)
 }
 
 // drain drains replica i in its pool.
 func (in *Injector) drain(i int, then func(sim.Time)) {
-	if j := in.decode(i); j >= 0 {
-		in.ap.fleet.Disagg.DecodeDrain(j, in.grace, then)
-		return
-	}
-	in.ap.fleet.Drain(i, in.grace, then)
+	p, j := in.poolOf(i)
+	p.Drain(j, in.grace, then)
 }
 
 // sparesOf is replica i's pool's spare pool and its index there.

@@ -4,20 +4,19 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
 // SparePool keeps the fleet's warm spares: replicas beyond the serving
-// slots, held out of service (Fleet.SetReserved) until a replica fails with
+// slots, held out of service (Pool.SetReserved) until a replica fails with
 // a long repair; then an idle, healthy spare takes its place at once (warm
 // standby, ByteRobust, CALIBRATION.md §1) and the failed replica, once
 // repaired, becomes a spare. It measures the replica-time spares spent idle
 // and the repairs they covered (down time that availability does not
 // count, since capacity held).
 type SparePool struct {
-	fleet sparePool
+	fleet *fleet.Pool   // the primary pool, or a disaggregated fleet's decode pool
 	avail *Availability // the timeline the swaps are logged on
 	after sim.Time      // repairs shorter than this are waited out
 	eng   *sim.Engine
@@ -49,33 +48,10 @@ type SparePool struct {
 	kind []int
 }
 
-// sparePool is the pool whose replicas the spare pool holds: the fleet's
-// primary pool, or a disaggregated fleet's decode pool.
-type sparePool interface {
-	replica(i int) *engine.Replica
-	size() int
-	SetReserved(i int, reserved bool)
-	Refresh(i int)
-}
-
-// primaryPool is the fleet's primary (or prefill) pool as a sparePool.
-type primaryPool struct{ *fleet.Fleet }
-
-func (p primaryPool) replica(i int) *engine.Replica { return p.Replicas[i] }
-func (p primaryPool) size() int                     { return len(p.Replicas) }
-
-// decodePool is a disaggregated fleet's decode pool as a sparePool.
-type decodePool struct{ d *fleet.Disagg }
-
-func (p decodePool) replica(j int) *engine.Replica    { return p.d.Decode[j] }
-func (p decodePool) size() int                        { return len(p.d.Decode) }
-func (p decodePool) SetReserved(j int, reserved bool) { p.d.DecodeSetReserved(j, reserved) }
-func (p decodePool) Refresh(j int)                    { p.d.DecodeRefresh(j) }
-
 // newSparePool holds fleet's replicas from slots on out of service as
 // spares.
-func newSparePool(eng *sim.Engine, fl sparePool, avail *Availability, slots int, after, swap sim.Time) *SparePool {
-	n := fl.size()
+func newSparePool(eng *sim.Engine, fl *fleet.Pool, avail *Availability, slots int, after, swap sim.Time) *SparePool {
+	n := len(fl.Replicas)
 	sp := &SparePool{eng: eng, fleet: fl, avail: avail, after: after, swap: swap, size: n - slots,
 		idle: make([]bool, n), replaced: make([]bool, n), idleSince: make([]sim.Time, n), replacedSince: make([]sim.Time, n),
 		pendingFor: make([]int, n), idleNsOf: make([]sim.Time, n), repairUntil: make([]sim.Time, n)}
@@ -121,16 +97,16 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 			if failed && sp.avail.down[i] >= 0 {
 				// i was already down (a failure while in repair): its
 				// slot serves again, through the spare.
-				sp.avail.markUpAs(i, now, "spare", unit)
+				sp.avail.markUpAs(i, now, EventSpare, unit)
 			} else {
-				sp.avail.record(now, "spare", unit)
+				sp.avail.record(now, EventSpare, unit)
 			}
 			return true
 		}
 		if failed {
 			sp.avail.markDownDetail(i, now, fmt.Sprintf("%s; spare swap %.0f s", detail, sp.swap.Seconds()))
 		}
-		sp.avail.recordDetail(now, "spare", fmt.Sprintf("%s %d for %d", sp.avail.name, j, i), fmt.Sprintf("serves after a %.0f s swap", sp.swap.Seconds()))
+		sp.avail.recordDetail(now, EventSpare, fmt.Sprintf("%s %d for %d", sp.avail.name, j, i), fmt.Sprintf("serves after a %.0f s swap", sp.swap.Seconds()))
 		sp.pendingFor[j] = i
 		sp.eng.Schedule(now+sp.swap, sim.PriorityFailure, func(t sim.Time) {
 			if sp.pendingFor[j] != i {
@@ -141,9 +117,9 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 			sp.fleet.Refresh(j)
 			unit := fmt.Sprintf("%s %d for %d", sp.avail.name, j, i)
 			if failed && sp.avail.down[i] >= 0 {
-				sp.avail.markUpAs(i, t, "spare-in", unit) // the slot serves again
+				sp.avail.markUpAs(i, t, EventSpareIn, unit) // the slot serves again
 			} else {
-				sp.avail.record(t, "spare-in", unit)
+				sp.avail.record(t, EventSpareIn, unit)
 			}
 		})
 		return true
@@ -159,7 +135,7 @@ func (sp *SparePool) failPending(j int, now sim.Time, failed bool, detail string
 	i := sp.pendingFor[j]
 	sp.pendingFor[j] = -1
 	sp.replaced[j], sp.replacedSince[j] = true, now
-	sp.avail.record(now, "spare-fail", sp.avail.unit(j))
+	sp.avail.record(now, EventSpareFail, sp.avail.unit(j))
 	sp.replaced[i] = false
 	if !sp.swapIn(i, now, failed, detail) {
 		sp.fleet.SetReserved(i, false)
@@ -174,7 +150,7 @@ func (sp *SparePool) failIdle(i int, now sim.Time) {
 	sp.idleNs += now - sp.idleSince[i]
 	sp.idleNsOf[i] += now - sp.idleSince[i]
 	sp.replaced[i], sp.replacedSince[i] = true, now
-	sp.avail.record(now, "spare-fail", sp.avail.unit(i))
+	sp.avail.record(now, EventSpareFail, sp.avail.unit(i))
 }
 
 // backAsSpare makes a repaired replica whose place a spare took a spare.
@@ -186,7 +162,7 @@ func (sp *SparePool) backAsSpare(i int, now sim.Time) {
 	sp.repairs = append(sp.repairs, outage{i, sp.replacedSince[i], now})
 	sp.idle[i] = true
 	sp.idleSince[i] = now
-	sp.avail.record(now, "spare-ready", sp.avail.unit(i))
+	sp.avail.record(now, EventSpareReady, sp.avail.unit(i))
 	sp.coverWaiting(now)
 }
 
@@ -204,7 +180,7 @@ func (sp *SparePool) coverWaiting(now sim.Time) {
 	for {
 		best := -1
 		for i, d := range sp.avail.down {
-			if d < 0 || sp.out(i) || sp.repairUntil[i]-now < sp.after || sp.fleet.replica(i).Hung() || !sp.idleOfKind(i) {
+			if d < 0 || sp.out(i) || sp.repairUntil[i]-now < sp.after || sp.fleet.Replicas[i].Hung() || !sp.idleOfKind(i) {
 				continue
 			}
 			if best < 0 || sp.repairUntil[i] > sp.repairUntil[best] {
@@ -231,7 +207,7 @@ func (sp *SparePool) idleOfKind(i int) bool {
 // spareFor reports whether replica j is an idle, healthy spare that can
 // stand in for replica i (one of its kind).
 func (sp *SparePool) spareFor(j, i int) bool {
-	r := sp.fleet.replica(j)
+	r := sp.fleet.Replicas[j]
 	return sp.idle[j] && r.Up() && !r.Hung() && (sp.kind == nil || sp.kind[j] == sp.kind[i])
 }
 

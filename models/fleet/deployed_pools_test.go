@@ -36,7 +36,7 @@ func TestPoolsDeployLikeOneKind(t *testing.T) {
 	grp.ServeModels = []string{"qwen3-30b-a3b"}
 	_, g := testFleet(t, grp)
 	for _, s := range shapes {
-		require.Equal(t, want.Step(s), f.Disagg.Decode[0].StepModel().Step(s), "decode pool, %+v", s)
+		require.Equal(t, want.Step(s), f.Disagg.Decode.Replicas[0].StepModel().Step(s), "decode pool, %+v", s)
 		require.Equal(t, want.Step(s), g.Replicas[0].StepModel().Step(s), "group, %+v", s)
 	}
 }

@@ -276,9 +276,6 @@ type DisaggStats struct {
 	Rerouted int64
 	// TooLong is requests whose prompt can never fit a decode replica.
 	TooLong int64
-	// DecodeBreakerOpens is the times a decode replica's circuit breaker
-	// opened (took it out of the decode choice).
-	DecodeBreakerOpens int64
 }
 
 // TTFTSplit is the time to first token of completed requests split into

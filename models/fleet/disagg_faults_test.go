@@ -44,18 +44,18 @@ func TestDisaggFailurePlacement(t *testing.T) {
 func TestDisaggDecodeDrainAndRotation(t *testing.T) {
 	eng, f := disaggFleet(t, defaultFleet(1), defaultDisagg(2))
 	d := f.Disagg
-	d.DecodeSetInRotation(0, false)
+	d.Decode.SetInRotation(0, false)
 	require.False(t, d.DecodeStates()[0].Available)
-	require.True(t, d.Decode[0].Up())
-	d.DecodeSetInRotation(0, true)
+	require.True(t, d.Decode.Replicas[0].Up())
+	d.Decode.SetInRotation(0, true)
 	require.True(t, d.DecodeStates()[0].Available)
 
 	drained := sim.Time(-1)
-	d.DecodeDrain(1, 5*sim.Second, func(now sim.Time) { drained = now })
+	d.Decode.Drain(1, 5*sim.Second, func(now sim.Time) { drained = now })
 	require.False(t, d.DecodeStates()[1].Available, "a draining decode replica takes nothing new")
 	eng.Run(10 * sim.Second)
 	require.Equal(t, sim.Second, drained, "empty: the drain ends at its first check")
-	require.False(t, d.Decode[1].Up(), "a drained replica is stopped")
+	require.False(t, d.Decode.Replicas[1].Up(), "a drained replica is stopped")
 	require.False(t, d.DecodeStates()[1].Available)
 }
 
@@ -73,7 +73,7 @@ func TestDisaggDecodeSpecStepModel(t *testing.T) {
 	co.GPU, co.Model, co.TP = pre.GPU, pre.Model, pre.TP
 	want, err := hw.NewDeployedStepModel(cat.GPUs["H100"], cat.LLMs["llama-3-8b"], co.Deployment(), hw.Precision(co.Replica.Weights), hw.Precision(co.Replica.KVDType), cat.Profiles[co.Replica.Perf.Profile])
 	require.NoError(t, err)
-	got := f.Disagg.Decode[0].StepModel()
+	got := f.Disagg.Decode.Replicas[0].StepModel()
 	require.InDelta(t, want.SpecTokensPerStep(), got.SpecTokensPerStep(), 1e-12)
 	require.Greater(t, got.SpecTokensPerStep(), 3.0)
 	for _, n := range []int{1, 8, 64} {
@@ -196,7 +196,7 @@ func TestDisaggDecodeBreaker(t *testing.T) {
 		}
 	}
 	require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
-	r0 := d.Decode[0]
+	r0 := d.Decode.Replicas[0]
 	var lost int
 	eng.Schedule(5*sim.Second, sim.PriorityFailure, func(now sim.Time) {
 		lost = r0.Outstanding()
@@ -206,7 +206,7 @@ func TestDisaggDecodeBreaker(t *testing.T) {
 	})
 	eng.Schedule(10*sim.Second, sim.PriorityMetrics, func(sim.Time) {
 		require.True(t, r0.Up(), "back up after its restart")
-		require.Equal(t, BreakerOpen, d.DecodeBreakerState(0))
+		require.Equal(t, BreakerOpen, d.Decode.BreakerState(0))
 		require.False(t, d.DecodeStates()[0].Available, "an open breaker keeps it out of the decode choice")
 		require.True(t, d.DecodeStates()[1].Available)
 	})
@@ -215,13 +215,13 @@ func TestDisaggDecodeBreaker(t *testing.T) {
 	require.Equal(t, lost, dec.errs[0], "each request decode replica 0 lost is an error on its breaker")
 	require.EqualValues(t, lost, d.Stats.DecodeLost)
 	require.Zero(t, dec.errs[1])
-	require.EqualValues(t, 1, d.Stats.DecodeBreakerOpens)
+	require.EqualValues(t, 1, d.Decode.BreakerOpens)
 	require.Equal(t, len(reqs), dec.oks[0]+dec.oks[1], "every completion is a success on its decode replica")
 	require.Positive(t, dec.oks[0], "it serves again once its breaker lets it")
 	for _, l := range dec.lats {
 		require.GreaterOrEqual(t, l, 0.0)
 	}
-	require.Equal(t, BreakerClosed, d.DecodeBreakerState(0), "half-open, its request succeeded")
+	require.Equal(t, BreakerClosed, d.Decode.BreakerState(0), "half-open, its request succeeded")
 	for _, at := range to0 {
 		require.False(t, at > 5*sim.Second && at < 25*sim.Second, "decode replica 0 chosen at %v, while its breaker was open", at)
 	}

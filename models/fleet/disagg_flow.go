@@ -21,10 +21,10 @@ type Disagg struct {
 	router Router
 	topo   *disaggTopology
 
-	// Decode is the decode pool; DecodeGPUs its GPUs.
-	Decode     []*engine.Replica
+	// Decode is the decode pool (its replicas, rotation, warm spares,
+	// breaker and health, as the primary pool's); DecodeGPUs its GPUs.
+	Decode     *Pool
 	DecodeGPUs int
-	decStates  []engine.ReplicaState
 	decBase    int // fleet index of decode replica 0
 	decBlock   int64
 	decUsable  int64 // blocks a decode replica can ever give one request
@@ -54,22 +54,9 @@ type Disagg struct {
 	heldT      sim.Time
 	out        engine.Outcome // the Outcome of the CopyDone call under way
 
-	// decRot is each decode replica's rotation: false while a probe has
-	// ejected it or a drain holds it (disagg_faults.go).
-	decRot []bool
-	// decReserved: the decode replica is a warm spare held out of service.
-	decReserved []bool
-	// Health probes the decode pool ([policies.probe], as the prefill
-	// pool's); ProbeStats counts its probes, ejections and times to
-	// isolate.
-	Health     *Health
+	// ProbeStats counts the decode pool's probes, ejections and times to
+	// isolate ([policies.probe], as the prefill pool's).
 	ProbeStats GatewayStats
-	// brk is the decode pool's circuit breaker (Policies.DecodeBreaker;
-	// nil: none); decBrk each decode replica's last state applied, brkEv
-	// its pending re-check (disagg_faults.go).
-	brk    Breaker
-	decBrk []BreakerState
-	brkEv  []sim.EventID
 
 	Stats DisaggStats
 	Split TTFTSplit
@@ -141,31 +128,29 @@ func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetCon
 	p, g := f.Pool, f.Gateway
 	n, m := len(p.Replicas), dc.Replicas
 	d := &Disagg{eng: p.eng, gw: g, pool: p, router: router, topo: newDisaggTopology(cluster, gp, dc, gd, cfg.Link),
-		DecodeGPUs: m * dc.TP, decStates: make([]engine.ReplicaState, m), decBase: n + len(g.Fallback),
+		DecodeGPUs: m * dc.TP, Decode: newPool(p.eng, m), decBase: n + len(g.Fallback),
 		decBlock: int64(dc.Replica.BlockTokens), avail: make([]bool, m), wirePerTok: wireBytesPerToken(llm, cluster, dc),
 		layerwise: cfg.Layerwise, layers: max(llm.Layers, 1), transferAware: cfg.DecodeChoice == DecodeTransferAware,
-		live: map[*engine.Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m), decRot: make([]bool, m), decReserved: make([]bool, m),
-		decBrk: make([]BreakerState, m), brkEv: make([]sim.EventID, m),
+		live: map[*engine.Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m),
 		Split: TTFTSplit{PrefillQueue: quantile.New(), Prefill: quantile.New(), DecodeWait: quantile.New(),
 			Transfer: quantile.New(), DecodeFirst: quantile.New()}}
 	d.topo.nPre = n // warm spares are prefill replicas too
-	for j := range d.decRot {
-		d.decRot[j] = true
-	}
 	for k := range d.sendFree {
 		d.sendFree[k] = make([]sim.Time, n)
 		d.recvFree[k] = make([]sim.Time, m)
 	}
+	dp := d.Decode
+	dp.tp, dp.Memory, dp.Place = d.topo.dec.TP, mem, d.topo.dec
 	for j := 0; j < m; j++ {
-		r := engine.NewReplica(d.decBase+j, p.eng, dc.Replica, perf, mem.KVBlocks, d, &d.decStates[j])
+		r := engine.NewReplica(d.decBase+j, p.eng, dc.Replica, perf, mem.KVBlocks, d, &dp.states[j])
 		r.ServeDecodes(d)
-		j := j
-		r.SetOnChange(func() { d.decodeChanged(j) })
-		d.Decode = append(d.Decode, r)
+		dp.Replicas = append(dp.Replicas, r)
 	}
-	d.Health = newHealth(p.eng, decodeProbed{d}, &d.ProbeStats, f.busy)
+	dp.watch() // a decode replica going down or coming up refreshes it
+	dp.health = newHealth(p.eng, dp, &d.ProbeStats, f.busy)
+	dp.onAvailable = func() { d.pump(d.eng.Now()) }
 	if m > 0 {
-		d.decUsable = d.Decode[0].UsableKVBlocks()
+		d.decUsable = d.Decode.Replicas[0].UsableKVBlocks()
 	}
 	for i, r := range p.Replicas {
 		r.ServePrefills(d)
@@ -178,13 +163,13 @@ func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetCon
 			d.prefillChanged(i)
 		})
 	}
-	g.decode, g.disagg = d.Decode, d
+	g.decode, g.disagg = d.Decode.Replicas, d
 	f.Disagg = d
 	return nil
 }
 
 // DecodeStates is the decode pool's routing snapshot (read-only).
-func (d *Disagg) DecodeStates() []engine.ReplicaState { return d.decStates }
+func (d *Disagg) DecodeStates() []engine.ReplicaState { return d.Decode.states }
 
 // Between is the number of requests between the pools: prefilled, and
 // not yet in a decode replica's queue (waiting for room, or in transfer).
@@ -231,7 +216,7 @@ func (d *Disagg) isDecode(i int) bool { return i >= d.decBase }
 // finish closes time-weighted statistics at end.
 func (d *Disagg) finish(end sim.Time) {
 	d.accountHeld(end)
-	for _, r := range d.Decode {
+	for _, r := range d.Decode.Replicas {
 		r.Finish(end)
 	}
 }
@@ -302,7 +287,7 @@ func (d *Disagg) releaseReservation(h *handoff, now sim.Time) {
 	if h.resBlocks == 0 {
 		return
 	}
-	d.Decode[h.dec].ReleaseKV(h.decKV, h.resBlocks, nil, now)
+	d.Decode.Replicas[h.dec].ReleaseKV(h.decKV, h.resBlocks, nil, now)
 	h.resBlocks = 0
 }
 
@@ -396,7 +381,7 @@ func (d *Disagg) CopyDone(c *engine.Copy, o *engine.Outcome) {
 	j := h.dec
 	d.drop(h, now)
 	d.gw.CopyDone(c, &d.out)
-	d.recordBreaker(j, now, true, first) // the decode replica's share of the TTFT (disagg_faults.go)
+	d.Decode.recordBreaker(j, now, true, first) // the decode replica's share of the TTFT (disagg_faults.go)
 	d.pump(now)
 }
 
@@ -417,7 +402,7 @@ func (d *Disagg) CopyFailed(c *engine.Copy, at sim.Time, reason string) {
 	d.Stats.DecodeLost++
 	j, lat := h.dec, (at - h.landed).Milliseconds()
 	d.rePrefill(h, at, reason)
-	d.recordBreaker(j, at, false, lat) // it lost the request's KV
+	d.Decode.recordBreaker(j, at, false, lat) // it lost the request's KV
 	d.pump(at)
 }
 
@@ -440,7 +425,7 @@ func (d *Disagg) rePrefill(h *handoff, now sim.Time, reason string) {
 func (d *Disagg) dispatch(h *handoff, now sim.Time) {
 	h.state = hsHolding
 	total := int64(h.c.Req.InputTokens) + int64(h.c.Req.OutputTokens)
-	if len(d.Decode) == 0 || d.decBlocksFor(total) > d.decUsable {
+	if len(d.Decode.Replicas) == 0 || d.decBlocksFor(total) > d.decUsable {
 		d.Stats.TooLong++
 		c := h.c
 		d.drop(h, now)
@@ -501,32 +486,32 @@ func (d *Disagg) popWait() {
 func (d *Disagg) pick(h *handoff) (int, bool) {
 	need := d.decBlocksFor(int64(h.c.Req.InputTokens))
 	anyRoom := false
-	for j, r := range d.Decode {
-		st := &d.decStates[j]
+	for j, r := range d.Decode.Replicas {
+		st := &d.Decode.states[j]
 		d.avail[j] = st.Available
 		room := st.Available && r.HasRoom(need, d.pending[j])
 		st.Available = room
 		anyRoom = anyRoom || room
 	}
 	j, ok := -1, false
-	for tries := 0; anyRoom && tries <= len(d.Decode); tries++ {
+	for tries := 0; anyRoom && tries <= len(d.Decode.Replicas); tries++ {
 		if d.transferAware {
 			j, ok = d.fastestLanding(h)
 		} else {
-			j, ok = d.router.Route(h.c.Req, d.decStates)
+			j, ok = d.router.Route(h.c.Req, d.Decode.states)
 		}
-		if !ok || j < 0 || j >= len(d.Decode) || !d.breakerRefuses(j, d.eng.Now()) {
+		if !ok || j < 0 || j >= len(d.Decode.Replicas) || !d.Decode.breakerRefuses(j, d.eng.Now()) {
 			break
 		}
 		// Half-open and its breaker admits no more now: choose again
 		// without it.
-		d.decStates[j].Available = false
+		d.Decode.states[j].Available = false
 		j, ok = -1, false
 	}
-	for i := range d.Decode {
-		d.decStates[i].Available = d.avail[i]
+	for i := range d.Decode.Replicas {
+		d.Decode.states[i].Available = d.avail[i]
 	}
-	if !ok || j < 0 || j >= len(d.Decode) {
+	if !ok || j < 0 || j >= len(d.Decode.Replicas) {
 		return -1, false
 	}
 	return j, true
@@ -539,15 +524,15 @@ func (d *Disagg) pick(h *handoff) (int, bool) {
 func (d *Disagg) fastestLanding(h *handoff) (int, bool) {
 	best, bestEnd, now := -1, sim.Time(0), d.eng.Now()
 	bytes := d.wirePerTok * float64(h.c.Req.InputTokens)
-	for j := range d.Decode {
-		st := &d.decStates[j]
+	for j := range d.Decode.Replicas {
+		st := &d.Decode.states[j]
 		if !st.Available {
 			continue
 		}
 		k := d.topo.kind(h.pre, j)
 		wire := sim.Time(math.Ceil(bytes / d.topo.bytesPerS(k) * 1e9))
 		end := max(now, d.sendFree[k][h.pre], d.recvFree[k][j]) + wire
-		if best < 0 || end < bestEnd || (end == bestEnd && st.Outstanding < d.decStates[best].Outstanding) {
+		if best < 0 || end < bestEnd || (end == bestEnd && st.Outstanding < d.Decode.states[best].Outstanding) {
 			best, bestEnd = j, end
 		}
 	}
@@ -558,7 +543,7 @@ func (d *Disagg) fastestLanding(h *handoff) (int, bool) {
 // the link, behind what already queues at either end.
 func (d *Disagg) startTransfer(h *handoff, j int, now sim.Time) {
 	need := d.decBlocksFor(int64(h.c.Req.InputTokens))
-	kv, ok := d.Decode[j].ReserveKV(need, now)
+	kv, ok := d.Decode.Replicas[j].ReserveKV(need, now)
 	if !ok {
 		panic("models: disagg: decode reservation checked but allocation failed")
 	}
@@ -605,7 +590,7 @@ func (d *Disagg) land(h *handoff, now sim.Time) {
 		d.OnTransfer(TransferRecord{Prefill: h.pre, Decode: h.dec, Link: h.link, Bytes: h.bytes, BytesPerS: h.bps,
 			Ready: h.reserved, PrefillStart: h.sched, Layerwise: h.layerwise, SendStart: h.sendAt, RecvStart: h.recvAt, End: now})
 	}
-	r := d.Decode[h.dec]
+	r := d.Decode.Replicas[h.dec]
 	if !r.Up() || r.KV() != h.decKV {
 		// The decode replica failed under the transfer: its reservation is
 		// gone; the prefill replica still holds the KV, so try again.
@@ -639,6 +624,3 @@ func (d *Disagg) prefillChanged(i int) {
 	d.scratch = lost[:0]
 	d.pump(now)
 }
-
-// decodeChanged hears decode replica j go down or come up.
-func (d *Disagg) decodeChanged(j int) { d.DecodeRefresh(j) }

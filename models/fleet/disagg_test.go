@@ -39,7 +39,7 @@ func checkDisagg(t *testing.T, f *Fleet, msg string) {
 	rec := f.Rec
 	require.Equal(t, rec.Arrived, rec.Completed+rec.Failed+rec.Shed+rec.InFlight(), msg)
 	held := int64(f.Disagg.Between())
-	for _, r := range append(append([]*engine.Replica{}, f.Replicas...), f.Disagg.Decode...) {
+	for _, r := range append(append([]*engine.Replica{}, f.Replicas...), f.Disagg.Decode.Replicas...) {
 		r.KV().Check()
 		require.NoError(t, r.CheckInvariants(), msg)
 		held += int64(r.Outstanding())
@@ -77,7 +77,7 @@ func TestDisaggConservationAndKV(t *testing.T) {
 					i := rng.IntN(len(f.Replicas))
 					r := f.Replicas[i]
 					if decode {
-						r = f.Disagg.Decode[rng.IntN(len(f.Disagg.Decode))]
+						r = f.Disagg.Decode.Replicas[rng.IntN(len(f.Disagg.Decode.Replicas))]
 					}
 					eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
 						r.Fail(now, engine.FailCrashed)
@@ -96,7 +96,7 @@ func TestDisaggConservationAndKV(t *testing.T) {
 			require.NoError(t, f.Err())
 			require.Zero(t, f.Rec.InFlight(), "everything drains")
 			require.EqualValues(t, len(reqs), f.Rec.Completed+f.Rec.Failed+f.Rec.Shed)
-			for _, r := range append(append([]*engine.Replica{}, f.Replicas...), f.Disagg.Decode...) {
+			for _, r := range append(append([]*engine.Replica{}, f.Replicas...), f.Disagg.Decode.Replicas...) {
 				require.Zero(t, r.KV().Used(), "no blocks leak")
 				require.Zero(t, r.State().OutstandingTokens)
 			}
@@ -275,7 +275,7 @@ func TestDisaggDecodeFailureRePrefills(t *testing.T) {
 		reqs[i].OutputTokens = 300 // long decodes: the failure finds requests decoding
 	}
 	require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
-	dec := f.Disagg.Decode[0]
+	dec := f.Disagg.Decode.Replicas[0]
 	eng.Schedule(5*sim.Second, sim.PriorityFailure, func(now sim.Time) {
 		require.Greater(t, dec.Outstanding(), 0)
 		dec.Fail(now, engine.FailCrashed)
@@ -300,8 +300,8 @@ func TestDisaggDeterminism(t *testing.T) {
 		reqs := randomWorkload(rand.New(rand.NewPCG(8, 9)), 400, 25, true)
 		require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
 		eng.Schedule(4*sim.Second, sim.PriorityFailure, func(now sim.Time) {
-			f.Disagg.Decode[1].Fail(now, engine.FailCrashed)
-			f.Disagg.Decode[1].Recover(now, sim.Second, nil)
+			f.Disagg.Decode.Replicas[1].Fail(now, engine.FailCrashed)
+			f.Disagg.Decode.Replicas[1].Recover(now, sim.Second, nil)
 		})
 		eng.Run(sim.Forever)
 		return fmt.Sprintf("%+v %v %v %v %d", f.Disagg.Stats, f.Rec.TTFT.Quantile(0.99), f.Rec.TPOT.Mean(), f.Disagg.Split.DecodeWait.Mean(), eng.Fired())

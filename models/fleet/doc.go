@@ -15,9 +15,11 @@
 // is package models/failures.
 //
 //	fleet.go             FleetConfig and placement; Fleet and its constructor
-//	pool.go              Pool: the replicas, their routing snapshot and the
-//	                     availability flags (rotation, breaker, warm spare);
-//	                     drains
+//	pool.go              Pool, one pool of replicas (the primary pool, a
+//	                     disaggregated fleet's decode pool): the replicas,
+//	                     their routing snapshot and availability flags
+//	                     (rotation, breaker, warm spare, parked), its circuit
+//	                     breaker, drains
 //	gateway.go           Gateway: client requests and their copies, the
 //	                     replicas' Observer, routing and the fallback pool
 //	route_index.go       the routing index: IndexedRouter's decision (least

@@ -246,7 +246,7 @@ func newFleet(eng *sim.Engine, router Router, rec *Recorder, n int) *Fleet {
 	f := &Fleet{Pool: pool, Gateway: gw, intake: in, Rec: rec,
 		Sampler: &Sampler{eng: eng, rec: rec, pool: pool, in: in}}
 	f.Health = newHealth(eng, pool, &gw.GW, f.busy)
-	gw.health = f.Health
+	pool.health = f.Health
 	return f
 }
 
@@ -258,26 +258,17 @@ func (f *Fleet) busy() bool { return !f.srcDone || f.Rec.InFlight() > 0 }
 // probes they configure; call before Start.
 func (f *Fleet) SetPolicies(p Policies) {
 	f.Gateway.pol = p
+	f.Pool.breaker = p.Breaker
 	f.Health.start(p.Probe)
 	if f.Disagg != nil {
-		f.Disagg.Health.start(p.Probe) // the decode pool is probed as the prefill pool is
+		f.Disagg.Decode.health.start(p.Probe) // the decode pool is probed as the prefill pool is
 		if p.Breaker != nil && p.DecodeBreaker == nil {
 			// A programming error, not user input: the decode pool would
 			// go unwatched without a word.
 			panic("models: SetPolicies: a disaggregated fleet with a breaker needs Policies.DecodeBreaker")
 		}
-		f.Disagg.setBreaker(p.DecodeBreaker)
+		f.Disagg.Decode.breaker = p.DecodeBreaker
 	}
-}
-
-// SetReserved holds replica i out of service as a warm spare (or returns
-// it): unlike rotation, which drains, ejections and rollouts toggle,
-// only the spare pool's owner changes it.
-func (f *Fleet) SetReserved(i int, reserved bool) {
-	if reserved {
-		f.Health.noteIsolated(i, f.Pool.eng.Now()) // out of service now: a fault is isolated
-	}
-	f.Pool.setReserved(i, reserved)
 }
 
 // Finish closes time-weighted statistics at end, the end of the run.
@@ -316,7 +307,7 @@ func (f *Fleet) collectITL() {
 		f.Rec.ITL.Merge(r.ITL())
 	}
 	if f.Disagg != nil {
-		for _, r := range f.Disagg.Decode {
+		for _, r := range f.Disagg.Decode.Replicas {
 			f.Rec.ITL.Merge(r.ITL())
 		}
 	}

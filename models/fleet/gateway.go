@@ -55,10 +55,8 @@ type Gateway struct {
 	pool   *Pool
 	router Router
 	rec    *Recorder
-	health *Health  // told when a breaker isolates a replica
 	ro     *rollout // nil without a rollout
 	pol    Policies
-	brkEv  []sim.EventID    // pending breaker re-checks
 	onTTFT func(ms float64) // sees each completed request's TTFT (the autoscaler)
 
 	// riChecked is set once route has checked whether router is an
@@ -122,7 +120,7 @@ func (g *Gateway) route(req *workloads.Request) (int, bool) {
 var CheckOutstandingIndex = false
 
 func newGateway(eng *sim.Engine, pool *Pool, router Router, rec *Recorder) *Gateway {
-	return &Gateway{eng: eng, pool: pool, router: router, rec: rec, brkEv: make([]sim.EventID, len(pool.states))}
+	return &Gateway{eng: eng, pool: pool, router: router, rec: rec}
 }
 
 // accept takes a new client request arriving now: it is counted, then
@@ -397,7 +395,7 @@ func (g *Gateway) sendAvoiding(cr *clientReq, kind engine.CopyKind, avoid int) b
 		if !ok || i < 0 || i >= len(p.Replicas) {
 			return g.sendFallback(cr, kind)
 		}
-		if g.pol.Breaker != nil && p.brk[i] == BreakerHalfOpen && !g.pol.Breaker.Admit(i, now) {
+		if p.breakerRefuses(i, now) {
 			hide(i)
 			continue
 		}

@@ -79,28 +79,10 @@ func (g *Gateway) admit(cr *clientReq, now sim.Time, tries int) {
 	g.startPolicies(cr, now)
 }
 
-// recordBreaker feeds an outcome to the breaker and applies its state.
+// recordBreaker feeds an outcome of primary replica i to its pool's
+// breaker (Pool.recordBreaker).
 func (g *Gateway) recordBreaker(i int, now sim.Time, ok bool, latencyMs float64) {
-	if g.pol.Breaker == nil || i < 0 || i >= len(g.pool.Replicas) {
-		return
-	}
-	g.pol.Breaker.Record(i, now, ok, latencyMs)
-	g.applyBreaker(i, now)
-}
-
-func (g *Gateway) applyBreaker(i int, now sim.Time) {
-	st, until := g.pol.Breaker.State(i, now)
-	if st == BreakerOpen && g.pool.brk[i] != BreakerOpen {
-		g.health.noteIsolated(i, now)
-	}
-	g.pool.setBreaker(i, st)
-	if st == BreakerOpen && until > now {
-		g.eng.Cancel(g.brkEv[i])
-		g.brkEv[i] = g.eng.Schedule(until, sim.PriorityNormal, func(at sim.Time) {
-			g.brkEv[i] = sim.EventID{}
-			g.applyBreaker(i, at)
-		})
-	}
+	g.pool.recordBreaker(i, now, ok, latencyMs)
 }
 
 // onTimeout fails a client request that ran out of time.

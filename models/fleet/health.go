@@ -6,14 +6,14 @@ import (
 	"github.com/fleetsim/fleetsim/models/engine"
 )
 
-// Health is the gateway's health checking of the primary pool: periodic
-// probes that eject a replica after consecutive failures, restart it and
-// let it rejoin after its cold start; and the time-to-isolate statistic
-// (from a replica's first fault to its leaving rotation, by any means).
-// It counts into the gateway's GatewayStats.
+// Health is a pool's health checking: periodic probes that eject a
+// replica after consecutive failures, restart it and let it rejoin after
+// its cold start; and the time-to-isolate statistic (from a replica's
+// first fault to its leaving rotation, by any means). It counts into its
+// GatewayStats (the gateway's for the primary pool).
 type Health struct {
 	eng        *sim.Engine
-	pool       probed
+	pool       *Pool
 	stats      *GatewayStats
 	cfg        ProbeConfig
 	faultAt    []sim.Time // first fault time of a not-yet-isolated replica, or -1
@@ -23,22 +23,11 @@ type Health struct {
 	busy func() bool
 }
 
-// probed is a pool of replicas the health checker probes: the primary pool
-// (Pool), or a disaggregated fleet's decode pool (Disagg).
-type probed interface {
-	size() int
-	replica(i int) *engine.Replica
-	inRotation(i int) bool
-	SetInRotation(i int, in bool)
-	ReplicaTP(i int) int
-	refresh(i int)
-}
-
 func (p *Pool) size() int                     { return len(p.states) }
 func (p *Pool) replica(i int) *engine.Replica { return p.Replicas[i] }
 func (p *Pool) inRotation(i int) bool         { return p.rot[i] }
 
-func newHealth(eng *sim.Engine, pool probed, stats *GatewayStats, busy func() bool) *Health {
+func newHealth(eng *sim.Engine, pool *Pool, stats *GatewayStats, busy func() bool) *Health {
 	h := &Health{eng: eng, pool: pool, stats: stats, busy: busy, faultAt: make([]sim.Time, pool.size())}
 	for i := range h.faultAt {
 		h.faultAt[i] = -1
@@ -78,9 +67,9 @@ func (h *Health) noteIsolated(i int, now sim.Time) {
 	}
 }
 
-// MarkFault records that replica i became faulty at now (for the time to
-// isolate it).
-func (h *Health) MarkFault(i int, now sim.Time) {
+// markFault records that replica i became faulty at now (for the time to
+// isolate it; Pool.MarkFault).
+func (h *Health) markFault(i int, now sim.Time) {
 	if h.faultAt[i] < 0 {
 		h.faultAt[i] = now
 	}

@@ -6,11 +6,13 @@ import (
 	"github.com/fleetsim/fleetsim/models/engine"
 )
 
-// Pool is the fleet's primary replicas and the routing snapshot they keep up
-// to date: one ReplicaState per replica, whose Available flag the pool
-// derives from four sources (the replica is up, in rotation, not behind an
-// open breaker, not reserved as a warm spare). The pool owns those flags;
-// the gateway, the health checker, rollouts and fault appliers change them
+// Pool is a set of replicas of one role (the primary pool, a disaggregated
+// fleet's decode pool) and the routing snapshot they keep up to date: one
+// ReplicaState per replica, whose Available flag the pool derives from five
+// sources (the replica is up, in rotation, not behind an open breaker, not
+// reserved as a warm spare, not parked by the autoscaler). The pool owns
+// those flags, its circuit breaker's state and its health checker; the
+// gateway, the health checker, rollouts and fault appliers change them
 // through its methods and never write the snapshot's Available directly
 // (the gateway masks it for the length of one routing decision only).
 // Whoever writes a snapshot entry's Available, Outstanding or
@@ -23,13 +25,24 @@ type Pool struct {
 	Replicas []*engine.Replica
 	states   []engine.ReplicaState
 	rot      []bool // in rotation
-	reserved []bool // warm spares held out of service (Fleet.SetReserved)
+	reserved []bool // warm spares held out of service (SetReserved)
 	parked   []bool // scaled in by the autoscaler: not provisioned
 	// model is each replica's model (its index in [[serve]]) in a fleet
 	// of several models; nil when the fleet serves one.
 	model []int16
 	brk   []BreakerState // last breaker state applied
-	tp    int
+	// breaker is the pool's circuit breaker (nil: none); brkEv each
+	// replica's pending re-check of its state; BreakerOpens counts the
+	// times one opened.
+	breaker      Breaker
+	brkEv        []sim.EventID
+	BreakerOpens int64
+	// health probes the pool's replicas and times their isolation.
+	health *Health
+	// onAvailable, when set, is called after a refresh that leaves a
+	// replica available (the decode pool: landed requests may go there).
+	onAvailable func()
+	tp          int
 	// ri is the routing index over states, nil unless the gateway's
 	// router is an IndexedRouter (indexRoutes).
 	ri *routeIndex
@@ -52,7 +65,7 @@ type Pool struct {
 // which points each at its entry of states.
 func newPool(eng *sim.Engine, n int) *Pool {
 	p := &Pool{eng: eng, states: make([]engine.ReplicaState, n), rot: make([]bool, n), reserved: make([]bool, n),
-		brk: make([]BreakerState, n), parked: make([]bool, n)}
+		brk: make([]BreakerState, n), brkEv: make([]sim.EventID, n), parked: make([]bool, n)}
 	for i := range p.rot {
 		p.rot[i] = true
 	}
@@ -75,6 +88,9 @@ func (p *Pool) States() []engine.ReplicaState { return p.states }
 func (p *Pool) refresh(i int) {
 	p.states[i].Available = p.Replicas[i].Up() && p.rot[i] && p.brk[i] != BreakerOpen && !p.reserved[i] && !p.parked[i]
 	p.fixIndex(i)
+	if p.onAvailable != nil && p.states[i].Available {
+		p.onAvailable()
+	}
 }
 
 // fixIndex updates the routing index, if any, after replica i's
@@ -122,17 +138,64 @@ func (p *Pool) SetInRotation(i int, in bool) {
 	p.refresh(i)
 }
 
-// setBreaker records the breaker state the gateway applied to replica i.
-func (p *Pool) setBreaker(i int, st BreakerState) {
-	p.brk[i] = st
-	p.refresh(i)
-}
-
-// setReserved holds replica i out of service as a warm spare, or returns it.
-func (p *Pool) setReserved(i int, reserved bool) {
+// SetReserved holds replica i out of service as a warm spare (or returns
+// it): unlike rotation, which drains, ejections and rollouts toggle, only
+// the spare pool's owner changes it.
+func (p *Pool) SetReserved(i int, reserved bool) {
+	if reserved {
+		p.health.noteIsolated(i, p.eng.Now()) // out of service now: a fault is isolated
+	}
 	p.reserved[i] = reserved
 	p.refresh(i)
 }
+
+// MarkFault records that replica i became faulty at now (for the time to
+// isolate it).
+func (p *Pool) MarkFault(i int, now sim.Time) { p.health.markFault(i, now) }
+
+// recordBreaker feeds replica i's breaker an outcome (ok false for an
+// error or a timeout; latencyMs its time to first token, or to the
+// failure) and applies its state.
+func (p *Pool) recordBreaker(i int, now sim.Time, ok bool, latencyMs float64) {
+	if p.breaker == nil || i < 0 || i >= len(p.Replicas) {
+		return
+	}
+	p.breaker.Record(i, now, ok, latencyMs)
+	p.applyBreaker(i, now)
+}
+
+// applyBreaker applies replica i's breaker state at now: an open breaker
+// takes it out of the routing choice (its fault is then isolated) until
+// the breaker looks again, when its cooldown ends.
+func (p *Pool) applyBreaker(i int, now sim.Time) {
+	st, until := p.breaker.State(i, now)
+	was := p.brk[i]
+	if st == BreakerOpen && was != BreakerOpen {
+		p.BreakerOpens++
+		p.health.noteIsolated(i, now)
+	}
+	p.brk[i] = st
+	if st != was {
+		p.refresh(i)
+	}
+	if st == BreakerOpen && until > now {
+		p.eng.Cancel(p.brkEv[i])
+		p.brkEv[i] = p.eng.Schedule(until, sim.PriorityNormal, func(at sim.Time) {
+			p.brkEv[i] = sim.EventID{}
+			p.applyBreaker(i, at)
+		})
+	}
+}
+
+// breakerRefuses reports whether replica i's breaker is half-open and
+// refuses one more request now (Admit counts it when it does not).
+func (p *Pool) breakerRefuses(i int, now sim.Time) bool {
+	return p.breaker != nil && p.brk[i] == BreakerHalfOpen && !p.breaker.Admit(i, now)
+}
+
+// BreakerState is replica i's breaker state as last applied
+// (BreakerClosed without a breaker).
+func (p *Pool) BreakerState(i int) BreakerState { return p.brk[i] }
 
 // setParked holds replica i out of service because the autoscaler has not
 // provisioned it, or returns it.
@@ -153,7 +216,7 @@ func (p *Pool) Drain(i int, grace sim.Time, then func(now sim.Time)) {
 // drainOut waits, checking every second, until the replica replica()
 // returns holds nothing or grace has passed, then fails what is left
 // (FailDrained) and calls then, if set. The replica is already out of
-// rotation (Pool.Drain, Disagg.DecodeDrain).
+// rotation (Pool.Drain).
 func drainOut(eng *sim.Engine, replica func() *engine.Replica, grace sim.Time, then func(now sim.Time)) {
 	deadline := eng.Now() + grace
 	var check sim.Action

@@ -23,10 +23,21 @@ type SpotParams struct {
 	Drain           bool
 }
 
+// The steps of a spot interruption (failures.csv's event column, beside
+// the failure timeline's; SpotEvents lists them).
+const (
+	SpotNotice = "spot-notice" // the provider's notice: the replica drains
+	SpotKill   = "spot-kill"   // the instance is reclaimed
+	SpotReady  = "spot-ready"  // its replacement serves
+)
+
+// SpotEvents are the events a spot interruption writes.
+var SpotEvents = []string{SpotNotice, SpotKill, SpotReady}
+
 // SpotEvent is one interruption step, for failures.csv.
 type SpotEvent struct {
 	Time    sim.Time
-	Event   string // "spot-notice", "spot-kill", "spot-ready"
+	Event   string // one of SpotEvents
 	Replica int
 	// Down is the number of spot replicas out of service after the event.
 	Down int
@@ -106,16 +117,16 @@ func (s *Spot) interrupt(i int, now sim.Time) {
 	s.account(now)
 	s.down++
 	s.Interruptions++
-	s.Events = append(s.Events, SpotEvent{Time: now, Event: "spot-notice", Replica: i, Down: s.down})
+	s.Events = append(s.Events, SpotEvent{Time: now, Event: SpotNotice, Replica: i, Down: s.down})
 	kill := func(at sim.Time) {
 		s.pool.Replicas[i].Fail(at, FailSpot)
-		s.Events = append(s.Events, SpotEvent{Time: at, Event: "spot-kill", Replica: i, Down: s.down})
+		s.Events = append(s.Events, SpotEvent{Time: at, Event: SpotKill, Replica: i, Down: s.down})
 		s.pool.Replicas[i].Recover(at, s.p.Replace, func() {
 			t := s.eng.Now()
 			s.account(t)
 			s.down--
 			s.pool.SetInRotation(i, true)
-			s.Events = append(s.Events, SpotEvent{Time: t, Event: "spot-ready", Replica: i, Down: s.down})
+			s.Events = append(s.Events, SpotEvent{Time: t, Event: SpotReady, Replica: i, Down: s.down})
 			s.arm(i, t)
 		})
 	}

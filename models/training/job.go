@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models/failures"
@@ -26,6 +27,9 @@ const (
 )
 
 var stateNames = [...]string{"running", "detecting", "waiting-spares", "restarting"}
+
+// States are the names of the job's states, as its timeline writes them.
+var States = slices.Clone(stateNames[:])
 
 func (s State) String() string {
 	if int(s) < len(stateNames) {
@@ -140,7 +144,7 @@ func (j *Job) State() State { return j.state }
 // failure. Run the engine to Horizon, then call Result.
 func (j *Job) Start() {
 	j.since = j.eng.Now()
-	j.mark(j.since, "start", "")
+	j.mark(j.since, EventStart, "")
 	j.pull()
 }
 
@@ -181,7 +185,7 @@ func (j *Job) onFailure(ev failures.Event) {
 				}
 			}
 		}
-		j.mark(now, "fail-slow", ev.Category)
+		j.mark(now, EventFailSlow, ev.Category)
 		return
 	}
 	if ev.Repair > 0 && ev.Scope != failures.ScopeProcess {
@@ -201,13 +205,13 @@ func (j *Job) onFailure(ev failures.Event) {
 	case Restarting:
 		j.eng.Cancel(j.pending)
 	default: // already stopped: the failure is handled with the current one
-		j.mark(now, "failure", ev.Category)
+		j.mark(now, EventFailure, ev.Category)
 		return
 	}
 	j.count.interruption(ev.Category)
 	j.state = Detecting
 	j.pending = j.eng.Schedule(now+j.uniform(j.cfg.DetectionMinS, j.cfg.DetectionMaxS), sim.PriorityNormal, j.onDetected)
-	j.markLost(now, "failure", ev.Category, lost)
+	j.markLost(now, EventFailure, ev.Category, lost)
 }
 
 // onStragglerDetected evicts straggler id (ev, repaired at until): the
@@ -233,12 +237,12 @@ func (j *Job) onStragglerDetected(now sim.Time, id int, ev failures.Event, until
 	case Restarting: // the restart began without the evicted host's replacement
 		j.eng.Cancel(j.pending)
 	default: // stopped: the restart to come fills the position
-		j.markLost(now, "evicted", ev.Category, 0)
+		j.markLost(now, EventEvicted, ev.Category, 0)
 		return
 	}
 	j.count.interruption(ev.Category)
 	j.tryRestart(now)
-	j.markLost(now, "evicted", ev.Category, lost)
+	j.markLost(now, EventEvicted, ev.Category, lost)
 }
 
 // overEvict takes OverEvictHosts healthy hosts after job host h out with
@@ -261,13 +265,13 @@ func (j *Job) onRepaired(now sim.Time) {
 	if j.state == WaitingSpares {
 		j.tryRestart(now)
 	}
-	j.mark(now, "repaired", "")
+	j.mark(now, EventRepaired, "")
 }
 
 func (j *Job) onDetected(now sim.Time) {
 	j.settle(now)
 	j.tryRestart(now)
-	j.mark(now, "detected", "")
+	j.mark(now, EventDetected, "")
 }
 
 // tryRestart fills every empty position from the spares and restarts, or
@@ -288,13 +292,13 @@ func (j *Job) onRestarted(now sim.Time) {
 	j.settle(now)
 	j.state = Running
 	j.ckpt.restart()
-	j.mark(now, "restarted", "")
+	j.mark(now, EventRestarted, "")
 }
 
 func (j *Job) onStragglerEnd(now sim.Time) {
 	j.settle(now)
 	j.slow.expire(now)
-	j.mark(now, "straggler-end", "")
+	j.mark(now, EventStragglerEnd, "")
 }
 
 // uniform draws a duration uniform in [lo, hi] seconds (one Float64 always,

@@ -73,7 +73,7 @@ type Result struct {
 func (j *Job) Result() Result {
 	if !j.done {
 		j.settle(max(j.horizon, j.since))
-		j.mark(max(j.horizon, j.since), "end", "")
+		j.mark(max(j.horizon, j.since), EventEnd, "")
 		j.done = true
 	}
 	a := j.acc

@@ -2,6 +2,24 @@ package training
 
 import "github.com/fleetsim/fleetsim/sim"
 
+// The events of a training job's timeline (training_timeline.csv's event
+// column; Events lists them, and fleetsim plot reads no others).
+const (
+	EventStart        = "start"
+	EventFailure      = "failure"       // a failure stopped, or hit, the job
+	EventFailSlow     = "fail-slow"     // a straggler began
+	EventStragglerEnd = "straggler-end" // a straggler ended
+	EventEvicted      = "evicted"       // a straggler's host taken out (EvictStragglers)
+	EventDetected     = "detected"      // the failure was detected
+	EventRestarted    = "restarted"     // running again
+	EventRepaired     = "repaired"      // a host back in the spare pool
+	EventEnd          = "end"           // the horizon
+)
+
+// Events are the events a job's timeline holds; States (job.go) the
+// states it can be in after one.
+var Events = []string{EventStart, EventFailure, EventFailSlow, EventStragglerEnd, EventEvicted, EventDetected, EventRestarted, EventRepaired, EventEnd}
+
 // TracePoint is the job just after one of its events: a single run's
 // timeline of progress, checkpoints, failures, restarts and waits for
 // spares (Job.Trace). Progress between two points is closed form: while
@@ -9,9 +27,7 @@ import "github.com/fleetsim/fleetsim/sim"
 // checkpoint; while stopped, nothing moves.
 type TracePoint struct {
 	Time sim.Time `json:"time_ns"`
-	// Event is start, failure (it stopped, or hit, the job), fail-slow
-	// (a straggler began), straggler-end, evicted (a straggler's host
-	// taken out, EvictStragglers), detected, restarted (running again), repaired (a host back in the spare pool) or end (the horizon).
+	// Event is one of Events.
 	Event string `json:"event"`
 	// Category is the failure's category (failure and fail-slow only).
 	Category string `json:"category,omitempty"`

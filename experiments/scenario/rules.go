@@ -1,0 +1,140 @@
+package scenario
+
+import (
+	"fmt"
+
+	"github.com/fleetsim/fleetsim/internal/config"
+)
+
+// Rule is one cross-feature rule: a combination of two sections of a
+// scenario that is refused, because it is not modelled yet or has no
+// meaning, with the reason, under the key where the user would change it.
+//
+// Rules holds every such rule, in one table: a section never refuses
+// another anywhere else. testdata/rules/ holds a scenario that breaks each
+// rule (TestRulesFromTestdata), so that removing a rule is a row deleted
+// here, that scenario's expectation turned to "ok", and the code that makes
+// the combination work.
+type Rule struct {
+	// Name is the two sections, "disagg+fallback": the name of the
+	// rule's testdata file.
+	Name string
+	// Applies reports whether the scenario has both sections on.
+	Applies func(s *Scenario) bool
+	// Key is where the problem is reported; KeyOf, when set, instead.
+	Key   string
+	KeyOf func(s *Scenario) string
+	// Reason is the problem's text; ReasonOf, when set, instead.
+	Reason   string
+	ReasonOf func(s *Scenario) string
+}
+
+// Sections of a scenario, as the rules test them.
+func (s *Scenario) groups() bool        { return len(s.Cluster.Groups) > 0 }
+func (s *Scenario) failureSpares() bool { return s.Failures.Enabled && s.Failures.Spares > 0 }
+func (s *Scenario) spot() bool          { return s.SpotReplicas() > 0 }
+func (s *Scenario) wideLayout() bool {
+	l := s.Cluster.Layout()
+	return l.DP != 1 || l.EP != 1 || l.PP != 1
+}
+
+// The reasons rules share.
+const (
+	notWithAutoscale = "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)"
+	notWithSpot      = "cannot be combined with [spot] yet (both take replicas in and out of service)"
+)
+
+// Rules are the refused combinations, in the order their problems are
+// reported.
+var Rules = []Rule{
+	{Name: "spare_coverage+groups", Key: "failures.spare_coverage",
+		Applies: func(s *Scenario) bool { return s.spareCoverageResolvable() && s.groups() },
+		Reason:  "cannot be combined with [[cluster.groups]] or [disagg] yet (set spares in each [[cluster.groups]] table)"},
+	{Name: "spare_coverage+disagg", Key: "failures.spare_coverage",
+		Applies: func(s *Scenario) bool { return s.spareCoverageResolvable() && !s.groups() && s.Disagg.Enabled },
+		Reason:  "cannot be combined with [[cluster.groups]] or [disagg] yet (set failures.spares)"},
+	{Name: "groups+rollout", Key: "rollout.enabled",
+		Applies: func(s *Scenario) bool { return s.groups() && s.Rollout.Enabled },
+		Reason:  "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)"},
+	{Name: "groups+layout", Key: "cluster.groups",
+		Applies: func(s *Scenario) bool { return s.groups() && s.wideLayout() },
+		Reason:  "groups are TP-only for now; remove cluster.dp, cluster.ep and cluster.pp"},
+	{Name: "disagg+fallback", Key: "disagg.enabled",
+		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.Fallback.Enabled },
+		Reason:  "cannot be combined with [fallback] yet"},
+	{Name: "disagg+rollout", Key: "disagg.enabled",
+		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.Rollout.Enabled },
+		Reason:  "cannot be combined with [rollout] yet"},
+	{Name: "disagg+groups", Key: "cluster.groups",
+		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.groups() },
+		Reason:  "cannot be combined with [disagg] yet ([[cluster.groups]])"},
+	{Name: "disagg+autoscale", Key: "autoscale.enabled",
+		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.Autoscale.Enabled },
+		Reason:  "cannot be combined with [disagg] yet ([autoscale])"},
+	{Name: "disagg+spot", Key: "spot.replicas",
+		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.Spot.Replicas > 0 },
+		Reason:  "cannot be combined with [disagg] yet ([spot])"},
+	{Name: "disagg+layout", Key: "disagg.enabled",
+		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.wideLayout() },
+		Reason:  "cannot be combined with cluster.dp, cluster.ep or cluster.pp yet (the KV handoff assumes TP-only replicas)"},
+	{Name: "disagg+decode-layout", Key: "disagg.decode",
+		Applies: func(s *Scenario) bool {
+			l := s.Disagg.Decode.Layout()
+			return s.Disagg.Enabled && (l.DP != 1 || l.EP != 1 || l.PP != 1)
+		},
+		ReasonOf: func(s *Scenario) string {
+			l := s.Disagg.Decode.Layout()
+			return fmt.Sprintf("dp, ep and pp must be 1 for now (the KV handoff assumes TP-only replicas), found dp = %d, ep = %d, pp = %d", l.DP, l.EP, l.PP)
+		}},
+	{Name: "kv_tiers+groups", Key: "kv_tiers.enabled",
+		Applies: func(s *Scenario) bool { return s.KVTiers.Enabled && s.groups() },
+		Reason:  "cannot be combined with [[cluster.groups]] yet (tiers are sized per GPU of one kind)"},
+	{Name: "rollout+spares", Key: "failures.spares",
+		// The rollout's green replicas are the fleet's last ones, where
+		// the spares would sit.
+		Applies: func(s *Scenario) bool { return s.Rollout.Enabled && s.failureSpares() },
+		ReasonOf: func(s *Scenario) string {
+			return fmt.Sprintf("cannot be combined with [rollout] (found %d spares)", s.Failures.Spares)
+		}},
+	{Name: "autoscale+spares", Key: "failures.spares", Reason: notWithAutoscale,
+		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.failureSpares() }},
+	{Name: "autoscale+rollout", Key: "rollout.enabled", Reason: notWithAutoscale,
+		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.Rollout.Enabled }},
+	{Name: "autoscale+group-spares", KeyOf: (*Scenario).groupSparesKey, Reason: notWithAutoscale,
+		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.GroupSpares() > 0 }},
+	// With [failures], warm spares and precursor drains would move the
+	// same replicas in and out of rotation as the interruptions.
+	{Name: "spot+spares", Key: "failures.spares", Reason: notWithSpot,
+		Applies: func(s *Scenario) bool { return s.spot() && s.failureSpares() }},
+	{Name: "spot+group-spares", KeyOf: (*Scenario).groupSparesKey, Reason: notWithSpot,
+		Applies: func(s *Scenario) bool { return s.spot() && s.GroupSpares() > 0 }},
+	{Name: "spot+precursor-drain", Key: "failures.drain_on_precursor", Reason: notWithSpot,
+		Applies: func(s *Scenario) bool { return s.spot() && s.Failures.Enabled && s.Failures.DrainOnPrecursor }},
+	{Name: "spot+rollout", Key: "rollout.enabled", Reason: notWithSpot,
+		Applies: func(s *Scenario) bool { return s.spot() && s.Rollout.Enabled }},
+	{Name: "spot+faults", Key: "faults", Reason: notWithSpot,
+		Applies: func(s *Scenario) bool { return s.spot() && len(s.Faults) > 0 }},
+}
+
+// spareCoverageResolvable reports whether failures.spare_coverage asks
+// for spares to be sized (and failures.spares does not size them itself).
+func (s *Scenario) spareCoverageResolvable() bool {
+	return s.Mode != ModeTraining && s.Failures.SpareCoverage != 0 && !s.Has("failures.spares")
+}
+
+// checkRules reports every rule the scenario breaks.
+func (s *Scenario) checkRules(ps *config.Problems) {
+	for _, r := range Rules {
+		if !r.Applies(s) {
+			continue
+		}
+		key, reason := r.Key, r.Reason
+		if r.KeyOf != nil {
+			key = r.KeyOf(s)
+		}
+		if r.ReasonOf != nil {
+			reason = r.ReasonOf(s)
+		}
+		ps.Add(key, "%s", reason)
+	}
+}
