@@ -147,6 +147,7 @@ type Prediction struct {
 	OutputTokensPerS float64
 	TTFTMs           float64
 	TPOTMs           float64
+	ITLMs, E2EMs     float64 // where the row measured them
 }
 
 // Prepare checks every row against the catalog and runs it once; a row the
@@ -261,8 +262,8 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 		return nil, fmt.Errorf("%s: %s: %s", r.Where(), p.Key, p.Msg)
 	}
 	c := &Case{Row: r, gpu: gpu, llm: llm, fleet: fc, cat: withProfile(cat, base),
-		full: r.RequestRate > 0 || r.MeanTPOTMs > 0}
-	if r.Closed() {
+		full: r.RequestRate > 0 || r.MeanTPOTMs > 0 || r.MeanITLMs > 0 || r.MeanE2EMs > 0 || r.Closed() || len(r.Lens) > 0}
+	if r.Closed() && r.RequestRate == 0 && len(r.Lens) == 0 && r.MeanITLMs == 0 && r.MeanE2EMs == 0 {
 		c.full, c.rounds, c.jitterS, c.lockstep = false, opt.Rounds, opt.ClientJitterS, opt.Lockstep
 		if err := c.retally(base, opt); err != nil {
 			return nil, fmt.Errorf("%s: %v", r.Where(), err)
@@ -300,6 +301,7 @@ type simResult struct {
 	outputs, completed int64
 	makespanS          float64
 	ttftMs, tpotMs     float64
+	itlMs, e2eMs       float64
 }
 
 // simulate runs the row once on one replica with profile pp.
@@ -314,8 +316,15 @@ func (c *Case) simulate(pp hw.PerfProfile, rec func(hw.StepRecord)) (simResult, 
 	if rec != nil {
 		f.Replicas[0].RecordSteps(rec)
 	}
-	src := &rowSource{n: r.NumRequests, isl: int32(r.ISL), osl: int32(r.OSL), rate: r.RequestRate,
+	n := r.NumRequests
+	if len(r.Lens) > 0 {
+		n = len(r.Lens)
+	}
+	src := &rowSource{n: n, isl: int32(r.ISL), osl: int32(r.OSL), lens: r.Lens, rate: r.RequestRate,
 		rng: rand.New(rand.NewPCG(1, 2))}
+	if r.Concurrency > 0 {
+		f.SetClients(fleet.Clients{Concurrency: r.Concurrency})
+	}
 	if err := f.Start(src); err != nil {
 		return simResult{}, err
 	}
@@ -324,18 +333,19 @@ func (c *Case) simulate(pp hw.PerfProfile, rec func(hw.StepRecord)) (simResult, 
 		return simResult{}, err
 	}
 	rr := f.Rec
-	if rr.Completed != int64(r.NumRequests) {
+	if rr.Completed != int64(n) {
 		reasons := make([]string, 0, len(rr.FailedBy))
 		for k, v := range rr.FailedBy {
 			reasons = append(reasons, fmt.Sprintf("%d %s", v, k))
 		}
 		sort.Strings(reasons)
 		return simResult{}, fmt.Errorf("num_requests: only %d of %d requests completed (%s): the configuration does not fit",
-			rr.Completed, r.NumRequests, strings.Join(reasons, ", "))
+			rr.Completed, n, strings.Join(reasons, ", "))
 	}
 	span := (rr.LastFinish - src.first).Seconds()
+	f.Finish(eng.Now())
 	return simResult{outputs: rr.OutputTokens, completed: rr.Completed, makespanS: span,
-		ttftMs: rr.TTFT.Mean(), tpotMs: rr.TPOT.Mean()}, nil
+		ttftMs: rr.TTFT.Mean(), tpotMs: rr.TPOT.Mean(), itlMs: rr.ITL.Mean(), e2eMs: rr.E2E.Mean()}, nil
 }
 
 // Predict is what the simulator predicts for the case's row under pp (a
@@ -367,7 +377,8 @@ func (c *Case) predict(pp hw.PerfProfile) (Prediction, error) {
 		if err != nil {
 			return Prediction{}, err
 		}
-		return Prediction{OutputTokensPerS: float64(res.outputs) / res.makespanS, TTFTMs: res.ttftMs, TPOTMs: res.tpotMs}, nil
+		return Prediction{OutputTokensPerS: float64(res.outputs) / res.makespanS, TTFTMs: res.ttftMs, TPOTMs: res.tpotMs,
+			ITLMs: res.itlMs, E2EMs: res.e2eMs}, nil
 	}
 	// Deployed with TP only: for a dense model exactly NewStepModel; an MoE
 	// row gets the MoE step (touched experts, active-param FLOPs).
@@ -390,6 +401,7 @@ func (firstReplica) Route(_ *workloads.Request, rs []engine.ReplicaState) (int, 
 type rowSource struct {
 	n, i     int
 	isl, osl int32
+	lens     [][2]int32 // per request, when given
 	rate     float64
 	t        float64
 	first    sim.Time
@@ -408,14 +420,21 @@ func (s *rowSource) Next() (workloads.Request, error) {
 	if s.i == 1 {
 		s.first = at
 	}
-	return workloads.Request{ID: uint64(s.i), Arrival: at, InputTokens: s.isl, OutputTokens: s.osl}, nil
+	in, out := s.isl, s.osl
+	if s.i <= len(s.lens) {
+		in, out = s.lens[s.i-1][0], s.lens[s.i-1][1]
+	}
+	return workloads.Request{ID: uint64(s.i), Arrival: at, InputTokens: in, OutputTokens: out}, nil
 }
+
+// Metrics are the measured metrics a row may have, in Prediction's order.
+var Metrics = []string{"output_tokens_per_s", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}
 
 // Errors of one prediction against its row: relative errors pred/meas − 1
 // for each measured metric.
 type Errors struct {
-	Pred                   Prediction
-	Throughput, TTFT, TPOT float64 // NaN where not measured
+	Pred                             Prediction
+	Throughput, TTFT, TPOT, ITL, E2E float64 // NaN where not measured
 }
 
 // Compare predicts c under pp and compares with what was measured.
@@ -424,7 +443,7 @@ func Compare(c *Case, pp hw.PerfProfile) (Errors, error) {
 	if err != nil {
 		return Errors{}, err
 	}
-	e := Errors{Pred: p, Throughput: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN()}
+	e := Errors{Pred: p, Throughput: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(), ITL: math.NaN(), E2E: math.NaN()}
 	r := c.Row
 	if r.OutputTokensPerS > 0 {
 		e.Throughput = p.OutputTokensPerS/r.OutputTokensPerS - 1
@@ -435,13 +454,19 @@ func Compare(c *Case, pp hw.PerfProfile) (Errors, error) {
 	if r.MeanTPOTMs > 0 {
 		e.TPOT = p.TPOTMs/r.MeanTPOTMs - 1
 	}
+	if r.MeanITLMs > 0 {
+		e.ITL = p.ITLMs/r.MeanITLMs - 1
+	}
+	if r.MeanE2EMs > 0 {
+		e.E2E = p.E2EMs/r.MeanE2EMs - 1
+	}
 	return e, nil
 }
 
 // Worst is the largest absolute error of e's measured metrics.
 func (e Errors) Worst() float64 {
 	w := 0.0
-	for _, v := range []float64{e.Throughput, e.TTFT, e.TPOT} {
+	for _, v := range []float64{e.Throughput, e.TTFT, e.TPOT, e.ITL, e.E2E} {
 		if !math.IsNaN(v) {
 			w = max(w, math.Abs(v))
 		}
@@ -562,7 +587,7 @@ func fitStages(cases []*Case, pp hw.PerfProfile, opt Options) (Result, error) {
 		}
 	}
 	o1 := opt
-	o1.Params, o1.Metrics = steps, []string{"output_tokens_per_s", "tpot_ms"}
+	o1.Params, o1.Metrics = steps, []string{"output_tokens_per_s", "tpot_ms", "itl_ms", "e2e_ms"}
 	r1, err := fitOnce(cases, pp, o1)
 	if err != nil || len(path) == 0 {
 		return r1, err
@@ -753,8 +778,9 @@ func caseLoss(c *Case, pp hw.PerfProfile, robust bool, metrics []string) float64
 	}
 	var l float64
 	r := c.Row
-	for k, m := range [][2]float64{{p.OutputTokensPerS, r.OutputTokensPerS}, {p.TTFTMs, r.TTFTMs}, {p.TPOTMs, r.MeanTPOTMs}} {
-		if m[1] <= 0 || !use([]string{"output_tokens_per_s", "ttft_ms", "tpot_ms"}[k]) {
+	for k, m := range [][2]float64{{p.OutputTokensPerS, r.OutputTokensPerS}, {p.TTFTMs, r.TTFTMs}, {p.TPOTMs, r.MeanTPOTMs},
+		{p.ITLMs, r.MeanITLMs}, {p.E2EMs, r.MeanE2EMs}} {
+		if m[1] <= 0 || !use(Metrics[k]) {
 			continue
 		}
 		if !(m[0] > 0) || math.IsInf(m[0], 0) {
