@@ -261,6 +261,9 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 		p := ps.List[0]
 		return nil, fmt.Errorf("%s: %s: %s", r.Where(), p.Key, p.Msg)
 	}
+	if err := feasible(r, gpu, llm, fc); err != nil {
+		return nil, fmt.Errorf("%s: %v", r.Where(), err)
+	}
 	c := &Case{Row: r, gpu: gpu, llm: llm, fleet: fc, cat: withProfile(cat, base),
 		full: r.RequestRate > 0 || r.MeanTPOTMs > 0 || r.MeanITLMs > 0 || r.MeanE2EMs > 0 || r.Closed() || len(r.Lens) > 0}
 	if r.Closed() && r.RequestRate == 0 && len(r.Lens) == 0 && r.MeanITLMs == 0 && r.MeanE2EMs == 0 {
@@ -285,6 +288,46 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 		c.makespan.Add(recs[i], 1)
 	}
 	return c, nil
+}
+
+// maxGEMMEfficiency is the GEMM efficiency bound of ProfileParams.
+const maxGEMMEfficiency = 0.9
+
+// feasible refuses a closed-loop row whose measurements no engine could
+// produce on its hardware, by the roofline: its TPOT shorter than one read
+// of a GPU's weights at full HBM bandwidth, or the request rate its latencies
+// imply (C / (TTFT + (OSL−1)·TPOT)) needing more model FLOP/s than the
+// replica's GPUs have at their dense peak. Such rows exist in public data (a
+// run whose prompts hit a prefix cache, or whose stated lengths or clients
+// were not what ran); fitting them would bend every constant.
+func feasible(r Row, gpu hw.GPU, llm hw.LLM, fc fleet.FleetConfig) error {
+	if !r.Closed() || r.TTFTMs <= 0 || r.MeanTPOTMs <= 0 || r.OSL < 2 {
+		return nil
+	}
+	gpus := float64(fc.GPUsPerReplica())
+	w := hw.Precision(r.Weights)
+	comp := hw.Precision(r.Compute)
+	if comp == "" {
+		comp = hw.DefaultCompute(gpu, w)
+	}
+	// The least a decode step reads per GPU: the dense weights and the
+	// experts the batch touches at least (one token's top-k: every
+	// sequence might pick the same), spread evenly.
+	weights := hw.WeightBytesPerGPU(llm, fc.Layout(), w)
+	if llm.IsMoE() {
+		weights = (llm.DenseParams() + float64(llm.MoELayers())*float64(llm.ExpertsPerToken)*3*float64(llm.Hidden)*float64(llm.ExpertIntermediate)) * w.Bytes() / gpus
+	}
+	if floor := weights / gpu.HBMBytesPerS * 1000; r.MeanTPOTMs < floor {
+		return fmt.Errorf("silicon_tpot_ms: %.3g ms is less than one read of a GPU's weights at full bandwidth (%.3g ms): no engine runs this", r.MeanTPOTMs, floor)
+	}
+	rate := float64(r.Concurrency) / ((r.TTFTMs + float64(r.OSL-1)*r.MeanTPOTMs) / 1000)
+	need := rate * float64(r.ISL+r.OSL) * 2 * llm.ActiveParamsDerived() / gpus
+	// The best GEMMs reach about 90% of the dense peak (the bound of every
+	// gemm_efficiency_*): more in GEMMs alone is not a run of these lengths.
+	if peak := max(comp.PeakFLOPS(gpu), gpu.BF16FLOPS); need > maxGEMMEfficiency*peak {
+		return fmt.Errorf("silicon_ttft_ms: the latencies imply %.3g requests/s, %.0f%% of the GPUs' dense peak FLOP/s in GEMMs alone (at most %.0f%% is reached): no engine runs this as stated (a prefix cache hit, other lengths?)", rate, 100*need/peak, 100*maxGEMMEfficiency)
+	}
+	return nil
 }
 
 // withProfile is cat with pp registered under the name "calibrate".
