@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -109,4 +110,152 @@ func TestClosedLoopLittlesLaw(t *testing.T) {
 		t.Logf("C=%d think=%v: %d requests, throughput %.3f/s, C/(E2E+think) %.3f/s", tc.c, tc.thinkS, n, thr, want)
 		require.InEpsilon(t, want, thr, 0.02, "C=%d think=%v: throughput %.3f/s, C/(E2E+think) %.3f/s", tc.c, tc.thinkS, thr, want)
 	}
+}
+
+// A staged closed loop keeps at most each stage's concurrency in flight,
+// after every event, and sends nothing after its last stage; a staged
+// open loop's arrivals follow each stage's rate.
+func TestStagedLoads(t *testing.T) {
+	src := `name = "stages"
+seed = 3
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 2
+[workload]
+[workload.arrival]
+process = "closed"
+[[workload.stages]]
+duration_s = 20
+concurrency = 4
+[[workload.stages]]
+duration_s = 20
+concurrency = 32
+[[workload.stages]]
+duration_s = 20
+concurrency = 8
+[workload.input]
+dist = "lognormal"
+mean = 1000
+cv = 0.5
+[workload.output]
+dist = "lognormal"
+mean = 150
+cv = 0.5
+`
+	sc, err := scenario.Parse("stages.toml", []byte(src))
+	require.NoError(t, err)
+	eng := sim.NewEngine()
+	rec := fleet.NewRecorder(sc.SLO)
+	fl, err := newFleet(eng, sc, rec)
+	require.NoError(t, err)
+	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+	require.NoError(t, err)
+	require.NoError(t, fl.Start(w))
+	peak := map[int]int64{}
+	stepChecked(t, eng, fl, rec, src, func(n int) {
+		now := eng.Now().Seconds()
+		stage := min(int(now/20), 2)
+		// A request in flight when its stage ends may outlive it, in the
+		// next stage (by less than a request's time).
+		limit := []int64{4, 32, 8}[stage]
+		if stage > 0 {
+			limit = max(limit, []int64{4, 32, 8}[stage-1])
+		}
+		if math.Mod(now, 20) > 15 || stage == 0 {
+			limit = []int64{4, 32, 8}[stage]
+		}
+		require.LessOrEqual(t, rec.InFlight(), limit, "event %d at %.3f s", n, now)
+		peak[stage] = max(peak[stage], rec.InFlight())
+	})
+	require.Equal(t, int64(4), peak[0])
+	require.Equal(t, int64(32), peak[1])
+	require.Positive(t, rec.Completed)
+
+	// Open loop: Poisson stages of 5, 50 and 10 requests/s for 100 s each.
+	open := `name = "rates"
+seed = 4
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 8
+[workload]
+[[workload.stages]]
+duration_s = 100
+rate_per_s = 5
+[[workload.stages]]
+duration_s = 100
+rate_per_s = 50
+[[workload.stages]]
+duration_s = 100
+rate_per_s = 10
+[workload.output]
+dist = "fixed"
+mean = 20
+`
+	sc, err = scenario.Parse("rates.toml", []byte(open))
+	require.NoError(t, err)
+	w, err = workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+	require.NoError(t, err)
+	counts := make([]float64, 3)
+	for {
+		r, err := w.Next()
+		if err != nil {
+			break
+		}
+		counts[min(int(r.Arrival.Seconds()/100), 2)]++
+	}
+	for i, want := range []float64{500, 5000, 1000} {
+		require.InDelta(t, want, counts[i], 4*math.Sqrt(want), "stage %d: Poisson count within 4σ", i)
+	}
+}
+
+// A pool of prompts cycles: request k sends prompt k mod n, with the same
+// lengths, and with prefix caching a prompt sent again is served from the
+// cache, whole segments of it.
+func TestPromptPoolCyclesAndHitsTheCache(t *testing.T) {
+	src := `name = "pool"
+seed = 5
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 1
+[workload]
+prompt_pool = 7
+max_requests = 70
+duration_s = 0
+[workload.arrival]
+rate_per_s = 2
+`
+	sc, err := scenario.Parse("pool.toml", []byte(src))
+	require.NoError(t, err)
+	w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+	require.NoError(t, err)
+	var reqs []workloads.Request
+	for {
+		r, err := w.Next()
+		if err != nil {
+			break
+		}
+		reqs = append(reqs, r)
+	}
+	require.Len(t, reqs, 70)
+	for k := 7; k < 70; k++ {
+		require.Equal(t, reqs[k%7].InputTokens, reqs[k].InputTokens)
+		require.Equal(t, reqs[k%7].OutputTokens, reqs[k].OutputTokens)
+		require.Equal(t, reqs[k%7].Prefix, reqs[k].Prefix)
+	}
+	require.NotEqual(t, reqs[0].Prefix[len(reqs[0].Prefix)-1].Hash, reqs[1].Prefix[len(reqs[1].Prefix)-1].Hash)
+	res, err := Run(sc, Options{})
+	require.NoError(t, err)
+	var inPool int64
+	for _, r := range reqs[7:] {
+		inPool += int64(r.PrefixTokens())
+	}
+	// Every reuse hits its whole shared prefix but what was evicted (none:
+	// seven prompts fit easily) and the block the last token sits in.
+	require.Greater(t, res.Rec.CachedTokens, inPool*9/10, "cached %d of %d pooled prefix tokens", res.Rec.CachedTokens, inPool)
 }

@@ -70,8 +70,12 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 	if err != nil {
 		return nil, err
 	}
-	if w := sc.Workload; w.Concurrency > 0 {
-		fl.SetClients(fleet.Clients{Concurrency: w.Concurrency, Think: sim.FromSeconds(w.ThinkTimeS), Until: sim.FromSeconds(w.DurationS)})
+	if w := sc.Workload; w.Concurrency > 0 || len(w.Stages) > 0 {
+		ends, conc := w.ClientStages()
+		if w.Concurrency > 0 || ends != nil {
+			fl.SetClients(fleet.Clients{Concurrency: w.Concurrency, Think: sim.FromSeconds(w.ThinkTimeS), Until: sim.FromSeconds(w.DurationS),
+				StageEnds: ends, StageConcurrency: conc})
+		}
 	}
 	if ga, ok := router.(fleet.GroupAwareRouter); ok && len(fl.Pool.Groups) > 0 {
 		ga.SetGroups(fl.GroupViews(sc.GroupPrice))

@@ -52,6 +52,39 @@ func (c Constant) NextArrival(_ *rand.Rand, prev sim.Time) sim.Time {
 	return addSeconds(prev, 1/c.RatePerS)
 }
 
+// Staged is a load in stages: stage i runs until Ends[i] at Rates[i]
+// requests per second, as a Poisson process or, with Constant, evenly
+// spaced (a stage's first arrival 1/rate after its start). Past the last
+// stage nothing arrives (sim.Forever). Rates are > 0, Ends increasing.
+type Staged struct {
+	Constant bool
+	Ends     []sim.Time
+	Rates    []float64
+}
+
+// NextArrival implements ArrivalProcess. A Poisson stage's draw that
+// lands past its end restarts at the end with the next stage's rate: the
+// process is memoryless, so that is exact.
+func (s Staged) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
+	t := prev
+	for i, end := range s.Ends {
+		if end <= t {
+			continue
+		}
+		var gap float64
+		if s.Constant {
+			gap = 1 / s.Rates[i]
+		} else {
+			gap = rng.ExpFloat64() / s.Rates[i]
+		}
+		if next := addSeconds(t, gap); next <= end {
+			return next
+		}
+		t = end
+	}
+	return sim.Forever
+}
+
 // Closed makes every request ready at time 0: a closed loop's clients
 // (Config.Concurrency) decide when each is sent. It draws nothing.
 type Closed struct{}

@@ -177,6 +177,27 @@ type Config struct {
 	// sends its next request, seconds (>= 0; only with Concurrency > 0).
 	// Default 0.
 	ThinkTimeS float64 `toml:"think_time_s"`
+	// PromptPool, when > 0, makes a synthetic workload a benchmark dataset
+	// of that many prompts, sent in order and again from the first after
+	// the last (vllm bench serve --num-prompts over a dataset, inference-
+	// perf's data with fewer prompts than requests): a prompt sent again
+	// is the same tokens, so a prefix cache hits on all of it. Each prompt's
+	// lengths are drawn once. 0: every request a fresh prompt. Default 0.
+	PromptPool int `toml:"prompt_pool"`
+	// Stages, when set, run the load in stages back to back (inference-
+	// perf's load stages, a concurrency sweep): each stage a duration and
+	// either a rate (of the arrival process, "poisson" or "constant") or a
+	// concurrency (a closed loop of that many clients). The workload ends
+	// after the last stage; duration_s is their sum.
+	Stages []StageConfig `toml:"stages"`
+}
+
+// StageConfig is one stage of a staged load: DurationS seconds at RatePerS
+// requests per second, or with Concurrency clients.
+type StageConfig struct {
+	DurationS   float64 `toml:"duration_s"`
+	RatePerS    float64 `toml:"rate_per_s"`
+	Concurrency int     `toml:"concurrency"`
 }
 
 // maxConcurrency bounds Config.Concurrency (each client's request waits in
@@ -273,6 +294,12 @@ type SessionsConfig struct {
 	// workload is open loop, so this includes the time the answer takes.
 	// Default 60 (agentic: 10).
 	ThinkTimeSMean float64 `toml:"think_time_s_mean"`
+	// RequestRatePerS, when > 0, sets the sessions' aggregate request rate
+	// instead of their start rate: sessions start at RequestRatePerS over
+	// the mean turns per session (an open-loop load of multi-turn users
+	// whose contexts grow turn by turn, at a request rate a benchmark
+	// states). Default 0: workload.arrival.rate_per_s starts sessions.
+	RequestRatePerS float64 `toml:"request_rate_per_s"`
 	// MaxInputTokens ends a session before a turn whose prompt would exceed
 	// it (a first turn is cut to it instead), tokens; 0 means no limit but
 	// 2147483647. Must exceed SystemPromptTokens. Default 131072 (agentic:
@@ -439,12 +466,87 @@ func (c *Config) validateClients(k func(string) string, ps *config.Problems) {
 	}
 	if math.IsNaN(c.ThinkTimeS) || c.ThinkTimeS < 0 || c.ThinkTimeS > maxDurationS {
 		ps.Add(k("think_time_s"), "must be a number of seconds in [0, %.4g], found %v", maxDurationS, c.ThinkTimeS)
-	} else if c.ThinkTimeS > 0 && c.Concurrency == 0 {
+	} else if c.ThinkTimeS > 0 && c.Concurrency == 0 && !(len(c.Stages) > 0 && c.Stages[0].Concurrency > 0) {
 		ps.Add(k("think_time_s"), "a think time needs clients: set concurrency > 0 (without a cap requests arrive by the arrival process alone)")
 	}
-	if c.Kind != KindTrace && c.Arrival.Process == ProcessClosed && c.Concurrency == 0 {
+	if c.Kind != KindTrace && c.Arrival.Process == ProcessClosed && c.Concurrency == 0 && len(c.Stages) == 0 {
 		ps.Add(k("concurrency"), "arrival process %q needs the number of clients: set concurrency > 0", ProcessClosed)
 	}
+	if c.PromptPool < 0 || c.PromptPool > maxPromptPool {
+		ps.Add(k("prompt_pool"), "must be an integer in [0, %d] (0: a fresh prompt per request), found %d", maxPromptPool, c.PromptPool)
+	} else if c.PromptPool > 0 && c.Kind != KindSynthetic {
+		ps.Add(k("prompt_pool"), "a pool of prompts is for kind %q (sessions and traces carry their own prompts), found kind %q", KindSynthetic, c.Kind)
+	}
+	c.validateStages(k, ps)
+}
+
+// maxPromptPool bounds Config.PromptPool (the pool is held in memory).
+const maxPromptPool = 1_000_000
+
+// maxStages bounds len(Config.Stages).
+const maxStages = 10_000
+
+// validateStages checks a staged load: every stage a positive duration and
+// either a rate or a concurrency, all stages of one kind, and no stage
+// keys beside the workload's own rate or concurrency.
+func (c *Config) validateStages(k func(string) string, ps *config.Problems) {
+	if len(c.Stages) == 0 {
+		return
+	}
+	if len(c.Stages) > maxStages {
+		ps.Add(k("stages"), "at most %d stages, found %d", maxStages, len(c.Stages))
+		return
+	}
+	if c.Kind == KindTrace {
+		ps.Add(k("stages"), "a trace replays its own arrivals; stages are for generated kinds")
+		return
+	}
+	if c.Concurrency > 0 {
+		ps.Add(k("concurrency"), "with stages each stage gives its concurrency (or rate); leave workload.concurrency unset")
+	}
+	closed := c.Stages[0].Concurrency > 0
+	for i, st := range c.Stages {
+		sk := func(key string) string { return fmt.Sprintf("%s.%d.%s", k("stages"), i, key) }
+		if !(st.DurationS > 0) || st.DurationS > maxDurationS {
+			ps.Add(sk("duration_s"), "must be a number of seconds in (0, %.4g], found %v", maxDurationS, st.DurationS)
+		}
+		switch {
+		case st.Concurrency < 0 || st.Concurrency > maxConcurrency:
+			ps.Add(sk("concurrency"), "must be an integer in [0, %d], found %d", maxConcurrency, st.Concurrency)
+		case math.IsNaN(st.RatePerS) || st.RatePerS < 0 || math.IsInf(st.RatePerS, 0):
+			ps.Add(sk("rate_per_s"), "must be a finite number >= 0, found %v", st.RatePerS)
+		case (st.Concurrency > 0) == (st.RatePerS > 0):
+			ps.Add(sk("rate_per_s"), "a stage gives either rate_per_s (open loop) or concurrency (clients), not both nor neither")
+		case (st.Concurrency > 0) != closed:
+			ps.Add(sk("concurrency"), "every stage gives a concurrency or every stage a rate: stage 0 gives a %s", map[bool]string{true: "concurrency", false: "rate"}[closed])
+		}
+	}
+	if !closed && c.Arrival.Process != ProcessPoisson && c.Arrival.Process != ProcessConstant {
+		ps.Add(k("arrival.process"), "stages of rates run a %q or %q process, found %q", ProcessPoisson, ProcessConstant, c.Arrival.Process)
+	}
+}
+
+// ClientStages is a staged closed loop's schedule: stage i's concurrency
+// and end, in simulated time; nil unless the stages give concurrencies.
+func (c *Config) ClientStages() (ends []sim.Time, concurrency []int) {
+	if len(c.Stages) == 0 || c.Stages[0].Concurrency <= 0 {
+		return nil, nil
+	}
+	var t float64
+	for _, st := range c.Stages {
+		t += st.DurationS
+		ends, concurrency = append(ends, sim.FromSeconds(t)), append(concurrency, st.Concurrency)
+	}
+	return ends, concurrency
+}
+
+// StagesDurationS is the staged load's total duration (0 without stages).
+func (c *Config) StagesDurationS() float64 {
+	var d float64
+	for _, st := range c.Stages {
+		d += st.DurationS
+	}
+	return d
 }
 
 func (c *Config) validatePrompts(k func(string) string, ps *config.Problems) {
@@ -555,6 +657,7 @@ func (s *SessionsConfig) validate(prefix string, systemPromptTokens int, ps *con
 	k := func(key string) string { return config.Key(prefix, key) }
 	s.Turns.validate(k("turns"), ps)
 	ps.NonNegative(k("think_time_s_mean"), s.ThinkTimeSMean)
+	ps.NonNegative(k("request_rate_per_s"), s.RequestRatePerS)
 	if s.MaxInputTokens < 0 || s.MaxInputTokens > maxTokens {
 		ps.Add(k("max_input_tokens"), "must be an integer in [0, %d] (0: no limit), found %d", maxTokens, s.MaxInputTokens)
 	} else if s.MaxInputTokens > 0 && s.MaxInputTokens <= systemPromptTokens {
@@ -607,6 +710,9 @@ func New(cfg Config, st sim.Streams) (Source, error) {
 	if cfg.DurationS > 0 {
 		until = sim.FromSeconds(cfg.DurationS)
 	}
+	if len(cfg.Stages) > 0 {
+		until = sim.FromSeconds(cfg.StagesDurationS())
+	}
 	if cfg.Kind == KindTrace {
 		tr, err := OpenTraceFS(cfg.Trace.FS, cfg.Trace.Path, cfg.Trace.Format, TraceOptions{RateMultiplier: cfg.Trace.RateMultiplier})
 		if err != nil {
@@ -626,6 +732,19 @@ func New(cfg Config, st sim.Streams) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st := cfg.Stages; len(st) > 0 {
+		if st[0].Concurrency > 0 {
+			arrival = Closed{} // the clients' stages send them (ClientStages)
+		} else {
+			sp := Staged{Constant: cfg.Arrival.Process == ProcessConstant}
+			var t float64
+			for _, x := range st {
+				t += x.DurationS
+				sp.Ends, sp.Rates = append(sp.Ends, sim.FromSeconds(t)), append(sp.Rates, x.RatePerS)
+			}
+			arrival = sp
+		}
+	}
 	input, err := cfg.Input.Build()
 	if err != nil {
 		return nil, err
@@ -644,6 +763,7 @@ func New(cfg Config, st sim.Streams) (Source, error) {
 		src = &synthetic{
 			arrival: arrival, input: input, output: output, prompts: prompts,
 			arrivalRng: arrivalRng, inputRng: inputRng, outputRng: outputRng, promptRng: promptRng,
+			pool: promptPool{n: cfg.PromptPool, salt: Mix64(salt ^ 0x706f6f6c)}, // ("pool": no stream moves)
 		}
 	} else {
 		turns, err := cfg.Sessions.Turns.Build()
@@ -653,6 +773,16 @@ func New(cfg Config, st sim.Streams) (Source, error) {
 		maxInput := int64(cfg.Sessions.MaxInputTokens)
 		if maxInput == 0 {
 			maxInput = maxTokens
+		}
+		if r := cfg.Sessions.RequestRatePerS; r > 0 {
+			// Sessions start at the request rate over the mean turns per
+			// session (as drawn: sessions cut short by max_input_tokens
+			// send fewer).
+			a := cfg.Arrival
+			a.RatePerS = r / MeanOf(turns)
+			if arrival, err = a.build(); err != nil {
+				return nil, err
+			}
 		}
 		src = &sessionSource{
 			arrival: arrival, input: input, output: output, turns: turns,

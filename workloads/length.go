@@ -231,3 +231,19 @@ func clampTokens(x float64, lo, hi int32) int32 {
 		return lo
 	}
 }
+
+// MeanOf is d's mean, estimated from 200,000 draws of a fixed seed (the
+// same estimate every time; within about 0.5% for the distributions here,
+// exact for Fixed).
+func MeanOf(d LengthDist) float64 {
+	if f, ok := d.(Fixed); ok {
+		return float64(f.Tokens)
+	}
+	rng := rand.New(rand.NewPCG(0x6d65616e, 1))
+	const n = 200_000
+	var sum float64
+	for i := 0; i < n; i++ {
+		sum += float64(d.Sample(rng))
+	}
+	return sum / n
+}

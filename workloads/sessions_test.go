@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -151,4 +152,30 @@ func TestAgenticRatio(t *testing.T) {
 	}
 	assert.InEpsilon(t, 99, in/out, 0.05, "input:output ratio")
 	assert.InEpsilon(t, 200, out/float64(len(rs)), 0.03, "output per turn")
+}
+
+// sessions.request_rate_per_s sets the aggregate request rate: sessions
+// start at that rate over the mean turns, so requests arrive at it (turns
+// that a session would send after the run's end are cut, so the count is
+// a little lower).
+func TestSessionsRequestRate(t *testing.T) {
+	cfg := DefaultConfigFor(KindSessions)
+	cfg.Sessions.RequestRatePerS = 20
+	cfg.Sessions.ThinkTimeSMean = 5
+	cfg.DurationS = 2000
+	src, err := New(cfg, sim.NewStreams(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		if _, err := src.Next(); err != nil {
+			break
+		}
+		n++
+	}
+	want := 20.0 * 2000
+	if math.Abs(float64(n)-want) > 0.03*want {
+		t.Fatalf("%d requests in 2000 s, want about %.0f (20/s)", n, want)
+	}
 }

@@ -60,6 +60,47 @@ type synthetic struct {
 	outputRng, promptRng *rand.Rand
 	now                  sim.Time
 	nextID               uint64
+	// pool, when its size is > 0, is a fixed set of prompts cycled in
+	// order (Config.PromptPool).
+	pool promptPool
+}
+
+// promptPool is a benchmark's fixed set of prompts, sent in order and
+// again from the first after the last (a dataset of n prompts replayed for
+// more requests than it has). Prompt i is drawn the first time it is used
+// (lengths, system prompt), so the draws are those of the first n requests
+// of the same workload without a pool; a reuse sends the same tokens, so
+// its whole prompt but a partial last segment is a shared prefix that a
+// prefix cache can hit.
+type promptPool struct {
+	n     int
+	salt  uint64
+	items []Request // drawn so far: InputTokens, OutputTokens, Prefix
+}
+
+// pooled writes prompt k's lengths and prefix into r, drawing it with
+// draw the first time.
+func (p *promptPool) pooled(k uint64, r *Request, draw func(r *Request)) {
+	i := int(k % uint64(p.n))
+	if i == len(p.items) {
+		var q Request
+		draw(&q)
+		// The whole prompt, in segments of SegmentTokens, is shared with
+		// its next uses: its prefix extended by the rest of its tokens.
+		var last uint64
+		if n := len(q.Prefix); n > 0 {
+			last = q.Prefix[n-1].Hash
+		}
+		rest := int64(q.InputTokens) - int64(q.PrefixTokens())
+		rest -= rest % SegmentTokens
+		if rest > 0 {
+			q.Prefix = append(append(make([]Segment, 0, len(q.Prefix)+1), q.Prefix...),
+				Segment{Hash: ChainHash(last, ChainHash(p.salt, uint64(i))), Tokens: int32(rest)})
+		}
+		p.items = append(p.items, q)
+	}
+	q := &p.items[i]
+	r.InputTokens, r.OutputTokens, r.Prefix = q.InputTokens, q.OutputTokens, q.Prefix
 }
 
 func (s *synthetic) Next() (Request, error) {
@@ -73,6 +114,16 @@ func (s *synthetic) NextInto(r *Request) error {
 	s.now = s.arrival.NextArrival(s.arrivalRng, s.now)
 	s.nextID++
 	*r = Request{ID: s.nextID, Arrival: s.now}
+	if s.pool.n > 0 {
+		s.pool.pooled(s.nextID-1, r, s.draw)
+		return nil
+	}
+	s.draw(r)
+	return nil
+}
+
+// draw writes a fresh prompt's lengths and system prompt into r.
+func (s *synthetic) draw(r *Request) {
 	in := int64(s.input.Sample(s.inputRng))
 	if s.prompts != nil {
 		r.Prefix = s.prompts.choose(s.promptRng)
@@ -80,7 +131,6 @@ func (s *synthetic) NextInto(r *Request) error {
 	}
 	r.InputTokens = int32(min(in, maxTokens))
 	r.OutputTokens = s.output.Sample(s.outputRng)
-	return nil
 }
 
 func (s *synthetic) Close() error { return nil }

@@ -74,8 +74,8 @@ func isSiliconCSV(path string) (bool, error) {
 // spread puts the errors of the fitted cases (in order) at their places
 // among all cases; the others are NaN.
 func spread(fitted []calibrate.Errors, fit []bool) []calibrate.Errors {
-	nan := calibrate.Errors{Throughput: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(),
-		Pred: calibrate.Prediction{OutputTokensPerS: math.NaN(), TTFTMs: math.NaN(), TPOTMs: math.NaN()}}
+	nan := calibrate.Errors{Throughput: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(), ITL: math.NaN(), E2E: math.NaN(),
+		Pred: calibrate.Prediction{OutputTokensPerS: math.NaN(), TTFTMs: math.NaN(), TPOTMs: math.NaN(), ITLMs: math.NaN(), E2EMs: math.NaN()}}
 	out := make([]calibrate.Errors, len(fit))
 	j := 0
 	for i := range fit {
@@ -130,6 +130,10 @@ func printBreakdown(w io.Writer, lines []calibrate.Line, cases []*calibrate.Case
 				return e.TTFT
 			case "tpot_ms":
 				return e.TPOT
+			case "itl_ms":
+				return e.ITL
+			case "e2e_ms":
+				return e.E2E
 			}
 			return e.Throughput
 		}
@@ -296,8 +300,8 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	if *metrics != "" {
 		for _, m := range strings.Split(*metrics, ",") {
-			if m != "output_tokens_per_s" && m != "ttft_ms" && m != "tpot_ms" {
-				return usagef("calibrate: --metrics %q: each one of output_tokens_per_s, ttft_ms, tpot_ms", *metrics)
+			if !slices.Contains(calibrate.Metrics, m) {
+				return usagef("calibrate: --metrics %q: each one of %s", *metrics, strings.Join(calibrate.Metrics, ", "))
 			}
 			opt.Metrics = append(opt.Metrics, m)
 		}
@@ -359,8 +363,8 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		}
 		cv = make([]calibrate.Errors, len(cases))
 		j := 0
-		nan := calibrate.Errors{Throughput: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(),
-			Pred: calibrate.Prediction{OutputTokensPerS: math.NaN(), TTFTMs: math.NaN(), TPOTMs: math.NaN()}}
+		nan := calibrate.Errors{Throughput: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(), ITL: math.NaN(), E2E: math.NaN(),
+			Pred: calibrate.Prediction{OutputTokensPerS: math.NaN(), TTFTMs: math.NaN(), TPOTMs: math.NaN(), ITLMs: math.NaN(), E2EMs: math.NaN()}}
 		for i := range cases {
 			cv[i] = nan
 			if fit[i] {

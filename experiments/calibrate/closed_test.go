@@ -3,6 +3,8 @@ package calibrate
 import (
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/engine"
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/stretchr/testify/require"
 )
@@ -57,4 +59,27 @@ func TestClosedTallyMatchesSimulation(t *testing.T) {
 		require.InEpsilon(t, sim.TPOTMs, est.TPOTMs, 0.03, "%s: TPOT under a nearby profile", c.Row.Where())
 		require.InEpsilon(t, sim.TTFTMs, est.TTFTMs, 0.15, "%s: TTFT under a nearby profile", c.Row.Where())
 	}
+}
+
+// A row the roofline rules out is refused, naming why: a TPOT below one
+// read of a GPU's weights, or latencies implying more GEMM FLOP/s than the
+// GPUs reach; a row near the bound is kept.
+func TestFeasibleRefusesWhatNoEngineRuns(t *testing.T) {
+	cat := hw.NewCatalog()
+	gpu, llm := cat.GPUs["H200"], cat.LLMs["llama-3.1-8b"]
+	fc := closedFleet(1)
+	row := Row{Model: "llama-3.1-8b", GPU: "H200", TP: 1, Weights: "fp8", ISL: 1000, OSL: 100, Concurrency: 8, TTFTMs: 50, MeanTPOTMs: 6}
+	require.NoError(t, feasible(row, gpu, llm, fc))
+	fast := row
+	fast.MeanTPOTMs = 1.5 // 8 GB at 4.8 TB/s takes 1.67 ms
+	require.ErrorContains(t, feasible(fast, gpu, llm, fc), "less than one read of a GPU's weights")
+	busy := row
+	busy.ISL, busy.Concurrency = 2000, 64
+	busy.TTFTMs, busy.MeanTPOTMs = 122, 9.74 // 59 requests/s of 2,100 tokens on one GPU
+	require.ErrorContains(t, feasible(busy, gpu, llm, fc), "of the GPUs' dense peak FLOP/s")
+}
+
+// closedFleet is a one-replica fleet of llama-3.1-8b on H200 at TP tp.
+func closedFleet(tp int) fleet.FleetConfig {
+	return fleet.FleetConfig{GPU: "H200", Model: "llama-3.1-8b", TP: tp, Replicas: 1, Replica: engine.DefaultReplicaConfig()}
 }

@@ -10,9 +10,9 @@
 # (the step constants on TPOT, then the front end on TTFT), robustly, on the
 # rows the simulator can run. The engine settings the file does not state
 # are assumptions, per engine (fleetsim calibrate --help):
-#   vLLM:          max_num_batched_tokens 2048 (it fits the measured TTFT
-#                  better than vLLM's 8192 default for large GPUs: see
-#                  docs/calibration.md), KV admission on the prompt
+#   vLLM:          max_num_batched_tokens 8192 (the V1 engine's default for
+#                  the API server on GPUs of 70 GB or more), KV admission on
+#                  the prompt
 #   SGLang:        chunked_prefill_size 8192 (its default), prompt admission
 #   TensorRT-LLM:  max_num_tokens 8192 (its default), GUARANTEED_NO_EVICT
 # Takes several minutes a profile on 2 cores.
@@ -30,8 +30,8 @@ fit() { # name backend gpus budget description
 }
 want=("$@")
 run() { [ ${#want[@]} -eq 0 ] || [[ " ${want[*]} " == *" $1 "* ]]; }
-run vllm-hopper && fit vllm-hopper vllm H100,H200 2048 "vLLM 0.1x (V1 engine) on H100/H200: fitted on public closed-loop serving runs (TTFT, TPOT)"
-run vllm-blackwell && fit vllm-blackwell vllm B200 2048 "vLLM 0.1x (V1 engine) on B200: fitted on public closed-loop serving runs (TTFT, TPOT)"
+run vllm-hopper && fit vllm-hopper vllm H100,H200 8192 "vLLM 0.1x (V1 engine) on H100/H200: fitted on public closed-loop serving runs (TTFT, TPOT)"
+run vllm-blackwell && fit vllm-blackwell vllm B200 8192 "vLLM 0.1x (V1 engine) on B200: fitted on public closed-loop serving runs (TTFT, TPOT)"
 run sglang-hopper && fit sglang-hopper sglang H100,H200 8192 "SGLang 0.5 on H100/H200: fitted on public closed-loop serving runs (TTFT, TPOT)"
 run sglang-blackwell && fit sglang-blackwell sglang B200 8192 "SGLang 0.5 on B200: fitted on public closed-loop serving runs of DeepSeek-V3/R1 (MoE only)"
 run trtllm-hopper && fit trtllm-hopper trtllm H100,H200 8192 "TensorRT-LLM 1.x on H100/H200: fitted on public closed-loop serving runs (TTFT, TPOT)"

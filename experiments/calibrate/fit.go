@@ -147,6 +147,7 @@ type Prediction struct {
 	OutputTokensPerS float64
 	TTFTMs           float64
 	TPOTMs           float64
+	ITLMs, E2EMs     float64 // where the row measured them
 }
 
 // Prepare checks every row against the catalog and runs it once; a row the
@@ -260,9 +261,12 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 		p := ps.List[0]
 		return nil, fmt.Errorf("%s: %s: %s", r.Where(), p.Key, p.Msg)
 	}
+	if err := feasible(r, gpu, llm, fc); err != nil {
+		return nil, fmt.Errorf("%s: %v", r.Where(), err)
+	}
 	c := &Case{Row: r, gpu: gpu, llm: llm, fleet: fc, cat: withProfile(cat, base),
-		full: r.RequestRate > 0 || r.MeanTPOTMs > 0}
-	if r.Closed() {
+		full: r.RequestRate > 0 || r.MeanTPOTMs > 0 || r.MeanITLMs > 0 || r.MeanE2EMs > 0 || r.Closed() || len(r.Lens) > 0}
+	if r.Closed() && r.RequestRate == 0 && len(r.Lens) == 0 && r.MeanITLMs == 0 && r.MeanE2EMs == 0 {
 		c.full, c.rounds, c.jitterS, c.lockstep = false, opt.Rounds, opt.ClientJitterS, opt.Lockstep
 		if err := c.retally(base, opt); err != nil {
 			return nil, fmt.Errorf("%s: %v", r.Where(), err)
@@ -286,6 +290,46 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 	return c, nil
 }
 
+// maxGEMMEfficiency is the GEMM efficiency bound of ProfileParams.
+const maxGEMMEfficiency = 0.9
+
+// feasible refuses a closed-loop row whose measurements no engine could
+// produce on its hardware, by the roofline: its TPOT shorter than one read
+// of a GPU's weights at full HBM bandwidth, or the request rate its latencies
+// imply (C / (TTFT + (OSL−1)·TPOT)) needing more model FLOP/s than the
+// replica's GPUs have at their dense peak. Such rows exist in public data (a
+// run whose prompts hit a prefix cache, or whose stated lengths or clients
+// were not what ran); fitting them would bend every constant.
+func feasible(r Row, gpu hw.GPU, llm hw.LLM, fc fleet.FleetConfig) error {
+	if !r.Closed() || r.TTFTMs <= 0 || r.MeanTPOTMs <= 0 || r.OSL < 2 {
+		return nil
+	}
+	gpus := float64(fc.GPUsPerReplica())
+	w := hw.Precision(r.Weights)
+	comp := hw.Precision(r.Compute)
+	if comp == "" {
+		comp = hw.DefaultCompute(gpu, w)
+	}
+	// The least a decode step reads per GPU: the dense weights and the
+	// experts the batch touches at least (one token's top-k: every
+	// sequence might pick the same), spread evenly.
+	weights := hw.WeightBytesPerGPU(llm, fc.Layout(), w)
+	if llm.IsMoE() {
+		weights = (llm.DenseParams() + float64(llm.MoELayers())*float64(llm.ExpertsPerToken)*3*float64(llm.Hidden)*float64(llm.ExpertIntermediate)) * w.Bytes() / gpus
+	}
+	if floor := weights / gpu.HBMBytesPerS * 1000; r.MeanTPOTMs < floor {
+		return fmt.Errorf("silicon_tpot_ms: %.3g ms is less than one read of a GPU's weights at full bandwidth (%.3g ms): no engine runs this", r.MeanTPOTMs, floor)
+	}
+	rate := float64(r.Concurrency) / ((r.TTFTMs + float64(r.OSL-1)*r.MeanTPOTMs) / 1000)
+	need := rate * float64(r.ISL+r.OSL) * 2 * llm.ActiveParamsDerived() / gpus
+	// The best GEMMs reach about 90% of the dense peak (the bound of every
+	// gemm_efficiency_*): more in GEMMs alone is not a run of these lengths.
+	if peak := max(comp.PeakFLOPS(gpu), gpu.BF16FLOPS); need > maxGEMMEfficiency*peak {
+		return fmt.Errorf("silicon_ttft_ms: the latencies imply %.3g requests/s, %.0f%% of the GPUs' dense peak FLOP/s in GEMMs alone (at most %.0f%% is reached): no engine runs this as stated (a prefix cache hit, other lengths?)", rate, 100*need/peak, 100*maxGEMMEfficiency)
+	}
+	return nil
+}
+
 // withProfile is cat with pp registered under the name "calibrate".
 func withProfile(cat *hw.Catalog, pp hw.PerfProfile) *hw.Catalog {
 	out := &hw.Catalog{GPUs: cat.GPUs, LLMs: cat.LLMs, Profiles: map[string]hw.PerfProfile{}}
@@ -300,6 +344,7 @@ type simResult struct {
 	outputs, completed int64
 	makespanS          float64
 	ttftMs, tpotMs     float64
+	itlMs, e2eMs       float64
 }
 
 // simulate runs the row once on one replica with profile pp.
@@ -314,8 +359,15 @@ func (c *Case) simulate(pp hw.PerfProfile, rec func(hw.StepRecord)) (simResult, 
 	if rec != nil {
 		f.Replicas[0].RecordSteps(rec)
 	}
-	src := &rowSource{n: r.NumRequests, isl: int32(r.ISL), osl: int32(r.OSL), rate: r.RequestRate,
+	n := r.NumRequests
+	if len(r.Lens) > 0 {
+		n = len(r.Lens)
+	}
+	src := &rowSource{n: n, isl: int32(r.ISL), osl: int32(r.OSL), lens: r.Lens, rate: r.RequestRate,
 		rng: rand.New(rand.NewPCG(1, 2))}
+	if r.Concurrency > 0 {
+		f.SetClients(fleet.Clients{Concurrency: r.Concurrency})
+	}
 	if err := f.Start(src); err != nil {
 		return simResult{}, err
 	}
@@ -324,18 +376,19 @@ func (c *Case) simulate(pp hw.PerfProfile, rec func(hw.StepRecord)) (simResult, 
 		return simResult{}, err
 	}
 	rr := f.Rec
-	if rr.Completed != int64(r.NumRequests) {
+	if rr.Completed != int64(n) {
 		reasons := make([]string, 0, len(rr.FailedBy))
 		for k, v := range rr.FailedBy {
 			reasons = append(reasons, fmt.Sprintf("%d %s", v, k))
 		}
 		sort.Strings(reasons)
 		return simResult{}, fmt.Errorf("num_requests: only %d of %d requests completed (%s): the configuration does not fit",
-			rr.Completed, r.NumRequests, strings.Join(reasons, ", "))
+			rr.Completed, n, strings.Join(reasons, ", "))
 	}
 	span := (rr.LastFinish - src.first).Seconds()
+	f.Finish(eng.Now())
 	return simResult{outputs: rr.OutputTokens, completed: rr.Completed, makespanS: span,
-		ttftMs: rr.TTFT.Mean(), tpotMs: rr.TPOT.Mean()}, nil
+		ttftMs: rr.TTFT.Mean(), tpotMs: rr.TPOT.Mean(), itlMs: rr.ITL.Mean(), e2eMs: rr.E2E.Mean()}, nil
 }
 
 // Predict is what the simulator predicts for the case's row under pp (a
@@ -367,7 +420,8 @@ func (c *Case) predict(pp hw.PerfProfile) (Prediction, error) {
 		if err != nil {
 			return Prediction{}, err
 		}
-		return Prediction{OutputTokensPerS: float64(res.outputs) / res.makespanS, TTFTMs: res.ttftMs, TPOTMs: res.tpotMs}, nil
+		return Prediction{OutputTokensPerS: float64(res.outputs) / res.makespanS, TTFTMs: res.ttftMs, TPOTMs: res.tpotMs,
+			ITLMs: res.itlMs, E2EMs: res.e2eMs}, nil
 	}
 	// Deployed with TP only: for a dense model exactly NewStepModel; an MoE
 	// row gets the MoE step (touched experts, active-param FLOPs).
@@ -390,6 +444,7 @@ func (firstReplica) Route(_ *workloads.Request, rs []engine.ReplicaState) (int, 
 type rowSource struct {
 	n, i     int
 	isl, osl int32
+	lens     [][2]int32 // per request, when given
 	rate     float64
 	t        float64
 	first    sim.Time
@@ -408,14 +463,21 @@ func (s *rowSource) Next() (workloads.Request, error) {
 	if s.i == 1 {
 		s.first = at
 	}
-	return workloads.Request{ID: uint64(s.i), Arrival: at, InputTokens: s.isl, OutputTokens: s.osl}, nil
+	in, out := s.isl, s.osl
+	if s.i <= len(s.lens) {
+		in, out = s.lens[s.i-1][0], s.lens[s.i-1][1]
+	}
+	return workloads.Request{ID: uint64(s.i), Arrival: at, InputTokens: in, OutputTokens: out}, nil
 }
+
+// Metrics are the measured metrics a row may have, in Prediction's order.
+var Metrics = []string{"output_tokens_per_s", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}
 
 // Errors of one prediction against its row: relative errors pred/meas − 1
 // for each measured metric.
 type Errors struct {
-	Pred                   Prediction
-	Throughput, TTFT, TPOT float64 // NaN where not measured
+	Pred                             Prediction
+	Throughput, TTFT, TPOT, ITL, E2E float64 // NaN where not measured
 }
 
 // Compare predicts c under pp and compares with what was measured.
@@ -424,7 +486,7 @@ func Compare(c *Case, pp hw.PerfProfile) (Errors, error) {
 	if err != nil {
 		return Errors{}, err
 	}
-	e := Errors{Pred: p, Throughput: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN()}
+	e := Errors{Pred: p, Throughput: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(), ITL: math.NaN(), E2E: math.NaN()}
 	r := c.Row
 	if r.OutputTokensPerS > 0 {
 		e.Throughput = p.OutputTokensPerS/r.OutputTokensPerS - 1
@@ -435,13 +497,19 @@ func Compare(c *Case, pp hw.PerfProfile) (Errors, error) {
 	if r.MeanTPOTMs > 0 {
 		e.TPOT = p.TPOTMs/r.MeanTPOTMs - 1
 	}
+	if r.MeanITLMs > 0 {
+		e.ITL = p.ITLMs/r.MeanITLMs - 1
+	}
+	if r.MeanE2EMs > 0 {
+		e.E2E = p.E2EMs/r.MeanE2EMs - 1
+	}
 	return e, nil
 }
 
 // Worst is the largest absolute error of e's measured metrics.
 func (e Errors) Worst() float64 {
 	w := 0.0
-	for _, v := range []float64{e.Throughput, e.TTFT, e.TPOT} {
+	for _, v := range []float64{e.Throughput, e.TTFT, e.TPOT, e.ITL, e.E2E} {
 		if !math.IsNaN(v) {
 			w = max(w, math.Abs(v))
 		}
@@ -451,8 +519,9 @@ func (e Errors) Worst() float64 {
 
 // FitParams are the profile keys the cases constrain: the GEMM efficiency
 // of each compute precision present, the shape constants, and the TP
-// communication constants when some row has TP > 1. nvlink_efficiency is
-// left out: it trades one for one with tp_overlap. Closed loops (latency
+// communication constants when some row has TP > 1 (the all-reduce's
+// bandwidth and latency; tp_overlap is left out: it trades one for one
+// with nvlink_efficiency, and engines that do not overlap are the rule). Closed loops (latency
 // under load) add the per-layer kernel floor, the GEMM phase's overlap
 // exponent and the front end; mixture-of-experts rows the experts' half
 // point. (stream_s is left at its start value: in TTFT it adds like
@@ -479,7 +548,7 @@ func FitParams(cases []*Case) []string {
 	out = append(out, "gemm_half_tokens", "weight_bandwidth_efficiency", "attention_efficiency",
 		"attention_half_context", "kv_bandwidth_efficiency", "step_overhead_s", "seq_overhead_s")
 	if tp {
-		out = append(out, "tp_overlap", "allreduce_latency_s")
+		out = append(out, "nvlink_efficiency", "allreduce_latency_s")
 	}
 	if closed {
 		out = append(out, "layer_overhead_s", "overlap_exponent", "frontend_s")
@@ -561,7 +630,7 @@ func fitStages(cases []*Case, pp hw.PerfProfile, opt Options) (Result, error) {
 		}
 	}
 	o1 := opt
-	o1.Params, o1.Metrics = steps, []string{"output_tokens_per_s", "tpot_ms"}
+	o1.Params, o1.Metrics = steps, []string{"output_tokens_per_s", "tpot_ms", "itl_ms", "e2e_ms"}
 	r1, err := fitOnce(cases, pp, o1)
 	if err != nil || len(path) == 0 {
 		return r1, err
@@ -752,8 +821,9 @@ func caseLoss(c *Case, pp hw.PerfProfile, robust bool, metrics []string) float64
 	}
 	var l float64
 	r := c.Row
-	for k, m := range [][2]float64{{p.OutputTokensPerS, r.OutputTokensPerS}, {p.TTFTMs, r.TTFTMs}, {p.TPOTMs, r.MeanTPOTMs}} {
-		if m[1] <= 0 || !use([]string{"output_tokens_per_s", "ttft_ms", "tpot_ms"}[k]) {
+	for k, m := range [][2]float64{{p.OutputTokensPerS, r.OutputTokensPerS}, {p.TTFTMs, r.TTFTMs}, {p.TPOTMs, r.MeanTPOTMs},
+		{p.ITLMs, r.MeanITLMs}, {p.E2EMs, r.MeanE2EMs}} {
+		if m[1] <= 0 || !use(Metrics[k]) {
 			continue
 		}
 		if !(m[0] > 0) || math.IsInf(m[0], 0) {

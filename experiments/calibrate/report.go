@@ -90,7 +90,7 @@ func (f Filter) Match(c *Case) bool {
 // Line is one measured metric of one row against its prediction.
 type Line struct {
 	Case      *Case
-	Metric    string // output_tokens_per_s, ttft_ms or tpot_ms
+	Metric    string // output_tokens_per_s, ttft_ms, tpot_ms, itl_ms or e2e_ms
 	Measured  float64
 	Predicted float64
 	Error     float64 // predicted/measured − 1
@@ -125,6 +125,10 @@ func Lines(cases []*Case, fit []bool, pp hw.PerfProfile, cv []Errors) ([]Line, e
 				func(x Errors) float64 { return x.Pred.TTFTMs }, func(x Errors) float64 { return x.TTFT }},
 			{"tpot_ms", r.MeanTPOTMs, e.Pred.TPOTMs, e.TPOT,
 				func(x Errors) float64 { return x.Pred.TPOTMs }, func(x Errors) float64 { return x.TPOT }},
+			{"itl_ms", r.MeanITLMs, e.Pred.ITLMs, e.ITL,
+				func(x Errors) float64 { return x.Pred.ITLMs }, func(x Errors) float64 { return x.ITL }},
+			{"e2e_ms", r.MeanE2EMs, e.Pred.E2EMs, e.E2E,
+				func(x Errors) float64 { return x.Pred.E2EMs }, func(x Errors) float64 { return x.E2E }},
 		} {
 			if m.meas <= 0 {
 				continue

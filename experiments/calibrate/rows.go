@@ -45,6 +45,14 @@ type Row struct {
 	// Warmup is how many of a closed loop's first requests are not
 	// measured.
 	Warmup int
+	// MeanITLMs and MeanE2EMs are the measured mean inter-token latency
+	// (every gap between two tokens, vLLM's mean_itl_ms) and end-to-end
+	// latency; 0 = not measured.
+	MeanITLMs, MeanE2EMs float64
+	// Lens, when set, are the requests' own input and output lengths, in
+	// order (vLLM's --save-detailed input_lens and output_lens); the row is
+	// then simulated with them instead of ISL and OSL.
+	Lens [][2]int32
 }
 
 // Closed says whether the row is a closed loop of clients.
@@ -634,9 +642,14 @@ func parseVLLM(path string, data []byte, defaults Row) (Row, []string) {
 			row.RequestRate = x
 		}
 	}
-	if r := v.raw("max_concurrency"); r != nil {
+	if r := v.raw("max_concurrency"); r != nil && string(r) != "null" {
+		// The benchmark client's cap on requests in flight (a semaphore in
+		// front of the arrivals); with request_rate inf, a closed loop.
 		if n, ok := v.integer("max_concurrency"); ok {
-			row.MaxSeqs = n
+			if n < 1 {
+				v.addf("max_concurrency", "must be at least 1, got %d", n)
+			}
+			row.Concurrency = n
 		}
 	}
 
@@ -652,6 +665,16 @@ func parseVLLM(path string, data []byte, defaults Row) (Row, []string) {
 	if x, ok := v.number("mean_tpot_ms"); ok {
 		row.MeanTPOTMs = x
 	}
+	if v.raw("mean_itl_ms") != nil {
+		if x, ok := v.number("mean_itl_ms"); ok {
+			row.MeanITLMs = x
+		}
+	}
+	if v.raw("mean_e2el_ms") != nil {
+		if x, ok := v.number("mean_e2el_ms"); ok {
+			row.MeanE2EMs = x
+		}
+	}
 	if len(v.errs) == 0 && row.OutputTokensPerS == 0 && row.TTFTMs == 0 {
 		v.addf("output_throughput", "is 0 and mean_ttft_ms too: nothing measured")
 	}
@@ -659,6 +682,7 @@ func parseVLLM(path string, data []byte, defaults Row) (Row, []string) {
 	// Lengths.
 	row.ISL = v.meanLength("total_input_tokens", "input_lens", row.NumRequests, defaults.ISL, "ISL")
 	row.OSL = v.meanLength("total_output_tokens", "output_lens", row.NumRequests, defaults.OSL, "OSL")
+	row.Lens = v.lens()
 
 	if row.Source == "" {
 		parts := []string{"vLLM benchmark_serving"}
@@ -682,6 +706,45 @@ func parseVLLM(path string, data []byte, defaults Row) (Row, []string) {
 // meanLength is the per-request token count from the total key, else from
 // the per-request list, else the default; 0 after all of them is an error
 // naming the total key.
+// lens reads --save-detailed's per-request input_lens and output_lens
+// (both, as long as each other, every length at least 1; outputs of 0 are
+// requests that failed and are left out, as vLLM's means leave them out);
+// nil when either is absent.
+func (v *vllmResult) lens() [][2]int32 {
+	ri, ro := v.raw("input_lens"), v.raw("output_lens")
+	if ri == nil || ro == nil {
+		return nil
+	}
+	var in, out []int64
+	if json.Unmarshal(ri, &in) != nil {
+		v.addf("input_lens", "not a list of integers: %s", clip(ri))
+		return nil
+	}
+	if json.Unmarshal(ro, &out) != nil {
+		v.addf("output_lens", "not a list of integers: %s", clip(ro))
+		return nil
+	}
+	if len(in) != len(out) {
+		v.addf("output_lens", "has %d entries but input_lens %d", len(out), len(in))
+		return nil
+	}
+	var ls [][2]int32
+	for i := range in {
+		if in[i] < 1 || in[i] > math.MaxInt32 || out[i] < 0 || out[i] > math.MaxInt32 {
+			v.addf("input_lens", "entry %d: lengths %d and %d out of range", i, in[i], out[i])
+			return nil
+		}
+		if out[i] == 0 {
+			continue
+		}
+		ls = append(ls, [2]int32{int32(in[i]), int32(out[i])})
+	}
+	if len(ls) == 0 {
+		return nil
+	}
+	return ls
+}
+
 func (v *vllmResult) meanLength(totalKey, listKey string, completed, def int, what string) int {
 	if completed <= 0 {
 		return def // the request count is already reported

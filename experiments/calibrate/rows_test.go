@@ -199,17 +199,24 @@ func TestReadVLLMJSON(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rows, 2)
 
-	// Request rate "inf", max_concurrency 4, per-request lists present.
+	// Request rate "inf", max_concurrency 4 (a closed loop of 4 clients),
+	// per-request lists present (each request's lengths are kept).
 	r := rows[0]
 	require.Equal(t, offline, r.Where())
+	lens := make([][2]int32, 8)
+	for i := range lens {
+		lens[i] = [2]int32{1024, 32}
+	}
 	require.Equal(t, Row{
 		File: offline, Line: 0,
 		Model: "llama-3-8b", GPU: "H100", TP: 1, Weights: "fp8", KVDType: "fp8", Batching: "inflight",
-		ISL: 1024, OSL: 32, NumRequests: 8, MaxSeqs: 4, RequestRate: 0,
+		ISL: 1024, OSL: 32, NumRequests: 8, Concurrency: 4, RequestRate: 0,
 		OutputTokensPerS: 435.5519259561726, TTFTMs: 62.335125, MeanTPOTMs: r.MeanTPOTMs,
+		MeanITLMs: r.MeanITLMs, MeanE2EMs: 282.08425, Lens: lens,
 		Source: "vLLM benchmark_serving, backend vllm, model_id meta-llama/Llama-3.1-8B-Instruct, date 20250314-101522",
 	}, r)
 	require.InDelta(t, 7.0887, r.MeanTPOTMs, 1e-4)
+	require.InDelta(t, 7.0887, r.MeanITLMs, 1e-4)
 
 	// Request rate 4, max_concurrency null, 199 of 200 completed, and the
 	// fleetsim_* metadata (strings, as --metadata writes them) override

@@ -202,7 +202,7 @@ type CalibrationPoint struct {
 // CalibrationMetrics are the metrics of calibration.csv, in figure order:
 // output tokens per second, mean time to first token and mean time per
 // output token in ms.
-var CalibrationMetrics = []string{"output_tokens_per_s", "ttft_ms", "tpot_ms"}
+var CalibrationMetrics = []string{"output_tokens_per_s", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}
 
 // readMeta reads summary.json. ok is false when the file does not exist.
 func readMeta(path string) (m Meta, ok bool, err error) {

@@ -787,6 +787,8 @@ var calibrationInfo = map[string]struct{ file, title, axis string }{
 	"output_tokens_per_s": {"calibration", "output throughput", "output throughput (tok/s, log scale)"},
 	"ttft_ms":             {"calibration_ttft", "TTFT", "time to first token (ms, log scale)"},
 	"tpot_ms":             {"calibration_tpot", "TPOT", "time per output token (ms, log scale)"},
+	"itl_ms":              {"calibration_itl", "ITL", "inter-token latency (ms, log scale)"},
+	"e2e_ms":              {"calibration_e2e", "end-to-end latency", "end-to-end latency (ms, log scale)"},
 }
 
 // calibrationBand is the relative error inside which a prediction is
@@ -794,13 +796,14 @@ var calibrationInfo = map[string]struct{ file, title, axis string }{
 const calibrationBand = 0.15
 
 // Calibration draws, for one metric of calibration.csv ("output_tokens_per_s",
-// "ttft_ms" or "tpot_ms"), the predicted value (y) against the measured one
+// "ttft_ms", "tpot_ms", "itl_ms" or "e2e_ms"), the predicted value (y) against the measured one
 // (x), both on the same log scale: fitted rows as circles, held-out rows
 // as triangles and, where there was cross-validation, the prediction of
 // the fit that did not see the row as crosses, each labelled with its
 // count and median absolute error; the line predicted = measured, and the
 // band within ±15% of it shaded between dashed edges. The figure is named
-// calibration (output throughput), calibration_ttft or calibration_tpot.
+// calibration (output throughput), calibration_ttft, calibration_tpot,
+// calibration_itl or calibration_e2e.
 // Rows of other metrics, and values that are not positive and finite, are
 // ignored; none left is an error.
 func Calibration(m Meta, metric string, pts []CalibrationPoint) (Figure, error) {

@@ -347,7 +347,7 @@ var (
 			{ISL, "tokens", "input sequence length"},
 			{OSL, "tokens", "output sequence length"},
 			{MaxSeqs, "sequences", "batch size limit"},
-			{Metric, "", "output_tokens_per_s, ttft_ms or tpot_ms"},
+			{Metric, "", "output_tokens_per_s, ttft_ms, tpot_ms, itl_ms or e2e_ms"},
 			{Measured, "metric's", "benchmark value (tok/s or ms)"},
 			{Predicted, "metric's", "the calibrated profile's prediction"},
 			{RelError, "fraction", "predicted / measured − 1"},

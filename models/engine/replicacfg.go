@@ -215,6 +215,8 @@ func PlanMemoryLayout(gpu hw.GPU, llm hw.LLM, l hw.Layout, c ReplicaConfig, pp h
 	p.RuntimeBytes = pp.RuntimeReserveBytes + rankSeqs*float64(llm.Vocab)*4/t
 	p.KVBytes = p.BudgetBytes - p.WeightBytes - p.ActivationBytes - p.RuntimeBytes
 	kvTok := llm.KVBytesPerTokenGPU(hw.Precision(c.KVDType).Bytes(), tp) / float64(l.PP) // a stage holds its layers' KV
+	// Windowed layers hold at most their window per running sequence.
+	p.KVBytes -= rankSeqs * llm.WindowKVBytesPerSeqGPU(hw.Precision(c.KVDType).Bytes(), tp) / float64(l.PP)
 	if k := c.Spec.SpecExtraKVTokens(); k > 0 {
 		p.KVBytes -= float64(c.MaxSeqs) / float64(l.DP) * float64(k) * kvTok
 	}

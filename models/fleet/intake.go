@@ -53,6 +53,7 @@ type intake struct {
 	lastEntry  sim.Time
 	clients    Clients
 	out        int      // requests the clients have outstanding (or thinking after)
+	stage      int      // the clients' stage (Clients.StageEnds)
 	gateOpen   sim.Time // when a client last came free with all busy before
 	lastSend   sim.Time // the last request's send time
 	onSlotFree sim.Action
@@ -88,6 +89,12 @@ type Clients struct {
 	// of mean Think (clients whose pauses vary drift apart; a closed loop of
 	// identical requests started at once otherwise stays in lockstep).
 	ThinkRNG *rand.Rand
+	// StageEnds and StageConcurrency, when set, are a staged closed loop:
+	// Concurrency is StageConcurrency[i] until StageEnds[i] (increasing),
+	// and nothing is sent after the last end. Concurrency must then be the
+	// most of them.
+	StageEnds        []sim.Time
+	StageConcurrency []int
 	// Until, when > 0, is the last time a request may be sent.
 	Until sim.Time
 }
@@ -120,10 +127,28 @@ func newIntake(eng *sim.Engine, gw *Gateway) *intake {
 // SetClients caps the requests the clients have outstanding (see
 // Clients); call before Start.
 func (in *intake) SetClients(c Clients) {
+	if len(c.StageEnds) > 0 {
+		c.Until = c.StageEnds[len(c.StageEnds)-1]
+		for _, n := range c.StageConcurrency {
+			c.Concurrency = max(c.Concurrency, n)
+		}
+		// A stage that allows more clients sends them at its start.
+		for i, end := range c.StageEnds[:len(c.StageEnds)-1] {
+			if c.StageConcurrency[i+1] > c.StageConcurrency[i] {
+				in.eng.Schedule(end, sim.PriorityArrival, in.stageStart)
+			}
+		}
+	}
 	in.clients = c
 	if c.Concurrency > 0 {
 		in.gw.rec.clientEnd = in.returned
 	}
+}
+
+// stageStart sends what a stage with more clients allows.
+func (in *intake) stageStart(now sim.Time) {
+	in.gateOpen = max(in.gateOpen, now)
+	in.fill(now)
 }
 
 // SetFrontEnd sets the front end's time (see FrontEnd); call before Start.
@@ -148,6 +173,21 @@ func (in *intake) Err() error { return in.srcErr }
 // gated says whether the clients cap their outstanding requests.
 func (in *intake) gated() bool { return in.clients.Concurrency > 0 }
 
+// limit is the clients' cap at now: Concurrency, or the stage's.
+func (in *intake) limit(now sim.Time) int {
+	c := &in.clients
+	for in.stage < len(c.StageEnds) && c.StageEnds[in.stage] <= now {
+		in.stage++
+	}
+	if len(c.StageEnds) == 0 {
+		return c.Concurrency
+	}
+	if in.stage >= len(c.StageEnds) {
+		return 0
+	}
+	return c.StageConcurrency[in.stage]
+}
+
 // fill sends what can be sent at now. Without a cap: the next request
 // (it is due at or after now; its arrival event pulls the one after).
 // With one: requests while a client is free, in source order, each sent at
@@ -157,7 +197,7 @@ func (in *intake) gated() bool { return in.clients.Concurrency > 0 }
 func (in *intake) fill(now sim.Time) {
 	for !in.srcEOF && in.srcErr == nil {
 		if in.gated() {
-			if in.out >= in.clients.Concurrency || in.lastSend > now {
+			if in.out >= in.limit(now) || in.lastSend > now {
 				break
 			}
 		} else if in.n > 0 {
@@ -304,7 +344,7 @@ func (in *intake) returned(at sim.Time) {
 
 // slotFree frees a client and sends what is due.
 func (in *intake) slotFree(now sim.Time) {
-	if in.out == in.clients.Concurrency {
+	if in.out >= in.limit(now) {
 		in.gateOpen = now
 	}
 	in.out--

@@ -139,9 +139,28 @@ func (m *LLM) KVBytesPerToken(bytesPerElem float64) float64 {
 }
 
 // KVBytesPerTokenGPU is one GPU's share of a token's KV at tensor
-// parallelism tp: its kv_heads/tp heads, but never less than one whole head
-// (past tp = kv_heads each KV head is replicated, so capacity stops growing).
+// parallelism tp in the layers that attend the whole context (a windowed
+// layer's KV is bounded per sequence: WindowKVBytesPerSeqGPU): its
+// kv_heads/tp heads, but never less than one whole head (past tp =
+// kv_heads each KV head is replicated, so capacity stops growing).
 func (m *LLM) KVBytesPerTokenGPU(bytesPerElem float64, tp int) float64 {
+	return m.kvBytesPerTokenGPUAll(bytesPerElem, tp) * (1 - m.LocalFraction())
+}
+
+// WindowKVBytesPerTokenGPU is one GPU's share of a token's KV in the
+// windowed layers (0 without a window).
+func (m *LLM) WindowKVBytesPerTokenGPU(bytesPerElem float64, tp int) float64 {
+	return m.kvBytesPerTokenGPUAll(bytesPerElem, tp) * m.LocalFraction()
+}
+
+// WindowKVBytesPerSeqGPU is what one sequence holds at most in the
+// windowed layers of one GPU: the window's tokens.
+func (m *LLM) WindowKVBytesPerSeqGPU(bytesPerElem float64, tp int) float64 {
+	return m.WindowKVBytesPerTokenGPU(bytesPerElem, tp) * float64(max(m.SlidingWindow, 0))
+}
+
+// kvBytesPerTokenGPUAll is a token's KV on one GPU over every layer.
+func (m *LLM) kvBytesPerTokenGPUAll(bytesPerElem float64, tp int) float64 {
 	if m.IsMLA() {
 		// The latent KV is one vector per token and layer, replicated on
 		// every GPU of the TP group (vLLM, SGLang).

@@ -240,6 +240,7 @@ func NewDeployedStepModel(gpu GPU, llm LLM, d Deployment, weights, kv Precision,
 		dp := float64(l.DP)
 		m.attnFLOPsPerPair /= dp
 		m.kvBytesPerToken /= dp
+		m.kvWinPerToken /= dp
 		m.commPerTokenS /= dp
 		m.seqOverheadS /= dp
 		m.gemmFLOPsPerToken /= dp
@@ -340,7 +341,7 @@ func (m *StepModel) pipeDecode(n int, ctx0 float64) DecodeRun {
 func (m *StepModel) pipeRoofline(gpu GPU, s StepShape) float64 {
 	p := m.pipe
 	peak := max(gpu.BF16FLOPS, gpu.FP8FLOPS, gpu.FP4FLOPS)
-	bytes := m.kvBytesPerToken * s.DecodeCtx / p.stages
+	bytes := m.kvRead(s.DecodeCtx, s.DecodeSeqs) / p.stages
 	if s.Tokens() > 0 {
 		mb := p.microBatches(s)
 		bytes += mb * m.minWeightsRead(s.Tokens()/mb) / p.stages

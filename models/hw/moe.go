@@ -40,6 +40,35 @@ type MoE struct {
 	// whatever the head count.
 	KVLoraRank    int `toml:"kv_lora_rank"`
 	QKRopeHeadDim int `toml:"qk_rope_head_dim"`
+	// SlidingWindow, when > 0, is the attention window in tokens of the
+	// model's SlidingLayers local-attention layers (gpt-oss alternates
+	// 128-token sliding windows with full attention; Llama 4 attends in
+	// 8,192-token chunks on three layers of four, which fleetsim takes as a
+	// window of that size: an upper bound on what they read). A local layer
+	// holds and reads at most SlidingWindow tokens of KV per sequence, and a
+	// prefill token attends at most that many; the engine's KV manager
+	// keeps only the window (vLLM's hybrid allocator).
+	SlidingWindow int `toml:"sliding_window"`
+	SlidingLayers int `toml:"sliding_layers"`
+}
+
+// FullLayers is the number of layers attending the whole context.
+func (m *LLM) FullLayers() int { return m.Layers - m.localLayers() }
+
+// localLayers is the number of windowed layers (0 without a window).
+func (m *LLM) localLayers() int {
+	if m.SlidingWindow <= 0 {
+		return 0
+	}
+	return min(max(m.SlidingLayers, 0), m.Layers)
+}
+
+// LocalFraction is the share of layers that attend a window.
+func (m *LLM) LocalFraction() float64 {
+	if m.Layers <= 0 {
+		return 0
+	}
+	return float64(m.localLayers()) / float64(m.Layers)
 }
 
 // IsMoE reports whether the model routes tokens to experts.
@@ -92,12 +121,19 @@ func (m *LLM) validateMoE(prefix string, ps *config.Problems) {
 		{"experts", m.Experts}, {"experts_per_token", m.ExpertsPerToken}, {"shared_experts", m.SharedExperts},
 		{"expert_intermediate", m.ExpertIntermediate}, {"dense_layers", m.DenseLayers},
 		{"kv_lora_rank", m.KVLoraRank}, {"qk_rope_head_dim", m.QKRopeHeadDim},
+		{"sliding_window", m.SlidingWindow}, {"sliding_layers", m.SlidingLayers},
 	} {
 		if f.v < 0 {
 			ps.Add(config.Key(prefix, f.key), "must be >= 0, found %d", f.v)
 		}
 	}
 	ps.NonNegative(config.Key(prefix, "active_params"), m.ActiveParams)
+	if m.SlidingLayers > 0 && m.SlidingWindow <= 0 {
+		ps.Add(config.Key(prefix, "sliding_window"), "must be > 0 when sliding_layers is set")
+	}
+	if m.SlidingWindow > 0 && (m.SlidingLayers <= 0 || m.SlidingLayers > m.Layers) {
+		ps.Add(config.Key(prefix, "sliding_layers"), "must be between 1 and layers (%d) when sliding_window is set, found %d", m.Layers, m.SlidingLayers)
+	}
 	if m.KVLoraRank == 0 && m.QKRopeHeadDim > 0 {
 		ps.Add(config.Key(prefix, "qk_rope_head_dim"), "is for multi-head latent attention; set kv_lora_rank too")
 	}
@@ -132,11 +168,9 @@ func (m *LLM) validateMoE(prefix string, ps *config.Problems) {
 
 // Built-in mixture-of-experts models. Shapes are the Hugging Face
 // config.json of each release (URLs below; file as of 2025); params and
-// active params the model cards'. Not modelled: sliding-window or chunked
-// attention layers (gpt-oss alternates 128-token windows, Llama 4 uses
-// 8K-token chunks on 3 of 4 layers); they change prefill attention FLOPs and
-// long-context KV, which fleetsim computes as full attention (an
-// overestimate). Vision encoders of Llama 4 are not served here.
+// active params the model cards'. Sliding-window and chunked attention
+// layers (gpt-oss, Llama 4) are windows (MoE.SlidingWindow). Vision encoders
+// of Llama 4 are not served here.
 var builtinMoELLMs = []LLM{
 	// huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json:
 	// hidden_size 4096, intermediate_size 14336, num_hidden_layers 32,
@@ -173,9 +207,13 @@ var builtinMoELLMs = []LLM{
 	// interleave_moe_layer_step 1 (every layer MoE), vocab_size 202048,
 	// max_position_embeddings 10485760. Model card: 109B total (with the
 	// vision encoder), 17B active.
+	// attention_chunk_size 8192 and no_rope_layers: every fourth layer
+	// attends the whole context, the other 36 within their 8,192-token
+	// chunk (taken as a window of 8,192).
 	{Name: "llama-4-scout", Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128,
 		Intermediate: 16384, Vocab: 202048, Params: 109e9, ContextTokens: 10485760,
-		MoE: MoE{Experts: 16, ExpertsPerToken: 1, SharedExperts: 1, ExpertIntermediate: 8192, ActiveParams: 17e9}},
+		MoE: MoE{Experts: 16, ExpertsPerToken: 1, SharedExperts: 1, ExpertIntermediate: 8192, ActiveParams: 17e9,
+			SlidingWindow: 8192, SlidingLayers: 36}},
 	// huggingface.co/meta-llama/Llama-4-Maverick-17B-128E-Instruct
 	// config.json text_config: as Scout but num_local_experts 128 and
 	// interleave_moe_layer_step 2 (24 MoE layers, 24 dense with
@@ -183,7 +221,8 @@ var builtinMoELLMs = []LLM{
 	// card: 400B total, 17B active.
 	{Name: "llama-4-maverick", Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128,
 		Intermediate: 16384, Vocab: 202048, Params: 400e9, ContextTokens: 1048576,
-		MoE: MoE{Experts: 128, ExpertsPerToken: 1, SharedExperts: 1, ExpertIntermediate: 8192, DenseLayers: 24, ActiveParams: 17e9}},
+		MoE: MoE{Experts: 128, ExpertsPerToken: 1, SharedExperts: 1, ExpertIntermediate: 8192, DenseLayers: 24, ActiveParams: 17e9,
+			SlidingWindow: 8192, SlidingLayers: 36}},
 	// huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json:
 	// hidden_size 7168, num_hidden_layers 61, num_attention_heads 128,
 	// kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128,
@@ -205,9 +244,12 @@ var builtinMoELLMs = []LLM{
 	// num_local_experts 128, num_experts_per_tok 4, vocab_size 201088,
 	// max_position_embeddings 131072. Model card (arXiv 2508.10925, Table
 	// 1): 116.8B total, 5.1B active.
+	// layer_types alternate "sliding_attention" and "full_attention",
+	// sliding_window 128: 18 of the 36 layers attend a 128-token window.
 	{Name: "gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
 		Intermediate: 2880, Vocab: 201088, Params: 116.8e9, ContextTokens: 131072,
-		MoE: MoE{Experts: 128, ExpertsPerToken: 4, ExpertIntermediate: 2880, ActiveParams: 5.1e9}},
+		MoE: MoE{Experts: 128, ExpertsPerToken: 4, ExpertIntermediate: 2880, ActiveParams: 5.1e9,
+			SlidingWindow: 128, SlidingLayers: 18}},
 	// huggingface.co/MiniMaxAI/MiniMax-M2.5/blob/main/config.json:
 	// hidden_size 3072, num_hidden_layers 62, num_attention_heads 48,
 	// num_key_value_heads 8, head_dim 128, intermediate_size 1536 (each

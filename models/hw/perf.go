@@ -108,7 +108,7 @@ func (s StepShape) Tokens() float64 { return s.PrefillTokens + s.DecodeSeqs }
 //	attention = 4·layers·heads·head_dim/tp · (pairs + attention_half_context·prefill_tokens)
 //	                / (peak_kv · attention_eff)
 //	          + kv_bytes_per_token/tp · decode_ctx / (hbm · kv_bw_eff)
-//	allreduce = 2·layers · (latency + 2(tp−1)/tp · tokens·hidden·2 B / (nvlink/2 · nvlink_eff))
+//	allreduce = 2·layers · (latency + tokens·hidden·2 B / (nvlink/2 · nvlink_eff))
 //	overhead  = step_overhead + seq_overhead · sequences
 //	          + layers · layer_overhead         (steps with GEMM work)
 //
@@ -140,7 +140,10 @@ type StepModel struct {
 	gemmFLOPsPerToken float64 // 2·params/tp
 	attnFLOPsPerPair  float64 // 4·layers·heads·head_dim/tp
 	weightBytes       float64 // per GPU
-	kvBytesPerToken   float64 // per GPU, KV heads replicated past kv_heads
+	kvBytesPerToken   float64 // per GPU, KV heads replicated past kv_heads; full-attention layers
+	kvWinPerToken     float64 // per GPU, the windowed layers' share of a token (0 without)
+	window            float64 // their window, tokens
+	localFrac         float64 // their share of the layers
 	gemmFLOPS         float64 // peak_w · gemm efficiency
 	gemmHalf          float64
 	weightBW          float64
@@ -206,6 +209,9 @@ func newStepModel(gpu GPU, llm LLM, tp int, weights, compute, kv Precision, pp P
 		attnFLOPsPerPair:  4 * float64(llm.Layers) * float64(llm.Heads*llm.HeadDim) / t,
 		weightBytes:       llm.Params * weights.Bytes() / t,
 		kvBytesPerToken:   llm.KVBytesPerTokenGPU(kv.Bytes(), tp),
+		kvWinPerToken:     llm.WindowKVBytesPerTokenGPU(kv.Bytes(), tp),
+		window:            float64(llm.SlidingWindow),
+		localFrac:         llm.LocalFraction(),
 		gemmFLOPS:         peakW * pp.GEMMEfficiency(compute),
 		gemmHalf:          pp.GEMMHalfTokens,
 		weightBW:          gpu.HBMBytesPerS * pp.WeightBandwidthEfficiency,
@@ -227,7 +233,12 @@ func newStepModel(gpu GPU, llm LLM, tp int, weights, compute, kv Precision, pp P
 		oneDir := gpu.NVLinkBytesPerS / 2 * pp.NVLinkEfficiency
 		exposed := 1 - pp.TPOverlap
 		m.commFixedS = exposed * nAR * pp.AllReduceLatencyS
-		m.commPerTokenS = exposed * nAR * 2 * (t - 1) / t * float64(llm.Hidden) * 2 / oneDir
+		// NVLink SHARP: on an NVSwitch domain (every GPU of the catalog's)
+		// NCCL's NVLS all-reduce sends each GPU's partial sums to the switch
+		// once and receives the reduction once, so a token's activations
+		// cross a GPU's links once each way, whatever tp (a ring would move
+		// 2(tp−1)/tp of them, twice the time at tp 8).
+		m.commPerTokenS = exposed * nAR * float64(llm.Hidden) * 2 / oneDir
 	}
 	m.WeightBytesPerGPU = m.weightBytes
 	m.KVBytesPerTokenGPU = m.kvBytesPerToken
@@ -306,7 +317,38 @@ func (m *StepModel) Step(s StepShape) float64 {
 // per-step path: no shape copies, gemm inlined, the builtin max (math.Max
 // is an assembly call; both give +0 over −0 and NaN over anything).
 func (m *StepModel) denseStep(s *StepShape) float64 {
-	return m.denseFixed(s) + m.kvBytesPerToken*s.DecodeCtx/m.kvBW
+	return m.denseFixed(s) + m.kvRead(s.DecodeCtx, s.DecodeSeqs)/m.kvBW
+}
+
+// kvRead is the KV bytes one GPU reads for n decoding sequences whose
+// contexts sum to ctx: every token in the full-attention layers, at most
+// the window per sequence in the windowed ones.
+func (m *StepModel) kvRead(ctx, n float64) float64 {
+	b := m.kvBytesPerToken * ctx
+	if m.kvWinPerToken > 0 {
+		b += m.kvWinPerToken * min(ctx, n*m.window)
+	}
+	return b
+}
+
+// decodeAttended is the context tokens n decoding sequences of total
+// context ctx attend, as a share of the layers (windows bound theirs).
+func (m *StepModel) decodeAttended(ctx, n float64) float64 {
+	if m.localFrac <= 0 {
+		return ctx
+	}
+	return (1-m.localFrac)*ctx + m.localFrac*min(ctx, n*m.window)
+}
+
+// pairsAttended is the query–key pairs prefill attention computes for
+// pairs pairs over tokens prompt tokens: all of them in the full-attention
+// layers, at most the window per token in the windowed ones (as a share of
+// the layers).
+func (m *StepModel) pairsAttended(pairs, tokens float64) float64 {
+	if m.localFrac <= 0 {
+		return pairs
+	}
+	return (1-m.localFrac)*pairs + m.localFrac*min(pairs, tokens*m.window)
 }
 
 // denseFixed is denseStep but its last term, the decoders' KV read: all
@@ -317,7 +359,7 @@ func (m *StepModel) denseFixed(s *StepShape) float64 {
 	if tokens > 0 {
 		d += m.smax(m.weightBytes/m.weightBW, m.gemmFLOPsPerToken*(tokens+m.gemmHalf)/m.gemmFLOPS) + m.layerFixedS + m.commFixedS + m.commPerTokenS*tokens
 	}
-	d += m.attnFLOPsPerPair * (s.PrefillPairs + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
+	d += m.attnFLOPsPerPair * (m.pairsAttended(s.PrefillPairs, s.PrefillTokens) + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
 	return d
 }
 
@@ -352,7 +394,7 @@ func (m *StepModel) DecodeCached(n int, ctx0 float64) DecodeRun {
 		*e = decodeBase{a0: m.denseFixed(&StepShape{DecodeSeqs: nf}), b: m.kvBytesPerToken * nf / m.kvBW,
 			fa0: m.gemmFLOPsPerToken * nf, fb: m.attnFLOPsPerPair * nf, set: true}
 	}
-	return DecodeRun{a: e.a0 + m.kvBytesPerToken*ctx0/m.kvBW, b: e.b, fa: e.fa0 + m.attnFLOPsPerPair*(ctx0+nf), fb: e.fb}
+	return DecodeRun{a: e.a0 + m.kvRead(ctx0, nf)/m.kvBW, b: e.b, fa: e.fa0 + m.attnFLOPsPerPair*(m.decodeAttended(ctx0, nf)+nf), fb: e.fb}
 }
 
 // plainStep is Step without speculation.
@@ -370,8 +412,8 @@ func (m *StepModel) stageStep(s StepShape) float64 {
 	if tokens > 0 {
 		d += m.gemm(tokens) + m.layerFixedS + m.commFixedS + m.commPerTokenS*tokens
 	}
-	d += m.attnFLOPsPerPair * (s.PrefillPairs + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
-	d += m.kvBytesPerToken * s.DecodeCtx / m.kvBW
+	d += m.attnFLOPsPerPair * (m.pairsAttended(s.PrefillPairs, s.PrefillTokens) + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
+	d += m.kvRead(s.DecodeCtx, s.DecodeSeqs) / m.kvBW
 	return d
 }
 
@@ -399,9 +441,9 @@ func (m *StepModel) smax(a, b float64) float64 {
 // (what MFU counts: a decoding sequence attends its context and itself).
 func (m *StepModel) FLOPs(s StepShape) float64 {
 	if m.pipe != nil {
-		return (m.gemmFLOPsPerToken*s.Tokens() + m.attnFLOPsPerPair*(s.PrefillPairs+s.DecodeCtx+s.DecodeSeqs)) / m.pipe.stages
+		return (m.gemmFLOPsPerToken*s.Tokens() + m.attnFLOPsPerPair*(m.pairsAttended(s.PrefillPairs, s.PrefillTokens)+m.decodeAttended(s.DecodeCtx, s.DecodeSeqs)+s.DecodeSeqs)) / m.pipe.stages
 	}
-	return m.gemmFLOPsPerToken*s.Tokens() + m.attnFLOPsPerPair*(s.PrefillPairs+s.DecodeCtx+s.DecodeSeqs)
+	return m.gemmFLOPsPerToken*s.Tokens() + m.attnFLOPsPerPair*(m.pairsAttended(s.PrefillPairs, s.PrefillTokens)+m.decodeAttended(s.DecodeCtx, s.DecodeSeqs)+s.DecodeSeqs)
 }
 
 // PeakFLOPS is one GPU's dense peak FLOP/s at the weights' precision.
@@ -416,7 +458,7 @@ func (m *StepModel) RooflineBound(gpu GPU, s StepShape) float64 {
 		return m.pipeRoofline(gpu, s)
 	}
 	peak := max(gpu.BF16FLOPS, gpu.FP8FLOPS, gpu.FP4FLOPS)
-	bytes := m.kvBytesPerToken * s.DecodeCtx
+	bytes := m.kvRead(s.DecodeCtx, s.DecodeSeqs)
 	if s.Tokens() > 0 {
 		bytes += m.minWeightsRead(s.Tokens())
 	}

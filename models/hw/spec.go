@@ -153,8 +153,8 @@ func (m *StepModel) verifyStep(s StepShape) float64 {
 	tokens := s.Tokens() + s.DecodeSeqs*m.spec.k
 	d := m.overheadS + m.seqOverheadS*(s.PrefillSeqs+s.DecodeSeqs)
 	d += m.gemm(tokens) + m.commFixedS + m.commPerTokenS*tokens
-	d += m.attnFLOPsPerPair * (s.PrefillPairs + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
-	d += m.kvBytesPerToken * s.DecodeCtx / m.kvBW
+	d += m.attnFLOPsPerPair * (m.pairsAttended(s.PrefillPairs, s.PrefillTokens) + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
+	d += m.kvRead(s.DecodeCtx, s.DecodeSeqs) / m.kvBW
 	return d
 }
 

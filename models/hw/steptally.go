@@ -14,6 +14,7 @@ type StepTally struct {
 	PrefillPairs  float64
 	PrefillTokens float64
 	DecodeCtx     float64 // KV tokens read by decode attention, summed over steps
+	DecodeSeqs    float64 // decoding sequences summed over steps (a window's bound)
 	gemm          map[float64]float64
 	frozen        []gemmCount
 }
@@ -35,6 +36,7 @@ func (t *StepTally) Add(rec StepRecord, w float64) {
 	t.PrefillTokens += kw * s.PrefillTokens
 	// A run's step j reads DecodeCtx + j·DecodeSeqs tokens of KV.
 	t.DecodeCtx += w * (k*s.DecodeCtx + s.DecodeSeqs*k*(k-1)/2)
+	t.DecodeSeqs += kw * s.DecodeSeqs
 	if tok > 0 {
 		t.Active += kw
 		t.Tokens += kw * tok
@@ -62,8 +64,8 @@ func (m *StepModel) Seconds(t *StepTally) float64 {
 	}
 	d += (m.layerFixedS+m.commFixedS)*t.Active + m.commPerTokenS*t.Tokens
 	d += m.overheadS*t.Steps + m.seqOverheadS*t.Seqs
-	d += m.attnFLOPsPerPair * (t.PrefillPairs + m.attnHalf*t.PrefillTokens) / m.attnFLOPS
-	d += m.kvBytesPerToken * t.DecodeCtx / m.kvBW
+	d += m.attnFLOPsPerPair * (m.pairsAttended(t.PrefillPairs, t.PrefillTokens) + m.attnHalf*t.PrefillTokens) / m.attnFLOPS
+	d += m.kvRead(t.DecodeCtx, t.DecodeSeqs) / m.kvBW
 	return d
 }
 
