@@ -83,8 +83,15 @@ func TestChaos(t *testing.T) {
 				layout += fmt.Sprintf("ep = %d\n", tpN*dp)
 			}
 		}
-		if disagg { // disaggregation is dense and TP-only for now; the decode pool may speculate (below)
-			model, layout, spec = "llama-3-8b", "", ""
+		decodeLayout := ""
+		if disagg { // the prefill pool keeps the trial's model and layout; the decode pool may speculate (below)
+			spec = ""
+			if moe { // and decode wide: attention DP, expert parallel (its own stream)
+				lr := rand.New(rand.NewPCG(uint64(trial), 79))
+				tpN, _ := strconv.Atoi(tp)
+				ddp := min([]int{1, 2, 4}[lr.IntN(3)], 8/tpN)
+				decodeLayout = fmt.Sprintf("dp = %d\nep = %d\n", ddp, tpN*ddp)
+			}
 		}
 		fmt.Fprintf(&b, "[cluster]\ngpu = %q\nmodel = %q\ntp = %s\nreplicas = %d\nplacement = %q\n%s",
 			gpu, model, tp, replicas, pick("pack", "spread"), layout)
@@ -152,7 +159,7 @@ func TestChaos(t *testing.T) {
 			batching, pc, kvBlocks, maxSeqs := []string{"chunked", "continuous"}[drng.IntN(2)], drng.IntN(2) == 0, 1500+drng.IntN(6000), 4+drng.IntN(40)
 			router := []string{"round-robin", "least-outstanding", "p2c", "least-kv", "random", "cache-aware"}[drng.IntN(6)]
 			choice := []string{"router", "router", "transfer-aware"}[drng.IntN(3)]
-			fmt.Fprintf(&b, "[disagg]\nenabled = true\nlink = %q\nlayerwise = %v\ndecode_choice = %q\n[disagg.decode]\nreplicas = %d\n", link, layerwise, choice, decodes)
+			fmt.Fprintf(&b, "[disagg]\nenabled = true\nlink = %q\nlayerwise = %v\ndecode_choice = %q\n[disagg.decode]\nreplicas = %d\n%s", link, layerwise, choice, decodes, decodeLayout)
 			fmt.Fprintf(&b, "[disagg.decode.replica]\nbatching = %q\nprefix_caching = %v\nkv_blocks = %d\nmax_seqs = %d\ncold_start_s = 5\n",
 				batching, pc, kvBlocks, maxSeqs)
 			fmt.Fprintf(&b, "[disagg.router]\nname = %q\n", router)

@@ -71,18 +71,6 @@ var Rules = []Rule{
 	{Name: "disagg+spot", Key: "spot.replicas",
 		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.Spot.Replicas > 0 },
 		Reason:  "cannot be combined with [disagg] yet ([spot])"},
-	{Name: "disagg+layout", Key: "disagg.enabled",
-		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.wideLayout() },
-		Reason:  "cannot be combined with cluster.dp, cluster.ep or cluster.pp yet (the KV handoff assumes TP-only replicas)"},
-	{Name: "disagg+decode-layout", Key: "disagg.decode",
-		Applies: func(s *Scenario) bool {
-			l := s.Disagg.Decode.Layout()
-			return s.Disagg.Enabled && (l.DP != 1 || l.EP != 1 || l.PP != 1)
-		},
-		ReasonOf: func(s *Scenario) string {
-			l := s.Disagg.Decode.Layout()
-			return fmt.Sprintf("dp, ep and pp must be 1 for now (the KV handoff assumes TP-only replicas), found dp = %d, ep = %d, pp = %d", l.DP, l.EP, l.PP)
-		}},
 	{Name: "kv_tiers+groups", Key: "kv_tiers.enabled",
 		Applies: func(s *Scenario) bool { return s.KVTiers.Enabled && s.groups() },
 		Reason:  "cannot be combined with [[cluster.groups]] yet (tiers are sized per GPU of one kind)"},

@@ -589,11 +589,11 @@ func (s *Scenario) Validate(ps *config.Problems) {
 				}
 			}
 			if s.Disagg.Enabled { // failures strike the decode pool's GPUs too
-				tp := s.Disagg.Decode.TP
-				if tp <= 0 {
-					tp = s.Cluster.TP
+				l := s.Disagg.Decode.Layout()
+				if l.TP <= 0 {
+					l.TP = s.Cluster.TP
 				}
-				gpus += max(s.DecodeReplicas(), 0) * max(tp, 1)
+				gpus += max(s.DecodeReplicas(), 0) * max(l.GPUs(), 1)
 			}
 			if err := f.CheckRate(prof, gpus, s.Workload.DurationS); err != nil {
 				ps.Add("failures.rate_multiplier", "%v", err)

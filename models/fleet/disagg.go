@@ -148,7 +148,7 @@ func (c *DisaggConfig) Validate(cat *hw.Catalog, cluster FleetConfig, prefix str
 // disaggTopology places both pools on NVLink domains and says which link
 // joins a prefill replica to a decode replica. The prefill pool sits where
 // its own placement puts it; the decode pool packs the domains that follow
-// (same GPU type: the first free TP-aligned GPU after the prefill pool, so
+// (same GPU type: the first free replica-aligned GPU after the prefill pool, so
 // a 1P:3D fleet of TP=2 replicas on an 8-GPU server shares one domain), or
 // domains of its own (another GPU type: never one NVLink domain).
 type disaggTopology struct {
@@ -165,16 +165,25 @@ type disaggTopology struct {
 
 func newDisaggTopology(cluster FleetConfig, gp hw.GPU, dec FleetConfig, gd hw.GPU, link string) *disaggTopology {
 	t := &disaggTopology{pre: placement(cluster, gp.DomainGPUs), dec: placement(dec, gd.DomainGPUs), gpuP: gp, gpuD: gd,
-		sameGPU: gp.Name == gd.Name, link: link, nPre: cluster.Replicas, nDec: dec.Replicas, lanes: min(cluster.TP, dec.TP)}
+		sameGPU: gp.Name == gd.Name, link: link, nPre: cluster.Replicas, nDec: dec.Replicas, lanes: min(kvLanes(cluster), kvLanes(dec))}
 	end := t.pre.GPUs
 	if t.pre.Spread {
 		end = t.pre.Domains * gp.DomainGPUs
 	}
-	t.decOffset = (end + dec.TP - 1) / dec.TP * dec.TP
+	w := dec.GPUsPerReplica()
+	t.decOffset = (end + w - 1) / w * w
 	// NVLink: half the bidirectional per-GPU figure each way (catalog.go).
 	t.nvlinkBytesPer = min(gp.NVLinkBytesPerS, gd.NVLinkBytesPerS) / 2
 	t.nicBytesPer = min(gp.NICBytesPerS, gd.NICBytesPerS)
 	return t
+}
+
+// kvLanes is the GPUs that hold one request's KV in a replica of c: the
+// TP group of one data-parallel rank (a request lives on one rank), times
+// the pipeline stages (each holds its layers' share).
+func kvLanes(c FleetConfig) int {
+	l := c.Layout()
+	return l.TP * l.PP
 }
 
 // domains are the NVLink domains of prefill replica p and decode replica d.

@@ -116,11 +116,11 @@ func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetCon
 	gp, gd, llm := cat.GPUs[cluster.GPU], cat.GPUs[cfg.Decode.GPU], cat.LLMs[cluster.Model]
 	dc := cfg.Decode
 	// The decode pool's step model is deployed as a co-located replica's
-	// is (TP-only: dp/ep/pp are refused on the decode pool), so an MoE
-	// model keeps its expert terms and speculative decoding its verify
+	// is, with its own layout (tp, dp, ep, pp), so an MoE model keeps its
+	// expert terms and speculative decoding its verify
 	// steps (spec.go: each verify step emits τ tokens on average; the
 	// memory plan keeps k KV positions per running sequence).
-	dep := hw.Deployment{Layout: hw.Layout{TP: dc.TP}, MoE: dc.Replica.MoE, Spec: dc.Replica.Spec, Compute: hw.Precision(dc.Replica.Compute)}
+	dep := dc.Deployment()
 	perf, err := hw.NewDeployedStepModel(gd, llm, dep, hw.Precision(dc.Replica.Weights), hw.Precision(dc.Replica.KVDType), cat.Profiles[dc.Replica.Perf.Profile])
 	if err != nil {
 		return err
@@ -128,7 +128,7 @@ func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetCon
 	p, g := f.Pool, f.Gateway
 	n, m := len(p.Replicas), dc.Replicas
 	d := &Disagg{eng: p.eng, gw: g, pool: p, router: router, topo: newDisaggTopology(cluster, gp, dc, gd, cfg.Link),
-		DecodeGPUs: m * dc.TP, Decode: newPool(p.eng, m), decBase: n + len(g.Fallback.Replicas),
+		DecodeGPUs: m * dc.GPUsPerReplica(), Decode: newPool(p.eng, m), decBase: n + len(g.Fallback.Replicas),
 		decBlock: int64(dc.Replica.BlockTokens), avail: make([]bool, m), wirePerTok: wireBytesPerToken(llm, cluster, dc),
 		layerwise: cfg.Layerwise, layers: max(llm.Layers, 1), transferAware: cfg.DecodeChoice == DecodeTransferAware,
 		live: map[*engine.Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m),
