@@ -29,10 +29,14 @@ import (
 // Iterations); a report predicts by simulating (Predict).
 type closedTally struct {
 	ttft, tpot hw.StepTally
+	// next is the step after each measured request's first token (a run's
+	// mean step): its output lag is first_token_lag_steps of it.
+	next hw.StepTally
 	n          float64 // measured requests
-	// rest is the measured TTFT (ms·n, summed) no step covered, less the
-	// front end's and the stream's share: the time a request spent at the
-	// front end while the engine was idle (0 when it is always busy).
+	// rest is the measured TTFT (s, summed) no step covered, less the
+	// front end's, the stream's and the output lag's share: the time a
+	// request spent at the front end while the engine was idle (0 when it
+	// is always busy).
 	restS float64
 	// isl is the requests' prompt length (the front end's per-token share).
 	isl float64
@@ -119,13 +123,19 @@ func (c *Case) retally(pp hw.PerfProfile, opt Options) error {
 	wTPOT := make([]float64, len(steps))
 	var covered float64 // ns of TTFT the steps cover
 	per := 1 / float64(c.Row.OSL-1)
+	wNext := make([]float64, len(steps))
 	for _, q := range spans {
 		covered += overlapInto(steps, ends, q.entry, q.first, wTTFT, 1)
 		overlapInto(steps, ends, q.first, q.fin, wTPOT, per)
+		// The step planned when the first token came (it starts then).
+		if j := sort.Search(len(steps), func(j int) bool { return steps[j].Start >= q.first }); j < len(steps) && steps[j].Start == q.first {
+			wNext[j] += 1 / float64(max(steps[j].Steps, 1))
+		}
 	}
 	for i, s := range steps {
 		t.ttft.Add(s, wTTFT[i])
 		t.tpot.Add(s, wTPOT[i])
+		t.next.Add(s, wNext[i])
 	}
 	m, err := c.stepModel(pp)
 	if err != nil {
@@ -134,7 +144,7 @@ func (c *Case) retally(pp hw.PerfProfile, opt Options) error {
 	// What the steps do not cover: the front end and the stream (which the
 	// estimate adds under each profile) and any idle engine time.
 	edges := res.ttftMs/1000*t.n - covered/1e9
-	t.restS = edges - t.n*(m.FrontEndS+m.FrontEndSPerToken*t.isl+m.StreamS)
+	t.restS = edges - t.n*(m.FrontEndS+m.FrontEndSPerToken*t.isl+m.StreamS) - m.FirstTokenLagSteps*m.Seconds(&t.next)
 	c.closed = t
 	return nil
 }
@@ -168,7 +178,7 @@ func (c *Case) estimate(pp hw.PerfProfile) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, err
 	}
-	edges := t.n*(m.FrontEndS+m.FrontEndSPerToken*t.isl+m.StreamS) + t.restS
+	edges := t.n*(m.FrontEndS+m.FrontEndSPerToken*t.isl+m.StreamS) + m.FirstTokenLagSteps*m.Seconds(&t.next) + t.restS
 	return Prediction{
 		TTFTMs: (m.Seconds(&t.ttft) + edges) / t.n * 1000,
 		TPOTMs: m.Seconds(&t.tpot) / t.n * 1000,

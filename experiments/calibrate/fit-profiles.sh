@@ -19,11 +19,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 data=experiments/calibrate/testdata/silicon-h100-h200-b200.csv
-go build -o /tmp/fleetsim-fit ./cmd/fleetsim
+bin=$(mktemp -d)/fleetsim
+go build -o "$bin" ./cmd/fleetsim
 fit() { # name backend gpus budget description
 	local name=$1 backend=$2 gpus=$3 budget=$4 desc=$5
 	echo "== $name" >&2
-	/tmp/fleetsim-fit calibrate "$data" --train "backend=$backend" --train "gpu=$gpus" --skip-unrunnable \
+	"$bin" calibrate "$data" --train "backend=$backend" --train "gpu=$gpus" --skip-unrunnable \
 		--robust --two-stage --max-batched-tokens "$budget" --name "$name" --description "$desc" \
 		--out "fleetsim-out/profiles/$name" --quiet
 	cp "fleetsim-out/profiles/$name/profile.toml" "models/hw/profiles/$name.toml"

@@ -551,7 +551,7 @@ func FitParams(cases []*Case) []string {
 		out = append(out, "nvlink_efficiency", "allreduce_latency_s")
 	}
 	if closed {
-		out = append(out, "layer_overhead_s", "overlap_exponent", "frontend_s")
+		out = append(out, "layer_overhead_s", "overlap_exponent", "frontend_s", "first_token_lag_steps")
 	}
 	if moe {
 		out = append(out, "moe_half_tokens", "moe_bandwidth_efficiency")
@@ -609,7 +609,7 @@ func Fit(cases []*Case, start hw.PerfProfile, opt Options) (Result, error) {
 
 // TTFTParams are the constants a two-stage fit (Options.TwoStage) sets on
 // TTFT alone: the first-token path's way in.
-var TTFTParams = []string{"frontend_s", "frontend_s_per_token"}
+var TTFTParams = []string{"frontend_s", "frontend_s_per_token", "first_token_lag_steps"}
 
 // fitStages is fitOnce, or with opt.TwoStage, fitOnce of the step
 // constants on TPOT and throughput, then of TTFTParams on TTFT.

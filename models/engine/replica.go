@@ -152,6 +152,10 @@ type Replica struct {
 	// clientDelay is how long after its step a token reaches the client
 	// (the profile's stream_s; Outcome.ClientDelay).
 	clientDelay sim.Time
+	// lagSteps is the profile's first_token_lag_steps: a sequence's
+	// tokens reach the client that many of the next step's durations after
+	// their step ends (seq.lag, set at its first token).
+	lagSteps float64
 }
 
 // NewReplica builds replica idx. state is the replica's entry in the fleet's
@@ -170,6 +174,7 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *hw.StepModel,
 	r.kv = r.alloc.newCache(kvBlocks)
 	r.slow, r.runSlow = 1, 1
 	r.clientDelay = sim.FromSeconds(perf.StreamS)
+	r.lagSteps = perf.FirstTokenLagSteps
 	r.tm = eng.NewTimer()
 	r.onStep = r.stepDone
 	r.onKick = func(now sim.Time) { r.account(now); r.plan(now); r.flush(); r.checkOOM(now) }

@@ -56,7 +56,7 @@ func (r *Replica) flush() {
 			}
 		case noteDone, noteDoneInBatch:
 			s, o := n.s, &r.out
-			s.outcome(o, r.idx, n.at, r.clientDelay)
+			s.outcome(o, r.idx, n.at, r.clientDelay+s.lag)
 			s.cp.seq = nil
 			kind := n.kind
 			r.obs.CopyDone(s.cp, o)

@@ -15,6 +15,10 @@ type seq struct {
 	// last is when s produced its latest output token (the replica's
 	// inter-token gaps are measured from it).
 	last sim.Time
+	// lag is how much later than its step's end each token reaches the
+	// client beyond the stream's delay: the engine's output lag
+	// (first_token_lag_steps of the step after its first token's).
+	lag sim.Time
 
 	prompt      int32 // tokens to prefill in this admission (input, or input+generated after preemption)
 	done        int32 // prompt tokens whose KV is computed (cache hits included)

@@ -361,6 +361,9 @@ func (r *Replica) stepDone(now sim.Time) {
 		r.stepRec(hw.StepRecord{Shape: r.shape, Steps: steps, FirstTokens: r.firsts - firsts, Start: int64(r.runStart), End: int64(now)})
 	}
 	r.plan(now)
+	if r.lagSteps > 0 && r.firsts > firsts {
+		r.setLags(now)
+	}
 	r.flush()
 	if r.oom { // (checked here: checkOOM does not inline)
 		r.checkOOM(now)
@@ -450,6 +453,27 @@ func (c *gapConv) ms(from, to sim.Time) float64 {
 		c.from, c.to, c.v, c.set = from, to, (to - from).Milliseconds(), true
 	}
 	return c.v
+}
+
+// setLags gives the sequences whose first token this step emitted their
+// output lag: lagSteps times the step now planned (a run's mean step; none
+// when nothing follows: the engine is idle and delivers at once). An engine
+// that schedules a step before the last one's outputs are processed
+// (vLLM's and SGLang's asynchronous scheduling, the overlap of output
+// processing with the next step) hands a token to the API server about one
+// step after it was sampled; every later token of the sequence lags the
+// same, so ITL does not change, TTFT and end-to-end latency do.
+func (r *Replica) setLags(now sim.Time) {
+	var next sim.Time
+	if r.busy && r.stepEnd > now {
+		next = (r.stepEnd - now) / sim.Time(max(r.runSteps, 1))
+	}
+	lag := sim.Time(r.lagSteps * float64(next))
+	for _, n := range r.notes {
+		if n.kind == noteFirst && n.at == now {
+			n.s.lag = lag
+		}
+	}
 }
 
 // emit records one output token of s produced at now.

@@ -104,3 +104,26 @@ func TestW4A16StreamsHalfTheBytesAtBF16Compute(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, hw.FP4, b200.Compute)
 }
+
+// The output lag: with first_token_lag_steps, a lone request's tokens reach
+// the client that many decode steps after their step (the step planned when
+// its first token came: its first decode step), in TTFT and end-to-end
+// latency alike, and no inter-token gap changes.
+func TestOutputLagShowsInTTFTNotITL(t *testing.T) {
+	pp := pathProfile()
+	const prompt, out = 1000, 50
+	reqs := []workloads.Request{{ID: 1, Arrival: sim.Second, InputTokens: prompt, OutputTokens: out}}
+	base := pathFleet(t, pp, reqs)
+	pp.FirstTokenLagSteps = 1.5
+	lagged := pathFleet(t, pp, reqs)
+	cat := hw.NewCatalog()
+	m, err := hw.NewStepModel(cat.GPUs["H100"], cat.LLMs["llama-3-8b"], 1, hw.BF16, hw.BF16, pp)
+	require.NoError(t, err)
+	run := m.Decode(1, prompt)
+	step := sim.FromSeconds(run.Seconds(out-1)) / (out - 1) // the run's mean step, as the replica takes it
+	lag := sim.Time(1.5 * float64(step)).Milliseconds()
+	require.InDelta(t, base.Rec.TTFT.Mean()+lag, lagged.Rec.TTFT.Mean(), 1e-6)
+	require.InDelta(t, base.Rec.E2E.Mean()+lag, lagged.Rec.E2E.Mean(), 1e-6)
+	require.Equal(t, base.Rec.ITL.Mean(), lagged.Rec.ITL.Mean())
+	require.Equal(t, base.Rec.TPOT.Mean(), lagged.Rec.TPOT.Mean())
+}

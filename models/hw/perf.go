@@ -170,6 +170,8 @@ type StepModel struct {
 	// frontend_s_per_token); StreamS the time from a token's step to the
 	// client (stream_s). The fleet applies them around the replicas.
 	FrontEndS, FrontEndSPerToken, StreamS float64
+	// FirstTokenLagSteps is the profile's first_token_lag_steps.
+	FirstTokenLagSteps float64
 
 	// moe, when set, replaces the GEMM phase by the mixture-of-experts one
 	// (layout.go); a2a*S are the expert-parallel all-to-all's share of the
@@ -205,28 +207,29 @@ func newStepModel(gpu GPU, llm LLM, tp int, weights, compute, kv Precision, pp P
 	peakW := compute.PeakFLOPS(gpu)
 	peakKV := kv.PeakFLOPS(gpu)
 	m := &StepModel{
-		gemmFLOPsPerToken: 2 * llm.Params / t,
-		attnFLOPsPerPair:  4 * float64(llm.Layers) * float64(llm.Heads*llm.HeadDim) / t,
-		weightBytes:       llm.Params * weights.Bytes() / t,
-		kvBytesPerToken:   llm.KVBytesPerTokenGPU(kv.Bytes(), tp),
-		kvWinPerToken:     llm.WindowKVBytesPerTokenGPU(kv.Bytes(), tp),
-		window:            float64(llm.SlidingWindow),
-		localFrac:         llm.LocalFraction(),
-		gemmFLOPS:         peakW * pp.GEMMEfficiency(compute),
-		gemmHalf:          pp.GEMMHalfTokens,
-		weightBW:          gpu.HBMBytesPerS * pp.WeightBandwidthEfficiency,
-		attnFLOPS:         peakKV * pp.AttentionEfficiency,
-		attnHalf:          pp.AttentionHalfContext,
-		kvBW:              gpu.HBMBytesPerS * pp.KVBandwidthEfficiency,
-		overheadS:         pp.StepOverheadS,
-		seqOverheadS:      pp.SeqOverheadS,
-		layerFixedS:       float64(llm.Layers) * pp.LayerOverheadS,
-		overlapP:          pp.OverlapExponent,
-		peakFLOPS:         peakW,
-		Compute:           compute,
-		FrontEndS:         pp.FrontEndS,
-		FrontEndSPerToken: pp.FrontEndSPerToken,
-		StreamS:           pp.StreamS,
+		gemmFLOPsPerToken:  2 * llm.Params / t,
+		attnFLOPsPerPair:   4 * float64(llm.Layers) * float64(llm.Heads*llm.HeadDim) / t,
+		weightBytes:        llm.Params * weights.Bytes() / t,
+		kvBytesPerToken:    llm.KVBytesPerTokenGPU(kv.Bytes(), tp),
+		kvWinPerToken:      llm.WindowKVBytesPerTokenGPU(kv.Bytes(), tp),
+		window:             float64(llm.SlidingWindow),
+		localFrac:          llm.LocalFraction(),
+		gemmFLOPS:          peakW * pp.GEMMEfficiency(compute),
+		gemmHalf:           pp.GEMMHalfTokens,
+		weightBW:           gpu.HBMBytesPerS * pp.WeightBandwidthEfficiency,
+		attnFLOPS:          peakKV * pp.AttentionEfficiency,
+		attnHalf:           pp.AttentionHalfContext,
+		kvBW:               gpu.HBMBytesPerS * pp.KVBandwidthEfficiency,
+		overheadS:          pp.StepOverheadS,
+		seqOverheadS:       pp.SeqOverheadS,
+		layerFixedS:        float64(llm.Layers) * pp.LayerOverheadS,
+		overlapP:           pp.OverlapExponent,
+		peakFLOPS:          peakW,
+		Compute:            compute,
+		FrontEndS:          pp.FrontEndS,
+		FrontEndSPerToken:  pp.FrontEndSPerToken,
+		StreamS:            pp.StreamS,
+		FirstTokenLagSteps: pp.FirstTokenLagSteps,
 	}
 	if tp > 1 {
 		nAR := 2 * float64(llm.Layers)

@@ -92,6 +92,13 @@ type PerfProfile struct {
 	FrontEndS         float64 `toml:"frontend_s"`
 	FrontEndSPerToken float64 `toml:"frontend_s_per_token"`
 	StreamS           float64 `toml:"stream_s"`
+	// FirstTokenLagSteps is how many steps after the one that sampled it a
+	// token reaches the engine's output: an engine that schedules step n+1
+	// before processing step n's outputs (asynchronous scheduling, output
+	// processing overlapped with the next step) delivers every token about
+	// one step late. In TTFT and end-to-end latency, not in ITL. Optional
+	// (0: none).
+	FirstTokenLagSteps float64 `toml:"first_token_lag_steps"`
 	// RuntimeReserveBytes is HBM per GPU the engine holds beyond weights,
 	// activations and KV: CUDA graphs, the CUDA context, communication
 	// buffers and allocator slack. The sampler's logits (max_seqs × vocab ×
@@ -211,13 +218,14 @@ var ProfileParams = []ProfileParam{
 	{"frontend_s", 1e-5, 1, true, func(p *PerfProfile) *float64 { return &p.FrontEndS }},
 	{"frontend_s_per_token", 1e-9, 1e-4, true, func(p *PerfProfile) *float64 { return &p.FrontEndSPerToken }},
 	{"stream_s", 1e-5, 1, true, func(p *PerfProfile) *float64 { return &p.StreamS }},
+	{"first_token_lag_steps", 0.01, 4, true, func(p *PerfProfile) *float64 { return &p.FirstTokenLagSteps }},
 }
 
 // optionalParams are the constants a profile file may leave out (0: the
 // mechanism is off), so that files written before they existed still read.
 var optionalParams = map[string]bool{
 	"layer_overhead_s": true, "overlap_exponent": true, "moe_half_tokens": true, "moe_bandwidth_efficiency": true,
-	"frontend_s": true, "frontend_s_per_token": true, "stream_s": true,
+	"frontend_s": true, "frontend_s_per_token": true, "stream_s": true, "first_token_lag_steps": true,
 }
 
 // Optional says whether a profile file may leave the constant out.
