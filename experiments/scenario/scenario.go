@@ -779,17 +779,6 @@ func (s *Scenario) validateAutoscale(ps *config.Problems) {
 	}
 }
 
-// groupDownKey is the key of the first group that takes replicas down
-// (cluster.groups.I.down_replicas), or "" when none does.
-func (s *Scenario) groupDownKey() string {
-	for i, g := range s.Cluster.Groups {
-		if g.DownReplicas > 0 {
-			return fmt.Sprintf("cluster.groups.%d.down_replicas", i)
-		}
-	}
-	return ""
-}
-
 // resolveGroups: with [[cluster.groups]] the fleet's size and GPUs are the
 // groups', so cluster.gpu, cluster.tp and cluster.replicas are refused, and
 // set from the groups (replicas the total, gpu and tp the first group's)
