@@ -201,7 +201,7 @@ func TestGroupSparesRefusals(t *testing.T) {
 			return s + "[autoscale]\nenabled = true\nmin_replicas = 1\n"
 		}, "cluster.groups.0.spares: cannot be combined with [autoscale] yet"},
 		{func(s string) string { return strings.Replace(s, "spare_after_s = 0", "spare_coverage = 0.9", 1) },
-			"failures.spare_coverage: cannot be combined with [[cluster.groups]] or [disagg] yet (set spares in each [[cluster.groups]] table)"},
+			"failures.spare_coverage: cannot be combined with [[cluster.groups]] yet (set spares in each [[cluster.groups]] table)"},
 	}
 	for _, c := range cases {
 		_, err := scenario.Parse("gs.toml", []byte(c.edit(src)))

@@ -21,8 +21,9 @@ func (s *Scenario) GroupSpares() int {
 // if given: the fewest warm spare replicas that cover the replicas in
 // repair with that probability, for replicas packed on the cluster's GPUs
 // (HGX servers, ServersPerRack to a rack, or NVL72 racks for a 72-GPU
-// NVLink domain). Its problems, and those of the keys it reads, are left
-// to Validate.
+// NVLink domain). A disaggregated fleet's decode pool is sized the same
+// way on its own GPUs (failures.decode_spares). Its problems, and those of
+// the keys it reads, are left to Validate.
 func (s *Scenario) resolveServingSpares(has func(string) bool, ps *config.Problems) {
 	f := &s.Failures
 	if f.SpareCoverage == 0 {
@@ -32,20 +33,55 @@ func (s *Scenario) resolveServingSpares(has func(string) bool, ps *config.Proble
 	case has("failures.spares"):
 		ps.Add("failures.spare_coverage", "sizes the spares: remove failures.spares (%d) or this key", f.Spares)
 		return
-	case len(s.Cluster.Groups) > 0 || s.Disagg.Enabled:
-		return // refused (Rules: spare_coverage+groups, spare_coverage+disagg)
-	}
-	gpu, ok := s.Catalog().GPUs[s.Cluster.GPU]
-	w := s.Cluster.GPUsPerReplica()
-	if !f.Enabled || !ok || w <= 0 || s.Cluster.Replicas <= 0 || !(f.SpareCoverage > 0 && f.SpareCoverage < 1) ||
-		!(f.RateMultiplier > 0) || f.ServersPerRack <= 0 {
+	case s.Disagg.Enabled && has("failures.decode_spares"):
+		ps.Add("failures.spare_coverage", "sizes the decode pool's spares too: remove failures.decode_spares (%d) or this key", f.DecodeSpares)
 		return
+	case len(s.Cluster.Groups) > 0:
+		return // refused (Rules: spare_coverage+groups)
+	}
+	n, ok := s.coverageSpares(s.Cluster.GPU, s.Cluster.Replicas, s.Cluster.GPUsPerReplica())
+	if !ok {
+		return
+	}
+	f.Spares = n
+	if f.Spares > s.Cluster.Replicas {
+		// M/G/∞ counts failures in repair as if the fleet were endless: past
+		// the fleet's own size the count means nothing.
+		ps.Add("failures.spare_coverage", "would hold %d replicas in repair at once, more than cluster.replicas (%d): "+
+			"the sizing assumes few are out at once; lower failures.rate_multiplier or set failures.spares", f.Spares, s.Cluster.Replicas)
+	}
+	if !s.Disagg.Enabled {
+		return
+	}
+	d := s.Disagg.DisaggConfig
+	d.ResolveDefaults(s.Cluster)
+	dec := d.Decode
+	if n, ok = s.coverageSpares(dec.GPU, dec.Replicas, dec.GPUsPerReplica()); !ok {
+		return
+	}
+	f.DecodeSpares = n
+	if f.DecodeSpares > dec.Replicas {
+		ps.Add("failures.spare_coverage", "would hold %d decode replicas in repair at once, more than disagg.decode.replicas (%d): "+
+			"the sizing assumes few are out at once; lower failures.rate_multiplier or set failures.spares and failures.decode_spares", f.DecodeSpares, dec.Replicas)
+	}
+}
+
+// coverageSpares is the fewest warm spares that cover, with probability
+// failures.spare_coverage, the replicas in repair of a pool of replicas
+// replicas of w GPUs each on gpuName; ok=false when the [failures] keys it
+// reads are not valid (Validate reports them).
+func (s *Scenario) coverageSpares(gpuName string, replicas, w int) (n int, ok bool) {
+	f := &s.Failures
+	gpu, known := s.Catalog().GPUs[gpuName]
+	if !f.Enabled || !known || w <= 0 || replicas <= 0 || !(f.SpareCoverage > 0 && f.SpareCoverage < 1) ||
+		!(f.RateMultiplier > 0) || f.ServersPerRack <= 0 {
+		return 0, false
 	}
 	prof, err := f.BuildProfile()
 	if err != nil {
-		return
+		return 0, false
 	}
-	gpus := s.Cluster.Replicas * w
+	gpus := replicas * w
 	var topo failures.Topology
 	if gpu.DomainGPUs == 72 {
 		topo = failures.NVL72((gpus + 71) / 72)
@@ -55,11 +91,5 @@ func (s *Scenario) resolveServingSpares(has func(string) bool, ps *config.Proble
 	if f.RacksPerRow > 0 {
 		topo.RacksPerRow = f.RacksPerRow
 	}
-	f.Spares = prof.Scaled(f.RateMultiplier).UnitSparesAt(topo, gpus, w, f.SpareCoverage)
-	if f.Spares > s.Cluster.Replicas {
-		// M/G/∞ counts failures in repair as if the fleet were endless: past
-		// the fleet's own size the count means nothing.
-		ps.Add("failures.spare_coverage", "would hold %d replicas in repair at once, more than cluster.replicas (%d): "+
-			"the sizing assumes few are out at once; lower failures.rate_multiplier or set failures.spares", f.Spares, s.Cluster.Replicas)
-	}
+	return prof.Scaled(f.RateMultiplier).UnitSparesAt(topo, gpus, w, f.SpareCoverage), true
 }

@@ -49,10 +49,7 @@ const (
 var Rules = []Rule{
 	{Name: "spare_coverage+groups", Key: "failures.spare_coverage",
 		Applies: func(s *Scenario) bool { return s.spareCoverageResolvable() && s.groups() },
-		Reason:  "cannot be combined with [[cluster.groups]] or [disagg] yet (set spares in each [[cluster.groups]] table)"},
-	{Name: "spare_coverage+disagg", Key: "failures.spare_coverage",
-		Applies: func(s *Scenario) bool { return s.spareCoverageResolvable() && !s.groups() && s.Disagg.Enabled },
-		Reason:  "cannot be combined with [[cluster.groups]] or [disagg] yet (set failures.spares)"},
+		Reason:  "cannot be combined with [[cluster.groups]] yet (set spares in each [[cluster.groups]] table)"},
 	{Name: "groups+rollout", Key: "rollout.enabled",
 		Applies: func(s *Scenario) bool { return s.groups() && s.Rollout.Enabled },
 		Reason:  "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)"},
