@@ -77,7 +77,7 @@ type Options struct {
 	// predicted, and reported).
 	TwoStage bool
 	// TTFTMaxConcurrency is the most clients a closed-loop row may have to
-	// set the front end in a two-stage fit. Default 16.
+	// set the front end in a two-stage fit. Default 8.
 	TTFTMaxConcurrency int
 	// Metrics, when set, are the measured metrics the fit weighs
 	// (output_tokens_per_s, ttft_ms, tpot_ms); nil: all.
@@ -106,7 +106,7 @@ func (o *Options) defaults() {
 		o.Iterations = 3
 	}
 	if o.TTFTMaxConcurrency == 0 {
-		o.TTFTMaxConcurrency = 16
+		o.TTFTMaxConcurrency = 8
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)

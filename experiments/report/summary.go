@@ -340,7 +340,7 @@ func Summarize(r *Result) *Summary {
 	s.Fleet = FleetStats{GPU: sc.Cluster.GPU, Model: sc.Cluster.Model, Replicas: sc.Cluster.Replicas, TP: sc.Cluster.TP,
 		DP: oneIsZero(sc.Cluster.Layout().DP), EP: oneIsZero(sc.Cluster.Layout().EP), PP: oneIsZero(sc.Cluster.Layout().PP),
 		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: results.Round6(Ratio(busy, n*float64(r.EndTime))),
-		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, EngineProfile: sc.Cluster.Replica.Perf.Profile, StepsPerReplica: results.Round6(float64(steps) / n),
+		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, EngineProfile: hw.ProfileLabel(sc.Cluster.Replica.Perf.Profile), StepsPerReplica: results.Round6(float64(steps) / n),
 		MFU: results.Round6(Ratio(flops*float64(sc.Cluster.GPUsPerReplica()), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
 	price := sc.Price()
 	if len(f.Groups) > 0 {
@@ -938,7 +938,7 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 		if rc := g.Replica; rc != nil {
 			gs.Engine = &GroupEngine{Batching: rc.Batching, MaxSeqs: rc.MaxSeqs, MaxBatchedTokens: rc.MaxBatchedTokens,
 				GPUMemoryUtilization: rc.GPUMemoryUtilization, KVAdmission: rc.KVAdmission, Weights: rc.Weights,
-				KVDType: rc.KVDType, EngineProfile: rc.Perf.Profile}
+				KVDType: rc.KVDType, EngineProfile: hw.ProfileLabel(rc.Perf.Profile)}
 		}
 		var busy, flops, used, total float64
 		for i := g.First; i < g.First+g.Replicas; i++ {

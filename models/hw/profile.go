@@ -218,7 +218,7 @@ var ProfileParams = []ProfileParam{
 	{"frontend_s", 1e-5, 1, true, func(p *PerfProfile) *float64 { return &p.FrontEndS }},
 	{"frontend_s_per_token", 1e-9, 1e-4, true, func(p *PerfProfile) *float64 { return &p.FrontEndSPerToken }},
 	{"stream_s", 1e-5, 1, true, func(p *PerfProfile) *float64 { return &p.StreamS }},
-	{"first_token_lag_steps", 0.01, 4, true, func(p *PerfProfile) *float64 { return &p.FirstTokenLagSteps }},
+	{"first_token_lag_steps", 0.01, 1, true, func(p *PerfProfile) *float64 { return &p.FirstTokenLagSteps }},
 }
 
 // optionalParams are the constants a profile file may leave out (0: the
@@ -353,8 +353,15 @@ func ReadProfile(path string) (PerfProfile, error) {
 var profileFS embed.FS
 
 // DefaultProfile names the built-in profile a replica uses unless its
-// [cluster.replica.perf] names another.
+// [cluster.replica.perf] names another: "default", another name of
+// DefaultIs.
 const DefaultProfile = "default"
+
+// DefaultIs is the fitted profile DefaultProfile stands for: vLLM on
+// Hopper, the engine and GPUs most serving fleets (and the measurements
+// fleetsim is judged on) run. README "Engine profiles" says how well it
+// and the others fit, by model size, precision and dense/MoE.
+const DefaultIs = "vllm-hopper"
 
 var builtinProfiles = func() map[string]PerfProfile {
 	out := map[string]PerfProfile{}
@@ -377,6 +384,9 @@ var builtinProfiles = func() map[string]PerfProfile {
 		}
 		out[pp.Name] = pp
 	}
+	if pp, ok := out[DefaultIs]; ok {
+		out[DefaultProfile] = pp
+	}
 	return out
 }()
 
@@ -398,8 +408,20 @@ func BuiltinProfileNames() []string {
 
 // BuiltinProfileTOML is the embedded file of a built-in profile.
 func BuiltinProfileTOML(name string) ([]byte, bool) {
+	if name == DefaultProfile {
+		name = DefaultIs
+	}
 	data, err := profileFS.ReadFile("profiles/" + name + ".toml")
 	return data, err == nil
+}
+
+// ProfileLabel is how outputs name the profile a scenario gives: the
+// default with the fitted profile it stands for.
+func ProfileLabel(spec string) string {
+	if spec == DefaultProfile {
+		return DefaultProfile + " (" + DefaultIs + ")"
+	}
+	return spec
 }
 
 // DefaultPerfProfile is the built-in default profile.
