@@ -3,6 +3,7 @@ package experiments
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fleetsim/fleetsim/models/hw"
 	"strings"
 	"testing"
 
@@ -63,7 +64,7 @@ func TestGroupEngineRestatedIsTheSame(t *testing.T) {
 	g := s.Fleet.Groups
 	require.Nil(t, g[0].Engine, "the H100 group has no table: no engine block")
 	require.Equal(t, &report.GroupEngine{Batching: "chunked", MaxSeqs: 256, MaxBatchedTokens: 8192, GPUMemoryUtilization: 0.9,
-		KVAdmission: "prompt", Weights: "bf16", KVDType: "bf16", EngineProfile: "default"}, g[1].Engine)
+		KVAdmission: "prompt", Weights: "bf16", KVDType: "bf16", EngineProfile: hw.ProfileLabel("default")}, g[1].Engine)
 	g[1].Engine = nil
 	var pf report.FleetStats
 	require.NoError(t, json.Unmarshal(plain["fleet"], &pf))
