@@ -272,6 +272,8 @@ const autoscaleGroupsSrc = `name = "asg"
 seed = 2
 [cluster]
 model = "llama-3-8b"
+[cluster.replica.perf]
+profile = "legacy" # sized on the legacy step constants
 [[cluster.groups]]
 name = "dear"
 gpu = "H100"

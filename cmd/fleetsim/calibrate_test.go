@@ -74,7 +74,7 @@ func TestCalibrateVLLMJSON(t *testing.T) {
 		"--kv-admission", "prompt", "--eval-only", "--out", out)
 	require.Zero(t, code, stderr)
 	require.Contains(t, stdout, "vllm-offline.json")
-	require.Contains(t, stdout, "profile default on")
+	require.Contains(t, stdout, "profile vllm-hopper on")
 	require.FileExists(t, filepath.Join(out, "calibration.csv"))
 	require.NoFileExists(t, filepath.Join(out, "profile.toml"), "--eval-only writes no profile")
 }

@@ -32,7 +32,7 @@ type closedTally struct {
 	// next is the step after each measured request's first token (a run's
 	// mean step): its output lag is first_token_lag_steps of it.
 	next hw.StepTally
-	n          float64 // measured requests
+	n    float64 // measured requests
 	// rest is the measured TTFT (s, summed) no step covered, less the
 	// front end's, the stream's and the output lag's share: the time a
 	// request spent at the front end while the engine was idle (0 when it

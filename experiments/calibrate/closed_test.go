@@ -36,8 +36,9 @@ func closedRows(t *testing.T) []Row {
 // was tallied under (up to rounding), and stays close under a nearby one:
 // what the fit relies on between re-simulations.
 func TestClosedTallyMatchesSimulation(t *testing.T) {
-	pp := hw.DefaultPerfProfile()
-	pp.LayerOverheadS, pp.FrontEndS, pp.StreamS, pp.FirstTokenLagSteps = 30e-6, 10e-3, 2e-3, 1
+	pp, ok := hw.BuiltinProfile("legacy")
+	require.True(t, ok)
+	pp.LayerOverheadS, pp.FrontEndS, pp.StreamS, pp.FirstTokenLagSteps = 30e-6, 10e-3, 2e-3, 0.5
 	opt := Options{}
 	cases, _, err := Prepare(closedRows(t), hw.NewCatalog(), pp, opt)
 	require.NoError(t, err)
@@ -45,7 +46,7 @@ func TestClosedTallyMatchesSimulation(t *testing.T) {
 	near.WeightBandwidthEfficiency *= 0.95
 	near.LayerOverheadS *= 1.1
 	near.GEMMEfficiencyFP8 *= 0.95
-	near.FirstTokenLagSteps = 1.5
+	near.FirstTokenLagSteps = 0.8
 	for _, c := range cases {
 		sim, err := c.Predict(pp)
 		require.NoError(t, err)

@@ -132,6 +132,7 @@ type Case struct {
 	cat      *hw.Catalog
 	makespan hw.StepTally
 	ttft     hw.StepTally
+	next     hw.StepTally // the steps after first tokens (the output lag)
 	outputs  float64      // output tokens of the run
 	firsts   float64      // requests that got a first token
 	full     bool         // predict by simulating again
@@ -237,6 +238,12 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 		rc.MaxSeqs = r.MaxSeqs
 	}
 	rc.MaxBatchedTokens = max(opt.MaxBatchedTokens, 1)
+	if r.MaxBatchedTokens > 0 {
+		rc.MaxBatchedTokens = r.MaxBatchedTokens
+	}
+	if r.KVBlocks > 0 {
+		rc.KVBlocks = int64(r.KVBlocks)
+	}
 	rc.GPUMemoryUtilization = opt.GPUMemoryUtilization
 	rc.PrefixCaching = false // benchmark prompts are random tokens
 	rc.Weights, rc.KVDType, rc.Compute = r.Weights, r.KVDType, r.Compute
@@ -286,6 +293,10 @@ func prepare(r Row, cat *hw.Catalog, base hw.PerfProfile, opt Options) (*Case, e
 		after += float64(recs[i].FirstTokens)
 		c.ttft.Add(recs[i], after)
 		c.makespan.Add(recs[i], 1)
+		// The output lag of a record's first tokens is the next step.
+		if n := recs[i].FirstTokens; n > 0 && i+1 < len(recs) && recs[i+1].Start == recs[i].End {
+			c.next.Add(recs[i+1], float64(n)/float64(max(recs[i+1].Steps, 1)))
+		}
 	}
 	return c, nil
 }
@@ -429,8 +440,13 @@ func (c *Case) predict(pp hw.PerfProfile) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, err
 	}
-	span := m.Seconds(&c.makespan)
-	return Prediction{OutputTokensPerS: c.outputs / span, TTFTMs: m.Seconds(&c.ttft) / c.firsts * 1000}, nil
+	// Every request reaches the engine after the front end (all at t = 0:
+	// the engine starts then), and each first token reaches the client the
+	// output lag and the stream later.
+	front := m.FrontEndS + m.FrontEndSPerToken*float64(c.Row.ISL)
+	span := m.Seconds(&c.makespan) + front
+	ttft := m.Seconds(&c.ttft)/c.firsts + front + m.StreamS + m.FirstTokenLagSteps*m.Seconds(&c.next)/c.firsts
+	return Prediction{OutputTokensPerS: c.outputs / span, TTFTMs: ttft * 1000}, nil
 }
 
 // firstReplica routes everything to the one replica.
@@ -841,6 +857,9 @@ func caseLoss(c *Case, pp hw.PerfProfile, robust bool, metrics []string) float64
 		}
 		l += d * d
 	}
+	if r.Weight > 0 {
+		l *= r.Weight
+	}
 	return l
 }
 
@@ -891,13 +910,12 @@ func CrossValidateBy(cases []*Case, start hw.PerfProfile, opt Options, by string
 	}
 	out := make([]Errors, len(cases))
 	for _, g := range groups {
-		var train, test []int
+		var test []int
 		var tc []*Case
 		for i, c := range cases {
 			if c.key(by) == g {
 				test = append(test, i)
 			} else {
-				train = append(train, i)
 				tc = append(tc, c)
 			}
 		}

@@ -49,6 +49,13 @@ type Row struct {
 	// (every gap between two tokens, vLLM's mean_itl_ms) and end-to-end
 	// latency; 0 = not measured.
 	MeanITLMs, MeanE2EMs float64
+	// Weight multiplies the row's share of a fit's loss (0: 1): a row that
+	// stands for a configuration class the others do not cover can be
+	// given the weight of many.
+	Weight float64
+	// MaxBatchedTokens and KVBlocks are the engine's limits where the
+	// measurement states them (0: the Options' and the memory plan's).
+	MaxBatchedTokens, KVBlocks int
 	// Lens, when set, are the requests' own input and output lengths, in
 	// order (vLLM's --save-detailed input_lens and output_lens); the row is
 	// then simulated with them instead of ISL and OSL.
@@ -129,7 +136,8 @@ const (
 var (
 	csvRequired = []string{colModel, colGPU, colTP, colWeights, colKVDType, colBatching,
 		colISL, colOSL, colNumReq, colOutTPS, colTTFT}
-	csvOptional = []string{colMaxSeqs, colSource}
+	csvOptional = []string{colMaxSeqs, colSource, "weight", "backend", "compute", "dp", "ep", "pp", "max_batched_tokens",
+		"kv_blocks", "concurrency", "request_rate", "tpot_ms", "itl_ms", "e2e_ms"}
 )
 
 // ReadCSV reads benchmark rows from a CSV file with a header line (the layout
@@ -330,12 +338,44 @@ func readCSV(path string, r io.Reader) ([]Row, error) {
 		okTTFT := number(colTTFT, &row.TTFTMs)
 		// Only when both measurements parsed (or their column is missing,
 		// already reported): a bad value is not also "no measurement".
-		if (okOut || !hasOut) && (okTTFT || !hasTTFT) && row.OutputTokensPerS == 0 && row.TTFTMs == 0 {
-			addf(line, colOutTPS, "a row needs %s or %s", colOutTPS, colTTFT)
+		if (okOut || !hasOut) && (okTTFT || !hasTTFT) && row.OutputTokensPerS == 0 && row.TTFTMs == 0 && row.MeanTPOTMs == 0 && row.MeanITLMs == 0 && row.MeanE2EMs == 0 {
+			addf(line, colOutTPS, "a row needs %s, %s, tpot_ms, itl_ms or e2e_ms", colOutTPS, colTTFT)
 		}
 		if v, ok := field(colSource); ok {
 			row.Source = v
 		}
+		// The optional engine and layout columns: empty is the default.
+		if v, ok := field("backend"); ok && v != "" {
+			if msg := oneOf(strings.ToLower(v), []string{"sglang", "trtllm", "vllm"}); msg != "" {
+				addf(fieldLine("backend"), "backend", "%s", msg)
+			} else {
+				row.Backend = strings.ToLower(v)
+			}
+		}
+		if v, ok := field("compute"); ok && v != "" {
+			if msg := oneOf(strings.ToLower(v), []string{"bf16", "fp8", "fp4"}); msg != "" {
+				addf(fieldLine("compute"), "compute", "%s", msg)
+			} else {
+				row.Compute = strings.ToLower(v)
+			}
+		}
+		if v, ok := field("weight"); ok && v != "" {
+			if x, err := strconv.ParseFloat(v, 64); err != nil || !(x > 0) || x > 1e6 || math.IsInf(x, 0) {
+				addf(fieldLine("weight"), "weight", "must be a number in (0, 1e6], got %q", v)
+			} else {
+				row.Weight = x
+			}
+		}
+		integer("dp", 0, &row.DP)
+		integer("ep", 0, &row.EP)
+		integer("pp", 0, &row.PP)
+		integer("max_batched_tokens", 0, &row.MaxBatchedTokens)
+		integer("kv_blocks", 0, &row.KVBlocks)
+		integer("concurrency", 0, &row.Concurrency)
+		number("request_rate", &row.RequestRate)
+		number("tpot_ms", &row.MeanTPOTMs)
+		number("itl_ms", &row.MeanITLMs)
+		number("e2e_ms", &row.MeanE2EMs)
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 && len(errs) == 0 {

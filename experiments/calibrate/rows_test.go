@@ -119,7 +119,7 @@ func TestReadCSVReportsEveryProblem(t *testing.T) {
 		p + ":1: isl: missing column",
 		p + ":3: tp: not an integer: \"two\"",
 		p + ":4: weights: must be bf16, fp8, fp4 or int4, got \"int8\"",
-		p + ":5: output_tokens_per_s: a row needs output_tokens_per_s or ttft_ms",
+		p + ":5: output_tokens_per_s: a row needs output_tokens_per_s, ttft_ms, tpot_ms, itl_ms or e2e_ms",
 	}, inputLines(t, err))
 }
 
@@ -132,7 +132,7 @@ func TestReadCSVMoreProblems(t *testing.T) {
 		"llama-3-8b,H100,1,fp8,fp8,inflight,1,1,1,,0,0,x,1,1\n")
 	_, err := ReadCSV(p)
 	require.Equal(t, []string{
-		p + ":1: gpus: unknown column (known: model, gpu, tp, weights, kv_dtype, batching, isl, osl, num_requests, output_tokens_per_s, ttft_ms, max_seqs, source)",
+		p + ":1: gpus: unknown column (known: model, gpu, tp, weights, kv_dtype, batching, isl, osl, num_requests, output_tokens_per_s, ttft_ms, max_seqs, source, weight, backend, compute, dp, ep, pp, max_batched_tokens, kv_blocks, concurrency, request_rate, tpot_ms, itl_ms, e2e_ms)",
 		p + ":1: tp: duplicate column",
 		p + ":2: tp: must be at least 1, got 0",
 		p + ":2: kv_dtype: must be bf16 or fp8, got \"fp16\"",
@@ -148,7 +148,7 @@ func TestReadCSVMoreProblems(t *testing.T) {
 		p + ":3: output_tokens_per_s: not a number: \"abc\"",
 		p + ":3: ttft_ms: not a finite number: \"1e400\"",
 		p + ":4: 9 fields, but the header has 15",
-		p + ":5: output_tokens_per_s: a row needs output_tokens_per_s or ttft_ms",
+		p + ":5: output_tokens_per_s: a row needs output_tokens_per_s, ttft_ms, tpot_ms, itl_ms or e2e_ms",
 	}, inputLines(t, err))
 }
 

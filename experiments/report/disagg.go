@@ -11,7 +11,7 @@ import (
 
 // TTFTStages names the stages of a disaggregated fleet's TTFT, in order
 // (summary.json's disagg.ttft_split_ms keys; cdf.csv's ttft_STAGE metrics).
-var TTFTStages = []string{"prefill_queue", "prefill", "decode_wait", "transfer", "decode_first"}
+var TTFTStages = []string{"prefill_queue", "prefill", "decode_wait", "transfer", "decode_first", "to_client"}
 
 // TTFTSplitSketches is the run's TTFT stage sketches by stage, nil when
 // co-located.
@@ -21,7 +21,7 @@ func TTFTSplitSketches(r *Result) map[string]*quantile.Sketch {
 	}
 	sp := r.Fleet.Disagg.Split
 	return map[string]*quantile.Sketch{"prefill_queue": sp.PrefillQueue, "prefill": sp.Prefill,
-		"decode_wait": sp.DecodeWait, "transfer": sp.Transfer, "decode_first": sp.DecodeFirst}
+		"decode_wait": sp.DecodeWait, "transfer": sp.Transfer, "decode_first": sp.DecodeFirst, "to_client": sp.ToClient}
 }
 
 // DisaggSummary is summary.json's "disagg" block (disaggregated fleets
@@ -77,7 +77,8 @@ type DisaggSummary struct {
 	DecodePreemptions   int64   `json:"decode_preemptions"`
 	// TTFTSplitMs splits the TTFT of completed requests: prefill_queue,
 	// prefill, decode_wait (backpressure), transfer, decode_first (decode
-	// queue and first step). The five means add up to latency_ms.ttft.mean.
+	// queue and first step), to_client (the output lag and the stream). The
+	// six means add up to latency_ms.ttft.mean.
 	TTFTSplitMs map[string]Dist `json:"ttft_split_ms"`
 }
 

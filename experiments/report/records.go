@@ -56,13 +56,13 @@ func (rw *RequestWriter) Write(o *engine.Outcome) {
 	b = append(b, ',')
 	b = strconv.AppendFloat(b, (o.Scheduled - r.Arrival).Milliseconds(), 'f', 3, 64)
 	b = append(b, ',')
-	b = strconv.AppendFloat(b, (o.FirstToken - r.Arrival).Milliseconds(), 'f', 3, 64)
+	b = strconv.AppendFloat(b, (o.FirstToken + o.ClientDelay - r.Arrival).Milliseconds(), 'f', 3, 64) // as the client sees it
 	b = append(b, ',')
 	if r.OutputTokens > 1 {
 		b = strconv.AppendFloat(b, (o.Finished-o.FirstToken).Milliseconds()/float64(r.OutputTokens-1), 'f', 3, 64)
 	}
 	b = append(b, ',')
-	b = strconv.AppendFloat(b, (o.Finished - r.Arrival).Milliseconds(), 'f', 3, 64)
+	b = strconv.AppendFloat(b, (o.Finished + o.ClientDelay - r.Arrival).Milliseconds(), 'f', 3, 64)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(o.Preemptions), 10)
 	b = append(b, '\n')

@@ -189,7 +189,7 @@ var (
 	CDFFile = &File{Name: "cdf.csv", Meaning: "one row per arm, metric and quantile, pooled over replications",
 		Columns: []Column{
 			{Arm, "", armMeaning},
-			{Metric, "", "ttft, tpot, itl or e2e; a disaggregated fleet adds its TTFT stages ttft_prefill_queue, ttft_prefill, ttft_decode_wait, ttft_transfer, ttft_decode_first"},
+			{Metric, "", "ttft, tpot, itl or e2e; a disaggregated fleet adds its TTFT stages ttft_prefill_queue, ttft_prefill, ttft_decode_wait, ttft_transfer, ttft_decode_first, ttft_to_client"},
 			{Quantile, "fraction", "the quantile, in (0, 1)"},
 			{ValueMs, "ms", "the latency at that quantile"},
 		}}

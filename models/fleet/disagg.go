@@ -288,14 +288,15 @@ type DisaggStats struct {
 }
 
 // TTFTSplit is the time to first token of completed requests split into
-// its stages, in milliseconds; the five add up to the TTFT. PrefillQueue
-// runs from arrival to the (last) prefill's first admission, Prefill to
-// its end, DecodeWait while the prefill output waits for a decode replica
-// with free KV (backpressure), Transfer while its KV queues for and
-// crosses the link, DecodeFirst from its landing to the first token (the
-// decode queue and one step).
+// its stages, in milliseconds; the six add up to the TTFT. PrefillQueue
+// runs from arrival to the (last) prefill's first admission (the front
+// end included), Prefill to its end, DecodeWait while the prefill output
+// waits for a decode replica with free KV (backpressure), Transfer while
+// its KV queues for and crosses the link, DecodeFirst from its landing to
+// the first token (the decode queue and one step), ToClient from there to
+// the client (the engine's output lag and the stream).
 type TTFTSplit struct {
-	PrefillQueue, Prefill, DecodeWait, Transfer, DecodeFirst *quantile.Sketch
+	PrefillQueue, Prefill, DecodeWait, Transfer, DecodeFirst, ToClient *quantile.Sketch
 }
 
 // TransferRecord is one KV transfer, for tests and traces.

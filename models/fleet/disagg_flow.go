@@ -133,7 +133,7 @@ func (f *Fleet) EnableDisagg(cat *hw.Catalog, cfg DisaggConfig, cluster FleetCon
 		layerwise: cfg.Layerwise, layers: max(llm.Layers, 1), transferAware: cfg.DecodeChoice == DecodeTransferAware,
 		live: map[*engine.Copy]*handoff{}, held: make([][]*handoff, n), pending: make([]int64, m),
 		Split: TTFTSplit{PrefillQueue: quantile.New(), Prefill: quantile.New(), DecodeWait: quantile.New(),
-			Transfer: quantile.New(), DecodeFirst: quantile.New()}}
+			Transfer: quantile.New(), DecodeFirst: quantile.New(), ToClient: quantile.New()}}
 	d.topo.nPre = n // warm spares are prefill replicas too
 	for k := range d.sendFree {
 		d.sendFree[k] = make([]sim.Time, n)
@@ -379,6 +379,7 @@ func (d *Disagg) CopyDone(c *engine.Copy, o *engine.Outcome) {
 	s.Transfer.Add((h.landed - h.reserved).Milliseconds())
 	first := (o.FirstToken - h.landed).Milliseconds()
 	s.DecodeFirst.Add(first)
+	s.ToClient.Add(o.ClientDelay.Milliseconds())
 	j := h.dec
 	d.drop(h, now)
 	d.gw.CopyDone(c, &d.out)

@@ -150,7 +150,7 @@ func TestDisaggTransferPhysics(t *testing.T) {
 	}
 	checkTransfers(t, recs, 0)
 	sp := f.Disagg.Split
-	total := sp.PrefillQueue.Mean() + sp.Prefill.Mean() + sp.DecodeWait.Mean() + sp.Transfer.Mean() + sp.DecodeFirst.Mean()
+	total := sp.PrefillQueue.Mean() + sp.Prefill.Mean() + sp.DecodeWait.Mean() + sp.Transfer.Mean() + sp.DecodeFirst.Mean() + sp.ToClient.Mean()
 	require.InDelta(t, f.Rec.TTFT.Mean(), total, 1e-6*f.Rec.TTFT.Mean(), "stages add up to the TTFT")
 	require.Greater(t, sp.Transfer.Mean(), 0.0)
 }

@@ -10,10 +10,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pathProfile is the default profile with every cost of the first-token
-// path and the per-step and per-layer costs set.
+// neutralProfile is the constants of fleetsim's default before the fitted
+// profiles (the start of their fits) with none of the first-token path's or
+// the per-layer costs, for tests that set the ones they check.
+func neutralProfile() hw.PerfProfile {
+	return hw.PerfProfile{Name: "neutral", GEMMEfficiencyBF16: 0.75, GEMMEfficiencyFP8: 0.5, GEMMEfficiencyFP4: 0.5,
+		GEMMHalfTokens: 1, WeightBandwidthEfficiency: 0.95, AttentionEfficiency: 0.9, AttentionHalfContext: 1,
+		KVBandwidthEfficiency: 0.95, NVLinkEfficiency: 0.7, AllReduceLatencyS: 8e-6,
+		StepOverheadS: 1e-6, SeqOverheadS: 6.89779e-06, RuntimeReserveBytes: 2147483648}
+}
+
+// pathProfile is a neutral profile with every cost of the first-token
+// path (but the output lag) and the per-step and per-layer costs set.
 func pathProfile() hw.PerfProfile {
-	pp := hw.DefaultPerfProfile()
+	pp := neutralProfile()
 	pp.Name = "path"
 	pp.StepOverheadS, pp.SeqOverheadS, pp.LayerOverheadS = 2e-3, 20e-6, 40e-6
 	pp.FrontEndS, pp.FrontEndSPerToken, pp.StreamS = 7e-3, 1e-6, 3e-3
@@ -84,7 +94,7 @@ func TestStepOverheadShowsInITLAtBatchOne(t *testing.T) {
 // Blackwell the same weights compute at FP4's.
 func TestW4A16StreamsHalfTheBytesAtBF16Compute(t *testing.T) {
 	cat := hw.NewCatalog()
-	llm, pp := cat.LLMs["llama-3-70b"], hw.DefaultPerfProfile()
+	llm, pp := cat.LLMs["llama-3-70b"], neutralProfile()
 	h100 := cat.GPUs["H100"]
 	fp8, err := hw.NewStepModel(h100, llm, 4, hw.FP8, hw.BF16, pp)
 	require.NoError(t, err)

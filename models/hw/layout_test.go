@@ -11,7 +11,7 @@ func deployed(t testing.TB, gpu, model string, l Layout, w Precision, d Deployme
 	t.Helper()
 	cat := NewCatalog()
 	d.Layout = l
-	m, err := NewDeployedStepModel(cat.GPUs[gpu], cat.LLMs[model], d, w, FP8, DefaultPerfProfile())
+	m, err := NewDeployedStepModel(cat.GPUs[gpu], cat.LLMs[model], d, w, FP8, testProfile())
 	require.NoError(t, err)
 	return m
 }
@@ -19,7 +19,7 @@ func deployed(t testing.TB, gpu, model string, l Layout, w Precision, d Deployme
 // A dense model deployed with TP only is exactly NewStepModel.
 func TestDeployedDenseIsStepModel(t *testing.T) {
 	cat := NewCatalog()
-	pp := DefaultPerfProfile()
+	pp := testProfile()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, name := range []string{"llama-3-8b", "llama-3-70b"} {
 		for _, tp := range []int{1, 2, 8} {
@@ -92,7 +92,7 @@ func TestMoEStepNeverBeatsRoofline(t *testing.T) {
 			for _, l := range []Layout{{TP: 8}, {TP: 4, DP: 2}, {TP: 1, DP: 8, EP: 8}, {TP: 2, DP: 8, EP: 16}, {TP: 1, DP: 64, EP: 64}, {TP: 4, PP: 2}, {TP: 8, PP: 4}} {
 				for _, d := range []Deployment{{}, {MoE: MoEConfig{RoutingSkew: 0.9, LoadImbalance: 1}}, {Spec: SpecConfig{Enabled: true, Tokens: 4, Acceptance: 0.9}}} {
 					d.Layout = l
-					m, err := NewDeployedStepModel(gpu, llm, d, FP8, FP8, DefaultPerfProfile())
+					m, err := NewDeployedStepModel(gpu, llm, d, FP8, FP8, testProfile())
 					if err != nil {
 						continue
 					}
@@ -133,7 +133,7 @@ func TestAllToAllScaling(t *testing.T) {
 	}
 	cat := NewCatalog()
 	g, llm := cat.GPUs["GB200"], cat.LLMs["deepseek-v3"]
-	pp := DefaultPerfProfile()
+	pp := testProfile()
 	// Every copy over NVLink: bytes per GPU < perGPU·layers·k·hidden·(1+2).
 	bound := 2*float64(llm.MoELayers())*pp.AllReduceLatencyS +
 		perGPU*float64(llm.MoELayers())*8*float64(llm.Hidden)*3/(g.NVLinkBytesPerS/2*pp.NVLinkEfficiency)
@@ -201,7 +201,7 @@ func TestPipelineParallel(t *testing.T) {
 	two := StepShape{DecodeSeqs: 2, DecodeCtx: 2000}
 	require.Less(t, q.Step(two), q4.Step(two))
 	// Speculation with pipeline stages is refused.
-	_, err := NewDeployedStepModel(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], Deployment{Layout: Layout{TP: 4, PP: 2}, Spec: SpecConfig{Enabled: true, Tokens: 2}}, FP8, FP8, DefaultPerfProfile())
+	_, err := NewDeployedStepModel(cat.GPUs["H100"], cat.LLMs["llama-3-70b"], Deployment{Layout: Layout{TP: 4, PP: 2}, Spec: SpecConfig{Enabled: true, Tokens: 2}}, FP8, FP8, testProfile())
 	require.ErrorContains(t, err, "pipeline")
 
 	for _, c := range []struct {

@@ -13,7 +13,7 @@ import (
 func TestWithNVLinkFraction(t *testing.T) {
 	cat := NewCatalog()
 	gpu, llm := cat.GPUs["GB200"], cat.LLMs["llama-3-70b"]
-	m, err := NewStepModel(gpu, llm, 8, BF16, BF16, DefaultPerfProfile())
+	m, err := NewStepModel(gpu, llm, 8, BF16, BF16, testProfile())
 	require.NoError(t, err)
 	d := m.WithNVLinkFraction(8.0 / 9)
 	assert.Same(t, m, m.WithNVLinkFraction(1))
@@ -30,7 +30,7 @@ func TestWithNVLinkFraction(t *testing.T) {
 	assert.Less(t, slowBig, 9.0/8, "only the communication term slows")
 	t.Logf("one of 9 switch trays out: decode step ×%.4f, 4k prefill ×%.4f", slowSmall, slowBig)
 
-	one, err := NewStepModel(gpu, cat.LLMs["llama-3-8b"], 1, BF16, BF16, DefaultPerfProfile())
+	one, err := NewStepModel(gpu, cat.LLMs["llama-3-8b"], 1, BF16, BF16, testProfile())
 	require.NoError(t, err)
 	assert.Same(t, one, one.WithNVLinkFraction(0.5), "TP=1 has no all-reduce")
 }

@@ -21,7 +21,7 @@ func stepModel(t testing.TB, gpu, model string, tp int, w, kv Precision, pp Perf
 // precision, and even for a profile at every efficiency's upper bound.
 func TestStepNeverBeatsRoofline(t *testing.T) {
 	cat := NewCatalog()
-	best := DefaultPerfProfile()
+	best := testProfile()
 	for _, p := range ProfileParams {
 		if p.Key == "gemm_half_tokens" || p.Key == "attention_half_context" || p.Key == "step_overhead_s" ||
 			p.Key == "seq_overhead_s" || p.Key == "allreduce_latency_s" {
@@ -32,7 +32,7 @@ func TestStepNeverBeatsRoofline(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	checked := 0
-	for _, pp := range []PerfProfile{DefaultPerfProfile(), best} {
+	for _, pp := range []PerfProfile{testProfile(), best} {
 		for _, g := range cat.GPUNames() {
 			gpu := cat.GPUs[g]
 			for _, name := range cat.LLMNames() {
@@ -64,7 +64,7 @@ func TestStepNeverBeatsRoofline(t *testing.T) {
 // all-reduce time is (1 − tp_overlap) of the all-reduce: with full overlap
 // a TP=8 decode step is the TP=1 kernels' time on 1/8 of the weights.
 func TestTPDecodeScalingFollowsOverlap(t *testing.T) {
-	pp := DefaultPerfProfile()
+	pp := testProfile()
 	n, ctx := 64, 64*2048.0
 	perGPU := func(pp PerfProfile, tp int) float64 {
 		m := stepModel(t, "H100", "llama-3-8b", tp, FP8, FP8, pp)
@@ -96,7 +96,7 @@ func TestTPDecodeScalingFollowsOverlap(t *testing.T) {
 // On a decode-bound step with the same batch, H200 is at most as much
 // faster than H100 as its HBM bandwidth is higher (4.8/3.35 = 1.43).
 func TestH200OverH100BoundedByBandwidth(t *testing.T) {
-	pp := DefaultPerfProfile()
+	pp := testProfile()
 	for _, n := range []int{1, 16, 64, 256} {
 		for _, ctxPer := range []float64{128, 2048, 16384} {
 			h100 := stepModel(t, "H100", "llama-3-8b", 1, FP8, FP8, pp).Decode(n, ctxPer*float64(n)).Seconds(100)

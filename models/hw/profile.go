@@ -189,14 +189,17 @@ func (p ProfileParam) Set(pp *PerfProfile, v float64) { *p.ptr(pp) = v }
 // (assumptions that keep a fit physical): kernel efficiencies at most 90% of
 // the dense tensor peak (the best cuBLAS/CUTLASS GEMMs on Hopper reach about
 // 75–85%) and 95% of the HBM or NVLink bandwidth (no kernel streams
-// faster; H100 HBM3 copies measure about 90%); the half points below 64k
-// tokens; overheads below 50 ms per step and 1 ms per sequence; overlap
-// below 95%.
+// faster; H100 HBM3 copies measure about 90%); the GEMMs' half point at
+// most 64 tokens (Hopper's and Blackwell's tensor-core instructions work on
+// tiles of 64 rows, so a GEMM of one tile's tokens is past its ramp: a
+// larger half point would make small decode batches compute-bound, which
+// they are not), attention's below 64k; overheads below 50 ms per
+// step and 1 ms per sequence; overlap below 95%.
 var ProfileParams = []ProfileParam{
 	{"gemm_efficiency_bf16", 0.05, 0.9, false, func(p *PerfProfile) *float64 { return &p.GEMMEfficiencyBF16 }},
 	{"gemm_efficiency_fp8", 0.05, 0.9, false, func(p *PerfProfile) *float64 { return &p.GEMMEfficiencyFP8 }},
 	{"gemm_efficiency_fp4", 0.05, 0.9, false, func(p *PerfProfile) *float64 { return &p.GEMMEfficiencyFP4 }},
-	{"gemm_half_tokens", 1, 65536, true, func(p *PerfProfile) *float64 { return &p.GEMMHalfTokens }},
+	{"gemm_half_tokens", 1, 64, true, func(p *PerfProfile) *float64 { return &p.GEMMHalfTokens }},
 	{"weight_bandwidth_efficiency", 0.2, 0.95, false, func(p *PerfProfile) *float64 { return &p.WeightBandwidthEfficiency }},
 	{"attention_efficiency", 0.02, 0.9, false, func(p *PerfProfile) *float64 { return &p.AttentionEfficiency }},
 	{"attention_half_context", 1, 65536, true, func(p *PerfProfile) *float64 { return &p.AttentionHalfContext }},

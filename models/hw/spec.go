@@ -152,7 +152,7 @@ func (m *StepModel) specStep(s StepShape) float64 {
 func (m *StepModel) verifyStep(s StepShape) float64 {
 	tokens := s.Tokens() + s.DecodeSeqs*m.spec.k
 	d := m.overheadS + m.seqOverheadS*(s.PrefillSeqs+s.DecodeSeqs)
-	d += m.gemm(tokens) + m.commFixedS + m.commPerTokenS*tokens
+	d += m.gemm(tokens) + m.layerFixedS + m.commFixedS + m.commPerTokenS*tokens
 	d += m.attnFLOPsPerPair * (m.pairsAttended(s.PrefillPairs, s.PrefillTokens) + m.attnHalf*s.PrefillTokens) / m.attnFLOPS
 	d += m.kvRead(s.DecodeCtx, s.DecodeSeqs) / m.kvBW
 	return d

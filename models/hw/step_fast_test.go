@@ -14,13 +14,13 @@ import (
 // speed, and a difference would change every output.
 func TestDenseStepMatchesStageStep(t *testing.T) {
 	cat := NewCatalog()
-	other := DefaultPerfProfile()
+	other := testProfile()
 	for _, p := range ProfileParams {
 		p.Set(&other, p.Lo+(p.Hi-p.Lo)/3)
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	checked := 0
-	for _, pp := range []PerfProfile{DefaultPerfProfile(), other} {
+	for _, pp := range []PerfProfile{testProfile(), other} {
 		for _, g := range cat.GPUNames() {
 			for _, name := range cat.LLMNames() {
 				for _, tp := range []int{1, 2, 4, 8} {
@@ -66,7 +66,7 @@ func TestDecodeRunMatchesDecode(t *testing.T) {
 		for _, name := range cat.LLMNames() {
 			for _, tp := range []int{1, 2, 8} {
 				for _, w := range []Precision{BF16, FP8} {
-					m, err := NewStepModel(cat.GPUs[g], cat.LLMs[name], tp, w, FP8, DefaultPerfProfile())
+					m, err := NewStepModel(cat.GPUs[g], cat.LLMs[name], tp, w, FP8, testProfile())
 					if err != nil {
 						continue
 					}
