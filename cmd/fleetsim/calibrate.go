@@ -183,7 +183,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	description := fs.String("description", "", "description of the written profile (default: what it was fitted from)")
 	holdout := fs.Int("holdout", 0, "K-fold cross-validation: fit K more times, each without every K-th row, and report the held-out errors (0: none)")
 	var train, params stringList
-	fs.Var(&train, "train", "fit only rows matching KEY=V1,V2 (model, gpu, tp, weights, kv_dtype, batching; repeatable, all must match); the others are predicted and reported as held out")
+	fs.Var(&train, "train", "fit only rows matching KEY=V1,V2 (model, gpu, tp, weights, kv_dtype, batching, backend, kind; repeatable: every key must match); the others are predicted and reported as held out")
 	fs.Var(&params, "param", "a profile constant to fit (repeatable; default: those the rows constrain)")
 	evalOnly := fs.Bool("eval-only", false, "fit nothing: report --profile's error on every row")
 	maxSeqs := fs.Int("max-seqs", 0, "batch cap for rows that state none (default 2048, TensorRT-LLM's max_batch_size; use 256 for vLLM)")
