@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/streams"
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -258,4 +260,62 @@ rate_per_s = 2
 	// Every reuse hits its whole shared prefix but what was evicted (none:
 	// seven prompts fit easily) and the block the last token sits in.
 	require.Greater(t, res.Rec.CachedTokens, inPool*9/10, "cached %d of %d pooled prefix tokens", res.Rec.CachedTokens, inPool)
+}
+
+// A closed loop's clients start as workload.client_start says: with
+// ramp_up_s, client k sends its first request at k·ramp/C; spread (the
+// default) over one request's estimated time, so that identical requests
+// do not queue behind each other in waves: the TTFT of a loop of 32
+// clients of fixed lengths stays near a lone request's, where clients
+// started together wait for a wave of prefills, for the whole run.
+func TestClosedLoopClientStart(t *testing.T) {
+	fixed := func(c int, start string) string {
+		return fmt.Sprintf(`name = "start"
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 1
+[workload]
+concurrency = %d
+max_requests = %d
+duration_s = 0
+%s
+[workload.arrival]
+process = "closed"
+[workload.input]
+dist = "fixed"
+mean = 2048
+[workload.output]
+dist = "fixed"
+mean = 512
+`, c, 20*c, start)
+	}
+	// The ramp: first sends at k·ramp/C.
+	sc, err := scenario.Parse("start.toml", []byte(fixed(8, "ramp_up_s = 4")))
+	require.NoError(t, err)
+	var sends []float64
+	_, err = Run(sc, Options{OnDone: func(o *engine.Outcome) {
+		if o.Req.ID <= 8 {
+			sends = append(sends, o.Req.Arrival.Seconds())
+		}
+	}})
+	require.NoError(t, err)
+	sort.Float64s(sends)
+	require.Len(t, sends, 8)
+	for k, at := range sends {
+		require.InDelta(t, 0.5*float64(k), at, 1e-9, "client %d's first request", k)
+	}
+
+	ttft := func(c int, start string) float64 {
+		sc, err := scenario.Parse("start.toml", []byte(fixed(c, start)))
+		require.NoError(t, err)
+		res, err := Run(sc, Options{})
+		require.NoError(t, err)
+		return res.Rec.TTFT.Mean()
+	}
+	alone, spread, together := ttft(1, ""), ttft(32, ""), ttft(32, `client_start = "together"`)
+	t.Logf("TTFT ms: one client %.1f, 32 spread %.1f, 32 together %.1f", alone, spread, together)
+	require.Less(t, spread, 1.5*alone, "spread clients: about a lone request's TTFT")
+	require.Greater(t, together, 3*spread, "clients started together queue in waves")
 }

@@ -74,7 +74,7 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 		ends, conc := w.ClientStages()
 		if w.Concurrency > 0 || ends != nil {
 			fl.SetClients(fleet.Clients{Concurrency: w.Concurrency, Think: sim.FromSeconds(w.ThinkTimeS), Until: sim.FromSeconds(w.DurationS),
-				StageEnds: ends, StageConcurrency: conc})
+				StageEnds: ends, StageConcurrency: conc, RampUp: clientRamp(w, fl)})
 		}
 	}
 	if ga, ok := router.(fleet.GroupAwareRouter); ok && len(fl.Pool.Groups) > 0 {
@@ -325,4 +325,27 @@ func runEngine(eng *sim.Engine, horizon sim.Time, durationS float64, progress fu
 		}
 	}
 	eng.Run(horizon)
+}
+
+// clientRamp is the time over which a closed loop's clients start
+// (workload.client_start, ramp_up_s): ramp_up_s, or, spread by default,
+// one request's estimated time on the fleet's first replica at the
+// workload's mean lengths (as fleetsim calibrate starts its closed loops);
+// 0 for clients started together and for open loops.
+func clientRamp(w workloads.Config, fl *fleet.Fleet) sim.Time {
+	if !w.ClosedLoop() || w.ClientStart == workloads.ClientStartTogether {
+		return 0
+	}
+	if w.RampUpS > 0 {
+		return sim.FromSeconds(w.RampUpS)
+	}
+	if len(fl.Pool.Replicas) == 0 {
+		return 0
+	}
+	n := w.Concurrency
+	if _, conc := w.ClientStages(); len(conc) > 0 {
+		n = conc[0]
+	}
+	m := fl.Pool.Replicas[0].StepModel()
+	return sim.FromSeconds(m.ClosedLoopRequestS(w.Input.Mean, w.Output.Mean, float64(n)))
 }

@@ -177,6 +177,17 @@ type Config struct {
 	// sends its next request, seconds (>= 0; only with Concurrency > 0).
 	// Default 0.
 	ThinkTimeS float64 `toml:"think_time_s"`
+	// ClientStart is how a closed loop's clients send their first
+	// requests: "spread" (the default: evenly over RampUpS, or when that is
+	// 0 over one request's estimated time on the fleet's first replica, as
+	// fleetsim calibrate starts its closed loops) or "together" (all at
+	// t = 0). Identical requests started together stay in waves whose
+	// prefills queue behind each other for the whole run, which measured
+	// benchmarks do not show (README "[workload]").
+	ClientStart string `toml:"client_start"`
+	// RampUpS, when > 0, is the time over which a closed loop's clients
+	// start, evenly (client k at k·RampUpS/clients). Default 0.
+	RampUpS float64 `toml:"ramp_up_s"`
 	// PromptPool, when > 0, makes a synthetic workload a benchmark dataset
 	// of that many prompts, sent in order and again from the first after
 	// the last (vllm bench serve --num-prompts over a dataset, inference-
@@ -469,6 +480,22 @@ func (c *Config) validateClients(k func(string) string, ps *config.Problems) {
 	} else if c.ThinkTimeS > 0 && c.Concurrency == 0 && !(len(c.Stages) > 0 && c.Stages[0].Concurrency > 0) {
 		ps.Add(k("think_time_s"), "a think time needs clients: set concurrency > 0 (without a cap requests arrive by the arrival process alone)")
 	}
+	switch c.ClientStart {
+	case "", ClientStartSpread, ClientStartTogether:
+	default:
+		ps.Add(k("client_start"), "must be %q or %q, found %q", ClientStartSpread, ClientStartTogether, c.ClientStart)
+	}
+	if math.IsNaN(c.RampUpS) || c.RampUpS < 0 || c.RampUpS > maxDurationS {
+		ps.Add(k("ramp_up_s"), "must be a number of seconds in [0, %.4g], found %v", maxDurationS, c.RampUpS)
+	} else if (c.RampUpS > 0 || c.ClientStart != "") && !c.ClosedLoop() {
+		key := "ramp_up_s"
+		if c.RampUpS == 0 {
+			key = "client_start"
+		}
+		ps.Add(k(key), "the clients' start is for a closed loop (arrival process %q with concurrency, or stages of concurrencies)", ProcessClosed)
+	} else if c.RampUpS > 0 && c.ClientStart == ClientStartTogether {
+		ps.Add(k("ramp_up_s"), "client_start = %q starts every client at t = 0: leave ramp_up_s out or use %q", ClientStartTogether, ClientStartSpread)
+	}
 	if c.Kind != KindTrace && c.Arrival.Process == ProcessClosed && c.Concurrency == 0 && len(c.Stages) == 0 {
 		ps.Add(k("concurrency"), "arrival process %q needs the number of clients: set concurrency > 0", ProcessClosed)
 	}
@@ -524,6 +551,21 @@ func (c *Config) validateStages(k func(string) string, ps *config.Problems) {
 	if !closed && c.Arrival.Process != ProcessPoisson && c.Arrival.Process != ProcessConstant {
 		ps.Add(k("arrival.process"), "stages of rates run a %q or %q process, found %q", ProcessPoisson, ProcessConstant, c.Arrival.Process)
 	}
+}
+
+// The closed loop's clients' start (Config.ClientStart).
+const (
+	ClientStartSpread   = "spread"
+	ClientStartTogether = "together"
+)
+
+// ClosedLoop says whether the workload is a closed loop of clients: the
+// arrival process "closed" with a concurrency, or stages of concurrencies.
+func (c *Config) ClosedLoop() bool {
+	if len(c.Stages) > 0 {
+		return c.Stages[0].Concurrency > 0
+	}
+	return c.Kind != KindTrace && c.Arrival.Process == ProcessClosed && c.Concurrency > 0
 }
 
 // ClientStages is a staged closed loop's schedule: stage i's concurrency

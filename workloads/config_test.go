@@ -91,6 +91,16 @@ func TestValidate(t *testing.T) {
 		{"trace format", KindTrace, func(c *Config) { c.Trace.Path, c.Trace.Format = "t.csv", "parquet" }, []string{"trace.format"}},
 		{"trace extension", KindTrace, func(c *Config) { c.Trace.Path = "t.txt" }, []string{"trace.format"}},
 		{"trace explicit format", KindTrace, func(c *Config) { c.Trace.Path, c.Trace.Format = "t.txt", FormatAzure }, nil},
+		{"client start name", KindSynthetic, func(c *Config) {
+			c.Concurrency, c.Arrival.Process, c.ClientStart = 8, ProcessClosed, "staggered"
+		}, []string{"client_start"}},
+		{"ramp on an open loop", KindSynthetic, func(c *Config) { c.Concurrency, c.RampUpS = 8, 10 }, []string{"ramp_up_s"}},
+		{"client start on an open loop", KindSynthetic, func(c *Config) { c.ClientStart = ClientStartTogether }, []string{"client_start"}},
+		{"ramp together", KindSynthetic, func(c *Config) {
+			c.Concurrency, c.Arrival.Process, c.ClientStart, c.RampUpS = 8, ProcessClosed, ClientStartTogether, 5
+		}, []string{"ramp_up_s"}},
+		{"ramp negative", KindSynthetic, func(c *Config) { c.Concurrency, c.Arrival.Process, c.RampUpS = 8, ProcessClosed, -1 }, []string{"ramp_up_s"}},
+		{"ramp closed", KindSynthetic, func(c *Config) { c.Concurrency, c.Arrival.Process, c.RampUpS = 8, ProcessClosed, 30 }, nil},
 		{"trace ignores arrival", KindTrace, func(c *Config) { c.Trace.Path, c.Arrival.RatePerS = "t.csv", -1 }, nil},
 	}
 	for _, tt := range tests {

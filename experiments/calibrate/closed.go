@@ -220,8 +220,5 @@ func (c *Case) cycle(pp hw.PerfProfile) sim.Time {
 		return 0
 	}
 	r := c.Row
-	isl, osl, n := float64(r.ISL), float64(r.OSL), float64(r.Concurrency)
-	prefill := m.Step(hw.StepShape{PrefillTokens: isl, PrefillPairs: isl * (isl + 1) / 2, PrefillSeqs: 1})
-	decode := m.Step(hw.StepShape{DecodeSeqs: n, DecodeCtx: n * (isl + osl/2)})
-	return sim.FromSeconds(prefill + osl*decode)
+	return sim.FromSeconds(m.ClosedLoopRequestS(float64(r.ISL), float64(r.OSL), float64(r.Concurrency)))
 }

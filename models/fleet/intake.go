@@ -52,8 +52,10 @@ type intake struct {
 	head, n    int
 	lastEntry  sim.Time
 	clients    Clients
-	out        int      // requests the clients have outstanding (or thinking after)
-	stage      int      // the clients' stage (Clients.StageEnds)
+	out        int // requests the clients have outstanding (or thinking after)
+	stage      int // the clients' stage (Clients.StageEnds)
+	ramped     int // clients started by the ramp (Clients.RampUp), up to rampN
+	rampN      int
 	gateOpen   sim.Time // when a client last came free with all busy before
 	lastSend   sim.Time // the last request's send time
 	onSlotFree sim.Action
@@ -97,6 +99,9 @@ type Clients struct {
 	StageConcurrency []int
 	// Until, when > 0, is the last time a request may be sent.
 	Until sim.Time
+	// RampUp, when > 0, starts the clients evenly over it: the cap is k
+	// from (k−1)·RampUp/n, for the first stage's n clients.
+	RampUp sim.Time
 }
 
 // FrontEnd is the time from a request's send to its arrival at the
@@ -143,6 +148,23 @@ func (in *intake) SetClients(c Clients) {
 	if c.Concurrency > 0 {
 		in.gw.rec.clientEnd = in.returned
 	}
+	if c.RampUp > 0 && c.Concurrency > 1 {
+		in.rampN = c.Concurrency
+		if len(c.StageConcurrency) > 0 {
+			in.rampN = c.StageConcurrency[0]
+		}
+		in.ramped = 1
+		for k := 1; k < in.rampN; k++ {
+			in.eng.Schedule(c.RampUp*sim.Time(k)/sim.Time(in.rampN), sim.PriorityArrival, in.rampStep)
+		}
+	}
+}
+
+// rampStep starts one more client of the ramp (Clients.RampUp).
+func (in *intake) rampStep(now sim.Time) {
+	in.ramped++
+	in.gateOpen = max(in.gateOpen, now)
+	in.fill(now)
 }
 
 // stageStart sends what a stage with more clients allows.
@@ -179,13 +201,17 @@ func (in *intake) limit(now sim.Time) int {
 	for in.stage < len(c.StageEnds) && c.StageEnds[in.stage] <= now {
 		in.stage++
 	}
-	if len(c.StageEnds) == 0 {
-		return c.Concurrency
+	n := c.Concurrency
+	if len(c.StageEnds) > 0 {
+		if in.stage >= len(c.StageEnds) {
+			return 0
+		}
+		n = c.StageConcurrency[in.stage]
 	}
-	if in.stage >= len(c.StageEnds) {
-		return 0
+	if in.ramped < in.rampN {
+		return min(n, in.ramped)
 	}
-	return c.StageConcurrency[in.stage]
+	return n
 }
 
 // fill sends what can be sent at now. Without a cap: the next request

@@ -550,3 +550,14 @@ func (m *StepModel) WithNVLinkFraction(f float64) *StepModel {
 	q.decodeCache = nil // (m's terms hold m's bandwidth)
 	return &q
 }
+
+// ClosedLoopRequestS estimates one request's time in a closed loop of n
+// clients sending isl-token prompts for osl-token outputs: its prefill
+// alone plus osl decode steps of n sequences at the mean context. The
+// clients' first requests are spread over it (fleetsim calibrate's closed
+// loops, a scenario's client_start = "spread").
+func (m *StepModel) ClosedLoopRequestS(isl, osl, n float64) float64 {
+	prefill := m.Step(StepShape{PrefillTokens: isl, PrefillPairs: isl * (isl + 1) / 2, PrefillSeqs: 1})
+	decode := m.Step(StepShape{DecodeSeqs: n, DecodeCtx: n * (isl + osl/2)})
+	return prefill + osl*decode
+}
