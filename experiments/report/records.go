@@ -59,10 +59,10 @@ func (rw *RequestWriter) Write(o *engine.Outcome) {
 	b = strconv.AppendFloat(b, (o.FirstToken + o.ClientDelay - r.Arrival).Milliseconds(), 'f', 3, 64) // as the client sees it
 	b = append(b, ',')
 	if r.OutputTokens > 1 {
-		b = strconv.AppendFloat(b, (o.Finished-o.FirstToken).Milliseconds()/float64(r.OutputTokens-1), 'f', 3, 64)
+		b = strconv.AppendFloat(b, (o.Finished+o.FinishDelay-o.FirstToken-o.ClientDelay).Milliseconds()/float64(r.OutputTokens-1), 'f', 3, 64)
 	}
 	b = append(b, ',')
-	b = strconv.AppendFloat(b, (o.Finished + o.ClientDelay - r.Arrival).Milliseconds(), 'f', 3, 64)
+	b = strconv.AppendFloat(b, (o.Finished + o.FinishDelay - r.Arrival).Milliseconds(), 'f', 3, 64)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(o.Preemptions), 10)
 	b = append(b, '\n')

@@ -48,11 +48,12 @@ type Outcome struct {
 	Finished     sim.Time
 	CachedTokens int32 // prompt tokens served by the prefix cache at first admission
 	Preemptions  int32
-	// ClientDelay is how long after its engine step a token reaches the
-	// client (output processing, detokenisation, streaming: the engine
-	// profile's stream_s); the client's TTFT and end-to-end latency end
-	// that much after FirstToken and Finished.
-	ClientDelay sim.Time
+	// ClientDelay and FinishDelay are how long after its engine step the
+	// first and the last token reach the client (the engine profile's
+	// stream_s, and first_token_lag_steps times the step planned after the
+	// one that sampled the token): the client's TTFT ends ClientDelay after
+	// FirstToken, its end-to-end latency FinishDelay after Finished.
+	ClientDelay, FinishDelay sim.Time
 }
 
 // Failure reasons a replica reports.

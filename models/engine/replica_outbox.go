@@ -56,7 +56,9 @@ func (r *Replica) flush() {
 			}
 		case noteDone, noteDoneInBatch:
 			s, o := n.s, &r.out
-			s.outcome(o, r.idx, n.at, r.clientDelay+s.lag)
+			// The last token lags behind the step planned after the one
+			// that sampled it, as the first did behind its own.
+			s.outcome(o, r.idx, n.at, r.clientDelay+s.lag, r.clientDelay+r.lagNow(n.at))
 			s.cp.seq = nil
 			kind := n.kind
 			r.obs.CopyDone(s.cp, o)
@@ -95,10 +97,16 @@ func (r *Replica) flush() {
 // reach the client delay after their step, into o: every field, in place (a
 // composite literal is built on the stack, then copied with a bulk write
 // barrier check).
-func (s *seq) outcome(o *Outcome, idx int, at, delay sim.Time) {
+func (s *seq) outcome(o *Outcome, idx int, at, delay, finishDelay sim.Time) {
 	o.Copy, o.Req, o.Replica = s.cp, &s.req, idx
 	o.Enqueued, o.Scheduled, o.FirstToken, o.Finished = s.enqueued, s.sched, s.first, at
-	o.CachedTokens, o.Preemptions, o.ClientDelay = s.cachedFirst, s.preempts, delay
+	// A stream's tokens reach the client in order: a run's mean step (the
+	// first token's lag) can exceed the step that then sampled the last.
+	// A one-token stream's last token is its first.
+	if finishDelay = max(finishDelay, s.first+delay-at); s.first == at {
+		finishDelay = delay
+	}
+	o.CachedTokens, o.Preemptions, o.ClientDelay, o.FinishDelay = s.cachedFirst, s.preempts, delay, finishDelay
 }
 
 // failNote holds the observer's CopyFailed call for s.

@@ -16,7 +16,7 @@ func TestSeqOutcomeSetsEveryField(t *testing.T) {
 	c := &Copy{}
 	s := &seq{cp: c, req: workloads.Request{ID: 9}, enqueued: 11, sched: 12, first: 13, cachedFirst: 14, preempts: 15}
 	want := Outcome{Copy: c, Req: &s.req, Replica: 16, Enqueued: 11, Scheduled: 12, FirstToken: 13, Finished: 17,
-		CachedTokens: 14, Preemptions: 15, ClientDelay: 18}
+		CachedTokens: 14, Preemptions: 15, ClientDelay: 18, FinishDelay: 19}
 	var o Outcome
 	v := reflect.ValueOf(&o).Elem()
 	for i := range v.NumField() { // junk in every field
@@ -30,7 +30,7 @@ func TestSeqOutcomeSetsEveryField(t *testing.T) {
 			t.Fatalf("Outcome.%s: kind %v not covered by this test", v.Type().Field(i).Name, f.Kind())
 		}
 	}
-	s.outcome(&o, 16, 17, 18)
+	s.outcome(&o, 16, 17, 18, 19)
 	if o != want {
 		t.Errorf("outcome %+v, want %+v", o, want)
 	}

@@ -464,16 +464,21 @@ func (c *gapConv) ms(from, to sim.Time) float64 {
 // step after it was sampled; every later token of the sequence lags the
 // same, so ITL does not change, TTFT and end-to-end latency do.
 func (r *Replica) setLags(now sim.Time) {
-	var next sim.Time
-	if r.busy && r.stepEnd > now {
-		next = (r.stepEnd - now) / sim.Time(max(r.runSteps, 1))
-	}
-	lag := sim.Time(r.lagSteps * float64(next))
+	lag := r.lagNow(now)
 	for _, n := range r.notes {
 		if n.kind == noteFirst && n.at == now {
 			n.s.lag = lag
 		}
 	}
+}
+
+// lagNow is the output lag of a token sampled by the step that ended at
+// now: lagSteps times the step planned after it (see setLags).
+func (r *Replica) lagNow(now sim.Time) sim.Time {
+	if r.lagSteps <= 0 || !r.busy || r.stepEnd <= now {
+		return 0
+	}
+	return sim.Time(r.lagSteps * float64((r.stepEnd-now)/sim.Time(max(r.runSteps, 1))))
 }
 
 // emit records one output token of s produced at now.

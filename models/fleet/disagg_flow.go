@@ -371,7 +371,7 @@ func (d *Disagg) CopyDone(c *engine.Copy, o *engine.Outcome) {
 	}
 	d.out = engine.Outcome{Copy: c, Req: o.Req, Replica: o.Replica, Enqueued: o.Enqueued, Scheduled: h.sched,
 		FirstToken: o.FirstToken, Finished: o.Finished, CachedTokens: h.cached, Preemptions: h.preempts + o.Preemptions,
-		ClientDelay: o.ClientDelay}
+		ClientDelay: o.ClientDelay, FinishDelay: o.FinishDelay}
 	s := &d.Split
 	s.PrefillQueue.Add((h.sched - h.arrival).Milliseconds())
 	s.Prefill.Add((h.prefDone - h.sched).Milliseconds())

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
@@ -115,10 +116,11 @@ func TestW4A16StreamsHalfTheBytesAtBF16Compute(t *testing.T) {
 	require.Equal(t, hw.FP4, b200.Compute)
 }
 
-// The output lag: with first_token_lag_steps, a lone request's tokens reach
-// the client that many decode steps after their step (the step planned when
-// its first token came: its first decode step), in TTFT and end-to-end
-// latency alike, and no inter-token gap changes.
+// The output lag: with first_token_lag_steps, a token reaches the client
+// that many times the step planned after its own later: a lone request's
+// first token one decode step's worth (in TTFT), its last none (the engine
+// is idle after it, so end-to-end latency does not move; the client's TPOT
+// shrinks by the first token's lag), and no inter-token gap changes.
 func TestOutputLagShowsInTTFTNotITL(t *testing.T) {
 	pp := pathProfile()
 	const prompt, out = 1000, 50
@@ -133,7 +135,53 @@ func TestOutputLagShowsInTTFTNotITL(t *testing.T) {
 	step := sim.FromSeconds(run.Seconds(out-1)) / (out - 1) // the run's mean step, as the replica takes it
 	lag := sim.Time(1.5 * float64(step)).Milliseconds()
 	require.InDelta(t, base.Rec.TTFT.Mean()+lag, lagged.Rec.TTFT.Mean(), 1e-6)
-	require.InDelta(t, base.Rec.E2E.Mean()+lag, lagged.Rec.E2E.Mean(), 1e-6)
+	require.InDelta(t, base.Rec.E2E.Mean(), lagged.Rec.E2E.Mean(), 1e-6)
 	require.Equal(t, base.Rec.ITL.Mean(), lagged.Rec.ITL.Mean())
-	require.Equal(t, base.Rec.TPOT.Mean(), lagged.Rec.TPOT.Mean())
+	require.InDelta(t, base.Rec.TPOT.Mean()-lag/(out-1), lagged.Rec.TPOT.Mean(), 1e-6)
+}
+
+// A request that finishes while the engine keeps decoding another sees its
+// last token lag too: its end-to-end latency grows by lag steps times the
+// step after its last, and its TPOT by that over its gaps; the request that
+// finishes last, with the engine idle after it, sees no finish lag; a
+// one-token request's end is its first token, lag and all.
+func TestOutputLagShowsAtFinishWhileBusy(t *testing.T) {
+	pp := pathProfile()
+	reqs := []workloads.Request{
+		{ID: 1, Arrival: sim.Second, InputTokens: 200, OutputTokens: 20},
+		{ID: 2, Arrival: sim.Second, InputTokens: 200, OutputTokens: 400},
+		{ID: 3, Arrival: sim.Second, InputTokens: 200, OutputTokens: 1},
+	}
+	ttft := map[uint64]sim.Time{}
+	e2e := func(pp hw.PerfProfile) map[uint64]sim.Time {
+		out := map[uint64]sim.Time{}
+		cat := hw.NewCatalog()
+		cat.Profiles[pp.Name] = pp
+		cfg := defaultFleet(1)
+		cfg.Replica.Perf.Profile = pp.Name
+		cfg.Replica.PrefixCaching = false
+		eng := sim.NewEngine()
+		f, err := NewFleet(eng, cat, cfg, leastOutstanding{}, NewRecorder(SLO{}), "cluster")
+		require.NoError(t, err)
+		f.Rec.OnDone = func(o *engine.Outcome) {
+			out[o.Req.ID] = o.Finished + o.FinishDelay - o.Req.Arrival
+			ttft[o.Req.ID] = o.FirstToken + o.ClientDelay - o.Req.Arrival
+		}
+		require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
+		eng.Run(sim.Time(math.MaxInt64))
+		require.NoError(t, f.Err())
+		return out
+	}
+	base := e2e(pp)
+	pp.FirstTokenLagSteps = 1
+	lagged := e2e(pp)
+	require.Len(t, lagged, 3)
+	require.Equal(t, ttft[3], lagged[3], "a one-token stream ends with its first token")
+	require.Greater(t, lagged[3], base[3])
+	// One decode step of a batch of one (after request 1 leaves) is a few
+	// milliseconds on this profile: the lag is a step, not zero, not a run.
+	d := (lagged[1] - base[1]).Milliseconds()
+	require.Greater(t, d, 1.0)
+	require.Less(t, d, 30.0)
+	require.Equal(t, base[2], lagged[2], "nothing decodes after the last request")
 }

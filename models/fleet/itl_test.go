@@ -78,12 +78,26 @@ func TestITLClosedFormMatchesTokenByToken(t *testing.T) {
 			cfg := defaultFleet(1)
 			cfg.Replica.Batching = mode
 			cfg.Replica.MaxSeqs = 8
-			fast, _, _ := itlRun(t, cfg, reqs)
-			defer engine.SetMaxRunSteps(engine.SetMaxRunSteps(1))
-			slow, _, _ := itlRun(t, cfg, reqs)
+			// legacy has no output lag: every latency is the engine's.
+			lagFree := cfg
+			lagFree.Replica.Perf.Profile = "legacy"
+			fast, _, _ := itlRun(t, lagFree, reqs)
+			lagged, _, _ := itlRun(t, cfg, reqs)
+			restore := engine.SetMaxRunSteps(1)
+			slow, _, _ := itlRun(t, lagFree, reqs)
+			slowLagged, _, _ := itlRun(t, cfg, reqs)
+			engine.SetMaxRunSteps(restore)
 			requireCloseSketch(t, slow.ITL, fast.ITL)
 			// The other latencies agree too: the runs are the same run.
 			requireCloseSketch(t, slow.TPOT, fast.TPOT)
+			// With an output lag, the client's TPOT holds the last token's
+			// lag: lag steps times the step planned after it, which a run
+			// takes as its mean step and stepping as the next step itself.
+			// Steps within a run differ by the KV read of the tokens it adds,
+			// so the two agree to a small fraction of one step a request.
+			requireCloseSketch(t, slowLagged.ITL, lagged.ITL)
+			require.Equal(t, slowLagged.TPOT.Count(), lagged.TPOT.Count())
+			require.InEpsilon(t, slowLagged.TPOT.Sum(), lagged.TPOT.Sum(), 1e-3)
 		})
 	}
 }

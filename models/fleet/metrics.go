@@ -133,9 +133,10 @@ func (m *Recorder) Finish() {
 func (m *Recorder) RequestDone(o *engine.Outcome) {
 	m.Touch(o.Finished)
 	m.Completed++
-	// The client sees each token ClientDelay after its engine step ends.
+	// The client sees the first token ClientDelay after its engine step
+	// ends, the last FinishDelay after its own.
 	ttft := (o.FirstToken + o.ClientDelay - o.Req.Arrival).Milliseconds()
-	e2e := (o.Finished + o.ClientDelay - o.Req.Arrival).Milliseconds()
+	e2e := (o.Finished + o.FinishDelay - o.Req.Arrival).Milliseconds()
 	if m.ClientTTFT == m.TTFT {
 		m.TTFT.Add(ttft) // ClientTTFT too (it is TTFT until a failure)
 	} else {
@@ -145,7 +146,7 @@ func (m *Recorder) RequestDone(o *engine.Outcome) {
 	m.Queue.Add((o.Scheduled - o.Req.Arrival).Milliseconds())
 	met := (m.SLO.TTFTMs <= 0 || ttft <= m.SLO.TTFTMs) && (m.SLO.E2EMs <= 0 || e2e <= m.SLO.E2EMs)
 	if o.Req.OutputTokens > 1 {
-		tpot := (o.Finished - o.FirstToken).Milliseconds() / float64(o.Req.OutputTokens-1)
+		tpot := (o.Finished + o.FinishDelay - o.FirstToken - o.ClientDelay).Milliseconds() / float64(o.Req.OutputTokens-1)
 		m.TPOT.Add(tpot)
 		if m.SLO.TPOTMs > 0 && tpot > m.SLO.TPOTMs {
 			met = false
@@ -171,7 +172,7 @@ func (m *Recorder) RequestDone(o *engine.Outcome) {
 		m.PerModel[o.Req.Model].RequestDone(o)
 	}
 	if m.clientEnd != nil {
-		m.clientEnd(o.Finished + o.ClientDelay)
+		m.clientEnd(o.Finished + o.FinishDelay)
 	}
 }
 
