@@ -228,7 +228,7 @@ func (f *Fleet) StartAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
 			a.provisioned++
 			continue
 		}
-		a.pool.setParked(i, true)
+		a.pool.Hold(i, HoldParked)
 	}
 	a.MinSeen, a.MaxSeen = a.provisioned, a.provisioned
 	f.Autoscaler = a
@@ -503,7 +503,7 @@ func (a *Autoscaler) start(now sim.Time, i, want int) {
 	}
 	cold := a.p.ColdStart.Duration(weights, a.loadGPUs, peers)
 	r := a.pool.Replicas[i]
-	defer a.pool.setParked(i, false) // after Recover: down, so unavailable until ready
+	defer a.pool.Release(i, HoldParked) // after Recover: down, so unavailable until ready
 	// A new engine process: empty KV and prefix cache (it holds no copies).
 	r.Fail(now, FailDrained)
 	r.Recover(now, cold, func() {
@@ -524,11 +524,7 @@ func (a *Autoscaler) start(now sim.Time, i, want int) {
 func (a *Autoscaler) drain(now sim.Time, i, want int) {
 	a.state[i] = scaleDraining
 	a.Events = append(a.Events, ScaleEvent{Time: now, Replica: i, Event: "drain", Desired: want})
-	a.pool.SetInRotation(i, false)
-	// Held out from the drain's start too, so that no one else putting it
-	// back in rotation (a scripted maintenance's return, a health probe's
-	// restart) routes new work to a replica on its way out.
-	a.pool.setParked(i, true)
+	a.pool.Hold(i, HoldScaleIn)
 	deadline := now + a.p.DrainGrace
 	var check sim.Action
 	check = func(at sim.Time) {
@@ -543,8 +539,8 @@ func (a *Autoscaler) drain(now sim.Time, i, want int) {
 		a.provisioned--
 		a.provNs[i] += at - a.since[i]
 		a.MinSeen = min(a.MinSeen, a.provisioned)
-		a.pool.SetInRotation(i, true) // rotation back; parked keeps it out
-		a.pool.setParked(i, true)
+		a.pool.Hold(i, HoldParked)
+		a.pool.Release(i, HoldScaleIn)
 		a.Events = append(a.Events, ScaleEvent{Time: at, Replica: i, Event: "stopped", Desired: want})
 	}
 	a.eng.Schedule(min(now+sim.Second, deadline), sim.PriorityNormal, check)

@@ -125,19 +125,19 @@ func (s *Spot) interrupt(i int, now sim.Time) {
 			t := s.eng.Now()
 			s.account(t)
 			s.down--
-			s.pool.SetInRotation(i, true)
+			s.pool.Release(i, HoldSpot)
 			s.Events = append(s.Events, SpotEvent{Time: t, Event: SpotReady, Replica: i, Down: s.down})
 			s.arm(i, t)
 		})
 	}
 	if !s.p.Drain || s.p.Notice == 0 {
-		s.pool.SetInRotation(i, false)
+		s.pool.Hold(i, HoldSpot)
 		kill(now)
 		return
 	}
 	// Drain through the notice: no new traffic, what finishes in time
 	// finishes; the rest fails when the instance goes.
-	s.pool.SetInRotation(i, false)
+	s.pool.Hold(i, HoldSpot)
 	deadline := now + s.p.Notice
 	var check sim.Action
 	check = func(at sim.Time) {
