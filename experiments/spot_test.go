@@ -325,7 +325,7 @@ name = "budgeted"
 	price := sc.Price()
 	var spotH, otherH float64
 	for i := range res.Fleet.Replicas {
-		h := res.Fleet.Autoscaler.ProvisionedNs(i).Seconds() / 3600
+		h := res.Fleet.Life.ProvisionedNs(i, res.EndTime).Seconds() / 3600
 		if i >= 3 {
 			spotH += h
 		} else {

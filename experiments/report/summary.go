@@ -371,7 +371,7 @@ func Summarize(r *Result) *Summary {
 		onDemand := price
 		price = onDemand * (1 - spotFrac + spotFrac*sc.Spot.PriceFraction)
 		s.Spot = &SpotStats{Replicas: sc.Spot.Replicas, Interruptions: sp.Interruptions,
-			DownReplicaHours: results.Round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
+			DownReplicaHours: results.Round6(float64(f.Life.TotalNs(fleet.PhaseInterrupted, r.EndTime)) / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
 			SpotUSD:  results.Round6(float64(sc.Spot.Replicas*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand * sc.Spot.PriceFraction),
 			OtherUSD: results.Round6(float64((sc.Cluster.Replicas-sc.Spot.Replicas)*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand)}
 	}
@@ -400,7 +400,7 @@ func Summarize(r *Result) *Summary {
 				bill += gs.USD
 			}
 			s.Spot = &SpotStats{Replicas: sc.SpotReplicas(), Interruptions: sp.Interruptions,
-				DownReplicaHours: results.Round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
+				DownReplicaHours: results.Round6(float64(f.Life.TotalNs(fleet.PhaseInterrupted, r.EndTime)) / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
 				SpotUSD: results.Round6(spotUSD), OtherUSD: results.Round6(bill - spotUSD), PriceFraction: sc.Spot.PriceFraction}
 			if len(parts) == 1 {
 				s.Spot.Group = parts[0].Group.Name
@@ -411,7 +411,7 @@ func Summarize(r *Result) *Summary {
 		price = Ratio(usdPerHour, float64(f.Place.GPUs))
 	}
 	if a := f.Autoscaler; a != nil {
-		primaryGPUHours = a.ProvisionedReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
+		primaryGPUHours = provisionedReplicaNs(r) / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
 		reserved := len(f.Groups) == 0 && sc.Cost.Tier == scenario.TierReserved
 		if reserved {
 			// A fleet of one kind at the reserved tier: every replica's
@@ -431,7 +431,7 @@ func Summarize(r *Result) *Summary {
 					primaryGPUHours += float64(g.Place.GPUs) * secs / 3600
 				} else {
 					for i := g.First; i < g.First+g.Replicas; i++ {
-						primaryGPUHours += a.ProvisionedNs(i).Seconds() * float64(g.TP) / 3600
+						primaryGPUHours += f.Life.ProvisionedNs(i, r.EndTime).Seconds() * float64(g.TP) / 3600
 					}
 				}
 				usd += s.Fleet.Groups[k].USD
@@ -444,7 +444,7 @@ func Summarize(r *Result) *Summary {
 			spotH := spotGPUSeconds(r) / 3600
 			primaryGPUHours = 0
 			for i := range f.Replicas {
-				primaryGPUHours += a.ProvisionedNs(i).Seconds() * tp / 3600
+				primaryGPUHours += f.Life.ProvisionedNs(i, r.EndTime).Seconds() * tp / 3600
 			}
 			if reserved { // the others for the whole run
 				primaryGPUHours = float64(sc.Cluster.Replicas-sc.Spot.Replicas)*tp*secs/3600 + spotH
@@ -455,7 +455,7 @@ func Summarize(r *Result) *Summary {
 		}
 		primaryGPUsMean = Ratio(primaryGPUHours*3600, secs)
 		gpuHours = primaryGPUHours + float64(f.FallbackGPUs())*secs/3600
-		s.Autoscale = autoscaleStats(a, sc, primaryGPUHours, secs)
+		s.Autoscale = autoscaleStats(r, a, sc, primaryGPUHours, secs)
 		if len(f.Groups) == 0 {
 			s.Fleet.MFU = results.Round6(Ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
 		}
@@ -811,7 +811,17 @@ type AutoscaleStats struct {
 	LoadingGPUHours float64 `json:"loading_gpu_hours"`
 }
 
-func autoscaleStats(a *fleet.Autoscaler, sc *scenario.Scenario, gpuHours, secs float64) *AutoscaleStats {
+// provisionedReplicaNs is the primary pool's replica-time provisioned (in
+// any phase but parked) up to the run's end.
+func provisionedReplicaNs(r *Result) float64 {
+	var ns sim.Time
+	for i := range r.Fleet.Replicas {
+		ns += r.Fleet.Life.ProvisionedNs(i, r.EndTime)
+	}
+	return float64(ns)
+}
+
+func autoscaleStats(r *Result, a *fleet.Autoscaler, sc *scenario.Scenario, gpuHours, secs float64) *AutoscaleStats {
 	starts := 0
 	for _, e := range a.Events {
 		if e.Event == "start" {
@@ -820,7 +830,7 @@ func autoscaleStats(a *fleet.Autoscaler, sc *scenario.Scenario, gpuHours, secs f
 	}
 	cs := sc.Autoscale.ColdStart
 	weights := a.WeightBytesPerGPU()
-	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: results.Round6(Ratio(a.ProvisionedReplicaNs/1e9, secs)),
+	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: results.Round6(Ratio(provisionedReplicaNs(r)/1e9, secs)),
 		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
 		ColdStartS: results.Round6(cs.Duration(weights, sc.Cluster.GPUsPerReplica(), 0).Seconds()), GPUHours: results.Round6(gpuHours),
 		LoadingGPUHours: results.Round6(loadingGPUHours(a, sc))}
@@ -839,10 +849,10 @@ func spotGPUSeconds(r *Result) float64 {
 // spotGPUSecondsOf is spotGPUSeconds of part p's replicas.
 func spotGPUSecondsOf(r *Result, p scenario.SpotPart) float64 {
 	gpus := float64(p.TP)
-	if a := r.Fleet.Autoscaler; a != nil {
+	if r.Fleet.Autoscaler != nil {
 		s := 0.0
 		for i := p.First; i < p.End; i++ {
-			s += a.ProvisionedNs(i).Seconds() * gpus
+			s += r.Fleet.Life.ProvisionedNs(i, r.EndTime).Seconds() * gpus
 		}
 		return s
 	}
@@ -957,7 +967,7 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 			// whether provisioned or not.
 			gpuS = 0
 			for i := g.First; i < g.First+g.Replicas; i++ {
-				gpuS += a.ProvisionedNs(i).Seconds() * float64(g.TP)
+				gpuS += f.Life.ProvisionedNs(i, r.EndTime).Seconds() * float64(g.TP)
 			}
 			peak = gpuS * g.PeakFLOPS
 		}

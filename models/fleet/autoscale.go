@@ -165,11 +165,11 @@ type Autoscaler struct {
 	lastBusyNs  []int64   // each replica's BusyNsAt the last evaluation
 	ttft        []float64 // TTFTs of the current interval, ms
 
-	// Events is every action in order; ProvisionedReplicaNs the integral of
-	// replicas not parked over time, StartingReplicaNs of those loading.
-	Events               []ScaleEvent
-	ProvisionedReplicaNs float64
-	StartingReplicaNs    float64
+	// Events is every action in order; StartingReplicaNs the integral of
+	// replicas loading after a scale-up over time. (Each replica's time
+	// provisioned is its pool's: Lifecycle.ProvisionedNs.)
+	Events            []ScaleEvent
+	StartingReplicaNs float64
 	// StartingGPUNs is StartingReplicaNs in GPU-time (each replica's own
 	// GPUs in a fleet of groups).
 	StartingGPUNs        float64
@@ -180,11 +180,8 @@ type Autoscaler struct {
 	loadGPUs             int
 	// order is the start order (cheapest per capacity first; index order
 	// for a fleet of one kind); drains go the other way.
-	order []int
-	// since[i] is when replica i was last provisioned; provNs[i] its
-	// provisioned time closed so far.
-	since, provNs []sim.Time
-	models        int
+	order  []int
+	models int
 }
 
 // StartAutoscaler parks every replica beyond p.Initial and evaluates the
@@ -194,7 +191,7 @@ func (f *Fleet) StartAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
 	n := len(f.Replicas)
 	a := &Autoscaler{eng: f.Pool.eng, pool: f.Pool, gw: f.Gateway, p: p, policy: policy,
 		state: make([]scaleState, n), lastUp: -1 << 62, order: make([]int, n),
-		since: make([]sim.Time, n), provNs: make([]sim.Time, n), lastBusyNs: make([]int64, n), models: 1}
+		lastBusyNs: make([]int64, n), models: 1}
 	for i := range a.order {
 		a.order[i] = i
 	}
@@ -276,7 +273,6 @@ func (a *Autoscaler) model(i int) int {
 // account integrates provisioned and loading replicas up to now.
 func (a *Autoscaler) account(now sim.Time) {
 	dt := float64(now - a.lastT)
-	a.ProvisionedReplicaNs += float64(a.provisioned) * dt
 	a.StartingReplicaNs += float64(a.loading) * dt
 	a.StartingGPUNs += float64(a.loadGPUs) * dt
 	a.lastT = now
@@ -287,17 +283,7 @@ func (a *Autoscaler) Finish(end sim.Time) {
 	if end > a.lastT {
 		a.account(end)
 	}
-	for i, st := range a.state {
-		if st != scaleParked && end > a.since[i] {
-			a.provNs[i] += end - a.since[i]
-			a.since[i] = end
-		}
-	}
 }
-
-// ProvisionedNs is replica i's time provisioned (loading, serving or
-// draining) up to Finish.
-func (a *Autoscaler) ProvisionedNs(i int) sim.Time { return a.provNs[i] }
 
 // WeightBytesPerGPU is what each GPU of a starting replica loads.
 func (a *Autoscaler) WeightBytesPerGPU() float64 { return a.p.WeightBytesPerGPU }
@@ -487,7 +473,6 @@ func (a *Autoscaler) start(now sim.Time, i, want int) {
 	a.provisioned++
 	a.loading++
 	a.loadGPUs += a.gpus(i)
-	a.since[i] = now
 	a.MaxSeen = max(a.MaxSeen, a.provisioned)
 	a.Events = append(a.Events, ScaleEvent{Time: now, Replica: i, Event: "start", Desired: want})
 	// Peers hold the same weights: serving replicas of the same model.
@@ -537,7 +522,6 @@ func (a *Autoscaler) drain(now sim.Time, i, want int) {
 		a.account(at)
 		a.state[i] = scaleParked
 		a.provisioned--
-		a.provNs[i] += at - a.since[i]
 		a.MinSeen = min(a.MinSeen, a.provisioned)
 		a.pool.Hold(i, HoldParked)
 		a.pool.Release(i, HoldScaleIn)

@@ -277,9 +277,6 @@ func (f *Fleet) Finish(end sim.Time) {
 	if f.Autoscaler != nil {
 		f.Autoscaler.Finish(end)
 	}
-	if f.Spot != nil {
-		f.Spot.Finish(end)
-	}
 	for _, r := range f.Replicas {
 		r.Finish(end)
 	}

@@ -1,5 +1,11 @@
 package fleet
 
+import (
+	"fmt"
+
+	"github.com/fleetsim/fleetsim/sim"
+)
+
 // Hold is one mechanism's reason to keep a replica out of service. Every
 // mechanism that takes replicas in and out of service (health probes,
 // scripted maintenance, drains ahead of a failure, rollouts, spot
@@ -69,3 +75,150 @@ func (p *Pool) Held(i int, h Hold) bool { return p.holds[i]&h != 0 }
 // inRotation reports whether no mechanism holds replica i out of rotation
 // (rotationHolds): health probes check it.
 func (p *Pool) inRotation(i int) bool { return p.holds[i]&rotationHolds == 0 }
+
+// Phase is what a replica is, for the bill and the reports: one at a time,
+// from the holds on it and its engine's state (phaseOf).
+type Phase uint8
+
+// The phases.
+const (
+	// PhaseServing: up, and no mechanism holds it (an open breaker is a
+	// routing decision, not a provisioning one: still serving).
+	PhaseServing Phase = iota
+	// PhaseDraining: up, but held out of service (scale-in, maintenance,
+	// a drain ahead of a repair, a rollout's green replica waiting or
+	// rolled back, a probe's ejection before its restart).
+	PhaseDraining
+	// PhaseLoading: its engine is starting (a scale-up, a restart after a
+	// repair or an ejection): provisioned, serving nothing.
+	PhaseLoading
+	// PhaseDown: failed, in repair, or in repair for the whole run.
+	PhaseDown
+	// PhaseSpare: a warm spare, up, waiting or swapping in.
+	PhaseSpare
+	// PhaseInterrupted: a spot instance from the provider's notice until
+	// its replacement serves.
+	PhaseInterrupted
+	// PhaseParked: not provisioned (the autoscaler's): costs nothing.
+	PhaseParked
+	// NumPhases counts the phases.
+	NumPhases
+)
+
+var phaseNames = [NumPhases]string{"serving", "draining", "loading", "down", "spare", "interrupted", "parked"}
+
+// String is the phase's name, as outputs write it.
+func (ph Phase) String() string { return phaseNames[ph] }
+
+// phaseOf is a replica's phase under holds h, up (its engine serves or
+// could) and starting (its engine is loading). The precedence between the
+// mechanisms is this order, and only this:
+//
+//  1. parked: an instance the autoscaler has not provisioned is nothing
+//     else (a failure can strike the idle hardware; nobody pays for it);
+//  2. interrupted: a spot slot from the notice to its replacement, whatever
+//     else happens to the instance meanwhile (it is going, or gone);
+//  3. down, then loading: a failed engine, then a starting one, whoever
+//     holds it (a spare in repair is down, not a spare);
+//  4. spare: a warm spare, up;
+//  5. draining: up and held by anything else;
+//  6. serving.
+func phaseOf(h Hold, up, starting bool) Phase {
+	switch {
+	case h&HoldParked != 0:
+		return PhaseParked
+	case h&HoldSpot != 0:
+		return PhaseInterrupted
+	case starting:
+		return PhaseLoading
+	case !up:
+		return PhaseDown
+	case h&HoldSpare != 0:
+		return PhaseSpare
+	case h != 0:
+		return PhaseDraining
+	}
+	return PhaseServing
+}
+
+// Lifecycle is a pool's record of each replica's phase over time: the
+// time each replica spent in each phase, closed at every change (a hold
+// taken or released, the engine going down, starting or up: Pool.refresh
+// calls note). The bill and the reports read it.
+type Lifecycle struct {
+	phase []Phase
+	since []sim.Time
+	ns    [][NumPhases]sim.Time
+}
+
+func newLifecycle(n int) Lifecycle {
+	return Lifecycle{phase: make([]Phase, n), since: make([]sim.Time, n), ns: make([][NumPhases]sim.Time, n)}
+}
+
+// note records replica i's phase ph from now on.
+func (l *Lifecycle) note(i int, ph Phase, now sim.Time) {
+	if ph == l.phase[i] {
+		return
+	}
+	l.ns[i][l.phase[i]] += now - l.since[i]
+	l.phase[i], l.since[i] = ph, now
+}
+
+// Phase is replica i's phase now.
+func (l *Lifecycle) Phase(i int) Phase { return l.phase[i] }
+
+// PhaseNs is the time replica i spent in phase ph, its current phase
+// counted up to end (a run's end; a phase that began after it adds
+// nothing).
+func (l *Lifecycle) PhaseNs(i int, ph Phase, end sim.Time) sim.Time {
+	t := l.ns[i][ph]
+	if l.phase[i] == ph && end > l.since[i] {
+		t += end - l.since[i]
+	}
+	return t
+}
+
+// ProvisionedNs is the time replica i was provisioned (in any phase but
+// parked), up to end as PhaseNs counts.
+func (l *Lifecycle) ProvisionedNs(i int, end sim.Time) sim.Time {
+	var t sim.Time
+	for ph := Phase(0); ph < NumPhases; ph++ {
+		if ph != PhaseParked {
+			t += l.PhaseNs(i, ph, end)
+		}
+	}
+	return t
+}
+
+// TotalNs is PhaseNs summed over the pool's replicas.
+func (l *Lifecycle) TotalNs(ph Phase, end sim.Time) sim.Time {
+	var t sim.Time
+	for i := range l.phase {
+		t += l.PhaseNs(i, ph, end)
+	}
+	return t
+}
+
+// Count is the number of replicas in phase ph now.
+func (l *Lifecycle) Count(ph Phase) int {
+	n := 0
+	for _, x := range l.phase {
+		if x == ph {
+			n++
+		}
+	}
+	return n
+}
+
+// CheckLifecycle reports the first replica whose recorded phase is not the
+// one its holds and engine give now: a change that did not go through the
+// pool (Hold, Release, the replica's change hook). For tests, after every
+// event.
+func (p *Pool) CheckLifecycle() error {
+	for i, r := range p.Replicas {
+		if want := phaseOf(p.holds[i], r.Up(), r.Recovering()); p.Life.phase[i] != want {
+			return fmt.Errorf("fleet: replica %d's phase is %v, recorded %v (holds %b)", i, want, p.Life.phase[i], p.holds[i])
+		}
+	}
+	return nil
+}

@@ -28,8 +28,10 @@ type Pool struct {
 	// replicas one after the other (Gateway.pools).
 	Base   int
 	states []engine.ReplicaState
-	// holds are the mechanisms holding each replica out of service.
+	// holds are the mechanisms holding each replica out of service; Life
+	// each replica's phase over time (lifecycle.go).
 	holds []Hold
+	Life  Lifecycle
 	// model is each replica's model (its index in [[serve]]) in a fleet
 	// of several models; nil when the fleet serves one.
 	model []int16
@@ -67,7 +69,7 @@ type Pool struct {
 // replicas themselves are added by the caller (NewFleet), which points
 // each at its entry of states.
 func newPool(eng *sim.Engine, n int) *Pool {
-	return &Pool{eng: eng, states: make([]engine.ReplicaState, n), holds: make([]Hold, n),
+	return &Pool{eng: eng, states: make([]engine.ReplicaState, n), holds: make([]Hold, n), Life: newLifecycle(n),
 		brk: make([]BreakerState, n), brkEv: make([]sim.EventID, n)}
 }
 
@@ -85,7 +87,10 @@ func (p *Pool) States() []engine.ReplicaState { return p.states }
 // refresh recomputes replica i's availability to the router: up, not
 // held out of service, and its breaker not open.
 func (p *Pool) refresh(i int) {
-	p.states[i].Available = p.Replicas[i].Up() && p.holds[i] == 0 && p.brk[i] != BreakerOpen
+	r := p.Replicas[i]
+	up := r.Up()
+	p.states[i].Available = up && p.holds[i] == 0 && p.brk[i] != BreakerOpen
+	p.Life.note(i, phaseOf(p.holds[i], up, r.Recovering()), p.eng.Now())
 	p.fixIndex(i)
 	if p.onAvailable != nil && p.states[i].Available {
 		p.onAvailable()

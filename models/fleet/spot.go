@@ -60,10 +60,9 @@ type Spot struct {
 
 	Events        []SpotEvent
 	Interruptions int
-	// DownReplicaNs is the integral of spot replicas out of service.
-	DownReplicaNs float64
-	down          int
-	lastT         sim.Time
+	// down is the spot replicas out of service now (their time out of
+	// service is the pool's PhaseInterrupted).
+	down int
 }
 
 // FailSpot is the failure reason of copies a spot interruption kills.
@@ -80,18 +79,6 @@ func (f *Fleet) StartSpot(p SpotParams, rng *rand.Rand) *Spot {
 	}
 	f.Spot = s
 	return s
-}
-
-func (s *Spot) account(now sim.Time) {
-	s.DownReplicaNs += float64(s.down) * float64(now-s.lastT)
-	s.lastT = now
-}
-
-// Finish closes the down-time integral at end.
-func (s *Spot) Finish(end sim.Time) {
-	if end > s.lastT {
-		s.account(end)
-	}
 }
 
 // arm schedules replica i's next interruption after now.
@@ -114,7 +101,6 @@ func (s *Spot) arm(i int, now sim.Time) {
 }
 
 func (s *Spot) interrupt(i int, now sim.Time) {
-	s.account(now)
 	s.down++
 	s.Interruptions++
 	s.Events = append(s.Events, SpotEvent{Time: now, Event: SpotNotice, Replica: i, Down: s.down})
@@ -123,7 +109,6 @@ func (s *Spot) interrupt(i int, now sim.Time) {
 		s.Events = append(s.Events, SpotEvent{Time: at, Event: SpotKill, Replica: i, Down: s.down})
 		s.pool.Replicas[i].Recover(at, s.p.Replace, func() {
 			t := s.eng.Now()
-			s.account(t)
 			s.down--
 			s.pool.Release(i, HoldSpot)
 			s.Events = append(s.Events, SpotEvent{Time: t, Event: SpotReady, Replica: i, Down: s.down})

@@ -1,0 +1,81 @@
+package fleet
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/sim"
+)
+
+// TestPhasePrecedence: the one order between the mechanisms' holds and the
+// engine's state (phaseOf's documentation), case by case.
+func TestPhasePrecedence(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		h            Hold
+		up, starting bool
+		want         Phase
+	}{
+		{"nothing", 0, true, false, PhaseServing},
+		{"parked wins over a failure", HoldParked, false, false, PhaseParked},
+		{"parked wins over spot", HoldParked | HoldSpot, true, false, PhaseParked},
+		{"spot notice, still up", HoldSpot, true, false, PhaseInterrupted},
+		{"spot, killed", HoldSpot, false, false, PhaseInterrupted},
+		{"spot, replacement loading", HoldSpot, false, true, PhaseInterrupted},
+		{"failed", 0, false, false, PhaseDown},
+		{"restarting", 0, false, true, PhaseLoading},
+		{"a spare in repair is down", HoldSpare, false, false, PhaseDown},
+		{"a spare restarting", HoldSpare, false, true, PhaseLoading},
+		{"a spare", HoldSpare, true, false, PhaseSpare},
+		{"a spare drained for a repair", HoldSpare | HoldRepair, true, false, PhaseSpare},
+		{"scaling in", HoldScaleIn, true, false, PhaseDraining},
+		{"maintenance", HoldMaintenance, true, false, PhaseDraining},
+		{"ejected, before its restart", HoldProbe, true, false, PhaseDraining},
+		{"rollout, green waiting", HoldRollout, true, false, PhaseDraining},
+		{"maintenance, restarting", HoldMaintenance, false, true, PhaseLoading},
+	} {
+		require.Equal(t, c.want, phaseOf(c.h, c.up, c.starting), c.name)
+	}
+}
+
+// TestLifecycleIntervals: holds and the engine's changes close the phase
+// intervals at the right times, two mechanisms' holds compose (one's
+// release leaves the other's), and a change that bypasses the pool is
+// caught by CheckLifecycle.
+func TestLifecycleIntervals(t *testing.T) {
+	eng, f := testFleet(t, defaultFleet(2))
+	p := f.Pool
+	at := func(t sim.Time, fn func()) { eng.Schedule(t, sim.PriorityNormal, func(sim.Time) { fn() }) }
+	at(10*sim.Second, func() { p.Hold(0, HoldMaintenance) })
+	at(20*sim.Second, func() { p.Hold(0, HoldSpot) })
+	at(25*sim.Second, func() { p.Release(0, HoldMaintenance) })
+	at(30*sim.Second, func() {
+		require.False(t, p.States()[0].Available, "spot still holds it")
+		p.Release(0, HoldSpot)
+		require.True(t, p.States()[0].Available)
+	})
+	at(40*sim.Second, func() { p.Replicas[1].Fail(eng.Now(), "test") })
+	at(50*sim.Second, func() { p.Replicas[1].Recover(eng.Now(), 5*sim.Second, nil) })
+	at(60*sim.Second, func() { p.Hold(1, HoldParked) })
+	eng.Run(100 * sim.Second)
+	require.NoError(t, p.CheckLifecycle())
+	end := 100 * sim.Second
+	l := &p.Life
+	require.Equal(t, 80*sim.Second, l.PhaseNs(0, PhaseServing, end))
+	require.Equal(t, 10*sim.Second, l.PhaseNs(0, PhaseDraining, end))
+	require.Equal(t, 10*sim.Second, l.PhaseNs(0, PhaseInterrupted, end))
+	require.Equal(t, 40*sim.Second+5*sim.Second, l.PhaseNs(1, PhaseServing, end))
+	require.Equal(t, 10*sim.Second, l.PhaseNs(1, PhaseDown, end))
+	require.Equal(t, 5*sim.Second, l.PhaseNs(1, PhaseLoading, end))
+	require.Equal(t, 40*sim.Second, l.PhaseNs(1, PhaseParked, end))
+	require.Equal(t, 60*sim.Second, l.ProvisionedNs(1, end))
+	require.Equal(t, 40*sim.Second, l.PhaseNs(1, PhaseParked, end), "a phase counted to end")
+	require.Zero(t, l.PhaseNs(1, PhaseParked, 50*sim.Second), "a phase that began after end adds nothing")
+	require.Equal(t, 1, l.Count(PhaseParked))
+
+	// A replica that goes down behind its pool's back.
+	p.Replicas[0].SetOnChange(nil)
+	p.Replicas[0].Fail(eng.Now(), "test")
+	require.ErrorContains(t, p.CheckLifecycle(), "replica 0's phase is down, recorded serving")
+}
