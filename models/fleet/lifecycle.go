@@ -142,17 +142,25 @@ func phaseOf(h Hold, up, starting bool) Phase {
 }
 
 // Lifecycle is a pool's record of each replica's phase over time: the
-// time each replica spent in each phase, closed at every change (a hold
-// taken or released, the engine going down, starting or up: Pool.refresh
-// calls note). The bill and the reports read it.
+// intervals of each replica's phases, from 0, one more at every change (a
+// hold taken or released, the engine going down, starting or up:
+// Pool.refresh calls note). The bill and the reports read it, up to a run's
+// end: what happened after it (a repair that ends, a drain that stops
+// after the last request) is not counted.
 type Lifecycle struct {
 	phase []Phase
-	since []sim.Time
-	ns    [][NumPhases]sim.Time
+	// log[i] are replica i's changes after time 0 (it begins serving).
+	log [][]phaseChange
+}
+
+// phaseChange is a replica entering a phase at a time.
+type phaseChange struct {
+	at sim.Time
+	ph Phase
 }
 
 func newLifecycle(n int) Lifecycle {
-	return Lifecycle{phase: make([]Phase, n), since: make([]sim.Time, n), ns: make([][NumPhases]sim.Time, n)}
+	return Lifecycle{phase: make([]Phase, n), log: make([][]phaseChange, n)}
 }
 
 // note records replica i's phase ph from now on.
@@ -160,34 +168,49 @@ func (l *Lifecycle) note(i int, ph Phase, now sim.Time) {
 	if ph == l.phase[i] {
 		return
 	}
-	l.ns[i][l.phase[i]] += now - l.since[i]
-	l.phase[i], l.since[i] = ph, now
+	l.phase[i] = ph
+	l.log[i] = append(l.log[i], phaseChange{now, ph})
 }
 
 // Phase is replica i's phase now.
 func (l *Lifecycle) Phase(i int) Phase { return l.phase[i] }
 
-// PhaseNs is the time replica i spent in phase ph, its current phase
-// counted up to end (a run's end; a phase that began after it adds
-// nothing).
+// PhaseAt is replica i's phase at t (its phase from t on, when it changed
+// at t).
+func (l *Lifecycle) PhaseAt(i int, t sim.Time) Phase {
+	ph := PhaseServing
+	for _, c := range l.log[i] {
+		if c.at > t {
+			break
+		}
+		ph = c.ph
+	}
+	return ph
+}
+
+// PhaseNs is the time replica i spent in phase ph within [0, end).
 func (l *Lifecycle) PhaseNs(i int, ph Phase, end sim.Time) sim.Time {
-	t := l.ns[i][ph]
-	if l.phase[i] == ph && end > l.since[i] {
-		t += end - l.since[i]
+	var t sim.Time
+	from, cur := sim.Time(0), PhaseServing
+	for _, c := range l.log[i] {
+		if c.at >= end {
+			break
+		}
+		if cur == ph {
+			t += c.at - from
+		}
+		from, cur = c.at, c.ph
+	}
+	if cur == ph && end > from {
+		t += end - from
 	}
 	return t
 }
 
 // ProvisionedNs is the time replica i was provisioned (in any phase but
-// parked), up to end as PhaseNs counts.
+// parked) within [0, end).
 func (l *Lifecycle) ProvisionedNs(i int, end sim.Time) sim.Time {
-	var t sim.Time
-	for ph := Phase(0); ph < NumPhases; ph++ {
-		if ph != PhaseParked {
-			t += l.PhaseNs(i, ph, end)
-		}
-	}
-	return t
+	return max(end, 0) - l.PhaseNs(i, PhaseParked, end)
 }
 
 // TotalNs is PhaseNs summed over the pool's replicas.
