@@ -488,11 +488,15 @@ func (a *Autoscaler) start(now sim.Time, i, want int) {
 	}
 	cold := a.p.ColdStart.Duration(weights, a.loadGPUs, peers)
 	r := a.pool.Replicas[i]
-	defer a.pool.Release(i, HoldParked) // after Recover: down, so unavailable until ready
+	// Provisioned (after Recover: down, so unavailable until ready), held
+	// as starting until its engine is ready.
+	defer a.pool.Release(i, HoldParked)
+	defer a.pool.Hold(i, HoldStarting)
 	// A new engine process: empty KV and prefix cache (it holds no copies).
 	r.Fail(now, FailDrained)
 	r.Recover(now, cold, func() {
 		at := a.eng.Now()
+		a.pool.Release(i, HoldStarting)
 		a.account(at)
 		a.loading--
 		a.loadGPUs -= a.gpus(i)
@@ -528,11 +532,6 @@ func (a *Autoscaler) drain(now sim.Time, i, want int) {
 		a.Events = append(a.Events, ScaleEvent{Time: at, Replica: i, Event: "stopped", Desired: want})
 	}
 	a.eng.Schedule(min(now+sim.Second, deadline), sim.PriorityNormal, check)
-}
-
-// notServing reports whether replica i is parked or loading.
-func (a *Autoscaler) notServing(i int) bool {
-	return a.state[i] == scaleParked || a.state[i] == scaleStarting
 }
 
 // Parked reports whether replica i is parked (not provisioned).

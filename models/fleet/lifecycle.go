@@ -41,6 +41,9 @@ const (
 	// HoldParked: the autoscaler has not provisioned it (no instance, no
 	// engine, no cost).
 	HoldParked
+	// HoldStarting: the autoscaler provisioned it and its engine is
+	// loading: no serving instance yet (spot has nothing to take back).
+	HoldStarting
 	// HoldSpare: a warm spare waiting, or a failed replica whose place a
 	// spare took (failures' spare pool).
 	HoldSpare

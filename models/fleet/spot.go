@@ -52,9 +52,6 @@ type Spot struct {
 	eng  *sim.Engine
 	pool *Pool
 	busy func() bool
-	// scaler, under autoscaling, says which replicas have no serving
-	// instance to take back (parked or loading).
-	scaler *Autoscaler
 	p      SpotParams
 	rng    *rand.Rand
 
@@ -71,7 +68,7 @@ const FailSpot = "spot interruption"
 // StartSpot starts the interruptions of the replicas of p.Ranges, drawing
 // from rng (range by range, in order). Call before Start.
 func (f *Fleet) StartSpot(p SpotParams, rng *rand.Rand) *Spot {
-	s := &Spot{eng: f.Pool.eng, pool: f.Pool, busy: f.busy, p: p, rng: rng, scaler: f.Autoscaler}
+	s := &Spot{eng: f.Pool.eng, pool: f.Pool, busy: f.busy, p: p, rng: rng}
 	for _, r := range p.Ranges {
 		for i := r[0]; i < r[1]; i++ {
 			s.arm(i, s.eng.Now())
@@ -88,7 +85,7 @@ func (s *Spot) arm(i int, now sim.Time) {
 		if !s.busy() {
 			return
 		}
-		if s.scaler != nil && s.scaler.notServing(i) {
+		if s.pool.Held(i, HoldParked|HoldStarting) {
 			// Autoscaled: a parked replica has no instance to take back,
 			// and one loading is not interrupted (assumption: its load is
 			// short beside the mean time between interruptions). The
