@@ -110,7 +110,7 @@ func decodePrice(sc *scenario.Scenario) float64 {
 // summarizeDisagg adds the disaggregated fleet's block to s and counts
 // the decode pool's GPUs in fleet and cost, and its NVLink domains in
 // fleet.nvlink_domains (the run header's).
-func summarizeDisagg(s *Summary, r *Result) {
+func summarizeDisagg(s *Summary, r *Result, bl *Billing) {
 	d := r.Fleet.Disagg
 	if d == nil {
 		return
@@ -151,15 +151,15 @@ func summarizeDisagg(s *Summary, r *Result) {
 	s.Disagg = out
 
 	g := sc.Catalog().GPUs[dc.Decode.GPU]
-	price := decodePrice(sc)
-	gpus := float64(d.DecodeGPUs)
-	hours := gpus * secs / 3600
+	bill := bl.Decode.All(r.EndTime)
+	hours := bill.GPUHours
 	watts := sc.Cost.WattsPerGPU
 	if watts == 0 {
 		watts = g.TDPWatts
 	}
 	kwh := hours * watts * sc.Cost.PUE / 1000
-	usd := hours * price
+	usd := bill.USD
+	usdPerMonth := Ratio(usd*3600, secs) * HoursPerMonth
 	if sc.Cost.Power {
 		usd += kwh * sc.Cost.USDPerKWh
 	}
@@ -176,7 +176,7 @@ func summarizeDisagg(s *Summary, r *Result) {
 	c.GPUHours = results.Round6(c.GPUHours + hours)
 	c.EnergyKWh = results.Round6(c.EnergyKWh + kwh)
 	c.EnergyUSD = results.Round6(c.EnergyKWh * sc.Cost.USDPerKWh)
-	c.USDPerMonth = results.Round6(c.USDPerMonth + gpus*price*HoursPerMonth)
+	c.USDPerMonth = results.Round6(c.USDPerMonth + usdPerMonth)
 	c.USDPerMillionOutputRaw = results.Round6(Ratio(c.USD*1e6, float64(r.Rec.OutputTokens)))
 	if r.Rec.GoodOutputTokens > 0 {
 		c.USDPerMillionOutputTokens = ptr(results.Round6(c.USD * 1e6 / float64(r.Rec.GoodOutputTokens)))
