@@ -245,6 +245,7 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	}
 	fl.Finish(end)
 	res := &report.Result{Scenario: sc, Fleet: fl, Rec: rec, Events: eng.Fired(), EndTime: end}
+	report.PriceSamples(res)
 	if fl.Overloaded() {
 		res.Stopped = fmt.Sprintf("overload: more than %d requests in flight at %.6g s (run.max_in_flight); arrivals outpace service",
 			sc.Run.MaxInFlight, fl.OverloadedAt.Seconds())

@@ -11,8 +11,9 @@ import (
 // phase but parked: loading, serving, draining, down, a spare, interrupted)
 // — the whole run when its capacity is reserved, paid whether used or not.
 // The summary's bill (cost, each group's, spot's, the fallback and decode
-// pools') and the time series' spend rate (timeseries.csv usd_per_hour,
-// which the plots draw) are both read from it; nothing else prices GPUs.
+// pools') and the time series' spend rates (timeseries.csv usd_per_hour
+// and its per-group columns, which the plots draw: PriceSamples) are both
+// read from it; nothing else prices GPUs.
 
 // Rate is what one replica costs.
 type Rate struct {
@@ -141,19 +142,47 @@ func (pr PoolRates) All(end sim.Time) Bill {
 	return pr.Bill(0, len(pr.Rates), end, nil)
 }
 
-// USDPerHourAt is the spend rate at t of every pool: each replica paid in
-// its phase at t, at its rate.
-func (b *Billing) USDPerHourAt(t sim.Time) float64 {
-	usd := 0.0
+// PriceSamples fills each of the run's samples' spend rates
+// (fleet.Sample.USDPerHour, and ColumnsUSD for the group columns of
+// GroupColumns, in their order): every replica paid in its phase at the
+// sample's time, at its rate.
+func PriceSamples(r *Result) {
+	samples := r.Fleet.Samples
+	if len(samples) == 0 {
+		return
+	}
+	times := make([]sim.Time, len(samples))
+	for k := range samples {
+		times[k] = samples[k].Time
+	}
+	b := NewBilling(r)
 	for _, pr := range []PoolRates{b.Primary, b.Fallback, b.Decode} {
 		if pr.Pool == nil {
 			continue
 		}
 		for i, x := range pr.Rates {
-			if x.paid(pr.Pool.Life.PhaseAt(i, t)) {
-				usd += x.USDPerHour()
-			}
+			pr.Pool.Life.Phases(i, times, func(k int, ph fleet.Phase) {
+				if x.paid(ph) {
+					samples[k].USDPerHour += x.USDPerHour()
+				}
+			})
 		}
 	}
-	return usd
+	cols := GroupColumns(r.Scenario)
+	if len(cols) == 0 {
+		return
+	}
+	for k := range samples {
+		samples[k].ColumnsUSD = make([]float64, len(cols))
+	}
+	for c, col := range cols {
+		for i := col.First; i < col.End; i++ {
+			x := b.Primary.Rates[i]
+			b.Primary.Pool.Life.Phases(i, times, func(k int, ph fleet.Phase) {
+				if x.paid(ph) {
+					samples[k].ColumnsUSD[c] += x.USDPerHour()
+				}
+			})
+		}
+	}
 }

@@ -191,6 +191,19 @@ func (l *Lifecycle) PhaseAt(i int, t sim.Time) Phase {
 	return ph
 }
 
+// Phases calls fn(k, phase) with replica i's phase at each of times
+// (ascending), in one pass over its changes.
+func (l *Lifecycle) Phases(i int, times []sim.Time, fn func(k int, ph Phase)) {
+	log, c, ph := l.log[i], 0, PhaseServing
+	for k, t := range times {
+		for c < len(log) && log[c].at <= t {
+			ph = log[c].ph
+			c++
+		}
+		fn(k, ph)
+	}
+}
+
 // PhaseNs is the time replica i spent in phase ph within [0, end).
 func (l *Lifecycle) PhaseNs(i int, ph Phase, end sim.Time) sim.Time {
 	var t sim.Time
