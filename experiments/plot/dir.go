@@ -364,4 +364,3 @@ func dirMeta(dir string) (Meta, error) {
 	}
 	return Meta{}, nil
 }
-

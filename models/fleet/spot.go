@@ -52,8 +52,8 @@ type Spot struct {
 	eng  *sim.Engine
 	pool *Pool
 	busy func() bool
-	p      SpotParams
-	rng    *rand.Rand
+	p    SpotParams
+	rng  *rand.Rand
 
 	Events        []SpotEvent
 	Interruptions int
