@@ -64,7 +64,6 @@ func TestSpotRefusals(t *testing.T) {
 		"replicas = 5":                                                        "s.toml:7: spot.replicas: must be an integer in [0, cluster.replicas = 4], found 5",
 		"replicas = 1\nprice_fraction = 1.5":                                  "spot.price_fraction: must be in (0, 1], found 1.5",
 		"replicas = 1\ninterruptions_per_hour = 0":                            "spot.interruptions_per_hour:",
-		"replicas = 1\n[failures]\nenabled = true\ndrain_on_precursor = true": "failures.drain_on_precursor: cannot be combined with [spot] yet",
 		"replicas = 1\n[failures]\nenabled = true\nspares = 1":                "failures.spares: cannot be combined with [spot] yet",
 	} {
 		_, err := scenario.Parse("s.toml", []byte(fmt.Sprintf(base, extra)))
@@ -74,7 +73,8 @@ func TestSpotRefusals(t *testing.T) {
 
 // TestSpotChaos: random fleets with spot replicas at high interruption
 // rates, random notice/drain/replacement, routers, batching and gateway
-// policies: conservation and replica bookkeeping after every event, no
+// policies, failures (with precursor drains) and scripted faults:
+// conservation, replica bookkeeping and lifecycle after every event, no
 // interrupted replica in rotation, everything drains, determinism.
 func TestSpotChaos(t *testing.T) {
 	checkOutstandingIndex(t)
@@ -109,6 +109,17 @@ func TestSpotChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ncold_start_s = %d\n",
 				[]int{100000, 300000, 1000000}[frng.IntN(3)], 1+frng.IntN(30))
 		}
+		// The mechanisms that once could not be combined with spot, from a
+		// stream of their own: precursor drains, and scripted faults
+		// (maintenance drains, crashes, hangs) on spot and other replicas.
+		xrng := rand.New(rand.NewPCG(uint64(trial), 3143))
+		if failing && xrng.IntN(2) == 0 {
+			b.WriteString("drain_on_precursor = true\n")
+		}
+		for k, n := 0, xrng.IntN(4); k < n; k++ {
+			fmt.Fprintf(&b, "[[faults]]\nreplica = %d\nmode = %q\nat_s = %d\nduration_s = %d\nrestart_s = %d\ndrain_grace_s = %d\ncold_start_s = 5\nperiod_s = 5\npause_s = 1\n",
+				xrng.IntN(replicas), []string{"fail", "oom", "hang", "slow", "flap", "stall", "maintenance"}[xrng.IntN(7)], xrng.IntN(200), 1+xrng.IntN(60), xrng.IntN(20), xrng.IntN(20))
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := scenario.Parse("chaos.toml", []byte(src))
@@ -116,6 +127,8 @@ func TestSpotChaos(t *testing.T) {
 			eng := sim.NewEngine()
 			rec := fleet.NewRecorder(sc.SLO)
 			fl, err := newFleet(eng, sc, rec)
+			require.NoError(t, err, src)
+			_, err = injectFaults(eng, fl, sc)
 			require.NoError(t, err, src)
 			fl.StartSpot(sc.SpotParams(), sim.NewStream(sc.Seed, streams.Spot))
 			if failing {

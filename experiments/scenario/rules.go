@@ -90,12 +90,8 @@ var Rules = []Rule{
 		Applies: func(s *Scenario) bool { return s.spot() && s.failureSpares() }},
 	{Name: "spot+group-spares", KeyOf: (*Scenario).groupSparesKey, Reason: notWithSpot,
 		Applies: func(s *Scenario) bool { return s.spot() && s.GroupSpares() > 0 }},
-	{Name: "spot+precursor-drain", Key: "failures.drain_on_precursor", Reason: notWithSpot,
-		Applies: func(s *Scenario) bool { return s.spot() && s.Failures.Enabled && s.Failures.DrainOnPrecursor }},
 	{Name: "spot+rollout", Key: "rollout.enabled", Reason: notWithSpot,
 		Applies: func(s *Scenario) bool { return s.spot() && s.Rollout.Enabled }},
-	{Name: "spot+faults", Key: "faults", Reason: notWithSpot,
-		Applies: func(s *Scenario) bool { return s.spot() && len(s.Faults) > 0 }},
 }
 
 // spareCoverageResolvable reports whether failures.spare_coverage asks

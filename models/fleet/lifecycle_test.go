@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -96,4 +97,36 @@ func TestPhaseAt(t *testing.T) {
 	require.Len(t, l.log[0], 3)
 	require.Equal(t, sim.Time(10), l.PhaseNs(0, PhaseDown, 1000))
 	require.Equal(t, sim.Time(5), l.PhaseNs(0, PhaseDown, 15), "clipped at end")
+}
+
+// TestSpotDuringMaintenance: a spot interruption of a replica in scripted
+// maintenance. The replacement comes up while the maintenance still holds
+// the replica: it stays out of service (one shared rotation flag put it
+// back), interrupted from the notice to its replacement, and serves once
+// the maintenance returns it.
+func TestSpotDuringMaintenance(t *testing.T) {
+	eng, f := testFleet(t, defaultFleet(2))
+	p := f.Pool
+	s := &Spot{eng: eng, pool: p, busy: func() bool { return false }, p: SpotParams{Replace: 30 * sim.Second, RatePerHour: 1}, rng: rand.New(rand.NewPCG(1, 2))}
+	at := func(t sim.Time, fn func()) { eng.Schedule(t, sim.PriorityNormal, func(sim.Time) { fn() }) }
+	at(10*sim.Second, func() {
+		p.Drain(1, HoldMaintenance, 0, func(now sim.Time) {
+			eng.Schedule(100*sim.Second, sim.PriorityNormal, func(now sim.Time) {
+				p.Replicas[1].Recover(now, 5*sim.Second, func() { p.Release(1, HoldMaintenance) })
+			})
+		})
+	})
+	at(20*sim.Second, func() { s.interrupt(1, eng.Now()) })
+	at(60*sim.Second, func() {
+		require.True(t, p.Replicas[1].Up(), "the replacement serves from 50 s")
+		require.False(t, p.States()[1].Available, "but the maintenance still holds it")
+		require.Equal(t, PhaseDraining, p.Life.Phase(1))
+	})
+	eng.Run(200 * sim.Second)
+	require.True(t, p.States()[1].Available, "back after the maintenance")
+	require.NoError(t, p.CheckLifecycle())
+	end := 200 * sim.Second
+	require.Equal(t, 30*sim.Second, p.Life.PhaseNs(1, PhaseInterrupted, end), "from the notice at 20 s to the replacement at 50 s")
+	require.Equal(t, 5*sim.Second, p.Life.PhaseNs(1, PhaseLoading, end), "the maintenance's restart")
+	require.Equal(t, []SpotEvent{{20 * sim.Second, SpotNotice, 1, 1}, {20 * sim.Second, SpotKill, 1, 1}, {50 * sim.Second, SpotReady, 1, 0}}, s.Events)
 }
