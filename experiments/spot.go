@@ -38,14 +38,18 @@ func mergeSpotTimeline(tl []failures.TimelinePoint, evs []fleet.SpotEvent, sc *s
 	downF, downS := make([]bool, len(fl.Replicas)), make([]bool, len(fl.Replicas))
 	out := make([]failures.TimelinePoint, 0, len(rows))
 	for _, r := range rows {
-		if r.spot {
+		switch {
+		case r.replica < 0: // a row about no slot (a swap, a spare's own failure)
+		case r.spot:
 			downS[r.replica] = r.down
-		} else {
+		default:
 			downF[r.replica] = r.down
 		}
 		gpus, count := 0, 0
 		for i := range downF {
-			if downF[i] || downS[i] {
+			// A spot replica held as a warm spare (waiting, or in repair
+			// while a spare took its place) holds no slot.
+			if downF[i] || downS[i] && !fl.Life.HeldAt(i, r.p.Time, fleet.HoldSpare) {
 				count++
 				gpus += fl.ReplicaTP(i)
 			}

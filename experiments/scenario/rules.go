@@ -84,12 +84,6 @@ var Rules = []Rule{
 		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.Rollout.Enabled }},
 	{Name: "autoscale+group-spares", KeyOf: (*Scenario).groupSparesKey, Reason: notWithAutoscale,
 		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.GroupSpares() > 0 }},
-	// With [failures], warm spares and precursor drains would move the
-	// same replicas in and out of rotation as the interruptions.
-	{Name: "spot+spares", Key: "failures.spares", Reason: notWithSpot,
-		Applies: func(s *Scenario) bool { return s.spot() && s.failureSpares() }},
-	{Name: "spot+group-spares", KeyOf: (*Scenario).groupSparesKey, Reason: notWithSpot,
-		Applies: func(s *Scenario) bool { return s.spot() && s.GroupSpares() > 0 }},
 	{Name: "spot+rollout", Key: "rollout.enabled", Reason: notWithSpot,
 		Applies: func(s *Scenario) bool { return s.spot() && s.Rollout.Enabled }},
 }

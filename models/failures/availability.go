@@ -32,9 +32,10 @@ type TimelinePoint struct {
 	Capacity float64 // fraction of serving slots up
 	// Detail says more: a failure's repair path and time, a swap's delay.
 	Detail string
-	// Replica is the replica a "fail" or "repair" row is about (not
-	// written to failures.csv): what merges this timeline with another
-	// cause's.
+	// Replica is the replica whose slot a row takes down ("fail") or
+	// brings back (a repair, or a spare taking its place), -1 on the other
+	// rows (not written to failures.csv): what merges this timeline with
+	// another cause's.
 	Replica int
 }
 
@@ -143,7 +144,7 @@ func (a *Availability) recordDetail(now sim.Time, event, unit, detail string) {
 		}
 	}
 	*a.timeline = append(*a.timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: gpusDown,
-		Capacity: 1 - float64(down)/float64(a.slots), Detail: detail})
+		Capacity: 1 - float64(down)/float64(a.slots), Detail: detail, Replica: -1})
 }
 
 // downCount is the number of serving replicas out (spares are not serving).

@@ -205,10 +205,11 @@ func (sp *SparePool) idleOfKind(i int) bool {
 }
 
 // spareFor reports whether replica j is an idle, healthy spare that can
-// stand in for replica i (one of its kind).
+// stand in for replica i (one of its kind): its lifecycle phase is spare
+// (up, not interrupted by spot), and it is not hung.
 func (sp *SparePool) spareFor(j, i int) bool {
-	r := sp.fleet.Replicas[j]
-	return sp.idle[j] && r.Up() && !r.Hung() && (sp.kind == nil || sp.kind[j] == sp.kind[i])
+	return sp.idle[j] && sp.fleet.Life.Phase(j) == fleet.PhaseSpare && !sp.fleet.Replicas[j].Hung() &&
+		(sp.kind == nil || sp.kind[j] == sp.kind[i])
 }
 
 // report fills r's spare figures up to end.

@@ -152,27 +152,43 @@ func phaseOf(h Hold, up, starting bool) Phase {
 // after the last request) is not counted.
 type Lifecycle struct {
 	phase []Phase
-	// log[i] are replica i's changes after time 0 (it begins serving).
+	holds []Hold
+	// log[i] are replica i's changes after time 0 (it begins serving,
+	// unheld).
 	log [][]phaseChange
 }
 
-// phaseChange is a replica entering a phase at a time.
+// phaseChange is a replica entering a phase, or a set of holds, at a time.
 type phaseChange struct {
-	at sim.Time
-	ph Phase
+	at    sim.Time
+	ph    Phase
+	holds Hold
 }
 
 func newLifecycle(n int) Lifecycle {
-	return Lifecycle{phase: make([]Phase, n), log: make([][]phaseChange, n)}
+	return Lifecycle{phase: make([]Phase, n), holds: make([]Hold, n), log: make([][]phaseChange, n)}
 }
 
-// note records replica i's phase ph from now on.
-func (l *Lifecycle) note(i int, ph Phase, now sim.Time) {
-	if ph == l.phase[i] {
+// note records replica i's phase ph and holds h from now on.
+func (l *Lifecycle) note(i int, ph Phase, h Hold, now sim.Time) {
+	if ph == l.phase[i] && h == l.holds[i] {
 		return
 	}
-	l.phase[i] = ph
-	l.log[i] = append(l.log[i], phaseChange{now, ph})
+	l.phase[i], l.holds[i] = ph, h
+	l.log[i] = append(l.log[i], phaseChange{now, ph, h})
+}
+
+// HeldAt reports whether mechanism h held replica i at t (from t on, when
+// it changed at t).
+func (l *Lifecycle) HeldAt(i int, t sim.Time, h Hold) bool {
+	var held Hold
+	for _, c := range l.log[i] {
+		if c.at > t {
+			break
+		}
+		held = c.holds
+	}
+	return held&h != 0
 }
 
 // Phase is replica i's phase now.

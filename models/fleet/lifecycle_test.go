@@ -84,17 +84,21 @@ func TestLifecycleIntervals(t *testing.T) {
 // TestPhaseAt: the phase at a time is the last change at or before it.
 func TestPhaseAt(t *testing.T) {
 	l := newLifecycle(1)
-	l.note(0, PhaseDown, 10)
-	l.note(0, PhaseLoading, 20)
-	l.note(0, PhaseLoading, 25) // no change: not logged
-	l.note(0, PhaseServing, 30)
+	l.note(0, PhaseDown, 0, 10)
+	l.note(0, PhaseLoading, 0, 20)
+	l.note(0, PhaseLoading, 0, 25) // no change: not logged
+	l.note(0, PhaseLoading, HoldSpare, 27)
+	l.note(0, PhaseServing, 0, 30)
 	for _, c := range []struct {
 		t    sim.Time
 		want Phase
 	}{{0, PhaseServing}, {9, PhaseServing}, {10, PhaseDown}, {19, PhaseDown}, {20, PhaseLoading}, {29, PhaseLoading}, {30, PhaseServing}, {1000, PhaseServing}} {
 		require.Equal(t, c.want, l.PhaseAt(0, c.t), "at %d", c.t)
 	}
-	require.Len(t, l.log[0], 3)
+	require.Len(t, l.log[0], 4)
+	require.False(t, l.HeldAt(0, 26, HoldSpare))
+	require.True(t, l.HeldAt(0, 27, HoldSpare), "a change of holds alone is logged")
+	require.False(t, l.HeldAt(0, 30, HoldSpare))
 	require.Equal(t, sim.Time(10), l.PhaseNs(0, PhaseDown, 1000))
 	require.Equal(t, sim.Time(5), l.PhaseNs(0, PhaseDown, 15), "clipped at end")
 }

@@ -90,7 +90,7 @@ func (p *Pool) refresh(i int) {
 	r := p.Replicas[i]
 	up := r.Up()
 	p.states[i].Available = up && p.holds[i] == 0 && p.brk[i] != BreakerOpen
-	p.Life.note(i, phaseOf(p.holds[i], up, r.Recovering()), p.eng.Now())
+	p.Life.note(i, phaseOf(p.holds[i], up, r.Recovering()), p.holds[i], p.eng.Now())
 	p.fixIndex(i)
 	if p.onAvailable != nil && p.states[i].Available {
 		p.onAvailable()
