@@ -61,9 +61,9 @@ func boolF(b bool) float64 {
 func TestSpotRefusals(t *testing.T) {
 	base := "name = \"s\"\n[cluster]\nreplicas = 4\n[workload]\nduration_s = 10\n[spot]\n%s\n"
 	for extra, want := range map[string]string{
-		"replicas = 5":                                                        "s.toml:7: spot.replicas: must be an integer in [0, cluster.replicas = 4], found 5",
-		"replicas = 1\nprice_fraction = 1.5":                                  "spot.price_fraction: must be in (0, 1], found 1.5",
-		"replicas = 1\ninterruptions_per_hour = 0":                            "spot.interruptions_per_hour:",
+		"replicas = 5":                             "s.toml:7: spot.replicas: must be an integer in [0, cluster.replicas = 4], found 5",
+		"replicas = 1\nprice_fraction = 1.5":       "spot.price_fraction: must be in (0, 1], found 1.5",
+		"replicas = 1\ninterruptions_per_hour = 0": "spot.interruptions_per_hour:",
 	} {
 		_, err := scenario.Parse("s.toml", []byte(fmt.Sprintf(base, extra)))
 		require.ErrorContains(t, err, want, extra)
