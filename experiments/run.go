@@ -107,14 +107,23 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 		}
 	}
 	fl.SetPolicies(pol)
+	var rateAt func(tS float64) float64 // the workload's rate profile, for "schedule" scaling
+	if (sc.Autoscale.Enabled || sc.Disagg.Autoscale.Enabled) && sc.Workload.Kind != workloads.KindTrace {
+		if rateAt, err = sc.Workload.Arrival.RateFunc(); err != nil {
+			return nil, err
+		}
+	}
+	if ac := sc.Disagg.Autoscale; fl.Disagg != nil && ac.Enabled {
+		// The decode pool on its own signal, up to its serving replicas.
+		policy, err := policies.NewScalePolicy(ac, rateAt)
+		if err != nil {
+			return nil, err
+		}
+		dp := fl.Disagg.Decode
+		fl.StartDecodeAutoscaler(ac.Params(len(dp.Replicas), fl.Disagg.DecodeReplicaTP(), dp.Memory.WeightBytes), policy)
+	}
 	if sc.Autoscale.Enabled {
 		ac := sc.Autoscale
-		var rateAt func(tS float64) float64
-		if sc.Workload.Kind != workloads.KindTrace {
-			if rateAt, err = sc.Workload.Arrival.RateFunc(); err != nil {
-				return nil, err
-			}
-		}
 		policy, err := policies.NewScalePolicy(ac, rateAt)
 		if err != nil {
 			return nil, err
@@ -192,6 +201,9 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	if sc.SpotReplicas() > 0 {
 		fl.StartSpot(sc.SpotParams(), sim.NewStream(sc.Seed, streams.Spot))
 	}
+	if sc.DecodeSpotReplicas() > 0 {
+		fl.StartDecodeSpot(sc.DecodeSpotParams(), sim.NewStream(sc.Seed, streams.DecodeSpot))
+	}
 	var fi *failures.Injector
 	if sc.Failures.Enabled {
 		if fi, err = startFailures(eng, fl, sc, sc.Seed); err != nil {
@@ -265,7 +277,7 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	if sp := fl.Spot; sp != nil && fi != nil {
 		// Both causes: one timeline in time order, each row's GPUs down
 		// and capacity those of the replicas down for either.
-		res.Timeline = mergeSpotTimeline(res.Timeline, sp.Events, sc, fl, end)
+		res.Timeline = mergeSpotTimeline(res.Timeline, sp.Events, fl.Pool, false, sc.Cluster.Replicas, sc.SpotUnit, end)
 	} else if sp != nil {
 		// failures.csv shows the interruptions (the spot timeline alone).
 		n, gpus := sc.Cluster.Replicas, 0 // gpus: the spot replicas' GPUs out of service
@@ -279,6 +291,12 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 			res.Timeline = append(res.Timeline, failures.TimelinePoint{Time: e.Time, Event: e.Event, Unit: sc.SpotUnit(e),
 				GPUsDown: gpus, Capacity: float64(n-e.Down) / float64(n)})
 		}
+	}
+	if d := fl.Disagg; d != nil && d.Spot != nil {
+		// The decode pool's interruptions, with its failures if any: one
+		// timeline, each row's capacity its own pool's.
+		unit := func(e fleet.SpotEvent) string { return "decode " + e.Unit() }
+		res.Timeline = mergeSpotTimeline(res.Timeline, d.Spot.Events, d.Decode, true, sc.Disagg.Decode.Replicas, unit, end)
 	}
 	return res, nil
 }

@@ -57,7 +57,13 @@ func NewBilling(r *Result) *Billing {
 		b.Fallback = poolAt(f.Fallback, Rate{USDPerGPUHour: price, GPUs: sc.Fallback.GPUsPerReplica()})
 	}
 	if d := f.Disagg; d != nil {
-		b.Decode = poolAt(d.Decode, Rate{USDPerGPUHour: decodePrice(sc), GPUs: d.DecodeReplicaTP()})
+		b.Decode = poolAt(d.Decode, Rate{USDPerGPUHour: decodePrice(sc), GPUs: d.DecodeReplicaTP(), Reserved: sc.Cost.Tier == scenario.TierReserved})
+		spot := sc.DecodeSpotRange()
+		for j := spot[0]; j < spot[1]; j++ {
+			x := &b.Decode.Rates[j]
+			x.USDPerGPUHour *= sc.Spot.PriceFraction
+			x.Reserved, x.Spot = false, true
+		}
 	}
 	return b
 }

@@ -71,6 +71,13 @@ type DisaggSummary struct {
 	// replica opened (took it out of the decode choice); absent when none
 	// did.
 	DecodeBreakerOpens int64 `json:"decode_breaker_opens,omitempty"`
+	// Autoscale is the decode pool's autoscaling ([disagg.autoscale]; its
+	// gpu_hours are the decode pool's paid GPU-hours), Spot its spot
+	// replicas (spot.decode_replicas: their interruptions, replica-hours
+	// out of service, spot_usd and the decode pool's other_usd); absent
+	// without.
+	Autoscale *AutoscaleStats `json:"autoscale,omitempty"`
+	Spot      *SpotStats      `json:"spot,omitempty"`
 	// DecodeKVUtilization and DecodeBusyFraction are the decode pool's.
 	DecodeKVUtilization float64 `json:"decode_kv_utilization"`
 	DecodeBusyFraction  float64 `json:"decode_busy_fraction"`
@@ -153,6 +160,15 @@ func summarizeDisagg(s *Summary, r *Result, bl *Billing) {
 	g := sc.Catalog().GPUs[dc.Decode.GPU]
 	bill := bl.Decode.All(r.EndTime)
 	hours := bill.GPUHours
+	if a := d.Autoscaler; a != nil {
+		out.Autoscale = autoscaleStats(r, d.Decode, a, sc.Disagg.Autoscale, d.DecodeReplicaTP(), false, hours, secs)
+	}
+	if sp := d.Spot; sp != nil {
+		spot := bl.Decode.Bill(0, len(d.Decode.Replicas), r.EndTime, func(x Rate) bool { return x.Spot })
+		out.Spot = &SpotStats{Replicas: sc.DecodeSpotReplicas(), Interruptions: sp.Interruptions,
+			DownReplicaHours: results.Round6(float64(d.Decode.Life.TotalNs(fleet.PhaseInterrupted, r.EndTime)) / 1e9 / 3600),
+			SpotUSD:          results.Round6(spot.USD), OtherUSD: results.Round6(bill.USD - spot.USD)}
+	}
 	watts := sc.Cost.WattsPerGPU
 	if watts == 0 {
 		watts = g.TDPWatts

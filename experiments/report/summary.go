@@ -12,6 +12,7 @@ import (
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
+	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -385,7 +386,7 @@ func Summarize(r *Result) *Summary {
 		}
 	}
 	if a := f.Autoscaler; a != nil {
-		s.Autoscale = autoscaleStats(r, a, sc, primaryGPUHours, secs)
+		s.Autoscale = autoscaleStats(r, f.Pool, a, sc.Autoscale, sc.Cluster.GPUsPerReplica(), len(f.Groups) > 0, primaryGPUHours, secs)
 		if len(f.Groups) == 0 {
 			s.Fleet.MFU = results.Round6(Ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
 		}
@@ -728,38 +729,34 @@ type AutoscaleStats struct {
 	LoadingGPUHours float64 `json:"loading_gpu_hours"`
 }
 
-// provisionedReplicaNs is the primary pool's replica-time provisioned (in
-// any phase but parked) up to the run's end.
-func provisionedReplicaNs(r *Result) float64 {
+// provisionedReplicaNs is a pool's replica-time provisioned (in any phase
+// but parked) up to the run's end.
+func provisionedReplicaNs(p *fleet.Pool, end sim.Time) float64 {
 	var ns sim.Time
-	for i := range r.Fleet.Replicas {
-		ns += r.Fleet.Life.ProvisionedNs(i, r.EndTime)
+	for i := range p.Replicas {
+		ns += p.Life.ProvisionedNs(i, end)
 	}
 	return float64(ns)
 }
 
-func autoscaleStats(r *Result, a *fleet.Autoscaler, sc *scenario.Scenario, gpuHours, secs float64) *AutoscaleStats {
+// autoscaleStats is the autoscale block of pool p, scaled by a as cfg
+// says, of gpus GPUs per replica (each replica's own in a fleet of
+// groups), paid gpuHours.
+func autoscaleStats(r *Result, p *fleet.Pool, a *fleet.Autoscaler, cfg policies.AutoscaleConfig, gpus int, groups bool, gpuHours, secs float64) *AutoscaleStats {
 	starts := 0
 	for _, e := range a.Events {
 		if e.Event == "start" {
 			starts++
 		}
 	}
-	cs := sc.Autoscale.ColdStart
-	weights := a.WeightBytesPerGPU()
-	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: results.Round6(Ratio(provisionedReplicaNs(r)/1e9, secs)),
-		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
-		ColdStartS: results.Round6(cs.Duration(weights, sc.Cluster.GPUsPerReplica(), 0).Seconds()), GPUHours: results.Round6(gpuHours),
-		LoadingGPUHours: results.Round6(loadingGPUHours(a, sc))}
-}
-
-// loadingGPUHours is the GPU-hours spent loading (each replica's own GPUs
-// in a fleet of groups).
-func loadingGPUHours(a *fleet.Autoscaler, sc *scenario.Scenario) float64 {
-	if len(sc.Cluster.Groups) > 0 {
-		return a.StartingGPUNs / 1e9 / 3600
+	loading := a.StartingReplicaNs / 1e9 * float64(gpus) / 3600
+	if groups {
+		loading = a.StartingGPUNs / 1e9 / 3600
 	}
-	return a.StartingReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
+	return &AutoscaleStats{Policy: cfg.Policy, ReplicasMean: results.Round6(Ratio(provisionedReplicaNs(p, r.EndTime)/1e9, secs)),
+		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
+		ColdStartS: results.Round6(cfg.ColdStart.Duration(a.WeightBytesPerGPU(), gpus, 0).Seconds()), GPUHours: results.Round6(gpuHours),
+		LoadingGPUHours: results.Round6(loading)}
 }
 
 // GroupStats is one replica group of a heterogeneous fleet.

@@ -35,8 +35,10 @@ type TimelinePoint struct {
 	// Replica is the replica whose slot a row takes down ("fail") or
 	// brings back (a repair, or a spare taking its place), -1 on the other
 	// rows (not written to failures.csv): what merges this timeline with
-	// another cause's.
+	// another cause's. Decode says the row is about a disaggregated fleet's
+	// decode pool (Replica indexes it).
 	Replica int
+	Decode  bool
 }
 
 // outage is one replica's time out of service, [from, to).
@@ -62,8 +64,10 @@ type Availability struct {
 	// (a co-located fleet), "prefill replica" or "decode replica".
 	name string
 	// timeline is the failures.csv timeline, shared by the pools of a
-	// disaggregated fleet (each row's capacity is its own pool's).
+	// disaggregated fleet (each row's capacity is its own pool's); decode
+	// marks the decode pool's availability.
 	timeline *[]TimelinePoint
+	decode   bool
 }
 
 func newAvailability(replicas, slots, gpusPer int) *Availability {
@@ -144,7 +148,7 @@ func (a *Availability) recordDetail(now sim.Time, event, unit, detail string) {
 		}
 	}
 	*a.timeline = append(*a.timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: gpusDown,
-		Capacity: 1 - float64(down)/float64(a.slots), Detail: detail, Replica: -1})
+		Capacity: 1 - float64(down)/float64(a.slots), Detail: detail, Replica: -1, Decode: a.decode})
 }
 
 // downCount is the number of serving replicas out (spares are not serving).

@@ -175,7 +175,7 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		in.nPre = n
 		in.avail.name = "prefill replica"
 		in.decAvail = newAvailability(m, d.DecodeSlots, dis.DecodeReplicaTP())
-		in.decAvail.name, in.decAvail.timeline = "decode replica", in.avail.timeline
+		in.decAvail.name, in.decAvail.timeline, in.decAvail.decode = "decode replica", in.avail.timeline, true
 	}
 	in.spares = newSparePool(a.eng, fl.Pool, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
 	in.spares.kind = d.SpareKind

@@ -159,6 +159,10 @@ type Autoscaler struct {
 	policy ScalePolicy
 	state  []scaleState
 
+	// queued, when set, is the requests waiting for the pool outside its
+	// replicas (a decode pool's: prefilled, waiting for room).
+	queued func() int
+
 	lastUp      sim.Time
 	recent      []desiredAt // the policy's answers within DownWindow
 	lastArrived int64
@@ -184,12 +188,33 @@ type Autoscaler struct {
 	models int
 }
 
-// StartAutoscaler parks every replica beyond p.Initial and evaluates the
-// policy every p.Interval from now on, while the fleet is busy. Call
-// before Start; p must be valid (Min <= Initial <= Max = replicas).
+// StartAutoscaler autoscales the fleet's primary pool (startAutoscaler).
 func (f *Fleet) StartAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
-	n := len(f.Replicas)
-	a := &Autoscaler{eng: f.Pool.eng, pool: f.Pool, gw: f.Gateway, p: p, policy: policy,
+	a := f.startAutoscaler(f.Pool, p, policy)
+	f.Autoscaler = a
+	f.Sampler.scaler = a
+	return a
+}
+
+// StartDecodeAutoscaler autoscales a disaggregated fleet's decode pool on
+// its own signal (startAutoscaler): its replicas' load, plus the requests
+// prefilled and waiting for a decode replica with room, which count as
+// outstanding and waiting.
+func (f *Fleet) StartDecodeAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
+	d := f.Disagg
+	a := f.startAutoscaler(d.Decode, p, policy)
+	a.queued = func() int { return d.waiting }
+	d.Autoscaler = a
+	return a
+}
+
+// startAutoscaler parks every replica of pool beyond p.Initial and
+// evaluates the policy every p.Interval from now on, while the fleet is
+// busy. Call before Start; p must be valid (Min <= Initial <= Max =
+// replicas).
+func (f *Fleet) startAutoscaler(pool *Pool, p ScaleParams, policy ScalePolicy) *Autoscaler {
+	n := len(pool.Replicas)
+	a := &Autoscaler{eng: pool.eng, pool: pool, gw: f.Gateway, p: p, policy: policy,
 		state: make([]scaleState, n), lastUp: -1 << 62, order: make([]int, n),
 		lastBusyNs: make([]int64, n), models: 1}
 	for i := range a.order {
@@ -228,10 +253,14 @@ func (f *Fleet) StartAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
 		a.pool.Hold(i, HoldParked)
 	}
 	a.MinSeen, a.MaxSeen = a.provisioned, a.provisioned
-	f.Autoscaler = a
-	f.Sampler.scaler = a
 	if p.WatchTTFT {
-		a.gw.onTTFT = func(ms float64) { a.ttft = append(a.ttft, ms) }
+		prev := a.gw.onTTFT // (another pool's autoscaler may watch too)
+		a.gw.onTTFT = func(ms float64) {
+			if prev != nil {
+				prev(ms)
+			}
+			a.ttft = append(a.ttft, ms)
+		}
 	}
 	var tick sim.Action
 	tick = func(now sim.Time) {
@@ -319,6 +348,11 @@ func (a *Autoscaler) observe(now sim.Time) ScaleObs {
 		case scaleDraining:
 			o.Draining++
 		}
+	}
+	if a.queued != nil {
+		q := a.queued()
+		o.Outstanding += q
+		o.Waiting += q
 	}
 	if o.Active > 0 {
 		o.KVUtilization = kv / float64(o.Active)

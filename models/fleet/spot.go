@@ -65,16 +65,28 @@ type Spot struct {
 // FailSpot is the failure reason of copies a spot interruption kills.
 const FailSpot = "spot interruption"
 
-// StartSpot starts the interruptions of the replicas of p.Ranges, drawing
-// from rng (range by range, in order). Call before Start.
+// StartSpot starts the interruptions of the primary pool's replicas of
+// p.Ranges, drawing from rng (range by range, in order). Call before
+// Start.
 func (f *Fleet) StartSpot(p SpotParams, rng *rand.Rand) *Spot {
-	s := &Spot{eng: f.Pool.eng, pool: f.Pool, busy: f.busy, p: p, rng: rng}
+	f.Spot = f.startSpot(f.Pool, p, rng)
+	return f.Spot
+}
+
+// StartDecodeSpot is StartSpot for a disaggregated fleet's decode pool
+// (p.Ranges index its replicas).
+func (f *Fleet) StartDecodeSpot(p SpotParams, rng *rand.Rand) *Spot {
+	f.Disagg.Spot = f.startSpot(f.Disagg.Decode, p, rng)
+	return f.Disagg.Spot
+}
+
+func (f *Fleet) startSpot(pool *Pool, p SpotParams, rng *rand.Rand) *Spot {
+	s := &Spot{eng: pool.eng, pool: pool, busy: f.busy, p: p, rng: rng}
 	for _, r := range p.Ranges {
 		for i := r[0]; i < r[1]; i++ {
 			s.arm(i, s.eng.Now())
 		}
 	}
-	f.Spot = s
 	return s
 }
 
