@@ -120,7 +120,20 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 			return nil, err
 		}
 		dp := fl.Disagg.Decode
-		fl.StartDecodeAutoscaler(ac.Params(len(dp.Replicas), fl.Disagg.DecodeReplicaTP(), dp.Memory.WeightBytes), policy)
+		p := ac.Params(len(dp.Replicas), fl.Disagg.DecodeReplicaTP(), dp.Memory.WeightBytes)
+		if spot := sc.DecodeSpotRange(); spot[0] < spot[1] {
+			// Its spot replicas cost less per unit of capacity: the scaler
+			// starts them first and drains them last, as it does a fleet
+			// of groups' cheapest replicas.
+			p.Units = make([]fleet.ScaleUnit, len(dp.Replicas))
+			for j := range p.Units {
+				p.Units[j] = fleet.ScaleUnit{GPUs: p.TP, WeightBytesPerGPU: p.WeightBytesPerGPU, USDPerHour: float64(p.TP), Capacity: 1}
+				if j >= spot[0] && j < spot[1] {
+					p.Units[j].USDPerHour *= sc.Spot.PriceFraction
+				}
+			}
+		}
+		fl.StartDecodeAutoscaler(p, policy)
 	}
 	if sc.Autoscale.Enabled {
 		ac := sc.Autoscale
