@@ -558,6 +558,11 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "scenario %s — %d replicas in groups: %s (%d GPUs, %d %s), router %s, %s batching, engine profile %s\n",
 			s.Scenario, s.Fleet.Replicas, strings.Join(parts, ", "), s.Fleet.GPUs, s.Fleet.Domains, domains,
 			s.Fleet.Router, s.Fleet.Batching, s.Fleet.EngineProfile)
+	} else if d := s.Disagg; d != nil {
+		// Each pool on its own GPUs (fleet.gpus counts both).
+		fmt.Fprintf(&b, "scenario %s — prefill %d× %s %s on %d %s, decode %d× on %d %s (%d %s), router %s, %s batching, engine profile %s\n",
+			s.Scenario, s.Fleet.Replicas, s.Fleet.Model, layout, d.PrefillGPUs, s.Fleet.GPU, d.DecodeReplicas, d.DecodeGPUs, d.DecodeGPU,
+			s.Fleet.Domains, domains, s.Fleet.Router, s.Fleet.Batching, s.Fleet.EngineProfile)
 	} else {
 		fmt.Fprintf(&b, "scenario %s — %d× %s %s on %d %s (%d %s), router %s, %s batching, engine profile %s\n",
 			s.Scenario, s.Fleet.Replicas, s.Fleet.Model, layout, s.Fleet.GPUs, s.Fleet.GPU, s.Fleet.Domains, domains,
