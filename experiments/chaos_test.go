@@ -254,6 +254,11 @@ func TestChaos(t *testing.T) {
 					}
 				}
 				require.LessOrEqual(t, serving, sc.Cluster.Replicas, "more replicas serving than cluster.replicas (spares)\n%s", src)
+				// Every change of provisioning state went through its pool.
+				require.NoError(t, fl.CheckLifecycle(), "event %d at %v\n%s", n, eng.Now(), src)
+				if fl.Disagg != nil {
+					require.NoError(t, fl.Disagg.Decode.CheckLifecycle(), "decode pool, event %d at %v\n%s", n, eng.Now(), src)
+				}
 			}
 			if !fl.Truncated {
 				require.Zero(t, rec.InFlight(), src)

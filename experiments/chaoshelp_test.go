@@ -26,8 +26,9 @@ func checkOutstandingIndex(t *testing.T) {
 
 // stepChecked runs eng event by event until the fleet drains (or its drain
 // limit truncates the run), checking after every event that requests are
-// conserved, every replica's bookkeeping matches what it holds and no down
-// replica is available; extra, if set, adds the caller's checks after each
+// conserved, every replica's bookkeeping matches what it holds, no down
+// replica is available and every replica's phase is the one its pool
+// recorded (fleet.Pool.CheckLifecycle); extra, if set, adds the caller's checks after each
 // event. At the end, unless truncated, nothing is in flight. src is the
 // scenario, printed with any failure.
 func stepChecked(t *testing.T, eng *sim.Engine, fl *fleet.Fleet, rec *fleet.Recorder, src string, extra func(n int)) {
@@ -40,7 +41,14 @@ func stepChecked(t *testing.T, eng *sim.Engine, fl *fleet.Fleet, rec *fleet.Reco
 			require.NoError(t, r.CheckInvariants(), "event %d at %v\n%s", n, eng.Now(), src)
 			if fl.States()[i].Available {
 				require.True(t, r.Up(), "replica %d available but down\n%s", i, src)
+				require.Equal(t, fleet.PhaseServing, fl.Life.Phase(i), "replica %d available\n%s", i, src)
 			}
+		}
+		// Every change of a replica's provisioning state went through its
+		// pool (the lifecycle recorded it).
+		require.NoError(t, fl.CheckLifecycle(), "event %d at %v\n%s", n, eng.Now(), src)
+		if fl.Disagg != nil {
+			require.NoError(t, fl.Disagg.Decode.CheckLifecycle(), "decode pool, event %d at %v\n%s", n, eng.Now(), src)
 		}
 		if extra != nil {
 			extra(n)

@@ -170,7 +170,9 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 				for i := range fl.Replicas {
 					if fl.States()[i].Available {
 						require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining\n%s", n, i, src)
+						require.Equal(t, fleet.PhaseServing, fl.Life.Phase(i), "event %d: replica %d available\n%s", n, i, src)
 					}
+					require.Equal(t, a.Parked(i), fl.Life.Phase(i) == fleet.PhaseParked, "event %d: replica %d's phase %v\n%s", n, i, fl.Life.Phase(i), src)
 					if !a.Parked(i) {
 						provisioned[model(i)]++
 					}
@@ -187,6 +189,34 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 					}
 				}
 			})
+			// The lifecycle's provisioned time, replica by replica, is what
+			// the autoscaler's actions say: from each start to its stop, and
+			// from 0 for the replicas it began with.
+			end := eng.Now()
+			for i := range fl.Replicas {
+				var evs []fleet.ScaleEvent
+				for _, e := range a.Events {
+					if e.Replica == i {
+						evs = append(evs, e)
+					}
+				}
+				open, prov := sim.Time(-1), sim.Time(0)
+				if len(evs) > 0 && evs[0].Event != "start" || len(evs) == 0 && !a.Parked(i) {
+					open = 0
+				}
+				for _, e := range evs {
+					switch e.Event {
+					case "start":
+						open = e.Time
+					case "stopped":
+						prov, open = prov+e.Time-open, -1
+					}
+				}
+				if open >= 0 {
+					prov += end - open
+				}
+				require.Equal(t, prov, fl.Life.ProvisionedNs(i, end), "replica %d\n%s", i, src)
+			}
 			requireDeterministic(t, sc, src)
 		})
 	}

@@ -195,8 +195,6 @@ func TestGroupSparesRefusals(t *testing.T) {
 			"cluster.groups.0.spares: must be an integer >= 0, found -1"},
 		{func(s string) string { return strings.Replace(s, `name = "nvl"`, `name = "hgx-spares"`, 1) },
 			`cluster.groups.0.spares: the group's spares are named "hgx-spares", the name of another group`},
-		{func(s string) string { return s + "[spot]\nreplicas = 1\ngroup = \"nvl\"\n" },
-			"cluster.groups.0.spares: cannot be combined with [spot] yet"},
 		{func(s string) string {
 			return s + "[autoscale]\nenabled = true\nmin_replicas = 1\n"
 		}, "cluster.groups.0.spares: cannot be combined with [autoscale] yet"},
@@ -211,7 +209,7 @@ func TestGroupSparesRefusals(t *testing.T) {
 
 // TestGroupSparesChaos: random fleets of two or three GPU groups, some
 // with warm spares, under failures at random rates, repair thresholds and
-// swap delays: requests are conserved, availability and every
+// swap delays, and in half the trials spot replicas in some groups: requests are conserved, availability and every
 // timeline row's capacity stay in [0, 1], every swap in failures.csv puts
 // a replica of the failed one's own group in its place, and the runner is
 // deterministic.
@@ -231,10 +229,17 @@ func TestGroupSparesChaos(t *testing.T) {
 		var kinds []int // each replica's group: the serving ones, then the spares group by group
 		var spares [][2]int
 		n := 2 + rng.IntN(2)
+		// Spot replicas in some groups in half the trials (a stream of
+		// their own: the fleets above are as they were).
+		srng := rand.New(rand.NewPCG(uint64(trial), 4243))
+		spot := srng.IntN(2) == 0
 		for g := 0; g < n; g++ {
 			replicas, sp := 1+rng.IntN(4), rng.IntN(3)
 			fmt.Fprintf(&b, "[[cluster.groups]]\ngpu = %q\ntp = %d\nreplicas = %d\nspares = %d\n",
 				[]string{"H100", "H200", "B200", "GB200"}[rng.IntN(4)], 1<<rng.IntN(3), replicas, sp)
+			if spot {
+				fmt.Fprintf(&b, "spot_replicas = %d\n", srng.IntN(replicas+1))
+			}
 			for range replicas {
 				kinds = append(kinds, g)
 			}
@@ -248,6 +253,9 @@ func TestGroupSparesChaos(t *testing.T) {
 		fmt.Fprintf(&b, "[workload]\nduration_s = 300\n[workload.arrival]\nrate_per_s = %d\n", 5+rng.IntN(40))
 		fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ncold_start_s = 10\nspare_after_s = %d\nspare_swap_s = %d\n",
 			1000000+rng.IntN(4000000), rng.IntN(300), rng.IntN(60))
+		if spot {
+			fmt.Fprintf(&b, "[spot]\ninterruptions_per_hour = %d\nnotice_s = %d\nreplace_s = %d\n", 20+srng.IntN(100), srng.IntN(30), srng.IntN(60))
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, res, sum := runConserved(t, src)

@@ -107,14 +107,36 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 		}
 	}
 	fl.SetPolicies(pol)
-	if sc.Autoscale.Enabled {
-		ac := sc.Autoscale
-		var rateAt func(tS float64) float64
-		if sc.Workload.Kind != workloads.KindTrace {
-			if rateAt, err = sc.Workload.Arrival.RateFunc(); err != nil {
-				return nil, err
+	var rateAt func(tS float64) float64 // the workload's rate profile, for "schedule" scaling
+	if (sc.Autoscale.Enabled || sc.Disagg.Autoscale.Enabled) && sc.Workload.Kind != workloads.KindTrace {
+		if rateAt, err = sc.Workload.Arrival.RateFunc(); err != nil {
+			return nil, err
+		}
+	}
+	if ac := sc.Disagg.Autoscale; fl.Disagg != nil && ac.Enabled {
+		// The decode pool on its own signal, up to its serving replicas.
+		policy, err := policies.NewScalePolicy(ac, rateAt)
+		if err != nil {
+			return nil, err
+		}
+		dp := fl.Disagg.Decode
+		p := ac.Params(len(dp.Replicas), fl.Disagg.DecodeReplicaTP(), dp.Memory.WeightBytes)
+		if spot := sc.DecodeSpotRange(); spot[0] < spot[1] {
+			// Its spot replicas cost less per unit of capacity: the scaler
+			// starts them first and drains them last, as it does a fleet
+			// of groups' cheapest replicas.
+			p.Units = make([]fleet.ScaleUnit, len(dp.Replicas))
+			for j := range p.Units {
+				p.Units[j] = fleet.ScaleUnit{GPUs: p.TP, WeightBytesPerGPU: p.WeightBytesPerGPU, USDPerHour: float64(p.TP), Capacity: 1}
+				if j >= spot[0] && j < spot[1] {
+					p.Units[j].USDPerHour *= sc.Spot.PriceFraction
+				}
 			}
 		}
+		fl.StartDecodeAutoscaler(p, policy)
+	}
+	if sc.Autoscale.Enabled {
+		ac := sc.Autoscale
 		policy, err := policies.NewScalePolicy(ac, rateAt)
 		if err != nil {
 			return nil, err
@@ -192,6 +214,9 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	if sc.SpotReplicas() > 0 {
 		fl.StartSpot(sc.SpotParams(), sim.NewStream(sc.Seed, streams.Spot))
 	}
+	if sc.DecodeSpotReplicas() > 0 {
+		fl.StartDecodeSpot(sc.DecodeSpotParams(), sim.NewStream(sc.Seed, streams.DecodeSpot))
+	}
 	var fi *failures.Injector
 	if sc.Failures.Enabled {
 		if fi, err = startFailures(eng, fl, sc, sc.Seed); err != nil {
@@ -245,6 +270,7 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	}
 	fl.Finish(end)
 	res := &report.Result{Scenario: sc, Fleet: fl, Rec: rec, Events: eng.Fired(), EndTime: end}
+	report.PriceSamples(res)
 	if fl.Overloaded() {
 		res.Stopped = fmt.Sprintf("overload: more than %d requests in flight at %.6g s (run.max_in_flight); arrivals outpace service",
 			sc.Run.MaxInFlight, fl.OverloadedAt.Seconds())
@@ -264,7 +290,7 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	if sp := fl.Spot; sp != nil && fi != nil {
 		// Both causes: one timeline in time order, each row's GPUs down
 		// and capacity those of the replicas down for either.
-		res.Timeline = mergeSpotTimeline(res.Timeline, sp.Events, sc, fl, end)
+		res.Timeline = mergeSpotTimeline(res.Timeline, sp.Events, fl.Pool, false, sc.Cluster.Replicas, sc.SpotUnit, end)
 	} else if sp != nil {
 		// failures.csv shows the interruptions (the spot timeline alone).
 		n, gpus := sc.Cluster.Replicas, 0 // gpus: the spot replicas' GPUs out of service
@@ -278,6 +304,12 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 			res.Timeline = append(res.Timeline, failures.TimelinePoint{Time: e.Time, Event: e.Event, Unit: sc.SpotUnit(e),
 				GPUsDown: gpus, Capacity: float64(n-e.Down) / float64(n)})
 		}
+	}
+	if d := fl.Disagg; d != nil && d.Spot != nil {
+		// The decode pool's interruptions, with its failures if any: one
+		// timeline, each row's capacity its own pool's.
+		unit := func(e fleet.SpotEvent) string { return "decode " + e.Unit() }
+		res.Timeline = mergeSpotTimeline(res.Timeline, d.Spot.Events, d.Decode, true, sc.Disagg.Decode.Replicas, unit, end)
 	}
 	return res, nil
 }

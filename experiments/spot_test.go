@@ -61,11 +61,9 @@ func boolF(b bool) float64 {
 func TestSpotRefusals(t *testing.T) {
 	base := "name = \"s\"\n[cluster]\nreplicas = 4\n[workload]\nduration_s = 10\n[spot]\n%s\n"
 	for extra, want := range map[string]string{
-		"replicas = 5":                                                        "s.toml:7: spot.replicas: must be an integer in [0, cluster.replicas = 4], found 5",
-		"replicas = 1\nprice_fraction = 1.5":                                  "spot.price_fraction: must be in (0, 1], found 1.5",
-		"replicas = 1\ninterruptions_per_hour = 0":                            "spot.interruptions_per_hour:",
-		"replicas = 1\n[failures]\nenabled = true\ndrain_on_precursor = true": "failures.drain_on_precursor: cannot be combined with [spot] yet",
-		"replicas = 1\n[failures]\nenabled = true\nspares = 1":                "failures.spares: cannot be combined with [spot] yet",
+		"replicas = 5":                             "s.toml:7: spot.replicas: must be an integer in [0, cluster.replicas = 4], found 5",
+		"replicas = 1\nprice_fraction = 1.5":       "spot.price_fraction: must be in (0, 1], found 1.5",
+		"replicas = 1\ninterruptions_per_hour = 0": "spot.interruptions_per_hour:",
 	} {
 		_, err := scenario.Parse("s.toml", []byte(fmt.Sprintf(base, extra)))
 		require.ErrorContains(t, err, want, extra)
@@ -74,7 +72,9 @@ func TestSpotRefusals(t *testing.T) {
 
 // TestSpotChaos: random fleets with spot replicas at high interruption
 // rates, random notice/drain/replacement, routers, batching and gateway
-// policies: conservation and replica bookkeeping after every event, no
+// policies, failures (with precursor drains and warm spares) and scripted
+// faults:
+// conservation, replica bookkeeping and lifecycle after every event, no
 // interrupted replica in rotation, everything drains, determinism.
 func TestSpotChaos(t *testing.T) {
 	checkOutstandingIndex(t)
@@ -109,6 +109,20 @@ func TestSpotChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ncold_start_s = %d\n",
 				[]int{100000, 300000, 1000000}[frng.IntN(3)], 1+frng.IntN(30))
 		}
+		// The mechanisms that once could not be combined with spot, from a
+		// stream of their own: precursor drains, and scripted faults
+		// (maintenance drains, crashes, hangs) on spot and other replicas.
+		xrng := rand.New(rand.NewPCG(uint64(trial), 3143))
+		if failing && xrng.IntN(2) == 0 {
+			b.WriteString("drain_on_precursor = true\n")
+		}
+		if failing && xrng.IntN(2) == 0 { // warm spares, on demand, beside the spot replicas
+			fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\nspare_swap_s = %d\n", 1+xrng.IntN(2), xrng.IntN(2)*60, xrng.IntN(2)*10)
+		}
+		for k, n := 0, xrng.IntN(4); k < n; k++ {
+			fmt.Fprintf(&b, "[[faults]]\nreplica = %d\nmode = %q\nat_s = %d\nduration_s = %d\nrestart_s = %d\ndrain_grace_s = %d\ncold_start_s = 5\nperiod_s = 5\npause_s = 1\n",
+				xrng.IntN(replicas), []string{"fail", "oom", "hang", "slow", "flap", "stall", "maintenance"}[xrng.IntN(7)], xrng.IntN(200), 1+xrng.IntN(60), xrng.IntN(20), xrng.IntN(20))
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := scenario.Parse("chaos.toml", []byte(src))
@@ -116,6 +130,8 @@ func TestSpotChaos(t *testing.T) {
 			eng := sim.NewEngine()
 			rec := fleet.NewRecorder(sc.SLO)
 			fl, err := newFleet(eng, sc, rec)
+			require.NoError(t, err, src)
+			_, err = injectFaults(eng, fl, sc)
 			require.NoError(t, err, src)
 			fl.StartSpot(sc.SpotParams(), sim.NewStream(sc.Seed, streams.Spot))
 			if failing {
@@ -325,7 +341,7 @@ name = "budgeted"
 	price := sc.Price()
 	var spotH, otherH float64
 	for i := range res.Fleet.Replicas {
-		h := res.Fleet.Autoscaler.ProvisionedNs(i).Seconds() / 3600
+		h := res.Fleet.Life.ProvisionedNs(i, res.EndTime).Seconds() / 3600
 		if i >= 3 {
 			spotH += h
 		} else {
@@ -379,4 +395,47 @@ replicas = 1
 	for i := range 3 {
 		require.True(t, a.Parked(i), "on-demand replica %d waits", i)
 	}
+}
+
+// Warm spares beside spot replicas: spares stand in for failed replicas,
+// not for interrupted ones, so with no failures they wait the whole run
+// while the spot replicas are interrupted; they are paid on demand, the
+// spot replicas at the spot fraction.
+func TestSpotWithSpares(t *testing.T) {
+	src := `name = "spot-spares"
+seed = 2
+[cluster]
+gpu = "H100"
+model = "llama-3-8b"
+tp = 1
+replicas = 4
+[workload]
+duration_s = 1800
+[workload.arrival]
+rate_per_s = 20
+[cost]
+power = false
+[spot]
+replicas = 2
+interruptions_per_hour = 6
+notice_s = 30
+replace_s = 120
+[failures]
+enabled = true
+rate_multiplier = 0.000001
+spares = 2
+`
+	sc, res, s := runConserved(t, src)
+	require.Positive(t, s.Spot.Interruptions)
+	require.Zero(t, s.Failures.SparesUsed, "no failure: the spares never stood in")
+	secs := res.EndTime.Seconds()
+	require.InDelta(t, 2*secs, res.IdleSpareS, 1e-6, "both spares waited the whole run")
+	price := sc.Price()
+	require.InDelta(t, 2*secs/3600*price*0.35, s.Spot.SpotUSD, 1e-6, "the spot replicas at the spot fraction")
+	require.InDelta(t, 4*secs/3600*price, s.Spot.OtherUSD, 1e-6, "two on-demand slots and two spares")
+	require.InDelta(t, s.Spot.SpotUSD+s.Spot.OtherUSD, s.Cost.USD, 1e-5)
+	for _, p := range res.Timeline {
+		require.True(t, p.Capacity >= 0 && p.Capacity <= 1, "%+v", p)
+	}
+	requireDeterministic(t, sc, src)
 }

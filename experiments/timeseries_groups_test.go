@@ -77,7 +77,8 @@ func TestTimeseriesGroupColumns(t *testing.T) {
 	h := recs[0]
 	fixed := results.TimeseriesFile.Names()
 	require.Equal(t, fixed, h[:len(fixed)])
-	require.Equal(t, []string{"provisioned_replicas.base", "provisioned_replicas.burst", "provisioned_spot_replicas.burst"}, h[len(fixed):])
+	require.Equal(t, []string{"provisioned_replicas.base", "provisioned_replicas.burst", "provisioned_spot_replicas.burst",
+		"usd_per_hour.base", "usd_per_hour.burst", "spot_usd_per_hour.burst"}, h[len(fixed):])
 	col := func(name string) int {
 		for j, n := range h {
 			if n == name {
@@ -103,6 +104,29 @@ func TestTimeseriesGroupColumns(t *testing.T) {
 		lo, hi = min(lo, u), max(hi, u)
 	}
 	require.Less(t, lo, hi, "the autoscaler moves the burst group (%d..%d)", lo, hi)
+
+	// The spend columns, from the one price model: the reserved base group
+	// flat at both its replicas whatever is provisioned, the groups summing
+	// to usd_per_hour, the spot part of the burst group's; over the run
+	// they add up to the bill (cost.usd, without power) within the
+	// samples' resolution.
+	f := func(s string) float64 {
+		x, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err, s)
+		return x
+	}
+	usd, uBase, uBurst, uSpot := col("usd_per_hour"), col("usd_per_hour.base"), col("usd_per_hour.burst"), col("spot_usd_per_hour.burst")
+	h100 := sc.GroupPrice(sc.Cluster.Groups[0])
+	integral := 0.0
+	for k, r := range recs[1:] {
+		require.InDelta(t, 2*h100, f(r[uBase]), 1e-6, "reserved: flat: %v", r)
+		require.InDelta(t, f(r[usd]), f(r[uBase])+f(r[uBurst]), 1e-5, "%v", r)
+		require.LessOrEqual(t, f(r[uSpot]), f(r[uBurst]))
+		if k+2 < len(recs) {
+			integral += f(r[usd]) * (f(recs[k+2][col("time_s")]) - f(r[col("time_s")])) / 3600
+		}
+	}
+	require.InEpsilon(t, reps[0].Summary.Cost.USD, integral, 0.03, "the spend rate integrates to the bill")
 
 	// Deterministic: a second run writes the same bytes.
 	reps2, err := RunReplications(sc, RunOptions{})

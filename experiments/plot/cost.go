@@ -1,13 +1,8 @@
 package plot
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -19,114 +14,62 @@ import (
 	"github.com/fleetsim/fleetsim/experiments/results"
 )
 
-// CostTimeline draws the fleet's spend rate over simulated time, USD per
-// hour: the replicas paid for at each sample (timeseries.csv
-// provisioned_replicas) × the arm's dollars per provisioned replica-hour
-// (rates, from its summary.json: cost.usd × fleet.gpus / (fleet.replicas ×
-// cost.gpu_hours), which blends a fleet's groups, pricing tiers and power
-// into one rate), one line per arm; an arm that pays its replicas whether
-// provisioned or not (m.FlatReplicas: reserved, one kind) is flat at all
-// of them. Arms without a rate are left out. The figure is named
+// CostTimeline draws the fleet's GPU spend rate over simulated time, USD
+// per hour: timeseries.csv's usd_per_hour, which the run's price model
+// wrote at each sample (every replica paid in its lifecycle phase then, at
+// its rate), one line per arm. An arm of a fleet of groups (the per-group
+// columns usd_per_hour.GROUP) is drawn split instead: one line per group,
+// its spot replicas (spot_usd_per_hour.GROUP) apart where it has some, and
+// the total. Arms without the column are left out. GPU prices only: the
+// energy that [cost] power adds is not in the column. The figure is named
 // usd_per_hour.
-//
-// An arm of a fleet of groups (m.GroupPrices, and the per-group columns
-// provisioned_replicas.GROUP in pts) is drawn split instead: one line per
-// group and tier — a reserved group flat at all its replicas (paid whether
-// provisioned or not), an on-demand group at its provisioned replicas, the
-// [spot] group's spot replicas (provisioned_spot_replicas.GROUP) apart at
-// the spot fraction of its price — and their total. GPU prices only: the
-// energy that [cost] power adds to the blended rate is not split.
-func CostTimeline(m Meta, pts []TimePoint, rates map[string]float64) (Figure, error) {
+func CostTimeline(m Meta, pts []TimePoint) (Figure, error) {
 	p := newPlot(m, "Spend rate over time (replicas paid for × their price)", "simulated time (s)", "USD per hour")
 	var plain, split []TimePoint
-	splitSeries := map[string][]timeSeries{}
 	for _, t := range pts {
-		if gs := m.GroupPrices[t.Arm]; len(gs) > 0 && t.Groups != nil {
+		switch {
+		case t.GroupUSD != nil:
 			split = append(split, t)
-			if _, ok := splitSeries[t.Arm]; !ok {
-				splitSeries[t.Arm] = groupSeries(gs)
-			}
-			continue
+		case !math.IsNaN(t.USDPerHour):
+			plain = append(plain, t)
 		}
-		plain = append(plain, t)
 	}
-	n := timeLines(p, m, plain, []timeSeries{
-		{"$ per hour", nil, func(t TimePoint) float64 {
-			r, ok := rates[t.Arm]
-			if !ok {
-				return math.NaN()
-			}
-			if n, ok := m.FlatReplicas[t.Arm]; ok {
-				return n * r // reserved: paid whether provisioned or not
-			}
-			return t.ProvisionedReplicas * r
-		}},
-	})
+	n := timeLines(p, m, plain, []timeSeries{{"$ per hour", nil, func(t TimePoint) float64 { return t.USDPerHour }}})
 	if len(split) > 0 {
 		arms, byArm := groupBy(split, func(t TimePoint) string { return t.Arm })
 		for _, arm := range arms {
-			n += timeLinesFrom(p, m, byArm[arm], splitSeries[arm], len(arms) > 1 || len(plain) > 0 || arm != "", n)
+			n += timeLinesFrom(p, m, byArm[arm], groupSeries(byArm[arm][0].GroupOrder), len(arms) > 1 || len(plain) > 0 || arm != "", n)
 		}
 	}
 	if n == 0 {
-		return Figure{}, fmt.Errorf("plot: no provisioned replicas with a known price in the time series")
+		return Figure{}, fmt.Errorf("plot: no spend rate (usd_per_hour) in the time series")
 	}
 	p.Y.Min, p.Y.Max = 0, math.Max(1, headroom(p.Y.Max, 1))
 	return Figure{Name: "usd_per_hour", Plot: p}, nil
 }
 
-// spotGroupRef is a group in summary.json's spot.groups (spot replicas in
-// several groups).
-type spotGroupRef struct {
-	Name string `json:"name"`
-}
-
-// groupUSDPerHour is one group's spend rate at a sample, split: the group's
-// replicas at its own price (all of them if reserved; the provisioned ones
-// less its spot replicas otherwise), and its spot replicas at the spot
-// fraction. NaN where the sample lacks the group's column.
-func groupUSDPerHour(g GroupPrice, t TimePoint) (own, spot float64) {
-	prov, ok := t.Groups[g.Name]
-	if !ok {
-		return math.NaN(), math.NaN()
-	}
-	s := t.Spot[g.Name] // 0 without spot
-	if g.Reserved {
-		prov = float64(g.Replicas)
-	}
-	return (prov - s) * g.USDPerH, s * g.USDPerH * g.SpotFrac
-}
-
-// groupSeries are the split lines of one arm's groups: each group's own
-// replicas (labelled with its tier), its spot replicas where it has
-// spot, and the total.
-func groupSeries(gs []GroupPrice) []timeSeries {
+// groupSeries are the split lines of one arm's groups (in their columns'
+// order): each group's replicas but its spot ones, its spot replicas where
+// it has some, and the total.
+func groupSeries(groups []string) []timeSeries {
 	var out []timeSeries
 	dash := []vg.Length{vg.Points(3), vg.Points(2)}
-	for _, g := range gs {
-		tier := "on-demand"
-		if g.Reserved {
-			tier = "reserved, flat"
-		}
-		out = append(out, timeSeries{g.Name + " (" + tier + ")", dash, func(t TimePoint) float64 {
-			own, _ := groupUSDPerHour(g, t)
-			return own
+	for _, g := range groups {
+		out = append(out, timeSeries{g, dash, func(t TimePoint) float64 {
+			v, ok := t.GroupUSD[g]
+			if !ok {
+				return math.NaN()
+			}
+			return v - t.SpotUSD[g]
 		}})
-		if g.SpotFrac > 0 {
-			out = append(out, timeSeries{fmt.Sprintf("%s (spot at %.2g×)", g.Name, g.SpotFrac), dash, func(t TimePoint) float64 {
-				_, spot := groupUSDPerHour(g, t)
-				return spot
-			}})
-		}
+		out = append(out, timeSeries{g + " (spot)", dash, func(t TimePoint) float64 {
+			if v, ok := t.SpotUSD[g]; ok {
+				return v
+			}
+			return math.NaN()
+		}})
 	}
-	return append(out, timeSeries{"total $ per hour", nil, func(t TimePoint) float64 {
-		sum := 0.0
-		for _, g := range gs {
-			own, spot := groupUSDPerHour(g, t)
-			sum += own + spot
-		}
-		return sum
-	}})
+	return append(out, timeSeries{"total $ per hour", nil, func(t TimePoint) float64 { return t.USDPerHour }})
 }
 
 // CostSLOPoint is one arm or grid point of a cost-vs-SLO figure: its fleet
@@ -352,95 +295,6 @@ func readCostSLO(t *table) ([]CostSLOPoint, error) {
 		out = append(out, CostSLOPoint{Label: arm, USDPerMonth: u, USDPerMonthCI95: uci, SLOAttainment: a, SLOCI95: aci})
 	}
 	return out, nil
-}
-
-// readRates reads each arm's dollars per provisioned replica-hour (see
-// CostTimeline) from dir/summary.json (arm "") and
-// dir/arms/NAME/summary.json (arm NAME); an arm whose summary has no cost
-// or no GPU-hours has none. A malformed summary is an error naming it.
-func readRates(dir string) (map[string]float64, error) {
-	rates, _, _, err := readPrices(dir)
-	return rates, err
-}
-
-// readPrices is readRates, each arm's replica groups with their prices
-// (Meta.GroupPrices) where its summary has fleet.groups, and the replicas
-// paid flat (Meta.FlatReplicas) where it is a fleet of one kind at the
-// reserved tier without spot.
-func readPrices(dir string) (map[string]float64, map[string][]GroupPrice, map[string]float64, error) {
-	rates := map[string]float64{}
-	groups := map[string][]GroupPrice{}
-	flat := map[string]float64{}
-	read := func(arm, path string) error {
-		b, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return badInput("%v", err)
-		}
-		var s struct {
-			Fleet struct {
-				Replicas float64 `json:"replicas"`
-				GPUs     float64 `json:"gpus"`
-				Groups   []struct {
-					Name            string  `json:"name"`
-					TP              int     `json:"tp"`
-					Replicas        int     `json:"replicas"`
-					Tier            string  `json:"tier"`
-					PricePerGPUHour float64 `json:"price_per_gpu_hour"`
-				} `json:"groups"`
-			} `json:"fleet"`
-			Cost struct {
-				USD      float64 `json:"usd"`
-				GPUHours float64 `json:"gpu_hours"`
-				Tier     string  `json:"tier"`
-			} `json:"cost"`
-			Spot *struct {
-				Group         string         `json:"group"`
-				PriceFraction float64        `json:"price_fraction"`
-				Groups        []spotGroupRef `json:"groups"`
-			} `json:"spot"`
-		}
-		if err := json.Unmarshal(b, &s); err != nil {
-			return badInput("%s: %v", path, err)
-		}
-		if s.Fleet.Replicas > 0 && s.Cost.GPUHours > 0 && s.Cost.USD >= 0 {
-			rates[arm] = s.Cost.USD * s.Fleet.GPUs / (s.Fleet.Replicas * s.Cost.GPUHours)
-			if s.Cost.Tier == "reserved" && len(s.Fleet.Groups) == 0 && s.Spot == nil {
-				flat[arm] = s.Fleet.Replicas
-			}
-		}
-		for _, g := range s.Fleet.Groups {
-			if g.TP < 1 || g.Replicas < 0 || !(g.PricePerGPUHour >= 0) {
-				return badInput("%s: fleet.groups %q: tp %d, replicas %d, price_per_gpu_hour %v", path, g.Name, g.TP, g.Replicas, g.PricePerGPUHour)
-			}
-			gp := GroupPrice{Name: g.Name, Replicas: g.Replicas, Reserved: g.Tier == "reserved", USDPerH: float64(g.TP) * g.PricePerGPUHour}
-			if s.Spot != nil && (s.Spot.Group == g.Name || slices.Contains(s.Spot.Groups, spotGroupRef{g.Name})) {
-				if !(s.Spot.PriceFraction > 0 && s.Spot.PriceFraction <= 1) {
-					return badInput("%s: spot.price_fraction %v: must be in (0, 1]", path, s.Spot.PriceFraction)
-				}
-				gp.SpotFrac = s.Spot.PriceFraction
-			}
-			groups[arm] = append(groups[arm], gp)
-		}
-		return nil
-	}
-	if err := read("", filepath.Join(dir, "summary.json")); err != nil {
-		return nil, nil, nil, err
-	}
-	ents, err := os.ReadDir(filepath.Join(dir, "arms"))
-	if err != nil {
-		return rates, groups, flat, nil // no arms
-	}
-	for _, e := range ents {
-		if e.IsDir() {
-			if err := read(e.Name(), filepath.Join(dir, "arms", e.Name(), "summary.json")); err != nil {
-				return nil, nil, nil, err
-			}
-		}
-	}
-	return rates, groups, flat, nil
 }
 
 // timeLinesFrom adds one line per series of one arm's points (its

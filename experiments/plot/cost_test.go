@@ -10,20 +10,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The spend rate is provisioned replicas × the arm's price per replica-hour;
-// an arm without a price is left out, and none at all is an error.
+// The spend rate is the time series' usd_per_hour, one line per arm; an arm
+// without the column is left out, and none at all is an error.
 func TestCostTimeline(t *testing.T) {
+	nan := math.NaN()
 	pts := []TimePoint{
-		{Arm: "a", TimeS: 0, ProvisionedReplicas: 2}, {Arm: "a", TimeS: 10, ProvisionedReplicas: 6},
-		{Arm: "b", TimeS: 0, ProvisionedReplicas: 3}, {Arm: "b", TimeS: 10, ProvisionedReplicas: 3},
+		{Arm: "a", TimeS: 0, USDPerHour: 104}, {Arm: "a", TimeS: 10, USDPerHour: 312},
+		{Arm: "b", TimeS: 0, USDPerHour: nan}, {Arm: "b", TimeS: 10, USDPerHour: nan},
 	}
-	f, err := CostTimeline(Meta{}, pts, map[string]float64{"a": 52})
+	f, err := CostTimeline(Meta{}, pts)
 	require.NoError(t, err)
-	require.InDelta(t, headroom(6*52, 1), f.Plot.Y.Max, 1e-9, "the axis fits 6 replicas at $52/h")
+	require.InDelta(t, headroom(312, 1), f.Plot.Y.Max, 1e-9, "the axis fits the highest rate")
 	text := legendText(t, f)
 	require.Contains(t, text, "a: $ per hour")
-	require.NotContains(t, text, "b: $ per hour", "b has no price")
-	_, err = CostTimeline(Meta{}, pts, nil)
+	require.NotContains(t, text, "b: $ per hour", "b has no spend rate")
+	_, err = CostTimeline(Meta{}, pts[2:])
 	require.Error(t, err)
 }
 
@@ -45,9 +46,8 @@ func TestCostVsSLO(t *testing.T) {
 	require.Error(t, err)
 }
 
-// Dir draws both from an A/B directory: usd_per_hour from timeseries.csv
-// and each arm's summary.json, cost_vs_slo from replications.csv (the means
-// per arm).
+// Dir draws both from an A/B directory: usd_per_hour from timeseries.csv,
+// cost_vs_slo from replications.csv (the means per arm).
 func TestDirCostFigures(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, s string) {
@@ -55,14 +55,11 @@ func TestDirCostFigures(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
 	}
-	for arm, usd := range map[string]string{"static": "416", "scaled": "208"} {
-		write(filepath.Join("arms", arm, "summary.json"), `{"scenario": "s", "fleet": {"replicas": 8, "gpus": 64}, "cost": {"usd": `+usd+`, "gpu_hours": 64}}`)
+	for _, arm := range []string{"static", "scaled"} {
+		write(filepath.Join("arms", arm, "summary.json"), `{"scenario": "s", "fleet": {"replicas": 8, "gpus": 64}, "cost": {"usd": 416, "gpu_hours": 64}}`)
 	}
-	write("timeseries.csv", "arm,replication,time_s,available_replicas,provisioned_replicas\nstatic,0,0,8,8\nstatic,0,60,8,8\nscaled,0,0,2,2\nscaled,0,60,2,4\n")
+	write("timeseries.csv", "arm,replication,time_s,available_replicas,provisioned_replicas,usd_per_hour\nstatic,0,0,8,8,416\nstatic,0,60,8,8,416\nscaled,0,0,2,2,104\nscaled,0,60,2,4,208\n")
 	write("replications.csv", "arm,replication,seed,cost.usd_per_month,goodput.slo_attainment\nstatic,0,1,299520,1\nstatic,1,2,299520,0.999\nscaled,0,1,149760,0.99\nscaled,1,2,149760,0.98\n")
-	rates, err := readRates(dir)
-	require.NoError(t, err)
-	require.Equal(t, map[string]float64{"static": 52, "scaled": 26}, rates)
 	written, err := Dir(dir)
 	require.NoError(t, err)
 	require.Contains(t, written, filepath.Join(dir, "plots", "usd_per_hour.png"))
@@ -74,69 +71,46 @@ func TestDirCostFigures(t *testing.T) {
 	require.ErrorContains(t, err, "replications.csv:2")
 }
 
-// A fleet of groups is drawn split: a reserved group flat at all its
-// replicas whatever is provisioned, an on-demand group at its provisioned
-// replicas less its spot ones, those at the spot fraction, and the total.
+// A fleet of groups is drawn split: each group's spend but its spot
+// replicas', those apart where the group has some, and the total.
 func TestCostTimelineByGroup(t *testing.T) {
-	gs := []GroupPrice{
-		{Name: "base", Replicas: 2, Reserved: true, USDPerH: 4},
-		{Name: "burst", Replicas: 4, USDPerH: 18, SpotFrac: 0.5},
-	}
 	pt := func(ts, base, burst, spot float64) TimePoint {
-		return TimePoint{TimeS: ts, ProvisionedReplicas: base + burst,
-			Groups: map[string]float64{"base": base, "burst": burst}, Spot: map[string]float64{"burst": spot}}
+		return TimePoint{TimeS: ts, USDPerHour: base + burst, GroupOrder: []string{"base", "burst"},
+			GroupUSD: map[string]float64{"base": base, "burst": burst}, SpotUSD: map[string]float64{"burst": spot}}
 	}
-	pts := []TimePoint{pt(0, 1, 0, 0), pt(10, 2, 4, 2), pt(20, 0, 1, 1)}
-	base, _ := groupUSDPerHour(gs[0], pts[0])
-	require.Equal(t, 2*4.0, base, "reserved: both replicas, though one is provisioned")
-	own, spot := groupUSDPerHour(gs[1], pts[1])
-	require.Equal(t, 2*18.0, own, "two on-demand of four provisioned")
-	require.Equal(t, 2*18*0.5, spot, "two spot at half price")
-	own, spot = groupUSDPerHour(gs[1], pts[2])
-	require.Equal(t, 0.0, own)
-	require.Equal(t, 9.0, spot)
-
-	f, err := CostTimeline(Meta{GroupPrices: map[string][]GroupPrice{"": gs}}, pts, nil)
-	require.NoError(t, err, "no blended rate needed when split")
-	require.InDelta(t, headroom(8+36+18, 1), f.Plot.Y.Max, 1e-9, "the axis fits the highest total, $62/h")
+	pts := []TimePoint{pt(0, 8, 0, 0), pt(10, 8, 54, 18), pt(20, 8, 9, 9)}
+	series := groupSeries(pts[0].GroupOrder)
+	require.Len(t, series, 5, "base, base (spot), burst, burst (spot), total")
+	require.Equal(t, 36.0, series[2].value(pts[1]), "burst's on-demand part: its spend less its spot replicas'")
+	require.Equal(t, 18.0, series[3].value(pts[1]))
+	require.True(t, math.IsNaN(series[1].value(pts[1])), "base has no spot replicas")
+	f, err := CostTimeline(Meta{}, pts)
+	require.NoError(t, err)
+	require.InDelta(t, headroom(62, 1), f.Plot.Y.Max, 1e-9, "the axis fits the highest total, $62/h")
 	text := legendText(t, f)
-	for _, want := range []string{"base (reserved, flat)", "burst (on-demand)", "burst (spot at 0.5×)", "total $ per hour"} {
+	for _, want := range []string{"base", "burst", "burst (spot)", "total $ per hour"} {
 		require.Contains(t, text, want)
 	}
 	require.NotContains(t, text, "base (spot")
-
-	// Without the per-group columns the arm falls back to one blended line.
-	plain := []TimePoint{{TimeS: 0, ProvisionedReplicas: 3}, {TimeS: 10, ProvisionedReplicas: 6}}
-	f, err = CostTimeline(Meta{GroupPrices: map[string][]GroupPrice{"": gs}}, plain, map[string]float64{"": 10})
-	require.NoError(t, err)
-	require.NotContains(t, legendText(t, f), "total")
 }
 
-// Dir reads the groups' prices from summary.json and the per-group columns
-// of timeseries.csv; a negative count is an error naming file, line and
-// column.
+// Dir reads the per-group spend columns of timeseries.csv; a negative
+// one is an error naming file, line and column.
 func TestDirCostByGroup(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, s string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644))
 	}
-	write("summary.json", `{"scenario": "g", "fleet": {"replicas": 6, "gpus": 10, "groups": [
- {"name": "base", "tp": 1, "replicas": 2, "tier": "reserved", "price_per_gpu_hour": 4},
- {"name": "burst", "tp": 2, "replicas": 4, "tier": "on-demand", "price_per_gpu_hour": 9}]},
- "cost": {"usd": 10, "gpu_hours": 5}, "spot": {"replicas": 2, "group": "burst", "price_fraction": 0.35}}`)
-	write("timeseries.csv", "arm,replication,time_s,provisioned_replicas,provisioned_replicas.base,provisioned_replicas.burst,provisioned_spot_replicas.burst\n,0,0,3,2,1,0\n,0,60,6,2,4,2\n")
-	_, groups, flat, err := readPrices(dir)
-	require.NoError(t, err)
-	require.Empty(t, flat, "a fleet of groups is split, not flat")
-	require.Equal(t, []GroupPrice{{Name: "base", Replicas: 2, Reserved: true, USDPerH: 4}, {Name: "burst", Replicas: 4, USDPerH: 18, SpotFrac: 0.35}}, groups[""])
+	write("summary.json", `{"scenario": "g", "fleet": {"replicas": 6, "gpus": 10}, "cost": {"usd": 10, "gpu_hours": 5}}`)
+	write("timeseries.csv", "arm,replication,time_s,provisioned_replicas,usd_per_hour,provisioned_replicas.base,provisioned_replicas.burst,provisioned_spot_replicas.burst,usd_per_hour.base,usd_per_hour.burst,spot_usd_per_hour.burst\n,0,0,3,26,2,1,0,8,18,0\n,0,60,6,70.6,2,4,2,8,62.6,12.6\n")
 	written, err := Dir(dir)
 	require.NoError(t, err)
 	require.Contains(t, written, filepath.Join(dir, "plots", "usd_per_hour.png"))
 
-	write("timeseries.csv", "arm,replication,time_s,provisioned_replicas,provisioned_replicas.base\n,0,0,3,-1\n")
+	write("timeseries.csv", "arm,replication,time_s,provisioned_replicas,usd_per_hour,usd_per_hour.base\n,0,0,3,26,-1\n")
 	_, err = Dir(dir)
 	require.ErrorIs(t, err, ErrBadInput)
-	require.ErrorContains(t, err, "timeseries.csv:2: column provisioned_replicas.base")
+	require.ErrorContains(t, err, "timeseries.csv:2: column usd_per_hour.base")
 }
 
 // A sizing directory draws cost_vs_slo with one point per candidate tried:
@@ -214,42 +188,12 @@ func TestDirSizeCostVsSLO(t *testing.T) {
 }
 
 // A `fleetsim size` directory's run at N names its arm (cluster.replicas=N,
-// or the mix) while its summary.json is the directory's own: usd_per_hour
-// prices that arm with it instead of failing the whole plot.
+// or the mix): its spend rate is drawn from its own column.
 func TestDirCostSizeArm(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"scenario": "s", "fleet": {"replicas": 3, "gpus": 24}, "cost": {"usd": 52, "gpu_hours": 8}}`), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "timeseries.csv"), []byte("arm,replication,time_s,available_replicas,provisioned_replicas\ncluster.replicas=3,0,0,3,3\ncluster.replicas=3,0,60,3,3\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "timeseries.csv"), []byte("arm,replication,time_s,available_replicas,provisioned_replicas,usd_per_hour\ncluster.replicas=3,0,0,3,3,156\ncluster.replicas=3,0,60,3,3,156\n"), 0o644))
 	written, err := Dir(dir)
 	require.NoError(t, err)
 	require.Contains(t, written, filepath.Join(dir, "plots", "usd_per_hour.svg"))
-	m := costMeta(Meta{USDPerReplicaHour: map[string]float64{"": 52}}, []TimePoint{{Arm: "a"}, {Arm: "b"}})
-	require.False(t, m.priced([]TimePoint{{Arm: "a"}}), "two arms: no guessing")
-}
-
-// A fleet of one kind at the reserved tier pays every replica whether
-// provisioned or not: its spend line is flat at all of them (readPrices
-// marks it; not with spot, whose replicas are paid while provisioned).
-func TestCostTimelineReservedFlat(t *testing.T) {
-	dir := t.TempDir()
-	write := func(s string) {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.json"), []byte(s), 0o644))
-	}
-	write(`{"scenario": "r", "fleet": {"replicas": 4, "gpus": 4}, "cost": {"usd": 8, "gpu_hours": 4, "tier": "reserved"}}`)
-	rates, _, flat, err := readPrices(dir)
-	require.NoError(t, err)
-	require.Equal(t, map[string]float64{"": 4}, flat)
-	pts := []TimePoint{{TimeS: 0, ProvisionedReplicas: 1}, {TimeS: 10, ProvisionedReplicas: 3}}
-	f, err := CostTimeline(Meta{FlatReplicas: flat}, pts, rates)
-	require.NoError(t, err)
-	require.InDelta(t, headroom(8, 1), f.Plot.Y.Max, 1e-9, "flat at 4 replicas × $2 per replica-hour")
-
-	write(`{"scenario": "r", "fleet": {"replicas": 4, "gpus": 4}, "cost": {"usd": 8, "gpu_hours": 4, "tier": "on-demand"}}`)
-	_, _, flat, err = readPrices(dir)
-	require.NoError(t, err)
-	require.Empty(t, flat)
-	write(`{"scenario": "r", "fleet": {"replicas": 4, "gpus": 4}, "cost": {"usd": 8, "gpu_hours": 4, "tier": "reserved"}, "spot": {"replicas": 1, "price_fraction": 0.5}}`)
-	_, _, flat, err = readPrices(dir)
-	require.NoError(t, err)
-	require.Empty(t, flat, "spot replicas are paid while provisioned")
 }

@@ -44,29 +44,6 @@ type Meta struct {
 	// HorizonS is sim.simulated_seconds; 0 if unknown. The failure timeline
 	// extends its last step to it.
 	HorizonS float64
-	// USDPerReplicaHour is each arm's dollars per provisioned replica-hour
-	// ("" for a single run), for CostTimeline; nil or missing: unknown.
-	USDPerReplicaHour map[string]float64
-	// GroupPrices are each arm's replica groups with their prices (from its
-	// summary.json fleet.groups and spot), for CostTimeline's split by
-	// group and tier; an arm of one kind of replica has none.
-	GroupPrices map[string][]GroupPrice
-	// FlatReplicas are the replicas an arm pays for whether provisioned or
-	// not: a fleet of one kind at the reserved tier (cost.tier) pays all
-	// of them (fleet.replicas) for the whole run, so its spend is flat.
-	FlatReplicas map[string]float64
-}
-
-// GroupPrice is what one replica group of a fleet of groups costs per
-// provisioned replica-hour, and how its spot replicas are priced.
-type GroupPrice struct {
-	Name     string
-	Replicas int     // the group's replicas (a reserved group pays them all)
-	Reserved bool    // tier "reserved": paid whether provisioned or not
-	USDPerH  float64 // one replica: its GPUs × the group's price per GPU-hour
-	// SpotFrac is the spot price over USDPerH for the group's spot replicas
-	// ([spot] group); 0 for a group without spot.
-	SpotFrac float64
 }
 
 // CDFPoint is one row of cdf.csv: the Quantile-quantile of Metric for Arm.
@@ -93,11 +70,16 @@ type TimePoint struct {
 	// ProvisionedReplicas are the replicas paid for (under [autoscale]:
 	// loading, serving or draining).
 	ProvisionedReplicas float64
+	// USDPerHour is the spend rate (usd_per_hour; NaN when absent).
+	USDPerHour float64
 	// Groups are a fleet of groups' provisioned replicas per group
-	// (provisioned_replicas.GROUP), and Spot the spot group's spot
-	// replicas among them (provisioned_spot_replicas.GROUP); nil for a
-	// fleet of one kind, and no key where a cell is empty.
-	Groups, Spot map[string]float64
+	// (provisioned_replicas.GROUP), and Spot the spot replicas among them
+	// (provisioned_spot_replicas.GROUP); GroupUSD and SpotUSD their spend
+	// rates (usd_per_hour.GROUP, spot_usd_per_hour.GROUP), GroupOrder the
+	// groups with a spend column in the file's order. Nil for a fleet of
+	// one kind, and no key where a cell is empty.
+	Groups, Spot, GroupUSD, SpotUSD map[string]float64
+	GroupOrder                      []string
 }
 
 // Sweep is sweep.csv: the swept parameters (scenario key paths, in column
@@ -481,12 +463,14 @@ func readTimeseries(t *table) ([]TimePoint, error) {
 			InFlight: c.num(results.InFlight), Waiting: c.num(results.Waiting),
 			KVUsedFrac: c.num(results.KVUsedFrac), KVCachedFrac: c.num(results.KVCachedFrac),
 			AvailableReplicas: c.num(results.AvailableReplicas), ProvisionedReplicas: c.num(results.ProvisionedReplicas),
+			USDPerHour: c.num(results.USDPerHour),
 		})
 		for _, name := range t.names {
 			for _, pm := range []struct {
 				prefix string
 				m      *map[string]float64
-			}{{results.ProvisionedReplicas + ".", &out[i].Groups}, {results.ProvisionedSpotReplicas + ".", &out[i].Spot}} {
+			}{{results.ProvisionedReplicas + ".", &out[i].Groups}, {results.ProvisionedSpotReplicas + ".", &out[i].Spot},
+				{results.USDPerHour + ".", &out[i].GroupUSD}, {results.SpotUSDPerHour + ".", &out[i].SpotUSD}} {
 				g, ok := strings.CutPrefix(name, pm.prefix)
 				m := pm.m
 				if !ok {
@@ -494,12 +478,15 @@ func readTimeseries(t *table) ([]TimePoint, error) {
 				}
 				if v := c.optNum(name); !math.IsNaN(v) {
 					if v < 0 {
-						c.fail(name, "%v replicas", v)
+						c.fail(name, "%v is negative", v)
 					}
 					if *m == nil {
 						*m = map[string]float64{}
 					}
 					(*m)[g] = v
+					if pm.m == &out[i].GroupUSD {
+						out[i].GroupOrder = append(out[i].GroupOrder, g)
+					}
 				}
 			}
 		}

@@ -86,9 +86,6 @@ func dirFigures(dir string) ([]Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	if meta.USDPerReplicaHour, meta.GroupPrices, meta.FlatReplicas, err = readPrices(dir); err != nil {
-		return nil, err
-	}
 	tables := map[string]*table{}
 	var found []string
 	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
@@ -171,8 +168,8 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 				return nil, err
 			}
 		}
-		if cm := costMeta(m, pts); len(pts) > 0 && t.has(results.ProvisionedReplicas) && cm.priced(pts) {
-			if err := add(CostTimeline(cm, pts, cm.USDPerReplicaHour)); err != nil {
+		if len(pts) > 0 && t.has(results.USDPerHour) {
+			if err := add(CostTimeline(m, pts)); err != nil {
 				return nil, err
 			}
 		}
@@ -366,55 +363,4 @@ func dirMeta(dir string) (Meta, error) {
 		}
 	}
 	return Meta{}, nil
-}
-
-// costMeta is m for the spend-rate figure: when the time series has one
-// arm and only the directory's own summary.json (arm "") has a price, as
-// in a `fleetsim size` directory whose run at N names its arm
-// cluster.replicas=N (or the mix), that arm takes the summary's prices.
-func costMeta(m Meta, pts []TimePoint) Meta {
-	if len(pts) == 0 || pts[0].Arm == "" {
-		return m
-	}
-	arm := pts[0].Arm
-	for _, t := range pts {
-		if t.Arm != arm {
-			return m
-		}
-	}
-	if len(m.USDPerReplicaHour) != 1 && len(m.GroupPrices) != 1 {
-		return m
-	}
-	r, okR := m.USDPerReplicaHour[""]
-	g, okG := m.GroupPrices[""]
-	if !okR && !okG {
-		return m
-	}
-	out := m
-	out.USDPerReplicaHour = map[string]float64{}
-	out.GroupPrices = map[string][]GroupPrice{}
-	out.FlatReplicas = map[string]float64{}
-	if okR {
-		out.USDPerReplicaHour[arm] = r
-	}
-	if f, ok := m.FlatReplicas[""]; ok {
-		out.FlatReplicas[arm] = f
-	}
-	if okG {
-		out.GroupPrices[arm] = g
-	}
-	return out
-}
-
-// priced reports whether some arm of pts has a price.
-func (m Meta) priced(pts []TimePoint) bool {
-	for _, t := range pts {
-		if _, ok := m.USDPerReplicaHour[t.Arm]; ok {
-			return true
-		}
-		if len(m.GroupPrices[t.Arm]) > 0 && t.Groups != nil {
-			return true
-		}
-	}
-	return false
 }

@@ -71,6 +71,13 @@ type DisaggSummary struct {
 	// replica opened (took it out of the decode choice); absent when none
 	// did.
 	DecodeBreakerOpens int64 `json:"decode_breaker_opens,omitempty"`
+	// Autoscale is the decode pool's autoscaling ([disagg.autoscale]; its
+	// gpu_hours are the decode pool's paid GPU-hours), Spot its spot
+	// replicas (spot.decode_replicas: their interruptions, replica-hours
+	// out of service, spot_usd and the decode pool's other_usd); absent
+	// without.
+	Autoscale *AutoscaleStats `json:"autoscale,omitempty"`
+	Spot      *SpotStats      `json:"spot,omitempty"`
 	// DecodeKVUtilization and DecodeBusyFraction are the decode pool's.
 	DecodeKVUtilization float64 `json:"decode_kv_utilization"`
 	DecodeBusyFraction  float64 `json:"decode_busy_fraction"`
@@ -111,7 +118,7 @@ func decodePrice(sc *scenario.Scenario) float64 {
 // summarizeDisagg adds the disaggregated fleet's block to s and counts
 // the decode pool's GPUs in fleet and cost, and its NVLink domains in
 // fleet.nvlink_domains (the run header's).
-func summarizeDisagg(s *Summary, r *Result) {
+func summarizeDisagg(s *Summary, r *Result, bl *Billing) {
 	d := r.Fleet.Disagg
 	if d == nil {
 		return
@@ -152,15 +159,24 @@ func summarizeDisagg(s *Summary, r *Result) {
 	s.Disagg = out
 
 	g := sc.Catalog().GPUs[dc.Decode.GPU]
-	price := decodePrice(sc)
-	gpus := float64(d.DecodeGPUs)
-	hours := gpus * secs / 3600
+	bill := bl.Decode.All(r.EndTime)
+	hours := bill.GPUHours
+	if a := d.Autoscaler; a != nil {
+		out.Autoscale = autoscaleStats(r, d.Decode, a, sc.Disagg.Autoscale, d.DecodeReplicaTP(), false, hours, secs)
+	}
+	if sp := d.Spot; sp != nil {
+		spot := bl.Decode.Bill(0, len(d.Decode.Replicas), r.EndTime, func(x Rate) bool { return x.Spot })
+		out.Spot = &SpotStats{Replicas: sc.DecodeSpotReplicas(), Interruptions: sp.Interruptions,
+			DownReplicaHours: results.Round6(float64(d.Decode.Life.TotalNs(fleet.PhaseInterrupted, r.EndTime)) / 1e9 / 3600),
+			SpotUSD:          results.Round6(spot.USD), OtherUSD: results.Round6(bill.USD - spot.USD)}
+	}
 	watts := sc.Cost.WattsPerGPU
 	if watts == 0 {
 		watts = g.TDPWatts
 	}
 	kwh := hours * watts * sc.Cost.PUE / 1000
-	usd := hours * price
+	usd := bill.USD
+	usdPerMonth := Ratio(usd*3600, secs) * HoursPerMonth
 	if sc.Cost.Power {
 		usd += kwh * sc.Cost.USDPerKWh
 	}
@@ -177,7 +193,7 @@ func summarizeDisagg(s *Summary, r *Result) {
 	c.GPUHours = results.Round6(c.GPUHours + hours)
 	c.EnergyKWh = results.Round6(c.EnergyKWh + kwh)
 	c.EnergyUSD = results.Round6(c.EnergyKWh * sc.Cost.USDPerKWh)
-	c.USDPerMonth = results.Round6(c.USDPerMonth + gpus*price*HoursPerMonth)
+	c.USDPerMonth = results.Round6(c.USDPerMonth + usdPerMonth)
 	c.USDPerMillionOutputRaw = results.Round6(Ratio(c.USD*1e6, float64(r.Rec.OutputTokens)))
 	if r.Rec.GoodOutputTokens > 0 {
 		c.USDPerMillionOutputTokens = ptr(results.Round6(c.USD * 1e6 / float64(r.Rec.GoodOutputTokens)))

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
@@ -121,6 +122,14 @@ func (a *ArmResult) TimeseriesColumns() []string {
 			cols = append(cols, results.ProvisionedSpotReplicas+"."+g.Name)
 		}
 	}
+	// Then each column's spend rate, in the same order.
+	for _, c := range slices.Clone(cols) {
+		if g, ok := strings.CutPrefix(c, results.ProvisionedSpotReplicas+"."); ok {
+			cols = append(cols, results.SpotUSDPerHour+"."+g)
+		} else {
+			cols = append(cols, results.USDPerHour+"."+strings.TrimPrefix(c, results.ProvisionedReplicas+"."))
+		}
+	}
 	return cols
 }
 
@@ -155,11 +164,17 @@ func (a *ArmResult) TimeseriesRows(t *results.Table, cols []string) {
 		}
 		row := []string{a.Name, "0", results.FormatFloat(results.Round6(s.Time.Seconds())),
 			results.FormatFloat(results.Round6(arr)), results.FormatFloat(results.Round6(comp)), strconv.FormatInt(s.InFlight, 10), strconv.FormatInt(s.Waiting, 10),
-			results.FormatFloat(results.Round6(s.KVUsedFrac)), results.FormatFloat(results.Round6(s.KVCachedFrac)), strconv.Itoa(s.AvailableReplicas), strconv.Itoa(s.ProvisionedReplicas)}
+			results.FormatFloat(results.Round6(s.KVUsedFrac)), results.FormatFloat(results.Round6(s.KVCachedFrac)), strconv.Itoa(s.AvailableReplicas), strconv.Itoa(s.ProvisionedReplicas),
+			results.FormatFloat(results.Round6(s.USDPerHour))}
 		for _, c := range cols {
 			v := ""
-			if k := slices.Index(own, c); k >= 0 && k < len(s.Columns) {
+			k := slices.Index(own, c)
+			switch n := len(own) / 2; {
+			case k < 0:
+			case k < n && k < len(s.Columns):
 				v = strconv.Itoa(s.Columns[k])
+			case k >= n && k-n < len(s.ColumnsUSD):
+				v = results.FormatFloat(results.Round6(s.ColumnsUSD[k-n]))
 			}
 			row = append(row, v)
 		}

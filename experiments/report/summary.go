@@ -12,6 +12,7 @@ import (
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/models/hw"
+	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
@@ -342,120 +343,50 @@ func Summarize(r *Result) *Summary {
 		GPUs: f.Place.GPUs, Domains: f.Place.Domains, BusyFraction: results.Round6(Ratio(busy, n*float64(r.EndTime))),
 		Router: sc.Router.Name, Batching: sc.Cluster.Replica.Batching, EngineProfile: hw.ProfileLabel(sc.Cluster.Replica.Perf.Profile), StepsPerReplica: results.Round6(float64(steps) / n),
 		MFU: results.Round6(Ratio(flops*float64(sc.Cluster.GPUsPerReplica()), float64(f.Place.GPUs)*f.PeakFLOPS*secs))}
-	price := sc.Price()
+	// The GPU bill: every pool's replicas at their rates over their
+	// lifecycles (billing.go).
+	bl := NewBilling(r)
+	primary, fb := bl.Primary.All(r.EndTime), bl.Fallback.All(r.EndTime)
 	if len(f.Groups) > 0 {
-		summarizeGroups(s, r, secs)
+		summarizeGroups(s, r, bl, secs)
 		s.Models = modelStats(r, secs)
 	}
-	// The fallback pool pays its own GPU's catalog price for the tier.
-	fbPrice := 0.0
-	if f.FallbackGPUs() > 0 {
-		g := sc.Catalog().GPUs[sc.Fallback.GPU]
-		fbPrice = g.PricePerGPUHour
-		if sc.Cost.Tier == scenario.TierReserved {
-			fbPrice = g.ReservedPricePerGPUHour
+	// The primary pool's price per GPU-hour: its replicas' one price, or
+	// the blend its bill pays.
+	price := bl.Primary.Rates[0].USDPerGPUHour
+	for _, x := range bl.Primary.Rates {
+		if x.USDPerGPUHour != price {
+			price = Ratio(primary.USD, primary.GPUHours)
+			break
 		}
 	}
-	fbUSDPerHour := float64(f.FallbackGPUs()) * fbPrice
-	gpuHours := float64(f.Place.GPUs+f.FallbackGPUs()) * secs / 3600
-	// Under autoscaling the primary GPUs are paid while provisioned
-	// (loading, serving or draining), not for the whole run.
-	primaryGPUHours, primaryGPUsMean := float64(f.Place.GPUs)*secs/3600, float64(f.Place.GPUs)
-	var spotFrac float64  // spot GPUs / all primary GPUs
-	runDownPrice := price // run.down_replicas' price per GPU-hour: on-demand, never spot
-	if sp := f.Spot; sp != nil && len(f.Groups) == 0 {
-		// Spot slots are paid for the whole run at the spot price (a
-		// replacement is requested at once); fold it into the fleet's
-		// price per GPU-hour.
-		spotFrac = float64(sc.Spot.Replicas) / float64(sc.Cluster.Replicas)
-		onDemand := price
-		price = onDemand * (1 - spotFrac + spotFrac*sc.Spot.PriceFraction)
-		s.Spot = &SpotStats{Replicas: sc.Spot.Replicas, Interruptions: sp.Interruptions,
-			DownReplicaHours: results.Round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
-			SpotUSD:  results.Round6(float64(sc.Spot.Replicas*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand * sc.Spot.PriceFraction),
-			OtherUSD: results.Round6(float64((sc.Cluster.Replicas-sc.Spot.Replicas)*sc.Cluster.GPUsPerReplica()) * secs / 3600 * onDemand)}
-	}
-	if len(f.Groups) > 0 {
-		// Each group at its own price: fold the prices into an average per
-		// GPU-hour so the lines below price the fleet as one.
-		usdPerHour := 0.0
-		for _, g := range f.Groups {
-			usdPerHour += float64(g.Place.GPUs) * sc.GroupPrice(g.GroupConfig)
-		}
-		if sp := f.Spot; sp != nil {
-			// Each group's spot replicas at the spot fraction of its
-			// price, paid while provisioned (the whole run without
-			// autoscaling); the groups' USD already price them so.
+	primaryGPUHours := primary.GPUHours
+	gpuHours := primaryGPUHours + fb.GPUHours
+	if sp := f.Spot; sp != nil {
+		spot := bl.Primary.Bill(0, len(f.Replicas), r.EndTime, func(x Rate) bool { return x.Spot })
+		s.Spot = &SpotStats{Replicas: sc.SpotReplicas(), Interruptions: sp.Interruptions,
+			DownReplicaHours: results.Round6(float64(f.Life.TotalNs(fleet.PhaseInterrupted, r.EndTime)) / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
+			SpotUSD: results.Round6(spot.USD), OtherUSD: results.Round6(primary.USD - spot.USD)}
+		if len(f.Groups) > 0 {
+			// Which groups' replicas are on spot, and at what fraction of
+			// their price.
+			s.Spot.PriceFraction = sc.Spot.PriceFraction
 			parts := sc.SpotParts()
-			spotUSD := 0.0
-			var groups []SpotGroupStats
-			for _, p := range parts {
-				usdPerHour -= float64(p.N()*p.TP) * sc.GroupPrice(*p.Group) * (1 - sc.Spot.PriceFraction)
-				usd := spotGPUSecondsOf(r, p) / 3600 * sc.GroupPrice(*p.Group) * sc.Spot.PriceFraction
-				spotUSD += usd
-				groups = append(groups, SpotGroupStats{Name: p.Group.Name, Replicas: p.N(), SpotUSD: results.Round6(usd)})
-			}
-			bill := 0.0
-			for _, gs := range s.Fleet.Groups {
-				bill += gs.USD
-			}
-			s.Spot = &SpotStats{Replicas: sc.SpotReplicas(), Interruptions: sp.Interruptions,
-				DownReplicaHours: results.Round6(sp.DownReplicaNs / 1e9 / 3600), FailedRequests: rec.FailedBy[fleet.FailSpot],
-				SpotUSD: results.Round6(spotUSD), OtherUSD: results.Round6(bill - spotUSD), PriceFraction: sc.Spot.PriceFraction}
 			if len(parts) == 1 {
 				s.Spot.Group = parts[0].Group.Name
 			} else {
-				s.Spot.Groups = groups
+				for _, p := range parts {
+					s.Spot.Groups = append(s.Spot.Groups, SpotGroupStats{Name: p.Group.Name, Replicas: p.N(),
+						SpotUSD: results.Round6(bl.Primary.Bill(p.First, p.End, r.EndTime, nil).USD)})
+				}
 			}
 		}
-		price = Ratio(usdPerHour, float64(f.Place.GPUs))
+		if fb.USD > 0 {
+			s.Spot.FallbackUSD = results.Round6(fb.USD)
+		}
 	}
 	if a := f.Autoscaler; a != nil {
-		primaryGPUHours = a.ProvisionedReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
-		reserved := len(f.Groups) == 0 && sc.Cost.Tier == scenario.TierReserved
-		if reserved {
-			// A fleet of one kind at the reserved tier: every replica's
-			// GPUs are paid for the whole run, provisioned or parked (as a
-			// reserved group's are); spot replicas, not reserved, while
-			// provisioned (below).
-			primaryGPUHours = float64(f.Place.GPUs) * secs / 3600
-		}
-		if len(f.Groups) > 0 {
-			// Each replica's own GPUs, each group at its own price (the
-			// groups' USD from summarizeGroups): provisioned time only,
-			// but a reserved group's GPUs are paid for the whole run.
-			primaryGPUHours = 0
-			usd := 0.0
-			for k, g := range f.Groups {
-				if s.Fleet.Groups[k].Tier == scenario.TierReserved {
-					primaryGPUHours += float64(g.Place.GPUs) * secs / 3600
-				} else {
-					for i := g.First; i < g.First+g.Replicas; i++ {
-						primaryGPUHours += a.ProvisionedNs(i).Seconds() * float64(g.TP) / 3600
-					}
-				}
-				usd += s.Fleet.Groups[k].USD
-			}
-			price = Ratio(usd, primaryGPUHours)
-		} else if sp := f.Spot; sp != nil {
-			// Spot replicas at the spot price while provisioned, the others
-			// at the [cost] price: per replica.
-			onDemand, tp := sc.Price(), float64(sc.Cluster.GPUsPerReplica())
-			spotH := spotGPUSeconds(r) / 3600
-			primaryGPUHours = 0
-			for i := range f.Replicas {
-				primaryGPUHours += a.ProvisionedNs(i).Seconds() * tp / 3600
-			}
-			if reserved { // the others for the whole run
-				primaryGPUHours = float64(sc.Cluster.Replicas-sc.Spot.Replicas)*tp*secs/3600 + spotH
-			}
-			price = Ratio(onDemand*(primaryGPUHours-spotH*(1-sc.Spot.PriceFraction)), primaryGPUHours)
-			s.Spot.SpotUSD = results.Round6(spotH * onDemand * sc.Spot.PriceFraction)
-			s.Spot.OtherUSD = results.Round6((primaryGPUHours - spotH) * onDemand)
-		}
-		primaryGPUsMean = Ratio(primaryGPUHours*3600, secs)
-		gpuHours = primaryGPUHours + float64(f.FallbackGPUs())*secs/3600
-		s.Autoscale = autoscaleStats(a, sc, primaryGPUHours, secs)
+		s.Autoscale = autoscaleStats(r, f.Pool, a, sc.Autoscale, sc.Cluster.GPUsPerReplica(), len(f.Groups) > 0, primaryGPUHours, secs)
 		if len(f.Groups) == 0 {
 			s.Fleet.MFU = results.Round6(Ratio(flops*float64(sc.Cluster.GPUsPerReplica()), primaryGPUHours*3600*f.PeakFLOPS))
 		}
@@ -473,10 +404,9 @@ func Summarize(r *Result) *Summary {
 		}
 	}
 	kwh := gpuHours * watts * sc.Cost.PUE / 1000
-	usd := primaryGPUHours*price + fbUSDPerHour*secs/3600
-	if s.Spot != nil && fbUSDPerHour > 0 {
-		s.Spot.FallbackUSD = results.Round6(fbUSDPerHour * secs / 3600)
-	}
+	usd := primary.USD + fb.USD
+	// A month at the run's mean spend rate (GPUs only).
+	usdPerMonth := Ratio(usd*3600, secs) * HoursPerMonth
 	if sc.Cost.Power {
 		usd += kwh * sc.Cost.USDPerKWh
 	}
@@ -511,24 +441,12 @@ func Summarize(r *Result) *Summary {
 		decodeDownUSD = (d.Decode.ReplicaDownS + d.Decode.SpareRepairS) * perS
 		decodeIdleUSD = d.Decode.IdleSpareS * perS
 	}
-	// Autoscaled, they stay parked: not provisioned, not paid, unless the
-	// fleet is bought reserved (paid whether provisioned or not, as a
-	// reserved group's are below).
+	// run.down_replicas (a group's down_replicas), in repair for the whole
+	// run, at their rates: autoscaled, they stay parked, paid only when
+	// reserved.
 	var runDownUSD float64
-	if !sc.Autoscale.Enabled || (len(f.Groups) == 0 && sc.Cost.Tier == scenario.TierReserved) {
-		runDownUSD = float64(sc.Run.DownReplicas*sc.Cluster.GPUsPerReplica()) * secs / 3600 * runDownPrice
-	}
-	// A fleet of groups' down_replicas, each at its group's TP and price
-	// (autoscaled, they stay parked: not provisioned, not paid, unless
-	// their group is reserved, paid whether used or not).
-	var groupDownUSD float64
-	for _, g := range f.Groups {
-		if sc.Autoscale.Enabled && sc.GroupTier(g.GroupConfig) != scenario.TierReserved {
-			continue
-		}
-		if d := g.Down(); d > 0 {
-			groupDownUSD += float64(d*g.TP) * secs / 3600 * sc.GroupPrice(g.GroupConfig)
-		}
+	for _, i := range sc.DownIndexes() {
+		runDownUSD += bl.Primary.Bill(i, i+1, r.EndTime, nil).USD
 	}
 	totalFLOPs := flops * float64(sc.Cluster.GPUsPerReplica())
 	if len(f.Groups) > 0 {
@@ -548,10 +466,10 @@ func Summarize(r *Result) *Summary {
 	s.Cost = Cost{USD: results.Round6(usd), Tier: sc.Cost.Tier, GPUHours: results.Round6(gpuHours), PricePerGPUHour: price,
 		EnergyKWh: results.Round6(kwh), EnergyUSD: results.Round6(kwh * sc.Cost.USDPerKWh),
 		Wasted: Wasted{RecomputeTokens: recompute, RecomputeUSD: results.Round6(Ratio(recomputeFLOPs, totalFLOPs) * usd),
-			DiscardedUSD: results.Round6(Ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: results.Round6(downGPUHours*price + runDownUSD + decodeDownUSD + groupDownUSD),
+			DiscardedUSD: results.Round6(Ratio(discardedFLOPs, totalFLOPs) * usd), DownUSD: results.Round6(downGPUHours*price + runDownUSD + decodeDownUSD),
 			IdleSparesUSD: results.Round6(idleSparesUSD(r, price) + decodeIdleUSD)},
 		USDPerMillionOutputRaw: results.Round6(Ratio(usd*1e6, float64(rec.OutputTokens))),
-		USDPerMonth:            results.Round6((primaryGPUsMean*price + fbUSDPerHour) * HoursPerMonth)}
+		USDPerMonth:            results.Round6(usdPerMonth)}
 	if rec.GoodOutputTokens > 0 {
 		s.Cost.USDPerMillionOutputTokens = ptr(results.Round6(usd * 1e6 / float64(rec.GoodOutputTokens)))
 	}
@@ -587,7 +505,7 @@ func Summarize(r *Result) *Summary {
 	if len(rec.FailedBy) > 0 {
 		s.Failed = rec.FailedBy
 	}
-	summarizeDisagg(s, r)
+	summarizeDisagg(s, r, bl)
 	summarizeKVTiers(s, r)
 	return s
 }
@@ -640,6 +558,11 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "scenario %s — %d replicas in groups: %s (%d GPUs, %d %s), router %s, %s batching, engine profile %s\n",
 			s.Scenario, s.Fleet.Replicas, strings.Join(parts, ", "), s.Fleet.GPUs, s.Fleet.Domains, domains,
 			s.Fleet.Router, s.Fleet.Batching, s.Fleet.EngineProfile)
+	} else if d := s.Disagg; d != nil {
+		// Each pool on its own GPUs (fleet.gpus counts both).
+		fmt.Fprintf(&b, "scenario %s — prefill %d× %s %s on %d %s, decode %d× on %d %s (%d %s), router %s, %s batching, engine profile %s\n",
+			s.Scenario, s.Fleet.Replicas, s.Fleet.Model, layout, d.PrefillGPUs, s.Fleet.GPU, d.DecodeReplicas, d.DecodeGPUs, d.DecodeGPU,
+			s.Fleet.Domains, domains, s.Fleet.Router, s.Fleet.Batching, s.Fleet.EngineProfile)
 	} else {
 		fmt.Fprintf(&b, "scenario %s — %d× %s %s on %d %s (%d %s), router %s, %s batching, engine profile %s\n",
 			s.Scenario, s.Fleet.Replicas, s.Fleet.Model, layout, s.Fleet.GPUs, s.Fleet.GPU, s.Fleet.Domains, domains,
@@ -811,51 +734,34 @@ type AutoscaleStats struct {
 	LoadingGPUHours float64 `json:"loading_gpu_hours"`
 }
 
-func autoscaleStats(a *fleet.Autoscaler, sc *scenario.Scenario, gpuHours, secs float64) *AutoscaleStats {
+// provisionedReplicaNs is a pool's replica-time provisioned (in any phase
+// but parked) up to the run's end.
+func provisionedReplicaNs(p *fleet.Pool, end sim.Time) float64 {
+	var ns sim.Time
+	for i := range p.Replicas {
+		ns += p.Life.ProvisionedNs(i, end)
+	}
+	return float64(ns)
+}
+
+// autoscaleStats is the autoscale block of pool p, scaled by a as cfg
+// says, of gpus GPUs per replica (each replica's own in a fleet of
+// groups), paid gpuHours.
+func autoscaleStats(r *Result, p *fleet.Pool, a *fleet.Autoscaler, cfg policies.AutoscaleConfig, gpus int, groups bool, gpuHours, secs float64) *AutoscaleStats {
 	starts := 0
 	for _, e := range a.Events {
 		if e.Event == "start" {
 			starts++
 		}
 	}
-	cs := sc.Autoscale.ColdStart
-	weights := a.WeightBytesPerGPU()
-	return &AutoscaleStats{Policy: sc.Autoscale.Policy, ReplicasMean: results.Round6(Ratio(a.ProvisionedReplicaNs/1e9, secs)),
+	loading := a.StartingReplicaNs / 1e9 * float64(gpus) / 3600
+	if groups {
+		loading = a.StartingGPUNs / 1e9 / 3600
+	}
+	return &AutoscaleStats{Policy: cfg.Policy, ReplicasMean: results.Round6(Ratio(provisionedReplicaNs(p, r.EndTime)/1e9, secs)),
 		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
-		ColdStartS: results.Round6(cs.Duration(weights, sc.Cluster.GPUsPerReplica(), 0).Seconds()), GPUHours: results.Round6(gpuHours),
-		LoadingGPUHours: results.Round6(loadingGPUHours(a, sc))}
-}
-
-// spotGPUSeconds is the GPU-seconds the spot replicas are paid for: the
-// whole run, or their provisioned time under autoscaling.
-func spotGPUSeconds(r *Result) float64 {
-	s := 0.0
-	for _, p := range r.Scenario.SpotParts() {
-		s += spotGPUSecondsOf(r, p)
-	}
-	return s
-}
-
-// spotGPUSecondsOf is spotGPUSeconds of part p's replicas.
-func spotGPUSecondsOf(r *Result, p scenario.SpotPart) float64 {
-	gpus := float64(p.TP)
-	if a := r.Fleet.Autoscaler; a != nil {
-		s := 0.0
-		for i := p.First; i < p.End; i++ {
-			s += a.ProvisionedNs(i).Seconds() * gpus
-		}
-		return s
-	}
-	return float64(p.N()) * gpus * r.EndTime.Seconds()
-}
-
-// loadingGPUHours is the GPU-hours spent loading (each replica's own GPUs
-// in a fleet of groups).
-func loadingGPUHours(a *fleet.Autoscaler, sc *scenario.Scenario) float64 {
-	if len(sc.Cluster.Groups) > 0 {
-		return a.StartingGPUNs / 1e9 / 3600
-	}
-	return a.StartingReplicaNs / 1e9 * float64(sc.Cluster.GPUsPerReplica()) / 3600
+		ColdStartS: results.Round6(cfg.ColdStart.Duration(a.WeightBytesPerGPU(), gpus, 0).Seconds()), GPUHours: results.Round6(gpuHours),
+		LoadingGPUHours: results.Round6(loading)}
 }
 
 // GroupStats is one replica group of a heterogeneous fleet.
@@ -927,7 +833,7 @@ func idleSparesUSD(r *Result, price float64) float64 {
 // summarizeGroups fills the per-group statistics and replaces the
 // fleet-wide figures that a single GPU type would give (MFU, KV
 // utilisation, the GPU name) by the fleet's own.
-func summarizeGroups(s *Summary, r *Result, secs float64) {
+func summarizeGroups(s *Summary, r *Result, bl *Billing, secs float64) {
 	f, sc := r.Fleet, r.Scenario
 	var names []string
 	var flopsAll, peakAll, usedAll, totalAll float64
@@ -949,28 +855,20 @@ func summarizeGroups(s *Summary, r *Result, secs float64) {
 			used += rp.Stats.KVUsedBlockNs
 			total += float64(rp.KV().Total()) * float64(r.EndTime)
 		}
-		gpuS := float64(g.Place.GPUs) * secs
 		peak := float64(g.Place.GPUs) * g.PeakFLOPS * secs
 		if a := f.Autoscaler; a != nil && gs.Tier != scenario.TierReserved {
-			// Autoscaled: the group's GPUs are paid (and could compute)
-			// while provisioned; reserved ones are paid for the whole run
-			// whether provisioned or not.
-			gpuS = 0
+			// Autoscaled: the group's GPUs could compute while provisioned;
+			// reserved ones are counted for the whole run, as they are paid.
+			gpuS := 0.0
 			for i := g.First; i < g.First+g.Replicas; i++ {
-				gpuS += a.ProvisionedNs(i).Seconds() * float64(g.TP)
+				gpuS += f.Life.ProvisionedNs(i, r.EndTime).Seconds() * float64(g.TP)
 			}
 			peak = gpuS * g.PeakFLOPS
 		}
 		gs.BusyFraction = results.Round6(Ratio(busy, float64(g.Replicas)*float64(r.EndTime)))
 		gs.MFU = results.Round6(Ratio(flops, peak))
 		gs.KVUtilization = results.Round6(Ratio(used, total))
-		gs.USD = results.Round6(gpuS / 3600 * gs.PricePerGPUHour)
-		for _, p := range sc.SpotParts() { // (a spares' group is never one: spot with spares is refused)
-			if p.Group.Name == g.Name {
-				// Its spot replicas at the spot fraction of its price.
-				gs.USD = results.Round6((gpuS - spotGPUSecondsOf(r, p)*(1-sc.Spot.PriceFraction)) / 3600 * gs.PricePerGPUHour)
-			}
-		}
+		gs.USD = results.Round6(bl.Primary.Bill(g.First, g.First+g.Replicas, r.EndTime, nil).USD)
 		s.Fleet.Groups = append(s.Fleet.Groups, gs)
 		if !slices.Contains(names, g.GPU) {
 			names = append(names, g.GPU)

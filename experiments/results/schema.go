@@ -95,6 +95,10 @@ const (
 	// ProvisionedSpotReplicas, dotted with a group's name, is a trailing
 	// column of timeseries.csv (see TimeseriesFile.After).
 	ProvisionedSpotReplicas = "provisioned_spot_replicas"
+	// USDPerHour is timeseries.csv's spend rate; dotted with a group's
+	// name, and SpotUSDPerHour so, trailing columns (TimeseriesFile.After).
+	USDPerHour     = "usd_per_hour"
+	SpotUSDPerHour = "spot_usd_per_hour"
 
 	Replications              = "replications"
 	TTFTP99Ms                 = "ttft_p99_ms"
@@ -207,8 +211,9 @@ var (
 			{KVCachedFrac, "fraction", "KV blocks held only by the prefix cache / total"},
 			{AvailableReplicas, "replicas", "replicas in service"},
 			{ProvisionedReplicas, "replicas", "replicas paid for: all in a static fleet; under [autoscale], those loading, serving or draining"},
+			{USDPerHour, "USD/h", "the GPU spend rate at the sample: every pool's replicas paid in their lifecycle phase then (all but parked; reserved ones always), each at its rate (its GPUs at its price, spot at the spot fraction); energy not included"},
 		},
-		After: "only for a fleet of [[cluster.groups]] (absent for a fleet of one kind): provisioned_replicas.GROUP, the group's replicas paid for (as provisioned_replicas), one per group in order; then provisioned_spot_replicas.GROUP, those of them on spot, for the [spot] group; the union over all arms, empty where an arm lacks it"}
+		After: "only for a fleet of [[cluster.groups]] (absent for a fleet of one kind): provisioned_replicas.GROUP, the group's replicas paid for (as provisioned_replicas), one per group in order; then provisioned_spot_replicas.GROUP, those of them on spot, for each group with spot replicas; then usd_per_hour.GROUP (USD/h), each group's spend rate (as usd_per_hour), and spot_usd_per_hour.GROUP, its spot replicas' part of it, in the same order; the union over all arms, empty where an arm lacks it"}
 
 	ReplicationsFile = &File{Name: "replications.csv", Meaning: "one row per arm and replication",
 		Columns: []Column{

@@ -8,6 +8,7 @@ import (
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/fleetsim/fleetsim/policies"
+	"github.com/fleetsim/fleetsim/workloads"
 )
 
 // DisaggScenario is a scenario's [disagg] table: disaggregated prefill and
@@ -26,6 +27,11 @@ type DisaggScenario struct {
 	// needs duration_s > 0 (nothing else would end it), and a crash with
 	// restart_s = 0 stays down unless a probe restarts it.
 	Faults []failures.Scripted `toml:"faults"`
+	// Autoscale scales the decode pool on its own signal ([disagg.autoscale],
+	// the keys of [autoscale]; disagg.decode.replicas is the most it grows
+	// to): its replicas' load plus the prefilled requests waiting for room
+	// on one. [autoscale] scales the prefill pool. Default off.
+	Autoscale policies.AutoscaleConfig `toml:"autoscale"`
 }
 
 // DecodeFaultModes are the scripted fault modes a decode replica takes.
@@ -33,7 +39,8 @@ var DecodeFaultModes = []string{failures.Fail, failures.Hang, failures.OOM, fail
 
 // DefaultDisaggScenario is [disagg] with every default (off).
 func DefaultDisaggScenario() DisaggScenario {
-	return DisaggScenario{DisaggConfig: fleet.DefaultDisaggConfig(), Router: policies.DefaultRouterConfig()}
+	return DisaggScenario{DisaggConfig: fleet.DefaultDisaggConfig(), Router: policies.DefaultRouterConfig(),
+		Autoscale: policies.DefaultAutoscaleConfig()}
 }
 
 // disaggCluster is the prefill pool as the runner builds it: the cluster
@@ -63,6 +70,9 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 		if s.Failures.Enabled && s.Failures.DecodeSpares > 0 {
 			ps.Add("failures.decode_spares", "needs a disaggregated fleet ([disagg] enabled = true), found %d", s.Failures.DecodeSpares)
 		}
+		if d.Autoscale.Enabled {
+			ps.Add("disagg.autoscale.enabled", "scales a disaggregated fleet's decode pool: it needs [disagg] enabled = true")
+		}
 		return
 	}
 	cluster := s.disaggCluster()
@@ -89,6 +99,12 @@ func (s *Scenario) validateDisagg(ps *config.Problems) {
 		}
 		if fc.Mode == failures.Hang && !(fc.DurationS > 0) && s.Policies.Probe.Kind != "deep" {
 			ps.Add(config.Key(key, "duration_s"), "a decode replica's hang needs a duration > 0 unless deep probes ([policies.probe] kind = \"deep\") watch the pools, found %v", fc.DurationS)
+		}
+	}
+	if a := &d.Autoscale; a.Enabled {
+		a.Validate("disagg.autoscale", d.Decode.Replicas, ps)
+		if a.Policy == policies.ScaleSchedule && s.Workload.Kind == workloads.KindTrace {
+			ps.Add("disagg.autoscale.policy", "%q reads the workload's rate profile; a trace has none (use \"target\" or \"slo\")", policies.ScaleSchedule)
 		}
 	}
 	// Stochastic failures fall on one topology holding both pools: the

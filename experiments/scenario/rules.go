@@ -42,6 +42,8 @@ func (s *Scenario) wideLayout() bool {
 const (
 	notWithAutoscale = "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)"
 	notWithSpot      = "cannot be combined with [spot] yet (both take replicas in and out of service)"
+	// (as notWithAutoscale, for the decode pool's autoscaler)
+	notWithDecodeAutoscale = "cannot be combined with [disagg.autoscale] yet (the autoscaler owns which decode replicas are in service)"
 )
 
 // Rules are the refused combinations, in the order their problems are
@@ -62,12 +64,6 @@ var Rules = []Rule{
 	{Name: "disagg+groups", Key: "cluster.groups",
 		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.groups() },
 		Reason:  "cannot be combined with [disagg] yet ([[cluster.groups]])"},
-	{Name: "disagg+autoscale", Key: "autoscale.enabled",
-		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.Autoscale.Enabled },
-		Reason:  "cannot be combined with [disagg] yet ([autoscale])"},
-	{Name: "disagg+spot", Key: "spot.replicas",
-		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.Spot.Replicas > 0 },
-		Reason:  "cannot be combined with [disagg] yet ([spot])"},
 	{Name: "kv_tiers+groups", Key: "kv_tiers.enabled",
 		Applies: func(s *Scenario) bool { return s.KVTiers.Enabled && s.groups() },
 		Reason:  "cannot be combined with [[cluster.groups]] yet (tiers are sized per GPU of one kind)"},
@@ -82,20 +78,14 @@ var Rules = []Rule{
 		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.failureSpares() }},
 	{Name: "autoscale+rollout", Key: "rollout.enabled", Reason: notWithAutoscale,
 		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.Rollout.Enabled }},
+	{Name: "disagg-autoscale+decode-spares", Key: "failures.decode_spares", Reason: notWithDecodeAutoscale,
+		Applies: func(s *Scenario) bool {
+			return s.Disagg.Enabled && s.Disagg.Autoscale.Enabled && s.Failures.Enabled && s.Failures.DecodeSpares > 0
+		}},
 	{Name: "autoscale+group-spares", KeyOf: (*Scenario).groupSparesKey, Reason: notWithAutoscale,
 		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.GroupSpares() > 0 }},
-	// With [failures], warm spares and precursor drains would move the
-	// same replicas in and out of rotation as the interruptions.
-	{Name: "spot+spares", Key: "failures.spares", Reason: notWithSpot,
-		Applies: func(s *Scenario) bool { return s.spot() && s.failureSpares() }},
-	{Name: "spot+group-spares", KeyOf: (*Scenario).groupSparesKey, Reason: notWithSpot,
-		Applies: func(s *Scenario) bool { return s.spot() && s.GroupSpares() > 0 }},
-	{Name: "spot+precursor-drain", Key: "failures.drain_on_precursor", Reason: notWithSpot,
-		Applies: func(s *Scenario) bool { return s.spot() && s.Failures.Enabled && s.Failures.DrainOnPrecursor }},
 	{Name: "spot+rollout", Key: "rollout.enabled", Reason: notWithSpot,
 		Applies: func(s *Scenario) bool { return s.spot() && s.Rollout.Enabled }},
-	{Name: "spot+faults", Key: "faults", Reason: notWithSpot,
-		Applies: func(s *Scenario) bool { return s.spot() && len(s.Faults) > 0 }},
 }
 
 // spareCoverageResolvable reports whether failures.spare_coverage asks

@@ -382,6 +382,9 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 	if !sc.has("autoscale.target") {
 		sc.Autoscale.DefaultTarget()
 	}
+	if !sc.has("disagg.autoscale.target") {
+		sc.Disagg.Autoscale.DefaultTarget()
+	}
 	applyFaultDefaults(&sc, doc)
 	applyDisaggFaultDefaults(&sc, doc)
 	sc.src, sc.filename, sc.baseDir, sc.overlays = data, filename, baseDir, overlays
@@ -698,6 +701,9 @@ func resolveTrace(tc *workloads.TraceConfig, baseDir string) {
 func (s *Scenario) resolveColdStart() {
 	if s.has("cold_start") && !s.has("autoscale.cold_start") {
 		s.Autoscale.ColdStart = s.ColdStart
+	}
+	if s.has("cold_start") && !s.has("disagg.autoscale.cold_start") {
+		s.Disagg.Autoscale.ColdStart = s.ColdStart
 	}
 }
 

@@ -36,6 +36,10 @@ type SpotConfig struct {
 	// replicas are on spot (at PriceFraction of that group's price).
 	// Required with groups; unused without.
 	Group string `toml:"group"`
+	// DecodeReplicas, with [disagg], is how many of the decode pool's
+	// replicas (its last serving ones) are on spot, at PriceFraction of
+	// the decode pool's price, interrupted as the others. Default 0.
+	DecodeReplicas int `toml:"decode_replicas"`
 }
 
 // DefaultSpot returns the defaults documented on SpotConfig (no spot).
@@ -69,7 +73,13 @@ func (s *Scenario) validateSpot(ps *config.Problems) {
 			ps.Add(fmt.Sprintf("cluster.groups.%d.spot_replicas", i), "must be an integer in [0, the group's replicas%s = %d], found %d", downText(g.Down(), "its down_replicas"), n, g.SpotReplicas)
 		}
 	}
-	if s.SpotReplicas() == 0 {
+	switch n := s.Disagg.Decode.Replicas; {
+	case c.DecodeReplicas != 0 && !s.Disagg.Enabled:
+		ps.Add("spot.decode_replicas", "puts a disaggregated fleet's decode replicas on spot: it needs [disagg] enabled = true, found %d", c.DecodeReplicas)
+	case c.DecodeReplicas < 0 || c.DecodeReplicas > n:
+		ps.Add("spot.decode_replicas", "must be an integer in [0, disagg.decode.replicas = %d], found %d", n, c.DecodeReplicas)
+	}
+	if s.SpotReplicas() == 0 && s.DecodeSpotReplicas() == 0 {
 		return
 	}
 	ps.Positive("spot.interruptions_per_hour", c.InterruptionsPerHour)
@@ -197,11 +207,37 @@ func (s *Scenario) SpotUnit(e fleet.SpotEvent) string {
 }
 
 func (s *Scenario) SpotParams() fleet.SpotParams {
-	c := s.Spot
 	var ranges [][2]int
 	for _, p := range s.SpotParts() {
 		ranges = append(ranges, [2]int{p.First, p.End})
 	}
+	return s.spotParams(ranges)
+}
+
+// DecodeSpotReplicas is the decode pool's spot replicas (0 without
+// [disagg]).
+func (s *Scenario) DecodeSpotReplicas() int {
+	if !s.Disagg.Enabled {
+		return 0
+	}
+	return min(max(s.Spot.DecodeReplicas, 0), max(s.Disagg.Decode.Replicas, 0))
+}
+
+// DecodeSpotRange is the decode pool's spot replicas, [first, end) of its
+// indices: its last serving ones (its warm spares come after).
+func (s *Scenario) DecodeSpotRange() [2]int {
+	m := max(s.Disagg.Decode.Replicas, 0)
+	return [2]int{m - s.DecodeSpotReplicas(), m}
+}
+
+// DecodeSpotParams are the interruptions of the decode pool's spot
+// replicas: [spot]'s rates over DecodeSpotRange.
+func (s *Scenario) DecodeSpotParams() fleet.SpotParams {
+	return s.spotParams([][2]int{s.DecodeSpotRange()})
+}
+
+func (s *Scenario) spotParams(ranges [][2]int) fleet.SpotParams {
+	c := s.Spot
 	return fleet.SpotParams{Ranges: ranges, RatePerHour: c.InterruptionsPerHour,
 		Notice: sim.FromSeconds(c.NoticeS), Replace: sim.FromSeconds(c.ReplaceS), Drain: c.Drain}
 }

@@ -24,6 +24,9 @@ const (
 
 	// DecodeRouter is a disaggregated fleet's decode-pool router's draws.
 	DecodeRouter = "decode-router"
+	// DecodeSpot is the interruptions of a disaggregated fleet's decode
+	// pool's spot replicas (spot.decode_replicas).
+	DecodeSpot = "decode-spot"
 )
 
 // Sub-streams of Workload.

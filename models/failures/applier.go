@@ -152,9 +152,9 @@ func (a *Applier) Inject(fc Scripted, rng *rand.Rand) error {
 		eng.Schedule(at, sim.PriorityFailure, flap)
 	case Maintenance:
 		eng.Schedule(at, sim.PriorityFailure, func(now sim.Time) {
-			f.Drain(i, sim.FromSeconds(fc.DrainGraceS), func(t sim.Time) {
+			f.Drain(i, fleet.HoldMaintenance, sim.FromSeconds(fc.DrainGraceS), func(t sim.Time) {
 				eng.Schedule(t+sim.FromSeconds(fc.DurationS), sim.PriorityFailure, func(t sim.Time) {
-					r.Recover(t, cold(), func() { f.SetInRotation(i, true) })
+					r.Recover(t, cold(), func() { f.Release(i, fleet.HoldMaintenance) })
 				})
 			})
 		})

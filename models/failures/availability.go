@@ -32,10 +32,13 @@ type TimelinePoint struct {
 	Capacity float64 // fraction of serving slots up
 	// Detail says more: a failure's repair path and time, a swap's delay.
 	Detail string
-	// Replica is the replica a "fail" or "repair" row is about (not
-	// written to failures.csv): what merges this timeline with another
-	// cause's.
+	// Replica is the replica whose slot a row takes down ("fail") or
+	// brings back (a repair, or a spare taking its place), -1 on the other
+	// rows (not written to failures.csv): what merges this timeline with
+	// another cause's. Decode says the row is about a disaggregated fleet's
+	// decode pool (Replica indexes it).
 	Replica int
+	Decode  bool
 }
 
 // outage is one replica's time out of service, [from, to).
@@ -61,8 +64,10 @@ type Availability struct {
 	// (a co-located fleet), "prefill replica" or "decode replica".
 	name string
 	// timeline is the failures.csv timeline, shared by the pools of a
-	// disaggregated fleet (each row's capacity is its own pool's).
+	// disaggregated fleet (each row's capacity is its own pool's); decode
+	// marks the decode pool's availability.
 	timeline *[]TimelinePoint
+	decode   bool
 }
 
 func newAvailability(replicas, slots, gpusPer int) *Availability {
@@ -143,7 +148,7 @@ func (a *Availability) recordDetail(now sim.Time, event, unit, detail string) {
 		}
 	}
 	*a.timeline = append(*a.timeline, TimelinePoint{Time: now, Event: event, Unit: unit, GPUsDown: gpusDown,
-		Capacity: 1 - float64(down)/float64(a.slots), Detail: detail})
+		Capacity: 1 - float64(down)/float64(a.slots), Detail: detail, Replica: -1, Decode: a.decode})
 }
 
 // downCount is the number of serving replicas out (spares are not serving).

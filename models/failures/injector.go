@@ -175,7 +175,7 @@ func (a *Applier) Start(c Config, d Deps) (*Injector, error) {
 		in.nPre = n
 		in.avail.name = "prefill replica"
 		in.decAvail = newAvailability(m, d.DecodeSlots, dis.DecodeReplicaTP())
-		in.decAvail.name, in.decAvail.timeline = "decode replica", in.avail.timeline
+		in.decAvail.name, in.decAvail.timeline, in.decAvail.decode = "decode replica", in.avail.timeline, true
 	}
 	in.spares = newSparePool(a.eng, fl.Pool, in.avail, d.Slots, sim.FromSeconds(c.SpareAfterS), sim.FromSeconds(c.SpareSwapS))
 	in.spares.kind = d.SpareKind
@@ -272,16 +272,17 @@ func (in *Injector) refresh(i int) {
 	p.Refresh(j)
 }
 
-// setInRotation puts replica i in or out of its pool's rotation.
-func (in *Injector) setInRotation(i int, on bool) {
+// release ends the repair's hold on replica i (drained ahead of a
+// failure) in its pool.
+func (in *Injector) release(i int) {
 	p, j := in.poolOf(i)
-	p.SetInRotation(j, on)
+	p.Release(j, fleet.HoldRepair)
 }
 
-// drain drains replica i in its pool.
+// drain drains replica i in its pool, held out for its repair.
 func (in *Injector) drain(i int, then func(sim.Time)) {
 	p, j := in.poolOf(i)
-	p.Drain(j, in.grace, then)
+	p.Drain(j, fleet.HoldRepair, in.grace, then)
 }
 
 // sparesOf is replica i's pool's spare pool and its index there.
@@ -333,7 +334,7 @@ func (in *Injector) precursor(src int, ev Event, now sim.Time) {
 				r.Recover(t, in.coldStart(i), func() {
 					av.markUp(k, eng.Now())
 					in.drained[i] = false
-					in.setInRotation(i, true)
+					in.release(i)
 					sp.backAsSpare(k, eng.Now())
 				})
 			})
@@ -409,7 +410,7 @@ func (in *Injector) apply(src int, ev Event, now sim.Time) {
 				av.markUp(k, eng.Now())
 				if in.drained[i] {
 					in.drained[i] = false
-					in.setInRotation(i, true)
+					in.release(i)
 				}
 				spares.backAsSpare(k, eng.Now())
 				in.refresh(i)

@@ -9,7 +9,7 @@ import (
 )
 
 // SparePool keeps the fleet's warm spares: replicas beyond the serving
-// slots, held out of service (Pool.SetReserved) until a replica fails with
+// slots, held out of service (fleet.HoldSpare) until a replica fails with
 // a long repair; then an idle, healthy spare takes its place at once (warm
 // standby, ByteRobust, CALIBRATION.md §1) and the failed replica, once
 // repaired, becomes a spare. It measures the replica-time spares spent idle
@@ -60,7 +60,7 @@ func newSparePool(eng *sim.Engine, fl *fleet.Pool, avail *Availability, slots in
 	}
 	for i := slots; i < n; i++ {
 		sp.idle[i] = true
-		fl.SetReserved(i, true)
+		fl.Hold(i, fleet.HoldSpare)
 	}
 	return sp
 }
@@ -89,10 +89,10 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 		sp.idleNs += now - sp.idleSince[j]
 		sp.idleNsOf[j] += now - sp.idleSince[j]
 		sp.replaced[i], sp.replacedSince[i] = true, now
-		sp.fleet.SetReserved(i, true)
+		sp.fleet.Hold(i, fleet.HoldSpare)
 		sp.usedAt = append(sp.usedAt, now)
 		if sp.swap <= 0 {
-			sp.fleet.SetReserved(j, false)
+			sp.fleet.Release(j, fleet.HoldSpare)
 			unit := fmt.Sprintf("%s %d for %d", sp.avail.name, j, i)
 			if failed && sp.avail.down[i] >= 0 {
 				// i was already down (a failure while in repair): its
@@ -113,7 +113,7 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 				return // the spare failed during its swap (failPending)
 			}
 			sp.pendingFor[j] = -1
-			sp.fleet.SetReserved(j, false)
+			sp.fleet.Release(j, fleet.HoldSpare)
 			sp.fleet.Refresh(j)
 			unit := fmt.Sprintf("%s %d for %d", sp.avail.name, j, i)
 			if failed && sp.avail.down[i] >= 0 {
@@ -138,7 +138,7 @@ func (sp *SparePool) failPending(j int, now sim.Time, failed bool, detail string
 	sp.avail.record(now, EventSpareFail, sp.avail.unit(j))
 	sp.replaced[i] = false
 	if !sp.swapIn(i, now, failed, detail) {
-		sp.fleet.SetReserved(i, false)
+		sp.fleet.Release(i, fleet.HoldSpare)
 		sp.fleet.Refresh(i)
 	}
 }
@@ -205,10 +205,11 @@ func (sp *SparePool) idleOfKind(i int) bool {
 }
 
 // spareFor reports whether replica j is an idle, healthy spare that can
-// stand in for replica i (one of its kind).
+// stand in for replica i (one of its kind): its lifecycle phase is spare
+// (up, not interrupted by spot), and it is not hung.
 func (sp *SparePool) spareFor(j, i int) bool {
-	r := sp.fleet.Replicas[j]
-	return sp.idle[j] && r.Up() && !r.Hung() && (sp.kind == nil || sp.kind[j] == sp.kind[i])
+	return sp.idle[j] && sp.fleet.Life.Phase(j) == fleet.PhaseSpare && !sp.fleet.Replicas[j].Hung() &&
+		(sp.kind == nil || sp.kind[j] == sp.kind[i])
 }
 
 // report fills r's spare figures up to end.

@@ -159,17 +159,21 @@ type Autoscaler struct {
 	policy ScalePolicy
 	state  []scaleState
 
+	// queued, when set, is the requests waiting for the pool outside its
+	// replicas (a decode pool's: prefilled, waiting for room).
+	queued func() int
+
 	lastUp      sim.Time
 	recent      []desiredAt // the policy's answers within DownWindow
 	lastArrived int64
 	lastBusyNs  []int64   // each replica's BusyNsAt the last evaluation
 	ttft        []float64 // TTFTs of the current interval, ms
 
-	// Events is every action in order; ProvisionedReplicaNs the integral of
-	// replicas not parked over time, StartingReplicaNs of those loading.
-	Events               []ScaleEvent
-	ProvisionedReplicaNs float64
-	StartingReplicaNs    float64
+	// Events is every action in order; StartingReplicaNs the integral of
+	// replicas loading after a scale-up over time. (Each replica's time
+	// provisioned is its pool's: Lifecycle.ProvisionedNs.)
+	Events            []ScaleEvent
+	StartingReplicaNs float64
 	// StartingGPUNs is StartingReplicaNs in GPU-time (each replica's own
 	// GPUs in a fleet of groups).
 	StartingGPUNs        float64
@@ -180,21 +184,39 @@ type Autoscaler struct {
 	loadGPUs             int
 	// order is the start order (cheapest per capacity first; index order
 	// for a fleet of one kind); drains go the other way.
-	order []int
-	// since[i] is when replica i was last provisioned; provNs[i] its
-	// provisioned time closed so far.
-	since, provNs []sim.Time
-	models        int
+	order  []int
+	models int
 }
 
-// StartAutoscaler parks every replica beyond p.Initial and evaluates the
-// policy every p.Interval from now on, while the fleet is busy. Call
-// before Start; p must be valid (Min <= Initial <= Max = replicas).
+// StartAutoscaler autoscales the fleet's primary pool (startAutoscaler).
 func (f *Fleet) StartAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
-	n := len(f.Replicas)
-	a := &Autoscaler{eng: f.Pool.eng, pool: f.Pool, gw: f.Gateway, p: p, policy: policy,
+	a := f.startAutoscaler(f.Pool, p, policy)
+	f.Autoscaler = a
+	f.Sampler.scaler = a
+	return a
+}
+
+// StartDecodeAutoscaler autoscales a disaggregated fleet's decode pool on
+// its own signal (startAutoscaler): its replicas' load, plus the requests
+// prefilled and waiting for a decode replica with room, which count as
+// outstanding and waiting.
+func (f *Fleet) StartDecodeAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
+	d := f.Disagg
+	a := f.startAutoscaler(d.Decode, p, policy)
+	a.queued = func() int { return d.waiting }
+	d.Autoscaler = a
+	return a
+}
+
+// startAutoscaler parks every replica of pool beyond p.Initial and
+// evaluates the policy every p.Interval from now on, while the fleet is
+// busy. Call before Start; p must be valid (Min <= Initial <= Max =
+// replicas).
+func (f *Fleet) startAutoscaler(pool *Pool, p ScaleParams, policy ScalePolicy) *Autoscaler {
+	n := len(pool.Replicas)
+	a := &Autoscaler{eng: pool.eng, pool: pool, gw: f.Gateway, p: p, policy: policy,
 		state: make([]scaleState, n), lastUp: -1 << 62, order: make([]int, n),
-		since: make([]sim.Time, n), provNs: make([]sim.Time, n), lastBusyNs: make([]int64, n), models: 1}
+		lastBusyNs: make([]int64, n), models: 1}
 	for i := range a.order {
 		a.order[i] = i
 	}
@@ -228,13 +250,17 @@ func (f *Fleet) StartAutoscaler(p ScaleParams, policy ScalePolicy) *Autoscaler {
 			a.provisioned++
 			continue
 		}
-		a.pool.setParked(i, true)
+		a.pool.Hold(i, HoldParked)
 	}
 	a.MinSeen, a.MaxSeen = a.provisioned, a.provisioned
-	f.Autoscaler = a
-	f.Sampler.scaler = a
 	if p.WatchTTFT {
-		a.gw.onTTFT = func(ms float64) { a.ttft = append(a.ttft, ms) }
+		prev := a.gw.onTTFT // (another pool's autoscaler may watch too)
+		a.gw.onTTFT = func(ms float64) {
+			if prev != nil {
+				prev(ms)
+			}
+			a.ttft = append(a.ttft, ms)
+		}
 	}
 	var tick sim.Action
 	tick = func(now sim.Time) {
@@ -276,7 +302,6 @@ func (a *Autoscaler) model(i int) int {
 // account integrates provisioned and loading replicas up to now.
 func (a *Autoscaler) account(now sim.Time) {
 	dt := float64(now - a.lastT)
-	a.ProvisionedReplicaNs += float64(a.provisioned) * dt
 	a.StartingReplicaNs += float64(a.loading) * dt
 	a.StartingGPUNs += float64(a.loadGPUs) * dt
 	a.lastT = now
@@ -287,17 +312,7 @@ func (a *Autoscaler) Finish(end sim.Time) {
 	if end > a.lastT {
 		a.account(end)
 	}
-	for i, st := range a.state {
-		if st != scaleParked && end > a.since[i] {
-			a.provNs[i] += end - a.since[i]
-			a.since[i] = end
-		}
-	}
 }
-
-// ProvisionedNs is replica i's time provisioned (loading, serving or
-// draining) up to Finish.
-func (a *Autoscaler) ProvisionedNs(i int) sim.Time { return a.provNs[i] }
 
 // WeightBytesPerGPU is what each GPU of a starting replica loads.
 func (a *Autoscaler) WeightBytesPerGPU() float64 { return a.p.WeightBytesPerGPU }
@@ -333,6 +348,11 @@ func (a *Autoscaler) observe(now sim.Time) ScaleObs {
 		case scaleDraining:
 			o.Draining++
 		}
+	}
+	if a.queued != nil {
+		q := a.queued()
+		o.Outstanding += q
+		o.Waiting += q
 	}
 	if o.Active > 0 {
 		o.KVUtilization = kv / float64(o.Active)
@@ -487,7 +507,6 @@ func (a *Autoscaler) start(now sim.Time, i, want int) {
 	a.provisioned++
 	a.loading++
 	a.loadGPUs += a.gpus(i)
-	a.since[i] = now
 	a.MaxSeen = max(a.MaxSeen, a.provisioned)
 	a.Events = append(a.Events, ScaleEvent{Time: now, Replica: i, Event: "start", Desired: want})
 	// Peers hold the same weights: serving replicas of the same model.
@@ -503,11 +522,15 @@ func (a *Autoscaler) start(now sim.Time, i, want int) {
 	}
 	cold := a.p.ColdStart.Duration(weights, a.loadGPUs, peers)
 	r := a.pool.Replicas[i]
-	defer a.pool.setParked(i, false) // after Recover: down, so unavailable until ready
+	// Provisioned (after Recover: down, so unavailable until ready), held
+	// as starting until its engine is ready.
+	defer a.pool.Release(i, HoldParked)
+	defer a.pool.Hold(i, HoldStarting)
 	// A new engine process: empty KV and prefix cache (it holds no copies).
 	r.Fail(now, FailDrained)
 	r.Recover(now, cold, func() {
 		at := a.eng.Now()
+		a.pool.Release(i, HoldStarting)
 		a.account(at)
 		a.loading--
 		a.loadGPUs -= a.gpus(i)
@@ -524,11 +547,7 @@ func (a *Autoscaler) start(now sim.Time, i, want int) {
 func (a *Autoscaler) drain(now sim.Time, i, want int) {
 	a.state[i] = scaleDraining
 	a.Events = append(a.Events, ScaleEvent{Time: now, Replica: i, Event: "drain", Desired: want})
-	a.pool.SetInRotation(i, false)
-	// Held out from the drain's start too, so that no one else putting it
-	// back in rotation (a scripted maintenance's return, a health probe's
-	// restart) routes new work to a replica on its way out.
-	a.pool.setParked(i, true)
+	a.pool.Hold(i, HoldScaleIn)
 	deadline := now + a.p.DrainGrace
 	var check sim.Action
 	check = func(at sim.Time) {
@@ -541,18 +560,12 @@ func (a *Autoscaler) drain(now sim.Time, i, want int) {
 		a.account(at)
 		a.state[i] = scaleParked
 		a.provisioned--
-		a.provNs[i] += at - a.since[i]
 		a.MinSeen = min(a.MinSeen, a.provisioned)
-		a.pool.SetInRotation(i, true) // rotation back; parked keeps it out
-		a.pool.setParked(i, true)
+		a.pool.Hold(i, HoldParked)
+		a.pool.Release(i, HoldScaleIn)
 		a.Events = append(a.Events, ScaleEvent{Time: at, Replica: i, Event: "stopped", Desired: want})
 	}
 	a.eng.Schedule(min(now+sim.Second, deadline), sim.PriorityNormal, check)
-}
-
-// notServing reports whether replica i is parked or loading.
-func (a *Autoscaler) notServing(i int) bool {
-	return a.state[i] == scaleParked || a.state[i] == scaleStarting
 }
 
 // Parked reports whether replica i is parked (not provisioned).

@@ -44,14 +44,14 @@ func TestDisaggFailurePlacement(t *testing.T) {
 func TestDisaggDecodeDrainAndRotation(t *testing.T) {
 	eng, f := disaggFleet(t, defaultFleet(1), defaultDisagg(2))
 	d := f.Disagg
-	d.Decode.SetInRotation(0, false)
+	d.Decode.Hold(0, HoldMaintenance)
 	require.False(t, d.DecodeStates()[0].Available)
 	require.True(t, d.Decode.Replicas[0].Up())
-	d.Decode.SetInRotation(0, true)
+	d.Decode.Release(0, HoldMaintenance)
 	require.True(t, d.DecodeStates()[0].Available)
 
 	drained := sim.Time(-1)
-	d.Decode.Drain(1, 5*sim.Second, func(now sim.Time) { drained = now })
+	d.Decode.Drain(1, HoldMaintenance, 5*sim.Second, func(now sim.Time) { drained = now })
 	require.False(t, d.DecodeStates()[1].Available, "a draining decode replica takes nothing new")
 	eng.Run(10 * sim.Second)
 	require.Equal(t, sim.Second, drained, "empty: the drain ends at its first check")

@@ -57,6 +57,11 @@ type Disagg struct {
 	// ProbeStats counts the decode pool's probes, ejections and times to
 	// isolate ([policies.probe], as the prefill pool's).
 	ProbeStats GatewayStats
+	// Autoscaler, when StartDecodeAutoscaler was called, scales the decode
+	// pool on its own signal; Spot, when StartDecodeSpot was, interrupts
+	// its spot replicas. Nil otherwise.
+	Autoscaler *Autoscaler
+	Spot       *Spot
 
 	Stats DisaggStats
 	Split TTFTSplit
@@ -217,6 +222,9 @@ func (d *Disagg) isDecode(i int) bool { return i >= d.decBase }
 // finish closes time-weighted statistics at end.
 func (d *Disagg) finish(end sim.Time) {
 	d.accountHeld(end)
+	if d.Autoscaler != nil {
+		d.Autoscaler.Finish(end)
+	}
 	for _, r := range d.Decode.Replicas {
 		r.Finish(end)
 	}

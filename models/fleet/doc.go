@@ -17,9 +17,11 @@
 //	fleet.go             FleetConfig and placement; Fleet and its constructor
 //	pool.go              Pool, one pool of replicas (the primary pool, a
 //	                     disaggregated fleet's decode pool): the replicas,
-//	                     their routing snapshot and availability flags
-//	                     (rotation, breaker, warm spare, parked), its circuit
-//	                     breaker, drains
+//	                     their routing snapshot and availability (up, not
+//	                     held, breaker not open), its circuit breaker, drains
+//	lifecycle.go         the one owner of provisioning state: each
+//	                     mechanism's Hold on a replica (probes, maintenance,
+//	                     repairs, rollouts, spot, the autoscaler, spares)
 //	gateway.go           Gateway: client requests and their copies, the
 //	                     replicas' Observer, routing over the fleet's pools
 //	                     (primary, fallback, decode; Pool.Base numbers them)

@@ -174,8 +174,8 @@ func placement(cfg FleetConfig, domainGPUs int) Placement {
 // identical replicas. It is wired from parts with one job each, embedded so
 // that their methods and fields are the fleet's:
 //
-//	Pool     the replicas and their routing snapshot (availability flags,
-//	         rotation, reservation as warm spares, drains)     pool.go
+//	Pool     the replicas, their routing snapshot, the mechanisms'
+//	         holds on them (lifecycle.go), drains              pool.go
 //	Gateway  the request path and its policies (admission, timeouts,
 //	         hedges, retries, breakers, fallback, rollout split) gateway*.go
 //	Health   probes, ejection and time to isolate               health.go
@@ -276,9 +276,6 @@ func (f *Fleet) Finish(end sim.Time) {
 	f.Rec.Touch(end)
 	if f.Autoscaler != nil {
 		f.Autoscaler.Finish(end)
-	}
-	if f.Spot != nil {
-		f.Spot.Finish(end)
 	}
 	for _, r := range f.Replicas {
 		r.Finish(end)

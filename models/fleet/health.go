@@ -25,7 +25,6 @@ type Health struct {
 
 func (p *Pool) size() int                     { return len(p.states) }
 func (p *Pool) replica(i int) *engine.Replica { return p.Replicas[i] }
-func (p *Pool) inRotation(i int) bool         { return p.rot[i] }
 
 func newHealth(eng *sim.Engine, pool *Pool, stats *GatewayStats, busy func() bool) *Health {
 	h := &Health{eng: eng, pool: pool, stats: stats, busy: busy, faultAt: make([]sim.Time, pool.size())}
@@ -101,13 +100,13 @@ func (h *Health) probe(i int, now sim.Time) {
 	h.probeFails[i] = 0
 	h.stats.Ejections++
 	h.noteIsolated(i, now)
-	p.SetInRotation(i, false)
+	p.Hold(i, HoldProbe)
 	restart := h.cfg.RestartNs
 	h.eng.Schedule(now+restart, sim.PriorityFailure, func(at sim.Time) {
 		if r.Recovering() {
 			// Already restarting (a supervisor got there first): rejoin
 			// when it is ready.
-			r.WhenRecovered(func() { p.SetInRotation(i, true) })
+			r.WhenRecovered(func() { p.Release(i, HoldProbe) })
 			return
 		}
 		if r.Up() && !r.Hung() {
@@ -118,7 +117,7 @@ func (h *Health) probe(i int, now sim.Time) {
 			// new one began: a negative inter-token gap.)
 			r.Fail(at, engine.FailReplicaDown)
 		}
-		r.Recover(at, h.cfg.ColdStartNs, func() { p.SetInRotation(i, true) })
+		r.Recover(at, h.cfg.ColdStartNs, func() { p.Release(i, HoldProbe) })
 		p.refresh(i)
 	})
 }

@@ -8,13 +8,14 @@ import (
 
 // Pool is a set of replicas of one role (the primary pool, a disaggregated
 // fleet's decode pool) and the routing snapshot they keep up to date: one
-// ReplicaState per replica, whose Available flag the pool derives from five
-// sources (the replica is up, in rotation, not behind an open breaker, not
-// reserved as a warm spare, not parked by the autoscaler). The pool owns
-// those flags, its circuit breaker's state and its health checker; the
-// gateway, the health checker, rollouts and fault appliers change them
-// through its methods and never write the snapshot's Available directly
-// (the gateway masks it for the length of one routing decision only).
+// ReplicaState per replica, whose Available flag the pool derives from
+// three sources: the replica is up, no mechanism holds it out of service
+// (Hold, lifecycle.go: probes, maintenance, drains, rollouts, spot, the
+// autoscaler, warm spares, each its own), and its breaker is not open. The
+// pool owns the holds, its circuit breaker's state and its health checker;
+// the mechanisms change them through its methods and never write the
+// snapshot's Available directly (the gateway masks it for the length of
+// one routing decision only).
 // Whoever writes a snapshot entry's Available, Outstanding or
 // KVUtilization calls fixIndex (or the replica's outstandingChanged) right
 // after, so that the routing index stays exact (Capacity is set before the
@@ -25,11 +26,12 @@ type Pool struct {
 	Replicas []*engine.Replica
 	// Base is the fleet index of replica 0: a fleet's pools number their
 	// replicas one after the other (Gateway.pools).
-	Base     int
-	states   []engine.ReplicaState
-	rot      []bool // in rotation
-	reserved []bool // warm spares held out of service (SetReserved)
-	parked   []bool // scaled in by the autoscaler: not provisioned
+	Base   int
+	states []engine.ReplicaState
+	// holds are the mechanisms holding each replica out of service; Life
+	// each replica's phase over time (lifecycle.go).
+	holds []Hold
+	Life  Lifecycle
 	// model is each replica's model (its index in [[serve]]) in a fleet
 	// of several models; nil when the fleet serves one.
 	model []int16
@@ -63,16 +65,12 @@ type Pool struct {
 	Groups []Group
 }
 
-// newPool sizes the flags and the snapshot for n replicas, every one in
-// rotation; the replicas themselves are added by the caller (NewFleet),
-// which points each at its entry of states.
+// newPool sizes the holds and the snapshot for n replicas, none held; the
+// replicas themselves are added by the caller (NewFleet), which points
+// each at its entry of states.
 func newPool(eng *sim.Engine, n int) *Pool {
-	p := &Pool{eng: eng, states: make([]engine.ReplicaState, n), rot: make([]bool, n), reserved: make([]bool, n),
-		brk: make([]BreakerState, n), brkEv: make([]sim.EventID, n), parked: make([]bool, n)}
-	for i := range p.rot {
-		p.rot[i] = true
-	}
-	return p
+	return &Pool{eng: eng, states: make([]engine.ReplicaState, n), holds: make([]Hold, n), Life: newLifecycle(n),
+		brk: make([]BreakerState, n), brkEv: make([]sim.EventID, n)}
 }
 
 // watch makes every replica's up/down changes refresh its availability.
@@ -86,10 +84,13 @@ func (p *Pool) watch() {
 // States is the routing snapshot (read-only; for tests and reports).
 func (p *Pool) States() []engine.ReplicaState { return p.states }
 
-// refresh recomputes replica i's availability to the router: up, in
-// rotation, and its breaker not open.
+// refresh recomputes replica i's availability to the router: up, not
+// held out of service, and its breaker not open.
 func (p *Pool) refresh(i int) {
-	p.states[i].Available = p.Replicas[i].Up() && p.rot[i] && p.brk[i] != BreakerOpen && !p.reserved[i] && !p.parked[i]
+	r := p.Replicas[i]
+	up := r.Up()
+	p.states[i].Available = up && p.holds[i] == 0 && p.brk[i] != BreakerOpen
+	p.Life.note(i, phaseOf(p.holds[i], up, r.Recovering()), p.holds[i], p.eng.Now())
 	p.fixIndex(i)
 	if p.onAvailable != nil && p.states[i].Available {
 		p.onAvailable()
@@ -133,24 +134,6 @@ func (p *Pool) indexRoutes(k RouteKey) bool {
 // Refresh recomputes replica i's availability after its health changed
 // (a failure, a repair).
 func (p *Pool) Refresh(i int) { p.refresh(i) }
-
-// SetInRotation puts replica i in or out of rotation (drain, ejection,
-// rollout).
-func (p *Pool) SetInRotation(i int, in bool) {
-	p.rot[i] = in
-	p.refresh(i)
-}
-
-// SetReserved holds replica i out of service as a warm spare (or returns
-// it): unlike rotation, which drains, ejections and rollouts toggle, only
-// the spare pool's owner changes it.
-func (p *Pool) SetReserved(i int, reserved bool) {
-	if reserved {
-		p.health.noteIsolated(i, p.eng.Now()) // out of service now: a fault is isolated
-	}
-	p.reserved[i] = reserved
-	p.refresh(i)
-}
 
 // MarkFault records that replica i became faulty at now (for the time to
 // isolate it).
@@ -200,26 +183,20 @@ func (p *Pool) breakerRefuses(i int, now sim.Time) bool {
 // (BreakerClosed without a breaker).
 func (p *Pool) BreakerState(i int) BreakerState { return p.brk[i] }
 
-// setParked holds replica i out of service because the autoscaler has not
-// provisioned it, or returns it.
-func (p *Pool) setParked(i int, parked bool) {
-	p.parked[i] = parked
-	p.refresh(i)
-}
-
-// Drain takes replica i out of rotation and lets what it holds finish: it
-// stops as soon as it is empty (checked every second), or at the end of
-// grace, failing what is left (reason "drained"; a retry policy may send
-// it elsewhere). Then it calls then, if set.
-func (p *Pool) Drain(i int, grace sim.Time, then func(now sim.Time)) {
-	p.SetInRotation(i, false)
+// Drain holds replica i out of service for mechanism h and lets what it
+// holds finish: it stops as soon as it is empty (checked every second), or
+// at the end of grace, failing what is left (reason "drained"; a retry
+// policy may send it elsewhere). Then it calls then, if set. The hold
+// stays until h releases it.
+func (p *Pool) Drain(i int, h Hold, grace sim.Time, then func(now sim.Time)) {
+	p.Hold(i, h)
 	drainOut(p.eng, func() *engine.Replica { return p.Replicas[i] }, grace, then)
 }
 
 // drainOut waits, checking every second, until the replica replica()
 // returns holds nothing or grace has passed, then fails what is left
 // (FailDrained) and calls then, if set. The replica is already out of
-// rotation (Pool.Drain).
+// service (Pool.Drain).
 func drainOut(eng *sim.Engine, replica func() *engine.Replica, grace sim.Time, then func(now sim.Time)) {
 	deadline := eng.Now() + grace
 	var check sim.Action

@@ -188,8 +188,7 @@ func (f *Fleet) StartRollout(c RolloutConfig, judge RolloutJudge, rng *rand.Rand
 		stats: RolloutStats{State: "not started"}}
 	for i := n - c.NewReplicas; i < n; i++ {
 		ro.green[i] = true
-		p.rot[i] = false // not loaded yet
-		p.refresh(i)
+		p.Hold(i, HoldRollout) // not loaded yet
 	}
 	f.Gateway.ro = ro
 	start := sim.FromSeconds(c.StartS)
@@ -200,7 +199,7 @@ func (f *Fleet) StartRollout(c RolloutConfig, judge RolloutJudge, rng *rand.Rand
 			for i := range ro.green {
 				if ro.green[i] {
 					p.Replicas[i].SetSlow(c.SlowFactor)
-					p.SetInRotation(i, true)
+					p.Release(i, HoldRollout)
 				}
 			}
 			ro.stats.State = "in progress"
@@ -272,7 +271,7 @@ func (ro *rollout) check(now sim.Time) {
 		ro.stats.DetectionS = now.Seconds() - ro.stats.FirstTrafficS
 		for i := range ro.green {
 			if ro.green[i] {
-				ro.pool.SetInRotation(i, false)
+				ro.pool.Hold(i, HoldRollout)
 			}
 		}
 		return

@@ -20,6 +20,12 @@ type Sample struct {
 	// Columns (SetColumns: e.g. each group of a fleet of groups), in
 	// order; nil without columns.
 	Columns []int `json:",omitempty"`
+	// USDPerHour is the fleet's GPU spend rate at the sample (every pool's
+	// replicas paid in their phase then, at their rates), and ColumnsUSD
+	// that of each column's replicas; both are filled after the run by its
+	// price model (experiments/report.PriceSamples), 0 until then.
+	USDPerHour float64
+	ColumnsUSD []float64 `json:",omitempty"`
 }
 
 // Sampler records the fleet's time series and ends a run that cannot

@@ -52,46 +52,42 @@ type Spot struct {
 	eng  *sim.Engine
 	pool *Pool
 	busy func() bool
-	// scaler, under autoscaling, says which replicas have no serving
-	// instance to take back (parked or loading).
-	scaler *Autoscaler
-	p      SpotParams
-	rng    *rand.Rand
+	p    SpotParams
+	rng  *rand.Rand
 
 	Events        []SpotEvent
 	Interruptions int
-	// DownReplicaNs is the integral of spot replicas out of service.
-	DownReplicaNs float64
-	down          int
-	lastT         sim.Time
+	// down is the spot replicas out of service now (their time out of
+	// service is the pool's PhaseInterrupted).
+	down int
 }
 
 // FailSpot is the failure reason of copies a spot interruption kills.
 const FailSpot = "spot interruption"
 
-// StartSpot starts the interruptions of the replicas of p.Ranges, drawing
-// from rng (range by range, in order). Call before Start.
+// StartSpot starts the interruptions of the primary pool's replicas of
+// p.Ranges, drawing from rng (range by range, in order). Call before
+// Start.
 func (f *Fleet) StartSpot(p SpotParams, rng *rand.Rand) *Spot {
-	s := &Spot{eng: f.Pool.eng, pool: f.Pool, busy: f.busy, p: p, rng: rng, scaler: f.Autoscaler}
+	f.Spot = f.startSpot(f.Pool, p, rng)
+	return f.Spot
+}
+
+// StartDecodeSpot is StartSpot for a disaggregated fleet's decode pool
+// (p.Ranges index its replicas).
+func (f *Fleet) StartDecodeSpot(p SpotParams, rng *rand.Rand) *Spot {
+	f.Disagg.Spot = f.startSpot(f.Disagg.Decode, p, rng)
+	return f.Disagg.Spot
+}
+
+func (f *Fleet) startSpot(pool *Pool, p SpotParams, rng *rand.Rand) *Spot {
+	s := &Spot{eng: pool.eng, pool: pool, busy: f.busy, p: p, rng: rng}
 	for _, r := range p.Ranges {
 		for i := r[0]; i < r[1]; i++ {
 			s.arm(i, s.eng.Now())
 		}
 	}
-	f.Spot = s
 	return s
-}
-
-func (s *Spot) account(now sim.Time) {
-	s.DownReplicaNs += float64(s.down) * float64(now-s.lastT)
-	s.lastT = now
-}
-
-// Finish closes the down-time integral at end.
-func (s *Spot) Finish(end sim.Time) {
-	if end > s.lastT {
-		s.account(end)
-	}
 }
 
 // arm schedules replica i's next interruption after now.
@@ -101,7 +97,7 @@ func (s *Spot) arm(i int, now sim.Time) {
 		if !s.busy() {
 			return
 		}
-		if s.scaler != nil && s.scaler.notServing(i) {
+		if s.pool.Held(i, HoldParked|HoldStarting) {
 			// Autoscaled: a parked replica has no instance to take back,
 			// and one loading is not interrupted (assumption: its load is
 			// short beside the mean time between interruptions). The
@@ -114,7 +110,6 @@ func (s *Spot) arm(i int, now sim.Time) {
 }
 
 func (s *Spot) interrupt(i int, now sim.Time) {
-	s.account(now)
 	s.down++
 	s.Interruptions++
 	s.Events = append(s.Events, SpotEvent{Time: now, Event: SpotNotice, Replica: i, Down: s.down})
@@ -123,21 +118,20 @@ func (s *Spot) interrupt(i int, now sim.Time) {
 		s.Events = append(s.Events, SpotEvent{Time: at, Event: SpotKill, Replica: i, Down: s.down})
 		s.pool.Replicas[i].Recover(at, s.p.Replace, func() {
 			t := s.eng.Now()
-			s.account(t)
 			s.down--
-			s.pool.SetInRotation(i, true)
+			s.pool.Release(i, HoldSpot)
 			s.Events = append(s.Events, SpotEvent{Time: t, Event: SpotReady, Replica: i, Down: s.down})
 			s.arm(i, t)
 		})
 	}
 	if !s.p.Drain || s.p.Notice == 0 {
-		s.pool.SetInRotation(i, false)
+		s.pool.Hold(i, HoldSpot)
 		kill(now)
 		return
 	}
 	// Drain through the notice: no new traffic, what finishes in time
 	// finishes; the rest fails when the instance goes.
-	s.pool.SetInRotation(i, false)
+	s.pool.Hold(i, HoldSpot)
 	deadline := now + s.p.Notice
 	var check sim.Action
 	check = func(at sim.Time) {
