@@ -311,7 +311,7 @@ replicas = 2
 	require.Equal(t, 3, s.Fleet.Domains, "both pools' servers")
 	var tbl strings.Builder
 	require.NoError(t, s.WriteTable(&tbl))
-	require.Contains(t, tbl.String(), "on 24 H100 (3 NVLink domains)")
+	require.Contains(t, tbl.String(), "prefill 1× llama-3-8b TP=8 on 8 H100, decode 2× on 16 H100 (3 NVLink domains)", "each pool on its own GPUs")
 }
 
 // TestDisaggBreakerWatchesDecodePool: a decode replica that hangs for
