@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
+	"github.com/fleetsim/fleetsim/sim/quantile"
 )
 
 // Arm is one arm of an A/B: a name and its scenario.
@@ -69,16 +71,55 @@ func ArmsFromScenario(base *scenario.Scenario) ([]Arm, error) {
 // table's difference is (|Diff| > DiffCI). The baseline's own sampling
 // error is not propagated into the ratio (with common random numbers it is
 // small next to the paired difference's).
+//
+// Res is the estimator's own relative resolution: a latency quantile read
+// from a sketch in bucket mode is within relative error alpha of the exact
+// one in each arm, so their ratio is known only to one bucket's width,
+// (1+alpha)/(1-alpha) − 1 (2.02% at alpha = 1%), however many
+// replications agree (with common random numbers every replication can
+// land one bucket apart: a CI of 0 around a difference of one bucket). 0
+// for exact figures.
 type PairedDiff struct {
 	Key          string
 	A, B         float64 // means
 	Diff, DiffCI float64 // mean of d_i and its 95% CI half-width
 	Rel, RelCI   float64 // Diff/A and DiffCI/|A|; NaN when A = 0
+	N            int     // pairs (replications); no interval below 2
+	Res          float64 // relative resolution of the estimator (see above)
+}
+
+// sketchResolution is one bucket's relative width at the recorder's
+// sketch accuracy (quantile.DefaultAlpha).
+var sketchResolution = (1+quantile.DefaultAlpha)/(1-quantile.DefaultAlpha) - 1
+
+// quantileResolution is the relative resolution of metric key of arm st:
+// sketchResolution for a latency quantile (latency_ms.M.pNN) whose sketch
+// was in bucket mode in some replication (more than
+// quantile.DefaultExactLimit values, or ITL, which the replicas sketch in
+// bucket mode from the first gap), else 0 (exact quantiles, means, counts).
+func quantileResolution(key string, st map[string]report.Stat) float64 {
+	rest, ok := strings.CutPrefix(key, "latency_ms.")
+	if !ok {
+		return 0
+	}
+	metric, q, ok := strings.Cut(rest, ".")
+	if !ok || len(q) < 2 || q[0] != 'p' {
+		return 0
+	}
+	if metric == "itl" {
+		return sketchResolution
+	}
+	for _, v := range st["latency_ms."+metric+".n"].Values {
+		if v > quantile.DefaultExactLimit {
+			return sketchResolution
+		}
+	}
+	return 0
 }
 
 // Paired computes the paired differences of every metric of b against a.
 func Paired(a, b *report.ArmResult) []PairedDiff {
-	bm := report.StatMap(b.Stats)
+	am, bm := report.StatMap(a.Stats), report.StatMap(b.Stats)
 	var out []PairedDiff
 	for _, sa := range a.Stats {
 		sb, ok := bm[sa.Key]
@@ -89,7 +130,8 @@ func Paired(a, b *report.ArmResult) []PairedDiff {
 		for i := range d {
 			d[i] = sb.Values[i] - sa.Values[i]
 		}
-		pd := PairedDiff{Key: sa.Key, A: sa.Mean, B: sb.Mean}
+		pd := PairedDiff{Key: sa.Key, A: sa.Mean, B: sb.Mean, N: len(d),
+			Res: max(quantileResolution(sa.Key, am), quantileResolution(sa.Key, bm))}
 		pd.Diff, pd.DiffCI = report.MeanCI(d, 0.95)
 		pd.Rel, pd.RelCI = math.NaN(), math.NaN()
 		if sa.Mean != 0 {
@@ -128,7 +170,11 @@ var verdictMetrics = []struct {
 }
 
 // Verdicts states, one plain line per headline metric, what arm b does
-// compared with arm a, with 95% confidence intervals.
+// compared with arm a, with 95% confidence intervals. A change is stated
+// only when it is both outside its interval and larger than what the
+// estimator resolves (Res; and what the line prints: a change that rounds
+// to 0.0% is "less than 0.05%"). From one replication there is no
+// interval, so no verdict: the lines give both arms' figures only.
 func Verdicts(aName, bName string, diffs []PairedDiff, reps int) []string {
 	m := map[string]PairedDiff{}
 	for _, d := range diffs {
@@ -140,13 +186,29 @@ func Verdicts(aName, bName string, diffs []PairedDiff, reps int) []string {
 		if !ok || (v.quiet && d.Diff == 0 && d.DiffCI == 0) {
 			continue
 		}
+		if d.Diff == 0 && (d.DiffCI == 0 || d.N < 2) {
+			if v.points {
+				out = append(out, fmt.Sprintf("%s leaves %s unchanged (%.1f%%)", bName, v.label, 100*d.A))
+			} else {
+				out = append(out, fmt.Sprintf("%s leaves %s unchanged (%s)", bName, v.label, report.Human(d.A)))
+			}
+			continue
+		}
+		if d.N < 2 {
+			if v.points {
+				out = append(out, fmt.Sprintf("%s: %.1f%% → %.1f%% (one replication: no verdict)", v.label, 100*d.A, 100*d.B))
+			} else {
+				out = append(out, fmt.Sprintf("%s: %s → %s (one replication: no verdict)", v.label, report.Human(d.A), report.Human(d.B)))
+			}
+			continue
+		}
 		if v.points {
 			p, ci := 100*d.Diff, 100*d.DiffCI
 			switch {
-			case d.Diff == 0 && d.DiffCI == 0:
-				out = append(out, fmt.Sprintf("%s leaves %s unchanged (%.1f%%)", bName, v.label, 100*d.A))
 			case math.Abs(p) <= ci:
 				out = append(out, fmt.Sprintf("no significant change in %s: %s %+.2f ± %.2f points (95%% CI) vs %s", v.label, bName, p, ci, aName))
+			case math.Abs(p) < 0.005:
+				out = append(out, fmt.Sprintf("%s changes %s by less than 0.01 points (%.1f%%)", bName, v.label, 100*d.A))
 			default:
 				verb := "raises"
 				if p < 0 {
@@ -160,12 +222,14 @@ func Verdicts(aName, bName string, diffs []PairedDiff, reps int) []string {
 			out = append(out, fmt.Sprintf("%s: %s %s vs %s %s (no relative change: the baseline is 0)", v.label, bName, report.Human(d.B), aName, report.Human(d.A)))
 			continue
 		}
-		p, ci := 100*d.Rel, 100*d.RelCI
+		p, ci, res := 100*d.Rel, 100*d.RelCI, 100*d.Res
 		switch {
-		case d.Rel == 0 && d.RelCI == 0 && d.Diff == 0:
-			out = append(out, fmt.Sprintf("%s leaves %s unchanged (%s)", bName, v.label, report.Human(d.A)))
 		case math.Abs(p) <= ci:
 			out = append(out, fmt.Sprintf("no significant change in %s: %s %+.1f%% ± %.1f%% (95%% CI) vs %s", v.label, bName, p, ci, aName))
+		case math.Abs(p) <= ci+res:
+			out = append(out, fmt.Sprintf("no change resolved in %s: %s %+.1f%% ± %.1f%% (95%% CI) vs %s, within the quantile sketch's ±%.1f%% resolution", v.label, bName, p, ci, aName, res))
+		case math.Abs(p) < 0.05:
+			out = append(out, fmt.Sprintf("%s changes %s by less than 0.05%% (%s)", bName, v.label, report.Human(d.A)))
 		default:
 			better := (p < 0) == v.lowerBetter
 			verb := map[bool]string{true: "raises", false: "cuts"}[p > 0]
@@ -177,7 +241,7 @@ func Verdicts(aName, bName string, diffs []PairedDiff, reps int) []string {
 		}
 	}
 	if reps < 2 {
-		out = append(out, "(one replication: no confidence intervals; run with --replications 5 or more)")
+		out = append(out, "(one replication: no confidence intervals, so no verdicts; run with --replications 5 or more)")
 	}
 	return out
 }
@@ -288,7 +352,7 @@ func (r *ABResult) anyArmHas(key string) bool {
 func (r *ABResult) Report() string {
 	var b bytes.Buffer
 	reps := len(r.Arms[0].Reps)
-	fmt.Fprintf(&b, "A/B of %s: %d arms × %d replications, paired (common random numbers)\n\n", r.Arms[0].Reps[0].Summary.Scenario, len(r.Arms), reps)
+	fmt.Fprintf(&b, "A/B of %s: %d arms × %s, paired (common random numbers)\n\n", r.Arms[0].Reps[0].Summary.Scenario, len(r.Arms), plural(reps, "replication"))
 	// Columns are as wide as their labels: arm names are never truncated,
 	// so two arms whose names share a long prefix stay apart.
 	armW := make([]int, len(r.Arms))
@@ -325,7 +389,7 @@ func (r *ABResult) Report() string {
 			cell := "n/a"
 			for _, d := range diffs {
 				if d.Key == row.key {
-					cell = report.Human(d.Diff) + " ± " + report.Human(d.DiffCI)
+					cell = report.PM(d.Diff, d.DiffCI, d.N)
 				}
 			}
 			fmt.Fprintf(&b, " %*s", diffW[k], cell)
@@ -355,4 +419,12 @@ func (r *ABResult) ABCSV() []byte {
 		}
 	}
 	return t.Bytes()
+}
+
+// plural is "1 replication" or "n replications".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -353,7 +353,7 @@ func (r *SizeResult) Table(name string) string {
 		t := m["latency_ms.ttft.p99"]
 		fmt.Fprintf(&b, "%-16s %8d %6d %14s %7.1f%% %8.1f%% %18s %8.3f%% %5t\n", row.Label, p.Replicas, p.Replicas*r.GPUsPer,
 			"$"+report.Human(r.pointUSD(p)), 100*m["fleet.mfu"].Mean, r.headroom(p.Replicas),
-			report.Human(t.Mean)+" ± "+report.Human(t.CI95), 100*successMean(p.Arm), p.Met)
+			t.PM(), 100*successMean(p.Arm), p.Met)
 	}
 	if r.Autoscaled {
 		b.WriteString("\nAutoscaled: replicas is the autoscaler's cap (cluster.replicas), and $ / month what the runs paid\n(provisioned replicas only), not the cap's full price.\n")

@@ -312,7 +312,7 @@ func (r *SweepResult) Table() string {
 			axisCells(axisValues(p))
 			m := report.StatMap(p.Arm.Stats)
 			e := m["training.ettr"]
-			fmt.Fprintf(&b, "%20s %14s %16s\n", fmt.Sprintf("%.2f%% ± %.2f", 100*e.Mean, 100*e.CI95),
+			fmt.Fprintf(&b, "%20s %14s %16s\n", report.PM(100*e.Mean, 100*e.CI95, len(e.Values))+"%",
 				report.Human(m["training.interruptions"].Mean), report.Human(m["training.lost_gpu_hours.total"].Mean))
 		}
 		return b.String()
@@ -332,7 +332,7 @@ func (r *SweepResult) Table() string {
 		if a, ok := m["goodput.slo_attainment"]; ok {
 			att = fmt.Sprintf("%.2f%%", 100*a.Mean)
 		}
-		fmt.Fprintf(&b, "%20s %20s %10s %12s", report.Human(t.Mean)+" ± "+report.Human(t.CI95), report.Human(g.Mean)+" ± "+report.Human(g.CI95),
+		fmt.Fprintf(&b, "%20s %20s %10s %12s", t.PM(), g.PM(),
 			att, report.Human(m["cost.usd_per_month"].Mean))
 		if fails {
 			fmt.Fprintf(&b, " %9.2f%%", 100*m["failures.availability"].Mean)

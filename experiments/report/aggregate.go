@@ -239,6 +239,18 @@ var headline = []struct{ key, label, unit string }{
 	{"training.slowdown_usd_per_month", "straggler $ per month", "$"},
 }
 
+// PM is the stat as "mean ± 95% CI half-width", or "mean ± n/a" from one
+// replication, which has no interval (MeanCI's 0 there is not a width).
+func (st Stat) PM() string { return PM(st.Mean, st.CI95, len(st.Values)) }
+
+// PM is "mean ± half", or "mean ± n/a" when n < 2 values made them.
+func PM(mean, half float64, n int) string {
+	if n < 2 {
+		return Human(mean) + " ± n/a"
+	}
+	return Human(mean) + " ± " + Human(half)
+}
+
 // WriteStatsTable writes the headline metrics as mean ± 95% CI.
 func WriteStatsTable(w *bytes.Buffer, stats []Stat, reps int) {
 	m := StatMap(stats)
@@ -252,7 +264,11 @@ func WriteStatsTable(w *bytes.Buffer, stats []Stat, reps int) {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "  %-22s %12s ± %-10s %s\n", h.label, Human(st.Mean), Human(st.CI95), h.unit)
+		ci := Human(st.CI95)
+		if len(st.Values) < 2 {
+			ci = "n/a"
+		}
+		fmt.Fprintf(w, "  %-22s %12s ± %-10s %s\n", h.label, Human(st.Mean), ci, h.unit)
 	}
 	// A mean hides how bad a run can be: the ETTR's spread across runs.
 	if st, ok := m["training.ettr"]; ok && len(st.Values) >= 20 {
