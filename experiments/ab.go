@@ -414,8 +414,12 @@ func (r *ABResult) ABCSV() []byte {
 			if !math.IsNaN(d.Rel) {
 				rel, relCI = results.FormatFloat(results.Round6(d.Rel)), results.FormatFloat(results.Round6(d.RelCI))
 			}
+			diffCI := results.FormatFloat(results.Round6(d.DiffCI))
+			if d.N < 2 { // one replication: no interval (not one of width 0)
+				diffCI, relCI = "", ""
+			}
 			t.Row(d.Key, r.Arms[0].Name, r.Arms[k+1].Name,
-				results.FormatFloat(results.Round6(d.A)), results.FormatFloat(results.Round6(d.B)), results.FormatFloat(results.Round6(d.Diff)), results.FormatFloat(results.Round6(d.DiffCI)), rel, relCI)
+				results.FormatFloat(results.Round6(d.A)), results.FormatFloat(results.Round6(d.B)), results.FormatFloat(results.Round6(d.Diff)), diffCI, rel, relCI)
 		}
 	}
 	return t.Bytes()

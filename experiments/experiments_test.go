@@ -574,3 +574,26 @@ replications = 3
 	require.NoError(t, err)
 	require.Contains(t, res.Table(sc.Name), "a size meets the SLO when the one-sided 95% confidence bound does")
 }
+
+// From one replication a sweep has no intervals: its CSV leaves every
+// _ci95 cell empty (not 0) and its table prints "± n/a".
+func TestSweepOneReplicationHasNoInterval(t *testing.T) {
+	sc, err := mustParse(t, small).Derive(OverrideOverlay("run.replications", "1"))
+	require.NoError(t, err)
+	ax, err := scenario.ParseAxis("cluster.replicas=1,2")
+	require.NoError(t, err)
+	res, err := RunSweep(sc, []scenario.Axis{ax}, RunOptions{})
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(res.CSV())), "\n")
+	head := strings.Split(lines[0], ",")
+	for _, row := range lines[1:] {
+		cells := strings.Split(row, ",")
+		for i, h := range head {
+			if strings.HasSuffix(h, "_ci95") {
+				require.Empty(t, cells[i], "%s from one replication", h)
+			}
+		}
+	}
+	require.Contains(t, res.Table(), "± n/a")
+	require.NotContains(t, res.Table(), "± 0 ")
+}

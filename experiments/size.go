@@ -264,7 +264,7 @@ func (r *SizeResult) CSV() []byte {
 		t.Row(row.Label, strconv.Itoa(p.Replicas), strconv.Itoa(p.Replicas*r.GPUsPer),
 			strconv.FormatBool(p.Failures), results.FormatFloat(results.Round6(r.pointUSD(p))),
 			results.FormatFloat(results.Round6(m["fleet.mfu"].Mean)), results.FormatFloat(results.Round6(r.headroom(p.Replicas))),
-			results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].Mean)), results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].CI95)),
+			results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].Mean)), m["latency_ms.ttft.p99"].CICell(),
 			results.FormatFloat(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), sloAttainment(m), sloAttainmentCI95(m))
 	}
 	return t.Bytes()
@@ -291,7 +291,7 @@ func sloAttainmentCI95(m map[string]report.Stat) string {
 	if !ok {
 		return ""
 	}
-	return results.FormatFloat(results.Round6(st.CI95))
+	return st.CICell()
 }
 
 // SearchCSV is size_search.csv (results.SizeSearchFile): every size
@@ -301,7 +301,7 @@ func (r *SizeResult) SearchCSV() []byte {
 	for _, p := range r.Search {
 		m := report.StatMap(p.Arm.Stats)
 		t.Row(strconv.Itoa(p.Replicas), strconv.FormatBool(p.Failures),
-			results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].Mean)), results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].CI95)),
+			results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].Mean)), m["latency_ms.ttft.p99"].CICell(),
 			results.FormatFloat(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), results.FormatFloat(results.Round6(r.pointUSD(p))),
 			sloAttainment(m), sloAttainmentCI95(m))
 	}

@@ -254,7 +254,7 @@ func (r *SweepResult) CSV() []byte {
 		row := append(axisValues(p), strconv.Itoa(len(p.Arm.Reps)))
 		for _, c := range cols {
 			st, ok := m[c.key]
-			mean, ci := results.FormatFloat(results.Round6(st.Mean)), results.FormatFloat(results.Round6(st.CI95))
+			mean, ci := results.FormatFloat(results.Round6(st.Mean)), st.CICell()
 			if !ok && report.OptionalMetrics[c.key] {
 				mean, ci = "", "" // undefined at this point (see Aggregate)
 			}
@@ -281,7 +281,7 @@ func (r *SweepResult) ETTRCSV() []byte {
 	for _, p := range r.Points {
 		m := report.StatMap(p.Arm.Stats)
 		t.Row(append(axisValues(p), results.FormatFloat(results.Round6(m["training.checkpoint_interval_s"].Mean)),
-			results.FormatFloat(results.Round6(m["training.ettr"].Mean)), results.FormatFloat(results.Round6(m["training.ettr"].CI95)),
+			results.FormatFloat(results.Round6(m["training.ettr"].Mean)), m["training.ettr"].CICell(),
 			results.FormatFloat(results.Round6(m["training.lost_gpu_hours.total"].Mean)))...)
 	}
 	return t.Bytes()

@@ -243,6 +243,15 @@ var headline = []struct{ key, label, unit string }{
 // replication, which has no interval (MeanCI's 0 there is not a width).
 func (st Stat) PM() string { return PM(st.Mean, st.CI95, len(st.Values)) }
 
+// CICell is the stat's 95% CI half-width as a CSV cell, rounded as every
+// figure is (results.Round6); empty from one replication, which has none.
+func (st Stat) CICell() string {
+	if len(st.Values) < 2 {
+		return ""
+	}
+	return results.FormatFloat(results.Round6(st.CI95))
+}
+
 // PM is "mean ± half", or "mean ± n/a" when n < 2 values made them.
 func PM(mean, half float64, n int) string {
 	if n < 2 {

@@ -228,23 +228,23 @@ var (
 		Columns: []Column{
 			{Replications, "count", "replications per point"},
 			{TTFTP99Ms, "ms", "p99 time to first token"},
-			{TTFTP99MsCI95, "ms", "its 95% CI half-width"},
+			{TTFTP99MsCI95, "ms", "its 95% CI half-width; empty from one replication"},
 			{E2EP99Ms, "ms", "p99 end-to-end latency"},
-			{E2EP99MsCI95, "ms", "its 95% CI half-width"},
+			{E2EP99MsCI95, "ms", "its 95% CI half-width; empty from one replication"},
 			{GoodputRPS, "req/s", "requests meeting the SLO per second"},
-			{GoodputRPSCI95, "req/s", "its 95% CI half-width"},
+			{GoodputRPSCI95, "req/s", "its 95% CI half-width; empty from one replication"},
 			{ThroughputRPS, "req/s", "completed requests per second"},
 			{SLOAttainment, "fraction", "share of requests meeting the SLO"},
-			{SLOAttainmentCI95, "fraction", "its 95% CI half-width"},
+			{SLOAttainmentCI95, "fraction", "its 95% CI half-width; empty from one replication"},
 			{USDPerMonth, "USD/month", "fleet cost per 720-h month"},
 			{USDPerMillionOutputTokens, "USD", "cost per million good output tokens"},
 		},
 		After: "the Optional columns, when the runs had [failures]",
 		Optional: []Column{
 			{Availability, "fraction", "replica availability"},
-			{AvailabilityCI95, "fraction", "its 95% CI half-width"},
+			{AvailabilityCI95, "fraction", "its 95% CI half-width; empty from one replication"},
 			{SuccessRate, "fraction", "completed / arrived"},
-			{SuccessRateCI95, "fraction", "its 95% CI half-width"},
+			{SuccessRateCI95, "fraction", "its 95% CI half-width; empty from one replication"},
 		}}
 
 	ETTRFile = &File{Name: "ettr.csv", Meaning: "one row per grid point of a training sweep; means over replications",
@@ -252,7 +252,7 @@ var (
 		Columns: []Column{
 			{CheckpointIntervalS, "s", "checkpoint interval the point ran with"},
 			{ETTR, "fraction", "effective training time ratio"},
-			{ETTRCI95, "fraction", "its 95% CI half-width"},
+			{ETTRCI95, "fraction", "its 95% CI half-width; empty from one replication"},
 			{LostGPUHours, "GPU-h", "GPU-hours lost to failures, restarts, checkpoints and slowdown"},
 		}}
 
@@ -281,11 +281,11 @@ var (
 			{Utilization, "fraction", "model FLOPs utilisation (MFU)"},
 			{HeadroomPct, "%", "replicas beyond the minimum meeting the SLO without failures"},
 			{TTFTP99Ms, "ms", "p99 time to first token"},
-			{TTFTP99MsCI95, "ms", "its 95% CI half-width"},
+			{TTFTP99MsCI95, "ms", "its 95% CI half-width; empty from one replication"},
 			{Success, "fraction", "completed / arrived"},
 			{MetSLO, "bool", "the one-sided confidence bound meets every target"},
 			{SLOAttainment, "fraction", "share of requests meeting the [slo] (mean over replications)"},
-			{SLOAttainmentCI95, "fraction", "its 95% CI half-width"},
+			{SLOAttainmentCI95, "fraction", "its 95% CI half-width; empty from one replication"},
 		}}
 
 	SizeSearchFile = &File{Name: "size_search.csv", Meaning: "one row per fleet size the search evaluated",
@@ -293,12 +293,12 @@ var (
 			{Replicas, "replicas", "fleet size"},
 			{Failures, "bool", "evaluated with the scenario's failures"},
 			{TTFTP99Ms, "ms", "p99 time to first token"},
-			{TTFTP99MsCI95, "ms", "its 95% CI half-width"},
+			{TTFTP99MsCI95, "ms", "its 95% CI half-width; empty from one replication"},
 			{Success, "fraction", "completed / arrived"},
 			{MetSLO, "bool", "the one-sided confidence bound meets every target"},
 			{USDPerMonth, "USD/month", "fleet cost per 720-h month"},
 			{SLOAttainment, "fraction", "share of requests meeting the [slo] (mean over replications)"},
-			{SLOAttainmentCI95, "fraction", "its 95% CI half-width"},
+			{SLOAttainmentCI95, "fraction", "its 95% CI half-width; empty from one replication"},
 		}}
 
 	FailuresFile = &File{Name: "failures.csv", Meaning: "one row per failure timeline event of the first arm's replication 0",
@@ -319,9 +319,9 @@ var (
 			{AMean, "metric's", "the baseline's mean"},
 			{BMean, "metric's", "the compared arm's mean"},
 			{Diff, "metric's", "paired mean difference b − a"},
-			{DiffCI95, "metric's", "its 95% CI half-width"},
+			{DiffCI95, "metric's", "its 95% CI half-width; empty from one replication (no interval)"},
 			{Rel, "fraction", "diff / a_mean; empty when undefined"},
-			{RelCI95, "fraction", "its 95% CI half-width; empty when undefined"},
+			{RelCI95, "fraction", "its 95% CI half-width; empty when undefined or from one replication"},
 		}}
 
 	RequestsFile = &File{Name: "requests.csv", Meaning: "one row per completed request of replication 0, in completion order",
