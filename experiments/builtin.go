@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments/scenario"
+	"github.com/fleetsim/fleetsim/internal/tomlx"
 )
 
 //go:embed scenarios/*.toml
@@ -31,6 +32,9 @@ func BuiltinNames() []string {
 func BuiltinTOML(name string) ([]byte, error) {
 	data, err := builtinFS.ReadFile("scenarios/" + name + ".toml")
 	if err != nil {
+		if near, ok := tomlx.Suggest(name, BuiltinNames()); ok {
+			return nil, fmt.Errorf("no built-in scenario %q; did you mean %q? (fleetsim scenarios lists them)", name, near)
+		}
 		return nil, fmt.Errorf("no built-in scenario %q; built-ins: %s", name, strings.Join(BuiltinNames(), ", "))
 	}
 	return data, nil

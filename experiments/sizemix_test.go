@@ -121,7 +121,7 @@ func TestSizeMixWithDownReplicas(t *testing.T) {
 	require.NoError(t, err)
 	sc, err = sc.Derive(OverrideOverlay("workload.duration_s", "120"), OverrideOverlay("run.replications", "1"))
 	require.NoError(t, err)
-	ov, err := overrideOverlay(sc, "cluster.groups.1.down_replicas", "1")
+	ov, err := overrideOverlay(sc, "--param", "cluster.groups.1.down_replicas", "1")
 	require.NoError(t, err)
 	down, err := sc.Derive(ov)
 	require.NoError(t, err)

@@ -34,7 +34,9 @@ func OverrideOverlay(key, value string) scenario.Overlay {
 // written as the whole array: the other elements as empty tables, which
 // keep what they hold (an element decodes over the one at its index; see
 // package tomlx), the named one with the key.
-func overrideOverlay(s *scenario.Scenario, key, value string) (scenario.Overlay, error) {
+//
+// flag names the overlay's origin in messages ("--param", "--set").
+func overrideOverlay(s *scenario.Scenario, flag, key, value string) (scenario.Overlay, error) {
 	segs := strings.Split(key, ".")
 	for i := 1; i < len(segs); i++ {
 		k, err := strconv.Atoi(segs[i])
@@ -48,13 +50,13 @@ func overrideOverlay(s *scenario.Scenario, key, value string) (scenario.Overlay,
 		}
 		switch {
 		case k < 0 || k >= n:
-			return scenario.Overlay{}, fmt.Errorf("--param %s: %s has %d elements in %s (numbered from 0)", key, arr, n, s.Name)
+			return scenario.Overlay{}, fmt.Errorf("%s %s: %s has %d elements in %s (numbered from 0)", flag, key, arr, n, s.Name)
 		case rest == "":
-			return scenario.Overlay{}, fmt.Errorf("--param %s: name a key of %s's element %d (e.g. %s.%d.replicas)", key, arr, k, arr, k)
+			return scenario.Overlay{}, fmt.Errorf("%s %s: name a key of %s's element %d (e.g. %s.%d.replicas)", flag, key, arr, k, arr, k)
 		}
 		for _, r := range segs[i+1:] {
 			if _, err := strconv.Atoi(r); err == nil {
-				return scenario.Overlay{}, fmt.Errorf("--param %s: a key inside two arrays cannot be swept; write an arm per value", key)
+				return scenario.Overlay{}, fmt.Errorf("%s %s: a key inside two arrays cannot be set from the command line; write an arm per value", flag, key)
 			}
 		}
 		var b strings.Builder
@@ -64,9 +66,35 @@ func overrideOverlay(s *scenario.Scenario, key, value string) (scenario.Overlay,
 				fmt.Fprintf(&b, "%s = %s\n", rest, value)
 			}
 		}
-		return scenario.Overlay{Name: "--param " + key + "=" + strings.Trim(value, "\""), TOML: []byte(b.String())}, nil
+		return scenario.Overlay{Name: flag + " " + key + "=" + strings.Trim(value, "\""), TOML: []byte(b.String())}, nil
 	}
-	return OverrideOverlay(key, value), nil
+	ov := OverrideOverlay(key, value)
+	ov.Name = flag + " " + key + "=" + strings.Trim(value, "\"")
+	return ov, nil
+}
+
+// SetKeys is s with every "KEY=VALUE" of specs applied in order (fleetsim's
+// --set): one value each, written as a sweep's value is (numbers and
+// booleans as they are, [arrays] and "quoted" text verbatim, other text
+// quoted), through an element of an array of tables as --param is.
+func SetKeys(s *scenario.Scenario, specs []string) (*scenario.Scenario, error) {
+	if len(specs) == 0 {
+		return s, nil
+	}
+	ovs := make([]scenario.Overlay, 0, len(specs))
+	for _, spec := range specs {
+		key, val, ok := strings.Cut(spec, "=")
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+		if !ok || key == "" || val == "" {
+			return nil, fmt.Errorf("--set %q: expected KEY=VALUE, e.g. --set workload.arrival.rate_per_s=40", spec)
+		}
+		ov, err := overrideOverlay(s, "--set", key, scenario.TOMLValue(val))
+		if err != nil {
+			return nil, err
+		}
+		ovs = append(ovs, ov)
+	}
+	return s.Derive(ovs...)
 }
 
 // RunSweep runs every point of the grid (the last axis varying fastest),
@@ -116,7 +144,7 @@ func SweepScenarios(base *scenario.Scenario, axes []scenario.Axis) ([]*scenario.
 		vals := make([]string, len(axes))
 		for a, ax := range axes {
 			vals[a] = ax.Values[idx[a]]
-			o, err := overrideOverlay(base, ax.Key, vals[a])
+			o, err := overrideOverlay(base, "--param", ax.Key, vals[a])
 			if err != nil {
 				return nil, nil, err
 			}

@@ -168,12 +168,6 @@ func printBreakdown(w io.Writer, lines []calibrate.Line, cases []*calibrate.Case
 	}
 }
 
-// stringList is a repeatable flag.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, " ") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
 func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
 	modelsFile := fs.String("models", "", "TOML file of [[models]] (and [[gpus]]) the rows name beyond the built-in catalog")
@@ -182,7 +176,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	name := fs.String("name", "calibrated", "name of the written profile")
 	description := fs.String("description", "", "description of the written profile (default: what it was fitted from)")
 	holdout := fs.Int("holdout", 0, "K-fold cross-validation: fit K more times, each without every K-th row, and report the held-out errors (0: none)")
-	var train, params stringList
+	var train, params multiFlag
 	fs.Var(&train, "train", "fit only rows matching KEY=V1,V2 (model, gpu, tp, weights, kv_dtype, batching, backend, kind; repeatable: every key must match); the others are predicted and reported as held out")
 	fs.Var(&params, "param", "a profile constant to fit (repeatable; default: those the rows constrain)")
 	evalOnly := fs.Bool("eval-only", false, "fit nothing: report --profile's error on every row")

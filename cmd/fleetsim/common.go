@@ -23,10 +23,11 @@ type commonFlags struct {
 	shard         *string // nil for a command that cannot be sharded
 	sh            experiments.Shard
 	set           map[string]bool // flags given on the command line
+	keys          multiFlag       // --set KEY=VALUE, in order
 }
 
 // addCommonFlags registers --out, --replications, --seed, --workers,
-// --quiet, --json and --cpuprofile on fs for command name, and --shard when shardable.
+// --quiet, --json, --cpuprofile and --set on fs for command name, and --shard when shardable.
 func addCommonFlags(fs *flag.FlagSet, name string, shardable bool) *commonFlags {
 	out := filepath.Join("fleetsim-out", "NAME-"+name)
 	if name == "run" {
@@ -43,6 +44,7 @@ func addCommonFlags(fs *flag.FlagSet, name string, shardable bool) *commonFlags 
 		json:       fs.Bool("json", false, "print the results as JSON on stdout, and nothing else (the run directory is still written)"),
 		cpuprofile: fs.String("cpuprofile", "", "write a CPU profile of the command to this file (go tool pprof reads it), kept only if the command succeeds"),
 	}
+	fs.Var(&c.keys, "set", "KEY=VALUE: set a scenario key for this command, repeatable (e.g. --set workload.arrival.rate_per_s=40)")
 	if shardable {
 		c.shard = fs.String("shard", "", "run shard i/n of the replications and write a part file (merge them with fleetsim merge)")
 	}
@@ -146,6 +148,9 @@ func (c *commonFlags) load(arg string) (*scenario.Scenario, error) {
 	sc, err := loadScenario(arg)
 	if err != nil {
 		return nil, err
+	}
+	if sc, err = experiments.SetKeys(sc, c.keys); err != nil {
+		return nil, usageError{err}
 	}
 	var seed *uint64
 	if c.set["seed"] {

@@ -450,3 +450,31 @@ enabled = true
 	require.Contains(t, string(svg), "repair escalated (")
 	require.Contains(t, string(svg), "spare serving after the swap (")
 }
+
+// --set changes one scenario key for a command (no TOML edit for "what if
+// 15 req/s"), refuses a bad key or spec with the flag named, and a mistyped
+// built-in name gets a suggestion.
+func TestSetFlagAndBuiltinSuggestion(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := fleetsim(t, nil, "run", "default", "--set", "workload.arrival.rate_per_s=5", "--set", "workload.duration_s=60",
+		"--json", "--out", filepath.Join(dir, "a"))
+	require.Zero(t, code, stderr)
+	var s struct {
+		Throughput struct {
+			RequestsPerS float64 `json:"requests_per_s"`
+		} `json:"throughput"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
+	require.InDelta(t, 5, s.Throughput.RequestsPerS, 1.5, "the default's 20 req/s set to 5")
+
+	_, stderr, code = fleetsim(t, nil, "run", "default", "--set", "workload.arrival.rate=5", "--out", filepath.Join(dir, "b"))
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, `--set workload.arrival.rate=5: workload.arrival.rate: unknown key; did you mean "rate_per_s"?`)
+	_, stderr, code = fleetsim(t, nil, "ab", "tail-at-scale", "--set", "nokey", "--out", filepath.Join(dir, "c"))
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, `--set "nokey": expected KEY=VALUE`)
+
+	_, stderr, code = fleetsim(t, nil, "run", "defualt")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, `no built-in scenario "defualt"; did you mean "default"?`)
+}

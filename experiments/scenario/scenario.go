@@ -445,8 +445,18 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 // place in the scenario file when it has one.
 func overlayError(doc *tomlx.Doc, o Overlay, err error) error {
 	var terr *tomlx.Error
-	if o.KeyPrefix == "" || !errors.As(err, &terr) {
+	if !errors.As(err, &terr) {
 		return err
+	}
+	if o.KeyPrefix == "" {
+		// From the command line (--param, --set): one line with no file,
+		// so no ":1" after the name, which reads as part of the value.
+		out := &tomlx.Error{File: terr.File}
+		for _, it := range terr.Items {
+			it.Line = 0
+			out.Items = append(out.Items, it)
+		}
+		return out
 	}
 	out := &tomlx.Error{File: doc.File()}
 	for _, it := range terr.Items {

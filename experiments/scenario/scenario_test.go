@@ -70,3 +70,13 @@ replicas = 16
 	_, err = Parse("both.toml", []byte(strings.Replace(src, "spare_coverage = 0.99\n", "spare_coverage = 0.99\ndecode_spares = 1\n", 1)))
 	require.ErrorContains(t, err, "failures.spare_coverage: sizes the decode pool's spares too: remove failures.decode_spares (1) or this key")
 }
+
+// An overlay from the command line has no lines: its problems are named by
+// the overlay and key alone (before, "--param workload.arrival.rate=10:1"
+// read as if the value were "10:1").
+func TestCommandLineOverlayErrorHasNoLine(t *testing.T) {
+	sc, err := Parse("x.toml", []byte("name = \"x\"\n"))
+	require.NoError(t, err)
+	_, err = sc.Derive(Overlay{Name: "--param workload.arrival.rate=10", TOML: []byte("workload.arrival.rate = 10\n")})
+	require.EqualError(t, err, `--param workload.arrival.rate=10: workload.arrival.rate: unknown key; did you mean "rate_per_s"?`)
+}

@@ -65,7 +65,7 @@ func ParseAxis(spec string) (Axis, error) {
 		if v == "" {
 			return Axis{}, fmt.Errorf("sweep parameter %q: empty value", spec)
 		}
-		ax.Values = append(ax.Values, tomlValue(v))
+		ax.Values = append(ax.Values, TOMLValue(v))
 	}
 	return ax, nil
 }
@@ -75,9 +75,9 @@ func isInt(s string) bool {
 	return err == nil
 }
 
-// tomlValue writes v as a TOML value: numbers and booleans as they are,
+// TOMLValue writes v as a TOML value: numbers and booleans as they are,
 // anything else as a string.
-func tomlValue(v string) string {
+func TOMLValue(v string) string {
 	if v == "true" || v == "false" {
 		return v
 	}

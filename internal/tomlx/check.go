@@ -436,6 +436,10 @@ func structFields(t reflect.Type) map[string]reflect.Type {
 	return fields
 }
 
+// Suggest is suggest for names other than keys (built-in scenarios,
+// profiles): the name in names that key most likely misspells.
+func Suggest(key string, names []string) (string, bool) { return suggest(key, names) }
+
 // suggest returns the valid name that key most likely misspells: the closest
 // by case-insensitive edit distance (transpositions count one edit), if that
 // is at most 2 and at most a third of key's length (but at least 1, so that

@@ -102,15 +102,26 @@ func syntaxItem(src string, err error) Item {
 	if !errors.As(err, &pe) {
 		return Item{Msg: err.Error()}
 	}
+	line, col, key := pe.Position.Line, pe.Position.Col, pe.LastKey
+	if st := pe.Position.Start; st >= 0 && st <= len(src) {
+		// The byte offset of the offending token: its line and column from
+		// the source (the lexer's line has already counted a newline that
+		// is itself the offending token: "[workload" then a newline).
+		line = 1 + strings.Count(src[:st], "\n")
+		col = st - strings.LastIndexByte(src[:st], '\n')
+	}
+	if strings.Contains(pe.Message, "table name") {
+		key = "" // the last key is the table before the broken header
+	}
 	msg := "syntax error"
-	if col := pe.Position.Col; col > 0 && col <= lineLen(src, pe.Position.Line)+1 {
+	if col > 0 && col <= lineLen(src, line)+1 {
 		msg += " at column " + strconv.Itoa(col)
 	}
 	msg += ": " + pe.Message
 	if h := hint(pe.Message); h != "" {
 		msg += "; hint: " + h
 	}
-	return Item{Line: pe.Position.Line, Key: pe.LastKey, Msg: msg}
+	return Item{Line: line, Key: key, Msg: msg}
 }
 
 // lineLen returns the length in bytes of 1-based line n of src, or -1 when

@@ -159,7 +159,20 @@ name = "round_robin"
 	{
 		name: "syntax error: duplicate key",
 		src:  "seed = 1\nseed = 2\n",
-		want: "test.toml:2: seed: syntax error: Key 'seed' has already been defined.; hint: each key and each [table] may appear only once",
+		want: "test.toml:2: seed: syntax error at column 1: Key 'seed' has already been defined.; hint: each key and each [table] may appear only once",
+	},
+	{
+		// The newline is the offending token: the error is on the header's
+		// line, not the next, and names no key (the last key read is the
+		// table before).
+		name: "syntax error: unterminated table header",
+		src:  "name = \"x\"\n[cluster]\ngpu = \"H100\"\nreplicas = 2\n[workload\nkind = \"x\"\n",
+		want: `test.toml:5: syntax error at column 10: expected '.' or ']' to end table name, but got '\n' instead; hint: table headers look like [name] or [[name]]`,
+	},
+	{
+		name: "syntax error: key without a value",
+		src:  "name = \"x\"\nrate = \n[cluster]\n",
+		want: `test.toml:2: rate: syntax error at column 8: expected value but found '\n' instead; hint: every key needs a value after '='`,
 	},
 	{
 		name: "syntax error: unterminated array",
