@@ -217,3 +217,36 @@ func TestDecodePrice(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2.50, res.DecodePrice(), "H200 reserved")
 }
+
+// Sizing a disaggregated fleet with spot replicas and warm spares in both
+// pools: every point keeps the spares, puts as many spot replicas as fit
+// (fewer where a pool is smaller than [spot] asks), and prices them as
+// the runs bill them.
+func TestSizeMixDisaggSpotSpares(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ~30 fleets")
+	}
+	sc, err := LoadBuiltin("splitwise")
+	require.NoError(t, err)
+	sc, err = sc.Derive(OverrideOverlay("workload.duration_s", "60"), OverrideOverlay("run.replications", "2"),
+		OverrideOverlay("spot.replicas", "2"), OverrideOverlay("spot.decode_replicas", "1"),
+		OverrideOverlay("failures.enabled", "true"), OverrideOverlay("failures.spares", "1"), OverrideOverlay("failures.decode_spares", "1"))
+	require.NoError(t, err)
+	targets, err := scenario.ParseSLO(sc.Size.SLO)
+	require.NoError(t, err)
+	res, err := SizeMix(sc, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	require.True(t, res.Best.Met)
+	require.Equal(t, [2]int{2, 1}, [2]int{res.Axes[0].Spot, res.Axes[1].Spot})
+	for _, p := range res.Evaluated {
+		a, b := p.Counts[0], p.Counts[1]
+		require.Equal(t, []int{1, 1}, p.Spares, "%v", p.Counts)
+		require.Equal(t, (a+1)*4+(b+1)*2, p.GPUs, "%v", p.Counts)
+		spotA := min(2, a)
+		want := (float64((a+1-spotA)*4)*6.50 + float64(spotA*4)*6.50*0.35 + float64(b*2)*7.00 + 2*7.00*0.35) * 720
+		require.InDelta(t, want, p.USDPerMonth, 1e-6, "%v", p.Counts)
+		require.InDelta(t, p.USDPerMonth, report.StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean, 1e-6, "%v: billed as searched", p.Counts)
+	}
+	require.Contains(t, res.Table("sw"), "pools' warm spares (the cheapest's: prefill 1, decode 1)")
+	require.Contains(t, res.Table("sw"), "pools' spot replicas (prefill 2, decode 1;")
+}
