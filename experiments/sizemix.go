@@ -24,7 +24,9 @@ type MixAxis struct {
 	PricePerGPUHour float64
 	// Min is the fewest replicas the axis may have: 0 when the other axis
 	// can serve alone (GPU groups), 1 when both pools are needed (prefill
-	// and decode).
+	// and decode), more for an autoscaled pool (its count is the
+	// autoscaler's cap, which holds its min_replicas and initial_replicas,
+	// beside the replicas in repair).
 	Min int
 	// Down is how many of the axis's replicas are in repair at every size
 	// (a group's down_replicas): counts up to it serve nothing, and are
@@ -53,9 +55,13 @@ type MixPoint struct {
 	Spares      []int // warm spares per axis, beside Counts (paid, not serving)
 	GPUs        int
 	USDPerMonth float64 // at the axes' prices for HoursPerMonth
-	Met         bool
-	Bounds      []float64 // per target: the one-sided confidence bound
-	Arm         *report.ArmResult
+	// PaidUSDPerMonth is what its runs paid (the mean of their
+	// cost.usd_per_month): USDPerMonth, or less where an autoscaler
+	// provisioned fewer than the counts (its caps).
+	PaidUSDPerMonth float64
+	Met             bool
+	Bounds          []float64 // per target: the one-sided confidence bound
+	Arm             *report.ArmResult
 }
 
 // Label names the point: "h100=3 b200=2".
@@ -69,6 +75,10 @@ type MixResult struct {
 	Targets    []scenario.Target
 	Confidence float64
 	Axes       [2]MixAxis
+	// Autoscaled: a pool is autoscaled, so its count is a cap, priced in
+	// USDPerMonth at every replica (the search's order) and paid less
+	// (PaidUSDPerMonth).
+	Autoscaled bool
 	// Pure[i] is the fewest replicas of axis i alone that meet the
 	// targets; nil when the axis cannot serve alone (Min > 0) or none did
 	// up to the search's bound.
@@ -106,6 +116,14 @@ func SizeMix(base *scenario.Scenario, targets []scenario.Target, conf float64, o
 		}
 		if base.Failures.Enabled {
 			axes[0].Spares, axes[1].Spares = max(base.Failures.Spares, 0), max(base.Failures.DecodeSpares, 0)
+		}
+		// An autoscaled pool's count is its autoscaler's cap: never below
+		// what it starts with (as Size's floor).
+		if a := base.Autoscale; a.Enabled {
+			axes[0].Min = axes[0].Down + max(a.MinReplicas, a.InitialReplicas, 1)
+		}
+		if a := base.Disagg.Autoscale; a.Enabled {
+			axes[1].Min = max(a.MinReplicas, a.InitialReplicas, 1)
 		}
 		return sizeTwo(base, axes, func(a, b int) []scenario.Overlay {
 			ovs := []scenario.Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(a)), OverrideOverlay("disagg.decode.replicas", strconv.Itoa(b))}
@@ -178,7 +196,7 @@ const (
 // GPUs and price count beside its replicas.
 func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []scenario.Overlay, spares func(*scenario.Scenario) [2]int,
 	targets []scenario.Target, conf float64, opt RunOptions) (*MixResult, error) {
-	res := &MixResult{Targets: targets, Confidence: conf, Axes: axes}
+	res := &MixResult{Targets: targets, Confidence: conf, Axes: axes, Autoscaled: base.Autoscale.Enabled || base.Disagg.Autoscale.Enabled}
 	cache := map[[2]int]*MixPoint{}
 	eval := func(a, b int) (*MixPoint, error) {
 		key := [2]int{a, b}
@@ -206,6 +224,7 @@ func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []
 			spotGPUs := ax.spotAt(n) * ax.GPUsPer
 			p.USDPerMonth += (float64(gpus-spotGPUs) + float64(spotGPUs)*ax.SpotFraction) * ax.PricePerGPUHour * report.HoursPerMonth
 		}
+		p.PaidUSDPerMonth = report.StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
 		p.Met, p.Bounds = meets(p.Arm, targets, conf)
 		cache[key] = p
 		res.Evaluated = append(res.Evaluated, p)
@@ -286,7 +305,7 @@ func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []
 		}
 		// (a, 0) misses or is not allowed: a is below the first axis's
 		// pure size, or the second axis is a pool that must exist.
-		p, err := fewest(axes[1].Down, bHi, func(n int) (*MixPoint, error) { return eval(a, n) })
+		p, err := fewest(max(axes[1].Down, bMin-1), bHi, func(n int) (*MixPoint, error) { return eval(a, n) })
 		if err != nil {
 			return nil, err
 		}
@@ -400,6 +419,10 @@ func (r *MixResult) Table(name string) string {
 		fmt.Fprintf(&b, "\nthe mix costs %.1f%% less than the cheapest single-GPU fleet\n", 100*(1-r.Best.USDPerMonth/cheapestPure))
 	default:
 		b.WriteString("\nno mix is cheaper than the cheapest single-GPU fleet\n")
+	}
+	if r.Autoscaled {
+		fmt.Fprintf(&b, "\nautoscaled: each count is the autoscaler's cap (at least %s %d, %s %d) and $ per month prices every replica of it;\nthe cheapest's runs paid $%.0f per month (provisioned replicas only)\n",
+			r.Axes[0].Name, r.Axes[0].Min, r.Axes[1].Name, r.Axes[1].Min, r.Best.PaidUSDPerMonth)
 	}
 	var spares []string
 	for i, ax := range r.Axes {

@@ -218,6 +218,23 @@ func TestDecodePrice(t *testing.T) {
 	require.Equal(t, 2.50, res.DecodePrice(), "H200 reserved")
 }
 
+// sizeSplitwise sizes a minute of the splitwise built-in (2
+// replications) with the overlays, for its [size] SLO, and requires an
+// answer that meets it.
+func sizeSplitwise(t *testing.T, ovs ...scenario.Overlay) *MixResult {
+	t.Helper()
+	sc, err := LoadBuiltin("splitwise")
+	require.NoError(t, err)
+	sc, err = sc.Derive(append([]scenario.Overlay{OverrideOverlay("workload.duration_s", "60"), OverrideOverlay("run.replications", "2")}, ovs...)...)
+	require.NoError(t, err)
+	targets, err := scenario.ParseSLO(sc.Size.SLO)
+	require.NoError(t, err)
+	res, err := SizeMix(sc, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	require.True(t, res.Best.Met)
+	return res
+}
+
 // Sizing a disaggregated fleet with spot replicas and warm spares in both
 // pools: every point keeps the spares, puts as many spot replicas as fit
 // (fewer where a pool is smaller than [spot] asks), and prices them as
@@ -226,17 +243,8 @@ func TestSizeMixDisaggSpotSpares(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs ~30 fleets")
 	}
-	sc, err := LoadBuiltin("splitwise")
-	require.NoError(t, err)
-	sc, err = sc.Derive(OverrideOverlay("workload.duration_s", "60"), OverrideOverlay("run.replications", "2"),
-		OverrideOverlay("spot.replicas", "2"), OverrideOverlay("spot.decode_replicas", "1"),
+	res := sizeSplitwise(t, OverrideOverlay("spot.replicas", "2"), OverrideOverlay("spot.decode_replicas", "1"),
 		OverrideOverlay("failures.enabled", "true"), OverrideOverlay("failures.spares", "1"), OverrideOverlay("failures.decode_spares", "1"))
-	require.NoError(t, err)
-	targets, err := scenario.ParseSLO(sc.Size.SLO)
-	require.NoError(t, err)
-	res, err := SizeMix(sc, targets, 0.95, RunOptions{})
-	require.NoError(t, err)
-	require.True(t, res.Best.Met)
 	require.Equal(t, [2]int{2, 1}, [2]int{res.Axes[0].Spot, res.Axes[1].Spot})
 	for _, p := range res.Evaluated {
 		a, b := p.Counts[0], p.Counts[1]
@@ -249,4 +257,31 @@ func TestSizeMixDisaggSpotSpares(t *testing.T) {
 	}
 	require.Contains(t, res.Table("sw"), "pools' warm spares (the cheapest's: prefill 1, decode 1)")
 	require.Contains(t, res.Table("sw"), "pools' spot replicas (prefill 2, decode 1;")
+}
+
+// Sizing a disaggregated fleet whose pools are autoscaled: the counts are
+// the autoscalers' caps, so the search tries none below a pool's
+// min_replicas (a smaller cap is not a valid fleet); a point's $ per
+// month prices its caps, and PaidUSDPerMonth is what its runs paid
+// (provisioned replicas only), never more.
+func TestSizeMixDisaggAutoscaled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ~20 fleets")
+	}
+	res := sizeSplitwise(t, OverrideOverlay("workload.arrival.rate_per_s", "30"), // what the pools' minimums serve: 60 s leaves no time to scale
+		OverrideOverlay("autoscale.enabled", "true"), OverrideOverlay("autoscale.metric", `"rate"`), OverrideOverlay("autoscale.target", "15"),
+		OverrideOverlay("autoscale.min_replicas", "3"), OverrideOverlay("autoscale.interval_s", "10"),
+		OverrideOverlay("disagg.autoscale.enabled", "true"), OverrideOverlay("disagg.autoscale.metric", `"outstanding"`),
+		OverrideOverlay("disagg.autoscale.target", "64"), OverrideOverlay("disagg.autoscale.min_replicas", "2"),
+		OverrideOverlay("disagg.autoscale.interval_s", "10"))
+	require.Equal(t, [2]int{3, 2}, [2]int{res.Axes[0].Min, res.Axes[1].Min})
+	for _, p := range res.Evaluated {
+		require.GreaterOrEqual(t, p.Counts[0], 3, "%v", p.Counts)
+		require.GreaterOrEqual(t, p.Counts[1], 2, "%v", p.Counts)
+		paid := report.StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
+		require.InDelta(t, paid, p.PaidUSDPerMonth, 1e-6)
+		require.LessOrEqual(t, p.PaidUSDPerMonth, p.USDPerMonth+1e-6, "%v", p.Counts)
+	}
+	require.Contains(t, res.Table("sw"), "autoscaled")
+	t.Log("\n" + res.Table("sw"))
 }
