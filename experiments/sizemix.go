@@ -18,21 +18,28 @@ import (
 // decode pool.
 type MixAxis struct {
 	Name            string // "h100", "prefill"
+	Pool            string // what the axis counts: "group h100", "prefill pool", "decode pool"
+	GPU             string // the GPU type of its replicas: "H100"
 	GPUsPer         int    // GPUs per replica
 	PricePerGPUHour float64
 	// Min is the fewest replicas the axis may have: 0 when the other axis
 	// can serve alone (GPU groups), 1 when both pools are needed (prefill
-	// and decode).
+	// and decode), more for an autoscaled pool (its count is the
+	// autoscaler's cap, which holds its min_replicas and initial_replicas,
+	// beside the replicas in repair).
 	Min int
 	// Down is how many of the axis's replicas are in repair at every size
 	// (a group's down_replicas): counts up to it serve nothing, and are
 	// not tried.
 	Down int
-	// Spares is the axis's warm spares (a group's spares, with
-	// [failures]): paid at every size that has the group, none at 0.
+	// Spares is the axis's warm spares in the base scenario (a group's
+	// spares, or failures.spares and failures.decode_spares, with
+	// [failures]); each point pays those of its own scenario
+	// (MixPoint.Spares): at every size that has the group, none at 0.
 	Spares int
 	// Spot is how many of the axis's replicas are on spot (a group's
-	// spot_replicas, or [spot] replicas of the group it names), at
+	// spot_replicas, [spot] replicas of the group it names, or, with
+	// [disagg], [spot] replicas and decode_replicas), at
 	// SpotFraction of the price: as many as a size has beside its Down.
 	Spot         int
 	SpotFraction float64
@@ -45,11 +52,16 @@ func (a MixAxis) spotAt(n int) int { return scenario.SpotFit(a.Spot, n, a.Down) 
 // MixPoint is one pair of pool sizes evaluated by SizeMix.
 type MixPoint struct {
 	Counts      []int // replicas per axis
+	Spares      []int // warm spares per axis, beside Counts (paid, not serving)
 	GPUs        int
 	USDPerMonth float64 // at the axes' prices for HoursPerMonth
-	Met         bool
-	Bounds      []float64 // per target: the one-sided confidence bound
-	Arm         *report.ArmResult
+	// PaidUSDPerMonth is what its runs paid (the mean of their
+	// cost.usd_per_month): USDPerMonth, or less where an autoscaler
+	// provisioned fewer than the counts (its caps).
+	PaidUSDPerMonth float64
+	Met             bool
+	Bounds          []float64 // per target: the one-sided confidence bound
+	Arm             *report.ArmResult
 }
 
 // Label names the point: "h100=3 b200=2".
@@ -63,6 +75,10 @@ type MixResult struct {
 	Targets    []scenario.Target
 	Confidence float64
 	Axes       [2]MixAxis
+	// Autoscaled: a pool is autoscaled, so its count is a cap, priced in
+	// USDPerMonth at every replica (the search's order) and paid less
+	// (PaidUSDPerMonth).
+	Autoscaled bool
 	// Pure[i] is the fewest replicas of axis i alone that meet the
 	// targets; nil when the axis cannot serve alone (Min > 0) or none did
 	// up to the search's bound.
@@ -89,27 +105,48 @@ func SizeMix(base *scenario.Scenario, targets []scenario.Target, conf float64, o
 	}
 	switch {
 	case base.Disagg.Enabled:
-		d := base.Disagg.Decode
-		cat := base.Catalog()
-		decPrice := cat.GPUs[d.GPU].PricePerGPUHour
-		if base.Cost.Tier == scenario.TierReserved {
-			decPrice = cat.GPUs[d.GPU].ReservedPricePerGPUHour
-		}
-		if base.Cost.PricePerGPUHour > 0 {
-			decPrice = base.Cost.PricePerGPUHour
-		}
+		d := base.Disagg.DisaggConfig
+		d.ResolveDefaults(base.Cluster)
+		// Each pool at its own GPU's price, as the runs bill it.
 		axes := [2]MixAxis{
-			{Name: "prefill", GPUsPer: base.Cluster.GPUsPerReplica(), PricePerGPUHour: base.Price(), Min: 1},
-			{Name: "decode", GPUsPer: d.GPUsPerReplica(), PricePerGPUHour: decPrice, Min: 1},
+			{Name: "prefill", Pool: "prefill pool", GPU: base.Cluster.GPU, GPUsPer: base.Cluster.GPUsPerReplica(), PricePerGPUHour: base.Price(), Min: 1,
+				Down: max(base.Run.DownReplicas, 0), Spot: max(base.Spot.Replicas, 0), SpotFraction: base.Spot.PriceFraction},
+			{Name: "decode", Pool: "decode pool", GPU: d.Decode.GPU, GPUsPer: d.Decode.GPUsPerReplica(), PricePerGPUHour: base.DecodePrice(), Min: 1,
+				Spot: max(base.Spot.DecodeReplicas, 0), SpotFraction: base.Spot.PriceFraction},
+		}
+		if base.Failures.Enabled {
+			axes[0].Spares, axes[1].Spares = max(base.Failures.Spares, 0), max(base.Failures.DecodeSpares, 0)
+		}
+		// An autoscaled pool's count is its autoscaler's cap: never below
+		// what it starts with (as Size's floor).
+		if a := base.Autoscale; a.Enabled {
+			axes[0].Min = axes[0].Down + max(a.MinReplicas, a.InitialReplicas, 1)
+		}
+		if a := base.Disagg.Autoscale; a.Enabled {
+			axes[1].Min = max(a.MinReplicas, a.InitialReplicas, 1)
 		}
 		return sizeTwo(base, axes, func(a, b int) []scenario.Overlay {
-			return []scenario.Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(a)), OverrideOverlay("disagg.decode.replicas", strconv.Itoa(b))}
+			ovs := []scenario.Overlay{OverrideOverlay("cluster.replicas", strconv.Itoa(a)), OverrideOverlay("disagg.decode.replicas", strconv.Itoa(b))}
+			// [spot] replicas of each pool: as many as fit beside those in repair.
+			if axes[0].Spot > 0 {
+				ovs = append(ovs, OverrideOverlay("spot.replicas", strconv.Itoa(axes[0].spotAt(a))))
+			}
+			if axes[1].Spot > 0 {
+				ovs = append(ovs, OverrideOverlay("spot.decode_replicas", strconv.Itoa(axes[1].spotAt(b))))
+			}
+			return ovs
+		}, func(sc *scenario.Scenario) [2]int {
+			if !sc.Failures.Enabled {
+				return [2]int{}
+			}
+			// (failures.spare_coverage sizes them for each pool's count.)
+			return [2]int{max(sc.Failures.Spares, 0), max(sc.Failures.DecodeSpares, 0)}
 		}, targets, conf, opt)
 	case len(base.Cluster.Groups) == 2:
 		groups := base.Cluster.Groups
 		var axes [2]MixAxis
 		for i, g := range groups {
-			axes[i] = MixAxis{Name: g.Name, GPUsPer: g.TP, PricePerGPUHour: base.GroupPrice(g), Down: max(g.DownReplicas, 0),
+			axes[i] = MixAxis{Name: g.Name, Pool: "group " + g.Name, GPU: g.GPU, GPUsPer: g.TP, PricePerGPUHour: base.GroupPrice(g), Down: max(g.DownReplicas, 0),
 				Spot: max(g.SpotReplicas, 0), SpotFraction: base.Spot.PriceFraction}
 			if base.Failures.Enabled {
 				axes[i].Spares = max(g.Spares, 0)
@@ -127,6 +164,14 @@ func SizeMix(base *scenario.Scenario, targets []scenario.Target, conf float64, o
 				}
 			}
 			return ovs
+		}, func(sc *scenario.Scenario) [2]int {
+			var n [2]int
+			if sc.Failures.Enabled {
+				for i, g := range sc.Cluster.Groups[:2] {
+					n[i] = max(g.Spares, 0) // none at a count of 0 (groupsOverlay)
+				}
+			}
+			return n
 		}, targets, conf, opt)
 	}
 	return nil, fmt.Errorf("%s: size searches two pool sizes for a fleet of two [[cluster.groups]] or a [disagg] fleet; the scenario has %d groups", base.Name, len(base.Cluster.Groups))
@@ -146,8 +191,12 @@ const (
 // bisected (doubled first while no bound is known). b never needs to grow
 // as a does, so each bisection is bounded by the last; the walk stops when
 // b reaches its minimum or a alone costs more than the best found.
-func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []scenario.Overlay, targets []scenario.Target, conf float64, opt RunOptions) (*MixResult, error) {
-	res := &MixResult{Targets: targets, Confidence: conf, Axes: axes}
+//
+// spares is the warm spares of each axis in a point's scenario, which its
+// GPUs and price count beside its replicas.
+func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []scenario.Overlay, spares func(*scenario.Scenario) [2]int,
+	targets []scenario.Target, conf float64, opt RunOptions) (*MixResult, error) {
+	res := &MixResult{Targets: targets, Confidence: conf, Axes: axes, Autoscaled: base.Autoscale.Enabled || base.Disagg.Autoscale.Enabled}
 	cache := map[[2]int]*MixPoint{}
 	eval := func(a, b int) (*MixPoint, error) {
 		key := [2]int{a, b}
@@ -162,18 +211,20 @@ func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []
 		if err != nil {
 			return nil, err
 		}
-		p := &MixPoint{Counts: []int{a, b}, Arm: report.NewArmResult(fmt.Sprintf("%s=%d,%s=%d", axes[0].Name, a, axes[1].Name, b), reps[0])}
+		sp := spares(sc)
+		p := &MixPoint{Counts: []int{a, b}, Spares: sp[:], Arm: report.NewArmResult(fmt.Sprintf("%s=%d,%s=%d", axes[0].Name, a, axes[1].Name, b), reps[0])}
 		for i, n := range p.Counts {
 			ax := axes[i]
 			gpus := n * ax.GPUsPer
 			if n > 0 { // its spares too
-				gpus += ax.Spares * ax.GPUsPer
+				gpus += p.Spares[i] * ax.GPUsPer
 			}
 			p.GPUs += gpus
 			// Its spot replicas at the spot fraction of the price.
 			spotGPUs := ax.spotAt(n) * ax.GPUsPer
 			p.USDPerMonth += (float64(gpus-spotGPUs) + float64(spotGPUs)*ax.SpotFraction) * ax.PricePerGPUHour * report.HoursPerMonth
 		}
+		p.PaidUSDPerMonth = report.StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
 		p.Met, p.Bounds = meets(p.Arm, targets, conf)
 		cache[key] = p
 		res.Evaluated = append(res.Evaluated, p)
@@ -254,7 +305,7 @@ func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []
 		}
 		// (a, 0) misses or is not allowed: a is below the first axis's
 		// pure size, or the second axis is a pool that must exist.
-		p, err := fewest(axes[1].Down, bHi, func(n int) (*MixPoint, error) { return eval(a, n) })
+		p, err := fewest(max(axes[1].Down, bMin-1), bHi, func(n int) (*MixPoint, error) { return eval(a, n) })
 		if err != nil {
 			return nil, err
 		}
@@ -327,6 +378,10 @@ func (r *MixResult) Table(name string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cheapest %s=N %s=M of %s for %s at %.0f%% confidence (one-sided bound of the mean over replications):\n\n",
 		r.Axes[0].Name, r.Axes[1].Name, name, describeTargets(r.Targets), 100*r.Confidence)
+	for _, ax := range r.Axes {
+		fmt.Fprintf(&b, "  %s = replicas of the %s: %d× %s each at $%.2f per GPU-hour\n", ax.Name, ax.Pool, ax.GPUsPer, ax.GPU, ax.PricePerGPUHour)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "%-28s %6s %14s  %s\n", "fleet", "GPUs", "$ per month", "bounds")
 	row := func(label string, p *MixPoint) {
 		if p == nil {
@@ -365,14 +420,18 @@ func (r *MixResult) Table(name string) string {
 	default:
 		b.WriteString("\nno mix is cheaper than the cheapest single-GPU fleet\n")
 	}
+	if r.Autoscaled {
+		fmt.Fprintf(&b, "\nautoscaled: each count is the autoscaler's cap (at least %s %d, %s %d) and $ per month prices every replica of it;\nthe cheapest's runs paid $%.0f per month (provisioned replicas only)\n",
+			r.Axes[0].Name, r.Axes[0].Min, r.Axes[1].Name, r.Axes[1].Min, r.Best.PaidUSDPerMonth)
+	}
 	var spares []string
-	for _, ax := range r.Axes {
-		if ax.Spares > 0 {
-			spares = append(spares, fmt.Sprintf("%s %d", ax.Name, ax.Spares))
+	for i, ax := range r.Axes {
+		if n := r.Best.Spares[i]; n > 0 {
+			spares = append(spares, fmt.Sprintf("%s %d", ax.Name, n))
 		}
 	}
 	if len(spares) > 0 {
-		fmt.Fprintf(&b, "\nGPUs and $ count the groups' warm spares (%s), kept at every count of their group but 0\n", strings.Join(spares, ", "))
+		fmt.Fprintf(&b, "\nGPUs and $ count the %s warm spares (the cheapest's: %s), kept at every count but 0\n", r.whose(), strings.Join(spares, ", "))
 	}
 	var spot []string
 	for _, ax := range r.Axes {
@@ -381,9 +440,17 @@ func (r *MixResult) Table(name string) string {
 		}
 	}
 	if len(spot) > 0 {
-		fmt.Fprintf(&b, "\n$ prices the groups' spot replicas (%s; fewer where a count has fewer) at %g of the price\n", strings.Join(spot, ", "), r.Axes[0].SpotFraction)
+		fmt.Fprintf(&b, "\n$ prices the %s spot replicas (%s; fewer where a count has fewer) at %g of the price\n", r.whose(), strings.Join(spot, ", "), r.Axes[0].SpotFraction)
 	}
 	return b.String()
+}
+
+// whose is what the axes are, for the notes: "groups'" or "pools'".
+func (r *MixResult) whose() string {
+	if r.Axes[0].Min > 0 {
+		return "pools'"
+	}
+	return "groups'"
 }
 
 func describeTargets(ts []scenario.Target) string {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
@@ -142,4 +143,145 @@ func TestSizeMixWithDownReplicas(t *testing.T) {
 	require.GreaterOrEqual(t, with.Best.USDPerMonth, without.Best.USDPerMonth)
 	t.Logf("cheapest without a replica down: %v $%.0f; with one %s replica down: %v $%.0f",
 		without.Best.Counts, without.Best.USDPerMonth, with.Axes[1].Name, with.Best.Counts, with.Best.USDPerMonth)
+}
+
+// TestSplitwiseSize: `fleetsim size splitwise` moves both pools of a
+// disaggregated fleet on two GPU types, each priced at its own GPU (H100
+// prefill, H200 decode), and returns the cheapest pair that meets the
+// [size] SLO: one fewer of either pool beside it misses (or is not
+// cheaper), and its $ per month is the sum over the pools of replicas ×
+// GPUs × price × 720 h, the price the runs bill.
+func TestSplitwiseSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ~30 fleets")
+	}
+	sc, err := LoadBuiltin("splitwise")
+	require.NoError(t, err)
+	targets, err := scenario.ParseSLO(sc.Size.SLO)
+	require.NoError(t, err)
+	res, err := SizeMix(sc, targets, sc.Size.Confidence, RunOptions{})
+	require.NoError(t, err)
+	require.Equal(t, [2]string{"H100", "H200"}, [2]string{res.Axes[0].GPU, res.Axes[1].GPU})
+	require.Equal(t, [2]float64{6.50, 7.00}, [2]float64{res.Axes[0].PricePerGPUHour, res.Axes[1].PricePerGPUHour}, "H100 prefill, H200 decode")
+	require.Equal(t, [2]int{4, 2}, [2]int{res.Axes[0].GPUsPer, res.Axes[1].GPUsPer})
+	best := res.Best
+	require.True(t, best.Met)
+	a, b := best.Counts[0], best.Counts[1]
+	require.InDelta(t, (float64(a*4)*6.50+float64(b*2)*7.00)*720, best.USDPerMonth, 1e-6)
+	require.Equal(t, a*4+b*2, best.GPUs)
+	// The runs bill the same fleet at the same prices.
+	require.InDelta(t, best.USDPerMonth, report.StatMap(best.Arm.Stats)["cost.usd_per_month"].Mean, 1e-6)
+	// The search moved both pools: it tried more than one count of each.
+	seen := [2]map[int]bool{{}, {}}
+	ran := map[[2]int]*MixPoint{}
+	for _, p := range res.Evaluated {
+		seen[0][p.Counts[0]], seen[1][p.Counts[1]] = true, true
+		ran[[2]int{p.Counts[0], p.Counts[1]}] = p
+	}
+	require.Greater(t, len(seen[0]), 1)
+	require.Greater(t, len(seen[1]), 1)
+	// Minimal: one fewer decode replica beside it missed, and so did every
+	// prefill count below it (with any decode count tried).
+	if q, ok := ran[[2]int{a, b - 1}]; b > 1 {
+		require.True(t, ok && !q.Met, "one fewer decode replica than %v misses", best.Counts)
+	}
+	for _, p := range res.Evaluated {
+		if p.Counts[0] < a {
+			require.False(t, p.Met, "%v", p.Counts)
+		}
+	}
+	// The built-in's fleet is the answer (its README row and arms say so).
+	require.Equal(t, [2]int{sc.Cluster.Replicas, sc.Disagg.Decode.Replicas}, [2]int{a, b})
+	tab := res.Table("splitwise")
+	require.Contains(t, tab, "prefill = replicas of the prefill pool: 4× H100 each at $6.50 per GPU-hour")
+	require.Contains(t, tab, "decode = replicas of the decode pool: 2× H200 each at $7.00 per GPU-hour")
+	require.Contains(t, string(res.CSV()), "prefill,decode,gpus,usd_per_month,met,ttft_p99_bound,tpot_p99_bound,")
+	t.Log("\n" + tab)
+}
+
+// The decode pool's price, which SizeMix searches with and the runs bill:
+// its own GPU's catalog price; cost.price_per_gpu_hour prices the
+// cluster's GPU, so the decode pool's too only when it is on that GPU.
+func TestDecodePrice(t *testing.T) {
+	sc, err := LoadBuiltin("splitwise")
+	require.NoError(t, err)
+	require.Equal(t, 7.00, sc.DecodePrice())
+	over, err := sc.Derive(OverrideOverlay("cost.price_per_gpu_hour", "3"))
+	require.NoError(t, err)
+	require.Equal(t, 3.0, over.Price())
+	require.Equal(t, 7.00, over.DecodePrice(), "the H200 pool keeps its own price")
+	same, err := over.Derive(OverrideOverlay("disagg.decode.gpu", "\"H100\""), OverrideOverlay("disagg.decode.tp", "4"))
+	require.NoError(t, err)
+	require.Equal(t, 3.0, same.DecodePrice(), "on the cluster's GPU, the scenario's price")
+	res, err := over.Derive(OverrideOverlay("cost.tier", "\"reserved\""))
+	require.NoError(t, err)
+	require.Equal(t, 2.50, res.DecodePrice(), "H200 reserved")
+}
+
+// sizeSplitwise sizes a minute of the splitwise built-in (2
+// replications) with the overlays, for its [size] SLO, and requires an
+// answer that meets it.
+func sizeSplitwise(t *testing.T, ovs ...scenario.Overlay) *MixResult {
+	t.Helper()
+	sc, err := LoadBuiltin("splitwise")
+	require.NoError(t, err)
+	sc, err = sc.Derive(append([]scenario.Overlay{OverrideOverlay("workload.duration_s", "60"), OverrideOverlay("run.replications", "2")}, ovs...)...)
+	require.NoError(t, err)
+	targets, err := scenario.ParseSLO(sc.Size.SLO)
+	require.NoError(t, err)
+	res, err := SizeMix(sc, targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	require.True(t, res.Best.Met)
+	return res
+}
+
+// Sizing a disaggregated fleet with spot replicas and warm spares in both
+// pools: every point keeps the spares, puts as many spot replicas as fit
+// (fewer where a pool is smaller than [spot] asks), and prices them as
+// the runs bill them.
+func TestSizeMixDisaggSpotSpares(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ~30 fleets")
+	}
+	res := sizeSplitwise(t, OverrideOverlay("spot.replicas", "2"), OverrideOverlay("spot.decode_replicas", "1"),
+		OverrideOverlay("failures.enabled", "true"), OverrideOverlay("failures.spares", "1"), OverrideOverlay("failures.decode_spares", "1"))
+	require.Equal(t, [2]int{2, 1}, [2]int{res.Axes[0].Spot, res.Axes[1].Spot})
+	for _, p := range res.Evaluated {
+		a, b := p.Counts[0], p.Counts[1]
+		require.Equal(t, []int{1, 1}, p.Spares, "%v", p.Counts)
+		require.Equal(t, (a+1)*4+(b+1)*2, p.GPUs, "%v", p.Counts)
+		spotA := min(2, a)
+		want := (float64((a+1-spotA)*4)*6.50 + float64(spotA*4)*6.50*0.35 + float64(b*2)*7.00 + 2*7.00*0.35) * 720
+		require.InDelta(t, want, p.USDPerMonth, 1e-6, "%v", p.Counts)
+		require.InDelta(t, p.USDPerMonth, report.StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean, 1e-6, "%v: billed as searched", p.Counts)
+	}
+	require.Contains(t, res.Table("sw"), "pools' warm spares (the cheapest's: prefill 1, decode 1)")
+	require.Contains(t, res.Table("sw"), "pools' spot replicas (prefill 2, decode 1;")
+}
+
+// Sizing a disaggregated fleet whose pools are autoscaled: the counts are
+// the autoscalers' caps, so the search tries none below a pool's
+// min_replicas (a smaller cap is not a valid fleet); a point's $ per
+// month prices its caps, and PaidUSDPerMonth is what its runs paid
+// (provisioned replicas only), never more.
+func TestSizeMixDisaggAutoscaled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ~20 fleets")
+	}
+	res := sizeSplitwise(t, OverrideOverlay("workload.arrival.rate_per_s", "30"), // what the pools' minimums serve: 60 s leaves no time to scale
+		OverrideOverlay("autoscale.enabled", "true"), OverrideOverlay("autoscale.metric", `"rate"`), OverrideOverlay("autoscale.target", "15"),
+		OverrideOverlay("autoscale.min_replicas", "3"), OverrideOverlay("autoscale.interval_s", "10"),
+		OverrideOverlay("disagg.autoscale.enabled", "true"), OverrideOverlay("disagg.autoscale.metric", `"outstanding"`),
+		OverrideOverlay("disagg.autoscale.target", "64"), OverrideOverlay("disagg.autoscale.min_replicas", "2"),
+		OverrideOverlay("disagg.autoscale.interval_s", "10"))
+	require.Equal(t, [2]int{3, 2}, [2]int{res.Axes[0].Min, res.Axes[1].Min})
+	for _, p := range res.Evaluated {
+		require.GreaterOrEqual(t, p.Counts[0], 3, "%v", p.Counts)
+		require.GreaterOrEqual(t, p.Counts[1], 2, "%v", p.Counts)
+		paid := report.StatMap(p.Arm.Stats)["cost.usd_per_month"].Mean
+		require.InDelta(t, paid, p.PaidUSDPerMonth, 1e-6)
+		require.LessOrEqual(t, p.PaidUSDPerMonth, p.USDPerMonth+1e-6, "%v", p.Counts)
+	}
+	require.Contains(t, res.Table("sw"), "autoscaled")
+	t.Log("\n" + res.Table("sw"))
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments"
 	"github.com/fleetsim/fleetsim/experiments/report"
@@ -22,6 +23,9 @@ With two [[cluster.groups]] (GPU types), size finds the cheapest mix that
 meets the SLO instead, with each group alone for comparison; with [disagg],
 the cheapest prefill and decode pool sizes. Both write size_mix.csv and the
 run of the cheapest point.
+
+--arm NAME sizes one of the scenario's [[arms]] instead of its base fleet
+(the arm's overrides applied; its run directory is NAME--ARM-size).
 `
 
 // cmdSize is `fleetsim size SCENARIO.toml --slo ...`.
@@ -29,6 +33,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("size", flag.ContinueOnError)
 	slo := fs.String("slo", "", "target, e.g. ttft_p99=800ms,success=99.9% (default: the scenario's [size] slo)")
 	conf := fs.Float64("confidence", 0, "one-sided confidence level (default: [size] confidence, 0.95)")
+	arm := fs.String("arm", "", "size this [[arms]] table's fleet (default: the scenario's base fleet)")
 	cf := addCommonFlags(fs, "size", false)
 	pos, err := parseFlags(fs, args, stdout, sizeHelp)
 	if err != nil {
@@ -43,6 +48,11 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	base, err := cf.load(pos[0])
 	if err != nil {
 		return err
+	}
+	if *arm != "" {
+		if base, err = armScenario(base, *arm); err != nil {
+			return err
+		}
 	}
 	warnProfiles(base, stderr)
 	if base.Mode == scenario.ModeTraining {
@@ -130,4 +140,26 @@ func sizeProgress(prog *progress, base *scenario.Scenario, targets []scenario.Ta
 		_, verdict := experiments.SizeVerdict(report.NewArmResult("", results[0]), targets, conf)
 		prog.note(size + ": " + verdict)
 	}
+}
+
+// armScenario is the scenario of base's [[arms]] table named name, named
+// "BASE--NAME" (its output directory's name).
+func armScenario(base *scenario.Scenario, name string) (*scenario.Scenario, error) {
+	if len(base.Arms) == 0 {
+		return nil, usagef("size: --arm %q: %s has no [[arms]]", name, base.Name)
+	}
+	arms, err := experiments.ArmsFromScenario(base)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, a := range arms {
+		if a.Name == name {
+			sc := *a.Scenario
+			sc.Name = base.Name + "--" + name
+			return &sc, nil
+		}
+		names = append(names, a.Name)
+	}
+	return nil, usagef("size: --arm %q: %s has no such arm; its arms are %s", name, base.Name, strings.Join(names, ", "))
 }

@@ -9,13 +9,25 @@ import (
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 )
 
-// sizeMixJSON is `size --json` for a fleet of two groups.
+// sizeMixJSON is `size --json` for a fleet of two pool sizes (two groups,
+// or a disaggregated fleet's prefill and decode pools).
 type sizeMixJSON struct {
 	Scenario   string           `json:"scenario"`
 	Confidence float64          `json:"confidence"`
+	Axes       []sizeMixAxis    `json:"axes"`
 	Best       map[string]int   `json:"best"`
 	BestUSD    float64          `json:"best_usd_per_month"`
 	Evaluated  []map[string]any `json:"evaluated"`
+}
+
+// sizeMixAxis is one pool size the search moves: its name (a key of
+// best), what it counts and what each replica costs.
+type sizeMixAxis struct {
+	Name            string  `json:"name"`
+	Pool            string  `json:"pool"`
+	GPU             string  `json:"gpu"`
+	GPUsPerReplica  int     `json:"gpus_per_replica"`
+	PricePerGPUHour float64 `json:"price_per_gpu_hour"`
 }
 
 // cmdSizeMix is `fleetsim size` on a scenario with two pool sizes: the
@@ -45,6 +57,7 @@ func cmdSizeMix(base *scenario.Scenario, targets []scenario.Target, conf float64
 		out := sizeMixJSON{Scenario: base.Name, Confidence: conf, Best: map[string]int{}, BestUSD: res.Best.USDPerMonth}
 		for i, ax := range res.Axes {
 			out.Best[ax.Name] = res.Best.Counts[i]
+			out.Axes = append(out.Axes, sizeMixAxis{Name: ax.Name, Pool: ax.Pool, GPU: ax.GPU, GPUsPerReplica: ax.GPUsPer, PricePerGPUHour: ax.PricePerGPUHour})
 		}
 		if out.Evaluated, err = csvRows(res.CSV()); err != nil {
 			return err

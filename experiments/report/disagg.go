@@ -99,21 +99,9 @@ func decodeIsolationMsMax(d *fleet.Disagg) float64 {
 	return results.Round6(sim.Time(iso).Milliseconds())
 }
 
-// decodePrice is what a decode-pool GPU costs per hour: its GPU's price
-// for the tier (the scenario's price_per_gpu_hour when it is the
-// cluster's GPU).
-func decodePrice(sc *scenario.Scenario) float64 {
-	dc := sc.Disagg
-	dc.ResolveDefaults(sc.Cluster)
-	if dc.Decode.GPU == sc.Cluster.GPU {
-		return sc.Price()
-	}
-	g := sc.Catalog().GPUs[dc.Decode.GPU]
-	if sc.Cost.Tier == scenario.TierReserved {
-		return g.ReservedPricePerGPUHour
-	}
-	return g.PricePerGPUHour
-}
+// decodePrice is what a decode-pool GPU costs per hour
+// (scenario.DecodePrice: the one SizeMix prices the decode pool at).
+func decodePrice(sc *scenario.Scenario) float64 { return sc.DecodePrice() }
 
 // summarizeDisagg adds the disaggregated fleet's block to s and counts
 // the decode pool's GPUs in fleet and cost, and its NVLink domains in

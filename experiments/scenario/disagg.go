@@ -63,6 +63,24 @@ func (s *Scenario) DecodeReplicas() int {
 	return n
 }
 
+// DecodePrice is what a decode-pool GPU costs per hour, as the runs bill
+// it: the scenario's price (Price: cost.price_per_gpu_hour, or the
+// cluster GPU's price for the tier) when the decode pool is on the
+// cluster's GPU, else the decode GPU's catalog price for the tier
+// (cost.price_per_gpu_hour prices the cluster's GPU).
+func (s *Scenario) DecodePrice() float64 {
+	d := s.Disagg.DisaggConfig
+	d.ResolveDefaults(s.Cluster)
+	if d.Decode.GPU == s.Cluster.GPU {
+		return s.Price()
+	}
+	g := s.Catalog().GPUs[d.Decode.GPU]
+	if s.Cost.Tier == TierReserved {
+		return g.ReservedPricePerGPUHour
+	}
+	return g.PricePerGPUHour
+}
+
 // validateDisagg records the problems of [disagg] when it is enabled.
 func (s *Scenario) validateDisagg(ps *config.Problems) {
 	d := &s.Disagg
