@@ -112,7 +112,6 @@ func TestAutoscaleRefusals(t *testing.T) {
 		"metric = \"tokens\"":                          "autoscale.target: set it with metric = \"tokens\": outstanding tokens per replica have no default",
 		"[autoscale.cold_start]\nload_path = \"tape\"": "autoscale.cold_start.load_path:",
 		"[autoscale.cold_start]\nnvme_bytes_per_s = 0": "autoscale.cold_start.nvme_bytes_per_s:",
-		"[failures]\nenabled = true\nspares = 1":       "failures.spares: cannot be combined with [autoscale] yet",
 		"[run]\ndown_replicas = -2":                    "run.down_replicas: must be between 0 and cluster.replicas−1 (3), found -2",
 		"[run]\ndown_replicas = 9":                     "run.down_replicas: must be between 0 and cluster.replicas−1 (3), found 9",
 	}

@@ -195,9 +195,6 @@ func TestGroupSparesRefusals(t *testing.T) {
 			"cluster.groups.0.spares: must be an integer >= 0, found -1"},
 		{func(s string) string { return strings.Replace(s, `name = "nvl"`, `name = "hgx-spares"`, 1) },
 			`cluster.groups.0.spares: the group's spares are named "hgx-spares", the name of another group`},
-		{func(s string) string {
-			return s + "[autoscale]\nenabled = true\nmin_replicas = 1\n"
-		}, "cluster.groups.0.spares: cannot be combined with [autoscale] yet"},
 		{func(s string) string { return strings.Replace(s, "spare_after_s = 0", "spare_coverage = 0.9", 1) },
 			"failures.spare_coverage: cannot be combined with [[cluster.groups]] yet (set spares in each [[cluster.groups]] table)"},
 	}

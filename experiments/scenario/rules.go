@@ -42,8 +42,6 @@ func (s *Scenario) wideLayout() bool {
 const (
 	notWithAutoscale = "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)"
 	notWithSpot      = "cannot be combined with [spot] yet (both take replicas in and out of service)"
-	// (as notWithAutoscale, for the decode pool's autoscaler)
-	notWithDecodeAutoscale = "cannot be combined with [disagg.autoscale] yet (the autoscaler owns which decode replicas are in service)"
 )
 
 // Rules are the refused combinations, in the order their problems are
@@ -74,16 +72,8 @@ var Rules = []Rule{
 		ReasonOf: func(s *Scenario) string {
 			return fmt.Sprintf("cannot be combined with [rollout] (found %d spares)", s.Failures.Spares)
 		}},
-	{Name: "autoscale+spares", Key: "failures.spares", Reason: notWithAutoscale,
-		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.failureSpares() }},
 	{Name: "autoscale+rollout", Key: "rollout.enabled", Reason: notWithAutoscale,
 		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.Rollout.Enabled }},
-	{Name: "disagg-autoscale+decode-spares", Key: "failures.decode_spares", Reason: notWithDecodeAutoscale,
-		Applies: func(s *Scenario) bool {
-			return s.Disagg.Enabled && s.Disagg.Autoscale.Enabled && s.Failures.Enabled && s.Failures.DecodeSpares > 0
-		}},
-	{Name: "autoscale+group-spares", KeyOf: (*Scenario).groupSparesKey, Reason: notWithAutoscale,
-		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.GroupSpares() > 0 }},
 	{Name: "spot+rollout", Key: "rollout.enabled", Reason: notWithSpot,
 		Applies: func(s *Scenario) bool { return s.spot() && s.Rollout.Enabled }},
 }
