@@ -283,15 +283,7 @@ func TestAutoscaleChaos(t *testing.T) {
 				// parked, started or drained, never available (a spare
 				// that serves is the autoscaler's), and a spare stood in
 				// only for a replica the autoscaler had serving.
-				spares := 0
-				for i := range fl.Replicas {
-					if a.Spare(i) {
-						spares++
-						require.False(t, fl.Pool.Held(i, fleet.AutoscaleHolds), "event %d: spare %d held by the autoscaler\n%s", n, i, src)
-						require.False(t, fl.States()[i].Available, "event %d: spare %d available\n%s", n, i, src)
-					}
-				}
-				require.Equal(t, sc.Failures.Spares, spares, "event %d\n%s", n, src)
+				requireSparesOutside(t, a, fl.Pool, sc.Failures.Spares, n, src)
 			})
 			if swapped {
 				stoodIn++
