@@ -162,3 +162,27 @@ target = 100000
 	require.InDelta(t, 2*secs/3600*sc.Price(), s.Cost.USD, 1e-6)
 	requireDeterministic(t, sc, src)
 }
+
+// TestAutoscaleGroupSpares: TestGroupSpares' fleet autoscaled. Each
+// group's spares still stand in for its own replicas only, and the
+// autoscale block counts the seven serving replicas at most. (A spare
+// that stood in is the autoscaler's, which may park it while the repaired
+// replica it replaced waits as the spare: a spares group's $ is its
+// replicas', not the whole run's.)
+func TestAutoscaleGroupSpares(t *testing.T) {
+	src := groupSparesSrc(1, 2) + `[autoscale]
+enabled = true
+min_replicas = 3
+initial_replicas = 5
+interval_s = 10
+`
+	sc, res, s := runConserved(t, src)
+	require.Positive(t, s.Failures.SparesUsed, "spares stood in")
+	kind := []int{0, 0, 0, 1, 1, 1, 1, 0, 1, 1} // replicas 0-2 hgx, 3-6 nvl, 7 hgx's spare, 8-9 nvl's
+	for _, sw := range spareSwaps(t, res) {
+		require.Equal(t, kind[sw.i], kind[sw.j], "%+v", sw)
+	}
+	require.LessOrEqual(t, s.Autoscale.ReplicasMax, 7)
+	require.LessOrEqual(t, s.Autoscale.ReplicasMean, 7.0)
+	requireDeterministic(t, sc, src)
+}
