@@ -91,7 +91,7 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 		return nil, err
 	}
 	if sc.KVTiers.Enabled {
-		fl.EnableKVTiers(sc.KVTiers, sc.Catalog().GPUs[cluster.GPU])
+		fl.EnableKVTiers(sc.KVTiers, sc.Catalog().GPUs, cluster.GPU)
 	}
 	if pa, ok := router.(fleet.PrefixAwareRouter); ok {
 		pa.SetPrefixIndex(fl)

@@ -62,9 +62,6 @@ var Rules = []Rule{
 	{Name: "disagg+groups", Key: "cluster.groups",
 		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.groups() },
 		Reason:  "cannot be combined with [disagg] yet ([[cluster.groups]])"},
-	{Name: "kv_tiers+groups", Key: "kv_tiers.enabled",
-		Applies: func(s *Scenario) bool { return s.KVTiers.Enabled && s.groups() },
-		Reason:  "cannot be combined with [[cluster.groups]] yet (tiers are sized per GPU of one kind)"},
 	{Name: "rollout+spares", Key: "failures.spares",
 		// The rollout's green replicas are the fleet's last ones, where
 		// the spares would sit.
