@@ -47,9 +47,6 @@ const (
 // Rules are the refused combinations, in the order their problems are
 // reported.
 var Rules = []Rule{
-	{Name: "spare_coverage+groups", Key: "failures.spare_coverage",
-		Applies: func(s *Scenario) bool { return s.spareCoverageResolvable() && s.groups() },
-		Reason:  "cannot be combined with [[cluster.groups]] yet (set spares in each [[cluster.groups]] table)"},
 	{Name: "groups+rollout", Key: "rollout.enabled",
 		Applies: func(s *Scenario) bool { return s.groups() && s.Rollout.Enabled },
 		Reason:  "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)"},
@@ -73,12 +70,6 @@ var Rules = []Rule{
 		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.Rollout.Enabled }},
 	{Name: "spot+rollout", Key: "rollout.enabled", Reason: notWithSpot,
 		Applies: func(s *Scenario) bool { return s.spot() && s.Rollout.Enabled }},
-}
-
-// spareCoverageResolvable reports whether failures.spare_coverage asks
-// for spares to be sized (and failures.spares does not size them itself).
-func (s *Scenario) spareCoverageResolvable() bool {
-	return s.Mode != ModeTraining && s.Failures.SpareCoverage != 0 && !s.Has("failures.spares")
 }
 
 // checkRules reports every rule the scenario breaks.
