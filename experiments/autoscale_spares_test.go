@@ -186,3 +186,37 @@ interval_s = 10
 	require.LessOrEqual(t, s.Autoscale.ReplicasMean, 7.0)
 	requireDeterministic(t, sc, src)
 }
+
+// TestDecodeAutoscaleSpares: [disagg.autoscale] with failures.decode_spares.
+// The decode pool's spare (its last replica) is outside its autoscaler's
+// range: the autoscale block's replicas leave it out, and it waits the
+// whole run (no failure strikes) while the autoscaler parks and starts the
+// serving replicas.
+func TestDecodeAutoscaleSpares(t *testing.T) {
+	src := small + `
+[disagg]
+enabled = true
+[disagg.decode]
+replicas = 3
+[disagg.autoscale]
+enabled = true
+min_replicas = 1
+target = 100000
+[failures]
+enabled = true
+rate_multiplier = 1e-9
+decode_spares = 1
+`
+	sc, res, s := runConserved(t, src)
+	d := res.Fleet.Disagg
+	require.Len(t, d.Decode.Replicas, 4, "three serving and a spare")
+	a := d.Autoscaler
+	require.True(t, a.Spare(3))
+	require.False(t, a.Parked(3))
+	require.True(t, a.Parked(2), "the autoscaler keeps its minimum")
+	as := s.Disagg.Autoscale
+	require.Equal(t, 1, as.ReplicasMax)
+	require.InDelta(t, 1, as.ReplicasMean, 1e-9, "the spare is not the autoscaler's")
+	require.Equal(t, fleet.PhaseSpare, d.Decode.Life.Phase(3))
+	requireDeterministic(t, sc, src)
+}
