@@ -112,7 +112,6 @@ func TestAutoscaleRefusals(t *testing.T) {
 		"metric = \"tokens\"":                          "autoscale.target: set it with metric = \"tokens\": outstanding tokens per replica have no default",
 		"[autoscale.cold_start]\nload_path = \"tape\"": "autoscale.cold_start.load_path:",
 		"[autoscale.cold_start]\nnvme_bytes_per_s = 0": "autoscale.cold_start.nvme_bytes_per_s:",
-		"[failures]\nenabled = true\nspares = 1":       "failures.spares: cannot be combined with [autoscale] yet",
 		"[run]\ndown_replicas = -2":                    "run.down_replicas: must be between 0 and cluster.replicas−1 (3), found -2",
 		"[run]\ndown_replicas = 9":                     "run.down_replicas: must be between 0 and cluster.replicas−1 (3), found 9",
 	}
@@ -164,10 +163,11 @@ func TestAutoscaleDefaultTarget(t *testing.T) {
 
 // TestAutoscaleChaos: random autoscaled fleets (policy, metric, interval,
 // cold start, routers, batching, gateway policies), half of them under
-// calibrated failures that strike serving and parked replicas alike. After every event
-// requests are conserved, replica bookkeeping holds, no parked or loading
-// replica takes traffic, the fleet stays within its bounds; at the end
-// everything has drained; twice through the runner gives identical
+// calibrated failures that strike serving and parked replicas alike, most
+// of those with warm spares. After every event requests are conserved,
+// replica bookkeeping holds, no parked or loading replica takes traffic,
+// the fleet stays within its bounds, the spares stay outside them; at the
+// end everything has drained; twice through the runner gives identical
 // summaries.
 func TestAutoscaleChaos(t *testing.T) {
 	checkOutstandingIndex(t)
@@ -178,6 +178,13 @@ func TestAutoscaleChaos(t *testing.T) {
 	if testing.Short() {
 		trials = 3
 	}
+	stoodIn := 0 // trials where a spare stood in for a serving replica
+	defer func() {
+		t.Logf("a spare stood in in %d of %d trials", stoodIn, trials)
+		if !testing.Short() && !t.Failed() {
+			require.Positive(t, stoodIn, "spares stood in")
+		}
+	}()
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 1414))
 		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
@@ -222,6 +229,12 @@ func TestAutoscaleChaos(t *testing.T) {
 		if frng := rand.New(rand.NewPCG(uint64(trial), 1415)); frng.IntN(2) == 0 {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ncold_start_s = 5\ndrain_on_precursor = %v\n",
 				[]int{300000, 1000000}[frng.IntN(2)], frng.IntN(2) == 0)
+			// Warm spares beside the autoscaler in most of them (a stream
+			// of their own): outside its range, standing in for failed
+			// serving replicas, after a swap delay or at once.
+			if srng := rand.New(rand.NewPCG(uint64(trial), 1418)); srng.IntN(3) != 0 {
+				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\nspare_swap_s = %d\n", 1+srng.IntN(2), srng.IntN(120), srng.IntN(2)*srng.IntN(30))
+			}
 		}
 		// Replicas in repair for the whole run (N+k), from a stream of
 		// their own too: never one the minimum needs.
@@ -245,12 +258,18 @@ func TestAutoscaleChaos(t *testing.T) {
 			for k := 0; k < sc.Run.DownReplicas; k++ { // as Run does
 				ap.Remove(sc.Cluster.Replicas - 1 - k)
 			}
+			if sc.Failures.Enabled {
+				_, err = startFailures(eng, fl, sc, sc.Seed)
+				require.NoError(t, err, src)
+			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			require.NoError(t, fl.Start(w))
 			fl.DrainLimit = 600 * sim.Second
+			swapped := false
 			stepChecked(t, eng, fl, rec, src, func(n int) {
 				for i := range fl.Replicas {
+					swapped = swapped || a.Spare(i) && i < sc.Cluster.Replicas
 					if fl.States()[i].Available {
 						require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining\n%s", n, i, src)
 					}
@@ -260,7 +279,15 @@ func TestAutoscaleChaos(t *testing.T) {
 				for k := 0; k < downR; k++ {
 					require.True(t, a.Parked(sc.Cluster.Replicas-1-k), "event %d: a replica in repair was started\n%s", n, src)
 				}
+				// As many spares as built, outside the range: never
+				// parked, started or drained, never available (a spare
+				// that serves is the autoscaler's), and a spare stood in
+				// only for a replica the autoscaler had serving.
+				requireSparesOutside(t, a, fl.Pool, sc.Failures.Spares, n, src)
 			})
+			if swapped {
+				stoodIn++
+			}
 			requireDeterministic(t, sc, src)
 		})
 	}

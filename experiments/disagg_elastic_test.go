@@ -154,12 +154,19 @@ func TestDisaggElastic(t *testing.T) {
 
 // TestDisaggElasticChaos: random disaggregated fleets with either pool or
 // both autoscaled on a random signal, spot replicas in either pool or
-// both, failures striking both pools (precursor drains, spares on the
-// prefill pool when it is not autoscaled) and scripted faults: after every
-// event requests are conserved, every replica's bookkeeping and phase
-// hold in both pools, no parked replica is available; everything drains;
-// the runner is deterministic.
+// both, failures striking both pools (precursor drains, spares on either
+// pool, autoscaled or not) and scripted faults: after every event
+// requests are conserved, every replica's bookkeeping and phase hold in
+// both pools, no parked replica is available, an autoscaled pool's spares
+// stay outside its range; everything drains; the runner is deterministic.
 func TestDisaggElasticChaos(t *testing.T) {
+	stoodIn := 0 // decode replicas a spare stood in for, summed over the events
+	defer func() {
+		t.Logf("decode spares standing in: %d replica-events", stoodIn)
+		if !testing.Short() && !t.Failed() {
+			require.Positive(t, stoodIn, "decode spares stood in")
+		}
+	}()
 	checkOutstandingIndex(t)
 	trials := 8
 	if n, err := strconv.Atoi(os.Getenv("FLEETSIM_CHAOS_TRIALS")); err == nil && n > 0 {
@@ -210,6 +217,16 @@ func TestDisaggElasticChaos(t *testing.T) {
 			if which == 1 && rng.IntN(2) == 0 { // spares on the prefill pool (not autoscaled)
 				fmt.Fprintf(&b, "spares = %d\n", 1+rng.IntN(2))
 			}
+			// Spares beside an autoscaled pool too (a stream of their
+			// own: the fleets above are as they were).
+			srng := rand.New(rand.NewPCG(uint64(trial), 2718282))
+			if which != 1 && srng.IntN(2) == 0 {
+				fmt.Fprintf(&b, "spares = %d\n", 1+srng.IntN(2))
+			}
+			if which != 0 && srng.IntN(2) == 0 {
+				fmt.Fprintf(&b, "decode_spares = %d\n", 1+srng.IntN(2))
+			}
+			fmt.Fprintf(&b, "spare_after_s = %d\nspare_swap_s = %d\n", srng.IntN(120), srng.IntN(2)*srng.IntN(30))
 		}
 		for k, n := 0, rng.IntN(3); k < n; k++ {
 			fmt.Fprintf(&b, "[[faults]]\nreplica = %d\nmode = %q\nat_s = %d\nduration_s = %d\nrestart_s = %d\ndrain_grace_s = %d\ncold_start_s = 5\n",
@@ -250,6 +267,15 @@ func TestDisaggElasticChaos(t *testing.T) {
 				}
 				if a := d.Autoscaler; a != nil {
 					require.LessOrEqual(t, a.Provisioned(), sc.Disagg.Decode.Replicas, src)
+					requireSparesOutside(t, a, d.Decode, sc.Failures.DecodeSpares, n, src)
+					for j := range sc.Disagg.Decode.Replicas {
+						if a.Spare(j) {
+							stoodIn++
+						}
+					}
+				}
+				if a := fl.Autoscaler; a != nil {
+					requireSparesOutside(t, a, fl.Pool, sc.Failures.Spares, n, src)
 				}
 			})
 			if !fl.Truncated {
@@ -259,4 +285,20 @@ func TestDisaggElasticChaos(t *testing.T) {
 			requireDeterministic(t, sc, src)
 		})
 	}
+}
+
+// requireSparesOutside requires that pool p's autoscaler a keeps the
+// pool's warm spares outside its range at event n: as many as built
+// (want), never held by the autoscaler, never available.
+func requireSparesOutside(t *testing.T, a *fleet.Autoscaler, p *fleet.Pool, want, n int, src string) {
+	t.Helper()
+	spares := 0
+	for i := range p.Replicas {
+		if a.Spare(i) {
+			spares++
+			require.False(t, p.Held(i, fleet.AutoscaleHolds), "event %d: spare %d held by the autoscaler\n%s", n, i, src)
+			require.False(t, p.States()[i].Available, "event %d: spare %d available\n%s", n, i, src)
+		}
+	}
+	require.Equal(t, want, spares, "event %d\n%s", n, src)
 }

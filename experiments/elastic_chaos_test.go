@@ -20,13 +20,16 @@ import (
 
 // TestElasticHeterogeneousChaos is issue 14's combined chaos test:
 // autoscaling a fleet of GPU groups of two or three types serving two
-// models ([[serve]]), under calibrated failures and, in half the trials,
+// models ([[serve]]), under calibrated failures (with warm spares in some
+// groups in most trials) and, in half the trials,
 // spot interruptions of part of one group (else scripted [[faults]]), with a random router, batching,
 // gateway policies and shared cold-start model. After every event requests
 // are conserved, fleet-wide and per model; every replica's KV bookkeeping
 // holds; no parked, loading or draining replica is available and no down
 // one either; every model keeps a provisioned replica; no parked replica
-// is interrupted; at the end everything has drained; twice through the
+// is interrupted; the groups' spares stay outside the autoscaler's range
+// (as many as built, never held by it nor available); at the end
+// everything has drained; twice through the
 // runner gives byte-identical summaries.
 func TestElasticHeterogeneousChaos(t *testing.T) {
 	checkOutstandingIndex(t)
@@ -37,6 +40,13 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 	if testing.Short() {
 		trials = 3
 	}
+	stoodIn := 0 // trials where a group's spare stood in
+	defer func() {
+		t.Logf("a group's spare stood in in %d of %d trials", stoodIn, trials)
+		if !testing.Short() && !t.Failed() {
+			require.Positive(t, stoodIn, "group spares stood in")
+		}
+	}()
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 1414213))
 		erng := rand.New(rand.NewPCG(uint64(trial), 1732050))
@@ -133,6 +143,17 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 				}
 			}
 		}
+		// Warm spares in some groups in most trials (a stream of their
+		// own: the fleets above are as they were), outside the
+		// autoscaler's range.
+		if grng := rand.New(rand.NewPCG(uint64(trial), 3162277)); grng.IntN(3) != 0 {
+			for g := 0; g < groups; g++ {
+				if k := grng.IntN(3); k > 0 {
+					src = strings.Replace(src, fmt.Sprintf("name = \"g%d\"\n", g), fmt.Sprintf("name = \"g%d\"\nspares = %d\n", g, k), 1)
+				}
+			}
+			src = strings.Replace(src, "[failures]\n", fmt.Sprintf("[failures]\nspare_after_s = %d\nspare_swap_s = %d\n", grng.IntN(120), grng.IntN(2)*grng.IntN(30)), 1)
+		}
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := scenario.Parse("chaos.toml", []byte(src))
 			require.NoError(t, err, src)
@@ -156,7 +177,7 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 			}
 			_, err = startFailures(eng, fl, sc, sc.Seed)
 			require.NoError(t, err, src)
-			seen := 0
+			seen, swapped := 0, false
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			require.NoError(t, fl.Start(w))
@@ -182,6 +203,10 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 				require.LessOrEqual(t, a.Provisioned(), sc.Cluster.Replicas)
 				for _, i := range down {
 					require.True(t, a.Parked(i), "event %d: replica %d, in repair, was started\n%s", n, i, src)
+				}
+				requireSparesOutside(t, a, fl.Pool, sc.GroupSpares(), n, src)
+				for i := range sc.Cluster.Replicas {
+					swapped = swapped || a.Spare(i)
 				}
 				for ; sp != nil && seen < len(sp.Events); seen++ {
 					if e := sp.Events[seen]; e.Event == "spot-notice" {
@@ -216,6 +241,9 @@ func TestElasticHeterogeneousChaos(t *testing.T) {
 					prov += end - open
 				}
 				require.Equal(t, prov, fl.Life.ProvisionedNs(i, end), "replica %d\n%s", i, src)
+			}
+			if swapped {
+				stoodIn++
 			}
 			requireDeterministic(t, sc, src)
 		})

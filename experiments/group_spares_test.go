@@ -195,11 +195,8 @@ func TestGroupSparesRefusals(t *testing.T) {
 			"cluster.groups.0.spares: must be an integer >= 0, found -1"},
 		{func(s string) string { return strings.Replace(s, `name = "nvl"`, `name = "hgx-spares"`, 1) },
 			`cluster.groups.0.spares: the group's spares are named "hgx-spares", the name of another group`},
-		{func(s string) string {
-			return s + "[autoscale]\nenabled = true\nmin_replicas = 1\n"
-		}, "cluster.groups.0.spares: cannot be combined with [autoscale] yet"},
 		{func(s string) string { return strings.Replace(s, "spare_after_s = 0", "spare_coverage = 0.9", 1) },
-			"failures.spare_coverage: cannot be combined with [[cluster.groups]] yet (set spares in each [[cluster.groups]] table)"},
+			"failures.spare_coverage: sizes each group's spares: remove cluster.groups.0.spares (1) or this key"},
 	}
 	for _, c := range cases {
 		_, err := scenario.Parse("gs.toml", []byte(c.edit(src)))
@@ -327,4 +324,46 @@ func TestGroupSparesSizeOverlay(t *testing.T) {
 	require.Equal(t, 3, sc.Cluster.Groups[1].Replicas)
 	require.Equal(t, 2, sc.Cluster.Groups[1].Spares)
 	require.Equal(t, 2, sc.GroupSpares())
+}
+
+// TestGroupSpareCoverage: failures.spare_coverage sizes each group's spares
+// on its own GPUs, as it sizes a fleet of one kind of that group's GPU,
+// TP and replicas; the spares are built, stand in for their own group's
+// replicas, and fleetsim size's overlay leaves them to be sized again at
+// each count.
+func TestGroupSpareCoverage(t *testing.T) {
+	src := strings.NewReplacer("spares = 1\n", "", "spares = 0\n", "", "spare_after_s = 0", "spare_after_s = 0\nspare_coverage = 0.99",
+		"rate_multiplier = 3000000", "rate_multiplier = 30").Replace(groupSparesSrc(1, 0))
+	sc, err := scenario.Parse("gs.toml", []byte(src))
+	require.NoError(t, err, src)
+	// The same sizing for a fleet of one kind of each group's GPU, TP and
+	// replicas.
+	oneKind := func(gpu string, tp, replicas int) int {
+		s := fmt.Sprintf("name = \"k\"\n[cluster]\nmodel = \"llama-3-70b\"\ngpu = %q\ntp = %d\nreplicas = %d\n[workload]\nduration_s = 60\n[failures]\nenabled = true\nrate_multiplier = 30\nspare_coverage = 0.99\n", gpu, tp, replicas)
+		k, err := scenario.Parse("k.toml", []byte(s))
+		require.NoError(t, err, s)
+		return k.Failures.Spares
+	}
+	gs := sc.Cluster.Groups
+	require.Equal(t, oneKind("H100", 8, 3), gs[0].Spares, "hgx")
+	require.Equal(t, oneKind("GB200", 4, 4), gs[1].Spares, "nvl")
+	require.Positive(t, gs[0].Spares+gs[1].Spares, "the rates call for spares")
+	require.Equal(t, gs[0].Spares+gs[1].Spares, sc.GroupSpares())
+	_, res, s := runConserved(t, src)
+	require.Equal(t, sc.GroupSpares(), s.Failures.Spares)
+	require.Positive(t, s.Requests.Completed)
+	kind := map[int]int{}
+	for i := range 7 + sc.GroupSpares() {
+		kind[i] = map[bool]int{true: 0, false: 1}[i < 3 || i >= 7 && i < 7+gs[0].Spares]
+	}
+	for _, sw := range spareSwaps(t, res) {
+		require.Equal(t, kind[sw.i], kind[sw.j], "%+v", sw)
+	}
+	// fleetsim size: at other counts the overlay leaves the spares to the
+	// coverage, which sizes them for those counts.
+	mix, err := sc.Derive(mixOverlay(gs, 1, 8, true))
+	require.NoError(t, err)
+	require.Equal(t, oneKind("H100", 8, 1), mix.Cluster.Groups[0].Spares)
+	require.Equal(t, oneKind("GB200", 4, 8), mix.Cluster.Groups[1].Spares)
+	require.NotEqual(t, gs[0].Spares, mix.Cluster.Groups[0].Spares, "sized again at the new count")
 }

@@ -221,7 +221,8 @@ duration_s = 10
 
 // TestGroupsChaos: random fleets of GPU groups (types, TP, sizes, some
 // empty; some with their own batching, batch size, KV admission and weight
-// precision) under random routers, batching and gateway policies: requests are
+// precision; KV tiers in half the trials) under random routers, batching
+// and gateway policies: requests are
 // conserved and replica bookkeeping holds after every event, everything
 // drains, and the runner is deterministic.
 func TestGroupsChaos(t *testing.T) {
@@ -233,6 +234,13 @@ func TestGroupsChaos(t *testing.T) {
 	if testing.Short() {
 		trials = 3
 	}
+	var tierHits int64 // segments loaded from a KV tier, over the trials
+	defer func() {
+		t.Logf("KV tier hits: %d", tierHits)
+		if !testing.Short() && !t.Failed() {
+			require.Positive(t, tierHits, "the groups' KV tiers were read")
+		}
+	}()
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 2718))
 		erng := rand.New(rand.NewPCG(uint64(trial), 31415))
@@ -270,6 +278,14 @@ func TestGroupsChaos(t *testing.T) {
 		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 100\n[workload.arrival]\nrate_per_s = %d\n", pick("synthetic", "sessions"), 2+rng.IntN(20))
 		fmt.Fprintf(&b, "[policies.hedge]\nname = %q\nmin_samples = 10\nbudget = 0.2\n", pick("none", "fixed", "tied"))
 		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", pick("none", "liveness", "deep"))
+		if krng := rand.New(rand.NewPCG(uint64(trial), 2719)); krng.IntN(2) == 0 {
+			// KV tiers in half the trials (a stream of their own: the
+			// fleets above are as they were), small enough to evict, sized
+			// per GPU of each group; sometimes a shared store, which two
+			// models (or KV formats) share as formats apart.
+			fmt.Fprintf(&b, "[kv_tiers]\nenabled = true\nhost_dram_gb_per_gpu = %d\nssd_gb_per_gpu = %d\nstore_gb = %d\nlayerwise = %v\n",
+				krng.IntN(3), krng.IntN(2)*krng.IntN(4), krng.IntN(2)*krng.IntN(8), krng.IntN(2) == 0)
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := scenario.Parse("chaos.toml", []byte(src))
@@ -296,6 +312,11 @@ func TestGroupsChaos(t *testing.T) {
 					require.Equal(t, m.Arrived, m.Completed+m.Failed+m.Shed+m.InFlight(), "event %d, per model\n%s", n, src)
 				}
 			})
+			if k := fl.KVTiers; k != nil {
+				for _, st := range k.Stats() {
+					tierHits += st.Hits
+				}
+			}
 			requireDeterministic(t, sc, src)
 		})
 	}

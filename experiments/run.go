@@ -91,7 +91,7 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 		return nil, err
 	}
 	if sc.KVTiers.Enabled {
-		fl.EnableKVTiers(sc.KVTiers, sc.Catalog().GPUs[cluster.GPU])
+		fl.EnableKVTiers(sc.KVTiers, sc.Catalog().GPUs, cluster.GPU)
 	}
 	if pa, ok := router.(fleet.PrefixAwareRouter); ok {
 		pa.SetPrefixIndex(fl)
@@ -114,13 +114,17 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 		}
 	}
 	if ac := sc.Disagg.Autoscale; fl.Disagg != nil && ac.Enabled {
-		// The decode pool on its own signal, up to its serving replicas.
+		// The decode pool on its own signal, up to its serving replicas;
+		// its warm spares (failures.decode_spares, its last replicas) are
+		// outside the autoscaler's range.
 		policy, err := policies.NewScalePolicy(ac, rateAt)
 		if err != nil {
 			return nil, err
 		}
 		dp := fl.Disagg.Decode
-		p := ac.Params(len(dp.Replicas), fl.Disagg.DecodeReplicaTP(), dp.Memory.WeightBytes)
+		spares := len(dp.Replicas) - sc.Disagg.Decode.Replicas
+		p := ac.Params(sc.Disagg.Decode.Replicas, fl.Disagg.DecodeReplicaTP(), dp.Memory.WeightBytes)
+		p.Spares = spares
 		if spot := sc.DecodeSpotRange(); spot[0] < spot[1] {
 			// Its spot replicas cost less per unit of capacity: the scaler
 			// starts them first and drains them last, as it does a fleet
@@ -142,10 +146,14 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 			return nil, err
 		}
 		// The run's down replicas are never started: the fleet grows to
-		// the others at most.
+		// the others at most. The warm spares (failures.spares, a group's
+		// spares: the last replicas, cluster.Replicas counts them) are
+		// outside the autoscaler's range: they stand in for failed
+		// serving replicas (fleet.ScaleParams.Spares).
 		down := sc.DownIndexes()
-		p := ac.Params(cluster.Replicas-len(down), cluster.GPUsPerReplica(), fl.Memory.WeightBytes)
-		p.Down = down
+		spares := cluster.Replicas - sc.Cluster.Replicas
+		p := ac.Params(sc.Cluster.Replicas-len(down), cluster.GPUsPerReplica(), fl.Memory.WeightBytes)
+		p.Down, p.Spares = down, spares
 		// A fleet of groups starts its cheapest replicas per capacity
 		// first; reserved capacity is paid whether used or not, so
 		// provisioning it costs nothing more and it starts first.

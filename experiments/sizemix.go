@@ -156,7 +156,7 @@ func SizeMix(base *scenario.Scenario, targets []scenario.Target, conf float64, o
 			}
 		}
 		return sizeTwo(base, axes, func(a, b int) []scenario.Overlay {
-			ovs := []scenario.Overlay{groupsOverlay(groups, a, b)}
+			ovs := []scenario.Overlay{mixOverlay(groups, a, b, base.Failures.Enabled && base.Failures.SpareCoverage != 0)}
 			for i, n := range [2]int{a, b} {
 				if base.Spot.Group != "" && base.Spot.Group == groups[i].Name {
 					// [spot] replicas of the group it names: as many as fit.
@@ -347,6 +347,13 @@ func sizeTwo(base *scenario.Scenario, axes [2]MixAxis, overlay func(a, b int) []
 // to at most that, their spot_replicas to at most what is left and their
 // spares to none at a count of 0, every other key as written.
 func groupsOverlay(groups []fleet.GroupConfig, a, b int) scenario.Overlay {
+	return mixOverlay(groups, a, b, false)
+}
+
+// mixOverlay is groupsOverlay; with coverage (failures.spare_coverage
+// sizes the groups' spares) it sets no spares, which the coverage sizes
+// for each group's count.
+func mixOverlay(groups []fleet.GroupConfig, a, b int, coverage bool) scenario.Overlay {
 	var sb strings.Builder
 	sb.WriteString("[cluster]\ngroups = [")
 	for i, g := range groups {
@@ -366,8 +373,12 @@ func groupsOverlay(groups []fleet.GroupConfig, a, b int) scenario.Overlay {
 		}
 		down := min(max(g.DownReplicas, 0), n)
 		spot := scenario.SpotFit(g.SpotReplicas, n, down) // as many as fit beside those in repair
-		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q, down_replicas = %d, spares = %d, spot_replicas = %d}",
-			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model, down, spares, spot)
+		sparesKey := fmt.Sprintf(", spares = %d", spares)
+		if coverage {
+			sparesKey = ""
+		}
+		fmt.Fprintf(&sb, "{name = %q, gpu = %q, tp = %d, replicas = %d, price_per_gpu_hour = %s, model = %q, down_replicas = %d%s, spot_replicas = %d}",
+			g.Name, g.GPU, g.TP, n, strconv.FormatFloat(g.PricePerGPUHour, 'g', -1, 64), g.Model, down, sparesKey, spot)
 	}
 	sb.WriteString("]\n")
 	return scenario.Overlay{Name: fmt.Sprintf("size mix %s=%d %s=%d", groups[0].Name, a, groups[1].Name, b), TOML: []byte(sb.String())}

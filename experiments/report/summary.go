@@ -716,7 +716,9 @@ func oneIsZero(n int) int {
 type AutoscaleStats struct {
 	Policy string `json:"policy"`
 	// ReplicasMean is the time-average of provisioned replicas (loading,
-	// serving or draining); ReplicasMin/Max the fewest and most.
+	// serving or draining); ReplicasMin/Max the fewest and most. Warm
+	// spares are not counted (outside the autoscaler's range; their cost
+	// is in the bill).
 	ReplicasMean float64 `json:"replicas_mean"`
 	ReplicasMin  int     `json:"replicas_min"`
 	ReplicasMax  int     `json:"replicas_max"`
@@ -758,7 +760,10 @@ func autoscaleStats(r *Result, p *fleet.Pool, a *fleet.Autoscaler, cfg policies.
 	if groups {
 		loading = a.StartingGPUNs / 1e9 / 3600
 	}
-	return &AutoscaleStats{Policy: cfg.Policy, ReplicasMean: results.Round6(Ratio(provisionedReplicaNs(p, r.EndTime)/1e9, secs)),
+	// The autoscaler's range: the pool's replicas but its warm spares
+	// (as many at every moment, never parked).
+	ranged := provisionedReplicaNs(p, r.EndTime) - float64(a.Spares())*float64(r.EndTime)
+	return &AutoscaleStats{Policy: cfg.Policy, ReplicasMean: results.Round6(Ratio(ranged/1e9, secs)),
 		ReplicasMin: a.MinSeen, ReplicasMax: a.MaxSeen, ScaleUps: a.ScaleUps, ScaleDowns: a.ScaleDowns, Starts: starts,
 		ColdStartS: results.Round6(cfg.ColdStart.Duration(a.WeightBytesPerGPU(), gpus, 0).Seconds()), GPUHours: results.Round6(gpuHours),
 		LoadingGPUHours: results.Round6(loading)}

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"fmt"
+
 	"github.com/fleetsim/fleetsim/internal/config"
 	"github.com/fleetsim/fleetsim/models/failures"
 )
@@ -37,7 +39,8 @@ func (s *Scenario) resolveServingSpares(has func(string) bool, ps *config.Proble
 		ps.Add("failures.spare_coverage", "sizes the decode pool's spares too: remove failures.decode_spares (%d) or this key", f.DecodeSpares)
 		return
 	case len(s.Cluster.Groups) > 0:
-		return // refused (Rules: spare_coverage+groups)
+		s.resolveGroupSpares(has, ps)
+		return
 	}
 	n, ok := s.coverageSpares(s.Cluster.GPU, s.Cluster.Replicas, s.Cluster.GPUsPerReplica())
 	if !ok {
@@ -63,6 +66,33 @@ func (s *Scenario) resolveServingSpares(has func(string) bool, ps *config.Proble
 	if f.DecodeSpares > dec.Replicas {
 		ps.Add("failures.spare_coverage", "would hold %d decode replicas in repair at once, more than disagg.decode.replicas (%d): "+
 			"the sizing assumes few are out at once; lower failures.rate_multiplier or set failures.spares and failures.decode_spares", f.DecodeSpares, dec.Replicas)
+	}
+}
+
+// resolveGroupSpares sets each group's spares from
+// failures.spare_coverage: the fewest that cover its replicas in repair
+// with that probability, on its own GPUs (a group's servers fail on their
+// own, and its spares stand in for its replicas only). A group that sets
+// its spares itself is a problem, as failures.spares is for a fleet of
+// one kind.
+func (s *Scenario) resolveGroupSpares(has func(string) bool, ps *config.Problems) {
+	for i, g := range s.Cluster.Groups {
+		if key := fmt.Sprintf("cluster.groups.%d.spares", i); has(key) {
+			ps.Add("failures.spare_coverage", "sizes each group's spares: remove %s (%d) or this key", key, g.Spares)
+			return
+		}
+	}
+	for i := range s.Cluster.Groups {
+		g := &s.Cluster.Groups[i]
+		n, ok := s.coverageSpares(g.GPU, g.Replicas, g.TP)
+		if !ok {
+			continue
+		}
+		g.Spares = n
+		if n > g.Replicas {
+			ps.Add("failures.spare_coverage", "would hold %d replicas of group %d in repair at once, more than its replicas (%d): "+
+				"the sizing assumes few are out at once; lower failures.rate_multiplier or set each group's spares", n, i, g.Replicas)
+		}
 	}
 }
 

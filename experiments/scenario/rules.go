@@ -42,16 +42,11 @@ func (s *Scenario) wideLayout() bool {
 const (
 	notWithAutoscale = "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)"
 	notWithSpot      = "cannot be combined with [spot] yet (both take replicas in and out of service)"
-	// (as notWithAutoscale, for the decode pool's autoscaler)
-	notWithDecodeAutoscale = "cannot be combined with [disagg.autoscale] yet (the autoscaler owns which decode replicas are in service)"
 )
 
 // Rules are the refused combinations, in the order their problems are
 // reported.
 var Rules = []Rule{
-	{Name: "spare_coverage+groups", Key: "failures.spare_coverage",
-		Applies: func(s *Scenario) bool { return s.spareCoverageResolvable() && s.groups() },
-		Reason:  "cannot be combined with [[cluster.groups]] yet (set spares in each [[cluster.groups]] table)"},
 	{Name: "groups+rollout", Key: "rollout.enabled",
 		Applies: func(s *Scenario) bool { return s.groups() && s.Rollout.Enabled },
 		Reason:  "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)"},
@@ -64,9 +59,6 @@ var Rules = []Rule{
 	{Name: "disagg+groups", Key: "cluster.groups",
 		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.groups() },
 		Reason:  "cannot be combined with [disagg] yet ([[cluster.groups]])"},
-	{Name: "kv_tiers+groups", Key: "kv_tiers.enabled",
-		Applies: func(s *Scenario) bool { return s.KVTiers.Enabled && s.groups() },
-		Reason:  "cannot be combined with [[cluster.groups]] yet (tiers are sized per GPU of one kind)"},
 	{Name: "rollout+spares", Key: "failures.spares",
 		// The rollout's green replicas are the fleet's last ones, where
 		// the spares would sit.
@@ -74,24 +66,10 @@ var Rules = []Rule{
 		ReasonOf: func(s *Scenario) string {
 			return fmt.Sprintf("cannot be combined with [rollout] (found %d spares)", s.Failures.Spares)
 		}},
-	{Name: "autoscale+spares", Key: "failures.spares", Reason: notWithAutoscale,
-		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.failureSpares() }},
 	{Name: "autoscale+rollout", Key: "rollout.enabled", Reason: notWithAutoscale,
 		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.Rollout.Enabled }},
-	{Name: "disagg-autoscale+decode-spares", Key: "failures.decode_spares", Reason: notWithDecodeAutoscale,
-		Applies: func(s *Scenario) bool {
-			return s.Disagg.Enabled && s.Disagg.Autoscale.Enabled && s.Failures.Enabled && s.Failures.DecodeSpares > 0
-		}},
-	{Name: "autoscale+group-spares", KeyOf: (*Scenario).groupSparesKey, Reason: notWithAutoscale,
-		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.GroupSpares() > 0 }},
 	{Name: "spot+rollout", Key: "rollout.enabled", Reason: notWithSpot,
 		Applies: func(s *Scenario) bool { return s.spot() && s.Rollout.Enabled }},
-}
-
-// spareCoverageResolvable reports whether failures.spare_coverage asks
-// for spares to be sized (and failures.spares does not size them itself).
-func (s *Scenario) spareCoverageResolvable() bool {
-	return s.Mode != ModeTraining && s.Failures.SpareCoverage != 0 && !s.Has("failures.spares")
 }
 
 // checkRules reports every rule the scenario breaks.

@@ -79,9 +79,10 @@ func DefaultKVTiersConfig() KVTiersConfig {
 		HostUSDPerGBMonth: 0.12, SSDUSDPerGBMonth: 0.003, StoreUSDPerGBMonth: 0.12}
 }
 
-// Validate records the problems of an enabled [kv_tiers] under prefix; gpu
-// is the cluster's GPU (its NIC carries store reads by default).
-func (c *KVTiersConfig) Validate(gpu hw.GPU, rc ReplicaConfig, prefix string, ps *config.Problems) {
+// Validate records the problems of an enabled [kv_tiers] under prefix;
+// gpus are the fleet's GPUs (the cluster's, or each group's: their NICs
+// carry store reads by default).
+func (c *KVTiersConfig) Validate(gpus []hw.GPU, rc ReplicaConfig, prefix string, ps *config.Problems) {
 	if !c.Enabled {
 		return
 	}
@@ -100,8 +101,11 @@ func (c *KVTiersConfig) Validate(gpu hw.GPU, rc ReplicaConfig, prefix string, ps
 	if c.SSDGBPerGPU > 0 && !(c.SSDReadGBPerS > 0) {
 		ps.Add(config.Key(prefix, "ssd_read_gb_per_s"), "an SSD tier needs a bandwidth > 0, found %v", c.SSDReadGBPerS)
 	}
-	if c.StoreGB > 0 && c.StoreReadGBPerS == 0 && !(gpu.NICBytesPerS > 0) {
-		ps.Add(config.Key(prefix, "store_read_gb_per_s"), "the shared store reads over %s's RDMA NIC, which has no bandwidth (nic_bytes_per_s = %g); set a bandwidth > 0", gpu.Name, gpu.NICBytesPerS)
+	for _, gpu := range gpus {
+		if c.StoreGB > 0 && c.StoreReadGBPerS == 0 && !(gpu.NICBytesPerS > 0) {
+			ps.Add(config.Key(prefix, "store_read_gb_per_s"), "the shared store reads over %s's RDMA NIC, which has no bandwidth (nic_bytes_per_s = %g); set a bandwidth > 0", gpu.Name, gpu.NICBytesPerS)
+			break
+		}
 	}
 	if !rc.PrefixCaching || rc.Allocator == AllocContiguous {
 		ps.Add(config.Key(prefix, "enabled"), "KV tiers extend the prefix cache: they need cluster.replica.prefix_caching = true and the paged allocator")
@@ -202,11 +206,25 @@ func (t *KVTier) pushBack(e *tierEntry) {
 	t.lru.prev = e
 }
 
-// tierLink is a replica's path to a tier: its read bandwidth and latency.
+// tierLink is a replica's path to a tier: its read bandwidth and latency,
+// and, for the shared store, how the replica's segments are kept there:
+// keyed by their hash xor salt (its KV format's: a replica finds only
+// segments of its own format) and sized in the store's blocks (scale of
+// them per block of its own).
 type tierLink struct {
 	t       *KVTier
 	bytesPS float64
 	latency float64 // seconds
+	salt    uint64
+	scale   float64
+}
+
+// units is blocks of the replica's in the tier's blocks.
+func (l *tierLink) units(blocks int64) int64 {
+	if l.scale == 1 {
+		return blocks
+	}
+	return int64(math.Ceil(float64(blocks) * l.scale))
 }
 
 // replicaTiers is one replica's tiers, fastest first, and the load time
@@ -260,43 +278,76 @@ func (k *KVTiers) Stats() []TierStats {
 	return out
 }
 
+// TierShape is what sizes one replica's tiers.
+type TierShape struct {
+	// KVBytesPerBlock is one KV block on one GPU of the replica's TP group
+	// of TP GPUs.
+	KVBytesPerBlock float64
+	TP              int
+	// NICBytesPerS is its GPU's NIC bandwidth, which reads the store
+	// unless the configuration sets a bandwidth.
+	NICBytesPerS float64
+	// Format tells the fleet's KV formats apart (a fleet of groups: its
+	// model and its KV bytes per block): a replica finds in the shared
+	// store only the segments of its own format. 0 for the first.
+	Format int
+}
+
+// formatSalt keys format f's segments in the shared store apart from the
+// others' (0 for the first format: a fleet of one kind's keys are the
+// hashes). The constant is 2^64 over the golden ratio, odd: distinct
+// formats get distinct salts.
+func formatSalt(f int) uint64 { return uint64(f) * 0x9E3779B97F4A7C15 }
+
 // NewKVTiers gives every replica of rs its tiers (cfg) below HBM, sharing
-// one store. kvBytesPerBlock is one KV block on one GPU of a replica's TP
-// group of tp GPUs; nicBytesPerS the GPU's NIC bandwidth, which reads the
-// store unless cfg sets a bandwidth. Call before the run starts.
-func NewKVTiers(rs []*Replica, cfg KVTiersConfig, kvBytesPerBlock float64, tp int, nicBytesPerS float64) *KVTiers {
-	tpf := float64(tp)
-	bpb := kvBytesPerBlock * tpf
-	blocks := func(gb float64) int64 {
+// one store, each sized by its shape (shape(i) for replica i): per-replica
+// tiers hold cfg's GB per GPU of its TP group, in its own blocks, read at
+// cfg's bandwidth per GPU; the store holds cfg.StoreGB in replica 0's
+// blocks (another format's segment takes its bytes' worth of them). Call
+// before the run starts.
+func NewKVTiers(rs []*Replica, cfg KVTiersConfig, shape func(i int) TierShape) *KVTiers {
+	blocksOf := func(gb, bpb float64) int64 {
 		if bpb <= 0 {
 			return 0
 		}
 		return int64(gb * 1e9 / bpb)
 	}
 	k := &KVTiers{}
+	var storeBpb float64
+	if len(rs) > 0 {
+		s0 := shape(0)
+		storeBpb = s0.KVBytesPerBlock * float64(s0.TP)
+	}
 	if cfg.StoreGB > 0 {
-		k.Store = NewKVTier("store", blocks(cfg.StoreGB), bpb)
+		k.Store = NewKVTier("store", blocksOf(cfg.StoreGB, storeBpb), storeBpb)
 	}
-	storeBps := cfg.StoreReadGBPerS * 1e9
-	if storeBps == 0 {
-		storeBps = nicBytesPerS
-	}
-	for _, r := range rs {
+	for i, r := range rs {
+		sh := shape(i)
+		tpf := float64(sh.TP)
+		bpb := sh.KVBytesPerBlock * tpf
 		rt := &replicaTiers{bytesPerBlock: bpb, layerwise: cfg.Layerwise}
 		var own []*KVTier
 		if cfg.HostDRAMGBPerGPU > 0 {
-			t := NewKVTier("host_dram", blocks(cfg.HostDRAMGBPerGPU*tpf), bpb)
+			t := NewKVTier("host_dram", blocksOf(cfg.HostDRAMGBPerGPU*tpf, bpb), bpb)
 			own = append(own, t)
-			rt.links = append(rt.links, tierLink{t, cfg.HostReadGBPerS * 1e9 * tpf, cfg.HostLatencyUs * 1e-6})
+			rt.links = append(rt.links, tierLink{t, cfg.HostReadGBPerS * 1e9 * tpf, cfg.HostLatencyUs * 1e-6, 0, 1})
 		}
 		if cfg.SSDGBPerGPU > 0 {
-			t := NewKVTier("ssd", blocks(cfg.SSDGBPerGPU*tpf), bpb)
+			t := NewKVTier("ssd", blocksOf(cfg.SSDGBPerGPU*tpf, bpb), bpb)
 			own = append(own, t)
-			rt.links = append(rt.links, tierLink{t, cfg.SSDReadGBPerS * 1e9 * tpf, cfg.SSDLatencyUs * 1e-6})
+			rt.links = append(rt.links, tierLink{t, cfg.SSDReadGBPerS * 1e9 * tpf, cfg.SSDLatencyUs * 1e-6, 0, 1})
 		}
 		if k.Store != nil {
+			storeBps := cfg.StoreReadGBPerS * 1e9
+			if storeBps == 0 {
+				storeBps = sh.NICBytesPerS
+			}
+			scale := 1.0
+			if bpb != storeBpb && storeBpb > 0 {
+				scale = bpb / storeBpb
+			}
 			own = append(own, k.Store)
-			rt.links = append(rt.links, tierLink{k.Store, storeBps * tpf, cfg.StoreLatencyUs * 1e-6})
+			rt.links = append(rt.links, tierLink{k.Store, storeBps * tpf, cfg.StoreLatencyUs * 1e-6, formatSalt(sh.Format), scale})
 		}
 		k.PerReplica = append(k.PerReplica, own)
 		r.tiers = rt
@@ -352,7 +403,7 @@ func (a tieredKV) place(s *seq, reserve int64) (int32, bool) {
 		b := cum/r.blockTokens - prev/r.blockTokens
 		var from *tierLink
 		for i := range rt.links {
-			if rt.links[i].t.has(seg.Hash) {
+			if rt.links[i].t.has(seg.Hash ^ rt.links[i].salt) {
 				from = &rt.links[i]
 				break
 			}
@@ -410,8 +461,9 @@ func (a heldTieredKV) finish(s *seq) { handOver(a.h, a.r, s) }
 
 // write puts a segment in every tier.
 func (a tieredKV) write(hash uint64, blocks int64) {
-	for _, l := range a.t.links {
-		if l.t.put(hash, blocks) {
+	for i := range a.t.links {
+		l := &a.t.links[i]
+		if l.t.put(hash^l.salt, l.units(blocks)) {
 			l.t.Stats.BytesWritten += float64(blocks) * a.t.bytesPerBlock
 		}
 	}
@@ -441,7 +493,7 @@ func (r *Replica) PrefixSavingS(req *workloads.Request, perTokS float64) float64
 		}
 		found := false
 		for _, l := range r.tiers.links {
-			if _, ok := l.t.entries[seg.Hash]; ok {
+			if _, ok := l.t.entries[seg.Hash^l.salt]; ok {
 				bytes := tokens / float64(r.blockTokens) * r.tiers.bytesPerBlock
 				saved += tokens*perTokS - (l.latency + bytes/l.bytesPS)
 				found = true

@@ -81,6 +81,9 @@ func (sp *SparePool) covers(repair sim.Time) bool { return repair >= sp.after }
 // after it; when failed is set (i has failed, not been drained ahead of
 // its failure), i's slot is down until then.
 func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) bool {
+	if !sp.standsFor(i) {
+		return false
+	}
 	for j := range sp.idle {
 		if !sp.spareFor(j, i) {
 			continue
@@ -90,6 +93,7 @@ func (sp *SparePool) swapIn(i int, now sim.Time, failed bool, detail string) boo
 		sp.idleNsOf[j] += now - sp.idleSince[j]
 		sp.replaced[i], sp.replacedSince[i] = true, now
 		sp.fleet.Hold(i, fleet.HoldSpare)
+		sp.fleet.StandIn(i, j)
 		sp.usedAt = append(sp.usedAt, now)
 		if sp.swap <= 0 {
 			sp.fleet.Release(j, fleet.HoldSpare)
@@ -137,6 +141,7 @@ func (sp *SparePool) failPending(j int, now sim.Time, failed bool, detail string
 	sp.replaced[j], sp.replacedSince[j] = true, now
 	sp.avail.record(now, EventSpareFail, sp.avail.unit(j))
 	sp.replaced[i] = false
+	sp.fleet.StandIn(i, j) // i has its place back, unless another spare takes it
 	if !sp.swapIn(i, now, failed, detail) {
 		sp.fleet.Release(i, fleet.HoldSpare)
 		sp.fleet.Refresh(i)
@@ -180,7 +185,7 @@ func (sp *SparePool) coverWaiting(now sim.Time) {
 	for {
 		best := -1
 		for i, d := range sp.avail.down {
-			if d < 0 || sp.out(i) || sp.repairUntil[i]-now < sp.after || sp.fleet.Replicas[i].Hung() || !sp.idleOfKind(i) {
+			if d < 0 || !sp.standsFor(i) || sp.repairUntil[i]-now < sp.after || sp.fleet.Replicas[i].Hung() || !sp.idleOfKind(i) {
 				continue
 			}
 			if best < 0 || sp.repairUntil[i] > sp.repairUntil[best] {
@@ -191,6 +196,14 @@ func (sp *SparePool) coverWaiting(now sim.Time) {
 			return
 		}
 	}
+}
+
+// standsFor reports whether a spare may stand in for replica i: it holds
+// a serving slot (it is not out of the slots itself), and the autoscaler,
+// if any, has it in service (a spare never takes the place of a replica
+// the autoscaler parked, starts or drains: fleet.AutoscaleHolds).
+func (sp *SparePool) standsFor(i int) bool {
+	return !sp.out(i) && !sp.fleet.Held(i, fleet.AutoscaleHolds)
 }
 
 // idleOfKind reports whether an idle, healthy spare could stand in for

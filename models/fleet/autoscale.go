@@ -11,9 +11,10 @@ import (
 // fleet's state now and over the interval just ended.
 type ScaleObs struct {
 	Now sim.Time
-	// Active replicas serve traffic; Starting are loading (cold start);
-	// Draining finish what they hold before they stop. Max is the most the
-	// fleet can have (cluster.replicas).
+	// Active replicas serve traffic; Starting are loading (cold start), or
+	// warm spares swapping in for failed replicas; Draining finish what
+	// they hold before they stop. Max is the most the fleet can have
+	// (cluster.replicas: warm spares are not counted).
 	Active, Starting, Draining, Max int
 	// Down are provisioned replicas out of service for a failure (down,
 	// or restarting after a repair): not Active, so a scale-up starts
@@ -73,6 +74,13 @@ type ScaleParams struct {
 	// among the initial ones, and never started, as they are never up.
 	// Max counts the others only.
 	Down []int
+	// Spares are the pool's warm spares (failures' spare pool): its last
+	// Spares replicas, after every serving one. They are outside the
+	// autoscaler's range: never started, parked or drained, and not in
+	// Max. A spare that stands in for a failed serving replica
+	// (Pool.StandIn) takes its place in the range, and counts as starting
+	// until its swap ends, then as active; the failed one becomes a spare.
+	Spares int
 	// Units, for a fleet of groups, are each replica's own scaling facts
 	// (ScaleUnits); nil for a fleet of one kind, whose replicas are all TP
 	// GPUs loading WeightBytesPerGPU, started in index order and drained
@@ -123,6 +131,7 @@ const (
 	scaleStarting                   // provisioned and loading: costs, takes nothing
 	scaleActive                     // serving
 	scaleDraining                   // out of rotation, finishing what it holds
+	scaleSpare                      // a warm spare, or a failed replica a spare stands in for: outside the range
 )
 
 type desiredAt struct {
@@ -151,6 +160,16 @@ type ScaleEvent struct {
 // outstanding requests per unit of provisioned capacity, a scale-down to
 // the one with the fewest, and a model's last serving replica is never
 // drained (each model starts with at least one).
+//
+// Warm spares (ScaleParams.Spares) are outside its range: it never starts,
+// parks or drains one, and they are not in Max, Provisioned, MinSeen or
+// MaxSeen (they are provisioned and paid all the same, from the pool's
+// lifecycle). A spare stands in only for a failed replica the autoscaler
+// has in service, never for one it parked, starts or drains; from the
+// swap on, the spare is the autoscaler's serving replica (starting during
+// the swap delay, so the autoscaler does not start a replacement for the
+// failed one as well) and the failed replica is a spare, as it becomes
+// one once repaired.
 type Autoscaler struct {
 	eng    *sim.Engine
 	pool   *Pool
@@ -233,18 +252,25 @@ func (f *Fleet) startAutoscaler(pool *Pool, p ScaleParams, policy ScalePolicy) *
 		// Each model's cheapest replica first, then the cheapest others.
 		seen := map[int]bool{}
 		for _, i := range a.order {
-			if !seen[u[i].Model] && !down[i] {
+			if !seen[u[i].Model] && !down[i] && i < n-p.Spares {
 				seen[u[i].Model] = true
 				initial[i] = true
 			}
 		}
 	}
 	for _, i := range a.order {
-		if len(initial) < p.Initial && !down[i] {
+		if len(initial) < p.Initial && !down[i] && i < n-p.Spares {
 			initial[i] = true
 		}
 	}
+	for i := n - p.Spares; i < n; i++ {
+		a.state[i] = scaleSpare
+	}
+	pool.onStandIn = a.standIn
 	for i := range a.state {
+		if a.state[i] == scaleSpare {
+			continue
+		}
 		if initial[i] {
 			a.state[i] = scaleActive
 			a.provisioned++
@@ -321,7 +347,7 @@ func (a *Autoscaler) WeightBytesPerGPU() float64 { return a.p.WeightBytesPerGPU 
 func (a *Autoscaler) Provisioned() int { return a.provisioned }
 
 func (a *Autoscaler) observe(now sim.Time) ScaleObs {
-	o := ScaleObs{Now: now, Max: len(a.state), TTFTP99Ms: math.NaN()}
+	o := ScaleObs{Now: now, Max: len(a.state) - a.p.Spares, TTFTP99Ms: math.NaN()}
 	var kv float64
 	var busyNs int64
 	for i, st := range a.state {
@@ -332,6 +358,10 @@ func (a *Autoscaler) observe(now sim.Time) ScaleObs {
 		a.lastBusyNs[i] = busy
 		switch st {
 		case scaleActive:
+			if a.swapping(i) {
+				o.Starting++ // a spare in its swap delay: on its way in
+				continue
+			}
 			if !a.up(i) {
 				o.Down++
 				continue
@@ -420,6 +450,19 @@ func (a *Autoscaler) up(i int) bool {
 	return r.Up() && !r.Recovering()
 }
 
+// swapping reports whether replica i is a spare in its swap delay: in the
+// autoscaler's range (it took a failed replica's place), not serving yet.
+func (a *Autoscaler) swapping(i int) bool {
+	return a.state[i] == scaleActive && a.pool.Held(i, HoldSpare)
+}
+
+// standIn swaps replicas i's and j's roles (Pool.StandIn): the spare j
+// takes the failed replica i's place in the range, i becomes a spare; the
+// same call undoes it.
+func (a *Autoscaler) standIn(i, j int) {
+	a.state[i], a.state[j] = a.state[j], a.state[i]
+}
+
 // startable: a parked replica is idle hardware, up; one that is down was
 // struck by a failure while parked and waits for its repair.
 func (a *Autoscaler) startable(i int) bool {
@@ -440,11 +483,11 @@ func (a *Autoscaler) load() (perCap []float64, active []int) {
 			c = a.p.Units[i].Capacity
 		}
 		switch {
-		case st == scaleActive && a.up(i):
+		case st == scaleActive && a.up(i) && !a.swapping(i):
 			active[m]++
 			out[m] += float64(a.pool.states[i].Outstanding)
 			cap[m] += c
-		case st == scaleStarting:
+		case st == scaleStarting || a.swapping(i):
 			cap[m] += c
 		}
 	}
@@ -491,7 +534,7 @@ func (a *Autoscaler) pickDrain() int {
 	best := -1
 	for k := len(a.order) - 1; k >= 0; k-- {
 		i := a.order[k]
-		if a.state[i] != scaleActive || !a.up(i) || active[a.model(i)] <= 1 && a.models > 1 {
+		if a.state[i] != scaleActive || !a.up(i) || a.swapping(i) || active[a.model(i)] <= 1 && a.models > 1 {
 			continue
 		}
 		if best < 0 || perCap[a.model(i)] < perCap[a.model(best)] {
@@ -572,5 +615,15 @@ func (a *Autoscaler) drain(now sim.Time, i, want int) {
 func (a *Autoscaler) Parked(i int) bool { return a.state[i] == scaleParked }
 
 // Serving reports whether replica i is an active (serving) replica of the
-// autoscaler: not parked, loading or draining.
+// autoscaler: not parked, loading or draining, nor a spare.
 func (a *Autoscaler) Serving(i int) bool { return a.state[i] == scaleActive }
+
+// Spare reports whether replica i is outside the autoscaler's range: a
+// warm spare waiting, or a failed replica a spare stands in for
+// (ScaleParams.Spares).
+func (a *Autoscaler) Spare(i int) bool { return a.state[i] == scaleSpare }
+
+// Spares is the number of replicas outside the autoscaler's range
+// (ScaleParams.Spares; always the same number, as a swap trades one for
+// one).
+func (a *Autoscaler) Spares() int { return a.p.Spares }

@@ -7,10 +7,34 @@ import (
 )
 
 // EnableKVTiers gives every primary replica its tiers (cfg), sharing one
-// store (NewKVTiers). gpu is the cluster's GPU (its NIC reads the store by
-// default). Call before Start.
-func (f *Fleet) EnableKVTiers(cfg engine.KVTiersConfig, gpu hw.GPU) *engine.KVTiers {
-	f.KVTiers = engine.NewKVTiers(f.Pool.Replicas, cfg, f.Pool.Memory.KVBytesPerBlock, f.Pool.tp, gpu.NICBytesPerS)
+// store (NewKVTiers). gpus are the catalog's GPUs and gpu the cluster's
+// (its NIC reads the store by default). In a fleet of groups each
+// replica's tiers are sized per GPU of its own group (its TP, its KV block
+// bytes, its GPU's NIC), and each distinct model and KV block size is a
+// format of its own in the shared store (engine.TierShape). Call before
+// Start.
+func (f *Fleet) EnableKVTiers(cfg engine.KVTiersConfig, gpus map[string]hw.GPU, gpu string) *engine.KVTiers {
+	p := f.Pool
+	one := engine.TierShape{KVBytesPerBlock: p.Memory.KVBytesPerBlock, TP: p.tp, NICBytesPerS: gpus[gpu].NICBytesPerS}
+	shape := func(int) engine.TierShape { return one }
+	if len(p.Groups) > 0 {
+		type format struct {
+			model string
+			bpb   float64
+		}
+		formats := map[format]int{}
+		shapes := make([]engine.TierShape, len(p.Replicas))
+		for i := range shapes {
+			g := p.GroupOf(i)
+			fm := format{g.Model, g.Memory.KVBytesPerBlock * float64(g.TP)}
+			if _, ok := formats[fm]; !ok {
+				formats[fm] = len(formats)
+			}
+			shapes[i] = engine.TierShape{KVBytesPerBlock: g.Memory.KVBytesPerBlock, TP: g.TP, NICBytesPerS: gpus[g.GPU].NICBytesPerS, Format: formats[fm]}
+		}
+		shape = func(i int) engine.TierShape { return shapes[i] }
+	}
+	f.KVTiers = engine.NewKVTiers(p.Replicas, cfg, shape)
 	return f.KVTiers
 }
 

@@ -49,6 +49,22 @@ func conversations(rng *rand.Rand, convs, turns int, rate float64) []workloads.R
 	return reqs
 }
 
+// runConversations runs f on 41 conversations of 6 turns at 4 per second
+// (conversations), checking every replica's KV bookkeeping after every
+// event, until all complete.
+func runConversations(t *testing.T, eng *sim.Engine, f *Fleet, rng *rand.Rand) {
+	t.Helper()
+	reqs := conversations(rng, 41, 6, 4)
+	require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
+	for eng.Step() {
+		for _, r := range f.Replicas {
+			r.KV().Check()
+			require.NoError(t, r.CheckInvariants())
+		}
+	}
+	require.EqualValues(t, len(reqs), f.Rec.Completed)
+}
+
 // TestKVTiersHitRate: on conversations that a small HBM cache cannot keep,
 // host DRAM brings prefix hits back (loaded, not recomputed), and a shared
 // store also catches the turns round-robin sends to another replica; the
@@ -61,17 +77,9 @@ func TestKVTiersHitRate(t *testing.T) {
 		f, err := NewFleet(eng, hw.NewCatalog(), pre, &roundRobin{}, NewRecorder(SLO{}), "cluster")
 		require.NoError(t, err)
 		if cfg.Enabled {
-			k = f.EnableKVTiers(cfg, hw.NewCatalog().GPUs["H100"])
+			k = f.EnableKVTiers(cfg, hw.NewCatalog().GPUs, "H100")
 		}
-		reqs := conversations(rand.New(rand.NewPCG(1, 2)), 41, 6, 4) // 41: round-robin moves each conversation to another replica every turn
-		require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
-		for eng.Step() {
-			for _, r := range f.Replicas {
-				r.KV().Check()
-				require.NoError(t, r.CheckInvariants())
-			}
-		}
-		require.EqualValues(t, len(reqs), f.Rec.Completed)
+		runConversations(t, eng, f, rand.New(rand.NewPCG(1, 2))) // 41: round-robin moves each conversation to another replica every turn
 		var prompt, cached int64
 		for _, r := range f.Replicas {
 			prompt += r.Stats.PromptTokens
@@ -119,7 +127,7 @@ func TestKVTiersWithDisagg(t *testing.T) {
 		if store {
 			cfg := engine.DefaultKVTiersConfig()
 			cfg.Enabled, cfg.StoreGB, cfg.HostDRAMGBPerGPU = true, 1000, 2
-			f.EnableKVTiers(cfg, hw.NewCatalog().GPUs["H100"])
+			f.EnableKVTiers(cfg, hw.NewCatalog().GPUs, "H100")
 		}
 		reqs := conversations(rand.New(rand.NewPCG(3, 4)), 41, 5, 4)
 		require.NoError(t, f.Start(&sliceSource{reqs: reqs}))
@@ -145,4 +153,51 @@ func TestKVTiersWithDisagg(t *testing.T) {
 	require.Equal(t, "store", st[len(st)-1].Name)
 	require.Positive(t, st[len(st)-1].Hits)
 	require.Equal(t, f.Rec.Completed, f.Disagg.Stats.Transfers, "one transfer per request")
+}
+
+// TestKVTiersGroups: KV tiers in a fleet of groups. Each replica's host
+// DRAM is sized per GPU of its own group (64 GB per GPU: one H100 of the
+// TP=1 group, two of the TP=2 group, in its own KV blocks); the shared
+// store is one capacity for the fleet. A group whose KV blocks differ (fp8
+// KV) is a format of its own in the store: it finds only its own
+// segments, so round-robin across the groups hits the store less than
+// across groups of one format. The KV bookkeeping holds after every event,
+// and a run is deterministic.
+func TestKVTiersGroups(t *testing.T) {
+	fp8 := engine.DefaultReplicaConfig()
+	fp8.KVDType = "fp8"
+	run := func(bKV *engine.ReplicaConfig) (*Fleet, []engine.TierStats, string) {
+		cfg := FleetConfig{Model: "llama-3-8b", Replica: engine.DefaultReplicaConfig(), Groups: []GroupConfig{
+			{Name: "a", GPU: "H100", TP: 1, Replicas: 2},
+			{Name: "b", GPU: "H100", TP: 2, Replicas: 2, Replica: bKV},
+		}}
+		cfg.Replica.KVBlocks = 1500
+		if bKV != nil {
+			bKV.KVBlocks = 1500
+		}
+		eng := sim.NewEngine()
+		f, err := NewFleet(eng, hw.NewCatalog(), cfg, &roundRobin{}, NewRecorder(SLO{}), "cluster")
+		require.NoError(t, err)
+		tc := engine.DefaultKVTiersConfig()
+		tc.Enabled, tc.HostDRAMGBPerGPU, tc.StoreGB = true, 64, 1000
+		k := f.EnableKVTiers(tc, hw.NewCatalog().GPUs, "")
+		runConversations(t, eng, f, rand.New(rand.NewPCG(5, 6)))
+		for i, ts := range k.PerReplica {
+			g := f.GroupOf(i)
+			bpb := g.Memory.KVBytesPerBlock * float64(g.TP)
+			require.Equal(t, "host_dram", ts[0].Stats.Name)
+			require.InDelta(t, 64e9*float64(g.TP), ts[0].Stats.CapacityBytes, bpb, "replica %d: 64 GB per GPU of its group", i)
+			require.Same(t, k.Store, ts[1], "one store")
+		}
+		return f, k.Stats(), fmt.Sprint(f.Rec.Completed, f.Rec.TTFT.Mean(), k.Stats())
+	}
+	same, sameStats, _ := run(nil)
+	require.Equal(t, same.Groups[0].Memory.KVBytesPerBlock, 2*same.Groups[1].Memory.KVBytesPerBlock, "TP=2 holds half a block per GPU: one format")
+	split, splitStats, a := run(&fp8)
+	require.Equal(t, split.Groups[0].Memory.KVBytesPerBlock, 4*split.Groups[1].Memory.KVBytesPerBlock, "fp8 KV over TP=2: another format")
+	store := func(st []engine.TierStats) engine.TierStats { return st[len(st)-1] }
+	require.Positive(t, store(splitStats).Hits)
+	require.Less(t, store(splitStats).Hits, store(sameStats).Hits, "each format finds only its own segments")
+	_, _, b := run(&fp8)
+	require.Equal(t, a, b, "deterministic")
 }

@@ -49,6 +49,11 @@ const (
 	HoldSpare
 )
 
+// AutoscaleHolds are the autoscaler's holds: a replica it has out of
+// service (parked, starting, or draining to park). A warm spare stands in
+// for none of them: it stands in for a failed replica that serves.
+const AutoscaleHolds = HoldScaleIn | HoldParked | HoldStarting
+
 // rotationHolds are the holds that take a replica out of rotation: health
 // probes skip such a replica. A parked replica is idle hardware and a warm
 // spare a replica kept ready; both are probed.

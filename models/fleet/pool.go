@@ -47,7 +47,9 @@ type Pool struct {
 	// onAvailable, when set, is called after a refresh that leaves a
 	// replica available (the decode pool: landed requests may go there).
 	onAvailable func()
-	tp          int
+	// onStandIn, when set, hears every StandIn (the pool's autoscaler).
+	onStandIn func(i, j int)
+	tp        int
 	// ri is the routing index over states, nil unless the gateway's
 	// router is an IndexedRouter (indexRoutes).
 	ri *routeIndex
@@ -129,6 +131,19 @@ func (p *Pool) indexRoutes(k RouteKey) bool {
 		r.SetStateIndex(p.ri, k == KeyKVUtilization)
 	}
 	return true
+}
+
+// StandIn records that replica j, a warm spare, takes replica i's place
+// in service (failures' spare pool), or, called again with the same two,
+// that i takes its place back (the spare failed during its swap). The
+// holds say who serves (HoldSpare on the one out); this tells the
+// mechanism that owns which replicas serve, the autoscaler, that the two
+// swapped roles: it counts the spare as its serving replica and the
+// failed one as a spare.
+func (p *Pool) StandIn(i, j int) {
+	if p.onStandIn != nil {
+		p.onStandIn(i, j)
+	}
 }
 
 // Refresh recomputes replica i's availability after its health changed
