@@ -169,6 +169,21 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 	return fl, nil
 }
 
+// startRollout arms the scenario's [rollout], if any, on its green
+// replicas (scenario.RolloutGreen).
+func startRollout(fl *fleet.Fleet, sc *scenario.Scenario) error {
+	c := sc.Rollout
+	if !c.Enabled {
+		return nil
+	}
+	judge, err := policies.NewRolloutJudge(c)
+	if err != nil {
+		return err
+	}
+	fl.StartRollout(c, sc.RolloutGreen(), judge, sim.NewStream(sc.Seed, streams.Rollout))
+	return nil
+}
+
 // Run simulates the scenario once with its seed.
 func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	if sc.Mode == scenario.ModeTraining {
@@ -192,12 +207,8 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	for _, i := range sc.DownIndexes() {
 		ap.Remove(i)
 	}
-	if c := sc.Rollout; c.Enabled {
-		judge, err := policies.NewRolloutJudge(c)
-		if err != nil {
-			return nil, err
-		}
-		fl.StartRollout(c, judge, sim.NewStream(sc.Seed, streams.Rollout))
+	if err := startRollout(fl, sc); err != nil {
+		return nil, err
 	}
 	if len(sc.Serve) > 1 {
 		shares := make([]float64, len(sc.Serve))

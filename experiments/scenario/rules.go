@@ -1,8 +1,6 @@
 package scenario
 
 import (
-	"fmt"
-
 	"github.com/fleetsim/fleetsim/internal/config"
 )
 
@@ -67,13 +65,6 @@ var Rules = []Rule{
 	{Name: "kv_tiers+groups", Key: "kv_tiers.enabled",
 		Applies: func(s *Scenario) bool { return s.KVTiers.Enabled && s.groups() },
 		Reason:  "cannot be combined with [[cluster.groups]] yet (tiers are sized per GPU of one kind)"},
-	{Name: "rollout+spares", Key: "failures.spares",
-		// The rollout's green replicas are the fleet's last ones, where
-		// the spares would sit.
-		Applies: func(s *Scenario) bool { return s.Rollout.Enabled && s.failureSpares() },
-		ReasonOf: func(s *Scenario) string {
-			return fmt.Sprintf("cannot be combined with [rollout] (found %d spares)", s.Failures.Spares)
-		}},
 	{Name: "autoscale+spares", Key: "failures.spares", Reason: notWithAutoscale,
 		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.failureSpares() }},
 	{Name: "autoscale+rollout", Key: "rollout.enabled", Reason: notWithAutoscale,

@@ -609,8 +609,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	s.validateDisagg(ps)
 	s.validateKVTiers(ps)
 	if s.Rollout.Enabled {
-		s.Rollout.Validate("rollout", s.Cluster.Replicas, ps)
-		policies.RolloutJudges.Validate("rollout.judge", s.Rollout.Judge, ps)
+		s.validateRollout(ps)
 	}
 	if s.Autoscale.Enabled {
 		s.validateAutoscale(ps)
