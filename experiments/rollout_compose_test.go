@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/stretchr/testify/require"
 )
 
-// rolloutSrc is a small fleet with a quick rollout of its last new
-// replicas, and extra.
-func rolloutSrc(replicas, newReplicas int, extra string) string {
+// rolloutSrc is a small fleet at rate requests per second with a quick
+// rollout of its last new replicas, and extra.
+func rolloutSrc(replicas int, rate float64, newReplicas int, extra string) string {
 	return fmt.Sprintf(`name = "rollout-compose"
 seed = 3
 [cluster]
@@ -22,7 +23,7 @@ profile = "legacy"
 [workload]
 duration_s = 900
 [workload.arrival]
-rate_per_s = 20
+rate_per_s = %v
 [cost]
 power = false
 [rollout]
@@ -32,7 +33,7 @@ new_replicas = %d
 load_s = 30
 step_s = 60
 judge = "mann-whitney"
-%s`, replicas, newReplicas, extra)
+%s`, replicas, rate, newReplicas, extra)
 }
 
 // TestRolloutWithSpares: the green replicas are the last serving ones, not
@@ -40,7 +41,7 @@ judge = "mann-whitney"
 // for blue replicas only (a failed green replica waits for its repair);
 // the rollout completes; the run is deterministic.
 func TestRolloutWithSpares(t *testing.T) {
-	src := rolloutSrc(4, 2, `[failures]
+	src := rolloutSrc(4, 20, 2, `[failures]
 enabled = true
 rate_multiplier = 300000
 spares = 2
@@ -64,5 +65,46 @@ spare_after_s = 0
 	t.Logf("green failures %d", greenFails)
 	require.Positive(t, greenFails, "a green replica failed (and waited for its repair)")
 	require.Equal(t, "completed", s.Resilience.Rollout.State)
+	requireDeterministic(t, sc, src)
+}
+
+// TestSpotRollout: the green replicas are spot ones, interrupted often,
+// during its load and while it serves. Spot and the rollout hold it each
+// with its own hold; its replacements run the new version (SetBuild: the
+// build's step-time factor survives the new instance); a spot kill is not
+// the new version's error, so a good build completes; the green replica
+// is paid at the spot fraction for the whole run; the run is
+// deterministic.
+func TestSpotRollout(t *testing.T) {
+	src := rolloutSrc(4, 8, 2, `slow_factor = 1.05
+[spot]
+replicas = 2
+interruptions_per_hour = 40
+notice_s = 10
+replace_s = 40
+`)
+	var fl *fleet.Fleet
+	testFleetHook = func(f *fleet.Fleet) { fl = f }
+	sc, res, s := runConserved(t, src)
+	testFleetHook = nil
+	require.Equal(t, []int{2, 3}, sc.RolloutGreen())
+	ro := s.Resilience.Rollout
+	t.Logf("spot %+v, rollout %+v, failed %d", *s.Spot, *ro, s.Requests.Failed)
+	require.Equal(t, "completed", ro.State)
+	require.Zero(t, ro.GreenErrors, "spot kills are no build's errors")
+	require.Positive(t, s.Requests.Failed, "spot kills failed requests (no retries)")
+	readyAfter := 0
+	for _, e := range fl.Spot.Events {
+		require.Contains(t, []int{2, 3}, e.Replica)
+		if e.Event == fleet.SpotReady && e.Time.Seconds() > ro.FirstTrafficS {
+			readyAfter++
+		}
+	}
+	require.Positive(t, readyAfter, "a replacement came up after the new version served")
+	require.Equal(t, 1.05, fl.Replicas[2].SlowFactor(), "the replacements run the new version")
+	require.Equal(t, 1.05, fl.Replicas[3].SlowFactor())
+	require.Equal(t, 1.0, fl.Replicas[0].SlowFactor())
+	secs := res.EndTime.Seconds()
+	require.InDelta(t, 2*secs/3600*sc.Price()*sc.Spot.PriceFraction, s.Spot.SpotUSD, 1e-6, "the green spot replicas at the spot fraction")
 	requireDeterministic(t, sc, src)
 }

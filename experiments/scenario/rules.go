@@ -39,7 +39,6 @@ func (s *Scenario) wideLayout() bool {
 // The reasons rules share.
 const (
 	notWithAutoscale = "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)"
-	notWithSpot      = "cannot be combined with [spot] yet (both take replicas in and out of service)"
 	// (as notWithAutoscale, for the decode pool's autoscaler)
 	notWithDecodeAutoscale = "cannot be combined with [disagg.autoscale] yet (the autoscaler owns which decode replicas are in service)"
 )
@@ -75,8 +74,6 @@ var Rules = []Rule{
 		}},
 	{Name: "autoscale+group-spares", KeyOf: (*Scenario).groupSparesKey, Reason: notWithAutoscale,
 		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.GroupSpares() > 0 }},
-	{Name: "spot+rollout", Key: "rollout.enabled", Reason: notWithSpot,
-		Applies: func(s *Scenario) bool { return s.spot() && s.Rollout.Enabled }},
 }
 
 // spareCoverageResolvable reports whether failures.spare_coverage asks
