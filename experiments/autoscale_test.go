@@ -163,8 +163,8 @@ func TestAutoscaleDefaultTarget(t *testing.T) {
 }
 
 // TestAutoscaleChaos: random autoscaled fleets (policy, metric, interval,
-// cold start, routers, batching, gateway policies), half of them under
-// calibrated failures that strike serving and parked replicas alike. After every event
+// cold start, routers, batching, gateway policies, a rollout whose green
+// replicas the scaler never takes), half of them under calibrated failures that strike serving and parked replicas alike. After every event
 // requests are conserved, replica bookkeeping holds, no parked or loading
 // replica takes traffic, the fleet stays within its bounds; at the end
 // everything has drained; twice through the runner gives identical
@@ -230,6 +230,12 @@ func TestAutoscaleChaos(t *testing.T) {
 			downR = 1 + drng.IntN(replicas-minR)
 			fmt.Fprintf(&b, "[run]\ndown_replicas = %d\n", downR)
 		}
+		// A rollout beside the scaler, from a stream of its own: its green
+		// replicas are not the scaler's, which keeps min_replicas blue.
+		if rr := rand.New(rand.NewPCG(uint64(trial), 1418)); replicas-downR-minR >= 1 && rr.IntN(2) == 0 {
+			fmt.Fprintf(&b, "[rollout]\nenabled = true\nstart_s = %d\nnew_replicas = %d\nload_s = %d\nstep_s = 30\nerror_rate = %v\nslow_factor = %v\njudge = %q\n",
+				rr.IntN(60), 1+rr.IntN(replicas-downR-minR), rr.IntN(30), []float64{0, 0.3}[rr.IntN(2)], []float64{1, 2}[rr.IntN(2)], []string{"margin", "mann-whitney"}[rr.IntN(2)])
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := scenario.Parse("chaos.toml", []byte(src))
@@ -245,12 +251,21 @@ func TestAutoscaleChaos(t *testing.T) {
 			for k := 0; k < sc.Run.DownReplicas; k++ { // as Run does
 				ap.Remove(sc.Cluster.Replicas - 1 - k)
 			}
+			require.NoError(t, startRollout(fl, sc))
+			green := map[int]bool{}
+			for _, i := range sc.RolloutGreen() {
+				green[i] = true
+			}
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			require.NoError(t, fl.Start(w))
 			fl.DrainLimit = 600 * sim.Second
 			stepChecked(t, eng, fl, rec, src, func(n int) {
 				for i := range fl.Replicas {
+					if green[i] {
+						require.False(t, a.Parked(i) || a.Serving(i), "event %d: the scaler took green replica %d\n%s", n, i, src)
+						continue
+					}
 					if fl.States()[i].Available {
 						require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining\n%s", n, i, src)
 					}

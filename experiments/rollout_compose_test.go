@@ -2,8 +2,10 @@ package experiments
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/stretchr/testify/require"
 )
@@ -107,4 +109,68 @@ replace_s = 40
 	secs := res.EndTime.Seconds()
 	require.InDelta(t, 2*secs/3600*sc.Price()*sc.Spot.PriceFraction, s.Spot.SpotUSD, 1e-6, "the green spot replicas at the spot fraction")
 	requireDeterministic(t, sc, src)
+}
+
+// TestAutoscaleRollout: the autoscaler scales the blue replicas and leaves
+// the rollout's green ones alone (never started, drained or parked, out of
+// its signal, counted as provisioned). A good build completes, and once
+// all traffic is green the blue replicas scale in to min_replicas; a
+// broken one is rolled back and its green replicas stay held out (paid,
+// as without autoscaling), while blue serves. A min_replicas above the
+// blue replicas is refused. Both runs are deterministic.
+func TestAutoscaleRollout(t *testing.T) {
+	scale := `[autoscale]
+enabled = true
+min_replicas = 1
+initial_replicas = 1
+interval_s = 10
+scale_up_cooldown_s = 10
+scale_down_window_s = 60
+drain_grace_s = 30
+target = 2
+`
+	for _, broken := range []bool{false, true} {
+		extra := scale
+		if broken {
+			extra = "error_rate = 0.3\n" + scale
+		}
+		src := rolloutSrc(6, 8, 2, extra)
+		var fl *fleet.Fleet
+		testFleetHook = func(f *fleet.Fleet) { fl = f }
+		sc, res, s := runConserved(t, src)
+		testFleetHook = nil
+		require.Equal(t, []int{4, 5}, sc.RolloutGreen())
+		ro := s.Resilience.Rollout
+		t.Logf("broken %v: rollout %+v, autoscale %+v", broken, *ro, *s.Autoscale)
+		for _, e := range fl.Autoscaler.Events {
+			require.Less(t, e.Replica, 4, "the autoscaler touched green replica %d: %+v", e.Replica, e)
+		}
+		for _, i := range []int{4, 5} {
+			require.Zero(t, fl.Pool.Life.PhaseNs(i, fleet.PhaseParked, res.EndTime), "green replica %d parked", i)
+			require.False(t, fl.Autoscaler.Parked(i))
+			require.False(t, fl.Autoscaler.Serving(i))
+		}
+		require.LessOrEqual(t, s.Autoscale.ReplicasMax, 6)
+		require.Positive(t, s.Autoscale.ScaleUps, "blue took the load")
+		parked := 0
+		for i := 0; i < 4; i++ {
+			if fl.Autoscaler.Parked(i) {
+				parked++
+			}
+		}
+		if !broken {
+			require.Equal(t, "completed", ro.State)
+			require.Equal(t, 3, parked, "all traffic green: blue scaled in to min_replicas")
+			require.Equal(t, 3, fl.Autoscaler.Provisioned(), "one blue, two green")
+		} else {
+			require.Equal(t, "rolled back", ro.State)
+			require.Less(t, parked, 4)
+			for _, i := range []int{4, 5} {
+				require.Equal(t, fleet.PhaseDraining, fl.Pool.Life.Phase(i), "rolled back: held out")
+			}
+		}
+		requireDeterministic(t, sc, src)
+	}
+	_, err := scenario.Parse("a.toml", []byte(rolloutSrc(6, 20, 2, strings.Replace(scale, "min_replicas = 1", "min_replicas = 5", 1))))
+	require.ErrorContains(t, err, "autoscale.min_replicas: must be at most cluster.replicas − the rollout's green replicas = 4 (the blue replicas, which the autoscaler scales), found 5")
 }

@@ -141,11 +141,11 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 		if err != nil {
 			return nil, err
 		}
-		// The run's down replicas are never started: the fleet grows to
-		// the others at most.
-		down := sc.DownIndexes()
-		p := ac.Params(cluster.Replicas-len(down), cluster.GPUsPerReplica(), fl.Memory.WeightBytes)
-		p.Down = down
+		// The run's down replicas are never started, and a rollout's green
+		// ones are the rollout's: the fleet grows to the others at most.
+		down, green := sc.DownIndexes(), sc.RolloutGreen()
+		p := ac.Params(cluster.Replicas-len(down)-len(green), cluster.GPUsPerReplica(), fl.Memory.WeightBytes)
+		p.Down, p.Fixed = down, green
 		// A fleet of groups starts its cheapest replicas per capacity
 		// first; reserved capacity is paid whether used or not, so
 		// provisioning it costs nothing more and it starts first.

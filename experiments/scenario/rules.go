@@ -66,8 +66,6 @@ var Rules = []Rule{
 		Reason:  "cannot be combined with [[cluster.groups]] yet (tiers are sized per GPU of one kind)"},
 	{Name: "autoscale+spares", Key: "failures.spares", Reason: notWithAutoscale,
 		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.failureSpares() }},
-	{Name: "autoscale+rollout", Key: "rollout.enabled", Reason: notWithAutoscale,
-		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.Rollout.Enabled }},
 	{Name: "disagg-autoscale+decode-spares", Key: "failures.decode_spares", Reason: notWithDecodeAutoscale,
 		Applies: func(s *Scenario) bool {
 			return s.Disagg.Enabled && s.Disagg.Autoscale.Enabled && s.Failures.Enabled && s.Failures.DecodeSpares > 0

@@ -73,6 +73,12 @@ type ScaleParams struct {
 	// among the initial ones, and never started, as they are never up.
 	// Max counts the others only.
 	Down []int
+	// Fixed are replicas that are not the autoscaler's: a rollout's green
+	// pool, which the rollout holds and releases (StartRollout). They stay
+	// provisioned (counted as such), are never started, drained or parked,
+	// and are left out of what the policy sees: it scales the others (the
+	// blue version) on their own load. Max counts the others only.
+	Fixed []int
 	// Units, for a fleet of groups, are each replica's own scaling facts
 	// (ScaleUnits); nil for a fleet of one kind, whose replicas are all TP
 	// GPUs loading WeightBytesPerGPU, started in index order and drained
@@ -123,6 +129,7 @@ const (
 	scaleStarting                   // provisioned and loading: costs, takes nothing
 	scaleActive                     // serving
 	scaleDraining                   // out of rotation, finishing what it holds
+	scaleFixed                      // not the autoscaler's (ScaleParams.Fixed): provisioned throughout
 )
 
 type desiredAt struct {
@@ -220,9 +227,12 @@ func (f *Fleet) startAutoscaler(pool *Pool, p ScaleParams, policy ScalePolicy) *
 	for i := range a.order {
 		a.order[i] = i
 	}
-	initial, down := map[int]bool{}, map[int]bool{}
+	initial, down, fixed := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	for _, i := range p.Down {
 		down[i] = true
+	}
+	for _, i := range p.Fixed {
+		fixed[i], down[i] = true, true // (never among the initial ones)
 	}
 	if u := p.Units; u != nil {
 		perCap := func(i int) float64 { return u[i].USDPerHour / math.Max(u[i].Capacity, 1e-12) }
@@ -245,6 +255,11 @@ func (f *Fleet) startAutoscaler(pool *Pool, p ScaleParams, policy ScalePolicy) *
 		}
 	}
 	for i := range a.state {
+		if fixed[i] {
+			a.state[i] = scaleFixed
+			a.provisioned++
+			continue
+		}
 		if initial[i] {
 			a.state[i] = scaleActive
 			a.provisioned++
