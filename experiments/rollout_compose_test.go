@@ -174,3 +174,77 @@ target = 2
 	_, err := scenario.Parse("a.toml", []byte(rolloutSrc(6, 20, 2, strings.Replace(scale, "min_replicas = 1", "min_replicas = 5", 1))))
 	require.ErrorContains(t, err, "autoscale.min_replicas: must be at most cluster.replicas − the rollout's green replicas = 4 (the blue replicas, which the autoscaler scales), found 5")
 }
+
+// TestGroupsRollout: in a fleet of groups the green pool is each group's
+// last serving replicas (a group's down ones and its spares are never
+// green), each runs the new build; the split and the judge work over the
+// groups' replicas; a good build completes and a broken one is rolled
+// back; a group too small to keep a blue replica is refused by name; the
+// runs are deterministic.
+func TestGroupsRollout(t *testing.T) {
+	src := func(extra string) string {
+		return `name = "groups-rollout"
+seed = 5
+[cluster]
+model = "llama-3-8b"
+[cluster.replica.perf]
+profile = "legacy"
+[[cluster.groups]]
+name = "h100"
+gpu = "H100"
+tp = 1
+replicas = 4
+down_replicas = 1
+[[cluster.groups]]
+name = "b200"
+gpu = "B200"
+tp = 1
+replicas = 3
+[workload]
+duration_s = 600
+[workload.arrival]
+rate_per_s = 12
+[cost]
+power = false
+[rollout]
+enabled = true
+start_s = 30
+new_replicas = 1
+load_s = 30
+step_s = 60
+judge = "mann-whitney"
+slow_factor = 1.02
+` + extra
+	}
+	for _, broken := range []bool{false, true} {
+		extra := ""
+		if broken {
+			extra = "error_rate = 0.3\n"
+		}
+		var fl *fleet.Fleet
+		testFleetHook = func(f *fleet.Fleet) { fl = f }
+		sc, _, s := runConserved(t, src(extra))
+		testFleetHook = nil
+		// h100: 0-3, 3 in repair; b200: 4-6.
+		require.Equal(t, []int{2, 6}, sc.RolloutGreen())
+		ro := s.Resilience.Rollout
+		t.Logf("broken %v: %+v", broken, *ro)
+		for i, r := range fl.Replicas {
+			want := 1.0
+			if (i == 2 || i == 6) && ro.FirstTrafficS > 0 {
+				want = 1.02
+			}
+			require.Equal(t, want, r.SlowFactor(), "replica %d", i)
+		}
+		require.Positive(t, ro.GreenRequests)
+		if broken {
+			require.Equal(t, "rolled back", ro.State)
+		} else {
+			require.Equal(t, "completed", ro.State)
+			require.Zero(t, ro.GreenErrors)
+		}
+		requireDeterministic(t, sc, src(extra))
+	}
+	_, err := scenario.Parse("g.toml", []byte(strings.Replace(src(""), "new_replicas = 1", "new_replicas = 3", 1)))
+	require.ErrorContains(t, err, `rollout.new_replicas: is the green replicas of each group and must be below each group's serving replicas (group "h100" has 3), found 3`)
+}
