@@ -54,7 +54,11 @@ var Rules = []Rule{
 		Reason:  "groups are TP-only for now; remove cluster.dp, cluster.ep and cluster.pp"},
 	{Name: "disagg+rollout", Key: "disagg.enabled",
 		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.Rollout.Enabled },
-		Reason:  "cannot be combined with [rollout] yet"},
+		// Not meaningless, not modelled: the green pool would be the last
+		// replicas of each pool, and a green prefill would hand off to a
+		// green decode replica only (per-version queues between the
+		// pools, and the judge reading the decode outcomes).
+		Reason: "cannot be combined with [rollout] yet (a new version runs in both pools, and a request's decode must run the version of its prefill, whose KV it reads: the decode choice does not model versions)"},
 	{Name: "disagg+groups", Key: "cluster.groups",
 		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.groups() },
 		Reason:  "cannot be combined with [disagg] yet ([[cluster.groups]])"},
