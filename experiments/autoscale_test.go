@@ -233,8 +233,7 @@ func TestAutoscaleChaos(t *testing.T) {
 		// A rollout beside the scaler, from a stream of its own: its green
 		// replicas are not the scaler's, which keeps min_replicas blue.
 		if rr := rand.New(rand.NewPCG(uint64(trial), 1418)); replicas-downR-minR >= 1 && rr.IntN(2) == 0 {
-			fmt.Fprintf(&b, "[rollout]\nenabled = true\nstart_s = %d\nnew_replicas = %d\nload_s = %d\nstep_s = 30\nerror_rate = %v\nslow_factor = %v\njudge = %q\n",
-				rr.IntN(60), 1+rr.IntN(replicas-downR-minR), rr.IntN(30), []float64{0, 0.3}[rr.IntN(2)], []float64{1, 2}[rr.IntN(2)], []string{"margin", "mann-whitney"}[rr.IntN(2)])
+			b.WriteString(chaosRollout(rr, 1+rr.IntN(replicas-downR-minR), 200))
 		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {

@@ -278,8 +278,7 @@ func TestGroupsChaos(t *testing.T) {
 		// A rollout of each group's last serving replicas, in the trials
 		// where every group has two (its draws from a stream of its own).
 		if rr := rand.New(rand.NewPCG(uint64(trial), 2719)); minServing >= 2 {
-			fmt.Fprintf(&b, "[rollout]\nenabled = true\nstart_s = %d\nnew_replicas = %d\nload_s = %d\nstep_s = 20\nerror_rate = %v\nslow_factor = %v\njudge = %q\n",
-				rr.IntN(40), 1+rr.IntN(minServing-1), rr.IntN(20), []float64{0, 0.3}[rr.IntN(2)], []float64{1, 2}[rr.IntN(2)], []string{"margin", "mann-whitney"}[rr.IntN(2)])
+			b.WriteString(chaosRollout(rr, 1+rr.IntN(minServing-1), 100))
 		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {

@@ -2,9 +2,11 @@ package experiments
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/models/fleet"
 	"github.com/stretchr/testify/require"
@@ -38,6 +40,25 @@ judge = "mann-whitney"
 %s`, replicas, rate, newReplicas, extra)
 }
 
+// runRollout is runConserved, with the run's fleet and the summary's
+// rollout block (there must be one).
+func runRollout(t *testing.T, src string) (*scenario.Scenario, *report.Result, *report.Summary, *fleet.Fleet) {
+	t.Helper()
+	var fl *fleet.Fleet
+	testFleetHook = func(f *fleet.Fleet) { fl = f }
+	defer func() { testFleetHook = nil }()
+	sc, res, s := runConserved(t, src)
+	require.NotNil(t, s.Resilience.Rollout, src)
+	return sc, res, s, fl
+}
+
+// chaosRollout is a chaos trial's [rollout] table: newReplicas green
+// replicas and the rest drawn from rr, within a run of durationS.
+func chaosRollout(rr *rand.Rand, newReplicas, durationS int) string {
+	return fmt.Sprintf("[rollout]\nenabled = true\nstart_s = %d\nnew_replicas = %d\nload_s = %d\nstep_s = %d\nerror_rate = %v\nslow_factor = %v\njudge = %q\n",
+		rr.IntN(durationS/3), newReplicas, rr.IntN(durationS/6), durationS/6, []float64{0, 0.3}[rr.IntN(2)], []float64{1, 2}[rr.IntN(2)], []string{"margin", "mann-whitney"}[rr.IntN(2)])
+}
+
 // TestRolloutWithSpares: the green replicas are the last serving ones, not
 // the warm spares after them; spares run the current version and stand in
 // for blue replicas only (a failed green replica waits for its repair);
@@ -49,7 +70,7 @@ rate_multiplier = 300000
 spares = 2
 spare_after_s = 0
 `)
-	sc, res, s := runConserved(t, src)
+	sc, res, s, _ := runRollout(t, src)
 	require.Equal(t, []int{2, 3}, sc.RolloutGreen())
 	swaps := spareSwaps(t, res)
 	t.Logf("swaps %v, rollout %+v", swaps, *s.Resilience.Rollout)
@@ -85,10 +106,7 @@ interruptions_per_hour = 40
 notice_s = 10
 replace_s = 40
 `)
-	var fl *fleet.Fleet
-	testFleetHook = func(f *fleet.Fleet) { fl = f }
-	sc, res, s := runConserved(t, src)
-	testFleetHook = nil
+	sc, res, s, fl := runRollout(t, src)
 	require.Equal(t, []int{2, 3}, sc.RolloutGreen())
 	ro := s.Resilience.Rollout
 	t.Logf("spot %+v, rollout %+v, failed %d", *s.Spot, *ro, s.Requests.Failed)
@@ -135,10 +153,7 @@ target = 2
 			extra = "error_rate = 0.3\n" + scale
 		}
 		src := rolloutSrc(6, 8, 2, extra)
-		var fl *fleet.Fleet
-		testFleetHook = func(f *fleet.Fleet) { fl = f }
-		sc, res, s := runConserved(t, src)
-		testFleetHook = nil
+		sc, res, s, fl := runRollout(t, src)
 		require.Equal(t, []int{4, 5}, sc.RolloutGreen())
 		ro := s.Resilience.Rollout
 		t.Logf("broken %v: rollout %+v, autoscale %+v", broken, *ro, *s.Autoscale)
@@ -221,10 +236,7 @@ slow_factor = 1.02
 		if broken {
 			extra = "error_rate = 0.3\n"
 		}
-		var fl *fleet.Fleet
-		testFleetHook = func(f *fleet.Fleet) { fl = f }
-		sc, _, s := runConserved(t, src(extra))
-		testFleetHook = nil
+		sc, _, s, fl := runRollout(t, src(extra))
 		// h100: 0-3, 3 in repair; b200: 4-6.
 		require.Equal(t, []int{2, 6}, sc.RolloutGreen())
 		ro := s.Resilience.Rollout
