@@ -8,7 +8,10 @@ import (
 
 	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
+	"github.com/fleetsim/fleetsim/internal/streams"
 	"github.com/fleetsim/fleetsim/models/fleet"
+	"github.com/fleetsim/fleetsim/sim"
+	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
 )
 
@@ -259,4 +262,74 @@ slow_factor = 1.02
 	}
 	_, err := scenario.Parse("g.toml", []byte(strings.Replace(src(""), "new_replicas = 1", "new_replicas = 3", 1)))
 	require.ErrorContains(t, err, `rollout.new_replicas: is the green replicas of each group and must be below each group's serving replicas (group "h100" has 3), found 3`)
+}
+
+// TestRolloutComposedChaos: a rollout beside every mechanism it composes
+// with at once: a fleet of groups (one with a replica in repair), the
+// autoscaler, spot replicas in a group, calibrated failures, and probes,
+// at random settings. After every event requests are conserved, replica
+// bookkeeping and the lifecycle hold, the autoscaler never takes a green
+// replica, and no interrupted or parked replica serves; everything
+// drains; the runs are deterministic.
+func TestRolloutComposedChaos(t *testing.T) {
+	checkOutstandingIndex(t)
+	trials := 6
+	if testing.Short() {
+		trials = 2
+	}
+	for trial := 0; trial < trials; trial++ {
+		rng := rand.New(rand.NewPCG(uint64(trial), 4242))
+		var b strings.Builder
+		fmt.Fprintf(&b, "name = \"rollout-composed-%d\"\nseed = %d\n[cluster]\nmodel = \"llama-3-8b\"\n", trial, trial+1)
+		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nmax_seqs = %d\ncold_start_s = 5\nrestart_s = 2\n",
+			[]string{"chunked", "continuous"}[rng.IntN(2)], 8+rng.IntN(32))
+		fmt.Fprintf(&b, "[[cluster.groups]]\nname = \"a\"\ngpu = \"H100\"\ntp = 1\nreplicas = %d\ndown_replicas = 1\n", 4+rng.IntN(2))
+		fmt.Fprintf(&b, "[[cluster.groups]]\nname = \"b\"\ngpu = \"B200\"\ntp = 1\nreplicas = %d\n", 3+rng.IntN(2))
+		fmt.Fprintf(&b, "[router]\nname = %q\n", []string{"least-outstanding", "p2c", "round-robin", "weighted-least-outstanding"}[rng.IntN(4)])
+		fmt.Fprintf(&b, "[workload]\nduration_s = 200\n[workload.arrival]\nrate_per_s = %d\n", 4+rng.IntN(16))
+		fmt.Fprintf(&b, "[policies.retry]\nname = %q\nbudget = 0.5\n", []string{"none", "budgeted"}[rng.IntN(2)])
+		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", []string{"none", "liveness", "deep"}[rng.IntN(3)])
+		fmt.Fprintf(&b, "[autoscale]\nenabled = true\nmin_replicas = %d\ninterval_s = %d\nscale_up_cooldown_s = %d\nscale_down_window_s = %d\ndrain_grace_s = %d\ntarget = %v\n",
+			1+rng.IntN(2), 1+rng.IntN(10), rng.IntN(20), rng.IntN(60), rng.IntN(30), []float64{1, 4}[rng.IntN(2)])
+		fmt.Fprintf(&b, "[spot]\ngroup = \"b\"\nreplicas = %d\ninterruptions_per_hour = %d\nnotice_s = %d\ndrain = %v\nreplace_s = %d\n",
+			1+rng.IntN(2), 20+rng.IntN(200), rng.IntN(30), rng.IntN(2) == 0, rng.IntN(60))
+		fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = %d\ncold_start_s = 5\n", []int{30000, 300000}[rng.IntN(2)])
+		b.WriteString(chaosRollout(rng, 1+rng.IntN(2), 200))
+		src := b.String()
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			sc, err := scenario.Parse("chaos.toml", []byte(src))
+			require.NoError(t, err, src)
+			eng := sim.NewEngine()
+			rec := fleet.NewRecorder(sc.SLO)
+			fl, err := newFleet(eng, sc, rec)
+			require.NoError(t, err, src)
+			ap, err := injectFaults(eng, fl, sc)
+			require.NoError(t, err, src)
+			for _, i := range sc.DownIndexes() { // as Run does
+				ap.Remove(i)
+			}
+			require.NoError(t, startRollout(fl, sc), src)
+			fl.StartSpot(sc.SpotParams(), sim.NewStream(sc.Seed, streams.Spot))
+			_, err = startFailures(eng, fl, sc, sc.Seed)
+			require.NoError(t, err, src)
+			green := sc.RolloutGreen()
+			require.NotEmpty(t, green)
+			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
+			require.NoError(t, err)
+			require.NoError(t, fl.Start(w))
+			fl.DrainLimit = 600 * sim.Second
+			a := fl.Autoscaler
+			stepChecked(t, eng, fl, rec, src, func(n int) {
+				for _, i := range green {
+					require.False(t, a.Parked(i) || a.Serving(i), "event %d: the scaler took green replica %d\n%s", n, i, src)
+				}
+				for i := range fl.Replicas {
+					if fl.States()[i].Available {
+						require.NotEqual(t, fleet.PhaseInterrupted, fl.Life.Phase(i), "event %d\n%s", n, src)
+					}
+				}
+			})
+			requireDeterministic(t, sc, src)
+		})
+	}
 }
