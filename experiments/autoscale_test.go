@@ -162,12 +162,13 @@ func TestAutoscaleDefaultTarget(t *testing.T) {
 }
 
 // TestAutoscaleChaos: random autoscaled fleets (policy, metric, interval,
-// cold start, routers, batching, gateway policies), half of them under
-// calibrated failures that strike serving and parked replicas alike, most
-// of those with warm spares. After every event requests are conserved,
-// replica bookkeeping holds, no parked or loading replica takes traffic,
-// the fleet stays within its bounds, the spares stay outside them; at the
-// end everything has drained; twice through the runner gives identical
+// cold start, routers, batching, gateway policies, a rollout whose green
+// replicas the scaler never takes), half of them under calibrated failures
+// that strike serving and parked replicas alike, most of those with warm
+// spares. After every event requests are conserved, replica bookkeeping
+// holds, no parked or loading replica takes traffic, the fleet stays within
+// its bounds, the spares stay outside them; at the end everything has
+// drained; twice through the runner gives identical
 // summaries.
 func TestAutoscaleChaos(t *testing.T) {
 	checkOutstandingIndex(t)
@@ -243,6 +244,11 @@ func TestAutoscaleChaos(t *testing.T) {
 			downR = 1 + drng.IntN(replicas-minR)
 			fmt.Fprintf(&b, "[run]\ndown_replicas = %d\n", downR)
 		}
+		// A rollout beside the scaler, from a stream of its own: its green
+		// replicas are not the scaler's, which keeps min_replicas blue.
+		if rr := rand.New(rand.NewPCG(uint64(trial), 1418)); replicas-downR-minR >= 1 && rr.IntN(2) == 0 {
+			b.WriteString(chaosRollout(rr, 1+rr.IntN(replicas-downR-minR), 200))
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := scenario.Parse("chaos.toml", []byte(src))
@@ -258,6 +264,11 @@ func TestAutoscaleChaos(t *testing.T) {
 			for k := 0; k < sc.Run.DownReplicas; k++ { // as Run does
 				ap.Remove(sc.Cluster.Replicas - 1 - k)
 			}
+			require.NoError(t, startRollout(fl, sc))
+			green := map[int]bool{}
+			for _, i := range sc.RolloutGreen() {
+				green[i] = true
+			}
 			if sc.Failures.Enabled {
 				_, err = startFailures(eng, fl, sc, sc.Seed)
 				require.NoError(t, err, src)
@@ -270,6 +281,10 @@ func TestAutoscaleChaos(t *testing.T) {
 			stepChecked(t, eng, fl, rec, src, func(n int) {
 				for i := range fl.Replicas {
 					swapped = swapped || a.Spare(i) && i < sc.Cluster.Replicas
+					if green[i] {
+						require.False(t, a.Parked(i) || a.Serving(i), "event %d: the scaler took green replica %d\n%s", n, i, src)
+						continue
+					}
 					if fl.States()[i].Available {
 						require.True(t, a.Serving(i), "event %d: replica %d available but parked, loading or draining\n%s", n, i, src)
 					}

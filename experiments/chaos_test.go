@@ -14,7 +14,6 @@ import (
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
 	"github.com/fleetsim/fleetsim/models/fleet"
-	"github.com/fleetsim/fleetsim/policies"
 	"github.com/fleetsim/fleetsim/sim"
 	"github.com/fleetsim/fleetsim/workloads"
 	"github.com/stretchr/testify/require"
@@ -131,6 +130,10 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[failures]\nenabled = true\nrate_multiplier = 100000\ncold_start_s = 5\ndrain_on_precursor = %v\n", rng.IntN(2) == 0)
 			if !rollout {
 				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\nspare_swap_s = %d\n", rng.IntN(3), rng.IntN(2)*60, trial%3*10) // (the swap delay draws nothing)
+			} else if sr := rand.New(rand.NewPCG(uint64(trial), 133)); sr.IntN(3) != 0 {
+				// Spares beside the rollout (their own stream: the other
+				// trials stay as they were).
+				fmt.Fprintf(&b, "spares = %d\nspare_after_s = %d\nspare_swap_s = %d\n", 1+sr.IntN(2), sr.IntN(2)*60, trial%3*10)
 			}
 			if disagg {
 				fmt.Fprintf(&b, "decode_spares = %d\n", drng.IntN(3))
@@ -189,11 +192,7 @@ func TestChaos(t *testing.T) {
 			rec := fleet.NewRecorder(sc.SLO)
 			fl, err := newFleet(eng, sc, rec)
 			require.NoError(t, err)
-			if c := sc.Rollout; c.Enabled {
-				judge, err := policies.NewRolloutJudge(c)
-				require.NoError(t, err)
-				fl.StartRollout(c, judge, sim.NewStream(sc.Seed, "rollout"))
-			}
+			require.NoError(t, startRollout(fl, sc))
 			for i, fc := range sc.Faults {
 				require.NoError(t, failures.NewApplier(eng, fl).Inject(fc, sim.NewStream(sc.Seed, fmt.Sprintf("faults/%d", i))))
 			}

@@ -36,5 +36,16 @@ func startFailures(eng *sim.Engine, fl *fleet.Fleet, sc *scenario.Scenario, seed
 	if sc.GroupSpares() > 0 {
 		d.SpareKind = fl.SpareKinds() // a group's spares stand in for its own replicas only
 	}
+	if green := sc.RolloutGreen(); len(green) > 0 {
+		// Warm spares run the current (blue) version: they stand in for
+		// blue replicas only (a kind no spare has), and a failed green
+		// replica waits for its repair, which keeps it on the new version.
+		if d.SpareKind == nil {
+			d.SpareKind = make([]int, len(fl.Replicas))
+		}
+		for _, i := range green {
+			d.SpareKind[i] = -1
+		}
+	}
 	return failures.NewApplier(eng, fl).Start(sc.Failures, d)
 }

@@ -250,6 +250,7 @@ func TestGroupsChaos(t *testing.T) {
 		fmt.Fprintf(&b, "name = \"groups-chaos-%d\"\nseed = %d\n[cluster]\nmodel = \"llama-3-8b\"\n", trial, trial+1)
 		fmt.Fprintf(&b, "[cluster.replica]\nbatching = %q\nmax_seqs = %d\ncold_start_s = 5\nrestart_s = 2\n", pick("chunked", "continuous", "static"), 4+rng.IntN(40))
 		twoModels := rng.IntN(2) == 0
+		minServing := 1 << 30 // the fewest serving replicas of a group
 		for g, n := 0, 1+rng.IntN(3); g < n || (twoModels && g < 2); g++ {
 			model, tp := "llama-3-8b", pick("1", "2", "8")
 			if twoModels && g%2 == 1 {
@@ -258,9 +259,13 @@ func TestGroupsChaos(t *testing.T) {
 			gpu := pick("H100", "H200", "B200", "GB200")
 			replicas := rng.IntN(4) + map[bool]int{true: 1}[g < 2]
 			fmt.Fprintf(&b, "[[cluster.groups]]\ngpu = %q\ntp = %s\nreplicas = %d\nmodel = %q\n", gpu, tp, replicas, model)
+			serving := replicas
 			if replicas >= 2 && drng.IntN(3) == 0 { // one in repair (its own stream too; the group keeps one serving)
-				fmt.Fprintf(&b, "down_replicas = %d\n", 1+drng.IntN(replicas-1))
+				down := 1 + drng.IntN(replicas-1)
+				fmt.Fprintf(&b, "down_replicas = %d\n", down)
+				serving -= down
 			}
+			minServing = min(minServing, serving)
 			if erng.IntN(2) == 0 { // the group's own engine settings (their own stream: the fleets above are as before)
 				precisions := []string{"bf16", "fp8"}
 				if gpu == "B200" || gpu == "GB200" {
@@ -286,6 +291,11 @@ func TestGroupsChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[kv_tiers]\nenabled = true\nhost_dram_gb_per_gpu = %d\nssd_gb_per_gpu = %d\nstore_gb = %d\nlayerwise = %v\n",
 				krng.IntN(3), krng.IntN(2)*krng.IntN(4), krng.IntN(2)*krng.IntN(8), krng.IntN(2) == 0)
 		}
+		// A rollout of each group's last serving replicas, in the trials
+		// where every group has two (its draws from a stream of its own).
+		if rr := rand.New(rand.NewPCG(uint64(trial), 2741)); minServing >= 2 {
+			b.WriteString(chaosRollout(rr, 1+rr.IntN(minServing-1), 100))
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := scenario.Parse("chaos.toml", []byte(src))
@@ -299,6 +309,7 @@ func TestGroupsChaos(t *testing.T) {
 			for _, i := range sc.Cluster.DownIndexes() { // as Run does
 				ap.Remove(i)
 			}
+			require.NoError(t, startRollout(fl, sc), src)
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			require.NoError(t, fl.Start(w))

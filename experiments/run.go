@@ -145,15 +145,16 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 		if err != nil {
 			return nil, err
 		}
-		// The run's down replicas are never started: the fleet grows to
-		// the others at most. The warm spares (failures.spares, a group's
-		// spares: the last replicas, cluster.Replicas counts them) are
-		// outside the autoscaler's range: they stand in for failed
-		// serving replicas (fleet.ScaleParams.Spares).
-		down := sc.DownIndexes()
+		// The run's down replicas are never started, and a rollout's green
+		// ones are the rollout's: the fleet grows to the others at most.
+		// The warm spares (failures.spares, a group's spares: the last
+		// replicas, cluster.Replicas counts them) are outside the
+		// autoscaler's range: they stand in for failed serving replicas
+		// (fleet.ScaleParams.Spares).
+		down, green := sc.DownIndexes(), sc.RolloutGreen()
 		spares := cluster.Replicas - sc.Cluster.Replicas
-		p := ac.Params(sc.Cluster.Replicas-len(down), cluster.GPUsPerReplica(), fl.Memory.WeightBytes)
-		p.Down, p.Spares = down, spares
+		p := ac.Params(sc.Cluster.Replicas-len(down)-len(green), cluster.GPUsPerReplica(), fl.Memory.WeightBytes)
+		p.Down, p.Spares, p.Fixed = down, spares, green
 		// A fleet of groups starts its cheapest replicas per capacity
 		// first; reserved capacity is paid whether used or not, so
 		// provisioning it costs nothing more and it starts first.
@@ -175,6 +176,21 @@ func newFleet(eng *sim.Engine, sc *scenario.Scenario, rec *fleet.Recorder) (*fle
 		fl.StartAutoscaler(p, policy)
 	}
 	return fl, nil
+}
+
+// startRollout arms the scenario's [rollout], if any, on its green
+// replicas (scenario.RolloutGreen).
+func startRollout(fl *fleet.Fleet, sc *scenario.Scenario) error {
+	c := sc.Rollout
+	if !c.Enabled {
+		return nil
+	}
+	judge, err := policies.NewRolloutJudge(c)
+	if err != nil {
+		return err
+	}
+	fl.StartRollout(c, sc.RolloutGreen(), judge, sim.NewStream(sc.Seed, streams.Rollout))
+	return nil
 }
 
 // Run simulates the scenario once with its seed.
@@ -200,12 +216,8 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	for _, i := range sc.DownIndexes() {
 		ap.Remove(i)
 	}
-	if c := sc.Rollout; c.Enabled {
-		judge, err := policies.NewRolloutJudge(c)
-		if err != nil {
-			return nil, err
-		}
-		fl.StartRollout(c, judge, sim.NewStream(sc.Seed, streams.Rollout))
+	if err := startRollout(fl, sc); err != nil {
+		return nil, err
 	}
 	if len(sc.Serve) > 1 {
 		shares := make([]float64, len(sc.Serve))

@@ -72,8 +72,8 @@ func TestSpotRefusals(t *testing.T) {
 
 // TestSpotChaos: random fleets with spot replicas at high interruption
 // rates, random notice/drain/replacement, routers, batching and gateway
-// policies, failures (with precursor drains and warm spares) and scripted
-// faults:
+// policies, failures (with precursor drains and warm spares), scripted
+// faults and a rollout:
 // conservation, replica bookkeeping and lifecycle after every event, no
 // interrupted replica in rotation, everything drains, determinism.
 func TestSpotChaos(t *testing.T) {
@@ -123,6 +123,11 @@ func TestSpotChaos(t *testing.T) {
 			fmt.Fprintf(&b, "[[faults]]\nreplica = %d\nmode = %q\nat_s = %d\nduration_s = %d\nrestart_s = %d\ndrain_grace_s = %d\ncold_start_s = 5\nperiod_s = 5\npause_s = 1\n",
 				xrng.IntN(replicas), []string{"fail", "oom", "hang", "slow", "flap", "stall", "maintenance"}[xrng.IntN(7)], xrng.IntN(200), 1+xrng.IntN(60), xrng.IntN(20), xrng.IntN(20))
 		}
+		// A rollout in half the trials (its own stream), whose green
+		// replicas are the spot ones or beside them.
+		if rr := rand.New(rand.NewPCG(uint64(trial), 3144)); replicas > 1 && rr.IntN(2) == 0 {
+			b.WriteString(chaosRollout(rr, 1+rr.IntN(replicas-1), 200))
+		}
 		src := b.String()
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			sc, err := scenario.Parse("chaos.toml", []byte(src))
@@ -133,6 +138,7 @@ func TestSpotChaos(t *testing.T) {
 			require.NoError(t, err, src)
 			_, err = injectFaults(eng, fl, sc)
 			require.NoError(t, err, src)
+			require.NoError(t, startRollout(fl, sc), src)
 			fl.StartSpot(sc.SpotParams(), sim.NewStream(sc.Seed, streams.Spot))
 			if failing {
 				_, err = startFailures(eng, fl, sc, sc.Seed)

@@ -157,7 +157,7 @@ func TestRunawayInputIsRefused(t *testing.T) {
 	for _, c := range []struct{ extra, want string }{
 		{"[failures]\nenabled = true\nrate_multiplier = 1e12\n", "failures.rate_multiplier: 1e+12 gives about"},
 		{"[run]\nsample_interval_s = 1e-6\n", "run.sample_interval_s: 1e-06 s gives 6e+08 samples"},
-		{"[failures]\nenabled = true\nspares = 2\n[rollout]\nenabled = true\n", "failures.spares: cannot be combined with [rollout]"},
+		{"[disagg]\nenabled = true\n[rollout]\nenabled = true\n", "disagg.enabled: cannot be combined with [rollout]"},
 	} {
 		f := filepath.Join(dir, "s.toml")
 		require.NoError(t, os.WriteFile(f, []byte(base+c.extra), 0o644))

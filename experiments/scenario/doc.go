@@ -13,6 +13,7 @@
 //	spot.go      [spot]: SpotConfig; the spot parts of a fleet (SpotParts)
 //	             and the replicas run.down_replicas keeps in repair
 //	serve.go     [[serve]]: the models a fleet of groups serves
+//	rollout.go   [rollout]: its green replicas (RolloutGreen) and validation
 //	kvtier.go    [kv_tiers] validation
 //	failures.go  [failures] warm spares resolved from spare_coverage
 //	training.go  mode = "training" and [training]

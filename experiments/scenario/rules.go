@@ -1,8 +1,6 @@
 package scenario
 
 import (
-	"fmt"
-
 	"github.com/fleetsim/fleetsim/internal/config"
 )
 
@@ -38,38 +36,22 @@ func (s *Scenario) wideLayout() bool {
 	return l.DP != 1 || l.EP != 1 || l.PP != 1
 }
 
-// The reasons rules share.
-const (
-	notWithAutoscale = "cannot be combined with [autoscale] yet (the autoscaler owns which replicas are in service)"
-	notWithSpot      = "cannot be combined with [spot] yet (both take replicas in and out of service)"
-)
-
 // Rules are the refused combinations, in the order their problems are
 // reported.
 var Rules = []Rule{
-	{Name: "groups+rollout", Key: "rollout.enabled",
-		Applies: func(s *Scenario) bool { return s.groups() && s.Rollout.Enabled },
-		Reason:  "cannot be combined with [[cluster.groups]] yet (a fleet of groups has no single placement or replica size)"},
 	{Name: "groups+layout", Key: "cluster.groups",
 		Applies: func(s *Scenario) bool { return s.groups() && s.wideLayout() },
 		Reason:  "groups are TP-only for now; remove cluster.dp, cluster.ep and cluster.pp"},
 	{Name: "disagg+rollout", Key: "disagg.enabled",
 		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.Rollout.Enabled },
-		Reason:  "cannot be combined with [rollout] yet"},
+		// Not meaningless, not modelled: the green pool would be the last
+		// replicas of each pool, and a green prefill would hand off to a
+		// green decode replica only (per-version queues between the
+		// pools, and the judge reading the decode outcomes).
+		Reason: "cannot be combined with [rollout] yet (a new version runs in both pools, and a request's decode must run the version of its prefill, whose KV it reads: the decode choice does not model versions)"},
 	{Name: "disagg+groups", Key: "cluster.groups",
 		Applies: func(s *Scenario) bool { return s.Disagg.Enabled && s.groups() },
 		Reason:  "cannot be combined with [disagg] yet ([[cluster.groups]])"},
-	{Name: "rollout+spares", Key: "failures.spares",
-		// The rollout's green replicas are the fleet's last ones, where
-		// the spares would sit.
-		Applies: func(s *Scenario) bool { return s.Rollout.Enabled && s.failureSpares() },
-		ReasonOf: func(s *Scenario) string {
-			return fmt.Sprintf("cannot be combined with [rollout] (found %d spares)", s.Failures.Spares)
-		}},
-	{Name: "autoscale+rollout", Key: "rollout.enabled", Reason: notWithAutoscale,
-		Applies: func(s *Scenario) bool { return s.Autoscale.Enabled && s.Rollout.Enabled }},
-	{Name: "spot+rollout", Key: "rollout.enabled", Reason: notWithSpot,
-		Applies: func(s *Scenario) bool { return s.spot() && s.Rollout.Enabled }},
 }
 
 // checkRules reports every rule the scenario breaks.

@@ -619,8 +619,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	s.validateDisagg(ps)
 	s.validateKVTiers(ps)
 	if s.Rollout.Enabled {
-		s.Rollout.Validate("rollout", s.Cluster.Replicas, ps)
-		policies.RolloutJudges.Validate("rollout.judge", s.Rollout.Judge, ps)
+		s.validateRollout(ps)
 	}
 	if s.Autoscale.Enabled {
 		s.validateAutoscale(ps)
@@ -760,26 +759,38 @@ func applyFaultDefaults(sc *Scenario, doc *tomlx.Doc) {
 	}
 }
 
-// validateAutoscale checks [autoscale] and refuses the combinations the
-// autoscaler does not model yet: it owns which replicas are provisioned,
-// and spares, rollouts, a fallback pool and down replicas also take
-// replicas in and out of service. (Failures and scripted faults strike
-// parked and provisioned replicas alike; a draining replica stays held
-// out whatever else puts it back in rotation.)
+// validateAutoscale checks [autoscale] against the replicas it may scale:
+// not those in repair for the run, nor a rollout's green ones (it scales
+// the blue ones). (Failures and scripted faults strike parked and
+// provisioned replicas alike; a draining replica stays held out whatever
+// else puts it back in rotation.)
 func (s *Scenario) validateAutoscale(ps *config.Problems) {
 	s.Autoscale.Validate("autoscale", s.Cluster.Replicas, ps)
-	if k := len(s.DownIndexes()); k > 0 && k < s.Cluster.Replicas {
-		// k replicas are in repair: the autoscaler can start at most the
-		// others.
-		n, what := s.Cluster.Replicas-k, "cluster.replicas − run.down_replicas"
+	if k, g := len(s.DownIndexes()), len(s.RolloutGreen()); k+g > 0 && k+g < s.Cluster.Replicas {
+		// k replicas are in repair and g are a rollout's green pool (not
+		// the autoscaler's): it can start at most the others.
+		n, what, why := s.Cluster.Replicas-k-g, "cluster.replicas", "the replicas not in repair"
 		if len(s.Cluster.Groups) > 0 {
-			what = "the groups' replicas − their down_replicas"
+			what = "the groups' replicas"
+		}
+		if k > 0 {
+			what += " − run.down_replicas"
+			if len(s.Cluster.Groups) > 0 {
+				what = "the groups' replicas − their down_replicas"
+			}
+		}
+		if g > 0 {
+			what += " − the rollout's green replicas"
+			why = "the blue replicas, which the autoscaler scales"
+			if k > 0 {
+				why += ", not in repair"
+			}
 		}
 		if s.Autoscale.MinReplicas > n && s.Autoscale.MinReplicas <= s.Cluster.Replicas {
-			ps.Add("autoscale.min_replicas", "must be at most %s = %d (the replicas not in repair), found %d", what, n, s.Autoscale.MinReplicas)
+			ps.Add("autoscale.min_replicas", "must be at most %s = %d (%s), found %d", what, n, why, s.Autoscale.MinReplicas)
 		}
 		if s.Autoscale.InitialReplicas > n && s.Autoscale.InitialReplicas <= s.Cluster.Replicas {
-			ps.Add("autoscale.initial_replicas", "must be at most %s = %d (the replicas not in repair), found %d", what, n, s.Autoscale.InitialReplicas)
+			ps.Add("autoscale.initial_replicas", "must be at most %s = %d (%s), found %d", what, n, why, s.Autoscale.InitialReplicas)
 		}
 	}
 	if s.Autoscale.Policy == policies.ScaleSchedule && s.Workload.Kind == workloads.KindTrace {

@@ -173,7 +173,7 @@ func NewReplica(idx int, eng *sim.Engine, cfg ReplicaConfig, perf *hw.StepModel,
 	r.adm = newKVAdmission(cfg)
 	r.sched = newScheduler(r)
 	r.kv = r.alloc.newCache(kvBlocks)
-	r.slow, r.runSlow = 1, 1
+	r.slow, r.runSlow, r.build = 1, 1, 1
 	r.clientDelay = sim.FromSeconds(perf.StreamS)
 	r.lagSteps = perf.FirstTokenLagSteps
 	r.tm = eng.NewTimer()

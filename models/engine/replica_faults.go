@@ -10,13 +10,17 @@ import (
 // dead, hung or slow, the callbacks of a recovery, and a pending out-of-memory
 // crash.
 type faultState struct {
-	onReady    []func() // more callbacks for when it is up
-	onChange   func()   // the fleet's hook: up/down changed
-	slow       float64  // step-time factor (1 = healthy; fail-slow > 1)
-	down       bool     // failed: holds nothing, takes nothing until Recover
-	recovering bool     // a Recover is under way
-	retired    bool     // in repair for the whole run (Retire): nothing recovers it
-	hung       bool     // a zombie: accepts requests, never finishes a step
+	onReady  []func() // more callbacks for when it is up
+	onChange func()   // the fleet's hook: up/down changed
+	slow     float64  // step-time factor: fail-slow's (1 = healthy) times build's
+	// build is the running build's own step-time factor (a rollout's new
+	// version: SetBuild; 1 = the baseline build): a restart or a spot
+	// replacement runs the same build, and fail-slow's end restores it.
+	build      float64
+	down       bool // failed: holds nothing, takes nothing until Recover
+	recovering bool // a Recover is under way
+	retired    bool // in repair for the whole run (Retire): nothing recovers it
+	hung       bool // a zombie: accepts requests, never finishes a step
 	// oom is set when a contiguous allocation failed for fragmentation: the
 	// worker dies with a CUDA out-of-memory error at the end of the event
 	// (checkOOM).
@@ -38,7 +42,8 @@ func (r *Replica) Up() bool { return !r.down }
 // Hung reports whether the replica is a zombie.
 func (r *Replica) Hung() bool { return r.hung }
 
-// SlowFactor is the replica's current step-time factor (1 when healthy).
+// SlowFactor is the replica's current step-time factor (1 when healthy,
+// on the baseline build).
 func (r *Replica) SlowFactor() float64 { return r.slow }
 
 // Fail kills the replica's process (fail-stop, OOM crash): every copy it
@@ -147,7 +152,16 @@ func (r *Replica) SetSlow(factor float64) {
 	if factor < 1 {
 		factor = 1
 	}
-	r.slow = factor
+	r.slow = factor * r.build
+}
+
+// SetBuild makes the replica run a build whose steps take factor times as
+// long as the baseline's (a rollout's new version; 1: the baseline), from
+// its next step on, through restarts and fail-slow.
+func (r *Replica) SetBuild(factor float64) {
+	factor = max(factor, 1)
+	r.slow = r.slow / r.build * factor
+	r.build = factor
 }
 
 // SetNVLinkFraction makes every step from now on run with its NVLink at
@@ -202,7 +216,7 @@ func (r *Replica) Recover(now, coldStart sim.Time, ready func()) {
 	}
 	r.down = true
 	r.recovering = true
-	r.slow = 1
+	r.slow = r.build
 	r.changed()
 	r.eng.Schedule(now+coldStart, sim.PriorityNormal, func(at sim.Time) {
 		r.account(at)

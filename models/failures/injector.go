@@ -35,9 +35,10 @@ type Deps struct {
 	// Config.ColdStartS. A disaggregated fleet's decode replicas keep
 	// Config.ColdStartS.
 	ColdStart func(i int) sim.Time
-	// SpareKind, in a fleet of groups with spares, is each replica's kind
-	// (fleet.Pool.SpareKinds): a spare stands in only for a replica of
-	// its kind. nil: any spare for any replica.
+	// SpareKind, in a fleet of groups with spares or beside a rollout, is
+	// each replica's kind (fleet.Pool.SpareKinds; -1 for a rollout's green
+	// replicas, which no spare has): a spare stands in only for a replica
+	// of its kind. nil: any spare for any replica.
 	SpareKind []int
 }
 

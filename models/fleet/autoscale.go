@@ -81,6 +81,12 @@ type ScaleParams struct {
 	// (Pool.StandIn) takes its place in the range, and counts as starting
 	// until its swap ends, then as active; the failed one becomes a spare.
 	Spares int
+	// Fixed are replicas that are not the autoscaler's: a rollout's green
+	// pool, which the rollout holds and releases (StartRollout). They stay
+	// provisioned (counted as such), are never started, drained or parked,
+	// and are left out of what the policy sees: it scales the others (the
+	// blue version) on their own load. Max counts the others only.
+	Fixed []int
 	// Units, for a fleet of groups, are each replica's own scaling facts
 	// (ScaleUnits); nil for a fleet of one kind, whose replicas are all TP
 	// GPUs loading WeightBytesPerGPU, started in index order and drained
@@ -132,6 +138,7 @@ const (
 	scaleActive                     // serving
 	scaleDraining                   // out of rotation, finishing what it holds
 	scaleSpare                      // a warm spare, or a failed replica a spare stands in for: outside the range
+	scaleFixed                      // not the autoscaler's (ScaleParams.Fixed): provisioned throughout
 )
 
 type desiredAt struct {
@@ -239,9 +246,12 @@ func (f *Fleet) startAutoscaler(pool *Pool, p ScaleParams, policy ScalePolicy) *
 	for i := range a.order {
 		a.order[i] = i
 	}
-	initial, down := map[int]bool{}, map[int]bool{}
+	initial, down, fixed := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	for _, i := range p.Down {
 		down[i] = true
+	}
+	for _, i := range p.Fixed {
+		fixed[i], down[i] = true, true // (never among the initial ones)
 	}
 	if u := p.Units; u != nil {
 		perCap := func(i int) float64 { return u[i].USDPerHour / math.Max(u[i].Capacity, 1e-12) }
@@ -269,6 +279,11 @@ func (f *Fleet) startAutoscaler(pool *Pool, p ScaleParams, policy ScalePolicy) *
 	pool.onStandIn = a.standIn
 	for i := range a.state {
 		if a.state[i] == scaleSpare {
+			continue
+		}
+		if fixed[i] {
+			a.state[i] = scaleFixed
+			a.provisioned++
 			continue
 		}
 		if initial[i] {

@@ -305,7 +305,9 @@ func (g *Gateway) CopyDone(c *engine.Copy, o *engine.Outcome) {
 // live copy fails.
 func (g *Gateway) CopyFailed(c *engine.Copy, at sim.Time, reason string) {
 	cr := clientOf(c)
-	if g.ro != nil && reason != FailNewVersion {
+	if g.ro != nil && reason != FailNewVersion && reason != FailSpot {
+		// (The provider taking a spot instance back is no build's fault:
+		// the judge does not count it against either version.)
 		g.ro.failed(c.Replica, at)
 	}
 	g.recordBreaker(c.Replica, at, false, (at - c.SentAt).Milliseconds())

@@ -10,8 +10,9 @@ import (
 )
 
 // RolloutConfig is a scenario's [rollout] table: a blue-green deployment of
-// a new model version. The last NewReplicas replicas of the cluster are the
-// green pool; at StartS they load the new weights and run a dry-run
+// a new model version. NewReplicas replicas of the cluster are the green
+// pool (the scenario's RolloutGreen: the last serving ones, of each group
+// in a fleet of groups); at StartS they load the new weights and run a dry-run
 // inference, then take a growing share of traffic, step by step, while the
 // judge compares them with the blue pool and rolls back at once when the new
 // version is worse by a margin.
@@ -20,8 +21,8 @@ type RolloutConfig struct {
 	Enabled bool `toml:"enabled"`
 	// StartS is when the green pool starts loading, seconds. Default 60.
 	StartS float64 `toml:"start_s"`
-	// NewReplicas is the green pool's size (the last replicas of the
-	// cluster; the others are blue). Default 1.
+	// NewReplicas is the green pool's size (the last serving replicas of
+	// the cluster, or of each group; the others are blue). Default 1.
 	NewReplicas int `toml:"new_replicas"`
 	// Steps are the traffic splits "BLUE:GREEN" (each summing to 100), one
 	// per StepS. Default ["95:5", "80:20", "0:100"] (the seed's canary,
@@ -180,13 +181,19 @@ type rollout struct {
 	done   bool
 }
 
-// StartRollout arms a blue-green rollout; call before Start.
-func (f *Fleet) StartRollout(c RolloutConfig, judge RolloutJudge, rng *rand.Rand) {
+// StartRollout arms a blue-green rollout of the primary pool's replicas
+// green (its green pool: ascending indices, others blue); call before
+// Start. The green replicas are held out of service (HoldRollout) until
+// their new version is loaded, and again after a rollback; other
+// mechanisms hold them with their own holds meanwhile (a spot
+// interruption, a failure, a probe's restart), and a restart or a spot
+// replacement runs the new version too (Replica.SetBuild).
+func (f *Fleet) StartRollout(c RolloutConfig, green []int, judge RolloutJudge, rng *rand.Rand) {
 	p := f.Pool
 	n := len(p.Replicas)
 	ro := &rollout{eng: p.eng, pool: p, busy: f.busy, cfg: c, judge: judge, rng: rng, green: make([]bool, n),
 		stats: RolloutStats{State: "not started"}}
-	for i := n - c.NewReplicas; i < n; i++ {
+	for _, i := range green {
 		ro.green[i] = true
 		p.Hold(i, HoldRollout) // not loaded yet
 	}
@@ -198,7 +205,7 @@ func (f *Fleet) StartRollout(c RolloutConfig, judge RolloutJudge, rng *rand.Rand
 		ro.eng.Schedule(ready, sim.PriorityNormal, func(now sim.Time) {
 			for i := range ro.green {
 				if ro.green[i] {
-					p.Replicas[i].SetSlow(c.SlowFactor)
+					p.Replicas[i].SetBuild(c.SlowFactor)
 					p.Release(i, HoldRollout)
 				}
 			}
