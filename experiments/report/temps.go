@@ -9,19 +9,26 @@ import (
 // run directory being built, requests.csv being streamed) are registered
 // here while they exist, so that a command stopped by SIGINT or SIGTERM
 // can remove them (RemoveTemps) and leave no partial file behind.
-var temps struct {
+var temps tempSet
+
+type tempSet struct {
 	sync.Mutex
 	paths map[string]bool
+}
+
+// add registers path; the caller holds the lock.
+func (t *tempSet) add(path string) {
+	if t.paths == nil {
+		t.paths = map[string]bool{}
+	}
+	t.paths[path] = true
 }
 
 // AddTemp registers a temporary file or directory.
 func AddTemp(path string) {
 	temps.Lock()
 	defer temps.Unlock()
-	if temps.paths == nil {
-		temps.paths = map[string]bool{}
-	}
-	temps.paths[path] = true
+	temps.add(path)
 }
 
 // DoneTemp unregisters a temporary path (renamed into place or removed).
