@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
 
 	"github.com/fleetsim/fleetsim/experiments/scenario"
+	"github.com/fleetsim/fleetsim/internal/infile"
 )
 
 // Provenance says which experiment a part file's jobs belong to, so that
@@ -141,13 +141,7 @@ func profileJSON(sc *scenario.Scenario) map[string]json.RawMessage {
 // fileSHA256 hashes a file a scenario reads: in fsys when it is not nil
 // (a trace shipped in the binary), else on disk.
 func fileSHA256(path string, fsys fs.FS) (string, error) {
-	var r io.ReadCloser
-	var err error
-	if fsys != nil {
-		r, err = fsys.Open(path)
-	} else {
-		r, err = os.Open(path)
-	}
+	r, err := infile.Open(fsys, path, infile.Trace)
 	if err != nil {
 		return "", fmt.Errorf("provenance: %w", err)
 	}

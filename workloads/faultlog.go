@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
+	"github.com/fleetsim/fleetsim/internal/infile"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -93,7 +93,7 @@ type pendingFault struct {
 
 // OpenFaultLog opens the fault log at path. The caller must Close it.
 func OpenFaultLog(path string) (*FaultLogReader, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(nil, path, infile.FaultLog)
 	if err != nil {
 		return nil, fmt.Errorf("workloads: %w", err)
 	}

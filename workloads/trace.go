@@ -8,10 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/internal/infile"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -120,12 +120,7 @@ func OpenTraceFS(fsys fs.FS, path, format string, opts TraceOptions) (TraceReade
 	if _, err := opts.multiplier(); err != nil {
 		return nil, err
 	}
-	var file io.ReadCloser
-	if fsys != nil {
-		file, err = fsys.Open(path)
-	} else {
-		file, err = os.Open(path)
-	}
+	file, err := infile.Open(fsys, path, infile.Trace)
 	if err != nil {
 		return nil, fmt.Errorf("workloads: %w", err)
 	}

@@ -34,8 +34,8 @@ func sandbox(t *testing.T) (root, work string) {
 }
 
 // setupSpecial makes in work the files of testdata/hostile/special.txt,
-// which git and os.CopyFS cannot carry: one a line, "symlink PATH TARGET"
-// (TARGET as the link holds it) or "fifo PATH".
+// which git and os.CopyFS cannot carry (or should not: large files), as
+// that file describes.
 func setupSpecial(t *testing.T, work string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(hostileCorpus, "special.txt"))
@@ -52,6 +52,13 @@ func setupSpecial(t *testing.T, work string) {
 			require.NoError(t, os.Symlink(f[2], path))
 		case f[0] == "fifo" && len(f) == 2:
 			require.NoError(t, syscall.Mkfifo(path, 0o644))
+		case f[0] == "sparse" && len(f) == 3:
+			n, err := strconv.ParseInt(f[2], 10, 64)
+			require.NoError(t, err)
+			fl, err := os.Create(path)
+			require.NoError(t, err)
+			require.NoError(t, fl.Truncate(n))
+			require.NoError(t, fl.Close())
 		default:
 			t.Fatalf("special.txt: %q", line)
 		}

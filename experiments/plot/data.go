@@ -9,12 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/internal/infile"
 )
 
 // ErrBadInput is matched (errors.Is) by every error that comes from the
@@ -186,9 +187,11 @@ type CalibrationPoint struct {
 // output token in ms.
 var CalibrationMetrics = []string{"output_tokens_per_s", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}
 
-// readMeta reads summary.json. ok is false when the file does not exist.
-func readMeta(path string) (m Meta, ok bool, err error) {
-	b, err := os.ReadFile(path)
+// readMeta reads summary.json, name in the run directory dir (not through
+// a symbolic link). ok is false when the file does not exist.
+func readMeta(dir, name string) (m Meta, ok bool, err error) {
+	path := filepath.Join(dir, name)
+	b, err := infile.ReadFileIn(dir, name, infile.Summary)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Meta{}, false, nil
 	}
@@ -241,11 +244,13 @@ type table struct {
 	lines []int // line of each row in the file
 }
 
-// readTable reads a CSV results file. ok is false when it does not exist. A
-// header naming a column twice, a row with the wrong number of fields or a
-// file without a header is an error naming the file and line.
-func readTable(path string) (t *table, ok bool, err error) {
-	f, err := os.Open(path)
+// readTable reads a CSV results file, name in the run directory dir (not
+// through a symbolic link). ok is false when it does not exist. A header
+// naming a column twice, a row with the wrong number of fields or a file
+// without a header is an error naming the file and line.
+func readTable(dir, name string) (t *table, ok bool, err error) {
+	path := filepath.Join(dir, name)
+	f, err := infile.OpenIn(dir, name, infile.ResultsCSV)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

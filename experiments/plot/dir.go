@@ -88,11 +88,11 @@ func dirFigures(dir string) ([]Figure, error) {
 	}
 	tables := map[string]*table{}
 	var found []string
-	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+	if _, err := os.Lstat(filepath.Join(dir, "summary.json")); err == nil {
 		found = append(found, "summary.json")
 	}
 	for _, name := range inputs[1:] {
-		t, ok, err := readTable(filepath.Join(dir, name))
+		t, ok, err := readTable(dir, name)
 		if err != nil {
 			return nil, err
 		}
@@ -345,7 +345,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 // none at the top, the first arms/NAME/summary.json in name order (the arms
 // share the scenario name and SLO).
 func dirMeta(dir string) (Meta, error) {
-	m, ok, err := readMeta(filepath.Join(dir, "summary.json"))
+	m, ok, err := readMeta(dir, "summary.json")
 	if ok || err != nil {
 		return m, err
 	}
@@ -357,7 +357,7 @@ func dirMeta(dir string) (Meta, error) {
 		if !e.IsDir() {
 			continue
 		}
-		m, ok, err := readMeta(filepath.Join(dir, "arms", e.Name(), "summary.json"))
+		m, ok, err := readMeta(dir, filepath.Join("arms", e.Name(), "summary.json"))
 		if ok || err != nil {
 			return m, err
 		}
