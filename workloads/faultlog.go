@@ -103,7 +103,7 @@ func OpenFaultLog(path string) (*FaultLogReader, error) {
 // NewFaultLogReader reads a fault log from r; name is used in errors. If r
 // is an io.Closer, Close closes it.
 func NewFaultLogReader(r io.Reader, name string) *FaultLogReader {
-	lc := &lineCounter{r: r}
+	lc := &lineCounter{r: skipBOM(r)}
 	fr := &FaultLogReader{dec: json.NewDecoder(lc), lines: lc, name: name, open: map[string][]*pendingFault{}, lastT: math.Inf(-1)}
 	fr.dec.UseNumber()
 	if c, ok := r.(io.Closer); ok {

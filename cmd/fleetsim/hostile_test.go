@@ -156,6 +156,7 @@ func TestHostileCorpus(t *testing.T) {
 			out, got := runIn(t, work, args...)
 			require.Equal(t, code, got, "exit status of fleetsim %s:\n%s", strings.Join(args, " "), out)
 			require.Contains(t, out, want)
+			require.NotContains(t, out, "SECRET", "a line of a file echoed (secret.txt)")
 			allowed := ""
 			if code == 0 {
 				allowed = "a/b/work/out/"
