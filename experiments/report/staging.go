@@ -43,14 +43,9 @@ func NewRunDir(final string) (*RunDir, error) {
 		return nil, err
 	}
 	parent := filepath.Dir(final)
-	var made []string
-	for d := parent; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); err == nil || d == filepath.Dir(d) {
-			break
-		}
-		made = append(made, d)
-	}
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	made, err := missingDirs(parent)
+	if err != nil {
+		removeEmpty(made)
 		return nil, fmt.Errorf("--out %s: %w", final, err)
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(final)+".tmp-")
@@ -343,12 +338,18 @@ func CommitStaged(dir string) error {
 // CheckWritable makes dir and checks that a file can be created in it
 // (a shard's part file is written there after the run): an unwritable
 // --out is found before simulating.
+//
+// The directories it makes are removed by RemoveMadeIfEmpty if the command
+// fails (they are then empty).
 func CheckWritable(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	made, err := missingDirs(dir)
+	if err != nil {
+		removeEmpty(made)
 		return fmt.Errorf("--out %s: %w", dir, err)
 	}
 	f, err := os.CreateTemp(dir, ".tmp-probe-")
 	if err != nil {
+		removeEmpty(made)
 		return fmt.Errorf("--out %s: cannot write there: %w", dir, err)
 	}
 	f.Close()
