@@ -148,6 +148,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		if err != nil {
 			return nil, err
 		}
+		delete(tables, results.TimeseriesFile.Name) // read: free it
 		if len(pts) > 0 && (t.has(results.KVUsedFrac) || t.has(results.KVCachedFrac)) {
 			if err := add(KVUtilisation(m, pts)); err != nil {
 				return nil, err
@@ -199,7 +200,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 	var search []SearchPoint
 	has := func(col string) bool {
 		for _, name := range []string{results.SizeFile.Name, results.SizeSearchFile.Name} {
-			if t := tables[name]; t != nil && len(t.rows) > 0 && t.has(col) {
+			if t := tables[name]; t != nil && t.len() > 0 && t.has(col) {
 				return true
 			}
 		}

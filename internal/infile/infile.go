@@ -30,7 +30,7 @@ var (
 	CalibrationCSV = Kind{"a calibration file", 64 << 20}
 	BenchmarkJSON  = Kind{"a benchmark result file", 64 << 20}
 	Summary        = Kind{"a summary.json", 64 << 20}
-	ResultsCSV     = Kind{"a results CSV", 1 << 30}
+	ResultsCSV     = Kind{"a results CSV", 256 << 20}
 )
 
 // ErrTooLarge is wrapped by the error of a file past its kind's limit.
