@@ -83,6 +83,7 @@ func TestRunDirForeignAtAnyDepth(t *testing.T) {
 			final := filepath.Join(root, "run")
 			writeTestFile(t, filepath.Join(final, "summary.json"), "old")
 			writeTestFile(t, filepath.Join(final, "arms", "b", "summary.json"), "old")
+			writeTestFile(t, filepath.Join(final, "arms", "workload.arrival.rate_per_s=10", "summary.json"), "old") // a sweep point
 			c.make(t, final)
 			before := listTree(t, root)
 			_, err := NewRunDir(final)

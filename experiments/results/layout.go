@@ -14,7 +14,8 @@ import (
 //	                 (but calibration.csv, which calibrate writes into its
 //	                 own --out): regular files at the top
 //	arms/NAME/summary.json
-//	                 one directory per arm (A/B, sweep), NAME an arm name
+//	                 one directory per arm (A/B), NAME an arm name, or
+//	                 sweep point (its KEY=VALUE pairs)
 //	plots/FIGURE.png, plots/FIGURE.svg
 //	                 the figures of fleetsim plot, FIGURE one of
 //	                 PlotFigures or training_timeline_ARM
