@@ -3,9 +3,9 @@ package experiments
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/fleetsim/fleetsim/experiments/scenario"
+	"github.com/fleetsim/fleetsim/internal/infile"
 	"github.com/fleetsim/fleetsim/sim/quantile"
 )
 
@@ -45,7 +45,7 @@ func (s Shard) CheckShard(jobs int) error {
 
 // ReadPart reads and checks one part file.
 func ReadPart(path string) (*Part, error) {
-	b, err := os.ReadFile(path)
+	b, err := infile.ReadFile(nil, path, infile.Part)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
 
 	"github.com/fleetsim/fleetsim/experiments/scenario"
+	"github.com/fleetsim/fleetsim/internal/infile"
 )
 
 // Provenance says which experiment a part file's jobs belong to, so that
@@ -97,14 +97,14 @@ func CanonicalScenarios(scs []*scenario.Scenario) (string, error) {
 		c := *sc
 		c.Description = ""
 		if c.Workload.Kind == "trace" && c.Workload.Trace.Path != "" {
-			sum, err := fileSHA256(c.Workload.Trace.Path, c.Workload.Trace.FS)
+			sum, err := fileSHA256(c.Workload.Trace.Path, c.Workload.Trace.FS, infile.Trace)
 			if err != nil {
 				return "", err
 			}
 			c.Workload.Trace.Path = "sha256:" + sum
 		}
 		if c.Workload.Arrival.ProfileFile != "" {
-			sum, err := fileSHA256(c.Workload.Arrival.ProfileFile, nil)
+			sum, err := fileSHA256(c.Workload.Arrival.ProfileFile, nil, infile.RateProfile)
 			if err != nil {
 				return "", err
 			}
@@ -140,14 +140,8 @@ func profileJSON(sc *scenario.Scenario) map[string]json.RawMessage {
 
 // fileSHA256 hashes a file a scenario reads: in fsys when it is not nil
 // (a trace shipped in the binary), else on disk.
-func fileSHA256(path string, fsys fs.FS) (string, error) {
-	var r io.ReadCloser
-	var err error
-	if fsys != nil {
-		r, err = fsys.Open(path)
-	} else {
-		r, err = os.Open(path)
-	}
+func fileSHA256(path string, fsys fs.FS, k infile.Kind) (string, error) {
+	r, err := infile.Open(fsys, path, k)
 	if err != nil {
 		return "", fmt.Errorf("provenance: %w", err)
 	}

@@ -70,7 +70,9 @@ func (p *azureParser) readHeader() error {
 		i    int
 	}{{azureTimestamp, p.colTS}, {azureContext, p.colIn}, {azureGenerated, p.colOut}} {
 		if c.i < 0 {
-			return p.lr.errorf("header: missing column %s; found %q", c.name, line)
+			// Not the line itself: the file may not be a trace at all
+			// (/etc/shadow).
+			return p.lr.errorf("header: missing column %s (none of the header's %d fields is named so)", c.name, len(p.fields))
 		}
 	}
 	p.ncols = max(p.colTS, p.colIn, p.colOut) + 1

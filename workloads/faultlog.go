@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
+	"github.com/fleetsim/fleetsim/internal/infile"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -93,7 +93,7 @@ type pendingFault struct {
 
 // OpenFaultLog opens the fault log at path. The caller must Close it.
 func OpenFaultLog(path string) (*FaultLogReader, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(nil, path, infile.FaultLog)
 	if err != nil {
 		return nil, fmt.Errorf("workloads: %w", err)
 	}
@@ -103,7 +103,7 @@ func OpenFaultLog(path string) (*FaultLogReader, error) {
 // NewFaultLogReader reads a fault log from r; name is used in errors. If r
 // is an io.Closer, Close closes it.
 func NewFaultLogReader(r io.Reader, name string) *FaultLogReader {
-	lc := &lineCounter{r: r}
+	lc := &lineCounter{r: skipBOM(r)}
 	fr := &FaultLogReader{dec: json.NewDecoder(lc), lines: lc, name: name, open: map[string][]*pendingFault{}, lastT: math.Inf(-1)}
 	fr.dec.UseNumber()
 	if c, ok := r.(io.Closer); ok {

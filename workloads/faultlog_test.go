@@ -155,3 +155,13 @@ func FuzzFaultLog(f *testing.F) {
 		}
 	})
 }
+
+// TestFaultLogBOM: a fault log may start with a UTF-8 BOM, as a scenario
+// and a trace may; lines are counted as without it.
+func TestFaultLogBOM(t *testing.T) {
+	fs, err := readFaults("\ufeff" + goodLog)
+	require.NoError(t, err)
+	want, err := readFaults(goodLog)
+	require.NoError(t, err)
+	assert.Equal(t, want, fs)
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"strings"
 
 	"github.com/fleetsim/fleetsim/sim"
 )
@@ -48,6 +49,12 @@ func (p *mooncakeParser) next() (*mooncakeRow, error) {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return nil, p.lr.errorf("%s: expected %s, found %s", te.Field, jsonKind(te.Type), te.Value)
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) && strings.Contains(se.Error(), "invalid character") {
+			// Not err's text: it quotes a character of the line, and
+			// the file may not be a trace at all (/etc/shadow).
+			return nil, p.lr.errorf("invalid JSON at byte %d of the line", se.Offset)
 		}
 		return nil, p.lr.errorf("invalid JSON: %v", err)
 	}

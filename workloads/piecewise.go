@@ -8,12 +8,12 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/infile"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -234,15 +234,7 @@ func (p *Piecewise) NextArrival(rng *rand.Rand, prev sim.Time) sim.Time {
 // one point per line. Errors name the file and line. fsys nil means the
 // OS's file system.
 func ReadRateProfile(fsys fs.FS, path string) ([]RatePoint, error) {
-	var (
-		f   io.ReadCloser
-		err error
-	)
-	if fsys != nil {
-		f, err = fsys.Open(path)
-	} else {
-		f, err = os.Open(path)
-	}
+	f, err := infile.Open(fsys, path, infile.RateProfile)
 	if err != nil {
 		return nil, err
 	}

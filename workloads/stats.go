@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
+
+	"github.com/fleetsim/fleetsim/internal/infile"
 )
 
 // Stats summarises a trace file (see TraceStats).
@@ -61,7 +62,7 @@ func TraceStats(path, format string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	file, err := os.Open(path)
+	file, err := infile.Open(nil, path, infile.Trace)
 	if err != nil {
 		return Stats{}, fmt.Errorf("workloads: %w", err)
 	}

@@ -8,10 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/fleetsim/fleetsim/internal/infile"
 	"github.com/fleetsim/fleetsim/sim"
 )
 
@@ -120,12 +120,7 @@ func OpenTraceFS(fsys fs.FS, path, format string, opts TraceOptions) (TraceReade
 	if _, err := opts.multiplier(); err != nil {
 		return nil, err
 	}
-	var file io.ReadCloser
-	if fsys != nil {
-		file, err = fsys.Open(path)
-	} else {
-		file, err = os.Open(path)
-	}
+	file, err := infile.Open(fsys, path, infile.Trace)
 	if err != nil {
 		return nil, fmt.Errorf("workloads: %w", err)
 	}
@@ -158,18 +153,34 @@ func newLineReader(r io.Reader, name string) lineReader {
 func (l *lineReader) next() ([]byte, error) {
 	for l.sc.Scan() {
 		l.line++
-		b := bytes.TrimSpace(l.sc.Bytes())
-		if len(b) > 0 {
+		b := l.sc.Bytes()
+		if l.line == 1 {
+			b = bytes.TrimPrefix(b, utf8BOM) // as the scenario reader
+		}
+		if b = bytes.TrimSpace(b); len(b) > 0 {
 			return b, nil
 		}
 	}
 	if err := l.sc.Err(); err != nil {
+		l.line++ // the line being read
 		if errors.Is(err, bufio.ErrTooLong) {
 			return nil, l.errorf("line longer than %d bytes", maxLineBytes)
 		}
 		return nil, l.errorf("read: %v", err)
 	}
 	return nil, io.EOF
+}
+
+// utf8BOM is the byte order mark a trace may start with.
+var utf8BOM = []byte("\ufeff")
+
+// skipBOM returns r without a leading UTF-8 byte order mark.
+func skipBOM(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
+		br.Discard(len(utf8BOM))
+	}
+	return br
 }
 
 func (l *lineReader) errorf(format string, args ...any) error {

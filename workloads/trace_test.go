@@ -290,7 +290,7 @@ func TestAzureErrors(t *testing.T) {
 	}{
 		{"empty", "", "a.csv:1: empty file: expected a header TIMESTAMP,ContextTokens,GeneratedTokens"},
 		{"missing column", "TIMESTAMP,ContextTokens\n" + good,
-			`a.csv:1: header: missing column GeneratedTokens; found "TIMESTAMP,ContextTokens"`},
+			`a.csv:1: header: missing column GeneratedTokens (none of the header's 2 fields is named so)`},
 		{"negative", header + good + "2023-11-16 18:17:04,-5,3\n",
 			`a.csv:3: ContextTokens: expected integer in [0, 2147483647], found "-5"`},
 		{"not a number", header + good + "2023-11-16 18:17:04,5,x\n",

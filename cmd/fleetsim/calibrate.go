@@ -17,6 +17,7 @@ import (
 	"github.com/fleetsim/fleetsim/experiments/plot"
 	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/infile"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/hw"
@@ -59,7 +60,7 @@ func fitArgs(args []string) []string {
 // isSiliconCSV says whether the CSV at path has the silicon layout's
 // header (ReadSilicon) rather than public-benchmarks.csv's (ReadCSV).
 func isSiliconCSV(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(nil, path, infile.CalibrationCSV)
 	if err != nil {
 		return false, err
 	}
@@ -483,7 +484,7 @@ func resolveProfile(cat *hw.Catalog, spec string) (hw.PerfProfile, error) {
 
 // loadCatalogFile adds a TOML file's [[models]] and [[gpus]] to cat.
 func loadCatalogFile(cat *hw.Catalog, path string) error {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(nil, path, infile.Models)
 	if err != nil {
 		return fmt.Errorf("--models: %v", err)
 	}

@@ -29,7 +29,40 @@ func sandbox(t *testing.T) (root, work string) {
 	work = filepath.Join(root, "a", "b", "work")
 	require.NoError(t, os.MkdirAll(work, 0o755))
 	require.NoError(t, os.CopyFS(work, os.DirFS(hostileCorpus)))
+	setupSpecial(t, work)
 	return root, work
+}
+
+// setupSpecial makes in work the files of testdata/hostile/special.txt,
+// which git and os.CopyFS cannot carry (or should not: large files), as
+// that file describes.
+func setupSpecial(t *testing.T, work string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(hostileCorpus, "special.txt"))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		path := filepath.Join(work, filepath.FromSlash(f[1]))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		switch {
+		case f[0] == "symlink" && len(f) == 3:
+			require.NoError(t, os.Symlink(f[2], path))
+		case f[0] == "fifo" && len(f) == 2:
+			require.NoError(t, syscall.Mkfifo(path, 0o644))
+		case f[0] == "sparse" && len(f) == 3:
+			n, err := strconv.ParseInt(f[2], 10, 64)
+			require.NoError(t, err)
+			fl, err := os.Create(path)
+			require.NoError(t, err)
+			require.NoError(t, fl.Truncate(n))
+			require.NoError(t, fl.Close())
+		default:
+			t.Fatalf("special.txt: %q", line)
+		}
+	}
 }
 
 // tree lists every path under root (relative, directories with a
@@ -69,22 +102,31 @@ func runIn(t *testing.T, dir string, args ...string) (string, int) {
 }
 
 // checkClean fails when output holds a Go stack trace, or root holds a
-// temporary file, or a path that before did not hold and that is not
-// under allowed (a prefix relative to root; "" allows nothing).
+// temporary file, or a path that before did not hold, or lacks one that it
+// held, that is not under allowed (a prefix relative to root; "" allows
+// nothing).
 func checkClean(t *testing.T, output string, root string, before map[string]bool, allowed string) {
 	t.Helper()
 	for _, s := range []string{"goroutine ", "panic:", "runtime/debug", ".go:"} {
 		require.NotContains(t, output, s, "a Go stack trace or panic in the output")
 	}
-	var added []string
-	for p := range tree(t, root) {
+	var added, removed []string
+	after := tree(t, root)
+	for p := range after {
 		require.NotContains(t, filepath.Base(strings.TrimSuffix(p, "/")), ".tmp", "a temporary file was left: %s", p)
 		if !before[p] && (allowed == "" || !strings.HasPrefix(p, allowed)) {
 			added = append(added, p)
 		}
 	}
+	for p := range before {
+		if !after[p] && (allowed == "" || !strings.HasPrefix(p, allowed)) {
+			removed = append(removed, p)
+		}
+	}
 	sort.Strings(added)
+	sort.Strings(removed)
 	require.Empty(t, added, "written outside the run directory (or anything at all on failure)")
+	require.Empty(t, removed, "removed outside the run directory (or anything at all on failure)")
 }
 
 // TestHostileCorpus runs every case of testdata/hostile/cases.txt: each
@@ -114,6 +156,7 @@ func TestHostileCorpus(t *testing.T) {
 			out, got := runIn(t, work, args...)
 			require.Equal(t, code, got, "exit status of fleetsim %s:\n%s", strings.Join(args, " "), out)
 			require.Contains(t, out, want)
+			require.NotContains(t, out, "SECRET", "a line of a file echoed (secret.txt)")
 			allowed := ""
 			if code == 0 {
 				allowed = "a/b/work/out/"
@@ -171,7 +214,7 @@ func TestNoStaleFiles(t *testing.T) {
 	root, work := sandbox(t)
 	stale := filepath.Join(work, "out", "r")
 	require.NoError(t, os.MkdirAll(filepath.Join(stale, "plots"), 0o755))
-	for _, f := range []string{"failures.csv", "summary.json", "plots/failure_timeline.png"} {
+	for _, f := range []string{"failures.csv", "summary.json", "plots/failures_timeline.png"} {
 		require.NoError(t, os.WriteFile(filepath.Join(stale, f), []byte("stale"), 0o644))
 	}
 	before := tree(t, root)
@@ -220,8 +263,8 @@ func TestInterruptCleansUp(t *testing.T) {
 			ee, ok := err.(*exec.ExitError)
 			require.True(t, ok, "the run finished before the signal: %v\n%s", err, out.String())
 			require.Equal(t, 130, ee.ExitCode(), out.String())
-			checkClean(t, out.String(), root, before, "a/b/work/out/") // out/ itself may remain, empty
-			require.NoDirExists(t, filepath.Join(work, "out", "long"))
+			checkClean(t, out.String(), root, before, "") // not even an empty out/
+			require.NoDirExists(t, filepath.Join(work, "out"))
 		})
 	}
 }

@@ -108,6 +108,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			internalError(stderr, r, debug.Stack())
 			code = exitInternal
 		}
+		if code != 0 {
+			report.RemoveMadeIfEmpty() // a shard's --out, made before it failed
+		}
 	}()
 	err := dispatch(args, stdout, stderr)
 	if perr := stopCPUProfile(err == nil); err == nil {

@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/fleetsim/fleetsim/internal/infile"
 )
 
 // Row is one measured benchmark configuration.
@@ -154,7 +155,7 @@ var (
 // "FILE:LINE: COLUMN: message" with FILE the path as given and LINE the
 // physical line (the header is line 1).
 func ReadCSV(path string) ([]Row, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(nil, path, infile.CalibrationCSV)
 	if err != nil {
 		return nil, err
 	}
@@ -401,10 +402,6 @@ func csvReadError(path string, err error) string {
 	return fmt.Sprintf("%s: %v", path, err)
 }
 
-// maxJSONBytes bounds a vLLM result file (one with per-request lists of a
-// long run is a few MiB).
-const maxJSONBytes = 64 << 20
-
 // ReadVLLMJSON reads result files written by vLLM's
 // benchmarks/benchmark_serving.py --save-result (also `vllm bench serve
 // --save-result`), one row per file, in the order given.
@@ -450,21 +447,12 @@ func ReadVLLMJSON(paths []string, defaults Row) ([]Row, error) {
 }
 
 func readVLLMFile(path string, defaults Row) (Row, []string) {
-	f, err := os.Open(path)
+	data, err := infile.ReadFile(nil, path, infile.BenchmarkJSON)
+	if errors.Is(err, infile.ErrTooLarge) {
+		return Row{}, []string{fmt.Sprintf("%v; not a benchmark_serving result file?", err)}
+	}
 	if err != nil {
 		return Row{}, []string{err.Error()}
-	}
-	defer f.Close()
-	tooBig := fmt.Sprintf("%s: larger than %d MiB; not a benchmark_serving result file?", path, maxJSONBytes>>20)
-	if st, err := f.Stat(); err == nil && st.Size() > maxJSONBytes {
-		return Row{}, []string{tooBig}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxJSONBytes+1))
-	if err != nil {
-		return Row{}, []string{fmt.Sprintf("%s: %v", path, err)}
-	}
-	if len(data) > maxJSONBytes {
-		return Row{}, []string{tooBig}
 	}
 	return parseVLLM(path, data, defaults)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetsim/fleetsim/internal/infile"
 )
 
 // sharedCSV is the published-benchmark table of the shared data folder,
@@ -312,10 +314,10 @@ func TestReadVLLMJSONTooLarge(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "huge.json")
 	f, err := os.Create(p)
 	require.NoError(t, err)
-	require.NoError(t, f.Truncate(maxJSONBytes+1)) // sparse: no disk used
+	require.NoError(t, f.Truncate(infile.BenchmarkJSON.Max+1)) // sparse: no disk used
 	require.NoError(t, f.Close())
 	_, err = ReadVLLMJSON([]string{p}, vllmDefaults)
-	require.Equal(t, []string{fmt.Sprintf("%s: larger than 64 MiB; not a benchmark_serving result file?", p)}, inputLines(t, err))
+	require.Equal(t, []string{fmt.Sprintf("%s: larger than 64 MiB, the limit for a benchmark result file (README, Limits); not a benchmark_serving result file?", p)}, inputLines(t, err))
 }
 
 // The silicon layout's reader reports every malformed row at once as

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fleetsim/fleetsim/internal/infile"
 )
 
 // The concurrency-based serving layout ("silicon" rows): one engine
@@ -119,7 +120,7 @@ func (s SiliconSkip) String() string {
 // TensorRT-LLM's FP8 and FP4 checkpoints (its quantised checkpoints carry
 // an FP8 KV cache): assumptions, the file does not say.
 func ReadSilicon(path string) ([]Row, SiliconSkip, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(nil, path, infile.CalibrationCSV)
 	if err != nil {
 		return nil, nil, err
 	}

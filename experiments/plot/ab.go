@@ -47,7 +47,7 @@ func readABQuantiles(t *table) ([]ArmQuantile, error) {
 	vals := map[key][]float64{}
 	var arms []string
 	seen := map[string]bool{}
-	for i := range t.rows {
+	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		arm := c.str(results.Arm)
 		if !seen[arm] {

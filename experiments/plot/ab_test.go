@@ -32,7 +32,7 @@ func TestABQuantiles(t *testing.T) {
 	require.Equal(t, []string{filepath.Join(dir, "plots", "ab_quantiles.png"), filepath.Join(dir, "plots", "ab_quantiles.svg")}, written)
 	checkPNG(t, written[0])
 
-	tb, ok, err := readTable(filepath.Join(dir, "replications.csv"))
+	tb, ok, err := readTable(dir, "replications.csv")
 	require.NoError(t, err)
 	require.True(t, ok)
 	qs, err := readABQuantiles(tb)

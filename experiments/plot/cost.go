@@ -27,11 +27,17 @@ func CostTimeline(m Meta, pts []TimePoint) (Figure, error) {
 	p := newPlot(m, "Spend rate over time (replicas paid for × their price)", "simulated time (s)", "USD per hour")
 	var plain, split []TimePoint
 	for _, t := range pts {
-		switch {
-		case t.GroupUSD != nil:
+		if t.GroupUSD != nil {
 			split = append(split, t)
-		case !math.IsNaN(t.USDPerHour):
-			plain = append(plain, t)
+		}
+	}
+	if len(split) == 0 && !slices.ContainsFunc(pts, func(t TimePoint) bool { return math.IsNaN(t.USDPerHour) }) {
+		plain = pts // the usual case, without a copy of a long series
+	} else {
+		for _, t := range pts {
+			if t.GroupUSD == nil && !math.IsNaN(t.USDPerHour) {
+				plain = append(plain, t)
+			}
 		}
 	}
 	n := timeLines(p, m, plain, []timeSeries{{"$ per hour", nil, func(t TimePoint) float64 { return t.USDPerHour }}})
@@ -228,7 +234,7 @@ func readSizeMix(t *table) ([]CostSLOPoint, error) {
 		return nil, badInput("%s: no axis columns before %s", t.path, results.GPUs)
 	}
 	var out []CostSLOPoint
-	for i := range t.rows {
+	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		parts := make([]string, len(axes))
 		for k, a := range axes {
@@ -269,7 +275,7 @@ func readCostSLO(t *table) ([]CostSLOPoint, error) {
 	}
 	var arms []string
 	cost, slo := map[string][]float64{}, map[string][]float64{}
-	for i := range t.rows {
+	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		arm := c.str(results.Arm)
 		u, a := c.optNum(repUSDPerMonth), c.optNum(repSLOAttainment)
@@ -317,6 +323,7 @@ func timeLinesFrom(p *gplot.Plot, m Meta, pts []TimePoint, series []timeSeries, 
 		if len(xys) == 0 {
 			continue
 		}
+		xys = thin(xys, maxLinePoints)
 		l := line(xys, colour(first+n), s.dashes, 1.2)
 		p.Add(l)
 		label := s.name

@@ -148,7 +148,7 @@ func TestDirSizeCostVsSLO(t *testing.T) {
 		dir := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(dir, c.name), []byte(c.csv), 0o644))
 		if c.name == "size_mix.csv" {
-			tb, ok, err := readTable(filepath.Join(dir, c.name))
+			tb, ok, err := readTable(dir, c.name)
 			require.NoError(t, err)
 			require.True(t, ok)
 			mix, err := readSizeMix(tb)

@@ -9,12 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments/results"
+	"github.com/fleetsim/fleetsim/internal/infile"
 )
 
 // ErrBadInput is matched (errors.Is) by every error that comes from the
@@ -186,9 +187,11 @@ type CalibrationPoint struct {
 // output token in ms.
 var CalibrationMetrics = []string{"output_tokens_per_s", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}
 
-// readMeta reads summary.json. ok is false when the file does not exist.
-func readMeta(path string) (m Meta, ok bool, err error) {
-	b, err := os.ReadFile(path)
+// readMeta reads summary.json, name in the run directory dir (not through
+// a symbolic link). ok is false when the file does not exist.
+func readMeta(dir, name string) (m Meta, ok bool, err error) {
+	path := filepath.Join(dir, name)
+	b, err := infile.ReadFileIn(dir, name, infile.Summary)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Meta{}, false, nil
 	}
@@ -232,20 +235,47 @@ func readMeta(path string) (m Meta, ok bool, err error) {
 	return m, true, nil
 }
 
-// table is a CSV file with a header row, read whole.
+// table is a CSV file with a header row, read whole into one buffer: its
+// fields back to back in data, each ending at its ends entry (a string per
+// field would take several times the file's size for a long time series).
 type table struct {
 	path  string
 	col   map[string]int
 	names []string
-	rows  [][]string
-	lines []int // line of each row in the file
+	data  []byte
+	ends  []uint32 // end in data of each field, row after row (a file is at most infile.ResultsCSV.Max < 4 GiB)
+	lines []int    // line of each row in the file
 }
 
-// readTable reads a CSV results file. ok is false when it does not exist. A
-// header naming a column twice, a row with the wrong number of fields or a
-// file without a header is an error naming the file and line.
-func readTable(path string) (t *table, ok bool, err error) {
-	f, err := os.Open(path)
+// len is the number of rows.
+func (t *table) len() int { return len(t.lines) }
+
+// field is row i's field j.
+func (t *table) field(i, j int) string {
+	k := i*len(t.names) + j
+	var start uint32
+	if k > 0 {
+		start = t.ends[k-1]
+	}
+	return string(t.data[start:t.ends[k]])
+}
+
+// row is row i's fields.
+func (t *table) row(i int) []string {
+	rec := make([]string, len(t.names))
+	for j := range rec {
+		rec[j] = t.field(i, j)
+	}
+	return rec
+}
+
+// readTable reads a CSV results file, name in the run directory dir (not
+// through a symbolic link). ok is false when it does not exist. A header
+// naming a column twice, a row with the wrong number of fields or a file
+// without a header is an error naming the file and line.
+func readTable(dir, name string) (t *table, ok bool, err error) {
+	path := filepath.Join(dir, name)
+	f, err := infile.OpenIn(dir, name, infile.ResultsCSV)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -255,6 +285,7 @@ func readTable(path string) (t *table, ok bool, err error) {
 	defer f.Close()
 	r := csv.NewReader(f)
 	r.FieldsPerRecord = -1
+	r.ReuseRecord = true
 	header, err := r.Read()
 	if err == io.EOF {
 		return nil, true, badInput("%s:1: empty file, want a header row", path)
@@ -262,7 +293,7 @@ func readTable(path string) (t *table, ok bool, err error) {
 	if err != nil {
 		return nil, true, csvErr(path, err)
 	}
-	t = &table{path: path, col: map[string]int{}, names: header}
+	t = &table{path: path, col: map[string]int{}, names: slices.Clone(header)}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
 		if h == "" {
@@ -286,7 +317,10 @@ func readTable(path string) (t *table, ok bool, err error) {
 		if len(rec) != len(header) {
 			return nil, true, badInput("%s:%d: %d fields, the header has %d", path, line, len(rec), len(header))
 		}
-		t.rows = append(t.rows, rec)
+		for _, f := range rec {
+			t.data = append(t.data, f...)
+			t.ends = append(t.ends, uint32(len(t.data)))
+		}
 		t.lines = append(t.lines, line)
 	}
 	return t, true, nil
@@ -339,7 +373,7 @@ func (c *cursor) raw(name string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return strings.TrimSpace(c.t.rows[c.i][j]), true
+	return strings.TrimSpace(c.t.field(c.i, j)), true
 }
 
 func (c *cursor) str(name string) string {
@@ -430,7 +464,7 @@ func readCDF(t *table) ([]CDFPoint, error) {
 		return nil, err
 	}
 	var out []CDFPoint
-	for i := range t.rows {
+	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		p := CDFPoint{Arm: c.str(results.Arm), Metric: c.str(results.Metric), Quantile: c.num(results.Quantile), ValueMs: c.num(results.ValueMs)}
 		if c.err == nil && !(p.Quantile > 0 && p.Quantile < 1) {
@@ -454,8 +488,8 @@ func readTimeseries(t *table) ([]TimePoint, error) {
 	if err := t.require(results.Arm, results.Replication, results.TimeS); err != nil {
 		return nil, err
 	}
-	out := make([]TimePoint, 0, len(t.rows))
-	for i := range t.rows {
+	out := make([]TimePoint, 0, t.len())
+	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		out = append(out, TimePoint{
 			Arm: c.str(results.Arm), Replication: c.integer(results.Replication), TimeS: c.num(results.TimeS),
@@ -509,7 +543,8 @@ func readSweep(t *table) (Sweep, error) {
 	if len(s.Params) == 0 {
 		return Sweep{}, badInput("%s:1: no parameter columns (scenario key paths such as workload.arrival.rate_per_s) before %q", t.path, results.Replications)
 	}
-	for i, rec := range t.rows {
+	for i := range t.len() {
+		rec := t.row(i)
 		c := cursor{t: t, i: i}
 		r := SweepRow{
 			Replications: c.integer(results.Replications),
@@ -540,7 +575,7 @@ func readSize(t *table) ([]SizeRow, error) {
 		return nil, err
 	}
 	var out []SizeRow
-	for i := range t.rows {
+	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		r := SizeRow{
 			Row: c.str(results.Row), Replicas: c.integer(results.Replicas), GPUs: c.integer(results.GPUs),
@@ -565,7 +600,7 @@ func readSearch(t *table) ([]SearchPoint, error) {
 		return nil, err
 	}
 	var out []SearchPoint
-	for i := range t.rows {
+	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		out = append(out, SearchPoint{
 			Replicas: c.integer(results.Replicas), Failures: c.boolean(results.Failures),
@@ -588,7 +623,7 @@ func readFailures(t *table) ([]FailureEvent, error) {
 		return nil, err
 	}
 	var out []FailureEvent
-	for i := range t.rows {
+	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		e := FailureEvent{TimeS: c.num(results.TimeS), Event: c.str(results.Event), Unit: c.str(results.Unit),
 			GPUsDown: c.integer(results.GPUsDown), CapacityFrac: c.num(results.CapacityFrac), Detail: c.str(results.Detail)}
@@ -636,7 +671,8 @@ func readETTR(t *table) (ETTRSweep, error) {
 	var s ETTRSweep
 	var idx []int
 	s.Params, idx = params(t, results.ETTRFile)
-	for i, rec := range t.rows {
+	for i := range t.len() {
+		rec := t.row(i)
 		c := cursor{t: t, i: i}
 		p := ETTRPoint{CheckpointIntervalS: c.num(results.CheckpointIntervalS), ETTR: c.num(results.ETTR),
 			ETTRCI95: c.ci(results.ETTRCI95), LostGPUHours: c.num(results.LostGPUHours)}
@@ -667,7 +703,7 @@ func readCalibration(t *table) ([]CalibrationPoint, error) {
 		return nil, err
 	}
 	var out []CalibrationPoint
-	for i := range t.rows {
+	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		p := CalibrationPoint{Where: c.str(results.Where), Metric: c.str(results.Metric), CVPredicted: math.NaN()}
 		if !slices.Contains(CalibrationMetrics, p.Metric) {

@@ -88,11 +88,11 @@ func dirFigures(dir string) ([]Figure, error) {
 	}
 	tables := map[string]*table{}
 	var found []string
-	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+	if _, err := os.Lstat(filepath.Join(dir, "summary.json")); err == nil {
 		found = append(found, "summary.json")
 	}
 	for _, name := range inputs[1:] {
-		t, ok, err := readTable(filepath.Join(dir, name))
+		t, ok, err := readTable(dir, name)
 		if err != nil {
 			return nil, err
 		}
@@ -148,6 +148,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		if err != nil {
 			return nil, err
 		}
+		delete(tables, results.TimeseriesFile.Name) // read: free it
 		if len(pts) > 0 && (t.has(results.KVUsedFrac) || t.has(results.KVCachedFrac)) {
 			if err := add(KVUtilisation(m, pts)); err != nil {
 				return nil, err
@@ -199,7 +200,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 	var search []SearchPoint
 	has := func(col string) bool {
 		for _, name := range []string{results.SizeFile.Name, results.SizeSearchFile.Name} {
-			if t := tables[name]; t != nil && len(t.rows) > 0 && t.has(col) {
+			if t := tables[name]; t != nil && t.len() > 0 && t.has(col) {
 				return true
 			}
 		}
@@ -345,7 +346,7 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 // none at the top, the first arms/NAME/summary.json in name order (the arms
 // share the scenario name and SLO).
 func dirMeta(dir string) (Meta, error) {
-	m, ok, err := readMeta(filepath.Join(dir, "summary.json"))
+	m, ok, err := readMeta(dir, "summary.json")
 	if ok || err != nil {
 		return m, err
 	}
@@ -357,7 +358,7 @@ func dirMeta(dir string) (Meta, error) {
 		if !e.IsDir() {
 			continue
 		}
-		m, ok, err := readMeta(filepath.Join(dir, "arms", e.Name(), "summary.json"))
+		m, ok, err := readMeta(dir, filepath.Join("arms", e.Name(), "summary.json"))
 		if ok || err != nil {
 			return m, err
 		}

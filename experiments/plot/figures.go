@@ -225,25 +225,30 @@ type timeSeries struct {
 
 // timeLines adds one line per (arm, series) and returns how many it added.
 func timeLines(p *gplot.Plot, m Meta, pts []TimePoint, series []timeSeries) int {
-	arms, byArm := groupBy(pts, func(t TimePoint) string { return t.Arm })
+	// Indices, not copies: a time series can have a million points.
+	idx := make([]int, len(pts))
+	for i := range idx {
+		idx[i] = i
+	}
+	arms, byArm := groupBy(idx, func(i int) string { return pts[i].Arm })
 	if len(arms) > maxTimeArms {
 		// Many arms (a sweep's points): one line each, the first series.
 		series = series[:1]
 	}
 	n := 0
 	for i, arm := range arms {
-		g := byArm[arm]
-		sel := firstReplication(g)
+		sel := firstReplicationOf(pts, byArm[arm])
 		for _, s := range series {
-			var xys plotter.XYs
-			for _, t := range sel {
-				if v := s.value(t); !math.IsNaN(v) {
-					xys = append(xys, plotter.XY{X: t.TimeS, Y: v})
+			xys := make(plotter.XYs, 0, len(sel))
+			for _, k := range sel {
+				if v := s.value(pts[k]); !math.IsNaN(v) {
+					xys = append(xys, plotter.XY{X: pts[k].TimeS, Y: v})
 				}
 			}
 			if len(xys) == 0 {
 				continue
 			}
+			xys = thin(xys, maxLinePoints)
 			c, d := lineStyle(i)
 			if s.dashes != nil {
 				d = s.dashes
@@ -1142,6 +1147,61 @@ func groupBy[T any](xs []T, key func(T) string) ([]string, map[string][]T) {
 		groups[k] = append(groups[k], x)
 	}
 	return keys, groups
+}
+
+// firstReplicationOf is the indices, among idx (not empty), of the points
+// of pts' lowest-numbered replication there, in time order.
+func firstReplicationOf(pts []TimePoint, idx []int) []int {
+	rep := pts[idx[0]].Replication
+	for _, k := range idx {
+		rep = min(rep, pts[k].Replication)
+	}
+	var sel []int
+	for _, k := range idx {
+		if pts[k].Replication == rep {
+			sel = append(sel, k)
+		}
+	}
+	sort.SliceStable(sel, func(a, b int) bool { return pts[sel[a]].TimeS < pts[sel[b]].TimeS })
+	return sel
+}
+
+// maxLinePoints is the most points a time series line is drawn with
+// (thin): more than a figure's pixels across.
+const maxLinePoints = 4000
+
+// thin returns xys (in x order) drawn with at most about most points: the
+// first and last, and in each of most/2 equal runs of points the lowest and
+// highest, in order, so that a spike still shows. Shorter lines are kept
+// whole.
+func thin(xys plotter.XYs, most int) plotter.XYs {
+	if len(xys) <= most {
+		return xys
+	}
+	buckets := most / 2
+	out := make(plotter.XYs, 0, most+2)
+	out = append(out, xys[0])
+	inner := xys[1 : len(xys)-1]
+	for b := range buckets {
+		run := inner[b*len(inner)/buckets : (b+1)*len(inner)/buckets]
+		if len(run) == 0 {
+			continue
+		}
+		lo, hi := 0, 0
+		for i, p := range run {
+			if p.Y < run[lo].Y {
+				lo = i
+			}
+			if p.Y > run[hi].Y {
+				hi = i
+			}
+		}
+		out = append(out, run[min(lo, hi)])
+		if lo != hi {
+			out = append(out, run[max(lo, hi)])
+		}
+	}
+	return append(out, xys[len(xys)-1])
 }
 
 // firstReplication is the points of pts' lowest-numbered replication, in

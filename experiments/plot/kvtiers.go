@@ -43,7 +43,7 @@ func readKVTiers(t *table) ([]KVTierShare, error) {
 	sums := map[string][]float64{}
 	counts := map[string]int{}
 	var arms []string
-	for i := range t.rows {
+	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		arm := c.str(results.Arm)
 		if _, ok := sums[arm]; !ok {

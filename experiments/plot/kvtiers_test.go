@@ -21,7 +21,7 @@ kv_tiers.host_dram_gb_per_gpu=0,1,2,,0.07
 kv_tiers.host_dram_gb_per_gpu=512,0,1,0.10,0.15
 kv_tiers.host_dram_gb_per_gpu=512,1,2,0.12,0.17
 `), 0o644))
-	tb, ok, err := readTable(path)
+	tb, ok, err := readTable(filepath.Dir(path), filepath.Base(path))
 	require.NoError(t, err)
 	require.True(t, ok)
 	s, err := readKVTiers(tb)
@@ -45,7 +45,7 @@ kv_tiers.host_dram_gb_per_gpu=512,1,2,0.12,0.17
 	checkPNG(t, written[0])
 
 	require.NoError(t, os.WriteFile(path, []byte("arm,replication,seed,prefix_cache.hit_rate\n,0,1,0.2\n"), 0o644))
-	tb, _, err = readTable(path)
+	tb, _, err = readTable(filepath.Dir(path), filepath.Base(path))
 	require.NoError(t, err)
 	s, err = readKVTiers(tb)
 	require.NoError(t, err)

@@ -2,8 +2,10 @@ package plot
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +17,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/fleetsim/fleetsim/experiments/results"
 )
 
 // Figure is one plot to be written as NAME.png and NAME.svg. Its legend is
@@ -55,7 +59,12 @@ func Write(dir string, figs ...Figure) ([]string, error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	for _, f := range files {
+		if err := checkPlotsDir(out, f.path); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Mkdir(out, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, err
 	}
 	var written []string
@@ -67,6 +76,26 @@ func Write(dir string, figs ...Figure) ([]string, error) {
 	}
 	sort.Strings(written)
 	return written, nil
+}
+
+// checkPlotsDir refuses to write the figure path into the plots directory
+// out unless out is absent or a directory (not a symbolic link: a run
+// directory received from someone else must not make fleetsim write
+// elsewhere), and path is a figure's name (results.IsPlotFile) that is
+// absent or a regular file.
+func checkPlotsDir(out, path string) error {
+	if fi, err := os.Lstat(out); err == nil && !fi.IsDir() {
+		return badInput("%s: is not a directory (a symbolic link?); fleetsim plot writes its figures only into a directory of the run directory", out)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if !results.IsPlotFile(filepath.Base(path)) {
+		return fmt.Errorf("plot: %s is not a figure's name of results.PlotFigures", filepath.Base(path))
+	}
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return badInput("%s: is not a regular file (a symbolic link?); fleetsim plot replaces only its own figures", path)
+	}
+	return nil
 }
 
 // render draws f in format "png" or "svg".

@@ -54,7 +54,7 @@ func TestArmNameRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, experiments.FinishAB(dir, ab, &bytes.Buffer{}))
 
-	tab, ok, err := readTable(filepath.Join(dir, results.CDFFile.Name))
+	tab, ok, err := readTable(dir, results.CDFFile.Name)
 	require.NoError(t, err)
 	require.True(t, ok)
 	pts, err := readCDF(tab)
@@ -65,14 +65,14 @@ func TestArmNameRoundTrip(t *testing.T) {
 	}
 	require.Equal(t, map[string]bool{"base": true, name: true}, arms)
 
-	tab, _, err = readTable(filepath.Join(dir, results.TimeseriesFile.Name))
+	tab, _, err = readTable(dir, results.TimeseriesFile.Name)
 	require.NoError(t, err)
 	ts, err := readTimeseries(tab)
 	require.NoError(t, err)
 	require.Equal(t, name, ts[len(ts)-1].Arm)
 
 	for _, f := range []string{results.ReplicationsFile.Name, results.ABFile.Name} {
-		_, _, err := readTable(filepath.Join(dir, f)) // every row as wide as the header
+		_, _, err := readTable(dir, f) // every row as wide as the header
 		require.NoError(t, err, f)
 	}
 	out, err := Dir(dir)
@@ -94,7 +94,7 @@ func TestETTRAgainstTheSweptKey(t *testing.T) {
 		}
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ettr.csv"), []byte(b.String()), 0o644))
-	tab, _, err := readTable(filepath.Join(dir, "ettr.csv"))
+	tab, _, err := readTable(dir, "ettr.csv")
 	require.NoError(t, err)
 	s, err := readETTR(tab)
 	require.NoError(t, err)

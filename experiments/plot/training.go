@@ -31,7 +31,7 @@ func readTrainingTimeline(t *table) ([]TrainingPoint, error) {
 		return nil, err
 	}
 	var out []TrainingPoint
-	for i := range t.rows {
+	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		p := TrainingPoint{Arm: c.str(results.Arm), TimeH: c.num(results.TimeH), Event: c.str(results.Event),
 			Category: c.str(results.Category), State: c.str(results.JobState), WorkH: c.num(results.WorkH),

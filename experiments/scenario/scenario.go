@@ -3,16 +3,15 @@ package scenario
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 
 	"github.com/BurntSushi/toml"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/infile"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
 	"github.com/fleetsim/fleetsim/models/engine"
 	"github.com/fleetsim/fleetsim/models/failures"
@@ -265,29 +264,11 @@ func DefaultScenario() Scenario {
 // Load reads and validates a scenario file. A relative trace path in it is
 // taken relative to the scenario file's folder.
 func Load(path string) (*Scenario, error) {
-	data, err := readLimited(path, tomlx.MaxBytes)
+	data, err := infile.ReadFile(nil, path, infile.Scenario)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read scenario: %w", err)
 	}
 	return parse(path, data, filepath.Dir(path), nil)
-}
-
-// readLimited reads at most limit bytes of path (a scenario could be
-// /dev/zero), refusing a longer file.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: more than %d bytes (1 MiB); a scenario is a few KB", path, limit)
-	}
-	return data, nil
 }
 
 // Parse decodes and validates scenario TOML; filename is used in messages.

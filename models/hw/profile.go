@@ -4,13 +4,13 @@ import (
 	"embed"
 	"fmt"
 	"math"
-	"os"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/config"
+	"github.com/fleetsim/fleetsim/internal/infile"
 	"github.com/fleetsim/fleetsim/internal/tomlx"
 )
 
@@ -345,7 +345,7 @@ func ParseProfile(filename string, data []byte) (PerfProfile, error) {
 
 // ReadProfile reads and parses a profile file (ParseProfile).
 func ReadProfile(path string) (PerfProfile, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(nil, path, infile.EngineProfile)
 	if err != nil {
 		return PerfProfile{}, err
 	}
