@@ -3,6 +3,7 @@ package workloads
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"slices"
 
@@ -57,12 +58,16 @@ type LengthStats struct {
 // the context length, so this stays small however many rows there are) and,
 // for Mooncake, by the number of distinct hash_ids (the unbounded cache of
 // the reuse figure).
-func TraceStats(path, format string) (Stats, error) {
+func TraceStats(path, format string) (Stats, error) { return TraceStatsFS(nil, path, format) }
+
+// TraceStatsFS is TraceStats reading path from fsys (nil: the OS file
+// system), as OpenTraceFS does: the traces shipped in the binary.
+func TraceStatsFS(fsys fs.FS, path, format string) (Stats, error) {
 	f, err := DetectFormat(path, format)
 	if err != nil {
 		return Stats{}, err
 	}
-	file, err := infile.Open(nil, path, infile.Trace)
+	file, err := infile.Open(fsys, path, infile.Trace)
 	if err != nil {
 		return Stats{}, fmt.Errorf("workloads: %w", err)
 	}

@@ -478,3 +478,15 @@ func TestSetFlagAndBuiltinSuggestion(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, `no built-in scenario "defualt"; did you mean "default"?`)
 }
+
+// trace stats reads the traces shipped in the binary by the name a
+// scenario gives them (builtin:NAME), and names the built-ins when one is
+// not there.
+func TestTraceStatsBuiltin(t *testing.T) {
+	stdout, stderr, code := fleetsim(t, nil, "trace", "stats", "builtin:conversation_trace.jsonl")
+	require.Zero(t, code, stderr)
+	require.Contains(t, stdout, "rows         12031")
+	_, stderr, code = fleetsim(t, nil, "trace", "stats", "builtin:nope.jsonl")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, `no built-in trace "builtin:nope.jsonl"; built-ins: builtin:AzureLLMInferenceTrace_code.csv, builtin:conversation_trace.jsonl`)
+}

@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
@@ -56,7 +59,7 @@ func cmdTrace(args []string, stdout, _ io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("usage: fleetsim trace stats FILE [--format mooncake|azure] [--json]")
 	}
-	st, err := workloads.TraceStats(pos[0], *format)
+	st, err := traceStats(pos[0], *format)
 	if err != nil {
 		return usageError{err}
 	}
@@ -101,4 +104,20 @@ func r6(x float64) float64 {
 		return 0
 	}
 	return math.Round(x*1e6) / 1e6
+}
+
+// traceStats is workloads.TraceStats of a file, or of a trace shipped in
+// the binary ("builtin:NAME", as a scenario's workload.trace.path names it).
+func traceStats(path, format string) (workloads.Stats, error) {
+	if fsys, inner, ok := scenario.BuiltinTrace(path); ok {
+		if _, err := fs.Stat(fsys, inner); err != nil {
+			names, _ := fs.Glob(fsys, "traces/*.*")
+			for i, n := range names {
+				names[i] = scenario.BuiltinTracePrefix + strings.TrimPrefix(n, "traces/")
+			}
+			return workloads.Stats{}, fmt.Errorf("no built-in trace %q; built-ins: %s", path, strings.Join(names, ", "))
+		}
+		return workloads.TraceStatsFS(fsys, inner, format)
+	}
+	return workloads.TraceStats(path, format)
 }

@@ -677,10 +677,11 @@ func (s *Scenario) checkRateProfile(ps *config.Problems) {
 }
 
 func resolveTrace(tc *workloads.TraceConfig, baseDir string) {
+	if fsys, inner, ok := BuiltinTrace(tc.Path); ok {
+		tc.Path, tc.FS = inner, fsys
+		return
+	}
 	switch {
-	case strings.HasPrefix(tc.Path, BuiltinTracePrefix):
-		tc.Path = "traces/" + strings.TrimPrefix(tc.Path, BuiltinTracePrefix)
-		tc.FS = traceFS
 	case tc.Path != "" && baseDir != "" && !filepath.IsAbs(tc.Path):
 		tc.Path = filepath.Join(baseDir, tc.Path)
 	}
