@@ -183,7 +183,7 @@ type Config struct {
 	// fleetsim calibrate starts its closed loops) or "together" (all at
 	// t = 0). Identical requests started together stay in waves whose
 	// prefills queue behind each other for the whole run, which measured
-	// benchmarks do not show (README "[workload]").
+	// benchmarks do not show (docs/reference.md "[workload]").
 	ClientStart string `toml:"client_start"`
 	// RampUpS, when > 0, is the time over which a closed loop's clients
 	// start, evenly (client k at k·RampUpS/clients). Default 0.

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -13,13 +14,34 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readmeCommands returns the commands of README.md's ```sh blocks that run
+// readmeDocs are the user's manual: README.md, then docs/*.md in name
+// order. Their commands run in that order (README first: docs may use what
+// it wrote).
+func readmeDocs(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob("../../docs/*.md")
+	require.NoError(t, err)
+	sort.Strings(docs)
+	return append([]string{"../../README.md"}, docs...)
+}
+
+// readmeCommands returns the commands of the manual's ```sh blocks that run
 // fleetsim, in order: lines starting with "fleetsim " or
 // "go run ./cmd/fleetsim " (written as "fleetsim "), with "\" continuation
 // lines joined and trailing "# ..." comments removed.
 func readmeCommands(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open("../../README.md")
+	var cmds []string
+	for _, doc := range readmeDocs(t) {
+		cmds = append(cmds, docCommands(t, doc)...)
+	}
+	return cmds
+}
+
+// docCommands is readmeCommands of one file.
+func docCommands(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	var cmds []string
@@ -123,4 +145,23 @@ func TestReadmeExamples(t *testing.T) {
 			sh(c)
 		}
 	}
+}
+
+// TestReadmeFirstScenario: the scenario the README shows in "Your first
+// scenario" is the file its commands run, word for word.
+func TestReadmeFirstScenario(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	first, err := os.ReadFile("../../experiments/examples/first.toml")
+	require.NoError(t, err)
+	require.Contains(t, string(readme), "```toml\n"+string(first)+"```")
+}
+
+// TestReadmeLength: the README is the user's manual's front page (issue
+// 32: under ~400 lines); the reference, outputs, architecture and history
+// live in docs/.
+func TestReadmeLength(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	require.Less(t, strings.Count(string(readme), "\n"), 400)
 }

@@ -2,7 +2,7 @@
 # fit-profiles.sh: regenerate the shipped engine profiles
 # models/hw/profiles/{vllm,sglang,trtllm}-{hopper,blackwell}.toml from the
 # public serving measurements in testdata/silicon-h100-h200-b200.csv
-# (closed loops at fixed concurrency; README "Engine profiles").
+# (closed loops at fixed concurrency; README "Calibrating to your engine").
 #
 #   experiments/calibrate/fit-profiles.sh [NAME...]   # default: all six
 #

@@ -317,7 +317,7 @@ func TestReadVLLMJSONTooLarge(t *testing.T) {
 	require.NoError(t, f.Truncate(infile.BenchmarkJSON.Max+1)) // sparse: no disk used
 	require.NoError(t, f.Close())
 	_, err = ReadVLLMJSON([]string{p}, vllmDefaults)
-	require.Equal(t, []string{fmt.Sprintf("%s: larger than 64 MiB, the limit for a benchmark result file (README, Limits); not a benchmark_serving result file?", p)}, inputLines(t, err))
+	require.Equal(t, []string{fmt.Sprintf("%s: larger than 64 MiB, the limit for a benchmark result file (docs/reference.md, Limits); not a benchmark_serving result file?", p)}, inputLines(t, err))
 }
 
 // The silicon layout's reader reports every malformed row at once as

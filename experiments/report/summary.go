@@ -73,7 +73,7 @@ type LatencyBlock struct {
 	TPOT Dist `json:"tpot"` // mean time per output token after the first
 	// ITL is the inter-token latency: every gap between consecutive output
 	// tokens of a completed request, one value per token after the first
-	// (README, "Inter-token latency").
+	// (docs/outputs.md, "Inter-token latency").
 	ITL   Dist `json:"itl"`
 	E2E   Dist `json:"e2e"`   // arrival → last output token
 	Queue Dist `json:"queue"` // arrival → first admission into a batch

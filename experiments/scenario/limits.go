@@ -7,7 +7,7 @@ import (
 
 // Resource limits a scenario is checked against before it runs, so that a
 // configuration that passes validation cannot exhaust memory instead of
-// finishing (README, "Limits"). Each is tested at the limit and one past
+// finishing (docs/reference.md, Limits). Each is tested at the limit and one past
 // it (limits_test.go).
 const (
 	// MaxReplicas is the most replicas in one pool ([cluster] or

@@ -10,7 +10,7 @@ import (
 // ProfileWarnings lists every pool whose replica lies outside what its
 // engine profile was fitted on (hw.ProfileDomain): another GPU, compute
 // precision, dense/MoE kind or a model size more than twice away. A fit
-// carries over to those only as well as README "Engine profiles" measures,
+// carries over to those only as well as README "Calibrating to your engine" measures,
 // so the run goes on and the user is told (on stderr). Nil for profiles
 // that record no domain.
 func (s *Scenario) ProfileWarnings() []string {

@@ -11,9 +11,9 @@
 // directory that must not be a symbolic link: a run directory received
 // from someone else cannot make fleetsim read elsewhere.
 //
-// The limits are stated in the README's Limits table; errors name the file
+// The limits are stated in docs/reference.md's Limits table; errors name the file
 // and the kind:
 //
 //	prof.toml: not a regular file (a FIFO); an engine profile must be a file
-//	big.csv: more than 64 MiB; a rate profile is at most that (README, Limits)
+//	big.csv: more than 64 MiB; a rate profile is at most that (docs/reference.md, Limits)
 package infile

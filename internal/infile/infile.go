@@ -186,7 +186,7 @@ type limitError struct {
 }
 
 func (e *limitError) Error() string {
-	return fmt.Sprintf("%s: larger than %s, the limit for %s (README, Limits)", e.path, Size(e.kind.Max), e.kind.Name)
+	return fmt.Sprintf("%s: larger than %s, the limit for %s (docs/reference.md, Limits)", e.path, Size(e.kind.Max), e.kind.Name)
 }
 
 func (e *limitError) Is(target error) bool { return target == ErrTooLarge }

@@ -53,7 +53,7 @@ func TestReadLimit(t *testing.T) {
 	require.NoError(t, os.WriteFile(past, []byte(strings.Repeat("x", 101)), 0o644))
 	_, err = ReadFile(nil, past, k)
 	require.ErrorIs(t, err, ErrTooLarge)
-	require.ErrorContains(t, err, "past: larger than 100 bytes, the limit for a test file (README, Limits)")
+	require.ErrorContains(t, err, "past: larger than 100 bytes, the limit for a test file (docs/reference.md, Limits)")
 
 	// Grown after the open: the reader stops at the limit.
 	f, err := Open(nil, at, k)

@@ -30,7 +30,7 @@ type PerfProfile struct {
 	// Domain is what the constants were fitted on (optional; fleetsim
 	// calibrate writes it): a replica outside it gets a warning, since a
 	// fit carries over to other model sizes, GPUs and kinds only as well as
-	// README "Engine profiles" measures.
+	// README "Calibrating to your engine" measures.
 	Domain ProfileDomain `toml:"domain"`
 
 	// GEMMEfficiencyBF16, FP8 and FP4 are the fractions of the dense peak
@@ -362,7 +362,7 @@ const DefaultProfile = "default"
 
 // DefaultIs is the fitted profile DefaultProfile stands for: vLLM on
 // Hopper, the engine and GPUs most serving fleets (and the measurements
-// fleetsim is judged on) run. README "Engine profiles" says how well it
+// fleetsim is judged on) run. README "Calibrating to your engine" says how well it
 // and the others fit, by model size, precision and dense/MoE.
 const DefaultIs = "vllm-hopper"
 
