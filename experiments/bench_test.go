@@ -26,7 +26,19 @@ p99 = 252
 max = 4096
 `
 
+// benchScenario parses a benchmark's scenario on the legacy engine
+// profile: the loads were sized on its speeds (each comment's "~70% load"),
+// and the benchmarks measure the simulator on a fixed workload. On the
+// default vllm-hopper profile SingleReplica8B's 16 req/s is past the
+// replica's capacity, so it would time a growing queue (2x the CPU per
+// request, 20x the allocations) instead of the simulator.
 func benchScenario(b *testing.B, toml string) *scenario.Scenario {
+	if !strings.Contains(toml, "[cluster.replica.perf]") && !strings.Contains(toml, "[[cluster.groups]]") {
+		toml += "\n[cluster.replica.perf]\nprofile = \"legacy\"\n"
+	}
+	if strings.Contains(toml, "[disagg]") && !strings.Contains(toml, "[disagg.decode.replica.perf]") {
+		toml += "[disagg.decode.replica.perf]\nprofile = \"legacy\"\n"
+	}
 	sc, err := scenario.Parse("bench.toml", []byte(toml))
 	require.NoError(b, err)
 	return sc
