@@ -23,7 +23,7 @@ var runDirEntries = map[string]bool{
 	"summary.json": true, "summary.md": true, "replications.csv": true, "cdf.csv": true,
 	"timeseries.csv": true, "failures.csv": true, "requests.csv": true, "ab.csv": true,
 	"sweep.csv": true, "ettr.csv": true, "size.csv": true, "size_search.csv": true,
-	"arms": true, "plots": true,
+	"arms": true, "plots": true, "report.html": true,
 }
 
 // RunDir is a run directory being built.
