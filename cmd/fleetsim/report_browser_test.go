@@ -57,7 +57,12 @@ func findBrowser(t *testing.T) string {
 // every value cell equals summary.json (as htmlreport.Cell formats it)
 // and every value of summary.json is shown, and every CSV table equals its
 // file cell for cell.
+//
+// Under -short (CI's race run) it is skipped: the full run checks it.
 func TestReportInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test of fleetsim report runs without -short")
+	}
 	browser := findBrowser(t)
 	root := t.TempDir()
 	short := []string{"--replications", "2", "--set", "workload.duration_s=60", "--quiet"}
