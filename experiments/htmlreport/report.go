@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"html/template"
 	"io/fs"
 	"os"
@@ -31,15 +30,7 @@ const FileName = "report.html"
 // plot.ErrBadInput, so that the reader's errors match it too.
 var ErrBadInput = plot.ErrBadInput
 
-type inputError struct{ err error }
-
-func (e inputError) Error() string        { return e.err.Error() }
-func (e inputError) Unwrap() error        { return e.err }
-func (e inputError) Is(target error) bool { return target == ErrBadInput }
-
-func badInput(format string, args ...any) error {
-	return inputError{fmt.Errorf(format, args...)}
-}
+var badInput = plot.BadInput
 
 // Options change what a report holds.
 type Options struct {
@@ -89,17 +80,13 @@ func ReadSummaries(dir string) ([]Summary, error) {
 	if len(names) == 0 {
 		return nil, badInput("%s: not a run directory: no summary.json (nor arms/NAME/summary.json); run fleetsim run, ab, sweep or size first", dir)
 	}
-	rank := map[string]int{}
-	if c, ok, err := plot.ReadCSV(filepath.Join(dir, results.ReplicationsFile.Name)); err != nil {
+	order, err := csvArms(dir)
+	if err != nil {
 		return nil, err
-	} else if ok {
-		if i := slices.Index(c.Header, results.Arm); i >= 0 {
-			for _, r := range c.Rows {
-				if _, seen := rank[r[i]]; !seen {
-					rank[r[i]] = len(rank)
-				}
-			}
-		}
+	}
+	rank := map[string]int{}
+	for i, a := range order {
+		rank[a] = i
 	}
 	sort.SliceStable(names, func(i, j int) bool {
 		ri, oki := rank[names[i]]
@@ -121,6 +108,26 @@ func ReadSummaries(dir string) ([]Summary, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// csvArms are the arms of replications.csv in the order they first
+// appear; nil without the file or its arm column.
+func csvArms(dir string) ([]string, error) {
+	c, ok, err := plot.ReadCSV(filepath.Join(dir, results.ReplicationsFile.Name))
+	if err != nil || !ok {
+		return nil, err
+	}
+	i := slices.Index(c.Header, results.Arm)
+	if i < 0 {
+		return nil, nil
+	}
+	var arms []string
+	for _, r := range c.Rows {
+		if !slices.Contains(arms, r[i]) {
+			arms = append(arms, r[i])
+		}
+	}
+	return arms, nil
 }
 
 func readSummary(dir, rel, arm string) (Summary, error) {
@@ -241,7 +248,7 @@ const openRows = 40
 
 type page struct {
 	Title, Kind, Dir string
-	Arms             []string // column heads: "" is shown as the scenario
+	Arms             []string // column heads, one per summary: "" is shown as "value"
 	Provenance       []row
 	Results          []row
 	Files            []fileRow
@@ -312,6 +319,17 @@ func Build(dir string, opt Options) ([]byte, error) {
 	for _, s := range sums {
 		p.Arms = append(p.Arms, s.Arm)
 	}
+	if len(sums) == 1 && sums[0].Arm == "" {
+		// A size directory's summary.json is the run at N, which its CSV
+		// files name as an arm (cluster.replicas=N): head its column so.
+		arms, err := csvArms(dir)
+		if err != nil {
+			return nil, err
+		}
+		if len(arms) == 1 && arms[0] != "" {
+			p.Arms[0] = arms[0]
+		}
+	}
 	p.Provenance = rows(sums, provenanceKeys, false)
 	seeds := row{Label: "seeds", Key: "replications.seeds"}
 	for _, s := range sums {
@@ -381,7 +399,8 @@ func Build(dir string, opt Options) ([]byte, error) {
 		return nil, err
 	}
 	for _, s := range svgs {
-		p.Figures = append(p.Figures, figure{Name: s.Name, SVG: template.HTML(plot.InlineSVG(s.Data))}) // #nosec: drawn by gonum/plot, text escaped
+		// Drawn by gonum/plot, whose SVG writer escapes every text.
+		p.Figures = append(p.Figures, figure{Name: s.Name, SVG: template.HTML(plot.InlineSVG(s.Data))})
 	}
 
 	for _, s := range sums {

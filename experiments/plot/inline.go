@@ -59,3 +59,9 @@ func ReadCSV(path string) (c CSV, ok bool, err error) {
 	}
 	return CSV{Header: t.names, Rows: t.rows}, true, nil
 }
+
+// BadInput is an error with the message format makes, matching
+// ErrBadInput: for readers of a run directory beside this package's.
+func BadInput(format string, args ...any) error {
+	return badInput(format, args...)
+}
