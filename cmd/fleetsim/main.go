@@ -48,7 +48,7 @@ usage:
       list the built-in scenarios, or print one as a starting point
   fleetsim plot DIR
       draw the plots of a run directory into DIR/plots (PNG and SVG)
-  fleetsim report DIR [--out FILE] [--scenario FILE]
+  fleetsim report DIR [--out FILE] [--scenario FILE|BUILTIN]
       one self-contained HTML file of a run directory (DIR/report.html):
       provenance, results, tables, figures, for a design review
   fleetsim trace stats FILE [--format mooncake|azure] [--json]

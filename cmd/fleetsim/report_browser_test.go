@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetsim/fleetsim/experiments"
 	"github.com/fleetsim/fleetsim/experiments/htmlreport"
 	"github.com/fleetsim/fleetsim/experiments/plot"
 )
@@ -55,8 +56,8 @@ func findBrowser(t *testing.T) string {
 // errors or exceptions, no request but the file itself, no script, every
 // figure fleetsim plot draws is there and renders with a non-zero size,
 // every value cell equals summary.json (as htmlreport.Cell formats it)
-// and every value of summary.json is shown, and every CSV table equals its
-// file cell for cell.
+// and every value of summary.json is shown, every CSV table equals its
+// file cell for cell, and the scenario (--scenario BUILTIN) is its TOML.
 //
 // Under -short (CI's race run) it is skipped: the full run checks it.
 func TestReportInBrowser(t *testing.T) {
@@ -85,7 +86,7 @@ func TestReportInBrowser(t *testing.T) {
 		dir := filepath.Join(root, d.name)
 		_, stderr, code := fleetsim(t, nil, slices.Concat(d.args, []string{"--out", dir})...)
 		require.Zero(t, code, "%s: %s", d.name, stderr)
-		stdout, stderr, code := fleetsim(t, nil, "report", dir)
+		stdout, stderr, code := fleetsim(t, nil, "report", dir, "--scenario", d.args[1])
 		require.Zero(t, code, "%s: %s", d.name, stderr)
 		require.Equal(t, "wrote "+filepath.Join(dir, htmlreport.FileName)+"\n", stdout)
 	}
@@ -116,7 +117,10 @@ func TestReportInBrowser(t *testing.T) {
 	})
 	for _, d := range dirs {
 		t.Run(d.name, func(t *testing.T) {
-			checkReportInBrowser(t, bctx, filepath.Join(root, d.name))
+			got := checkReportInBrowser(t, bctx, filepath.Join(root, d.name))
+			toml, err := experiments.BuiltinTOML(d.args[1])
+			require.NoError(t, err)
+			require.Equal(t, string(toml), got.Scenario, "the scenario shown")
 		})
 	}
 }
@@ -139,10 +143,11 @@ type figureInfo struct {
 }
 
 type pageInfo struct {
-	Scripts int          `json:"scripts"`
-	Figures []figureInfo `json:"figures"`
-	Cells   []cellInfo   `json:"cells"`
-	CSV     []csvInfo    `json:"csv"`
+	Scripts  int          `json:"scripts"`
+	Figures  []figureInfo `json:"figures"`
+	Cells    []cellInfo   `json:"cells"`
+	CSV      []csvInfo    `json:"csv"`
+	Scenario string       `json:"scenario"`
 }
 
 type csvInfo struct {
@@ -162,6 +167,7 @@ const collectJS = `(() => ({
     table: td.closest('table').id || td.closest('table').className, arm: td.dataset.arm, key: td.dataset.key, text: td.textContent})),
   csv: Array.from(document.querySelectorAll('table.csv')).map(tb => ({file: tb.dataset.file,
     rows: Array.from(tb.querySelectorAll('tbody tr')).map(tr => Array.from(tr.cells).map(c => c.textContent))})),
+  scenario: (document.querySelector('#scenario ~ pre') || {textContent: ''}).textContent,
 }))()`
 
 // loadInBrowser opens page (a file) in a new tab of the browser and
@@ -210,7 +216,7 @@ func loadInBrowser(t *testing.T, bctx context.Context, page string) (got pageInf
 }
 
 // checkReportInBrowser loads DIR/report.html and checks it.
-func checkReportInBrowser(t *testing.T, bctx context.Context, dir string) {
+func checkReportInBrowser(t *testing.T, bctx context.Context, dir string) pageInfo {
 	page := filepath.Join(dir, htmlreport.FileName)
 	got, problems, requests := loadInBrowser(t, bctx, page)
 	abs, err := filepath.Abs(page)
@@ -304,6 +310,7 @@ func checkReportInBrowser(t *testing.T, bctx context.Context, dir string) {
 			require.True(t, slices.ContainsFunc(got.CSV, func(c csvInfo) bool { return c.File == name }), "%s shown", name)
 		}
 	}
+	return got
 }
 
 // summaryArms are the arms with a summary.json: "" for DIR/summary.json,

@@ -35,6 +35,8 @@ func TestReportCommand(t *testing.T) {
 		{[]string{"report", filepath.Join(root, "missing")}, "missing: no such file or directory"},
 		{[]string{"report", root}, "not a run directory"},
 		{[]string{"report", "--bogus", dir}, "bogus"},
+		{[]string{"report", dir, "--scenario", "defualt"}, `did you mean "default"`},
+		{[]string{"report", dir, "--scenario", filepath.Join(root, "none.toml")}, "none.toml: no such file"},
 	} {
 		stdout, stderr, code := fleetsim(t, nil, tc.args...)
 		require.Equal(t, 2, code, "%v: %s", tc.args, stderr)

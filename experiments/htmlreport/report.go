@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,6 +38,10 @@ type Options struct {
 	// Scenario is the path of a scenario file to show in the report;
 	// "" shows DIR/scenario.toml when there is one.
 	Scenario string
+	// ScenarioTOML, when not nil, is shown instead, as ScenarioSource
+	// (a built-in's TOML: "built-in NAME").
+	ScenarioTOML   []byte
+	ScenarioSource string
 	// Exclude are paths (as given) left out of the file list: the
 	// report's own output, which may be inside the directory.
 	Exclude []string
@@ -295,6 +300,7 @@ type summaryTable struct {
 
 type scenarioText struct {
 	Source, Text string
+	Given        bool // given to fleetsim report, not found in the directory
 }
 
 // Build is the report of dir.
@@ -416,18 +422,21 @@ func Build(dir string, opt Options) ([]byte, error) {
 		return nil, err
 	}
 
-	src := opt.Scenario
+	src, given := opt.Scenario, opt.Scenario != ""
 	if src == "" {
 		if _, err := os.Stat(filepath.Join(dir, "scenario.toml")); err == nil {
 			src = filepath.Join(dir, "scenario.toml")
 		}
 	}
-	if src != "" {
+	switch {
+	case opt.ScenarioTOML != nil:
+		p.Scenario = &scenarioText{Source: opt.ScenarioSource, Text: string(opt.ScenarioTOML), Given: true}
+	case src != "":
 		b, err := os.ReadFile(src)
 		if err != nil {
 			return nil, badInput("scenario: %v", err)
 		}
-		p.Scenario = &scenarioText{Source: filepath.Base(src), Text: string(b)}
+		p.Scenario = &scenarioText{Source: filepath.Base(src), Text: string(b), Given: given}
 	}
 
 	var buf bytes.Buffer
@@ -492,12 +501,17 @@ func listFiles(dir string, exclude []string) ([]fileRow, error) {
 		if d.IsDir() || !d.Type().IsRegular() || skip[path] || skip[abs] {
 			return nil
 		}
-		b, err := os.ReadFile(path)
+		f, err := os.Open(path)
 		if err != nil {
 			return err
 		}
-		h := sha256.Sum256(b)
-		out = append(out, fileRow{Name: filepath.ToSlash(rel), Size: int64(len(b)), SHA256: hex.EncodeToString(h[:])})
+		defer f.Close()
+		h := sha256.New()
+		n, err := io.Copy(h, f) // requests.csv can be large: streamed
+		if err != nil {
+			return err
+		}
+		out = append(out, fileRow{Name: filepath.ToSlash(rel), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
 		return nil
 	})
 	if err != nil {

@@ -101,7 +101,7 @@ details>summary{cursor:pointer;margin:.5em 0}
 {{- end}}
 {{if .Scenario}}
 <h2 id="scenario">Scenario</h2>
-<p><code>{{.Scenario.Source}}</code></p>
+<p><code>{{.Scenario.Source}}</code>{{if .Scenario.Given}}: given to <code>fleetsim report</code>, not recorded in the run directory; command-line changes to it (<code>--set</code>, <code>--param</code>, arms) are not shown here{{end}}</p>
 <pre>{{.Scenario.Text}}</pre>
 {{end}}
 <h2 id="files">Files</h2>
