@@ -316,7 +316,11 @@ func Build(dir string, opt Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := page{Dir: filepath.Base(filepath.Clean(dir))}
+	base := filepath.Clean(dir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		base = abs // names "fleetsim report ." by its directory
+	}
+	p := page{Dir: filepath.Base(base)}
 	name := sums[0].Values["scenario"]
 	p.Title = "fleetsim report: " + name
 	if name == "" {
