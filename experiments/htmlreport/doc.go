@@ -8,13 +8,15 @@
 //   - headline results: one row per headline metric of summary.json, one
 //     column per arm, mean ± 95% CI half-width (from its ci95);
 //   - the comparison tables the directory holds (ab.csv, sweep.csv,
-//     size.csv, size_search.csv, size_mix.csv, ettr.csv), cell for cell,
-//     read by the reader fleetsim plot uses;
+//     size.csv, size_search.csv, size_mix.csv, ettr.csv, calibration.csv),
+//     cell for cell, read by the reader fleetsim plot uses; an A/B's
+//     ab.csv first as its headline metrics' rows;
 //   - every figure fleetsim plot would draw, rendered in memory as SVG and
 //     inlined;
+//   - summary.md, the tables the command printed (an A/B's verdicts);
 //   - every value of each summary.json, flattened to dotted keys;
 //   - the scenario file when the directory holds one (scenario.toml) or
-//     one is given (Options.Scenario).
+//     one is given (Options.Scenario, Options.ScenarioTOML).
 //
 // The page has no script, loads nothing (a Content-Security-Policy of
 // default-src 'none' forbids it), uses inline CSS and system fonts, and is

@@ -261,6 +261,8 @@ type page struct {
 	Figures          []figure
 	Summaries        []summaryTable
 	Scenario         *scenarioText
+	SummaryMD        string // DIR/summary.md
+	AB               bool   // an A/B directory (ab.csv)
 }
 
 type row struct {
@@ -279,10 +281,36 @@ type fileRow struct {
 }
 
 type csvTable struct {
-	Name, Meaning string
-	Head          []header
-	Rows          [][]string
-	Open          bool
+	ID, Name, Meaning string
+	Head              []header
+	Rows              [][]string
+	Open              bool
+	// Index, for a table of some of the file's rows, lists their
+	// indices in the file (0: the first after the header), comma-separated.
+	Index string
+}
+
+// headlineDiffs is the rows of ab.csv t whose metric is a headline metric,
+// in Headline's order.
+func headlineDiffs(t csvTable) csvTable {
+	out := t
+	out.ID, out.Open, out.Rows = "table-ab-headline", true, nil
+	out.Meaning = "the rows of ab.csv for the headline metrics: paired mean difference of each arm against the first, with its 95% CI half-width (empty from one replication)"
+	col := slices.IndexFunc(t.Head, func(h header) bool { return h.Name == results.Metric })
+	if col < 0 {
+		return out
+	}
+	var idx []string
+	for _, m := range Headline {
+		for i, r := range t.Rows {
+			if r[col] == m.Key {
+				out.Rows = append(out.Rows, r)
+				idx = append(idx, strconv.Itoa(i))
+			}
+		}
+	}
+	out.Index = strings.Join(idx, ",")
+	return out
 }
 
 type header struct{ Name, Unit, Meaning string }
@@ -357,6 +385,11 @@ func Build(dir string, opt Options) ([]byte, error) {
 		p.Provenance = append(p.Provenance, seeds)
 	}
 	p.Results = rows(sums, Headline, true)
+	if b, err := os.ReadFile(filepath.Join(dir, "summary.md")); err == nil {
+		p.SummaryMD = string(b)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, badInput("%v", err)
+	}
 
 	have := map[string]bool{}
 	for _, name := range tableFiles {
@@ -368,7 +401,7 @@ func Build(dir string, opt Options) ([]byte, error) {
 			continue
 		}
 		have[name] = true
-		t := csvTable{Name: name, Rows: c.Rows, Open: len(c.Rows) <= openRows}
+		t := csvTable{ID: "table-" + name, Name: name, Rows: c.Rows, Open: len(c.Rows) <= openRows}
 		f, known := results.Lookup(name)
 		if known {
 			t.Meaning = f.Meaning
@@ -384,11 +417,14 @@ func Build(dir string, opt Options) ([]byte, error) {
 			}
 			t.Head = append(t.Head, hd)
 		}
+		if name == results.ABFile.Name {
+			p.Tables = append(p.Tables, headlineDiffs(t))
+		}
 		p.Tables = append(p.Tables, t)
 	}
 	switch {
 	case have[results.ABFile.Name]:
-		p.Kind = "A/B comparison"
+		p.Kind, p.AB = "A/B comparison", true
 	case have[results.SweepFile.Name] || have[results.ETTRFile.Name]:
 		p.Kind = "sweep"
 	case have[results.SizeFile.Name] || have["size_mix.csv"]:

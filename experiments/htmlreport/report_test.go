@@ -34,7 +34,8 @@ func TestBuild(t *testing.T) {
   "replications": {"count": 2, "seeds": [1, 18446744073709551615]},
   "sim": {"seed": 18446744073709551615},
   "ci95": {"latency_ms": {"ttft": {"p99": 31.25}}}}`,
-		"cdf.csv": cdf,
+		"cdf.csv":    cdf,
+		"summary.md": "# fleetsim: <i>x</i>\n",
 		"sweep.csv": "workload.arrival.rate_per_s,replications,ttft_p99_ms\n" +
 			"\"<b>10</b>\",2,900\n",
 	})
@@ -51,6 +52,7 @@ func TestBuild(t *testing.T) {
 	require.Equal(t, 3, strings.Count(s, "<svg "), "ttft_cdf, ttft_ccdf, sweep_ttft_p99")
 	require.Contains(t, s, `data-file="sweep.csv"`)
 	require.Contains(t, s, "default-src 'none'")
+	require.Contains(t, s, "<pre># fleetsim: &lt;i&gt;x&lt;/i&gt;\n</pre>")
 
 	again, err := Build(dir, Options{})
 	require.NoError(t, err)
@@ -80,6 +82,10 @@ func TestArmsOrder(t *testing.T) {
 		"arms/z-first/summary.json":  `{"scenario": "x", "latency_ms": {"ttft": {"p99": 1}}}`,
 		"replications.csv":           "arm,replication,seed\nz-first,0,1\nb-second,0,1\n",
 		"cdf.csv":                    "arm,metric,quantile,value_ms\nz-first,ttft,0.5,1\nb-second,ttft,0.5,2\n",
+		"ab.csv": "metric,arm_a,arm_b,a_mean,b_mean,diff,diff_ci95,rel,rel_ci95\n" +
+			"cost.usd,z-first,b-second,1,1,0,,0,\n" +
+			"latency_ms.ttft.p99,z-first,b-second,1,2,1,,1,\n" +
+			"latency_ms.ttft.p50,z-first,b-second,1,2,1,,1,\n",
 	})
 	sums, err := ReadSummaries(dir)
 	require.NoError(t, err)
@@ -95,6 +101,9 @@ func TestArmsOrder(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(b), "<pre>name = &#34;x&#34;\n[workload]\n</pre>")
 	require.Regexp(t, `<th>z-first</th><th>b-second</th><th>a-third</th>`, string(b))
+	// ab.csv's headline rows, in Headline's order, then the whole file.
+	require.Contains(t, string(b), `data-file="ab.csv" data-rows="2,1">`)
+	require.Contains(t, string(b), `<table class="csv" data-file="ab.csv">`)
 }
 
 // TestBadInput: a directory that is missing, is not a run directory, or

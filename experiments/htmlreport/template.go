@@ -38,7 +38,7 @@ details>summary{cursor:pointer;margin:.5em 0}
 <body>
 <h1>{{.Title}}</h1>
 <p class="sub">{{.Kind}} · run directory <code>{{.Dir}}</code></p>
-<nav><a href="#provenance">Provenance</a> · <a href="#results">Results</a>{{if .Tables}} · <a href="#tables">Tables</a>{{end}}{{if .Figures}} · <a href="#figures">Figures</a>{{end}} · <a href="#summary">summary.json</a>{{if .Scenario}} · <a href="#scenario">Scenario</a>{{end}} · <a href="#files">Files</a></nav>
+<nav><a href="#provenance">Provenance</a> · <a href="#results">Results</a>{{if .Tables}} · <a href="#tables">Tables</a>{{end}}{{if .Figures}} · <a href="#figures">Figures</a>{{end}}{{if .SummaryMD}} · <a href="#summary-md">summary.md</a>{{end}} · <a href="#summary">summary.json</a>{{if .Scenario}} · <a href="#scenario">Scenario</a>{{end}} · <a href="#files">Files</a></nav>
 
 <h2 id="provenance">Provenance</h2>
 <div class="scroll"><table id="provenance-table">
@@ -62,10 +62,10 @@ details>summary{cursor:pointer;margin:.5em 0}
 {{if .Tables}}
 <h2 id="tables">Tables</h2>
 {{- range .Tables}}
-<h3 id="table-{{.Name}}"><code>{{.Name}}</code></h3>
+<h3 id="{{.ID}}"><code>{{.Name}}</code>{{if .Index}}: headline metrics{{end}}</h3>
 {{if .Meaning}}<p>{{.Meaning}}.</p>{{end}}
-<details{{if .Open}} open{{end}}><summary>{{len .Rows}} rows</summary>
-<div class="scroll"><table class="csv" data-file="{{.Name}}">
+<details{{if .Open}} open{{end}}><summary>{{len .Rows}} rows{{if .Index}} of {{.Name}}{{end}}</summary>
+<div class="scroll"><table class="csv" data-file="{{.Name}}"{{if .Index}} data-rows="{{.Index}}"{{end}}>
 <thead><tr>{{range .Head}}<th{{if .Meaning}} title="{{.Meaning}}"{{end}}>{{.Name}}{{if .Unit}}<br><span class="u">{{.Unit}}</span>{{end}}</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Rows}}
@@ -84,6 +84,13 @@ details>summary{cursor:pointer;margin:.5em 0}
 <figcaption>{{.Name}}</figcaption>
 </figure>
 {{- end}}
+{{end}}
+{{if .SummaryMD}}
+<h2 id="summary-md">The command's summary</h2>
+<p><code>summary.md</code>, the tables the command printed{{if .AB}}, and its verdicts{{end}}.</p>
+<details><summary>summary.md</summary>
+<pre>{{.SummaryMD}}</pre>
+</details>
 {{end}}
 <h2 id="summary">summary.json</h2>
 <p>Every value, by dotted key (arrays indexed from 0), with its 95% CI half-width where there is one.</p>
