@@ -8,8 +8,8 @@
 //   - headline results: one row per headline metric of summary.json, one
 //     column per arm, mean ± 95% CI half-width (from its ci95);
 //   - the comparison tables the directory holds (ab.csv, sweep.csv,
-//     size.csv, size_search.csv, size_mix.csv, ettr.csv, calibration.csv),
-//     cell for cell, read by the reader fleetsim plot uses; an A/B's
+//     size.csv, size_search.csv, size_mix.csv, ettr.csv), cell for cell,
+//     read by the reader fleetsim plot uses; an A/B's
 //     ab.csv first as its headline metrics' rows;
 //   - every figure fleetsim plot would draw, rendered in memory as SVG and
 //     inlined;

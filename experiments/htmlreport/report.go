@@ -246,7 +246,7 @@ var provenanceKeys = []Metric{
 
 // tableFiles are the comparison tables shown, in order.
 var tableFiles = []string{results.ABFile.Name, results.SweepFile.Name, results.ETTRFile.Name,
-	results.SizeFile.Name, results.SizeSearchFile.Name, "size_mix.csv", results.CalibrationFile.Name}
+	results.SizeFile.Name, results.SizeSearchFile.Name, "size_mix.csv"}
 
 // openRows is the most rows a table is shown with unfolded.
 const openRows = 40
@@ -429,8 +429,6 @@ func Build(dir string, opt Options) ([]byte, error) {
 		p.Kind = "sweep"
 	case have[results.SizeFile.Name] || have["size_mix.csv"]:
 		p.Kind = "sizing"
-	case have[results.CalibrationFile.Name]:
-		p.Kind = "calibration"
 	case len(sums) > 1:
 		p.Kind = "comparison of arms"
 	default:
