@@ -51,8 +51,8 @@ func findBrowser(t *testing.T) string {
 }
 
 // TestReportInBrowser: `fleetsim report` on the run, A/B, sweep and size
-// directories of five built-ins (and a training run, and a run of one
-// replication), each loaded from file:// in headless Chromium: no console
+// directories of five built-ins (and a training run and sweep, a mix
+// sizing, and a run of one replication), each loaded from file:// in headless Chromium: no console
 // errors or exceptions, no request but the file itself, no script, every
 // figure fleetsim plot draws is there and renders with a non-zero size,
 // every value cell equals summary.json (as htmlreport.Cell formats it)
@@ -81,6 +81,9 @@ func TestReportInBrowser(t *testing.T) {
 		{"run-n-plus-2", slices.Concat([]string{"run", "n-plus-2"}, short)},
 		{"size-n-plus-2", slices.Concat([]string{"size", "n-plus-2"}, short)},
 		{"run-llama3-pretrain", []string{"run", "llama3-pretrain", "--replications", "2", "--quiet"}},
+		// Beyond the five: a mix sizing (size_mix.csv) and a training sweep (ettr.csv).
+		{"size-melange-mix", slices.Concat([]string{"size", "melange-mix"}, short)},
+		{"sweep-llama3-pretrain", []string{"sweep", "llama3-pretrain", "--param", "training.spare_servers=4,7", "--replications", "2", "--quiet"}},
 	}
 	for _, d := range dirs {
 		dir := filepath.Join(root, d.name)
@@ -315,7 +318,7 @@ func checkReportInBrowser(t *testing.T, bctx context.Context, dir string) pageIn
 		}
 		require.Equal(t, want, c.Rows, c.File)
 	}
-	for _, name := range []string{"ab.csv", "sweep.csv", "size.csv", "size_search.csv"} {
+	for _, name := range []string{"ab.csv", "sweep.csv", "size.csv", "size_search.csv", "size_mix.csv", "ettr.csv"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			require.True(t, slices.ContainsFunc(got.CSV, func(c csvInfo) bool { return c.File == name }), "%s shown", name)
 		}
