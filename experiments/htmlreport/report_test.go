@@ -134,3 +134,20 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadInput)
 	require.Contains(t, err.Error(), "missing.toml")
 }
+
+// TestOddSummaries: summary.json files of unexpected shapes give a report
+// or an error, never a panic.
+func TestOddSummaries(t *testing.T) {
+	for _, js := range []string{`null`, `{}`, `{"ci95": 5}`, `{"scenario": {"a": [1, {"b": null}]}}`,
+		`{"replications": {"seeds": "x"}}`, `{"latency_ms": {"ttft": {"p99": "fast"}}, "ci95": {"latency_ms": 1}}`,
+		`{"a": 1} trailing`, `{"goodput": {"ttft_slo_ms": -1}}`, `{"sim": {"simulated_seconds": "x"}}`} {
+		dir := writeDir(t, map[string]string{"summary.json": js, "cdf.csv": cdf})
+		b, err := Build(dir, Options{})
+		if err != nil {
+			require.ErrorIs(t, err, ErrBadInput, js)
+			require.Contains(t, err.Error(), "summary.json", js)
+			continue
+		}
+		require.Contains(t, string(b), "</html>", js)
+	}
+}
