@@ -48,6 +48,9 @@ usage:
       list the built-in scenarios, or print one as a starting point
   fleetsim plot DIR
       draw the plots of a run directory into DIR/plots (PNG and SVG)
+  fleetsim report DIR [--out FILE] [--scenario FILE|BUILTIN]
+      one self-contained HTML file of a run directory (DIR/report.html):
+      provenance, results, tables, figures, for a design review
   fleetsim trace stats FILE [--format mooncake|azure] [--json]
       summarise a request trace (rows, rate, lengths, prefix reuse)
   fleetsim failures list | show PROFILE [--gpus N] | replay FILE
@@ -175,6 +178,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdFailures(args[1:], stdout, stderr)
 	case "plot":
 		return cmdPlot(args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(args[1:], stdout, stderr)
 	case "calibrate":
 		return cmdCalibrate(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
@@ -186,7 +191,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot, calibrate, version (see fleetsim help)", args[0])
+		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot, report, calibrate, version (see fleetsim help)", args[0])
 	}
 }
 
