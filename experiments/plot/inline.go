@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 )
 
 // SVG is one figure of a run directory rendered in memory as SVG.
@@ -53,11 +54,18 @@ type CSV struct {
 // of the wrong width is an error naming the file and line, matching
 // ErrBadInput.
 func ReadCSV(path string) (c CSV, ok bool, err error) {
-	t, ok, err := readTable(path)
+	t, ok, err := readTable(filepath.Dir(path), filepath.Base(path))
 	if err != nil || !ok {
 		return CSV{}, ok, err
 	}
-	return CSV{Header: t.names, Rows: t.rows}, true, nil
+	rows := make([][]string, t.len())
+	for i := range rows {
+		rows[i] = make([]string, len(t.names))
+		for j := range rows[i] {
+			rows[i][j] = t.field(i, j)
+		}
+	}
+	return CSV{Header: t.names, Rows: rows}, true, nil
 }
 
 // BadInput is an error with the message format makes, matching
