@@ -97,7 +97,7 @@ fi
 # defaults so that a real Slurm on this machine is left alone.
 host=$(hostname -s)
 node=$(slurmd -C | head -1) # NodeName=host CPUs=… RealMemory=…: what slurmd will find
-mkdir -p "$w/state" "$w/spool" "$w/job/results"
+mkdir -p "$w/state" "$w/spool" "$w/job"  # the scripts make results/ themselves
 cat >"$w/slurm.conf" <<EOF
 ClusterName=fleetsim-ci
 SlurmctldHost=$host
@@ -167,7 +167,7 @@ done
 merged="$w/job/results/study-merged"
 if [ ! -d "$merged" ]; then
 	say "FAILED: the merge job wrote nothing; job output:"
-	tail -n +1 "$w"/job/results/slurm-* 2>/dev/null || true
+	tail -n +1 "$w"/job/slurm-fleetsim-* 2>/dev/null || true
 	exit 1
 fi
 parts=$(ls "$w"/job/results/study/part-*-of-"$shards".json | wc -l)
