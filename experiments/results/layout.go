@@ -10,7 +10,7 @@ import (
 // these (experiments/report.NewRunDir checks it recursively); anything
 // else is a user's and is never moved or deleted.
 //
-//	summary.json, summary.md, size_mix.csv and the CSV files of Files
+//	summary.json, summary.md, size_mix.csv, best.toml and the CSV files of Files
 //	                 (but calibration.csv, which calibrate writes into its
 //	                 own --out): regular files at the top
 //	arms/NAME/summary.json
@@ -22,7 +22,7 @@ import (
 
 // RunDirFiles are the regular files at the top of a run directory.
 var RunDirFiles = func() []string {
-	names := []string{"summary.json", "summary.md", "size_mix.csv"}
+	names := []string{"summary.json", "summary.md", "size_mix.csv", PlanBestFile}
 	for _, f := range Files {
 		if f != CalibrationFile {
 			names = append(names, f.Name)
@@ -31,6 +31,10 @@ var RunDirFiles = func() []string {
 	slices.Sort(names)
 	return names
 }()
+
+// PlanBestFile is the winning deployment fleetsim plan writes as a
+// scenario file beside plan.csv.
+const PlanBestFile = "best.toml"
 
 // RunDirDirs are the directories at the top of a run directory.
 const (
