@@ -145,6 +145,10 @@ func Plan(base *scenario.Scenario, targets []scenario.Target, conf float64, opt 
 		}
 		live = append(live, c)
 	}
+	if fit := len(cands) - countStatus(cands, PlanNoFit); fit == 0 {
+		return nil, planInputf("plan: %s: no configuration of the space can hold %s (e.g. %s: %s); add larger GPUs or wider tp to [plan]",
+			base.Name, base.Cluster.Model, cands[0].Label(), cands[0].Reason)
+	}
 	// Cheapest possible first, so that the bound prunes the most.
 	sort.SliceStable(live, func(i, j int) bool { return live[i].lowerUSD < live[j].lowerUSD })
 	for _, c := range live {
@@ -175,6 +179,17 @@ func Plan(base *scenario.Scenario, targets []scenario.Target, conf float64, opt 
 		res.Closest = closest(cands, targets)
 	}
 	return res, nil
+}
+
+// countStatus counts the candidates of status st.
+func countStatus(cands []*PlanCandidate, st string) int {
+	n := 0
+	for _, c := range cands {
+		if c.Status == st {
+			n++
+		}
+	}
+	return n
 }
 
 // planBetter orders candidates that meet the SLO: cheaper, then fewer

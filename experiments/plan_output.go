@@ -82,12 +82,9 @@ func (r *PlanResult) Table(name, slo string) string {
 		}
 		fmt.Fprintf(&b, "%-34s %8d %5d %12s %12.0f %11.0f  %s\n", c.Label(), n, n*c.GPUsPer, "$"+report.Human(planUSD(c.scenario, n)), ttft, perGPU, verdict)
 	}
-	counts := map[string]int{}
-	for _, c := range r.Candidates {
-		counts[c.Status]++
-	}
+	noFit, noRate := countStatus(r.Candidates, PlanNoFit), countStatus(r.Candidates, PlanNoRate)
 	fmt.Fprintf(&b, "\nnot simulated: %d do not fit, %d cannot reach the rate (roofline), %d dearer by their roofline floor (see plan.csv)\n",
-		counts[PlanNoFit], counts[PlanNoRate], r.Pruned-counts[PlanNoFit]-counts[PlanNoRate])
+		noFit, noRate, r.Pruned-noFit-noRate)
 	if r.Best != nil {
 		c := r.Best
 		fmt.Fprintf(&b, "\nchosen: %d × %s = %d GPUs, $%s a month\n  %s\n", c.Replicas, c.Label(), c.Replicas*c.GPUsPer, report.Human(c.USDPerMonth), r.VLLMFlags(""))
