@@ -158,9 +158,9 @@ tp = [1]`, 1)
 
 	// Bad [plan] keys are named.
 	for key, bad := range map[string]string{
-		"plan.gpus.0":      `gpus = ["X100"]`,
+		"plan.gpus.0":       `gpus = ["X100"]`,
 		"plan.max_replicas": "max_replicas = 0",
-		"plan.tp.0":        "tp = [0]",
+		"plan.tp.0":         "tp = [0]",
 	} {
 		s := strings.Replace(planSmall, "[plan]\n", "[plan]\n"+bad+"\n", 1)
 		for _, k := range []string{"gpus", "tp", "max_replicas"} {
