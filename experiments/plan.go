@@ -171,6 +171,8 @@ func Plan(base *scenario.Scenario, targets []scenario.Target, conf float64, opt 
 		switch {
 		case c == res.Best:
 			c.Status, c.Reason = PlanChosen, "the cheapest that meets the SLO"
+		case c.Status == planNotChosen && c.USDPerMonth == res.Best.USDPerMonth:
+			c.Status, c.Reason = PlanDearer, fmt.Sprintf("as cheap as the chosen one, $%s a month; ties go to fewer GPUs, then the lower p99 TTFT", report.Human(c.USDPerMonth))
 		case c.Status == planNotChosen:
 			c.Status, c.Reason = PlanDearer, fmt.Sprintf("$%s a month against the chosen $%s", report.Human(c.USDPerMonth), report.Human(res.Best.USDPerMonth))
 		}
@@ -179,6 +181,12 @@ func Plan(base *scenario.Scenario, targets []scenario.Target, conf float64, opt 
 		res.Closest = closest(cands, targets)
 	}
 	return res, nil
+}
+
+// planTTFT is a sized candidate's mean p99 TTFT at its size.
+func planTTFT(c *PlanCandidate) float64 {
+	ttft, _, _ := planPointStats(c)
+	return ttft
 }
 
 // countStatus counts the candidates of status st.
@@ -193,13 +201,17 @@ func countStatus(cands []*PlanCandidate, st string) int {
 }
 
 // planBetter orders candidates that meet the SLO: cheaper, then fewer
-// GPUs; otherwise the earlier in the space stays.
+// GPUs, then the lower mean p99 TTFT; otherwise the earlier in the space
+// stays.
 func planBetter(a, b *PlanCandidate) bool {
 	if a.USDPerMonth != b.USDPerMonth {
 		return a.USDPerMonth < b.USDPerMonth
 	}
 	if a.Replicas*a.GPUsPer != b.Replicas*b.GPUsPer {
 		return a.Replicas*a.GPUsPer < b.Replicas*b.GPUsPer
+	}
+	if ta, tb := planTTFT(a), planTTFT(b); ta != tb {
+		return ta < tb
 	}
 	return a.idx < b.idx
 }

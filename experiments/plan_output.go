@@ -62,14 +62,17 @@ func (r *PlanResult) Table(name, slo string) string {
 			rows = append(rows, c)
 		}
 	}
-	order := func(c *PlanCandidate) float64 {
-		if c.Status == PlanMissesSLO {
-			return 1e300
+	less := func(a, b *PlanCandidate) bool { // cheapest first, the chosen first among equals, misses last
+		if (a.Status == PlanMissesSLO) != (b.Status == PlanMissesSLO) {
+			return b.Status == PlanMissesSLO
 		}
-		return c.USDPerMonth
+		if a.USDPerMonth != b.USDPerMonth {
+			return a.USDPerMonth < b.USDPerMonth
+		}
+		return a == r.Best
 	}
 	for i := 1; i < len(rows); i++ { // stable insertion sort: few rows
-		for j := i; j > 0 && order(rows[j]) < order(rows[j-1]); j-- {
+		for j := i; j > 0 && less(rows[j], rows[j-1]); j-- {
 			rows[j], rows[j-1] = rows[j-1], rows[j]
 		}
 	}
@@ -77,8 +80,11 @@ func (r *PlanResult) Table(name, slo string) string {
 		ttft, perGPU, _ := planPointStats(c)
 		n := c.Point.Replicas
 		verdict := c.Status
-		if c.Status == PlanMissesSLO {
+		switch {
+		case c.Status == PlanMissesSLO:
 			verdict = "misses the SLO up to " + strconv.Itoa(n)
+		case c.Status == PlanDearer && r.Best != nil && c.USDPerMonth == r.Best.USDPerMonth:
+			verdict = "as cheap, lost the tie (GPUs, then p99 TTFT)"
 		}
 		fmt.Fprintf(&b, "%-34s %8d %5d %12s %12.0f %11.0f  %s\n", c.Label(), n, n*c.GPUsPer, "$"+report.Human(planUSD(c.scenario, n)), ttft, perGPU, verdict)
 	}
