@@ -191,3 +191,23 @@ func removeSecond(s, prefix string) string {
 	}
 	return s
 }
+
+// TestPlanRooflinePrunes: a rate no configuration's roofline bound can
+// carry within max_replicas is pruned before anything is simulated.
+func TestPlanRooflinePrunes(t *testing.T) {
+	src := strings.Replace(planSmall, "rate_per_s = 150", "rate_per_s = 100000", 1)
+	targets, err := scenario.ParseSLO("ttft_p99=400ms")
+	require.NoError(t, err)
+	res, err := Plan(parsePlan(t, src), targets, 0.95, RunOptions{})
+	require.NoError(t, err)
+	require.Nil(t, res.Best)
+	require.Zero(t, res.Simulated)
+	require.Zero(t, res.Sizings)
+	for _, c := range res.Candidates {
+		if c.Status != PlanNoFit {
+			require.Equal(t, PlanNoRate, c.Status, c.Label())
+			require.Positive(t, c.BoundRPS)
+			require.Contains(t, c.Reason, "plan.max_replicas is 10")
+		}
+	}
+}
