@@ -157,11 +157,13 @@ tp = [1]`, 1)
 	require.Error(t, err)
 
 	// Bad [plan] keys are named.
-	for key, bad := range map[string]string{
-		"plan.gpus.0":       `gpus = ["X100"]`,
-		"plan.max_replicas": "max_replicas = 0",
-		"plan.tp.0":         "tp = [0]",
+	for _, kb := range [][2]string{
+		{"plan.gpus.0", `gpus = ["X100"]`},
+		{"plan.max_replicas", "max_replicas = 0"},
+		{"plan.max_replicas", "max_replicas = 1"}, // one replica in repair
+		{"plan.tp.0", "tp = [0]"},
 	} {
+		key, bad := kb[0], kb[1]
 		s := strings.Replace(planSmall, "[plan]\n", "[plan]\n"+bad+"\n", 1)
 		for _, k := range []string{"gpus", "tp", "max_replicas"} {
 			if strings.HasPrefix(bad, k+" ") {

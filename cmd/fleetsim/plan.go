@@ -112,6 +112,8 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 			base.Name, spec, res.MaxReplicas, res.Simulated, res.Pruned)
 		if cl := res.Closest; cl != nil {
 			msg += fmt.Sprintf("; the closest is %s: %s", cl.Label(), cl.Reason)
+		} else if res.Simulated == 0 {
+			msg += "; by its roofline bound every configuration that fits needs more replicas than that: raise plan.max_replicas, or add faster GPUs"
 		}
 		return usagef("%s; nothing written", msg)
 	}

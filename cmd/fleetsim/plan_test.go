@@ -68,6 +68,7 @@ func TestPlanCLI(t *testing.T) {
 		{"plan", sc, "--slo", "ttft_p99=1ms"},
 		{"plan", sc, "--slo", "ttft_p99=1s", "--shard", "1/2"},
 		{"plan", sc},
+		{"plan", sc, "--slo", "ttft_p99=1s", "--set", "workload.arrival.rate_per_s=100000"},
 	} {
 		none := filepath.Join(dir, "none")
 		stdout, stderr, code := fleetsim(t, nil, append(args, "--out", none, "--quiet")...)
@@ -78,4 +79,6 @@ func TestPlanCLI(t *testing.T) {
 	_, stderr, _ = fleetsim(t, nil, "plan", sc, "--slo", "ttft_p99=1ms", "--out", filepath.Join(dir, "none"), "--quiet")
 	require.Contains(t, stderr, "no configuration of the space meets ttft_p99=1ms")
 	require.Contains(t, stderr, "the closest is ")
+	_, stderr, _ = fleetsim(t, nil, "plan", sc, "--slo", "ttft_p99=1s", "--set", "workload.arrival.rate_per_s=100000", "--out", filepath.Join(dir, "none"), "--quiet")
+	require.Contains(t, stderr, "by its roofline bound every configuration that fits needs more replicas")
 }

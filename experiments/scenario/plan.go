@@ -67,5 +67,7 @@ func (s *Scenario) validatePlan(ps *config.Problems) {
 	}
 	if p.MaxReplicas < 1 || p.MaxReplicas > maxPlanReplicas {
 		ps.Add("plan.max_replicas", "must be between 1 and %d, found %d", maxPlanReplicas, p.MaxReplicas)
+	} else if p.MaxReplicas <= s.Run.DownReplicas {
+		ps.Add("plan.max_replicas", "must exceed run.down_replicas (%d): those replicas are in repair, found %d", s.Run.DownReplicas, p.MaxReplicas)
 	}
 }
