@@ -80,7 +80,7 @@ func Size(base *scenario.Scenario, targets []scenario.Target, conf float64, opt 
 	if base.Autoscale.Enabled {
 		floor = max(floor, base.RunDown()+max(base.Autoscale.MinReplicas, base.Autoscale.InitialReplicas, 1))
 	}
-	with, err := search(base, targets, conf, opt, hasFailure, res.spotAt, floor)
+	with, err := search(base, targets, conf, opt, hasFailure, res.spotAt, floor, maxSizeReplicas, true)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func Size(base *scenario.Scenario, targets []scenario.Target, conf float64, opt 
 		if err != nil {
 			return nil, err
 		}
-		if without, err = search(off, targets, conf, opt, false, res.spotAt, floor-base.RunDown()); err != nil {
+		if without, err = search(off, targets, conf, opt, false, res.spotAt, floor-base.RunDown(), maxSizeReplicas, true); err != nil {
 			return nil, err
 		}
 	}
@@ -127,9 +127,10 @@ func (s *sizeSearch) points() []*SizePoint {
 }
 
 // search doubles then bisects to the fewest replicas meeting the targets,
-// and evaluates N+1 and N+2 too, trying no size below floor. spotAt(n) is
-// how many of n replicas are on spot ([spot] replicas as many as fit).
-func search(base *scenario.Scenario, targets []scenario.Target, conf float64, opt RunOptions, failures bool, spotAt func(n int) int, floor int) (*sizeSearch, error) {
+// and with extras evaluates N+1 and N+2 too, trying no size below floor
+// nor above ceiling. spotAt(n) is how many of n replicas are on spot
+// ([spot] replicas as many as fit).
+func search(base *scenario.Scenario, targets []scenario.Target, conf float64, opt RunOptions, failures bool, spotAt func(n int) int, floor, ceiling int, extras bool) (*sizeSearch, error) {
 	ss := &sizeSearch{cache: map[int]*SizePoint{}}
 	eval := func(n int) (*SizePoint, error) {
 		if p, ok := ss.cache[n]; ok {
@@ -171,13 +172,13 @@ func search(base *scenario.Scenario, targets []scenario.Target, conf float64, op
 		} else {
 			stalled = 0
 		}
-		if stalled >= 2 || hi*2 > maxSizeReplicas {
-			return nil, fmt.Errorf("%s: no fleet size meets the SLO; at %d replicas %s%s", base.Name, hi, describeBounds(p, targets),
-				map[bool]string{true: ", and doubling the fleet no longer helps", false: ""}[stalled >= 2])
+		if stalled >= 2 || hi >= ceiling {
+			return nil, &noSizeError{fmt.Errorf("%s: no fleet size meets the SLO; at %d replicas %s%s", base.Name, hi, describeBounds(p, targets),
+				map[bool]string{true: ", and doubling the fleet no longer helps", false: ""}[stalled >= 2]), p, len(ss.cache)}
 		}
 		prev = p
 		lo = hi
-		hi *= 2
+		hi = min(hi*2, ceiling)
 	}
 	hi, err := bisectMet(lo, hi, func(n int) (bool, error) {
 		p, err := eval(n)
@@ -187,6 +188,9 @@ func search(base *scenario.Scenario, targets []scenario.Target, conf float64, op
 		return nil, err
 	}
 	ss.n = hi
+	if !extras {
+		return ss, nil
+	}
 	for _, k := range []int{1, 2} {
 		if _, err := eval(hi + k); err != nil {
 			return nil, err

@@ -39,6 +39,9 @@ usage:
       run a grid over scenario keys; writes sweep.csv
   fleetsim size SCENARIO.toml --slo ttft_p99=800ms,success=99.9% [--confidence 0.95]
       find the fewest replicas that meet the SLO; report N, N+1, N+2 with $ per month
+  fleetsim plan SCENARIO.toml --slo ttft_p99=1s,tpot_p99=50ms
+      search GPU types, TP/EP and engine limits ([plan]) for the cheapest fleet
+      that meets the SLO; writes plan.csv and best.toml
   fleetsim merge PART.json... [--out DIR] [--json]
       run, ab and sweep take --shard i/n to run one shard and write a part
       file; merge combines the parts into what one machine would write
@@ -61,8 +64,8 @@ usage:
   fleetsim version | fleetsim --version
       print the module version and VCS revision this binary was built from
 
-flags of run, ab, sweep and size (before or after the scenario):
-  --out DIR          output directory (default fleetsim-out/NAME, or NAME-ab, NAME-sweep, NAME-size)
+flags of run, ab, sweep, size and plan (before or after the scenario):
+  --out DIR          output directory (default fleetsim-out/NAME, or NAME-ab, NAME-sweep, NAME-size, NAME-plan)
   --seed N           master seed (default: the scenario's; 0 is a seed like any other)
   --replications N   replications per scenario (default: the scenario's [run] replications)
   --workers N        runs at once (default: all cores); results do not depend on it
@@ -172,6 +175,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdSweep(args[1:], stdout, stderr)
 	case "size":
 		return cmdSize(args[1:], stdout, stderr)
+	case "plan":
+		return cmdPlan(args[1:], stdout, stderr)
 	case "merge":
 		return cmdMerge(args[1:], stdout, stderr)
 	case "failures":
@@ -191,7 +196,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot, report, calibrate, version (see fleetsim help)", args[0])
+		return usagef("unknown command %q; commands: run, ab, sweep, size, plan, merge, validate, scenarios, trace, failures, plot, report, calibrate, version (see fleetsim help)", args[0])
 	}
 }
 
@@ -234,6 +239,8 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, help string) 
 var refused = map[string]map[string]string{
 	"size": {"shard": "a sizing search picks each fleet size from the results of the last, so it cannot be split " +
 		"into shards; run it on one machine (it uses every core; see --workers)"},
+	"plan": {"shard": "plan's search picks what to simulate from the results so far and is not sharded yet; " +
+		"run it on one machine (it uses every core; see --workers)"},
 }
 
 // printHelp writes a command's help and its flags to w.

@@ -10,8 +10,8 @@ import (
 // these (experiments/report.NewRunDir checks it recursively); anything
 // else is a user's and is never moved or deleted.
 //
-//	summary.json, summary.md, size_mix.csv, report.html (fleetsim report)
-//	and the CSV files of Files
+//	summary.json, summary.md, size_mix.csv, report.html (fleetsim report),
+//	best.toml (fleetsim plan) and the CSV files of Files
 //	                 (but calibration.csv, which calibrate writes into its
 //	                 own --out): regular files at the top
 //	arms/NAME/summary.json
@@ -23,7 +23,7 @@ import (
 
 // RunDirFiles are the regular files at the top of a run directory.
 var RunDirFiles = func() []string {
-	names := []string{"summary.json", "summary.md", "size_mix.csv", "report.html"}
+	names := []string{"summary.json", "summary.md", "size_mix.csv", "report.html", PlanBestFile}
 	for _, f := range Files {
 		if f != CalibrationFile {
 			names = append(names, f.Name)
@@ -32,6 +32,10 @@ var RunDirFiles = func() []string {
 	slices.Sort(names)
 	return names
 }()
+
+// PlanBestFile is the winning deployment fleetsim plan writes as a
+// scenario file beside plan.csv.
+const PlanBestFile = "best.toml"
 
 // RunDirDirs are the directories at the top of a run directory.
 const (

@@ -301,6 +301,28 @@ var (
 			{SLOAttainmentCI95, "fraction", "its 95% CI half-width; empty from one replication"},
 		}}
 
+	// PlanFile is fleetsim plan's (experiments/plan_output.go).
+	PlanFile = &File{Name: "plan.csv", Meaning: "one row per configuration of fleetsim plan's search space, in the space's order",
+		Columns: []Column{
+			{"config", "", "the configuration: GPU, tp, ep, max_batched_tokens (mbt), max_seqs (seqs)"},
+			{"gpu", "", "GPU type"},
+			{"tp", "", "tensor parallelism"},
+			{"ep", "", "expert parallelism (1: none)"},
+			{"max_batched_tokens", "tokens", "the engine's step token budget"},
+			{"max_seqs", "", "the engine's running-sequence cap"},
+			{"gpus_per_replica", "GPUs", "tp"},
+			{"roofline_rps_per_replica", "req/s", "the roofline bound on one replica's request rate; empty when not computed"},
+			{Replicas, "replicas", "fewest replicas meeting the SLO (N with the scenario's failures); the largest tried when none met; empty when not simulated"},
+			{GPUs, "GPUs", "replicas × GPUs per replica"},
+			{USDPerMonth, "USD/month", "fleet cost per 720-h month at that size"},
+			{TTFTP99Ms, "ms", "p99 time to first token at that size"},
+			{"output_tokens_per_s_per_gpu", "tokens/s", "output throughput per GPU at that size"},
+			{"sizes_simulated", "", "fleet sizes the sizing search ran"},
+			{MetSLO, "bool", "the one-sided confidence bound meets every target at that size"},
+			{"status", "", "chosen, does not fit, cannot reach the rate, misses the SLO at any size, or dearer than the chosen one"},
+			{"reason", "", "why, in words"},
+		}}
+
 	FailuresFile = &File{Name: "failures.csv", Meaning: "one row per failure timeline event of the first arm's replication 0",
 		Columns: []Column{
 			{TimeS, "s", "simulated time of the event"},
@@ -364,7 +386,7 @@ var (
 
 // Files are every CSV file of a run directory.
 var Files = []*File{CDFFile, TimeseriesFile, ReplicationsFile, SweepFile, ETTRFile, SizeFile, SizeSearchFile,
-	FailuresFile, ABFile, RequestsFile, CalibrationFile, TrainingTimelineFile}
+	PlanFile, FailuresFile, ABFile, RequestsFile, CalibrationFile, TrainingTimelineFile}
 
 // Lookup finds a file by name.
 func Lookup(name string) (*File, bool) {

@@ -93,6 +93,8 @@ type Scenario struct {
 	Sweep SweepConfig `toml:"sweep"`
 	// Size is what `fleetsim size` aims for when no --slo is given.
 	Size SizeConfig `toml:"size"`
+	// Plan is the search space of `fleetsim plan` ([plan], plan.go).
+	Plan PlanConfig `toml:"plan"`
 
 	src               []byte // the file, for Derive
 	filename, baseDir string
@@ -243,6 +245,7 @@ func DefaultScenario() Scenario {
 		Training: DefaultTrainingScenario(),
 		Run:      RunConfig{Replications: 1, SampleIntervalS: 10, DrainLimitS: 3600, MaxInFlight: DefaultMaxInFlight},
 		Size:     SizeConfig{Confidence: 0.95},
+		Plan:     PlanConfig{MaxReplicas: DefaultPlanMaxReplicas},
 		Cost:     CostConfig{Tier: TierOnDemand, PUE: 1.3, USDPerKWh: 0.10},
 		Failures: failures.DefaultConfig(),
 		Rollout:  fleet.DefaultRolloutConfig(),
@@ -628,6 +631,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 			ps.Add("size.slo", "%v", err)
 		}
 	}
+	s.validatePlan(ps)
 	for i, p := range s.Sweep.Params {
 		if _, err := ParseAxis(p); err != nil {
 			ps.Add(fmt.Sprintf("sweep.params.%d", i), "%v", err)
