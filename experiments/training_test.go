@@ -35,7 +35,7 @@ func TestBadGPUCost(t *testing.T) {
 
 // TestLlama3PretrainScenario: the built-in training scenario runs through
 // the experiment machinery (replications, JSON) with Llama 3's failure
-// count and an ETTR above 90%.
+// count, its 47 planned stops and an ETTR above 90%.
 func TestLlama3PretrainScenario(t *testing.T) {
 	sc, err := LoadBuiltin("llama3-pretrain")
 	require.NoError(t, err)
@@ -46,6 +46,7 @@ func TestLlama3PretrainScenario(t *testing.T) {
 	t.Logf("ETTR %.4f ± %.4f, interruptions %.1f", m["training.ettr"].Mean, m["training.ettr"].CI95, m["training.interruptions"].Mean)
 	require.InDelta(t, 419, m["training.failures"].Mean, 2*20.5)
 	require.Greater(t, m["training.ettr"].Mean, 0.90)
+	require.Equal(t, 47.0, m["training.planned"].Mean, "Llama 3's 47 planned interruptions in 54 days")
 	js, err := arm.SummaryJSON()
 	require.NoError(t, err)
 	var doc map[string]any

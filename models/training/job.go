@@ -146,6 +146,38 @@ func (j *Job) Start() {
 	j.since = j.eng.Now()
 	j.mark(j.since, EventStart, "")
 	j.pull()
+	j.schedulePlanned(j.since)
+}
+
+// schedulePlanned schedules the planned stop after the one at from, if
+// planned stops are on and it falls before the horizon.
+func (j *Job) schedulePlanned(from sim.Time) {
+	if j.cfg.PlannedEveryHours <= 0 {
+		return
+	}
+	at := from + sim.FromSeconds(j.cfg.PlannedEveryHours*3600)
+	if at > j.horizon || at <= from {
+		return
+	}
+	j.eng.Schedule(at, sim.PriorityNormal, j.onPlanned)
+}
+
+// onPlanned is a planned stop: a running job saves its work and restarts
+// (the write is booked with the restart overhead); a stopped one has the
+// maintenance done within its stop.
+func (j *Job) onPlanned(now sim.Time) {
+	j.schedulePlanned(now)
+	j.settle(now)
+	j.count.planned++
+	if j.state != Running {
+		j.mark(now, EventPlanned, "")
+		return
+	}
+	j.ckpt.committed(&j.acc)
+	j.state = Restarting
+	j.pending = j.eng.Schedule(now+sim.FromSeconds(j.cfg.CheckpointWriteS)+j.uniform(j.cfg.RestartMinS, j.cfg.RestartMaxS),
+		sim.PriorityNormal, j.onRestarted)
+	j.mark(now, EventPlanned, "")
 }
 
 // pull schedules the next failure of the source, if before the horizon.

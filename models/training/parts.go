@@ -210,6 +210,7 @@ type tally struct {
 	nSlow                int // fail-slow failures
 	evictions            int // stragglers evicted (EvictStragglers)
 	overEvicted          int // healthy hosts evicted with a suspect one
+	planned              int // planned stops (Config.PlannedEveryHours)
 }
 
 func newTally() tally {
