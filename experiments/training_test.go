@@ -103,6 +103,24 @@ func TestByteRobustScenario(t *testing.T) {
 	require.Contains(t, b.String(), "UNCONFIRMED U: ByteRobust's requeue time was not found")
 }
 
+// TestByteRobustRates: the byterobust built-in's 97% rests on its profile's
+// fleet-wide rate (5.3x Llama 3's per GPU): the same job and recovery at
+// llama3's or meta-rsc-job's rates fail 2-5x less and land above 98.5%.
+func TestByteRobustRates(t *testing.T) {
+	sc, err := LoadBuiltin("byterobust")
+	require.NoError(t, err)
+	for _, prof := range []string{"llama3", "meta-rsc-job"} {
+		d, err := sc.Derive(OverrideOverlay("run.replications", "10"), OverrideOverlay("failures.profile", `"`+prof+`"`))
+		require.NoError(t, err)
+		reps, err := RunReplications(d, RunOptions{})
+		require.NoError(t, err)
+		m := report.StatMap(report.NewArmResult("", reps).Stats)
+		t.Logf("%s: ETTR %.4f, failures %.0f", prof, m["training.ettr"].Mean, m["training.failures"].Mean)
+		require.Greater(t, m["training.ettr"].Mean, 0.985, prof)
+		require.Less(t, m["training.failures"].Mean, 1000.0, prof)
+	}
+}
+
 // TestTrainingSpareCoverage: training.spare_coverage sizes the spare pool
 // as `fleetsim failures show PROFILE --gpus N --topology KIND` does (the
 // hosts in repair at that coverage, rack faults taking every host of a
