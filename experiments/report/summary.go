@@ -685,6 +685,9 @@ func (s *Summary) writeTrainingTable(w io.Writer) error {
 	for _, c := range t.InterruptionsByCategory {
 		fmt.Fprintf(&b, "            %6d  %s\n", c.Incidents, c.Name)
 	}
+	if t.Retired > 0 {
+		fmt.Fprintf(&b, "retired     %d servers after repeated failures (%d lemons), %.0f GPU-h of capacity out of the pool\n", t.Retired, t.RetiredLemons, t.RetiredGPUHours)
+	}
 	if t.Planned > 0 {
 		fmt.Fprintf(&b, "planned     %d planned stops (maintenance: a checkpoint, then a restart), besides the failures\n", t.Planned)
 	}

@@ -76,12 +76,21 @@ func Simulate(s Spec) (Run, error) {
 	}
 	sort.SliceStable(fixed, func(i, j int) bool { return fixed[i].Time < fixed[j].Time })
 	src := &mergedSource{fixed: fixed}
+	var lemons *failures.Lemons
 	if mult > 0 {
 		gen, err := failures.NewGenerator(prof.Scaled(mult), s.Topology, sim.NewStream(s.Seed, streams.Failures))
 		if err != nil {
 			return Run{}, err
 		}
 		src.gen = gen
+		if t.LemonFraction > 0 && t.LemonMultiplier > 1 {
+			lemons, err = failures.NewLemons(gen, s.Topology, failures.LemonConfig{Fraction: t.LemonFraction, Multiplier: t.LemonMultiplier},
+				sim.NewStream(s.Seed, streams.Lemons))
+			if err != nil {
+				return Run{}, err
+			}
+			src.gen = lemons
+		}
 	}
 	mtbf := prof.MTBF(t.GPUs)
 	if mult > 0 && mtbf != sim.Forever { // a failure-free profile stays failure-free
@@ -92,7 +101,7 @@ func Simulate(s Spec) (Run, error) {
 	}
 	eng := sim.NewEngine()
 	job, err := New(t, Deps{Engine: eng, Topology: s.Topology, Failures: src, Checkpoint: s.Checkpoint,
-		MTBF: mtbf, Rand: sim.NewStream(s.Seed, streams.Training)})
+		MTBF: mtbf, Rand: sim.NewStream(s.Seed, streams.Training), Lemons: lemons})
 	if err != nil {
 		return Run{}, err
 	}
