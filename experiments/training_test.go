@@ -174,18 +174,11 @@ func TestTrainingSpareCoverage(t *testing.T) {
 // the job waits (the policy's cost). Keeping the lemons changes no count:
 // the fleet's total is the profile's.
 func TestLemonRemoval(t *testing.T) {
-	sc, err := LoadBuiltin("lemon-removal")
-	require.NoError(t, err)
-	sc, err = sc.Derive(OverrideOverlay("run.replications", "8"))
-	require.NoError(t, err)
-	arms, err := ArmsFromScenario(sc)
-	require.NoError(t, err)
-	res, err := RunAB(arms, RunOptions{})
-	require.NoError(t, err)
+	res := runBuiltinAB(t, "lemon-removal", 8)
 	stat := func(arm, key string) float64 {
-		for k, a := range res.Arms {
-			if arms[k].Name == arm {
-				return report.StatMap(a.Stats)[key].Mean
+		for _, a := range res.Arms {
+			if a.Name == arm {
+				return mean(a, key)
 			}
 		}
 		t.Fatalf("no arm %s", arm)
