@@ -35,7 +35,7 @@ func TestBadGPUCost(t *testing.T) {
 
 // TestLlama3PretrainScenario: the built-in training scenario runs through
 // the experiment machinery (replications, JSON) with Llama 3's failure
-// count and an ETTR above 90%.
+// count, its 47 planned stops and an ETTR above 90%.
 func TestLlama3PretrainScenario(t *testing.T) {
 	sc, err := LoadBuiltin("llama3-pretrain")
 	require.NoError(t, err)
@@ -46,6 +46,7 @@ func TestLlama3PretrainScenario(t *testing.T) {
 	t.Logf("ETTR %.4f ± %.4f, interruptions %.1f", m["training.ettr"].Mean, m["training.ettr"].CI95, m["training.interruptions"].Mean)
 	require.InDelta(t, 419, m["training.failures"].Mean, 2*20.5)
 	require.Greater(t, m["training.ettr"].Mean, 0.90)
+	require.Equal(t, 47.0, m["training.planned"].Mean, "Llama 3's 47 planned interruptions in 54 days")
 	js, err := arm.SummaryJSON()
 	require.NoError(t, err)
 	var doc map[string]any
@@ -102,6 +103,24 @@ func TestByteRobustScenario(t *testing.T) {
 	require.Contains(t, b.String(), "UNCONFIRMED U: ByteRobust's requeue time was not found")
 }
 
+// TestByteRobustRates: the byterobust built-in's 97% rests on its profile's
+// fleet-wide rate (5.3x Llama 3's per GPU): the same job and recovery at
+// llama3's or meta-rsc-job's rates fail 2-5x less and land above 98.5%.
+func TestByteRobustRates(t *testing.T) {
+	sc, err := LoadBuiltin("byterobust")
+	require.NoError(t, err)
+	for _, prof := range []string{"llama3", "meta-rsc-job"} {
+		d, err := sc.Derive(OverrideOverlay("run.replications", "10"), OverrideOverlay("failures.profile", `"`+prof+`"`))
+		require.NoError(t, err)
+		reps, err := RunReplications(d, RunOptions{})
+		require.NoError(t, err)
+		m := report.StatMap(report.NewArmResult("", reps).Stats)
+		t.Logf("%s: ETTR %.4f, failures %.0f", prof, m["training.ettr"].Mean, m["training.failures"].Mean)
+		require.Greater(t, m["training.ettr"].Mean, 0.985, prof)
+		require.Less(t, m["training.failures"].Mean, 1000.0, prof)
+	}
+}
+
 // TestTrainingSpareCoverage: training.spare_coverage sizes the spare pool
 // as `fleetsim failures show PROFILE --gpus N --topology KIND` does (the
 // hosts in repair at that coverage, rack faults taking every host of a
@@ -146,4 +165,32 @@ func TestTrainingSpareCoverage(t *testing.T) {
 	require.NoError(t, err)
 	_, err = base.Derive(OverrideOverlay("training.spare_servers", "3"))
 	require.ErrorContains(t, err, "training.spare_coverage: sizes the spare pool")
+}
+
+// TestLemonRemoval: the lemon-removal built-in. Retiring a server after 2
+// failures in 14 days takes out mostly lemons and cuts the job's
+// interruptions by more than a fifth, raising ETTR, when the spare pool
+// absorbs the retirements; with the same 10 spares the pool runs dry and
+// the job waits (the policy's cost). Keeping the lemons changes no count:
+// the fleet's total is the profile's.
+func TestLemonRemoval(t *testing.T) {
+	res := runBuiltinAB(t, "lemon-removal", 8)
+	stat := func(arm, key string) float64 {
+		for _, a := range res.Arms {
+			if a.Name == arm {
+				return mean(a, key)
+			}
+		}
+		t.Fatalf("no arm %s", arm)
+		return 0
+	}
+	keep, spares := stat("keep", "training.interruptions"), stat("retire-spares", "training.interruptions")
+	t.Logf("interruptions keep %.1f, retire-spares %.1f; ETTR %.4f, %.4f, retire (10 spares) %.4f; retired %.1f (lemons %.1f)",
+		keep, spares, stat("keep", "training.ettr"), stat("retire-spares", "training.ettr"), stat("retire", "training.ettr"),
+		stat("retire-spares", "training.retired"), stat("retire-spares", "training.retired_lemons"))
+	require.InDelta(t, 419, keep, 2*20.5)
+	require.Less(t, spares, 0.8*keep)
+	require.Greater(t, stat("retire-spares", "training.ettr"), stat("keep", "training.ettr"))
+	require.Greater(t, stat("retire-spares", "training.retired_lemons"), 0.8*stat("retire-spares", "training.retired"))
+	require.Less(t, stat("retire", "training.ettr"), 0.5, "10 spares cannot absorb the retirements")
 }

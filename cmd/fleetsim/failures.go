@@ -428,7 +428,10 @@ type jobJSON struct {
 	JobProfile string               `json:"job_profile"`
 	Sizes      []jobSizeJSON        `json:"sizes"`
 	Published  []failures.JobFigure `json:"published"`
-	Notes      []string             `json:"notes"`
+	// Supported is the range of job sizes the view is supported for (nil
+	// when the profile has no job-level figure).
+	Supported *failures.JobRange `json:"supported,omitempty"`
+	Notes     []string           `json:"notes"`
 }
 
 type jobSizeJSON struct {
@@ -436,6 +439,9 @@ type jobSizeJSON struct {
 	MTTFHours         float64            `json:"mttf_hours"`
 	HardwareMTTFHours float64            `json:"hardware_mttf_hours"`
 	Shares            map[string]float64 `json:"shares"`
+	// Outside: the size is outside the supported range (or the profile
+	// has none).
+	Outside bool `json:"outside_supported_range,omitempty"`
 }
 
 // failuresShowJob prints a training job's mean time to interruption by
@@ -449,9 +455,19 @@ func failuresShowJob(p *failures.Profile, gpus int, asJSON bool, stdout io.Write
 		sizes = append(sizes, gpus)
 		slices.Sort(sizes)
 	}
-	rows := failures.JobMTTFs(jp, sizes)
 	pub := failures.PublishedJobFigures(jp.Name)
+	for _, f := range pub { // every published size has its row
+		if !slices.Contains(sizes, f.GPUs) {
+			sizes = append(sizes, f.GPUs)
+		}
+	}
+	slices.Sort(sizes)
+	rows := failures.JobMTTFs(jp, sizes)
+	rng, ranged := failures.SupportedJobRange(jp.Name)
 	out := jobJSON{Profile: p.Name, JobProfile: jp.Name, Published: pub, Notes: jp.Notes}
+	if ranged {
+		out.Supported = &rng
+	}
 	var causes []failures.Cause
 	seen := map[failures.Cause]bool{}
 	for i := range jp.Rows {
@@ -466,7 +482,7 @@ func failuresShowJob(p *failures.Profile, gpus int, asJSON bool, stdout io.Write
 		for c, x := range r.Shares {
 			sh[string(c)] = x
 		}
-		out.Sizes = append(out.Sizes, jobSizeJSON{r.GPUs, r.MTTFHours, r.HardwareMTTFHours, sh})
+		out.Sizes = append(out.Sizes, jobSizeJSON{r.GPUs, r.MTTFHours, r.HardwareMTTFHours, sh, !ranged || !rng.Contains(r.GPUs)})
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
@@ -475,8 +491,17 @@ func failuresShowJob(p *failures.Profile, gpus int, asJSON bool, stdout io.Write
 	}
 	w := stdout
 	fmt.Fprintf(w, "profile   %s; job-level profile %s — %s\n", p.Name, jp.Name, jp.Description)
-	fmt.Fprintf(w, "a job of N GPUs is interrupted N times as often as one GPU (rates per GPU-hour)\n\n")
-	fmt.Fprintf(w, "%7s %22s %22s  %s\n", "GPUs", "job MTTF (all)", "hardware only", "published (all causes)")
+	fmt.Fprintf(w, "a job of N GPUs is interrupted N times as often as one GPU (rates per GPU-hour), up to a row's job cap\n")
+	if ranged {
+		fmt.Fprintf(w, "supported %d to %d GPUs: %s\n", rng.MinGPUs, rng.MaxGPUs, rng.Basis)
+		if !rng.Contains(gpus) {
+			fmt.Fprintf(w, "warning   %d GPUs is outside the supported range: the figures for it extrapolate\n", gpus)
+		}
+	} else {
+		fmt.Fprintf(w, "warning   no job-level figure is behind this profile: its job MTTFs are its rates per GPU, unchecked at any size\n")
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%7s  %22s %22s  %s\n", "GPUs", "job MTTF (all)", "hardware only", "published")
 	for _, r := range rows {
 		published := ""
 		for _, f := range pub {
@@ -484,9 +509,16 @@ func failuresShowJob(p *failures.Profile, gpus int, asJSON bool, stdout io.Write
 				published = fmt.Sprintf("%s [%s] %s", hoursText(f.MTTFHours), f.Confidence, f.Source)
 			}
 		}
-		fmt.Fprintf(w, "%7d %22s %22s  %s\n", r.GPUs, hoursText(r.MTTFHours), hoursText(r.HardwareMTTFHours), strings.TrimSpace(published))
+		mark := " "
+		if ranged && !rng.Contains(r.GPUs) {
+			mark = "!"
+		}
+		fmt.Fprintf(w, "%7d%s %22s %22s  %s\n", r.GPUs, mark, hoursText(r.MTTFHours), hoursText(r.HardwareMTTFHours), strings.TrimSpace(published))
 	}
-	fmt.Fprintf(w, "\ncauses   ")
+	if ranged && (!rng.Contains(sizes[0]) || !rng.Contains(sizes[len(sizes)-1])) {
+		fmt.Fprintf(w, "(! outside the supported range: extrapolated)\n")
+	}
+	fmt.Fprintf(w, "\ncauses at %d GPUs: ", rows[0].GPUs)
 	for i, c := range causes {
 		if i > 0 {
 			fmt.Fprintf(w, "; ")

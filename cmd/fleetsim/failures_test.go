@@ -207,17 +207,26 @@ rate = 3
 	assert.True(t, os.IsNotExist(err), "nothing written")
 }
 
-// `failures show meta-rsc --job`: job MTTF from 8 to 16,384 GPUs beside the
-// published job-level figures; the node-only projection is unchanged.
+// `failures show meta-rsc --job`: job MTTF from 8 to 16,384 GPUs (and the
+// published 131,072) beside the published job-level figures, with the
+// supported range and a mark on sizes outside it; the node-only
+// projection is unchanged.
 func TestFailuresShowJob(t *testing.T) {
 	stdout, stderr, code := fleetsim(t, nil, "failures", "show", "meta-rsc", "--job", "--gpus", "2000")
 	require.Zero(t, code, stderr)
 	assert.Contains(t, stdout, "job-level profile meta-rsc-job")
-	assert.Regexp(t, `(?m)^\s+8\s+1074.74 h \(44.8 days\)\s+3692.31 h \(153.8 days\)\s+1128.00 h \(47.0 days\) \[U\]`, stdout)
-	assert.Regexp(t, `(?m)^\s+1024\s+8.40 h\s+28.85 h\s+8.00 h \[U\]`, stdout)
+	assert.Regexp(t, `(?m)^\s+8\s+1075.93 h \(44.8 days\)\s+3692.31 h \(153.8 days\)\s+1144.80 h \(47.7 days\) \[S\] Kokolis`, stdout)
+	assert.Regexp(t, `(?m)^\s+1024\s+8.41 h\s+28.85 h\s+7.90 h \[S\]`, stdout)
 	assert.Regexp(t, `(?m)^\s+2000\s+`, stdout, "--gpus adds its size")
-	assert.Regexp(t, `(?m)^\s+16384\s+31.5 min\s+1.80 h`, stdout)
-	assert.Contains(t, stdout, "not reachable here")
+	assert.Regexp(t, `(?m)^\s+4096\s+4.48 h\s+7.21 h`, stdout)
+	assert.Regexp(t, `(?m)^\s+16384\s+1.57 h\s+1.80 h\s+1.80 h \[S\].*projected`, stdout)
+	assert.Regexp(t, `(?m)^\s+131072!\s+13.3 min\s+13.5 min\s+13.8 min`, stdout, "outside the range, marked")
+	assert.Contains(t, stdout, "supported 8 to 16384 GPUs")
+	assert.NotContains(t, stdout, "warning")
+	stdout, _, _ = fleetsim(t, nil, "failures", "show", "meta-rsc", "--job", "--gpus", "32768")
+	assert.Contains(t, stdout, "warning   32768 GPUs is outside the supported range")
+	stdout, _, _ = fleetsim(t, nil, "failures", "show", "meta-rsc-2", "--job")
+	assert.Contains(t, stdout, "warning   no job-level figure is behind this profile")
 	// The plain view is unchanged.
 	plain, _, _ := fleetsim(t, nil, "failures", "show", "meta-rsc", "--gpus", "8000")
 	assert.Contains(t, plain, "8000 GPUs: 6.50 failures/day, MTBF 3.69 h")
@@ -228,6 +237,10 @@ func TestFailuresShowJob(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
 	last := out.Sizes[len(out.Sizes)-1]
 	assert.Equal(t, 16384, last.GPUs)
+	assert.False(t, last.Outside)
+	assert.True(t, out.Sizes[0].Outside, "8 GPUs: below llama3's supported range")
+	require.NotNil(t, out.Supported)
+	assert.Equal(t, 1024, out.Supported.MinGPUs)
 	assert.InDelta(t, 54*24/419.0, last.MTTFHours, 1e-9)
 	assert.InDelta(t, 54.0/419, last.Shares["software"], 1e-9)
 	require.Len(t, out.Published, 1)

@@ -685,6 +685,12 @@ func (s *Summary) writeTrainingTable(w io.Writer) error {
 	for _, c := range t.InterruptionsByCategory {
 		fmt.Fprintf(&b, "            %6d  %s\n", c.Incidents, c.Name)
 	}
+	if t.Retired > 0 {
+		fmt.Fprintf(&b, "retired     %d servers after repeated failures (%d lemons), %.0f GPU-h of capacity out of the pool\n", t.Retired, t.RetiredLemons, t.RetiredGPUHours)
+	}
+	if t.Planned > 0 {
+		fmt.Fprintf(&b, "planned     %d planned stops (maintenance: a checkpoint, then a restart), besides the failures\n", t.Planned)
+	}
 	l := t.Lost
 	fmt.Fprintf(&b, "lost GPU-h  %.0f = recompute %.0f + restart %.0f + detection %.0f + waiting for spares %.0f + checkpoint writes %.0f + slowdown %.0f\n",
 		l.Total, l.Recompute, l.Restart, l.Detection, l.WaitingSpares, l.CheckpointWrites, l.Slowdown)

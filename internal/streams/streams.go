@@ -15,6 +15,7 @@ const (
 	Rollout  = "rollout"  // the canary's traffic split
 	Failures = "failures" // stochastic hardware failures
 	Training = "training" // a training job's own draws
+	Lemons   = "lemons"   // which hosts are lemons (failures.Lemons)
 	// Speculation draws each request's speculative-decoding acceptance
 	// quantile at the gateway's intake (workloads.Request.SpecQuantile).
 	Speculation = "speculation"

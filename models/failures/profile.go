@@ -35,6 +35,13 @@ type Row struct {
 	// Repair, when set, is the row's own repair-time distribution in place
 	// of its action's (Profile.Repair).
 	Repair *RepairDist
+	// JobCapGPUs, when > 0, caps the row's rate for one job: a job of more
+	// GPUs sees the row as often as a job of JobCapGPUs GPUs does. For
+	// per-job causes (a job's code, its user, its collectives' settings),
+	// which do not come more often because the job has more GPUs (see
+	// metaRSCJobProfile). Profile.ForJob and JobMTTFs apply it; a fleet
+	// (serving) sees the row per GPU, uncapped.
+	JobCapGPUs int
 }
 
 // RepairOf is row r's repair-time distribution in profile p.
@@ -115,6 +122,26 @@ func (p *Profile) Scaled(mult float64) *Profile {
 	return q
 }
 
+// ForJob returns p as one job of gpus GPUs sees it: a copy in which each
+// row with a job cap (Row.JobCapGPUs) below gpus has its per-GPU rate
+// scaled by cap/gpus, so that the job sees it as often as a job of cap
+// GPUs. p itself when no row is capped below gpus.
+func (p *Profile) ForJob(gpus int) *Profile {
+	var q *Profile
+	for i, r := range p.Rows {
+		if r.JobCapGPUs > 0 && gpus > r.JobCapGPUs {
+			if q == nil {
+				q = p.Clone()
+			}
+			q.Rows[i].PerGPUHour = r.PerGPUHour * float64(r.JobCapGPUs) / float64(gpus)
+		}
+	}
+	if q == nil {
+		return p
+	}
+	return q
+}
+
 // Row returns the row with the given category.
 func (p *Profile) Row(category string) (Row, bool) {
 	for _, r := range p.Rows {
@@ -152,6 +179,8 @@ func (p *Profile) Check() error {
 		case (r.Scope == ScopeDomainDegraded) != (r.Mode == ModeNVLinkDegraded):
 			return fmt.Errorf("failures: profile %q: category %q: scope %s goes with mode %s and only with it, found scope %s, mode %s",
 				p.Name, r.Category, ScopeDomainDegraded, ModeNVLinkDegraded, r.Scope, r.Mode)
+		case r.JobCapGPUs < 0:
+			return fmt.Errorf("failures: profile %q: category %q: job cap must be an integer >= 0 GPUs, found %d", p.Name, r.Category, r.JobCapGPUs)
 		case !(r.NVLinkFraction >= 0 && r.NVLinkFraction < 1):
 			return fmt.Errorf("failures: profile %q: category %q: NVLink bandwidth fraction must be in [0, 1), found %v", p.Name, r.Category, r.NVLinkFraction)
 		}

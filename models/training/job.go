@@ -55,6 +55,9 @@ type Deps struct {
 	// Rand is the job's own stream (detection and restart draws), e.g.
 	// sim.NewStream(seed, "training").
 	Rand *rand.Rand
+	// Lemons, when set, is the source's lemon wrapper: a retired host's
+	// slot gets another server through it (Config.RetireAfterFailures).
+	Lemons *failures.Lemons
 }
 
 // Job is a synchronous training job over whole hosts. It computes in
@@ -93,8 +96,15 @@ type Job struct {
 	nextSlowID int
 	hosts      hostPool // the job's hosts, those out for repair, the spares
 	acc        accounts // wall-clock seconds by where they went
-	count      tally    // failures and interruptions by category
-	trace      []TracePoint
+	lemons     *failures.Lemons
+	// hostFails are the times of each host slot's recent failures that
+	// took it out (Config.RetireAfterFailures).
+	hostFails map[int][]sim.Time
+	// retiredGPUHours is the capacity retired servers took out of the pool
+	// up to the horizon.
+	retiredGPUHours float64
+	count           tally // failures and interruptions by category
+	trace           []TracePoint
 }
 
 // New returns a job ready to Start. It validates cfg (problems keyed under
@@ -129,6 +139,7 @@ func New(cfg Config, d Deps) (*Job, error) {
 		ckpt:    cycle{intervalS: iv.Seconds(), writeS: cfg.CheckpointWriteS},
 		hosts:   newHostPool(d.Topology.HostGPUs, cfg.GPUs/d.Topology.HostGPUs, cfg.SpareServers),
 		count:   newTally(),
+		lemons:  d.Lemons, hostFails: map[int][]sim.Time{},
 	}
 	j.ckpt.restart()
 	return j, nil
@@ -146,6 +157,38 @@ func (j *Job) Start() {
 	j.since = j.eng.Now()
 	j.mark(j.since, EventStart, "")
 	j.pull()
+	j.schedulePlanned(j.since)
+}
+
+// schedulePlanned schedules the planned stop after the one at from, if
+// planned stops are on and it falls before the horizon.
+func (j *Job) schedulePlanned(from sim.Time) {
+	if j.cfg.PlannedEveryHours <= 0 {
+		return
+	}
+	at := from + sim.FromSeconds(j.cfg.PlannedEveryHours*3600)
+	if at > j.horizon || at <= from {
+		return
+	}
+	j.eng.Schedule(at, sim.PriorityNormal, j.onPlanned)
+}
+
+// onPlanned is a planned stop: a running job saves its work and restarts
+// (the write is booked with the restart overhead); a stopped one has the
+// maintenance done within its stop.
+func (j *Job) onPlanned(now sim.Time) {
+	j.schedulePlanned(now)
+	j.settle(now)
+	j.count.planned++
+	if j.state != Running {
+		j.mark(now, EventPlanned, "")
+		return
+	}
+	j.ckpt.committed(&j.acc)
+	j.state = Restarting
+	j.pending = j.eng.Schedule(now+sim.FromSeconds(j.cfg.CheckpointWriteS)+j.uniform(j.cfg.RestartMinS, j.cfg.RestartMaxS),
+		sim.PriorityNormal, j.onRestarted)
+	j.mark(now, EventPlanned, "")
 }
 
 // pull schedules the next failure of the source, if before the horizon.
@@ -192,6 +235,7 @@ func (j *Job) onFailure(ev failures.Event) {
 		for range j.hosts.takeOut(ev) {
 			j.eng.Schedule(min(now+ev.Repair, sim.Forever-1), sim.PriorityNormal, j.onRepaired)
 		}
+		j.watch(now, ev)
 	}
 	if ev.Mode == failures.ModeHang {
 		j.overEvict(now, ev.FirstGPU/j.hosts.hostGPUs)
@@ -257,6 +301,44 @@ func (j *Job) overEvict(now sim.Time, h int) {
 		j.count.overEvicted++
 		j.eng.Schedule(back, sim.PriorityNormal, j.onRepaired)
 	}
+}
+
+// watch applies the retirement policy (Config.RetireAfterFailures) to a
+// failure that took a host of the job out: a slot with that many such
+// failures within the window has its server retired — it will not rejoin
+// the spares once repaired — and another put in its slot.
+func (j *Job) watch(now sim.Time, ev failures.Event) {
+	n := j.cfg.RetireAfterFailures
+	if n <= 0 || ev.Scope > failures.ScopeHost {
+		return
+	}
+	h := ev.FirstGPU / j.hosts.hostGPUs
+	w := sim.FromSeconds(j.cfg.RetireWindowHours * 3600)
+	ts := append(j.hostFails[h], now)
+	k := 0
+	for k < len(ts) && ts[k] < now-w {
+		k++
+	}
+	ts = ts[k:]
+	if len(ts) < n {
+		j.hostFails[h] = ts
+		return
+	}
+	delete(j.hostFails, h)
+	j.hosts.toRetire++
+	j.count.retired++
+	j.retiredGPUHours += float64(j.hosts.hostGPUs) * max(0, (j.horizon-now).Seconds()) / 3600
+	if j.lemons != nil {
+		j.count.retiredLemons += b2i(j.lemons.IsLemon(h))
+		j.lemons.Replace(h)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (j *Job) onRepaired(now sim.Time) {

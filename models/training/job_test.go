@@ -306,3 +306,30 @@ func TestJobOverEvicts(t *testing.T) {
 	assert.Equal(t, 1, r.SpareWaits)
 	assert.InDelta(t, 32*(1800-600)/3600.0, r.Lost.WaitingSpares, 1e-9)
 }
+
+// Planned stops (PlannedEveryHours): every 3 h of a 10-h run the job saves
+// its work (the 60-s write booked with the 5-min restart) and restarts:
+// three stops, nothing recomputed, each costing 360 s; a stop that finds
+// the job stopped by a failure costs nothing more.
+func TestPlannedStops(t *testing.T) {
+	cfg := smallConfig()
+	cfg.PlannedEveryHours = 3
+	r := runJob(t, cfg)
+	assert.Equal(t, 3, r.Planned)
+	assert.Zero(t, r.Interruptions)
+	assert.Zero(t, r.Lost.Recompute)
+	gh := float64(cfg.GPUs) / 3600
+	assert.InDelta(t, 3*360*gh, r.Lost.Restart, 1e-6)
+	assert.InDelta(t, float64(cfg.GPUs)*cfg.HorizonHours, r.ProductiveGPUHours+r.Lost.Total, 1e-6)
+
+	// A failure at 2 h 59 min: detection (10 min) covers the 3-h stop.
+	r2 := runJob(t, cfg, software(3*sim.Hour-sim.Minute, 0))
+	assert.Equal(t, 3, r2.Planned)
+	assert.Equal(t, 1, r2.Interruptions)
+	assert.InDelta(t, (2*360+300)*gh, r2.Lost.Restart, 1e-6, "the stop inside the failure's costs nothing")
+
+	var ps config.Problems
+	cfg.PlannedEveryHours = -1
+	cfg.Validate("training", &ps)
+	assert.ErrorContains(t, ps.Err(), "training.planned_every_hours")
+}

@@ -124,6 +124,8 @@ type hostPool struct {
 	minSpares       int          // the fewest spares left after a restart
 	maxOut          int          // the most job hosts out at once
 	waits           int          // restarts that had to wait for spares
+	toRetire        int          // hosts in repair that are retired, not returned
+	retired         int          // hosts retired so far
 }
 
 func newHostPool(hostGPUs, hosts, spares int) hostPool {
@@ -169,6 +171,11 @@ func (p *hostPool) takeOutAfter(h, n int) int {
 // repaired returns a repaired host to the spares.
 func (p *hostPool) repaired() {
 	p.out--
+	if p.toRetire > 0 { // hosts in repair are alike: this one is retired
+		p.toRetire--
+		p.retired++
+		return
+	}
 	p.spares++
 }
 
@@ -210,6 +217,9 @@ type tally struct {
 	nSlow                int // fail-slow failures
 	evictions            int // stragglers evicted (EvictStragglers)
 	overEvicted          int // healthy hosts evicted with a suspect one
+	planned              int // planned stops (Config.PlannedEveryHours)
+	retired              int // servers retired (Config.RetireAfterFailures)
+	retiredLemons        int // of them, lemons (Deps.Lemons)
 }
 
 func newTally() tally {

@@ -58,8 +58,20 @@ type Result struct {
 	// Evictions counts the stragglers evicted (Config.EvictStragglers)
 	// and OverEvictedHosts the healthy hosts evicted with a suspect one
 	// (Config.OverEvictHosts); both omitted when 0.
-	Evictions          int          `json:"evictions,omitempty"`
-	OverEvictedHosts   int          `json:"over_evicted_hosts,omitempty"`
+	Evictions        int `json:"evictions,omitempty"`
+	OverEvictedHosts int `json:"over_evicted_hosts,omitempty"`
+	// Planned counts the planned stops (Config.PlannedEveryHours), those
+	// that found the job already stopped included; not in Interruptions,
+	// which are failures. Omitted when 0.
+	Planned int `json:"planned,omitempty"`
+	// Retired counts the servers retired by the detection policy
+	// (Config.RetireAfterFailures), RetiredLemons those of them that were
+	// lemons, and RetiredGPUHours the capacity they took out of the spare
+	// pool up to the horizon (each retired server's GPUs × the hours
+	// left): the policy's cost. Omitted when 0.
+	Retired            int          `json:"retired,omitempty"`
+	RetiredLemons      int          `json:"retired_lemons,omitempty"`
+	RetiredGPUHours    float64      `json:"retired_gpu_hours,omitempty"`
 	ProductiveGPUHours float64      `json:"productive_gpu_hours"`
 	Lost               LostGPUHours `json:"lost_gpu_hours"`
 	PricePerGPUHour    float64      `json:"price_per_gpu_hour"`
@@ -93,7 +105,8 @@ func (j *Job) Result() Result {
 		GPUs: j.cfg.GPUs, WallHours: wall / 3600, CheckpointIntervalS: j.ckpt.intervalS,
 		Failures: j.count.nFail, FailuresByCategory: countList(j.count.failures),
 		Interruptions: j.count.nInterrupt, InterruptionsByCategory: countList(j.count.interrupts), FailSlow: j.count.nSlow,
-		Evictions: j.count.evictions, OverEvictedHosts: j.count.overEvicted,
+		Evictions: j.count.evictions, OverEvictedHosts: j.count.overEvicted, Planned: j.count.planned,
+		Retired: j.count.retired, RetiredLemons: j.count.retiredLemons, RetiredGPUHours: j.retiredGPUHours,
 		SpareWaits: j.hosts.waits, MinSparesAvailable: j.hosts.minSpares, MaxHostsOut: j.hosts.maxOut,
 		ProductiveGPUHours: productive * gh, Lost: l, PricePerGPUHour: j.cfg.PricePerGPUHour,
 		FinalState: j.state.String(),

@@ -61,9 +61,12 @@ type Run struct {
 }
 
 // Simulate runs one replication of s. The checkpoint policy sees the
-// profile's MTBF for the job's GPUs, over the rate multiplier.
+// profile's MTBF for the job's GPUs, over the rate multiplier. The profile
+// is taken as the job sees it (Profile.ForJob): a row capped at fewer GPUs
+// than the job's comes as often as for a job of that many.
 func Simulate(s Spec) (Run, error) {
 	t, mult := s.Config, s.RateMultiplier
+	prof := s.Profile.ForJob(t.GPUs)
 	horizon := sim.FromSeconds(t.HorizonHours * 3600)
 	var fixed []failures.Event
 	for _, st := range s.Stragglers {
@@ -73,14 +76,23 @@ func Simulate(s Spec) (Run, error) {
 	}
 	sort.SliceStable(fixed, func(i, j int) bool { return fixed[i].Time < fixed[j].Time })
 	src := &mergedSource{fixed: fixed}
+	var lemons *failures.Lemons
 	if mult > 0 {
-		gen, err := failures.NewGenerator(s.Profile.Scaled(mult), s.Topology, sim.NewStream(s.Seed, streams.Failures))
+		gen, err := failures.NewGenerator(prof.Scaled(mult), s.Topology, sim.NewStream(s.Seed, streams.Failures))
 		if err != nil {
 			return Run{}, err
 		}
 		src.gen = gen
+		if t.LemonFraction > 0 && t.LemonMultiplier > 1 {
+			lemons, err = failures.NewLemons(gen, s.Topology, failures.LemonConfig{Fraction: t.LemonFraction, Multiplier: t.LemonMultiplier},
+				sim.NewStream(s.Seed, streams.Lemons))
+			if err != nil {
+				return Run{}, err
+			}
+			src.gen = lemons
+		}
 	}
-	mtbf := s.Profile.MTBF(t.GPUs)
+	mtbf := prof.MTBF(t.GPUs)
 	if mult > 0 && mtbf != sim.Forever { // a failure-free profile stays failure-free
 		mtbf = sim.Time(float64(mtbf) / mult)
 	}
@@ -89,7 +101,7 @@ func Simulate(s Spec) (Run, error) {
 	}
 	eng := sim.NewEngine()
 	job, err := New(t, Deps{Engine: eng, Topology: s.Topology, Failures: src, Checkpoint: s.Checkpoint,
-		MTBF: mtbf, Rand: sim.NewStream(s.Seed, streams.Training)})
+		MTBF: mtbf, Rand: sim.NewStream(s.Seed, streams.Training), Lemons: lemons})
 	if err != nil {
 		return Run{}, err
 	}

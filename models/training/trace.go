@@ -13,12 +13,13 @@ const (
 	EventDetected     = "detected"      // the failure was detected
 	EventRestarted    = "restarted"     // running again
 	EventRepaired     = "repaired"      // a host back in the spare pool
+	EventPlanned      = "planned"       // a planned stop (maintenance): checkpoint, then restart
 	EventEnd          = "end"           // the horizon
 )
 
 // Events are the events a job's timeline holds; States (job.go) the
 // states it can be in after one.
-var Events = []string{EventStart, EventFailure, EventFailSlow, EventStragglerEnd, EventEvicted, EventDetected, EventRestarted, EventRepaired, EventEnd}
+var Events = []string{EventStart, EventFailure, EventFailSlow, EventStragglerEnd, EventEvicted, EventDetected, EventRestarted, EventRepaired, EventPlanned, EventEnd}
 
 // TracePoint is the job just after one of its events: a single run's
 // timeline of progress, checkpoints, failures, restarts and waits for
