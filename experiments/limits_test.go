@@ -61,7 +61,7 @@ func TestMaxInFlight(t *testing.T) {
 		require.Contains(t, b.String(), "STOPPED EARLY: overload")
 	}
 	_, err := scenario.Parse("burst.toml", []byte(burstTOML(5, 0)))
-	require.ErrorContains(t, err, "run.max_in_flight: must be between 1 and 100000000, found 0")
+	require.ErrorContains(t, err, "run.max_in_flight: must be between 1 and 4000000, found 0")
 	_, err = scenario.Parse("burst.toml", []byte(burstTOML(5, scenario.MaxInFlightLimit)))
 	require.NoError(t, err)
 	_, err = scenario.Parse("burst.toml", []byte(burstTOML(5, scenario.MaxInFlightLimit+1)))
