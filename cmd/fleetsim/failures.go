@@ -163,8 +163,11 @@ as unconfirmed.
 	if len(pos) != 1 {
 		return usagef("%s", u)
 	}
-	if *gpus < 1 || *gpus > maxShowGPUs {
-		return usagef("failures show: --gpus must be between 1 and %d (200 times the largest fleet a scenario may have), found %d", maxShowGPUs, *gpus)
+	if *gpus < 1 {
+		return usagef("failures show: --gpus must be >= 1, found %d", *gpus)
+	}
+	if *gpus > maxShowGPUs {
+		return usagef("failures show: --gpus must be at most %d (200 times the largest fleet a scenario may have), found %d", maxShowGPUs, *gpus)
 	}
 	if *topo != "" && *topo != failures.KindHGX && *topo != failures.KindNVL72 {
 		return usagef("failures show: --topology must be %s or %s, found %q", failures.KindHGX, failures.KindNVL72, *topo)
