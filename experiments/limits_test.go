@@ -61,7 +61,7 @@ func TestMaxInFlight(t *testing.T) {
 		require.Contains(t, b.String(), "STOPPED EARLY: overload")
 	}
 	_, err := scenario.Parse("burst.toml", []byte(burstTOML(5, 0)))
-	require.ErrorContains(t, err, "run.max_in_flight: must be between 1 and 100000000, found 0")
+	require.ErrorContains(t, err, "run.max_in_flight: must be between 1 and 4000000, found 0")
 	_, err = scenario.Parse("burst.toml", []byte(burstTOML(5, scenario.MaxInFlightLimit)))
 	require.NoError(t, err)
 	_, err = scenario.Parse("burst.toml", []byte(burstTOML(5, scenario.MaxInFlightLimit+1)))
@@ -108,6 +108,23 @@ func TestResourceLimits(t *testing.T) {
 	require.NoError(t, parse("[workload]\nduration_s = 600\nmax_requests = 100000000\n[workload.arrival]\nrate_per_s = 1e6\n"))
 	require.ErrorContains(t, parse("[workload]\nduration_s = 600\nmax_requests = 100000001\n[workload.arrival]\nrate_per_s = 1e6\n"),
 		"workload.max_requests")
+	// Every arrival process counts (issue 33 item 4): a piecewise profile's
+	// integral times its scale, and a session's turns.
+	pw := func(points, scale string) string {
+		return "[workload]\nduration_s = 1000\n[workload.arrival]\nprocess = \"piecewise\"\ninterpolation = \"step\"\npoints = " +
+			points + "\nscale = " + scale + "\n"
+	}
+	require.NoError(t, parse(pw("[[0, 100000]]", "1")))
+	require.ErrorContains(t, parse(pw("[[0, 100000], [500, 100001]]", "1")), "workload.arrival.points: 1e+08 expected requests")
+	require.ErrorContains(t, parse(pw("[[0, 1]]", "1e6")), "at most 100000000 per replication")
+	ses := func(rate, turns string) string {
+		return "[workload]\nkind = \"sessions\"\nduration_s = 1000\n[workload.arrival]\nrate_per_s = " + rate +
+			"\n[workload.sessions.turns]\ndist = \"fixed\"\nmean = " + turns + "\n"
+	}
+	require.NoError(t, parse(ses("1000", "100")))
+	require.ErrorContains(t, parse(ses("1000", "101")), "rate_per_s × the mean turns per session over 1000 s")
+	stages := "[workload]\n[[workload.stages]]\nduration_s = 1000\nrate_per_s = 100000\n[[workload.stages]]\nduration_s = 1\nrate_per_s = 1\n"
+	require.ErrorContains(t, parse(stages), "workload.stages")
 }
 
 // TestNameLimits: names of MaxNameLen bytes pass, one more is refused;

@@ -3,7 +3,12 @@ package experiments
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"strings"
 
+	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
 	"github.com/fleetsim/fleetsim/internal/infile"
 	"github.com/fleetsim/fleetsim/sim/quantile"
@@ -226,11 +231,35 @@ func (j *PartJob) check(master uint64) error {
 			return fmt.Errorf("failed_by_reason.%s = %d is negative", k, n)
 		}
 	}
+	if err := checkFigures(reflect.ValueOf(s).Elem(), ""); err != nil {
+		return err
+	}
+	l := s.LatencyMs
+	for _, d := range []struct {
+		name  string
+		d     report.Dist
+		most  int64
+		whose string
+	}{{"ttft", l.TTFT, r.Completed, "completed"}, {"tpot", l.TPOT, r.Completed, "completed"}, {"e2e", l.E2E, r.Completed, "completed"},
+		{"queue", l.Queue, r.Arrived, "arrived"}, {"ttft_client", l.ClientTTFT, r.Arrived, "arrived"}} {
+		if d.d.N > uint64(d.most) {
+			return fmt.Errorf("latency_ms.%s.n = %d, more than the %d requests %s", d.name, d.d.N, d.most, d.whose)
+		}
+		q := []float64{d.d.P50, d.d.P90, d.d.P95, d.d.P99, d.d.P999, d.d.Max}
+		for i := 1; i < len(q); i++ {
+			if q[i] < q[i-1] {
+				return fmt.Errorf("latency_ms.%s: quantiles out of order (p50 %v, p90 %v, p95 %v, p99 %v, p999 %v, max %v)", d.name, q[0], q[1], q[2], q[3], q[4], q[5])
+			}
+		}
+		if d.d.Mean > d.d.Max {
+			return fmt.Errorf("latency_ms.%s: mean %v above max %v", d.name, d.d.Mean, d.d.Max)
+		}
+	}
 	for _, m := range []struct {
 		name string
 		sk   *quantile.Sketch
 		n    uint64
-	}{{"ttft", j.TTFT, s.LatencyMs.TTFT.N}, {"tpot", j.TPOT, s.LatencyMs.TPOT.N}, {"e2e", j.E2E, s.LatencyMs.E2E.N}} {
+	}{{"ttft", j.TTFT, s.LatencyMs.TTFT.N}, {"tpot", j.TPOT, s.LatencyMs.TPOT.N}, {"itl", j.ITL, s.LatencyMs.ITL.N}, {"e2e", j.E2E, s.LatencyMs.E2E.N}} {
 		if m.sk == nil {
 			continue
 		}
@@ -249,4 +278,74 @@ func (j *PartJob) check(master uint64) error {
 		return fmt.Errorf("%d time-series samples, at most %d", len(j.Samples), scenario.MaxSamples+1)
 	}
 	return nil
+}
+
+// fractionKey names the summary figures that are fractions, in [0, 1].
+var fractionKey = regexp.MustCompile(`frac|(^|_)(mfu|attainment|hit_rate|success_rate|availability|utilization)`)
+
+// checkFigures range-checks every number of a part's summary (v, a struct,
+// reached by the JSON path path): fleetsim writes none that is negative
+// (counts, times, latencies, dollars, rates; the golden summaries hold
+// none), nor NaN or infinite, and the fractions (fractionKey) are at most
+// 1. An edited part (a negative cost, MFU −2) is refused, not merged.
+func checkFigures(v reflect.Value, path string) error {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return checkFigures(v.Elem(), path)
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if err := checkFigures(v.Field(i), joinPath(path, name)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			if err := checkFigures(v.Index(i), fmt.Sprintf("%s.%d", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			if err := checkFigures(it.Value(), joinPath(path, fmt.Sprint(it.Key().Interface()))); err != nil {
+				return err
+			}
+		}
+	case reflect.Float32, reflect.Float64:
+		x := v.Float()
+		last := path[strings.LastIndexByte(path, '.')+1:]
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0) || x < 0:
+			return fmt.Errorf("%s = %v: expected a finite number >= 0", path, x)
+		case x > 1 && fractionKey.MatchString(last):
+			return fmt.Errorf("%s = %v: a fraction, expected 0 to 1", path, x)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if v.Int() < 0 {
+			return fmt.Errorf("%s = %d: expected a count >= 0", path, v.Int())
+		}
+	}
+	return nil
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
 }

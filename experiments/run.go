@@ -264,6 +264,7 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 		}
 		fl.SetColumns(ranges)
 	}
+	fl.MaxSamples = scenario.MaxSamples + 1 // what merge accepts (partcheck)
 	fl.StartSampling(sim.FromSeconds(sc.Run.SampleIntervalS))
 	fl.DrainLimit = sim.FromSeconds(sc.Run.DrainLimitS)
 	fl.MaxInFlight = int64(sc.Run.MaxInFlight)
@@ -274,6 +275,10 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	runEngine(eng, horizon, sc.Workload.DurationS, opt.Progress, func() bool { return fl.Truncated || fl.Overloaded() })
 	if err := fl.Err(); err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
+	}
+	if fl.TooManySamples {
+		return nil, &LimitError{fmt.Sprintf("run.sample_interval_s: %g s gives more than %d time-series samples over the run (the trace's span and the drain); at most %d (a hard limit): raise the interval or set workload.duration_s",
+			sc.Run.SampleIntervalS, scenario.MaxSamples+1, scenario.MaxSamples+1)}
 	}
 	// The run ends at its last request event (arrival, completion,
 	// failure), or at the horizon if it cut the run short: the same
@@ -356,6 +361,13 @@ func injectFaults(eng *sim.Engine, fl *fleet.Fleet, sc *scenario.Scenario) (*fai
 // runEngine runs to the horizon, in slices when progress is wanted. The
 // slicing does not change the order of events, so results do not depend on
 // whether progress is shown.
+// LimitError is a limit (docs/reference.md, Limits) found exceeded while
+// running, where it could not be told before: bad input (exit status 2),
+// and nothing is written.
+type LimitError struct{ Msg string }
+
+func (e *LimitError) Error() string { return e.Msg }
+
 func runEngine(eng *sim.Engine, horizon sim.Time, durationS float64, progress func(float64), stopped func() bool) {
 	if progress == nil || durationS <= 0 {
 		eng.Run(horizon)

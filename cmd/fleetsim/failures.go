@@ -135,6 +135,14 @@ type precursorJSON struct {
 	DetectProbability float64 `json:"detect_probability"`
 }
 
+// Bounds of failures show (issue 33 item 5): --gpus at most 200 times
+// scenario.MaxFleetGPUs, and failures.SparesFor's count, which stops at
+// 2^20 (a spare pool larger than that is not an answer but the cap).
+const (
+	maxShowGPUs = 100_000_000
+	maxSpares   = 1 << 20
+)
+
 func failuresShow(args []string, stdout io.Writer) error {
 	const u = "usage: fleetsim failures show PROFILE|SCENARIO.toml [--gpus N] [--json] [--job] [--topology hgx|nvl72]"
 	fs := flag.NewFlagSet("failures show", flag.ContinueOnError)
@@ -157,6 +165,9 @@ as unconfirmed.
 	}
 	if *gpus < 1 {
 		return usagef("failures show: --gpus must be >= 1, found %d", *gpus)
+	}
+	if *gpus > maxShowGPUs {
+		return usagef("failures show: --gpus must be at most %d (200 times the largest fleet a scenario may have), found %d", maxShowGPUs, *gpus)
 	}
 	if *topo != "" && *topo != failures.KindHGX && *topo != failures.KindNVL72 {
 		return usagef("failures show: --topology must be %s or %s, found %q", failures.KindHGX, failures.KindNVL72, *topo)
@@ -187,6 +198,11 @@ as unconfirmed.
 	}
 	out.MeanInRepair = p.MeanInRepair(*gpus)
 	out.Spares99, out.Spares999 = failures.SparesFor(out.MeanInRepair, 0.99), failures.SparesFor(out.MeanInRepair, 0.999)
+	if out.Spares999 >= maxSpares {
+		// failures.SparesFor stops counting there: say so, never print the cap as the answer.
+		return usagef("failures show: %d GPUs keep %.3g units in repair on average; spares are counted up to %d: lower --gpus (or the scenario's rate_multiplier)",
+			*gpus, out.MeanInRepair, maxSpares)
+	}
 	if *topo != "" {
 		t := failures.HGX((*gpus+7)/8, 4)
 		if *topo == failures.KindNVL72 {

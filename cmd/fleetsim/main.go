@@ -136,8 +136,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	fmt.Fprintln(stderr, "fleetsim: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
 	var ue usageError
 	var te *workloads.TraceError
-	if errors.As(err, &ue) || errors.As(err, &te) {
-		return exitUsage // a malformed trace row found while replaying is bad input too
+	var le *experiments.LimitError
+	if errors.As(err, &ue) || errors.As(err, &te) || errors.As(err, &le) {
+		return exitUsage // a malformed trace row or a limit found while replaying is bad input too
 	}
 	return exitFailure
 }

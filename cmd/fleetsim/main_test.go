@@ -156,7 +156,8 @@ func TestRunawayInputIsRefused(t *testing.T) {
 	require.Zero(t, code)
 	for _, c := range []struct{ extra, want string }{
 		{"[failures]\nenabled = true\nrate_multiplier = 1e12\n", "failures.rate_multiplier: 1e+12 gives about"},
-		{"[run]\nsample_interval_s = 1e-6\n", "run.sample_interval_s: 1e-06 s gives 6e+08 samples"},
+		{"[run]\nsample_interval_s = 1e-6\n", "run.sample_interval_s: must be at least 0.001 s"},
+		{"[run]\nsample_interval_s = 0.001\n", "run.sample_interval_s: 0.001 s gives 4.2e+06 events"},
 		{"[disagg]\nenabled = true\n[rollout]\nenabled = true\n", "disagg.enabled: cannot be combined with [rollout]"},
 	} {
 		f := filepath.Join(dir, "s.toml")

@@ -63,6 +63,21 @@ type Row struct {
 	Lens [][2]int32
 }
 
+// Ranges of a row's numbers (issue 33 items 4 and 5).
+const (
+	// MinMeasured and MaxMeasured bound a measured figure (tokens/s, ms,
+	// requests/s) that is not 0: the fit divides by it, and an error
+	// relative to 5e-324 was +Inf%; no benchmark measures below 1e-6 or
+	// above 1e12 (31 years in ms).
+	MinMeasured = 1e-6
+	MaxMeasured = 1e12
+	// MaxNumRequests bounds a row's requests (num_requests, vLLM's
+	// num_prompts or completed): each is simulated (a few µs), and a row
+	// of 1e9 ran without end; 10,000,000 is a thousand times a typical
+	// benchmark's.
+	MaxNumRequests = 10_000_000
+)
+
 // Closed says whether the row is a closed loop of clients.
 func (r Row) Closed() bool { return r.Concurrency > 0 }
 
@@ -319,6 +334,10 @@ func readCSV(path string, r io.Reader) ([]Row, error) {
 				addf(fieldLine(c), c, "must not be negative, got %s", v)
 				return false
 			}
+			if x != 0 && (x < MinMeasured || x > MaxMeasured) {
+				addf(fieldLine(c), c, "must be 0 (not measured) or between %g and %g, got %s", MinMeasured, MaxMeasured, v)
+				return false
+			}
 			*dst = x
 			return true
 		}
@@ -331,7 +350,9 @@ func readCSV(path string, r io.Reader) ([]Row, error) {
 		enum(colBatching, batchingValues, &row.Batching)
 		integer(colISL, 1, &row.ISL)
 		integer(colOSL, 1, &row.OSL)
-		integer(colNumReq, 1, &row.NumRequests)
+		if integer(colNumReq, 1, &row.NumRequests) && row.NumRequests > MaxNumRequests {
+			addf(fieldLine(colNumReq), colNumReq, "at most %d (a hard limit), got %d", MaxNumRequests, row.NumRequests)
+		}
 		integer(colMaxSeqs, 0, &row.MaxSeqs)
 		_, hasOut := index[colOutTPS]
 		_, hasTTFT := index[colTTFT]
@@ -506,6 +527,10 @@ func (v *vllmResult) number(key string) (x float64, ok bool) {
 		v.addf(key, "must not be negative, got %s", clip(r))
 		return 0, false
 	}
+	if x != 0 && (x < MinMeasured || x > MaxMeasured) {
+		v.addf(key, "must be 0 (not measured) or between %g and %g, got %s", MinMeasured, MaxMeasured, clip(r))
+		return 0, false
+	}
 	return x, true
 }
 
@@ -635,6 +660,9 @@ func parseVLLM(path string, data []byte, defaults Row) (Row, []string) {
 	switch {
 	case v.raw("completed") != nil:
 		if n, ok := v.integer("completed"); ok {
+			if n > MaxNumRequests {
+				v.addf("completed", "at most %d (a hard limit), got %d", MaxNumRequests, n)
+			}
 			if n == 0 {
 				v.addf("completed", "no request completed")
 			}
@@ -642,6 +670,9 @@ func parseVLLM(path string, data []byte, defaults Row) (Row, []string) {
 		}
 	case v.raw("num_prompts") != nil:
 		if n, ok := v.integer("num_prompts"); ok {
+			if n > MaxNumRequests {
+				v.addf("num_prompts", "at most %d (a hard limit), got %d", MaxNumRequests, n)
+			}
 			if n == 0 {
 				v.addf("num_prompts", "must be at least 1, got 0")
 			}

@@ -526,7 +526,30 @@ func (s *Scenario) checkTrace(ps *config.Problems) {
 	}
 	if err := s.Workload.Trace.Check(workloads.CheckRows); err != nil {
 		ps.Add("workload.trace.path", "%v", err)
+		return
 	}
+	s.checkTraceFailures(ps)
+}
+
+// failureGPUs is the GPUs [failures] strikes: the cluster's replicas and
+// spares (each group's own TP and spares), and the decode pool's.
+func (s *Scenario) failureGPUs() int {
+	f := s.Failures
+	gpus := (s.Cluster.Replicas + max(f.Spares, 0)) * s.Cluster.GPUsPerReplica()
+	if len(s.Cluster.Groups) > 0 { // each group's own TP, and its spares
+		gpus = 0
+		for _, g := range s.Cluster.Groups {
+			gpus += (max(g.Replicas, 0) + max(g.Spares, 0)) * max(g.TP, 1)
+		}
+	}
+	if s.Disagg.Enabled { // failures strike the decode pool's GPUs too
+		l := s.Disagg.Decode.Layout()
+		if l.TP <= 0 {
+			l.TP = s.Cluster.TP
+		}
+		gpus += max(s.DecodeReplicas(), 0) * max(l.GPUs(), 1)
+	}
+	return gpus
 }
 
 // MaxSamples bounds the time series (timeseries.csv) of one run.
@@ -550,10 +573,6 @@ func (s *Scenario) Validate(ps *config.Problems) {
 		ps.Add("run.replications", "at most 10000, found %d", s.Run.Replications)
 	}
 	ps.Positive("run.sample_interval_s", s.Run.SampleIntervalS)
-	if s.Run.SampleIntervalS > 0 && s.Workload.DurationS/s.Run.SampleIntervalS > MaxSamples {
-		ps.Add("run.sample_interval_s", "%g s gives %.3g samples over workload.duration_s = %g; at most %d (raise the interval)",
-			s.Run.SampleIntervalS, s.Workload.DurationS/s.Run.SampleIntervalS, s.Workload.DurationS, MaxSamples)
-	}
 	ps.NonNegative("run.drain_limit_s", s.Run.DrainLimitS)
 	if s.Run.DownReplicas < 0 || (s.Cluster.Replicas > 0 && s.Run.DownReplicas >= s.Cluster.Replicas) {
 		ps.Add("run.down_replicas", "must be between 0 and cluster.replicas−1 (%d), found %d", s.Cluster.Replicas-1, s.Run.DownReplicas)
@@ -578,21 +597,7 @@ func (s *Scenario) Validate(ps *config.Problems) {
 	s.Failures.Validate("failures", ps)
 	if f := s.Failures; f.Enabled && f.RateMultiplier > 0 && s.Workload.DurationS > 0 && !ps.HasPrefix("failures") {
 		if prof, err := f.BuildProfile(); err == nil {
-			gpus := (s.Cluster.Replicas + max(f.Spares, 0)) * s.Cluster.GPUsPerReplica()
-			if len(s.Cluster.Groups) > 0 { // each group's own TP, and its spares
-				gpus = 0
-				for _, g := range s.Cluster.Groups {
-					gpus += (max(g.Replicas, 0) + max(g.Spares, 0)) * max(g.TP, 1)
-				}
-			}
-			if s.Disagg.Enabled { // failures strike the decode pool's GPUs too
-				l := s.Disagg.Decode.Layout()
-				if l.TP <= 0 {
-					l.TP = s.Cluster.TP
-				}
-				gpus += max(s.DecodeReplicas(), 0) * max(l.GPUs(), 1)
-			}
-			if err := f.CheckRate(prof, gpus, s.Workload.DurationS); err != nil {
+			if err := f.CheckRate(prof, s.failureGPUs(), s.Workload.DurationS); err != nil {
 				ps.Add("failures.rate_multiplier", "%v", err)
 			}
 		}
@@ -677,6 +682,8 @@ func (s *Scenario) checkRateProfile(ps *config.Problems) {
 	}
 	if err := s.Workload.Arrival.CheckProfile(); err != nil {
 		ps.Add("workload.arrival.profile_file", "%v", err)
+	} else if s.Workload.Arrival.Process == workloads.ProcessPiecewise && s.Workload.Arrival.ProfileFile != "" {
+		s.checkRequests(ps) // the profile's points are known now
 	}
 }
 

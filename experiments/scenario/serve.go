@@ -11,6 +11,16 @@ import (
 	"github.com/fleetsim/fleetsim/workloads"
 )
 
+// A [[serve]] share's range (issue 33 item 5): shares are relative
+// weights, so any ratio of real traffic fits in [1e-6, 1e6] (a share of
+// 1e-12 of the largest), while their sum cannot overflow (1e308 + 1e308 is
+// +Inf, and every share became 0) nor lose precision in subnormals
+// (5e-324).
+const (
+	MinShare = 1e-6
+	MaxShare = 1e6
+)
+
 // ServeConfig is one [[serve]] table: a model the fleet serves, its share
 // of the workload's requests and its own SLO. Several of them make one
 // fleet serve several models: each request is for one model (drawn by
@@ -128,6 +138,8 @@ func (s *Scenario) validateServe(ps *config.Problems) {
 		seen[c.Model] = true
 		if !(c.Share > 0) || math.IsInf(c.Share, 0) {
 			ps.Add(k("share"), "must be a finite number > 0, found %v", c.Share)
+		} else if c.Share < MinShare || c.Share > MaxShare {
+			ps.Add(k("share"), "must be between %g and %g (a hard limit: shares are relative weights; 1e308 overflowed their sum, 5e-324 lost its precision), found %v", MinShare, MaxShare, c.Share)
 		}
 		ps.NonNegative(k("ttft_ms"), c.TTFTMs)
 		ps.NonNegative(k("tpot_ms"), c.TPOTMs)

@@ -46,17 +46,26 @@ func ParseAxis(spec string) (Axis, error) {
 		if (b-a)/st+1 > MaxSweepPoints {
 			return Axis{}, fmt.Errorf("sweep parameter %q: more than %d points", spec, MaxSweepPoints)
 		}
-		ints := isInt(lo) && isInt(hi) && isInt(stepS)
+		if isInt(lo) && isInt(hi) && isInt(stepS) {
+			// In integers: a float64 holds no int64 past 2^53 exactly, and
+			// 9223372036854775807 rounded up overflowed to -2^63.
+			ia, _ := strconv.ParseInt(strings.TrimSpace(lo), 10, 64)
+			ib, _ := strconv.ParseInt(strings.TrimSpace(hi), 10, 64)
+			is, _ := strconv.ParseInt(strings.TrimSpace(stepS), 10, 64)
+			for v := ia; v <= ib; v += is {
+				ax.Values = append(ax.Values, strconv.FormatInt(v, 10))
+				if v > math.MaxInt64-is {
+					break // the next value would overflow: past HI anyway
+				}
+			}
+			return ax, nil
+		}
 		for i := 0; ; i++ {
 			v := a + float64(i)*st
 			if v > b+st*1e-9 {
 				break
 			}
-			if ints {
-				ax.Values = append(ax.Values, strconv.FormatInt(int64(math.Round(v)), 10))
-			} else {
-				ax.Values = append(ax.Values, strconv.FormatFloat(results.Round6(v), 'g', -1, 64))
-			}
+			ax.Values = append(ax.Values, strconv.FormatFloat(results.Round6(v), 'g', -1, 64))
 		}
 		return ax, nil
 	}

@@ -52,6 +52,11 @@ type Sampler struct {
 	// requests are still in flight (0: no limit); Truncated says it did.
 	DrainLimit sim.Time
 	Truncated  bool
+	// MaxSamples, when > 0, stops the run once the time series holds
+	// this many samples and one more is due (a trace's span, unknown
+	// before the run, over a short interval); TooManySamples says it did.
+	MaxSamples     int
+	TooManySamples bool
 }
 
 // SetColumns makes each Sample count the provisioned replicas (all of
@@ -112,6 +117,11 @@ func (s *Sampler) sample(now sim.Time) {
 		// restarts, no client timeout) would keep the run alive forever:
 		// stop, and report them as in flight.
 		s.Truncated = true
+		s.eng.Stop()
+		return
+	}
+	if s.MaxSamples > 0 && len(s.Samples) >= s.MaxSamples {
+		s.TooManySamples = true
 		s.eng.Stop()
 		return
 	}
