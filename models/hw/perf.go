@@ -206,6 +206,11 @@ func newStepModel(gpu GPU, llm LLM, tp int, weights, compute, kv Precision, pp P
 	t := float64(tp)
 	peakW := compute.PeakFLOPS(gpu)
 	peakKV := kv.PeakFLOPS(gpu)
+	if peakKV <= 0 {
+		// An FP8 KV cache on a GPU without FP8 tensor cores (A100): the
+		// attention kernels dequantise it and run in BF16, as vLLM's do.
+		peakKV = gpu.BF16FLOPS
+	}
 	m := &StepModel{
 		gemmFLOPsPerToken:  2 * llm.Params / t,
 		attnFLOPsPerPair:   4 * float64(llm.Layers) * float64(llm.Heads*llm.HeadDim) / t,
@@ -242,6 +247,11 @@ func newStepModel(gpu GPU, llm LLM, tp int, weights, compute, kv Precision, pp P
 		// cross a GPU's links once each way, whatever tp (a ring would move
 		// 2(tp−1)/tp of them, twice the time at tp 8).
 		m.commPerTokenS = exposed * nAR * float64(llm.Hidden) * 2 / oneDir
+		if gpu.Fabric != "" && gpu.Fabric != FabricNVSwitch {
+			// No in-switch reduction: a ring over PCIe, or RCCL's direct
+			// all-reduce over an Infinity Fabric mesh (GPU.AllReduceFactor).
+			m.commPerTokenS *= gpu.AllReduceFactor(tp)
+		}
 	}
 	m.WeightBytesPerGPU = m.weightBytes
 	m.KVBytesPerTokenGPU = m.kvBytesPerToken
