@@ -228,6 +228,11 @@ type LLM struct {
 	// Mixture-of-experts and attention-variant fields (moe.go); all zero
 	// for a dense GQA model.
 	MoE
+
+	// Config, in a scenario's [[models]], is a Hugging Face config.json
+	// (relative to the scenario file) the shapes are read from
+	// (hfconfig.go); the table's other keys override what it gives.
+	Config string `toml:"config"`
 }
 
 // Built-in models: Llama 3 (arXiv 2407.21783, Table 3: layers, model
@@ -248,11 +253,19 @@ var builtinLLMs = []LLM{
 	// Model card: 32.8B parameters (the shapes give 32.76B).
 	{Name: "qwen3-32b", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128,
 		Intermediate: 25600, Vocab: 151936, Params: 32.8e9, ContextTokens: 40960},
+	// huggingface.co/Qwen/Qwen2.5-72B-Instruct/blob/main/config.json:
+	// hidden_size 8192, num_hidden_layers 80, num_attention_heads 64,
+	// num_key_value_heads 8 (head_dim 128), intermediate_size 29568,
+	// vocab_size 152064, max_position_embeddings 32768, q/k/v biases,
+	// untied embeddings. Model card: 72.7B parameters.
+	{Name: "qwen2.5-72b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
+		Intermediate: 29568, Vocab: 152064, Params: 72.7e9, ContextTokens: 32768},
 }
 
 // llmAliases are other names of built-in models with the same architecture:
 // the Llama 3.1 and 3.3 releases are Llama 3's shapes (the built-ins
-// already have 3.1's 128K context); DeepSeek-R1 (and V3.1) is DeepSeek-V3's
+// already have 3.1's 128K context); DeepSeek-R1 (and V3.1, R1-0528,
+// V3-0324) is DeepSeek-V3's
 // architecture; Kimi-K2.5's language model is Kimi-K2's.
 var llmAliases = map[string]string{
 	"llama-3.1-8b":   "llama-3-8b",
@@ -261,8 +274,11 @@ var llmAliases = map[string]string{
 	"llama-3.1-405b": "llama-3-405b",
 	"deepseek-r1":    "deepseek-v3",
 	"deepseek-v3.1":  "deepseek-v3",
-	"kimi-k2.5":      "kimi-k2",
-	"minimax-m2.5":   "minimax-m2",
+	// DeepSeek's later checkpoints of the same architecture and config.
+	"deepseek-r1-0528": "deepseek-v3",
+	"deepseek-v3-0324": "deepseek-v3",
+	"kimi-k2.5":        "kimi-k2",
+	"minimax-m2.5":     "minimax-m2",
 }
 
 // KVBytesPerToken is the KV-cache size of one token across the whole model:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/internal/infile"
@@ -657,4 +658,30 @@ func BuiltinConfig(name string) ([]byte, bool) {
 	}
 	b, err := builtinConfigs.ReadFile("configs/" + name + ".json")
 	return b, err == nil
+}
+
+// WithOverrides is imp's model named name, with each key of the [[models]]
+// table that set reports as given (a toml key of LLM: "params",
+// "context_tokens") taken from table instead.
+func (imp *HFImport) WithOverrides(name string, table LLM, set func(key string) bool) LLM {
+	out := imp.LLM
+	out.Name, out.Config = name, table.Config
+	overrideFields(reflect.ValueOf(&out).Elem(), reflect.ValueOf(table), set)
+	return out
+}
+
+func overrideFields(dst, src reflect.Value, set func(string) bool) {
+	t := dst.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			overrideFields(dst.Field(i), src.Field(i), set)
+			continue
+		}
+		key := strings.Split(f.Tag.Get("toml"), ",")[0]
+		if key == "" || key == "name" || key == "config" || !set(key) {
+			continue
+		}
+		dst.Field(i).Set(src.Field(i))
+	}
 }
