@@ -55,6 +55,9 @@ usage:
   fleetsim calibrate BENCH.csv | RESULT.json... [--models FILE] [--out DIR] [--holdout K]
       fit an engine profile (the step model's constants) to measured
       throughput and latency; report each row's error
+  fleetsim models list | gpus | show NAME|CONFIG.json
+      the catalog's models and GPUs; a model, or a Hugging Face config.json
+      read as [[models]] config = reads it
   fleetsim version | fleetsim --version
       print the module version and VCS revision this binary was built from
 
@@ -177,6 +180,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdPlot(args[1:], stdout, stderr)
 	case "calibrate":
 		return cmdCalibrate(args[1:], stdout, stderr)
+	case "models":
+		return cmdModels(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return cmdVersion(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
@@ -186,7 +191,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot, calibrate, version (see fleetsim help)", args[0])
+		return usagef("unknown command %q; commands: run, ab, sweep, size, merge, validate, scenarios, trace, failures, plot, calibrate, models, version (see fleetsim help)", args[0])
 	}
 }
 

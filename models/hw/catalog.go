@@ -281,6 +281,10 @@ var llmAliases = map[string]string{
 	"minimax-m2.5":     "minimax-m2",
 }
 
+// AliasOf is the built-in model alias name stands for, "" when it is no
+// alias.
+func AliasOf(name string) string { return llmAliases[name] }
+
 // KVBytesPerToken is the KV-cache size of one token across the whole model:
 // 2 (K and V) · layers · kv_heads · head_dim · bytesPerElem. CALIBRATION.md §3:
 // Llama-3-8B 128 KiB, 70B 320 KiB, 405B 504 KiB in BF16.
