@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/models/hw"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,4 +48,21 @@ func TestModelsCommand(t *testing.T) {
 	require.Contains(t, errs, "neither a catalog model")
 	code, _, _ = runCmd("models", "bogus")
 	require.Equal(t, exitUsage, code)
+}
+
+// calibrate --models reads [[models]] config = as a scenario does.
+func TestCalibrateModelsFileConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join("..", "..", "models", "hw", "configs", "qwen3-32b.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "q.json"), cfg, 0o644))
+	path := filepath.Join(dir, "models.toml")
+	require.NoError(t, os.WriteFile(path, []byte("[[models]]\nname = \"mine\"\nconfig = \"q.json\"\nparams = 32.8e9\n"), 0o644))
+	cat := hw.NewCatalog()
+	require.NoError(t, loadCatalogFile(cat, path))
+	m := cat.LLMs["mine"]
+	require.Equal(t, 32.8e9, m.Params) // the table's key over the derived 32.76e9
+	require.Equal(t, 64, m.Layers)
+	require.NoError(t, os.WriteFile(path, []byte("[[models]]\nname = \"mine\"\nconfig = \"none.json\"\n"), 0o644))
+	require.ErrorContains(t, loadCatalogFile(cat, path), "models.toml:3: models.0.config: cannot use model config")
 }

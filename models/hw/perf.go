@@ -108,9 +108,12 @@ func (s StepShape) Tokens() float64 { return s.PrefillTokens + s.DecodeSeqs }
 //	attention = 4·layers·heads·head_dim/tp · (pairs + attention_half_context·prefill_tokens)
 //	                / (peak_kv · attention_eff)
 //	          + kv_bytes_per_token/tp · decode_ctx / (hbm · kv_bw_eff)
-//	allreduce = 2·layers · (latency + tokens·hidden·2 B / (nvlink/2 · nvlink_eff))
+//	allreduce = 2·layers · (latency + tokens·hidden·2 B · fabric(tp) / (nvlink/2 · nvlink_eff))
 //	overhead  = step_overhead + seq_overhead · sequences
 //	          + layers · layer_overhead         (steps with GEMM work)
+//
+// fabric(tp) is 1 on an NVSwitch domain (NVLS) and GPU.AllReduceFactor
+// on a mesh (AMD Infinity Fabric) or over PCIe.
 //
 // smax(a, b) = (a^p + b^p)^(1/p) with p = overlap_exponent, a smooth
 // maximum: kernels near the compute/bandwidth crossover overlap their
