@@ -498,7 +498,21 @@ func loadCatalogFile(cat *hw.Catalog, path string) error {
 	}
 	var ps config.Problems
 	for i := range f.Models {
-		f.Models[i].Validate(fmt.Sprintf("models.%d", i), &ps)
+		key := fmt.Sprintf("models.%d", i)
+		if c := f.Models[i].Config; c != "" {
+			// As in a scenario: a config.json relative to this file, the
+			// table's keys over it.
+			if !filepath.IsAbs(c) {
+				c = filepath.Join(filepath.Dir(path), c)
+			}
+			imp, err := hw.ReadHFConfig(c)
+			if err != nil {
+				ps.Add(key+".config", "cannot use model config:\n%v", err)
+				continue
+			}
+			f.Models[i] = imp.WithOverrides(f.Models[i].Name, f.Models[i], func(k string) bool { return doc.Has(key + "." + k) })
+		}
+		f.Models[i].Validate(key, &ps)
 	}
 	for i := range f.GPUs {
 		f.GPUs[i].Validate(fmt.Sprintf("gpus.%d", i), &ps)

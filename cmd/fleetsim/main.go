@@ -61,6 +61,9 @@ usage:
   fleetsim calibrate BENCH.csv | RESULT.json... [--models FILE] [--out DIR] [--holdout K]
       fit an engine profile (the step model's constants) to measured
       throughput and latency; report each row's error
+  fleetsim models list | gpus | show NAME|CONFIG.json
+      the catalog's models and GPUs; a model, or a Hugging Face config.json
+      read as [[models]] config = reads it
   fleetsim version | fleetsim --version
       print the module version and VCS revision this binary was built from
 
@@ -188,6 +191,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdReport(args[1:], stdout, stderr)
 	case "calibrate":
 		return cmdCalibrate(args[1:], stdout, stderr)
+	case "models":
+		return cmdModels(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return cmdVersion(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
@@ -197,7 +202,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usagef("unknown command %q; commands: run, ab, sweep, size, plan, merge, validate, scenarios, trace, failures, plot, report, calibrate, version (see fleetsim help)", args[0])
+		return usagef("unknown command %q; commands: run, ab, sweep, size, plan, merge, validate, scenarios, trace, failures, plot, report, calibrate, models, version (see fleetsim help)", args[0])
 	}
 }
 

@@ -105,6 +105,9 @@ type Scenario struct {
 	// as written.
 	profiles map[string]hw.PerfProfile
 	overlays []Overlay // applied over src, in order
+	// badModelConfigs are the [[models]] tables whose config could not be
+	// read (reported once, under models.N.config).
+	badModelConfigs map[int]bool
 }
 
 // Has reports whether the scenario file or one of its overlays sets key, a
@@ -381,6 +384,7 @@ func parse(filename string, data []byte, baseDir string, overlays []Overlay) (*S
 		sc.resolveServingSpares(sc.has, &ps)
 	}
 	sc.resolveGroups(doc, &ps)
+	sc.loadModelConfigs(&ps)
 	sc.loadProfiles(&ps)
 	for _, k := range workloads.IgnoredKeys(sc.Workload.Kind) {
 		if doc.Has("workload." + k) {
@@ -467,6 +471,32 @@ func (s *Scenario) Catalog() *hw.Catalog {
 		cat.Profiles[k] = p
 	}
 	return cat
+}
+
+// loadModelConfigs reads the Hugging Face config.json of each [[models]]
+// table that names one (config, relative to the scenario's folder) into
+// the table: the file's shapes, then the table's own keys over them.
+func (s *Scenario) loadModelConfigs(ps *config.Problems) {
+	for i, m := range s.Models {
+		if m.Config == "" {
+			continue
+		}
+		key := fmt.Sprintf("models.%d", i)
+		path := m.Config
+		if s.baseDir != "" && !filepath.IsAbs(path) {
+			path = filepath.Join(s.baseDir, path)
+		}
+		imp, err := hw.ReadHFConfig(path)
+		if err != nil {
+			ps.Add(key+".config", "cannot use model config:\n%v", err)
+			if s.badModelConfigs == nil {
+				s.badModelConfigs = map[int]bool{}
+			}
+			s.badModelConfigs[i] = true // its other problems follow from this one
+			continue
+		}
+		s.Models[i] = imp.WithOverrides(m.Name, m, func(k string) bool { return s.has(key + "." + k) })
+	}
 }
 
 // loadProfiles reads the engine profile files the cluster and the fallback
@@ -582,6 +612,9 @@ func (s *Scenario) Validate(ps *config.Problems) {
 		s.GPUs[i].Validate(fmt.Sprintf("gpus.%d", i), ps)
 	}
 	for i := range s.Models {
+		if s.badModelConfigs[i] {
+			continue
+		}
 		s.Models[i].Validate(fmt.Sprintf("models.%d", i), ps)
 	}
 	s.Cluster.Validate(s.Catalog(), "cluster", ps)

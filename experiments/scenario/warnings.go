@@ -9,7 +9,8 @@ import (
 
 // ProfileWarnings lists every pool whose replica lies outside what its
 // engine profile was fitted on (hw.ProfileDomain): another GPU, compute
-// precision, dense/MoE kind or a model size more than twice away. A fit
+// precision, dense/MoE kind or a model size more than twice away; and
+// every pool on a GPU not NVIDIA's (AMD's), whatever its profile. A fit
 // carries over to those only as well as README "Calibrating to your engine" measures,
 // so the run goes on and the user is told (on stderr). Nil for profiles
 // that record no domain.
@@ -37,7 +38,13 @@ func (s *Scenario) ProfileWarnings() []string {
 		if compute == "" {
 			compute = hw.DefaultCompute(gpu, hw.Precision(c.Replica.Weights))
 		}
-		for _, why := range pp.Domain.Outside(gpu, llm, compute) {
+		whys := pp.Domain.Outside(gpu, llm, compute)
+		if !gpu.IsNVIDIA() && pp.Domain.Empty() {
+			// Every profile's constants come from NVIDIA engines, whether
+			// or not it records its domain.
+			whys = append(whys, fmt.Sprintf("GPU %s (%s; the profiles were fitted on NVIDIA GPUs only)", gpu.Name, gpu.Vendor))
+		}
+		for _, why := range whys {
 			out = append(out, fmt.Sprintf("%s: engine profile %q was not fitted on %s; its constants carry over only as README \"Engine profiles\" measures", where, pp.Name, why))
 		}
 	}

@@ -29,6 +29,7 @@ var (
 	Part           = Kind{"a part file", 256 << 20}
 	CalibrationCSV = Kind{"a calibration file", 64 << 20}
 	BenchmarkJSON  = Kind{"a benchmark result file", 64 << 20}
+	ModelConfig    = Kind{"a model config (config.json)", 16 << 20}
 	Summary        = Kind{"a summary.json", 64 << 20}
 	ResultsCSV     = Kind{"a results CSV", 256 << 20}
 )

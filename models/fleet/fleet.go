@@ -11,7 +11,8 @@ import (
 // FleetConfig describes a homogeneous serving fleet (the scenario's
 // [cluster] table).
 type FleetConfig struct {
-	// GPU names a catalog GPU: H100, H200, B200, GB200, or a scenario's own.
+	// GPU names a catalog GPU (H100, H200, B200, GB200, A100-80GB, MI300X,
+	// …: `fleetsim models gpus`), or a scenario's own.
 	GPU string `toml:"gpu"`
 	// Model names a catalog model: llama-3-8b, llama-3-70b, llama-3-405b, or
 	// a scenario's own.

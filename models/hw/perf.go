@@ -108,9 +108,12 @@ func (s StepShape) Tokens() float64 { return s.PrefillTokens + s.DecodeSeqs }
 //	attention = 4·layers·heads·head_dim/tp · (pairs + attention_half_context·prefill_tokens)
 //	                / (peak_kv · attention_eff)
 //	          + kv_bytes_per_token/tp · decode_ctx / (hbm · kv_bw_eff)
-//	allreduce = 2·layers · (latency + tokens·hidden·2 B / (nvlink/2 · nvlink_eff))
+//	allreduce = 2·layers · (latency + tokens·hidden·2 B · fabric(tp) / (nvlink/2 · nvlink_eff))
 //	overhead  = step_overhead + seq_overhead · sequences
 //	          + layers · layer_overhead         (steps with GEMM work)
+//
+// fabric(tp) is 1 on an NVSwitch domain (NVLS) and GPU.AllReduceFactor
+// on a mesh (AMD Infinity Fabric) or over PCIe.
 //
 // smax(a, b) = (a^p + b^p)^(1/p) with p = overlap_exponent, a smooth
 // maximum: kernels near the compute/bandwidth crossover overlap their
@@ -206,6 +209,11 @@ func newStepModel(gpu GPU, llm LLM, tp int, weights, compute, kv Precision, pp P
 	t := float64(tp)
 	peakW := compute.PeakFLOPS(gpu)
 	peakKV := kv.PeakFLOPS(gpu)
+	if peakKV <= 0 {
+		// An FP8 KV cache on a GPU without FP8 tensor cores (A100): the
+		// attention kernels dequantise it and run in BF16, as vLLM's do.
+		peakKV = gpu.BF16FLOPS
+	}
 	m := &StepModel{
 		gemmFLOPsPerToken:  2 * llm.Params / t,
 		attnFLOPsPerPair:   4 * float64(llm.Layers) * float64(llm.Heads*llm.HeadDim) / t,
@@ -242,6 +250,11 @@ func newStepModel(gpu GPU, llm LLM, tp int, weights, compute, kv Precision, pp P
 		// cross a GPU's links once each way, whatever tp (a ring would move
 		// 2(tp−1)/tp of them, twice the time at tp 8).
 		m.commPerTokenS = exposed * nAR * float64(llm.Hidden) * 2 / oneDir
+		if gpu.Fabric != "" && gpu.Fabric != FabricNVSwitch {
+			// No in-switch reduction: a ring over PCIe, or RCCL's direct
+			// all-reduce over an Infinity Fabric mesh (GPU.AllReduceFactor).
+			m.commPerTokenS *= gpu.AllReduceFactor(tp)
+		}
 	}
 	m.WeightBytesPerGPU = m.weightBytes
 	m.KVBytesPerTokenGPU = m.kvBytesPerToken
