@@ -126,6 +126,14 @@ var builtinGPUs = []GPU{
 	// Price: assumption, $10.50 (no CALIBRATION.md row).
 	{Name: "GB200", HBMBytes: 186e9, HBMBytesPerS: 8e12, BF16FLOPS: 2500e12, FP8FLOPS: 5000e12, FP4FLOPS: 10000e12,
 		NVLinkBytesPerS: 1.8e12, NICBytesPerS: 50e9, TDPWatts: 1200, DomainGPUs: 72, PricePerGPUHour: 10.50, ReservedPricePerGPUHour: 4.67},
+	// The rows from here to the AMD GPUs (A100, L40S, H20, B300, GB300,
+	// MI300X, MI325X, MI355X) were entered in a session without access to
+	// the datasheets they cite: the figures are as remembered and must be
+	// checked against those documents before a study rests on them (the
+	// GB300's HBM, the B300/GB300 power and the on-demand prices first).
+	// Their tests check the step model against these rows, not the rows
+	// against the datasheets.
+	//
 	// The rows below (issue 35) each cite the vendor's public datasheet;
 	// FLOP/s are dense (half the sparse figure where only that is quoted).
 	// Reserved prices are an assumption throughout: 45% of on-demand, the
