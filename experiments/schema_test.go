@@ -5,10 +5,12 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/plot"
 	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
@@ -238,4 +240,45 @@ func TestABReportLabelsAreUnique(t *testing.T) {
 	require.NotContains(t, head, "…")
 	require.Contains(t, head, " "+n1)
 	require.Contains(t, head, " "+n2+" − "+n1)
+}
+
+// TestFailuresCSVHasEveryArm: an A/B whose arms both had failures writes
+// both arms' timelines (replication 0) to failures.csv, each row naming
+// its arm and replication, and the failures timeline draws one labelled
+// line per arm, titled with the replication it shows (issue 32 item 5:
+// only the first arm's, with no arm column).
+func TestFailuresCSVHasEveryArm(t *testing.T) {
+	withTimeline := func(name string, capacity float64) *report.ArmResult {
+		a := armNamed(t, name)
+		a.Reps = append([]*report.RepResult(nil), a.Reps...)
+		r0 := *a.Reps[0]
+		r0.Timeline = []failures.TimelinePoint{{Time: 5e9, Event: "fail", Unit: "replica 0", GPUsDown: 1, Capacity: capacity}}
+		a.Reps[0] = &r0
+		return a
+	}
+	dir := t.TempDir()
+	ab := NewABResult([]*report.ArmResult{withTimeline("blue", 0.5), withTimeline("green", 0.75)})
+	require.NoError(t, FinishAB(dir, ab, &bytes.Buffer{}))
+	recs := readFile(t, filepath.Join(dir, "failures.csv"))
+	h := recs[0]
+	arm, rep, capCol := slices.Index(h, results.Arm), slices.Index(h, results.Replication), slices.Index(h, results.CapacityFrac)
+	require.GreaterOrEqual(t, arm, 0, "failures.csv has no arm column")
+	require.GreaterOrEqual(t, rep, 0, "failures.csv has no replication column")
+	var got [][3]string
+	for _, r := range recs[1:] {
+		got = append(got, [3]string{r[arm], r[rep], r[capCol]})
+	}
+	require.Equal(t, [][3]string{{"blue", "0", "0.5"}, {"green", "0", "0.75"}}, got)
+
+	figs, err := plot.Dir(dir)
+	require.NoError(t, err)
+	require.Contains(t, figs, filepath.Join(dir, "plots", "failures_timeline.svg"))
+	svg, err := os.ReadFile(filepath.Join(dir, "plots", "failures_timeline.svg"))
+	require.NoError(t, err)
+	for _, s := range []string{"blue: available capacity", "green: available capacity", "replication 0"} {
+		require.Contains(t, string(svg), s)
+	}
+	svg, err = os.ReadFile(filepath.Join(dir, "plots", "availability_timeseries.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "replication 0")
 }

@@ -222,7 +222,7 @@ func ReplicationKeys(arms []*ArmResult) []string {
 // WriteRunDir writes a run directory for one or more arms: summary.json
 // (the first arm's; each arm's under arms/NAME/ when there are several),
 // summary.md, replications.csv, cdf.csv and timeseries.csv, and
-// failures.csv when the first arm's replication 0 had a failure timeline,
+// failures.csv (every arm's replication 0 that had a failure timeline),
 // and training_timeline.csv (every arm's replication 0) for training
 // scenarios.
 // The CSV files follow package results. Each file is written whole or not
@@ -274,12 +274,21 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	files[results.CDFFile.Name] = cdf.Bytes()
 	files[results.TimeseriesFile.Name] = ts.Bytes()
 	files[results.ReplicationsFile.Name] = reps.Bytes()
-	if tl := arms[0].Reps[0].Timeline; len(tl) > 0 {
-		f := results.NewTable(results.FailuresFile, nil, nil)
-		for _, p := range tl {
-			f.Row(results.FormatFloat(results.Round6(p.Time.Seconds())), p.Event, p.Unit, strconv.Itoa(p.GPUsDown), results.FormatFloat(results.Round6(p.Capacity)), p.Detail)
+	var fails *results.Table
+	for _, a := range arms {
+		tl := a.Reps[0].Timeline
+		if len(tl) == 0 {
+			continue
 		}
-		files[results.FailuresFile.Name] = f.Bytes()
+		if fails == nil {
+			fails = results.NewTable(results.FailuresFile, nil, nil)
+		}
+		for _, p := range tl {
+			fails.Row(results.FormatFloat(results.Round6(p.Time.Seconds())), p.Event, p.Unit, strconv.Itoa(p.GPUsDown), results.FormatFloat(results.Round6(p.Capacity)), p.Detail, a.Name, "0")
+		}
+	}
+	if fails != nil {
+		files[results.FailuresFile.Name] = fails.Bytes()
 	}
 	return WriteFiles(dir, files)
 }

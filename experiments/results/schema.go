@@ -301,7 +301,7 @@ var (
 			{SLOAttainmentCI95, "fraction", "its 95% CI half-width; empty from one replication"},
 		}}
 
-	FailuresFile = &File{Name: "failures.csv", Meaning: "one row per failure timeline event of the first arm's replication 0",
+	FailuresFile = &File{Name: "failures.csv", Meaning: "one row per failure timeline event of each arm's replication 0 (every arm with a failure timeline, in arm order, each in time order)",
 		Columns: []Column{
 			{TimeS, "s", "simulated time of the event"},
 			{Event, "", oneOf(FailureEvents, " (spare: a swap begins; spare-in: the spare serves, after spare_swap_s; spot-*: a spot interruption's notice, kill and replacement)")},
@@ -309,6 +309,8 @@ var (
 			{GPUsDown, "GPUs", "GPUs down after the event"},
 			{CapacityFrac, "fraction", "share of the fleet available after the event"},
 			{Detail, "", "a failure's category, and its repair path and time when repairs escalate (\"gpu: reset>reboot, 0.67 h\"); a swap's delay"},
+			{Arm, "", armMeaning},
+			{Replication, "index", "the replication whose timeline this is (0)"},
 		}}
 
 	ABFile = &File{Name: "ab.csv", Meaning: "one row per metric (flattened summary.json key, in column metric) and arm compared with the first",
