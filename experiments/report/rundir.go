@@ -220,14 +220,23 @@ func ReplicationKeys(arms []*ArmResult) []string {
 }
 
 // WriteRunDir writes a run directory for one or more arms: summary.json
-// (the first arm's; each arm's under arms/NAME/ when there are several),
-// summary.md, replications.csv, cdf.csv and timeseries.csv, and
-// failures.csv (every arm's replication 0 that had a failure timeline),
-// and training_timeline.csv (every arm's replication 0) for training
-// scenarios.
+// (the first arm's; each arm's under arms/DIR/ when there are several,
+// DIR its results.ArmDir), summary.md, replications.csv, cdf.csv and
+// timeseries.csv (each when it has rows: a training run has none of the
+// last two), and failures.csv (every arm's replication 0 that had a
+// failure timeline), and training_timeline.csv (every arm's replication
+// 0) for training scenarios.
 // The CSV files follow package results. Each file is written whole or not
 // at all.
 func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
+	_, err := WriteRunDirFiles(dir, arms, extraMD, len(arms) > 1)
+	return err
+}
+
+// WriteRunDirFiles is WriteRunDir, with every arm's summary.json under
+// arms/ when perArm (a sweep's, even of one point) and none at the top;
+// it returns what it wrote, as ListWritten names it.
+func WriteRunDirFiles(dir string, arms []*ArmResult, extraMD string, perArm bool) ([]string, error) {
 	files := map[string][]byte{}
 	var md bytes.Buffer
 	keys := ReplicationKeys(arms)
@@ -239,12 +248,12 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	for _, a := range arms {
 		js, err := a.SummaryJSON()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if len(arms) == 1 {
+		if !perArm {
 			files["summary.json"] = js
 		} else {
-			files[filepath.Join("arms", a.Name, "summary.json")] = js
+			files[filepath.Join(results.ArmsDir, results.ArmDir(a.Name), "summary.json")] = js
 			fmt.Fprintf(&md, "## Arm %s\n\n", a.Name)
 		}
 		fmt.Fprintf(&md, "```\n%s```\n\n", a.Table())
@@ -271,8 +280,12 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	}
 	title := arms[0].Reps[0].Summary.Scenario
 	files["summary.md"] = append([]byte("# fleetsim: "+title+"\n\n"), md.Bytes()...)
-	files[results.CDFFile.Name] = cdf.Bytes()
-	files[results.TimeseriesFile.Name] = ts.Bytes()
+	if cdf.Len() > 0 {
+		files[results.CDFFile.Name] = cdf.Bytes()
+	}
+	if ts.Len() > 0 {
+		files[results.TimeseriesFile.Name] = ts.Bytes()
+	}
 	files[results.ReplicationsFile.Name] = reps.Bytes()
 	var fails *results.Table
 	for _, a := range arms {
@@ -290,7 +303,48 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	if fails != nil {
 		files[results.FailuresFile.Name] = fails.Bytes()
 	}
-	return WriteFiles(dir, files)
+	return ListWritten(files), WriteFiles(dir, files)
+}
+
+// ListWritten names the files of a run directory for a "wrote" line:
+// summary.json, arms/*/summary.json, summary.md, then the CSV files in
+// results.Files order, then any others, sorted.
+func ListWritten(files map[string][]byte) []string {
+	rank := func(n string) int {
+		switch {
+		case n == "summary.json":
+			return 0
+		case strings.HasPrefix(n, results.ArmsDir+string(filepath.Separator)):
+			return 1
+		case n == "summary.md":
+			return 2
+		}
+		for i, f := range results.Files {
+			if f.Name == n {
+				return 3 + i
+			}
+		}
+		return 3 + len(results.Files)
+	}
+	var out []string
+	arms := false
+	for n := range files {
+		if strings.HasPrefix(n, results.ArmsDir+string(filepath.Separator)) {
+			arms = true
+			continue
+		}
+		out = append(out, n)
+	}
+	if arms {
+		out = append(out, results.ArmsDir+"/*/summary.json")
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if ri, rj := rank(out[i]), rank(out[j]); ri != rj {
+			return ri < rj
+		}
+		return out[i] < out[j]
+	})
+	return out
 }
 
 // WriteFiles writes each file under dir atomically (a temporary file, then a

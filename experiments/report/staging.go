@@ -127,7 +127,8 @@ func ownPath(rel string, typ fs.FileMode) bool {
 	case parts[0] == results.PlotsDir:
 		return len(parts) == 2 && file && results.IsPlotFile(parts[1])
 	case parts[0] == results.ArmsDir:
-		if scenario.CheckName(parts[1]) != nil && scenario.CheckPointName(parts[1]) != nil { // an arm, a sweep point
+		if scenario.CheckName(parts[1]) != nil && scenario.CheckPointName(parts[1]) != nil &&
+			scenario.CheckPointName(strings.ReplaceAll(parts[1], ",", " ")) != nil { // an arm, a sweep point (results.ArmDir; spaced before)
 			return false
 		}
 		if len(parts) == 2 {
