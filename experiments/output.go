@@ -34,7 +34,7 @@ func FinishRun(dir string, arm *report.ArmResult, w io.Writer, extra string) err
 // FinishAB writes an A/B's directory and prints its report.
 func FinishAB(dir string, res *ABResult, w io.Writer) error {
 	text := res.Report()
-	written, err := report.WriteRunDirFiles(dir, res.Arms, "## A/B\n\n```\n"+text+"```\n", true)
+	written, err := report.WriteRunDirFiles(dir, res.Arms, "## A/B\n\n"+res.Markdown(), true)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func FinishSweep(dir, name string, reps int, res *SweepResult, w io.Writer) erro
 		arms[i] = p.Arm
 	}
 	table := res.Table()
-	written, err := report.WriteRunDirFiles(dir, arms, "## Sweep\n\n```\n"+table+"```\n", true)
+	written, err := report.WriteRunDirFiles(dir, arms, "## Sweep\n\n"+res.Markdown(), true)
 	if err != nil {
 		return err
 	}

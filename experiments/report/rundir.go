@@ -60,6 +60,54 @@ func (a *ArmResult) Table() string {
 	return b.String()
 }
 
+// Markdown is the arm's results for summary.md: its latency quantiles
+// and headline metrics as Markdown tables (means over replications, with
+// their 95% CIs), then the terminal report whole.
+func (a *ArmResult) Markdown() string {
+	var b strings.Builder
+	m := StatMap(a.Stats)
+	n := len(a.Reps)
+	if n > 1 {
+		fmt.Fprintf(&b, "Means over %d replications; ± is the 95%% confidence interval's half-width (Student t).\n\n", n)
+	}
+	qs := []struct{ key, label string }{{"mean", "mean"}, {"p50", "p50"}, {"p90", "p90"}, {"p95", "p95"}, {"p99", "p99"}, {"p999", "p99.9"}}
+	var lat [][]string
+	for _, d := range []struct{ key, label string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "end-to-end"}, {"queue", "queueing"}} {
+		if _, ok := m["latency_ms."+d.key+".p50"]; !ok {
+			continue
+		}
+		row := []string{d.label}
+		for _, q := range qs {
+			row = append(row, fmt.Sprintf("%.1f", m["latency_ms."+d.key+"."+q.key].Mean))
+		}
+		lat = append(lat, row)
+	}
+	if len(lat) > 0 {
+		header := []string{"latency (ms)"}
+		for _, q := range qs {
+			header = append(header, q.label)
+		}
+		b.WriteString(MarkdownTable(header, lat) + "\n")
+	}
+	var rows [][]string
+	for _, h := range headline {
+		st, ok := m[h.key]
+		if !ok {
+			continue
+		}
+		ci := "n/a"
+		if len(st.Values) >= 2 {
+			ci = Human(st.CI95)
+		}
+		rows = append(rows, []string{h.label, Human(st.Mean), ci, h.unit})
+	}
+	if len(rows) > 0 {
+		b.WriteString(MarkdownTable([]string{"metric", "mean", "± 95% CI", "unit"}, rows) + "\n")
+	}
+	fmt.Fprintf(&b, "<details><summary>Full report</summary>\n\n```\n%s```\n\n</details>\n\n", a.Table())
+	return b.String()
+}
+
 // pooled merges the replications' sketches of one metric, in index order.
 func (a *ArmResult) pooled(get func(*RepResult) *quantile.Sketch) *quantile.Sketch {
 	s := quantile.New()
@@ -256,7 +304,7 @@ func WriteRunDirFiles(dir string, arms []*ArmResult, extraMD string, perArm bool
 			files[filepath.Join(results.ArmsDir, results.ArmDir(a.Name), "summary.json")] = js
 			fmt.Fprintf(&md, "## Arm %s\n\n", a.Name)
 		}
-		fmt.Fprintf(&md, "```\n%s```\n\n", a.Table())
+		md.WriteString(a.Markdown())
 		a.CDFRows(cdf)
 		a.TimeseriesRows(ts, tsCols)
 		a.ReplicationRows(reps, keys)

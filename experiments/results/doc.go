@@ -16,7 +16,7 @@
 //	sweep.csv        one column per swept scenario key, then fixed, then
 //	                 the failure columns when the runs had [failures]
 //	ettr.csv         one column per swept scenario key, then fixed
-//	size.csv         fixed only
+//	size.csv         fixed, then one column and its CI per --slo target
 //	size_search.csv  fixed only
 //	failures.csv     fixed only
 //	ab.csv           fixed only; one row per metric key and compared arm
