@@ -22,6 +22,8 @@
 //	ab.csv           fixed only; one row per metric key and compared arm
 //	requests.csv     fixed only
 //	calibration.csv  fixed only
+//	columns.csv      fixed only: the data dictionary (Dictionary), one row
+//	                 per file and per column of each CSV file
 //
 // Writers build rows with Table (in memory) or Writer (streaming), both on
 // encoding/csv: a field holding a comma, a quote or a newline is quoted, and

@@ -11,6 +11,7 @@ import (
 // else is a user's and is never moved or deleted.
 //
 //	summary.json, summary.md, size_mix.csv and the CSV files of Files
+//	                 (columns.csv, the data dictionary, in every one)
 //	                 (but calibration.csv, which calibrate writes into its
 //	                 own --out): regular files at the top
 //	arms/NAME/summary.json

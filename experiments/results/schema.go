@@ -385,7 +385,7 @@ var (
 
 // Files are every CSV file of a run directory.
 var Files = []*File{CDFFile, TimeseriesFile, ReplicationsFile, SweepFile, ETTRFile, SizeFile, SizeSearchFile,
-	FailuresFile, ABFile, RequestsFile, CalibrationFile, TrainingTimelineFile}
+	FailuresFile, ABFile, RequestsFile, CalibrationFile, TrainingTimelineFile, ColumnsFile}
 
 // Lookup finds a file by name.
 func Lookup(name string) (*File, bool) {
