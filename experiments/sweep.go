@@ -175,6 +175,24 @@ func AssembleSweep(axes []scenario.Axis, values [][]string, results [][]*report.
 	return &SweepResult{Axes: axes, Points: points}
 }
 
+// SweepDirName is the default directory name of a sweep of scenario name
+// over axes: NAME-sweep-KEYS, KEYS the swept keys joined by '+'
+// (default-sweep-cluster.replicas+workload.arrival.rate_per_s), so that
+// sweeps of one scenario over different keys never share a directory; a
+// name longer than 200 bytes keeps the first key and counts the others
+// (NAME-sweep-KEY+3-more).
+func SweepDirName(name string, axes []scenario.Axis) string {
+	keys := make([]string, len(axes))
+	for i, ax := range axes {
+		keys[i] = ax.Key
+	}
+	out := name + "-sweep-" + strings.Join(keys, "+")
+	if len(out) > 200 && len(keys) > 1 {
+		out = fmt.Sprintf("%s-sweep-%s+%d-more", name, keys[0], len(keys)-1)
+	}
+	return out
+}
+
 // PointNames names the points of a sweep.
 func PointNames(axes []scenario.Axis, values [][]string) []string {
 	out := make([]string, len(values))
