@@ -355,8 +355,8 @@ func WriteRunDirFiles(dir string, arms []*ArmResult, extraMD string, perArm bool
 }
 
 // ListWritten names the files of a run directory for a "wrote" line:
-// summary.json, arms/*/summary.json, summary.md, then the CSV files in
-// results.Files order, then any others, sorted.
+// summary.json, arms/*/summary.json, summary.md, replications.csv, then
+// the other CSV files in results.Files order, then any others, sorted.
 func ListWritten(files map[string][]byte) []string {
 	rank := func(n string) int {
 		switch {
@@ -366,13 +366,15 @@ func ListWritten(files map[string][]byte) []string {
 			return 1
 		case n == "summary.md":
 			return 2
+		case n == results.ReplicationsFile.Name:
+			return 3
 		}
 		for i, f := range results.Files {
 			if f.Name == n {
-				return 3 + i
+				return 4 + i
 			}
 		}
-		return 3 + len(results.Files)
+		return 4 + len(results.Files)
 	}
 	var out []string
 	arms := false
