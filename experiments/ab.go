@@ -350,59 +350,81 @@ func (r *ABResult) anyArmHas(key string) bool {
 
 // Report writes the side-by-side table and the verdicts.
 func (r *ABResult) Report() string {
+	header, rows := r.tableRows()
+	// Columns are as wide as their labels: arm names are never truncated,
+	// so two arms whose names share a long prefix stay apart.
+	widths := []int{-18}
+	for _, a := range r.Arms {
+		widths = append(widths, max(14, runeLen(a.Name)))
+	}
+	for _, a := range r.Arms[1:] {
+		widths = append(widths, max(22, runeLen(a.Name+" − "+r.Arms[0].Name)))
+	}
+	return r.render(report.TextTable(header, rows, widths), "  ")
+}
+
+// Markdown is the A/B report for summary.md: Report's, with a Markdown
+// table and the verdicts as lists.
+func (r *ABResult) Markdown() string {
+	return r.render(report.MarkdownTable(r.tableRows()), "- ")
+}
+
+// render is the A/B report around its table, each verdict line starting
+// with bullet.
+func (r *ABResult) render(table, bullet string) string {
 	var b bytes.Buffer
 	reps := len(r.Arms[0].Reps)
 	fmt.Fprintf(&b, "A/B of %s: %d arms × %s, paired (common random numbers)\n\n", r.Arms[0].Reps[0].Summary.Scenario, len(r.Arms), plural(reps, "replication"))
-	// Columns are as wide as their labels: arm names are never truncated,
-	// so two arms whose names share a long prefix stay apart.
-	armW := make([]int, len(r.Arms))
-	for i, a := range r.Arms {
-		armW[i] = max(14, runeLen(a.Name))
+	b.WriteString(table)
+	for k, diffs := range r.Diffs {
+		fmt.Fprintf(&b, "\n%s vs %s:\n", r.Arms[k+1].Name, r.Arms[0].Name)
+		if bullet != "  " {
+			b.WriteByte('\n')
+		}
+		for _, line := range Verdicts(r.Arms[0].Name, r.Arms[k+1].Name, diffs, reps) {
+			fmt.Fprintf(&b, "%s%s\n", bullet, line)
+		}
 	}
-	diffW := make([]int, len(r.Diffs))
-	for k := range r.Diffs {
-		diffW[k] = max(22, runeLen(r.Arms[k+1].Name+" − "+r.Arms[0].Name))
+	return b.String()
+}
+
+// tableRows are the A/B table's header and rows: each metric's mean in
+// every arm, then each arm's paired difference from the first.
+func (r *ABResult) tableRows() ([]string, [][]string) {
+	header := []string{"metric"}
+	for _, a := range r.Arms {
+		header = append(header, a.Name)
 	}
-	fmt.Fprintf(&b, "%-18s", "metric")
-	for i, a := range r.Arms {
-		fmt.Fprintf(&b, " %*s", armW[i], a.Name)
+	for _, a := range r.Arms[1:] {
+		header = append(header, a.Name+" − "+r.Arms[0].Name)
 	}
-	for k, a := range r.Arms[1:] {
-		fmt.Fprintf(&b, " %*s", diffW[k], a.Name+" − "+r.Arms[0].Name)
-	}
-	b.WriteByte('\n')
+	var rows [][]string
 	// A training A/B has no requests: only the rows its arms report.
 	serving := r.anyArmHas("requests.arrived")
 	for _, row := range abTableKeys {
 		if (row.optional || !serving) && !r.anyArmHas(row.key) {
 			continue
 		}
-		fmt.Fprintf(&b, "%-18s", row.label)
-		for i, a := range r.Arms {
+		cells := []string{row.label}
+		for _, a := range r.Arms {
 			cell := "n/a" // undefined in this arm (see Aggregate)
 			if st, ok := report.StatMap(a.Stats)[row.key]; ok {
 				cell = report.Human(st.Mean)
 			}
-			fmt.Fprintf(&b, " %*s", armW[i], cell)
+			cells = append(cells, cell)
 		}
-		for k, diffs := range r.Diffs {
+		for _, diffs := range r.Diffs {
 			cell := "n/a"
 			for _, d := range diffs {
 				if d.Key == row.key {
 					cell = report.PM(d.Diff, d.DiffCI, d.N)
 				}
 			}
-			fmt.Fprintf(&b, " %*s", diffW[k], cell)
+			cells = append(cells, cell)
 		}
-		b.WriteByte('\n')
+		rows = append(rows, cells)
 	}
-	for k, diffs := range r.Diffs {
-		fmt.Fprintf(&b, "\n%s vs %s:\n", r.Arms[k+1].Name, r.Arms[0].Name)
-		for _, line := range Verdicts(r.Arms[0].Name, r.Arms[k+1].Name, diffs, reps) {
-			fmt.Fprintf(&b, "  %s\n", line)
-		}
-	}
-	return b.String()
+	return header, rows
 }
 
 // ABCSV is ab.csv (results.ABFile): one row per metric and compared arm.

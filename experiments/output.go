@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
@@ -14,9 +15,11 @@ import (
 // The commands and `fleetsim merge` share these, so a sharded run merged
 // writes exactly what one machine would have.
 
-// FinishRun writes a plain run's directory and prints its table.
+// FinishRun writes a plain run's directory and prints its table. extra
+// names files the caller wrote there (", requests.csv").
 func FinishRun(dir string, arm *report.ArmResult, w io.Writer, extra string) error {
-	if err := report.WriteRunDir(dir, []*report.ArmResult{arm}, ""); err != nil {
+	written, err := report.WriteRunDirFiles(dir, []*report.ArmResult{arm}, "", false)
+	if err != nil {
 		return err
 	}
 	shown := report.ShownDir(dir)
@@ -24,17 +27,15 @@ func FinishRun(dir string, arm *report.ArmResult, w io.Writer, extra string) err
 		return err
 	}
 	fmt.Fprint(w, arm.Table())
-	if len(arm.Reps[0].TrainingTrace) > 0 {
-		extra += ", " + results.TrainingTimelineFile.Name
-	}
-	fmt.Fprintf(w, "\nwrote %s (summary.json, summary.md, replications.csv, cdf.csv, timeseries.csv%s)\n", shown, extra)
+	fmt.Fprintf(w, "\nwrote %s (%s%s)\n", shown, strings.Join(written, ", "), extra)
 	return nil
 }
 
 // FinishAB writes an A/B's directory and prints its report.
 func FinishAB(dir string, res *ABResult, w io.Writer) error {
 	text := res.Report()
-	if err := report.WriteRunDir(dir, res.Arms, "## A/B\n\n```\n"+text+"```\n"); err != nil {
+	written, err := report.WriteRunDirFiles(dir, res.Arms, "## A/B\n\n"+res.Markdown(), true)
+	if err != nil {
 		return err
 	}
 	if err := report.WriteFileAtomic(filepath.Join(dir, results.ABFile.Name), res.ABCSV()); err != nil {
@@ -45,18 +46,20 @@ func FinishAB(dir string, res *ABResult, w io.Writer) error {
 		return err
 	}
 	fmt.Fprint(w, text)
-	fmt.Fprintf(w, "\nwrote %s (ab.csv, arms/*/summary.json, summary.md, cdf.csv, timeseries.csv, replications.csv)\n", shown)
+	fmt.Fprintf(w, "\nwrote %s (%s, %s)\n", shown, results.ABFile.Name, strings.Join(written, ", "))
 	return nil
 }
 
-// FinishSweep writes a sweep's directory and prints its table.
+// FinishSweep writes a sweep's directory and prints its table. Every
+// point's summary.json is under arms/, even for one point.
 func FinishSweep(dir, name string, reps int, res *SweepResult, w io.Writer) error {
 	arms := make([]*report.ArmResult, len(res.Points))
 	for i, p := range res.Points {
 		arms[i] = p.Arm
 	}
 	table := res.Table()
-	if err := report.WriteRunDir(dir, arms, "## Sweep\n\n```\n"+table+"```\n"); err != nil {
+	written, err := report.WriteRunDirFiles(dir, arms, "## Sweep\n\n"+res.Markdown(), true)
+	if err != nil {
 		return err
 	}
 	file, data := results.SweepFile.Name, res.CSV()
@@ -70,8 +73,8 @@ func FinishSweep(dir, name string, reps int, res *SweepResult, w io.Writer) erro
 	if err := report.CommitStaged(dir); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "sweep of %s: %d points × %d replications\n\n%s\nwrote %s (%s, summary.md, replications.csv)\n",
-		name, len(res.Points), reps, table, shown, file)
+	fmt.Fprintf(w, "sweep of %s: %d points × %d replications\n\n%s\nwrote %s (%s, %s)\n",
+		name, len(res.Points), reps, table, shown, file, strings.Join(written, ", "))
 	return nil
 }
 

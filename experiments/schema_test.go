@@ -5,10 +5,12 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/experiments/plot"
 	"github.com/fleetsim/fleetsim/experiments/report"
 	"github.com/fleetsim/fleetsim/experiments/results"
 	"github.com/fleetsim/fleetsim/experiments/scenario"
@@ -225,8 +227,35 @@ func TestSweepTableLabelsAreUnique(t *testing.T) {
 	require.Contains(t, head, "checkpoint_interval_s")
 	require.Contains(t, head, "checkpoint_write_s")
 
-	require.Equal(t, []string{"cluster.spare_servers", "training.spare_servers", "rate_per_s", "x (1)", "x (2)"},
+	require.Equal(t, []string{"cluster.spare_servers", "training.spare_servers", "workload.arrival.rate_per_s", "x (1)", "x (2)"},
 		columnLabels([]string{"cluster.spare_servers", "training.spare_servers", "workload.arrival.rate_per_s", "x", "x"}))
+}
+
+// TestSweepTableHeadsWithTheWholeKey: a sweep of spot.replicas is headed
+// spot.replicas, as sweep.csv's column is (issue 32 item 7: "replicas",
+// which cluster.replicas could be as well).
+func TestSweepTableHeadsWithTheWholeKey(t *testing.T) {
+	ax := scenario.Axis{Key: "spot.replicas", Values: []string{"2"}}
+	res := &SweepResult{Axes: []scenario.Axis{ax}, Points: []Point{{Values: []string{"2"}, Arm: armNamed(t, "spot.replicas=2")}}}
+	head := strings.SplitN(res.Table(), "\n", 2)[0]
+	require.True(t, strings.HasPrefix(head, "spot.replicas "), head)
+}
+
+// TestSweepCSVHasMediansTPOTAndHitRate: sweep.csv has p50 TTFT, p50 and
+// p99 TPOT and the prefix cache hit rate, each the mean of its
+// summary.json key (issue 32 item 7: only p99 TTFT and e2e).
+func TestSweepCSVHasMediansTPOTAndHitRate(t *testing.T) {
+	a := armNamed(t, "cluster.replicas=1")
+	res := &SweepResult{Axes: []scenario.Axis{{Key: "cluster.replicas", Values: []string{"1"}}}, Points: []Point{{Values: []string{"1"}, Arm: a}}}
+	recs := readCSV(t, res.CSV())
+	m := report.StatMap(a.Stats)
+	for col, key := range map[string]string{results.TTFTP50Ms: "latency_ms.ttft.p50", results.TPOTP50Ms: "latency_ms.tpot.p50",
+		results.TPOTP99Ms: "latency_ms.tpot.p99", results.PrefixHitRate: "prefix_cache.hit_rate"} {
+		j := slices.Index(recs[0], col)
+		require.GreaterOrEqual(t, j, 0, col)
+		require.Equal(t, results.FormatFloat(results.Round6(m[key].Mean)), recs[1][j], col)
+		require.NotEmpty(t, recs[1][j+1], col+"_ci95")
+	}
 }
 
 // TestABReportLabelsAreUnique: arms whose names share a long prefix keep
@@ -238,4 +267,103 @@ func TestABReportLabelsAreUnique(t *testing.T) {
 	require.NotContains(t, head, "…")
 	require.Contains(t, head, " "+n1)
 	require.Contains(t, head, " "+n2+" − "+n1)
+}
+
+// TestFailuresCSVHasEveryArm: an A/B whose arms both had failures writes
+// both arms' timelines (replication 0) to failures.csv, each row naming
+// its arm and replication, and the failures timeline draws one labelled
+// line per arm, titled with the replication it shows (issue 32 item 5:
+// only the first arm's, with no arm column).
+func TestFailuresCSVHasEveryArm(t *testing.T) {
+	withTimeline := func(name string, capacity float64) *report.ArmResult {
+		a := armNamed(t, name)
+		a.Reps = append([]*report.RepResult(nil), a.Reps...)
+		r0 := *a.Reps[0]
+		r0.Timeline = []failures.TimelinePoint{{Time: 5e9, Event: "fail", Unit: "replica 0", GPUsDown: 1, Capacity: capacity}}
+		a.Reps[0] = &r0
+		return a
+	}
+	dir := t.TempDir()
+	ab := NewABResult([]*report.ArmResult{withTimeline("blue", 0.5), withTimeline("green", 0.75)})
+	require.NoError(t, FinishAB(dir, ab, &bytes.Buffer{}))
+	recs := readFile(t, filepath.Join(dir, "failures.csv"))
+	h := recs[0]
+	arm, rep, capCol := slices.Index(h, results.Arm), slices.Index(h, results.Replication), slices.Index(h, results.CapacityFrac)
+	require.GreaterOrEqual(t, arm, 0, "failures.csv has no arm column")
+	require.GreaterOrEqual(t, rep, 0, "failures.csv has no replication column")
+	var got [][3]string
+	for _, r := range recs[1:] {
+		got = append(got, [3]string{r[arm], r[rep], r[capCol]})
+	}
+	require.Equal(t, [][3]string{{"blue", "0", "0.5"}, {"green", "0", "0.75"}}, got)
+
+	figs, err := plot.Dir(dir)
+	require.NoError(t, err)
+	require.Contains(t, figs, filepath.Join(dir, "plots", "failures_timeline.svg"))
+	svg, err := os.ReadFile(filepath.Join(dir, "plots", "failures_timeline.svg"))
+	require.NoError(t, err)
+	for _, s := range []string{"blue: available capacity", "green: available capacity", "replication 0"} {
+		require.Contains(t, string(svg), s)
+	}
+	svg, err = os.ReadFile(filepath.Join(dir, "plots", "availability_timeseries.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "replication 0")
+}
+
+// TestSizeShowsTheTargetedMetric: sizing for ttft_p999 shows p99.9 TTFT
+// in its table and size.csv, not p99 alone; size.csv names MFU mfu, and
+// the table defines headroom (issue 32 item 7).
+func TestSizeShowsTheTargetedMetric(t *testing.T) {
+	a := armNamed(t, "cluster.replicas=2")
+	tg, err := scenario.ParseSLO("ttft_p999=800ms")
+	require.NoError(t, err)
+	p := &SizePoint{Replicas: 2, Arm: a, Bounds: []float64{1}}
+	size := &SizeResult{Rows: []SizeRow{{Label: "N", Point: p}}, Search: []*SizePoint{p}, GPUsPer: 1, PriceHour: 2, Targets: tg}
+	table := size.Table("small")
+	require.Contains(t, table, "ttft_p999 ms")
+	require.NotContains(t, table, "TTFT p99 ms")
+	require.Contains(t, table, "headroom: the share of a size that is spare")
+	want := report.StatMap(a.Stats)["latency_ms.ttft.p999"]
+	require.Contains(t, table, want.PM())
+
+	recs := readCSV(t, size.CSV())
+	require.Equal(t, results.SizeFile.Header(nil, []string{"target_ttft_p999_ms", "target_ttft_p999_ms_ci95"}), recs[0])
+	j := slices.Index(recs[0], "target_ttft_p999_ms")
+	require.Equal(t, results.FormatFloat(results.Round6(want.Mean)), recs[1][j])
+	require.Equal(t, recs[1][slices.Index(recs[0], results.Utilization)], recs[1][slices.Index(recs[0], results.MFU)])
+}
+
+// TestSummaryMDHasMarkdownTables: summary.md of an A/B and of a sweep
+// gives its results as Markdown tables; only the terminal report, folded
+// under "Full report", stays preformatted (issue 32 item 7: every table
+// was a fenced code block).
+func TestSummaryMDHasMarkdownTables(t *testing.T) {
+	outside := func(md string) string {
+		var b strings.Builder
+		for {
+			i := strings.Index(md, "<details>")
+			if i < 0 {
+				return b.String() + md
+			}
+			b.WriteString(md[:i])
+			j := strings.Index(md, "</details>")
+			require.Greater(t, j, i)
+			md = md[j+len("</details>"):]
+		}
+	}
+	dir := t.TempDir()
+	require.NoError(t, FinishAB(dir, NewABResult([]*report.ArmResult{armNamed(t, "a"), armNamed(t, "b")}), &bytes.Buffer{}))
+	md := string(mustRead(t, filepath.Join(dir, "summary.md")))
+	require.NotContains(t, outside(md), "```")
+	require.Contains(t, md, "| metric | a | b | b − a |\n|---|---:|---:|---:|\n")
+	require.Contains(t, md, "| latency (ms) | mean | p50 | p90 | p95 | p99 | p99.9 |\n")
+	require.Contains(t, md, "| TTFT p99 | ")
+
+	dir = t.TempDir()
+	ax := scenario.Axis{Key: "spot.replicas", Values: []string{"2"}}
+	res := &SweepResult{Axes: []scenario.Axis{ax}, Points: []Point{{Values: []string{"2"}, Arm: armNamed(t, "spot.replicas=2")}}}
+	require.NoError(t, FinishSweep(dir, "small", 2, res, &bytes.Buffer{}))
+	md = string(mustRead(t, filepath.Join(dir, "summary.md")))
+	require.NotContains(t, outside(md), "```")
+	require.Contains(t, md, "| spot.replicas | TTFT p99 ms | goodput req/s | SLO att. | $ / month |\n")
 }

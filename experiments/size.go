@@ -259,19 +259,50 @@ func (r *SizeResult) pointUSD(p *SizePoint) float64 {
 	return r.usdPerMonth(p.Replicas)
 }
 
-// CSV is size.csv (results.SizeFile).
+// CSV is size.csv (results.SizeFile), with one column (and its CI) per
+// target after the fixed ones (targetColumn).
 func (r *SizeResult) CSV() []byte {
-	t := results.NewTable(results.SizeFile, nil, nil)
+	var after []string
+	for _, tg := range r.Targets {
+		after = append(after, targetColumn(tg), targetColumn(tg)+"_ci95")
+	}
+	t := results.NewTable(results.SizeFile, nil, after)
 	for _, row := range r.Rows {
 		p := row.Point
 		m := report.StatMap(p.Arm.Stats)
-		t.Row(row.Label, strconv.Itoa(p.Replicas), strconv.Itoa(p.Replicas*r.GPUsPer),
+		mfu := results.FormatFloat(results.Round6(m["fleet.mfu"].Mean))
+		cells := []string{row.Label, strconv.Itoa(p.Replicas), strconv.Itoa(p.Replicas * r.GPUsPer),
 			strconv.FormatBool(p.Failures), results.FormatFloat(results.Round6(r.pointUSD(p))),
-			results.FormatFloat(results.Round6(m["fleet.mfu"].Mean)), results.FormatFloat(results.Round6(r.headroom(p.Replicas))),
+			mfu, results.FormatFloat(results.Round6(r.headroom(p.Replicas))),
 			results.FormatFloat(results.Round6(m["latency_ms.ttft.p99"].Mean)), m["latency_ms.ttft.p99"].CICell(),
-			results.FormatFloat(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), sloAttainment(m), sloAttainmentCI95(m))
+			results.FormatFloat(results.Round6(successMean(p.Arm))), strconv.FormatBool(p.Met), sloAttainment(m), sloAttainmentCI95(m), mfu}
+		for _, tg := range r.Targets {
+			st := targetStat(p.Arm, m, tg)
+			cells = append(cells, results.FormatFloat(results.Round6(st.Mean)), st.CICell())
+		}
+		t.Row(cells...)
 	}
 	return t.Bytes()
+}
+
+// targetColumn is size.csv's column of a --slo target: "target_", its
+// name, and its unit (ttft_p999 → target_ttft_p999_ms, success →
+// target_success_frac), apart from the fixed columns of the same metric.
+func targetColumn(t scenario.Target) string {
+	if t.Upper {
+		return "target_" + t.Name + "_ms"
+	}
+	return "target_" + t.Name + "_frac"
+}
+
+// targetStat is the mean and 95% CI of t's metric over a's replications.
+func targetStat(a *report.ArmResult, m map[string]report.Stat, t scenario.Target) report.Stat {
+	xs := targetValues(a, m, t)
+	if len(xs) == 0 {
+		return report.Stat{Key: t.Key}
+	}
+	mean, half := report.MeanCI(xs, 0.95)
+	return report.Stat{Key: t.Key, Mean: mean, CI95: half, Values: xs}
 }
 
 // sloAttainmentKey is the summary key of the share of requests meeting
@@ -329,6 +360,22 @@ func successMean(a *report.ArmResult) float64 {
 
 // Table is the sizing answer for a terminal.
 func (r *SizeResult) Table(name string) string {
+	header, rows := r.tableRows()
+	widths := []int{-16, 8, 6, 14, 8, 9}
+	for _, h := range header[len(widths) : len(header)-1] {
+		widths = append(widths, max(18, runeLen(h)))
+	}
+	return r.render(name, report.TextTable(header, rows, append(widths, 5)))
+}
+
+// Markdown is the sizing answer for summary.md: Table's, with a Markdown
+// table.
+func (r *SizeResult) Markdown(name string) string {
+	return r.render(name, report.MarkdownTable(r.tableRows()))
+}
+
+// render is the sizing answer around its table.
+func (r *SizeResult) render(name, table string) string {
 	var b bytes.Buffer
 	terms := make([]string, len(r.Targets))
 	for i, t := range r.Targets {
@@ -350,15 +397,8 @@ func (r *SizeResult) Table(name string) string {
 		fmt.Fprintf(&b, "sizing %s for %s\n(%d replications per size; a size meets the SLO when the one-sided %.0f%% confidence bound does)\n\n",
 			name, strings.Join(terms, ", "), reps, 100*r.Confidence)
 	}
-	fmt.Fprintf(&b, "%-16s %8s %6s %14s %8s %9s %18s %9s %5s\n", "", "replicas", "GPUs", "$ / month", "MFU", "headroom", "TTFT p99 ms", "success", "meets")
-	for _, row := range r.Rows {
-		p := row.Point
-		m := report.StatMap(p.Arm.Stats)
-		t := m["latency_ms.ttft.p99"]
-		fmt.Fprintf(&b, "%-16s %8d %6d %14s %7.1f%% %8.1f%% %18s %8.3f%% %5t\n", row.Label, p.Replicas, p.Replicas*r.GPUsPer,
-			"$"+report.Human(r.pointUSD(p)), 100*m["fleet.mfu"].Mean, r.headroom(p.Replicas),
-			t.PM(), 100*successMean(p.Arm), p.Met)
-	}
+	b.WriteString(table)
+	b.WriteString("\n" + HeadroomNote + "\n")
 	if r.Autoscaled {
 		b.WriteString("\nAutoscaled: replicas is the autoscaler's cap (cluster.replicas), and $ / month what the runs paid\n(provisioned replicas only), not the cap's full price.\n")
 	}
@@ -391,6 +431,42 @@ func (r *SizeResult) Table(name string) string {
 	}
 	b.WriteByte('\n')
 	return b.String()
+}
+
+// HeadroomNote defines the size table's headroom and MFU.
+const HeadroomNote = "headroom: the share of a size that is spare, (replicas − N without failures) / replicas; MFU: model FLOPs / (GPUs × dense peak × time)."
+
+// tableRows are the size table's header and rows: the size, its GPUs,
+// cost, MFU and headroom, then one column per --slo target (its mean ± CI
+// over replications: the metric targeted, ttft_p999 for --slo
+// ttft_p999=…), then whether it meets them.
+func (r *SizeResult) tableRows() ([]string, [][]string) {
+	header := []string{"", "replicas", "GPUs", "$ / month", "MFU", "headroom"}
+	for _, tg := range r.Targets {
+		if tg.Upper {
+			header = append(header, tg.Name+" ms")
+		} else {
+			header = append(header, tg.Name)
+		}
+	}
+	header = append(header, "meets")
+	var rows [][]string
+	for _, row := range r.Rows {
+		p := row.Point
+		m := report.StatMap(p.Arm.Stats)
+		cells := []string{row.Label, strconv.Itoa(p.Replicas), strconv.Itoa(p.Replicas * r.GPUsPer),
+			"$" + report.Human(r.pointUSD(p)), fmt.Sprintf("%.1f%%", 100*m["fleet.mfu"].Mean), fmt.Sprintf("%.1f%%", r.headroom(p.Replicas))}
+		for _, tg := range r.Targets {
+			st := targetStat(p.Arm, m, tg)
+			if tg.Upper {
+				cells = append(cells, st.PM())
+			} else {
+				cells = append(cells, report.PM(100*st.Mean, 100*st.CI95, len(st.Values))+"%")
+			}
+		}
+		rows = append(rows, append(cells, strconv.FormatBool(p.Met)))
+	}
+	return header, rows
 }
 
 // improved reports whether some target that q misses moved by more than 1%

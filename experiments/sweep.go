@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -176,6 +175,24 @@ func AssembleSweep(axes []scenario.Axis, values [][]string, results [][]*report.
 	return &SweepResult{Axes: axes, Points: points}
 }
 
+// SweepDirName is the default directory name of a sweep of scenario name
+// over axes: NAME-sweep-KEYS, KEYS the swept keys joined by '+'
+// (default-sweep-cluster.replicas+workload.arrival.rate_per_s), so that
+// sweeps of one scenario over different keys never share a directory; a
+// name longer than 200 bytes keeps the first key and counts the others
+// (NAME-sweep-KEY+3-more).
+func SweepDirName(name string, axes []scenario.Axis) string {
+	keys := make([]string, len(axes))
+	for i, ax := range axes {
+		keys[i] = ax.Key
+	}
+	out := name + "-sweep-" + strings.Join(keys, "+")
+	if len(out) > 200 && len(keys) > 1 {
+		out = fmt.Sprintf("%s-sweep-%s+%d-more", name, keys[0], len(keys)-1)
+	}
+	return out
+}
+
 // PointNames names the points of a sweep.
 func PointNames(axes []scenario.Axis, values [][]string) []string {
 	out := make([]string, len(values))
@@ -235,6 +252,10 @@ var sweepColumns = []sweepColumn{
 	{results.SLOAttainment, "goodput.slo_attainment", true},
 	{results.USDPerMonth, "cost.usd_per_month", false},
 	{results.USDPerMillionOutputTokens, "cost.usd_per_million_output_tokens", false},
+	{results.TTFTP50Ms, "latency_ms.ttft.p50", true},
+	{results.TPOTP50Ms, "latency_ms.tpot.p50", true},
+	{results.TPOTP99Ms, "latency_ms.tpot.p99", true},
+	{results.PrefixHitRate, "prefix_cache.hit_rate", true},
 }
 
 // names are the columns' names, each followed by its _ci95 column.
@@ -316,86 +337,74 @@ func (r *SweepResult) ETTRCSV() []byte {
 }
 
 // Table is the sweep as a terminal table. Each axis column is headed by
-// the shortest tail of its key's segments that tells it from the other
-// axes (the whole key when that is needed), and is as wide as its label.
+// its whole key (columnLabels), and is as wide as its label.
 func (r *SweepResult) Table() string {
-	var b bytes.Buffer
-	labels := columnLabels(r.axisKeys())
-	widths := make([]int, len(labels))
-	for i, l := range labels {
-		widths[i] = max(16, runeLen(l))
-		for _, p := range r.Points {
-			widths[i] = max(widths[i], runeLen(strings.Trim(p.Values[i], "\"")))
+	header, rows := r.tableRows()
+	widths := make([]int, len(header))
+	for i := range r.Axes {
+		w := max(16, runeLen(header[i]))
+		for _, row := range rows {
+			w = max(w, runeLen(row[i]))
 		}
+		widths[i] = -w
 	}
-	axisCells := func(cells []string) {
-		for i, c := range cells {
-			b.WriteString(c + strings.Repeat(" ", widths[i]-runeLen(c)) + " ")
-		}
-	}
+	metric := []int{20, 20, 10, 12, 10}
 	if r.Training() {
-		axisCells(labels)
-		fmt.Fprintf(&b, "%20s %14s %16s\n", "ETTR", "interruptions", "lost GPU-h")
+		metric = []int{20, 14, 16}
+	}
+	copy(widths[len(r.Axes):], metric)
+	return report.TextTable(header, rows, widths)
+}
+
+// Markdown is the sweep's table for summary.md.
+func (r *SweepResult) Markdown() string {
+	return report.MarkdownTable(r.tableRows())
+}
+
+// tableRows are the sweep table's header and rows: the swept keys, then
+// ETTR, interruptions and lost GPU-hours (training), or p99 TTFT,
+// goodput, SLO attainment, $ / month and, with [failures], availability.
+func (r *SweepResult) tableRows() ([]string, [][]string) {
+	header := columnLabels(r.axisKeys())
+	var rows [][]string
+	if r.Training() {
+		header = append(header, "ETTR", "interruptions", "lost GPU-h")
 		for _, p := range r.Points {
-			axisCells(axisValues(p))
 			m := report.StatMap(p.Arm.Stats)
 			e := m["training.ettr"]
-			fmt.Fprintf(&b, "%20s %14s %16s\n", report.PM(100*e.Mean, 100*e.CI95, len(e.Values))+"%",
-				report.Human(m["training.interruptions"].Mean), report.Human(m["training.lost_gpu_hours.total"].Mean))
+			rows = append(rows, append(axisValues(p), report.PM(100*e.Mean, 100*e.CI95, len(e.Values))+"%",
+				report.Human(m["training.interruptions"].Mean), report.Human(m["training.lost_gpu_hours.total"].Mean)))
 		}
-		return b.String()
+		return header, rows
 	}
-	axisCells(labels)
 	fails := r.hasFailures()
-	fmt.Fprintf(&b, "%20s %20s %10s %12s", "TTFT p99 ms", "goodput req/s", "SLO att.", "$ / month")
+	header = append(header, "TTFT p99 ms", "goodput req/s", "SLO att.", "$ / month")
 	if fails {
-		fmt.Fprintf(&b, " %10s", "avail.")
+		header = append(header, "avail.")
 	}
-	b.WriteByte('\n')
 	for _, p := range r.Points {
-		axisCells(axisValues(p))
 		m := report.StatMap(p.Arm.Stats)
 		t, g := m["latency_ms.ttft.p99"], m["goodput.requests_per_s"]
 		att := "n/a"
 		if a, ok := m["goodput.slo_attainment"]; ok {
 			att = fmt.Sprintf("%.2f%%", 100*a.Mean)
 		}
-		fmt.Fprintf(&b, "%20s %20s %10s %12s", t.PM(), g.PM(),
-			att, report.Human(m["cost.usd_per_month"].Mean))
+		row := append(axisValues(p), t.PM(), g.PM(), att, report.Human(m["cost.usd_per_month"].Mean))
 		if fails {
-			fmt.Fprintf(&b, " %9.2f%%", 100*m["failures.availability"].Mean)
+			row = append(row, fmt.Sprintf("%.2f%%", 100*m["failures.availability"].Mean))
 		}
-		b.WriteByte('\n')
+		rows = append(rows, row)
 	}
-	return b.String()
+	return header, rows
 }
 
 func runeLen(s string) int { return len([]rune(s)) }
 
-// columnLabels shortens dotted keys for table headings: each key becomes
-// the fewest trailing segments that no other key ends with (so
-// training.spare_servers and cluster.spare_servers stay apart), and equal
-// keys are numbered. Labels are never truncated.
+// columnLabels are the table headings of the swept keys: each key whole,
+// as sweep.csv names its column (spot.replicas, never replicas, which
+// cluster.replicas could be too), equal keys numbered.
 func columnLabels(keys []string) []string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		segs := strings.Split(k, ".")
-		out[i] = k
-		for n := 1; n <= len(segs); n++ {
-			tail := strings.Join(segs[len(segs)-n:], ".")
-			unique := true
-			for j, o := range keys {
-				if j != i && o != k && (o == tail || strings.HasSuffix(o, "."+tail)) {
-					unique = false
-					break
-				}
-			}
-			if unique {
-				out[i] = tail
-				break
-			}
-		}
-	}
+	out := slices.Clone(keys)
 	count := map[string]int{}
 	for _, l := range out {
 		count[l]++

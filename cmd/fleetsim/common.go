@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 
 	"github.com/fleetsim/fleetsim/experiments"
 	"github.com/fleetsim/fleetsim/experiments/report"
@@ -24,6 +25,11 @@ type commonFlags struct {
 	sh            experiments.Shard
 	set           map[string]bool // flags given on the command line
 	keys          multiFlag       // --set KEY=VALUE, in order
+	// outName names the default output directory instead of the
+	// scenario's name: a scenario file whose name is a built-in's (see
+	// load).
+	outName string
+	loaded  bool // load has run
 }
 
 // addCommonFlags registers --out, --replications, --seed, --workers,
@@ -144,10 +150,28 @@ func (c *commonFlags) writePart(w io.Writer, dir string, p *experiments.Part, sc
 
 // load reads a scenario (file or built-in) and applies --seed and
 // --replications when given.
+//
+// A scenario file (not a built-in) whose name is a built-in's, as an
+// edited copy of one keeps it (fleetsim scenarios show default >
+// mine.toml), writes by default to a directory named after the file
+// (fleetsim-out/mine), never over the built-in's; when the file's name is
+// a built-in's too, the command is refused without --out, naming the
+// clash. The first scenario loaded (an A/B's first arm) names the
+// directory.
 func (c *commonFlags) load(arg string) (*scenario.Scenario, error) {
-	sc, err := loadScenario(arg)
+	sc, fromFile, err := loadScenarioFrom(arg)
 	if err != nil {
 		return nil, err
+	}
+	first := !c.loaded
+	c.loaded = true
+	if fromFile && first && *c.out == "" && slices.Contains(experiments.BuiltinNames(), sc.Name) {
+		stem := scenario.NameFromFile(arg)
+		if stem == sc.Name || slices.Contains(experiments.BuiltinNames(), stem) {
+			return nil, usagef("%s: its name %q is a built-in scenario's, and so is its file's (%q): its run directory would replace the built-in's (%s); set name = \"...\" in it, rename the file, or give --out DIR",
+				arg, sc.Name, stem, c.dir(sc.Name))
+		}
+		c.outName = stem
 	}
 	if sc, err = experiments.SetKeys(sc, c.keys); err != nil {
 		return nil, usageError{err}
@@ -172,10 +196,25 @@ func (c *commonFlags) dir(name string) string {
 	if *c.out != "" {
 		return *c.out
 	}
+	if c.outName != "" {
+		name = c.outName
+	}
 	if c.name == "run" {
 		return filepath.Join("fleetsim-out", name)
 	}
 	return filepath.Join("fleetsim-out", name+"-"+c.name)
+}
+
+// sweepDir is the output directory of a sweep of scenario name over axes:
+// --out, or fleetsim-out/NAME-sweep-KEYS (experiments.SweepDirName).
+func (c *commonFlags) sweepDir(name string, axes []scenario.Axis) string {
+	if *c.out != "" || len(axes) == 0 {
+		return c.dir(name)
+	}
+	if c.outName != "" {
+		name = c.outName
+	}
+	return filepath.Join("fleetsim-out", experiments.SweepDirName(name, axes))
 }
 
 // options are the run options: workers, the shard, and progress on stderr

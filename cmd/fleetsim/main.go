@@ -68,7 +68,7 @@ usage:
       print the module version and VCS revision this binary was built from
 
 flags of run, ab, sweep, size and plan (before or after the scenario):
-  --out DIR          output directory (default fleetsim-out/NAME, or NAME-ab, NAME-sweep, NAME-size, NAME-plan)
+  --out DIR          output directory (default fleetsim-out/NAME, or NAME-ab, NAME-sweep-KEYS, NAME-size, NAME-plan)
   --seed N           master seed (default: the scenario's; 0 is a seed like any other)
   --replications N   replications per scenario (default: the scenario's [run] replications)
   --workers N        runs at once (default: all cores); results do not depend on it

@@ -423,10 +423,10 @@ enabled = true
 	data, err := os.ReadFile(filepath.Join(out, "failures.csv"))
 	require.NoError(t, err)
 	csv := string(data)
-	require.True(t, strings.HasPrefix(csv, "time_s,event,unit,gpus_down,capacity_frac,detail\n"), csv[:80])
-	require.Regexp(t, `,spare,replica \d+ for \d+,\d+,[0-9.]+,serves after a 120 s swap\n`, csv)
-	require.Regexp(t, `,fail,replica \d+,\d+,[0-9.]+,"?[a-z-]+: [a-z>-]+, [0-9.]+ h; spare swap 120 s"?\n`, csv)
-	require.Regexp(t, `,fail,replica \d+,\d+,[0-9.]+,"[a-z-]+: (reset|reboot|hw-swap)>[a-z>-]+, [0-9.]+ h[^"]*"\n`, csv, "an escalated repair")
+	require.True(t, strings.HasPrefix(csv, "time_s,event,unit,gpus_down,capacity_frac,detail,arm,replication\n"), csv[:80])
+	require.Regexp(t, `,spare,replica \d+ for \d+,\d+,[0-9.]+,serves after a 120 s swap,,0\n`, csv)
+	require.Regexp(t, `,fail,replica \d+,\d+,[0-9.]+,"?[a-z-]+: [a-z>-]+, [0-9.]+ h; spare swap 120 s"?,,0\n`, csv)
+	require.Regexp(t, `,fail,replica \d+,\d+,[0-9.]+,"[a-z-]+: (reset|reboot|hw-swap)>[a-z>-]+, [0-9.]+ h[^"]*",,0\n`, csv, "an escalated repair")
 	// Every swap is followed, 120 s later, by its spare serving.
 	var swaps, ins []float64
 	for _, line := range strings.Split(strings.TrimSpace(csv), "\n")[1:] {

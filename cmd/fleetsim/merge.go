@@ -21,7 +21,7 @@ would have written, byte for byte.
 // written.
 func cmdMerge(args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
-	out := fs.String("out", "", "output directory (default fleetsim-out/NAME, NAME-ab or NAME-sweep)")
+	out := fs.String("out", "", "output directory (default fleetsim-out/NAME, NAME-ab or NAME-sweep-KEYS)")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, as run, ab and sweep --json do")
 	pos, err := parseFlags(fs, args, stdout, mergeHelp)
 	if err != nil {
@@ -37,7 +37,11 @@ func cmdMerge(args []string, stdout, _ io.Writer) error {
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join("fleetsim-out", part.Scenario)
-		if part.Kind != "run" {
+		switch part.Kind {
+		case "sweep":
+			dir = filepath.Join("fleetsim-out", experiments.SweepDirName(part.Scenario, part.Axes))
+		case "run":
+		default:
 			dir += "-" + part.Kind
 		}
 	}

@@ -15,6 +15,13 @@ import (
 
 // loadScenario reads a scenario file, or a built-in by name.
 func loadScenario(arg string) (*scenario.Scenario, error) {
+	sc, _, err := loadScenarioFrom(arg)
+	return sc, err
+}
+
+// loadScenarioFrom is loadScenario, and whether the scenario came from a
+// file rather than the built-ins.
+func loadScenarioFrom(arg string) (*scenario.Scenario, bool, error) {
 	if arg == "" {
 		arg = experiments.DefaultBuiltin
 	}
@@ -22,16 +29,16 @@ func loadScenario(arg string) (*scenario.Scenario, error) {
 		if _, err := os.Stat(arg); err != nil {
 			sc, err := experiments.LoadBuiltin(arg)
 			if err != nil {
-				return nil, usageError{err}
+				return nil, false, usageError{err}
 			}
-			return sc, nil
+			return sc, false, nil
 		}
 	}
 	sc, err := scenario.Load(arg)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, true, usageError{err}
 	}
-	return sc, nil
+	return sc, true, nil
 }
 
 const runHelp = `usage: fleetsim run [SCENARIO.toml | BUILTIN] [flags]

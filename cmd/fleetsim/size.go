@@ -99,7 +99,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	prog.finish()
 	table := res.Table(base.Name)
 	arms := []*report.ArmResult{res.Rows[1].Point.Arm}
-	if err := report.WriteRunDir(rd.Path(), arms, "## Sizing\n\n```\n"+table+"```\n"); err != nil {
+	if err := report.WriteRunDir(rd.Path(), arms, "## Sizing\n\n"+res.Markdown(base.Name)); err != nil {
 		return err
 	}
 	if err := report.WriteFiles(rd.Path(), map[string][]byte{"size.csv": res.CSV(), "size_search.csv": res.SearchCSV()}); err != nil {

@@ -55,7 +55,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		axes = append(axes, ax)
 	}
-	dir := cf.dir(base.Name)
+	dir := cf.sweepDir(base.Name, axes)
 	scs, values, err := experiments.SweepScenarios(base, axes)
 	if err != nil {
 		return usageError{err}

@@ -147,6 +147,9 @@ type FailureEvent struct {
 	// Detail is the failure's category and repair path ("gpu:
 	// reset>reboot, 0.67 h"), a swap's delay; "" in older files.
 	Detail string
+	// Arm is the arm whose timeline this is ("" for a plain run, and in
+	// files written before failures.csv had every arm's).
+	Arm string
 }
 
 // Escalated reports whether a failure's repair went past its first stage.
@@ -626,7 +629,7 @@ func readFailures(t *table) ([]FailureEvent, error) {
 	for i := range t.len() {
 		c := cursor{t: t, i: i}
 		e := FailureEvent{TimeS: c.num(results.TimeS), Event: c.str(results.Event), Unit: c.str(results.Unit),
-			GPUsDown: c.integer(results.GPUsDown), CapacityFrac: c.num(results.CapacityFrac), Detail: c.str(results.Detail)}
+			GPUsDown: c.integer(results.GPUsDown), CapacityFrac: c.num(results.CapacityFrac), Detail: c.str(results.Detail), Arm: c.str(results.Arm)}
 		if c.err == nil && !slices.Contains(results.FailureEvents, e.Event) {
 			c.fail(results.Event, "%q is not one of %s", e.Event, strings.Join(results.FailureEvents, ", "))
 		}
@@ -636,8 +639,8 @@ func readFailures(t *table) ([]FailureEvent, error) {
 		if c.err == nil && e.TimeS < 0 {
 			c.fail(results.TimeS, "%v is negative", e.TimeS)
 		}
-		if c.err == nil && len(out) > 0 && e.TimeS < out[len(out)-1].TimeS {
-			c.fail(results.TimeS, "%v is before the previous event (%v): events must be in time order", e.TimeS, out[len(out)-1].TimeS)
+		if c.err == nil && len(out) > 0 && e.Arm == out[len(out)-1].Arm && e.TimeS < out[len(out)-1].TimeS {
+			c.fail(results.TimeS, "%v is before the previous event (%v): an arm's events must be in time order", e.TimeS, out[len(out)-1].TimeS)
 		}
 		if c.err != nil {
 			return nil, c.err

@@ -199,7 +199,7 @@ func Arrivals(m Meta, pts []TimePoint) (Figure, error) {
 // gap between them is replicas loading or draining. The figure is named
 // availability_timeseries.
 func Availability(m Meta, pts []TimePoint) (Figure, error) {
-	p := newPlot(m, "Replicas in service", "simulated time (s)", "replicas")
+	p := newPlot(m, "Replicas in service (replication 0)", "simulated time (s)", "replicas")
 	n := timeLines(p, m, pts, []timeSeries{
 		{"in service", nil, func(t TimePoint) float64 { return t.AvailableReplicas }},
 		{"provisioned (paid)", dashed, func(t TimePoint) float64 { return t.ProvisionedReplicas }},
@@ -658,48 +658,64 @@ func sizePlot(p *gplot.Plot, rows []SizeRow, search []SearchPoint, allowLog bool
 	return len(all)
 }
 
-// FailuresTimeline draws the available capacity fraction as a step line
-// against time in hours, starting from 1 at time 0 and holding the last
-// value to m.HorizonS when that is later than the last event, with a cross
-// at each failure (a ring around it when its repair escalated past the
-// first stage), a triangle at each repair, a circle at each warm spare
-// swapped in and a square where a swapped spare starts serving (after the
-// swap delay), a plus at each spot interruption notice and a pyramid where
-// a spot replacement serves. The figure is named failures_timeline.
+// FailuresTimeline draws, for each arm in events (failures.csv holds
+// replication 0 of every arm with failures), the available capacity
+// fraction as a step line against time in hours, starting from 1 at time
+// 0 and holding the last value to m.HorizonS when that is later than the
+// arm's last event, labelled with the arm when there are several (or one
+// named); with a cross at each failure (a ring around it when its repair
+// escalated past the first stage), a triangle at each repair, a circle at
+// each warm spare swapped in and a square where a swapped spare starts
+// serving (after the swap delay), a plus at each spot interruption notice
+// and a pyramid where a spot replacement serves, on its arm's line. The
+// title says it is replication 0. The figure is named failures_timeline.
 func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 	if len(events) == 0 {
 		return Figure{}, fmt.Errorf("plot: no failure events to draw")
 	}
-	p := newPlot(m, "Failures and repairs", "simulated time (h)", "available capacity (fraction of GPUs)")
-	steps := plotter.XYs{{X: 0, Y: 1}}
+	p := newPlot(m, "Failures and repairs (replication 0)", "simulated time (h)", "available capacity (fraction of GPUs)")
 	var fails, repairs, swaps, ins, escalated, notices, readies plotter.XYs
-	for _, e := range events {
-		xy := plotter.XY{X: e.TimeS / 3600, Y: e.CapacityFrac}
-		steps = append(steps, xy)
-		switch e.Event {
-		case "fail":
-			fails = append(fails, xy)
-			if e.Escalated() {
-				escalated = append(escalated, xy)
+	arms, byArm := groupBy(events, func(e FailureEvent) string { return e.Arm })
+	for i, arm := range arms {
+		evs := byArm[arm]
+		steps := plotter.XYs{{X: 0, Y: 1}}
+		for _, e := range evs {
+			xy := plotter.XY{X: e.TimeS / 3600, Y: e.CapacityFrac}
+			steps = append(steps, xy)
+			switch e.Event {
+			case "fail":
+				fails = append(fails, xy)
+				if e.Escalated() {
+					escalated = append(escalated, xy)
+				}
+			case "spare-in":
+				ins = append(ins, xy)
+			case "repair":
+				repairs = append(repairs, xy)
+			case "spare":
+				swaps = append(swaps, xy)
+			case "spot-notice":
+				notices = append(notices, xy)
+			case "spot-ready":
+				readies = append(readies, xy)
 			}
-		case "spare-in":
-			ins = append(ins, xy)
-		case "repair":
-			repairs = append(repairs, xy)
-		case "spare":
-			swaps = append(swaps, xy)
-		case "spot-notice":
-			notices = append(notices, xy)
-		case "spot-ready":
-			readies = append(readies, xy)
 		}
+		last := evs[len(evs)-1]
+		end := math.Max(m.HorizonS, last.TimeS) / 3600
+		steps = append(steps, plotter.XY{X: end, Y: last.CapacityFrac})
+		c, d := palette[0], []vg.Length(nil)
+		if len(arms) > 1 {
+			c, d = lineStyle(i)
+		}
+		l := line(steps, c, d, 1.5)
+		l.StepStyle = plotter.PostStep
+		p.Add(l)
+		label := "available capacity"
+		if len(arms) > 1 || arm != "" {
+			label = armLabel(m, arm) + ": " + label
+		}
+		p.Legend.Add(label, l)
 	}
-	end := math.Max(m.HorizonS, events[len(events)-1].TimeS) / 3600
-	steps = append(steps, plotter.XY{X: end, Y: events[len(events)-1].CapacityFrac})
-	l := line(steps, palette[0], nil, 1.5)
-	l.StepStyle = plotter.PostStep
-	p.Add(l)
-	p.Legend.Add("available capacity", l)
 	addMarks(p, fails, palette[1], draw.CrossGlyph{}, 3, "failure", 0)
 	addMarks(p, escalated, palette[1], draw.RingGlyph{}, 5, "repair escalated", 0)
 	addMarks(p, repairs, palette[2], draw.TriangleGlyph{}, 3, "repair", 0)

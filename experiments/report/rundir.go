@@ -60,6 +60,54 @@ func (a *ArmResult) Table() string {
 	return b.String()
 }
 
+// Markdown is the arm's results for summary.md: its latency quantiles
+// and headline metrics as Markdown tables (means over replications, with
+// their 95% CIs), then the terminal report whole.
+func (a *ArmResult) Markdown() string {
+	var b strings.Builder
+	m := StatMap(a.Stats)
+	n := len(a.Reps)
+	if n > 1 {
+		fmt.Fprintf(&b, "Means over %d replications; ± is the 95%% confidence interval's half-width (Student t).\n\n", n)
+	}
+	qs := []struct{ key, label string }{{"mean", "mean"}, {"p50", "p50"}, {"p90", "p90"}, {"p95", "p95"}, {"p99", "p99"}, {"p999", "p99.9"}}
+	var lat [][]string
+	for _, d := range []struct{ key, label string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "end-to-end"}, {"queue", "queueing"}} {
+		if _, ok := m["latency_ms."+d.key+".p50"]; !ok {
+			continue
+		}
+		row := []string{d.label}
+		for _, q := range qs {
+			row = append(row, fmt.Sprintf("%.1f", m["latency_ms."+d.key+"."+q.key].Mean))
+		}
+		lat = append(lat, row)
+	}
+	if len(lat) > 0 {
+		header := []string{"latency (ms)"}
+		for _, q := range qs {
+			header = append(header, q.label)
+		}
+		b.WriteString(MarkdownTable(header, lat) + "\n")
+	}
+	var rows [][]string
+	for _, h := range headline {
+		st, ok := m[h.key]
+		if !ok {
+			continue
+		}
+		ci := "n/a"
+		if len(st.Values) >= 2 {
+			ci = Human(st.CI95)
+		}
+		rows = append(rows, []string{h.label, Human(st.Mean), ci, h.unit})
+	}
+	if len(rows) > 0 {
+		b.WriteString(MarkdownTable([]string{"metric", "mean", "± 95% CI", "unit"}, rows) + "\n")
+	}
+	fmt.Fprintf(&b, "<details><summary>Full report</summary>\n\n```\n%s```\n\n</details>\n\n", a.Table())
+	return b.String()
+}
+
 // pooled merges the replications' sketches of one metric, in index order.
 func (a *ArmResult) pooled(get func(*RepResult) *quantile.Sketch) *quantile.Sketch {
 	s := quantile.New()
@@ -220,14 +268,23 @@ func ReplicationKeys(arms []*ArmResult) []string {
 }
 
 // WriteRunDir writes a run directory for one or more arms: summary.json
-// (the first arm's; each arm's under arms/NAME/ when there are several),
-// summary.md, replications.csv, cdf.csv and timeseries.csv, and
-// failures.csv when the first arm's replication 0 had a failure timeline,
-// and training_timeline.csv (every arm's replication 0) for training
-// scenarios.
+// (the first arm's; each arm's under arms/DIR/ when there are several,
+// DIR its results.ArmDir), summary.md, replications.csv, cdf.csv and
+// timeseries.csv (each when it has rows: a training run has none of the
+// last two), and failures.csv (every arm's replication 0 that had a
+// failure timeline), and training_timeline.csv (every arm's replication
+// 0) for training scenarios.
 // The CSV files follow package results. Each file is written whole or not
 // at all.
 func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
+	_, err := WriteRunDirFiles(dir, arms, extraMD, len(arms) > 1)
+	return err
+}
+
+// WriteRunDirFiles is WriteRunDir, with every arm's summary.json under
+// arms/ when perArm (a sweep's, even of one point) and none at the top;
+// it returns what it wrote, as ListWritten names it.
+func WriteRunDirFiles(dir string, arms []*ArmResult, extraMD string, perArm bool) ([]string, error) {
 	files := map[string][]byte{}
 	var md bytes.Buffer
 	keys := ReplicationKeys(arms)
@@ -239,15 +296,15 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	for _, a := range arms {
 		js, err := a.SummaryJSON()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if len(arms) == 1 {
+		if !perArm {
 			files["summary.json"] = js
 		} else {
-			files[filepath.Join("arms", a.Name, "summary.json")] = js
+			files[filepath.Join(results.ArmsDir, results.ArmDir(a.Name), "summary.json")] = js
 			fmt.Fprintf(&md, "## Arm %s\n\n", a.Name)
 		}
-		fmt.Fprintf(&md, "```\n%s```\n\n", a.Table())
+		md.WriteString(a.Markdown())
 		a.CDFRows(cdf)
 		a.TimeseriesRows(ts, tsCols)
 		a.ReplicationRows(reps, keys)
@@ -271,17 +328,73 @@ func WriteRunDir(dir string, arms []*ArmResult, extraMD string) error {
 	}
 	title := arms[0].Reps[0].Summary.Scenario
 	files["summary.md"] = append([]byte("# fleetsim: "+title+"\n\n"), md.Bytes()...)
-	files[results.CDFFile.Name] = cdf.Bytes()
-	files[results.TimeseriesFile.Name] = ts.Bytes()
-	files[results.ReplicationsFile.Name] = reps.Bytes()
-	if tl := arms[0].Reps[0].Timeline; len(tl) > 0 {
-		f := results.NewTable(results.FailuresFile, nil, nil)
-		for _, p := range tl {
-			f.Row(results.FormatFloat(results.Round6(p.Time.Seconds())), p.Event, p.Unit, strconv.Itoa(p.GPUsDown), results.FormatFloat(results.Round6(p.Capacity)), p.Detail)
-		}
-		files[results.FailuresFile.Name] = f.Bytes()
+	if cdf.Len() > 0 {
+		files[results.CDFFile.Name] = cdf.Bytes()
 	}
-	return WriteFiles(dir, files)
+	if ts.Len() > 0 {
+		files[results.TimeseriesFile.Name] = ts.Bytes()
+	}
+	files[results.ReplicationsFile.Name] = reps.Bytes()
+	var fails *results.Table
+	for _, a := range arms {
+		tl := a.Reps[0].Timeline
+		if len(tl) == 0 {
+			continue
+		}
+		if fails == nil {
+			fails = results.NewTable(results.FailuresFile, nil, nil)
+		}
+		for _, p := range tl {
+			fails.Row(results.FormatFloat(results.Round6(p.Time.Seconds())), p.Event, p.Unit, strconv.Itoa(p.GPUsDown), results.FormatFloat(results.Round6(p.Capacity)), p.Detail, a.Name, "0")
+		}
+	}
+	if fails != nil {
+		files[results.FailuresFile.Name] = fails.Bytes()
+	}
+	return ListWritten(files), WriteFiles(dir, files)
+}
+
+// ListWritten names the files of a run directory for a "wrote" line:
+// summary.json, arms/*/summary.json, summary.md, replications.csv, then
+// the other CSV files in results.Files order, then any others, sorted.
+func ListWritten(files map[string][]byte) []string {
+	rank := func(n string) int {
+		switch {
+		case n == "summary.json":
+			return 0
+		case strings.HasPrefix(n, results.ArmsDir+string(filepath.Separator)):
+			return 1
+		case n == "summary.md":
+			return 2
+		case n == results.ReplicationsFile.Name:
+			return 3
+		}
+		for i, f := range results.Files {
+			if f.Name == n {
+				return 4 + i
+			}
+		}
+		return 4 + len(results.Files)
+	}
+	var out []string
+	arms := false
+	for n := range files {
+		if strings.HasPrefix(n, results.ArmsDir+string(filepath.Separator)) {
+			arms = true
+			continue
+		}
+		out = append(out, n)
+	}
+	if arms {
+		out = append(out, results.ArmsDir+"/*/summary.json")
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if ri, rj := rank(out[i]), rank(out[j]); ri != rj {
+			return ri < rj
+		}
+		return out[i] < out[j]
+	})
+	return out
 }
 
 // WriteFiles writes each file under dir atomically (a temporary file, then a

@@ -127,7 +127,8 @@ func ownPath(rel string, typ fs.FileMode) bool {
 	case parts[0] == results.PlotsDir:
 		return len(parts) == 2 && file && results.IsPlotFile(parts[1])
 	case parts[0] == results.ArmsDir:
-		if scenario.CheckName(parts[1]) != nil && scenario.CheckPointName(parts[1]) != nil { // an arm, a sweep point
+		if scenario.CheckName(parts[1]) != nil && scenario.CheckPointName(parts[1]) != nil &&
+			scenario.CheckPointName(strings.ReplaceAll(parts[1], ",", " ")) != nil { // an arm, a sweep point (results.ArmDir; spaced before)
 			return false
 		}
 		if len(parts) == 2 {
@@ -144,7 +145,8 @@ func (r *RunDir) Path() string { return r.tmp }
 // Final is the run directory's name once committed.
 func (r *RunDir) Final() string { return r.final }
 
-// Commit renames the temporary directory into place, replacing an earlier
+// Commit writes the run's data dictionary (WriteDictionary) and renames
+// the temporary directory into place, replacing an earlier
 // run directory there (checked again: it may have changed meanwhile). The
 // replacement is one atomic exchange of the two directories where the
 // system has one (Linux), so that the run directory is never missing;
@@ -154,6 +156,9 @@ func (r *RunDir) Final() string { return r.final }
 func (r *RunDir) Commit() error {
 	if r.done {
 		return nil
+	}
+	if err := WriteDictionary(r.tmp); err != nil {
+		return err
 	}
 	if err := checkReplaceable(r.final); err != nil {
 		return err

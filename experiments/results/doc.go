@@ -16,12 +16,14 @@
 //	sweep.csv        one column per swept scenario key, then fixed, then
 //	                 the failure columns when the runs had [failures]
 //	ettr.csv         one column per swept scenario key, then fixed
-//	size.csv         fixed only
+//	size.csv         fixed, then one column and its CI per --slo target
 //	size_search.csv  fixed only
 //	failures.csv     fixed only
 //	ab.csv           fixed only; one row per metric key and compared arm
 //	requests.csv     fixed only
 //	calibration.csv  fixed only
+//	columns.csv      fixed only: the data dictionary (Dictionary), one row
+//	                 per file and per column of each CSV file
 //
 // Writers build rows with Table (in memory) or Writer (streaming), both on
 // encoding/csv: a field holding a comma, a quote or a newline is quoted, and

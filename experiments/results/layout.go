@@ -12,11 +12,13 @@ import (
 //
 //	summary.json, summary.md, size_mix.csv, report.html (fleetsim report),
 //	best.toml (fleetsim plan) and the CSV files of Files
+//	                 (columns.csv, the data dictionary, in every one)
 //	                 (but calibration.csv, which calibrate writes into its
 //	                 own --out): regular files at the top
 //	arms/NAME/summary.json
 //	                 one directory per arm (A/B), NAME an arm name, or
-//	                 sweep point (its KEY=VALUE pairs)
+//	                 sweep point (every sweep, even of one point: its
+//	                 KEY=VALUE pairs joined by commas, ArmDir)
 //	plots/FIGURE.png, plots/FIGURE.svg
 //	                 the figures of fleetsim plot, FIGURE one of
 //	                 PlotFigures or training_timeline_ARM
@@ -42,6 +44,12 @@ const (
 	ArmsDir  = "arms"
 	PlotsDir = "plots"
 )
+
+// ArmDir is the directory under arms/ of the arm named name: the name,
+// with a sweep point's spaces between its KEY=VALUE pairs made commas
+// (which no point's value holds), so that no directory name has a space:
+// arms/cluster.replicas=4,workload.arrival.rate_per_s=20.
+func ArmDir(name string) string { return strings.ReplaceAll(name, " ", ",") }
 
 // ArmFiles are the files of an arm's directory under arms/.
 var ArmFiles = []string{"summary.json"}

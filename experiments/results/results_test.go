@@ -52,7 +52,7 @@ func TestWriterChecksWidth(t *testing.T) {
 	w := NewWriter(&b, SweepFile, []string{"cluster.replicas"}, nil)
 	require.Equal(t, 1+len(SweepFile.Columns), len(w.Header()))
 	err := w.Write("1", "2")
-	require.ErrorContains(t, err, "sweep.csv: a row of 2 fields, the header has 13")
+	require.ErrorContains(t, err, "sweep.csv: a row of 2 fields, the header has 21")
 	require.Equal(t, err, w.Flush())
 	require.PanicsWithError(t, "results: ab.csv: a row of 1 fields, the header has 9", func() { NewTable(ABFile, nil, nil).Row("x") })
 }

@@ -112,6 +112,14 @@ const (
 	SLOAttainmentCI95         = "slo_attainment_ci95"
 	USDPerMonth               = "usd_per_month"
 	USDPerMillionOutputTokens = "usd_per_million_output_tokens"
+	TTFTP50Ms                 = "ttft_p50_ms"
+	TTFTP50MsCI95             = "ttft_p50_ms_ci95"
+	TPOTP50Ms                 = "tpot_p50_ms"
+	TPOTP50MsCI95             = "tpot_p50_ms_ci95"
+	TPOTP99Ms                 = "tpot_p99_ms"
+	TPOTP99MsCI95             = "tpot_p99_ms_ci95"
+	PrefixHitRate             = "prefix_hit_rate"
+	PrefixHitRateCI95         = "prefix_hit_rate_ci95"
 	Availability              = "availability"
 	AvailabilityCI95          = "availability_ci95"
 	SuccessRate               = "success_rate"
@@ -136,6 +144,7 @@ const (
 	GPUs        = "gpus"
 	Failures    = "failures"
 	Utilization = "utilization"
+	MFU         = "mfu"
 	HeadroomPct = "headroom_pct"
 	Success     = "success"
 	MetSLO      = "met_slo"
@@ -238,6 +247,14 @@ var (
 			{SLOAttainmentCI95, "fraction", "its 95% CI half-width; empty from one replication"},
 			{USDPerMonth, "USD/month", "fleet cost per 720-h month"},
 			{USDPerMillionOutputTokens, "USD", "cost per million good output tokens"},
+			{TTFTP50Ms, "ms", "median time to first token"},
+			{TTFTP50MsCI95, "ms", "its 95% CI half-width; empty from one replication"},
+			{TPOTP50Ms, "ms", "median time per output token after the first"},
+			{TPOTP50MsCI95, "ms", "its 95% CI half-width; empty from one replication"},
+			{TPOTP99Ms, "ms", "p99 time per output token after the first"},
+			{TPOTP99MsCI95, "ms", "its 95% CI half-width; empty from one replication"},
+			{PrefixHitRate, "fraction", "share of prompt tokens served from the prefix cache (token-weighted)"},
+			{PrefixHitRateCI95, "fraction", "its 95% CI half-width; empty from one replication"},
 		},
 		After: "the Optional columns, when the runs had [failures]",
 		Optional: []Column{
@@ -278,15 +295,17 @@ var (
 			{GPUs, "GPUs", "replicas × GPUs per replica"},
 			{Failures, "bool", "evaluated with the scenario's failures"},
 			{USDPerMonth, "USD/month", "fleet cost per 720-h month"},
-			{Utilization, "fraction", "model FLOPs utilisation (MFU)"},
-			{HeadroomPct, "%", "replicas beyond the minimum meeting the SLO without failures"},
+			{Utilization, "fraction", "model FLOPs utilisation, the same as mfu (kept for readers of earlier files)"},
+			{HeadroomPct, "%", "the share of this size that is spare: (replicas − N without failures) / replicas × 100, N without failures the fewest replicas meeting the targets with no failures"},
 			{TTFTP99Ms, "ms", "p99 time to first token"},
 			{TTFTP99MsCI95, "ms", "its 95% CI half-width; empty from one replication"},
 			{Success, "fraction", "completed / arrived"},
 			{MetSLO, "bool", "the one-sided confidence bound meets every target"},
 			{SLOAttainment, "fraction", "share of requests meeting the [slo] (mean over replications)"},
 			{SLOAttainmentCI95, "fraction", "its 95% CI half-width; empty from one replication"},
-		}}
+			{MFU, "fraction", "model FLOPs utilisation: model FLOPs / (GPUs × dense peak × time), mean over replications"},
+		},
+		After: "one column per --slo target, named by the target's metric with its unit (ttft_p999_ms, success_frac), holding its mean over replications, then TARGET_ci95, its 95% CI half-width (empty from one replication)"}
 
 	SizeSearchFile = &File{Name: "size_search.csv", Meaning: "one row per fleet size the search evaluated",
 		Columns: []Column{
@@ -323,7 +342,7 @@ var (
 			{"reason", "", "why, in words"},
 		}}
 
-	FailuresFile = &File{Name: "failures.csv", Meaning: "one row per failure timeline event of the first arm's replication 0",
+	FailuresFile = &File{Name: "failures.csv", Meaning: "one row per failure timeline event of each arm's replication 0 (every arm with a failure timeline, in arm order, each in time order)",
 		Columns: []Column{
 			{TimeS, "s", "simulated time of the event"},
 			{Event, "", oneOf(FailureEvents, " (spare: a swap begins; spare-in: the spare serves, after spare_swap_s; spot-*: a spot interruption's notice, kill and replacement)")},
@@ -331,6 +350,8 @@ var (
 			{GPUsDown, "GPUs", "GPUs down after the event"},
 			{CapacityFrac, "fraction", "share of the fleet available after the event"},
 			{Detail, "", "a failure's category, and its repair path and time when repairs escalate (\"gpu: reset>reboot, 0.67 h\"); a swap's delay"},
+			{Arm, "", armMeaning},
+			{Replication, "index", "the replication whose timeline this is (0)"},
 		}}
 
 	ABFile = &File{Name: "ab.csv", Meaning: "one row per metric (flattened summary.json key, in column metric) and arm compared with the first",
@@ -386,7 +407,7 @@ var (
 
 // Files are every CSV file of a run directory.
 var Files = []*File{CDFFile, TimeseriesFile, ReplicationsFile, SweepFile, ETTRFile, SizeFile, SizeSearchFile,
-	PlanFile, FailuresFile, ABFile, RequestsFile, CalibrationFile, TrainingTimelineFile}
+	PlanFile, FailuresFile, ABFile, RequestsFile, CalibrationFile, TrainingTimelineFile, ColumnsFile}
 
 // Lookup finds a file by name.
 func Lookup(name string) (*File, bool) {

@@ -54,8 +54,9 @@ func (w *Writer) Flush() error {
 
 // Table is a results file built in memory.
 type Table struct {
-	buf bytes.Buffer
-	w   *Writer
+	buf  bytes.Buffer
+	w    *Writer
+	rows int
 }
 
 // NewTable starts f with its header (before, the fixed columns, after).
@@ -68,12 +69,16 @@ func NewTable(f *File, before, after []string) *Table {
 // Header is the table's header.
 func (t *Table) Header() []string { return t.w.Header() }
 
+// Len is the number of rows written so far.
+func (t *Table) Len() int { return t.rows }
+
 // Row appends one row. A row of the wrong width is a bug in its writer,
 // and panics.
 func (t *Table) Row(fields ...string) {
 	if err := t.w.Write(fields...); err != nil {
 		panic(err)
 	}
+	t.rows++
 }
 
 // Bytes is the file's content.
