@@ -80,12 +80,9 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	c := base.Size.Confidence
-	if *conf != 0 {
-		c = *conf
-	}
-	if !(c > 0 && c < 1) { // NaN too
-		return usagef("plan: --confidence must be between 0 and 1, found %v", c)
+	c, err := confidence("plan", *conf, base)
+	if err != nil {
+		return err
 	}
 	dir := cf.dir(base.Name)
 	rd, err := cf.runDir(dir)

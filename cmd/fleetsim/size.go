@@ -70,12 +70,9 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	c := base.Size.Confidence
-	if *conf != 0 {
-		c = *conf
-	}
-	if !(c > 0 && c < 1) { // NaN too
-		return usagef("size: --confidence must be between 0 and 1, found %v", c)
+	c, err := confidence("size", *conf, base)
+	if err != nil {
+		return err
 	}
 	if len(base.Cluster.Groups) > 0 || base.Disagg.Enabled {
 		return cmdSizeMix(base, targets, c, cf, stdout, stderr)
@@ -162,4 +159,17 @@ func armScenario(base *scenario.Scenario, name string) (*scenario.Scenario, erro
 		names = append(names, a.Name)
 	}
 	return nil, usagef("size: --arm %q: %s has no such arm; its arms are %s", name, base.Name, strings.Join(names, ", "))
+}
+
+// confidence is the one-sided confidence level of size and plan: --confidence
+// when given (non-zero), else the scenario's [size] confidence; in (0, 1).
+func confidence(cmd string, flagValue float64, sc *scenario.Scenario) (float64, error) {
+	c := sc.Size.Confidence
+	if flagValue != 0 {
+		c = flagValue
+	}
+	if !(c > 0 && c < 1) { // NaN too
+		return 0, usagef("%s: --confidence must be between 0 and 1, found %v", cmd, c)
+	}
+	return c, nil
 }
