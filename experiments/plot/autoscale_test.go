@@ -39,3 +39,30 @@ func legendText(t *testing.T, f Figure) string {
 	require.NoError(t, err)
 	return svgText(t, b)
 }
+
+// Arms with the same failure timeline (common random numbers) are drawn as
+// one line labelled with both, and their marks are counted once; an arm
+// whose timeline differs keeps its own line.
+func TestFailuresTimelineSameArmsDrawnOnce(t *testing.T) {
+	evs := func(arm string, frac float64) []FailureEvent {
+		return []FailureEvent{
+			{Arm: arm, TimeS: 100, Event: "fail", Unit: "replica 1", GPUsDown: 8, CapacityFrac: frac},
+			{Arm: arm, TimeS: 900, Event: "repair", Unit: "replica 1", CapacityFrac: 1},
+		}
+	}
+	m := Meta{Scenario: "x", HorizonS: 3600}
+	f, err := FailuresTimeline(m, append(evs("nvl72", 0.9), evs("hgx", 0.9)...))
+	require.NoError(t, err)
+	text := legendText(t, f)
+	require.Contains(t, text, "nvl72, hgx: available capacity (the same)")
+	require.Contains(t, text, "failure (1)")
+	require.Contains(t, text, "repair (1)")
+
+	f, err = FailuresTimeline(m, append(evs("nvl72", 0.9), evs("hgx", 0.5)...))
+	require.NoError(t, err)
+	text = legendText(t, f)
+	require.Contains(t, text, "nvl72: available capacity")
+	require.Contains(t, text, "hgx: available capacity")
+	require.NotContains(t, text, "the same")
+	require.Contains(t, text, "failure (2)")
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -676,7 +677,19 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 	p := newPlot(m, "Failures and repairs (replication 0)", "simulated time (h)", "available capacity (fraction of GPUs)")
 	var fails, repairs, swaps, ins, escalated, notices, readies plotter.XYs
 	arms, byArm := groupBy(events, func(e FailureEvent) string { return e.Arm })
-	for i, arm := range arms {
+	// Arms whose timelines are the same (common random numbers often give
+	// two arms the same failures) are drawn once, labelled with every arm,
+	// so one line does not hide another and no mark is counted twice.
+	var drawn []string
+	same := map[string][]string{}
+	for _, arm := range arms {
+		key := timelineKey(byArm[arm])
+		if _, ok := same[key]; !ok {
+			drawn = append(drawn, arm)
+		}
+		same[key] = append(same[key], arm)
+	}
+	for i, arm := range drawn {
 		evs := byArm[arm]
 		steps := plotter.XYs{{X: 0, Y: 1}}
 		for _, e := range evs {
@@ -704,7 +717,7 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 		end := math.Max(m.HorizonS, last.TimeS) / 3600
 		steps = append(steps, plotter.XY{X: end, Y: last.CapacityFrac})
 		c, d := palette[0], []vg.Length(nil)
-		if len(arms) > 1 {
+		if len(drawn) > 1 {
 			c, d = lineStyle(i)
 		}
 		l := line(steps, c, d, 1.5)
@@ -712,7 +725,14 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 		p.Add(l)
 		label := "available capacity"
 		if len(arms) > 1 || arm != "" {
-			label = armLabel(m, arm) + ": " + label
+			names := slices.Clone(same[timelineKey(evs)])
+			for k, a := range names {
+				names[k] = armLabel(m, a)
+			}
+			label = strings.Join(names, ", ") + ": " + label
+			if len(names) > 1 {
+				label += " (the same)"
+			}
 		}
 		p.Legend.Add(label, l)
 	}
@@ -727,6 +747,17 @@ func FailuresTimeline(m Meta, events []FailureEvent) (Figure, error) {
 	p.Y.Max = 1.02
 	p.X.Min = 0
 	return Figure{Name: "failures_timeline", Plot: p}, nil
+}
+
+// timelineKey is an arm's failure timeline without its arm's name: arms
+// with equal keys draw the same line.
+func timelineKey(evs []FailureEvent) string {
+	var b strings.Builder
+	for _, e := range evs {
+		e.Arm = ""
+		fmt.Fprint(&b, e, ";")
+	}
+	return b.String()
 }
 
 // checkpointKey is the scenario key of the checkpoint interval.
