@@ -53,7 +53,7 @@ func TestSweepLayoutIsTheSameForOnePoint(t *testing.T) {
 	}
 	// The arm column keeps the point's name; a second sweep replaces the
 	// first (its directories are the run's own).
-	require.Contains(t, string(mustRead(t, filepath.Join(dir, "cdf.csv"))), "\ncluster.replicas=2 workload.arrival.rate_per_s=10,")
+	require.Contains(t, string(mustRead(t, filepath.Join(dir, "cdf.csv"))), "\n\"cluster.replicas=2,workload.arrival.rate_per_s=10\",")
 	rd, err := report.NewRunDir(dir)
 	require.NoError(t, err)
 	rd.Abort()

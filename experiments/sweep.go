@@ -207,7 +207,7 @@ func pointName(axes []scenario.Axis, vals []string) string {
 	for i, ax := range axes {
 		parts[i] = ax.Key + "=" + strings.Trim(vals[i], "\"")
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, ",") // the arms/ directory's name too (results.ArmDir)
 }
 
 // sweepColumn is one of sweep.csv's metric columns: a column of

@@ -1125,7 +1125,10 @@ func armLabel(m Meta, arm string) string {
 		}
 		return "all requests"
 	}
-	fields := strings.Fields(arm)
+	// A sweep point's KEY=VALUE pairs, joined by commas (by spaces in
+	// files written before the arms/ directory names and the arm column
+	// agreed).
+	fields := strings.FieldsFunc(arm, func(r rune) bool { return r == ',' || r == ' ' })
 	for i, f := range fields {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok || !strings.Contains(k, ".") {

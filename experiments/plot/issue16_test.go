@@ -161,7 +161,8 @@ func TestLegendNames(t *testing.T) {
 		{Meta{}, "", "all requests"},
 		{Meta{}, "cluster.replicas=8", "replicas = 8"},
 		{Meta{}, "8", "8"},
-		{Meta{}, "workload.arrival.rate_per_s=10 cluster.replicas=3", "rate_per_s = 10, replicas = 3"},
+		{Meta{}, "workload.arrival.rate_per_s=10,cluster.replicas=3", "rate_per_s = 10, replicas = 3"},
+		{Meta{}, "workload.arrival.rate_per_s=10 cluster.replicas=3", "rate_per_s = 10, replicas = 3"}, // files before the comma
 		{Meta{}, "no-hedge", "no-hedge"},
 	} {
 		require.Equal(t, tc.want, armLabel(tc.m, tc.arm), "%+v %q", tc.m, tc.arm)
