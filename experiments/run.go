@@ -276,10 +276,6 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 	if err := fl.Err(); err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
-	if fl.TooManySamples {
-		return nil, &LimitError{fmt.Sprintf("run.sample_interval_s: %g s gives more than %d time-series samples over the run (the trace's span and the drain); at most %d (a hard limit): raise the interval or set workload.duration_s",
-			sc.Run.SampleIntervalS, scenario.MaxSamples+1, scenario.MaxSamples+1)}
-	}
 	// The run ends at its last request event (arrival, completion,
 	// failure), or at the horizon if it cut the run short: the same
 	// whichever way the engine was sliced, and whatever the sampling.

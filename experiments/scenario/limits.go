@@ -178,6 +178,13 @@ func (s *Scenario) SimSpanS() (spanS float64, ok bool) {
 // MaxSamples time-series samples, MaxTicks of any other periodic event.
 func (s *Scenario) checkTicks(ps *config.Problems) {
 	span, known := s.SimSpanS()
+	s.checkTicksOver(ps, span, known, "the simulated span (workload duration or horizon, plus run.drain_limit_s)")
+}
+
+// checkTicksOver is checkTicks over a given simulated span, described by
+// spanIs (known false: none is known, so only the lower bounds are
+// checked). A key that already has a problem is skipped.
+func (s *Scenario) checkTicksOver(ps *config.Problems, span float64, known bool, spanIs string) {
 	type tick struct {
 		key      string
 		interval float64
@@ -210,11 +217,17 @@ func (s *Scenario) checkTicks(ps *config.Problems) {
 		over, what := t.over, "its duration_s"
 		if over == 0 {
 			if !known {
-				continue // the trace's span: the run's own guard (fleet sampling) stops it
+				continue // a trace's span: checkTrace reads it
 			}
-			over, what = span, "the simulated span (workload duration or horizon, plus run.drain_limit_s)"
+			over, what = span, spanIs
 		}
-		if n := over / t.interval * t.times; n > t.limit {
+		n := over / t.interval * t.times
+		if t.key == "run.sample_interval_s" && t.interval < 1e6 {
+			// The run counts its samples exactly: one at 0, then one every
+			// interval in whole ns (MaxSamples + 1 in all at most).
+			n = math.Floor(over * 1e9 / float64(sim.FromSeconds(t.interval)))
+		}
+		if n > t.limit {
 			ps.Add(t.key, "%g s gives %.3g events over %s of %g s; at most %.0f (a hard limit): raise the interval",
 				t.interval, n, what, over, t.limit)
 		}
@@ -222,9 +235,10 @@ func (s *Scenario) checkTicks(ps *config.Problems) {
 }
 
 // traceSpanS reads a kind "trace" workload's arrivals (as replayed, at its
-// rate_multiplier) and returns the last one, seconds: the workload's span
-// when duration_s does not bound it. A row that does not parse ends it
-// (the run reports the row).
+// rate_multiplier, the first max_requests of them when it is set) and
+// returns the last one, seconds: the workload's span when duration_s does
+// not bound it. A row that does not parse ends it (the run reports the
+// row).
 func (s *Scenario) traceSpanS() (float64, error) {
 	tc := s.Workload.Trace
 	tr, err := workloads.OpenTraceFS(tc.FS, tc.Path, tc.Format, workloads.TraceOptions{RateMultiplier: tc.RateMultiplier})
@@ -233,28 +247,28 @@ func (s *Scenario) traceSpanS() (float64, error) {
 	}
 	defer tr.Close()
 	var last sim.Time
-	for {
+	for n := int64(0); s.Workload.MaxRequests <= 0 || n < s.Workload.MaxRequests; n++ {
 		r, err := tr.Next()
 		if err == io.EOF {
-			return last.Seconds(), nil
+			break
 		}
 		if err != nil {
 			return 0, err
 		}
 		last = r.Arrival
 	}
+	return last.Seconds(), nil
 }
 
-// checkTraceFailures is the failure-rate guard (failures.CheckRate) of a
-// trace replayed whole (duration_s 0, no horizon), whose span is the
-// trace's own: read before simulating, only when [failures] is on.
-func (s *Scenario) checkTraceFailures(ps *config.Problems) {
-	f := s.Failures
-	if !f.Enabled || !(f.RateMultiplier > 0) || s.Workload.DurationS > 0 || s.Run.HorizonS > 0 || ps.HasPrefix("failures") {
-		return
-	}
-	prof, err := f.BuildProfile()
-	if err != nil {
+// checkTraceSpan applies the limits that count over the simulated span to
+// a trace replayed whole (duration_s 0, no horizon), whose span is the
+// trace's own, read before simulating: the periodic events' bounds
+// (checkTicksOver, over the trace's span plus run.drain_limit_s), so
+// that the run's own guard on its time series never refuses what
+// validation accepted, and the failure-rate guard (failures.CheckRate)
+// when [failures] is on.
+func (s *Scenario) checkTraceSpan(ps *config.Problems) {
+	if _, known := s.SimSpanS(); known || s.Workload.DurationS > 0 || s.Run.HorizonS > 0 {
 		return
 	}
 	span, err := s.traceSpanS()
@@ -262,7 +276,13 @@ func (s *Scenario) checkTraceFailures(ps *config.Problems) {
 		ps.Add("workload.trace.path", "%v", err)
 		return
 	}
-	if span <= 0 {
+	s.checkTicksOver(ps, span+max(s.Run.DrainLimitS, 0), true, "the trace's span (its last arrival, as replayed) plus run.drain_limit_s")
+	f := s.Failures
+	if !f.Enabled || !(f.RateMultiplier > 0) || ps.HasPrefix("failures") || span <= 0 {
+		return
+	}
+	prof, err := f.BuildProfile()
+	if err != nil {
 		return
 	}
 	if err := f.CheckRate(prof, s.failureGPUs(), span); err != nil {

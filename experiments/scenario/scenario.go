@@ -558,28 +558,32 @@ func (s *Scenario) checkTrace(ps *config.Problems) {
 		ps.Add("workload.trace.path", "%v", err)
 		return
 	}
-	s.checkTraceFailures(ps)
+	s.checkTraceSpan(ps)
 }
 
-// failureGPUs is the GPUs [failures] strikes: the cluster's replicas and
-// spares (each group's own TP and spares), and the decode pool's.
+// failureGPUs is the GPUs [failures] strikes, as the runner builds the
+// fleet: the cluster's replicas and warm spares (each group's own TP and
+// spare group), and a disaggregated fleet's decode pool, in whole NVLink
+// domains (fleet.FleetConfig.FailureGPUs: the placement the failure
+// injector draws on, so that validation and the run's guard count alike).
 func (s *Scenario) failureGPUs() int {
-	f := s.Failures
-	gpus := (s.Cluster.Replicas + max(f.Spares, 0)) * s.Cluster.GPUsPerReplica()
-	if len(s.Cluster.Groups) > 0 { // each group's own TP, and its spares
-		gpus = 0
-		for _, g := range s.Cluster.Groups {
-			gpus += (max(g.Replicas, 0) + max(g.Spares, 0)) * max(g.TP, 1)
-		}
+	cat := s.Catalog()
+	if s.Disagg.Enabled {
+		cluster := s.disaggCluster()
+		d := s.Disagg
+		d.ResolveDefaults(cluster)
+		dv := d.DisaggConfig
+		dv.Decode.Replicas = s.DecodeReplicas()
+		return dv.FailureGPUs(cat, cluster)
 	}
-	if s.Disagg.Enabled { // failures strike the decode pool's GPUs too
-		l := s.Disagg.Decode.Layout()
-		if l.TP <= 0 {
-			l.TP = s.Cluster.TP
-		}
-		gpus += max(s.DecodeReplicas(), 0) * max(l.GPUs(), 1)
+	cluster := s.Cluster
+	if s.Failures.Enabled {
+		cluster.Replicas += max(s.Failures.Spares, 0)
 	}
-	return gpus
+	if s.GroupSpares() > 0 {
+		cluster = cluster.WithSpareGroups()
+	}
+	return cluster.FailureGPUs(cat)
 }
 
 // MaxSamples bounds the time series (timeseries.csv) of one run.

@@ -128,11 +128,18 @@ const MaxEvents = 1e6
 
 // CheckRate is the runaway-rate guard: an error (without a key; it belongs
 // to failures.rate_multiplier) when prof's rates × RateMultiplier draw more
-// than MaxEvents failures on gpus GPUs in durationS seconds.
+// than MaxEvents failures on gpus GPUs in durationS seconds plus the
+// profile's longest precursor lead: the injector reads the failures that
+// far ahead (Signals) to give each its precursor on time, and holds them.
 func (c *Config) CheckRate(prof *Profile, gpus int, durationS float64) error {
-	if expect := prof.RatePerGPUHour() * c.RateMultiplier * float64(gpus) * durationS / 3600; expect > MaxEvents {
-		return fmt.Errorf("%g gives about %.3g failures on %d GPUs in workload.duration_s = %g; at most %g (lower the multiplier)",
-			c.RateMultiplier, expect, gpus, durationS, float64(MaxEvents))
+	lead := prof.MaxPrecursorLead().Seconds()
+	if expect := prof.RatePerGPUHour() * c.RateMultiplier * float64(gpus) * (durationS + lead) / 3600; expect > MaxEvents {
+		ahead := ""
+		if lead > 0 {
+			ahead = fmt.Sprintf(" (and the %g s its precursors are read ahead)", lead)
+		}
+		return fmt.Errorf("%g gives about %.3g failures on %d GPUs in %g s of arrivals%s; at most %g (lower the multiplier)",
+			c.RateMultiplier, expect, gpus, durationS, ahead, float64(MaxEvents))
 	}
 	return nil
 }

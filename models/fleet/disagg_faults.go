@@ -28,8 +28,10 @@ func (d *Disagg) DecodeReplicaGPUs(j int) (first, n int) {
 // FailureDomains is the number of NVLink domains both pools occupy in the
 // failure topology, and the size of one (the prefill GPU's domain; the
 // scenario loader refuses [failures] when the decode GPU's differs).
-func (d *Disagg) FailureDomains() (domains, domainGPUs int) {
-	t := d.topo
+func (d *Disagg) FailureDomains() (domains, domainGPUs int) { return d.topo.failureDomains() }
+
+// failureDomains is Disagg.FailureDomains of the topology.
+func (t *disaggTopology) failureDomains() (domains, domainGPUs int) {
 	end := t.dec.GPUs
 	if t.dec.Spread {
 		end = t.dec.Domains * t.gpuD.DomainGPUs

@@ -52,11 +52,12 @@ type Sampler struct {
 	// requests are still in flight (0: no limit); Truncated says it did.
 	DrainLimit sim.Time
 	Truncated  bool
-	// MaxSamples, when > 0, stops the run once the time series holds
-	// this many samples and one more is due (a trace's span, unknown
-	// before the run, over a short interval); TooManySamples says it did.
-	MaxSamples     int
-	TooManySamples bool
+	// MaxSamples, when > 0, bounds the time series: once it holds this
+	// many samples and one more is due, the run stops if every request
+	// has arrived (Truncated, as DrainLimit), else the series stops
+	// growing (SamplesCut) while the run goes on.
+	MaxSamples int
+	SamplesCut bool
 }
 
 // SetColumns makes each Sample count the provisioned replicas (all of
@@ -78,6 +79,24 @@ func (s *Sampler) StartSampling(interval sim.Time) {
 }
 
 func (s *Sampler) sample(now sim.Time) {
+	if s.MaxSamples > 0 && len(s.Samples) >= s.MaxSamples {
+		// One more is due. In the drain (the arrivals are over) the bound
+		// ends it as DrainLimit would: with no drain limit, or one the
+		// samples outlast, what is still in flight is reported so. Before
+		// it (validation bounds the arrivals' span, a trace's too, so only
+		// a front end's delay past it gets here) the series stops growing
+		// and the ticks go on, keeping the drain's rules.
+		if s.in.srcDone {
+			if s.rec.InFlight() > 0 {
+				s.Truncated = true
+				s.eng.Stop()
+			}
+			return
+		}
+		s.SamplesCut = true
+		s.eng.Schedule(now+s.sampleNs, sim.PriorityMetrics, s.onSample)
+		return
+	}
 	rec, states := s.rec, s.pool.states
 	x := Sample{Time: now, Arrived: rec.Arrived, Completed: rec.Completed, InFlight: rec.InFlight()}
 	var used, cached, total int64
@@ -117,11 +136,6 @@ func (s *Sampler) sample(now sim.Time) {
 		// restarts, no client timeout) would keep the run alive forever:
 		// stop, and report them as in flight.
 		s.Truncated = true
-		s.eng.Stop()
-		return
-	}
-	if s.MaxSamples > 0 && len(s.Samples) >= s.MaxSamples {
-		s.TooManySamples = true
 		s.eng.Stop()
 		return
 	}
