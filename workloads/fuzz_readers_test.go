@@ -56,3 +56,14 @@ func FuzzRateProfile(f *testing.F) {
 		}
 	})
 }
+
+// TestRateProfileBadQuote: a row the CSV reader cannot split (a quote in
+// a bare field) is refused with its file and line; it used to panic
+// (FieldPos of a record with no fields; found by FuzzRateProfile).
+func TestRateProfileBadQuote(t *testing.T) {
+	fsys := fstest.MapFS{"r.csv": {Data: []byte("t_s,rate_per_s\n0\"000000")}}
+	_, err := ReadRateProfile(fsys, "r.csv")
+	if err == nil || !strings.HasPrefix(err.Error(), "r.csv:2: ") {
+		t.Fatalf("got %v, want r.csv:2: …", err)
+	}
+}

@@ -268,10 +268,15 @@ func parseRateProfile(name string, r io.Reader) ([]RatePoint, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
+			// Before FieldPos: a record that did not parse has no fields.
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
+			}
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
+		line, _ := cr.FieldPos(0)
 		if len(pts) == maxRatePoints {
 			return nil, fmt.Errorf("%s:%d: more than %d points", name, line, maxRatePoints)
 		}
