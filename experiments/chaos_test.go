@@ -22,7 +22,7 @@ import (
 // TestChaos: random fleets (dense, with or without pipeline stages, or MoE
 // with attention DP and expert parallelism; with or without speculative
 // decoding) with random batching, allocators, routers,
-// policies, fallback pools, rollouts, faults and failures. After every
+// policies (late binding among them), fallback pools, rollouts, faults and failures. After every
 // event, requests are conserved and every replica's bookkeeping matches
 // what it holds; at the end everything has drained; and the runner gives
 // identical summaries twice. A property test
@@ -41,10 +41,11 @@ func TestChaos(t *testing.T) {
 	}
 	// Disaggregated trials with failures, those where failures hit the
 	// decode pool, its hits, and its KV losses re-prefilled.
-	var disaggFailTrials, decodeHitTrials, decodeHits, decodeLost int64
+	var disaggFailTrials, decodeHitTrials, decodeHits, decodeLost, lateTrials, lateQueued int64
 	defer func() {
 		t.Logf("disaggregated trials with [failures]: %d; with decode-pool hits: %d (%d hits, %d decode KV losses re-prefilled)",
 			disaggFailTrials, decodeHitTrials, decodeHits, decodeLost)
+		t.Logf("trials whose late-binding gateway queued requests: %d (%d requests)", lateTrials, lateQueued)
 	}()
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 77))
@@ -112,6 +113,11 @@ func TestChaos(t *testing.T) {
 		fmt.Fprintf(&b, "[policies.retry]\nname = %q\nbudget = 0.3\n", pick("none", "budgeted"))
 		fmt.Fprintf(&b, "[policies.admission]\nname = %q\nlimit = 20\naction = %q\ndefer_max = 3\n", pick("none", "queue"), pick("shed", "defer"))
 		fmt.Fprintf(&b, "[policies.probe]\nkind = %q\ninterval_s = 3\nrestart_s = 5\ncold_start_s = 5\n", pick("none", "liveness", "deep"))
+		// Late binding from a stream of its own (the other draws stay).
+		if qr := rand.New(rand.NewPCG(uint64(trial), 79)); qr.IntN(2) == 0 {
+			fmt.Fprintf(&b, "[policies.queue]\nbinding = \"late\"\norder = %q\nslots_per_replica = %d\nmax_queued = %d\n",
+				[]string{"fifo", "shortest-prompt"}[qr.IntN(2)], qr.IntN(3)*4, qr.IntN(2)*50)
+		}
 		for f := 0; f < rng.IntN(4); f++ {
 			fmt.Fprintf(&b, "[[faults]]\nat_s = %d\nreplica = %d\nmode = %q\nduration_s = 20\nrestart_s = %d\ncold_start_s = 5\nperiod_s = 5\npause_s = 1\n",
 				rng.IntN(100), rng.IntN(replicas), pick("fail", "oom", "hang", "slow", "flap", "stall", "maintenance"), rng.IntN(2)*5)
@@ -278,6 +284,10 @@ func TestChaos(t *testing.T) {
 				js, err := s.MarshalJSON()
 				require.NoError(t, err)
 				outs[k] = string(js)
+				if k == 0 && s.Resilience.Queued > 0 {
+					lateTrials++
+					lateQueued += s.Resilience.Queued
+				}
 				if k == 0 && s.Disagg != nil && s.Failures != nil {
 					disaggFailTrials++
 					if d := s.Failures.Decode; d != nil && d.ReplicaHits > 0 {

@@ -44,6 +44,39 @@ type ResilienceConfig struct {
 	Retry         RetryConfig     `toml:"retry"`
 	Admission     AdmissionConfig `toml:"admission"`
 	Probe         ProbeConfig     `toml:"probe"`
+	Queue         QueueConfig     `toml:"queue"`
+}
+
+// Binding names ([policies.queue] binding) and queue orders.
+const (
+	BindEarly          = "early"
+	BindLate           = "late"
+	OrderFIFO          = "fifo"
+	OrderShortestFirst = "shortest-prompt"
+)
+
+// QueueConfig is [policies.queue]: when the gateway binds a request to a
+// replica (fleet.QueuePolicy).
+type QueueConfig struct {
+	// Binding: "early" (default: route on arrival; requests wait in the
+	// replicas' queues) or "late" (hold requests at the gateway while no
+	// replica has a free slot; send the next when one frees).
+	Binding string `toml:"binding"`
+	// Order of the late-binding queue: "fifo" (default) or
+	// "shortest-prompt" (fewest prompt tokens first, then arrival).
+	Order string `toml:"order"`
+	// SlotsPerReplica is what "a free slot" counts against: 0 (default)
+	// uses each replica's max_seqs, so the gateway sends no more than a
+	// replica can batch.
+	SlotsPerReplica int `toml:"slots_per_replica"`
+	// MaxQueued sheds a request that arrives to find this many waiting at
+	// the gateway. 0 (default): no cap but run.max_in_flight.
+	MaxQueued int `toml:"max_queued"`
+	// RecheckMs is how often a waiting queue is re-checked when no request
+	// ends (replicas recovering or added free slots without a completion).
+	// Default 50 (assumption: a gateway's flow-control loop runs every few
+	// tens of ms; a completion wakes it at once).
+	RecheckMs float64 `toml:"recheck_ms"`
 }
 
 // HedgeConfig is [policies.hedge].
@@ -175,6 +208,7 @@ func DefaultResilienceConfig() ResilienceConfig {
 		Retry:     RetryConfig{Name: None, MaxAttempts: 3, Budget: 0.1, BackoffBaseMs: 50, BackoffMaxMs: 2000},
 		Admission: AdmissionConfig{Name: None, WindowS: 10, Action: "shed", DeferMs: 200, DeferMax: 10},
 		Probe:     ProbeConfig{Kind: None, IntervalS: 5, TimeoutMs: 2000, FailuresToEject: 2, KVPressure: 0.98, RestartS: 60, ColdStartS: 180},
+		Queue:     QueueConfig{Binding: BindEarly, Order: OrderFIFO, RecheckMs: 50},
 	}
 }
 
@@ -236,6 +270,19 @@ func (c *ResilienceConfig) Validate(prefix string, ps *config.Problems) {
 	ps.Fraction(k("probe.kv_pressure"), p.KVPressure)
 	ps.NonNegative(k("probe.restart_s"), p.RestartS)
 	ps.NonNegative(k("probe.cold_start_s"), p.ColdStartS)
+	q := c.Queue
+	ps.OneOf(k("queue.binding"), q.Binding, []string{BindEarly, BindLate})
+	ps.OneOf(k("queue.order"), q.Order, []string{OrderFIFO, OrderShortestFirst})
+	if q.SlotsPerReplica < 0 {
+		ps.Add(k("queue.slots_per_replica"), "must be >= 0 (0: each replica's max_seqs), found %d", q.SlotsPerReplica)
+	}
+	if q.MaxQueued < 0 {
+		ps.Add(k("queue.max_queued"), "must be >= 0 (0: no cap), found %d", q.MaxQueued)
+	}
+	ps.Positive(k("queue.recheck_ms"), q.RecheckMs)
+	if q.RecheckMs > 0 && (q.RecheckMs < 1 || q.RecheckMs > 3.6e6) {
+		ps.Add(k("queue.recheck_ms"), "must be between 1 ms (a hard limit, as every interval) and 3,600,000 (an hour), found %g", q.RecheckMs)
+	}
 }
 
 func budget(ps *config.Problems, key string, v float64) {
@@ -277,6 +324,10 @@ func BuildResilience(c ResilienceConfig, replicas int, rng *rand.Rand) (fleet.Po
 	}
 	if p.Probe, err = Probes.Build(c.Probe.Kind, c.Probe, env); err != nil {
 		return p, err
+	}
+	if q := c.Queue; q.Binding == BindLate {
+		p.Queue = fleet.QueuePolicy{Late: true, ShortestFirst: q.Order == OrderShortestFirst, Slots: q.SlotsPerReplica,
+			MaxQueued: q.MaxQueued, RecheckNs: sim.FromSeconds(q.RecheckMs / 1000)}
 	}
 	return p, nil
 }

@@ -209,8 +209,9 @@ type Resilience struct {
 	HedgeRate      float64 `json:"hedge_rate"` // hedges / arrived
 	Retries        int64   `json:"retries"`
 	Timeouts       int64   `json:"timeouts"`
-	Fallbacks      int64   `json:"fallbacks"` // copies served by the fallback pool
-	Deferred       int64   `json:"deferred"`  // admission refusals that held a request at the gateway
+	Fallbacks      int64   `json:"fallbacks"`        // copies served by the fallback pool
+	Deferred       int64   `json:"deferred"`         // admission refusals that held a request at the gateway
+	Queued         int64   `json:"queued,omitempty"` // requests that waited in the late-binding queue ([policies.queue] binding = "late")
 	Cancelled      int64   `json:"cancelled_copies"`
 	Probes         int64   `json:"probes"`
 	ProbeGPUSecs   float64 `json:"probe_gpu_seconds"` // what deep probes cost (both pools of a disaggregated fleet)
@@ -495,7 +496,7 @@ func Summarize(r *Result) *Summary {
 	}
 	s.Resilience = Resilience{SuccessRate: results.Round6(Ratio(float64(rec.Completed), float64(rec.Arrived))),
 		Copies: gw.Copies, Hedges: gw.Hedges, HedgeRate: results.Round6(Ratio(float64(gw.Hedges), float64(rec.Arrived))),
-		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Deferred: gw.Deferred, Cancelled: gw.Cancelled, Probes: gw.Probes, ProbeGPUSecs: results.Round6(probeGPUSeconds(r)), Ejections: gw.Ejections,
+		Retries: gw.Retries, Timeouts: gw.Timeouts, Fallbacks: gw.Fallbacks, Deferred: gw.Deferred, Queued: gw.Queued, Cancelled: gw.Cancelled, Probes: gw.Probes, ProbeGPUSecs: results.Round6(probeGPUSeconds(r)), Ejections: gw.Ejections,
 		IsolationMsMax: results.Round6(sim.Time(iso).Milliseconds()), Isolated: len(gw.IsolationNs),
 		WastedPrefillTokens: wp, WastedDecodeTokens: wd, WastedTokenFraction: results.Round6(Ratio(float64(wp+wd), float64(pt+dt))),
 		CancelledTokenFraction: results.Round6(Ratio(float64(ct), float64(pt+dt))),

@@ -27,6 +27,8 @@ func TestReleasedClientReqIsZero(t *testing.T) {
 			switch v.Type().Field(i).Name {
 			case "req", "copies", "timeout", "deadline", "hedge", "retry", "armed":
 				continue // set below
+			case "gen":
+				continue // the record's generation: it counts up, never resets
 			}
 			f = reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem()
 			switch f.Kind() {
@@ -53,6 +55,10 @@ func TestReleasedClientReqIsZero(t *testing.T) {
 		}
 		got := *cr
 		got.req = workloads.Request{}
+		if got.gen != 1 {
+			t.Errorf("armed %v: generation %d after one release, want 1", armed, got.gen)
+		}
+		got.gen = 0
 		if len(got.copies) != 0 {
 			t.Fatalf("armed %v: %d copies left", armed, len(got.copies))
 		}

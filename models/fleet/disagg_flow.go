@@ -353,6 +353,7 @@ func (d *Disagg) FirstToken(c *engine.Copy, at sim.Time) {
 // completes the request.
 func (d *Disagg) CopyDone(c *engine.Copy, o *engine.Outcome) {
 	now := o.Finished
+	d.gw.wake(now) // a prefill slot is free (late binding's queue)
 	h := d.live[c]
 	if h == nil {
 		// Not a handoff (cannot happen: every prefill holds its KV), or a

@@ -22,6 +22,11 @@ type clientReq struct {
 	// (most requests arm none: then nothing is checked)
 	timeout, deadline, hedge, retry sim.EventID
 	armed                           bool
+
+	// queued: waiting in the gateway's late-binding queue; gen counts the
+	// record's reuses (a queue entry of an earlier use is stale).
+	queued bool
+	gen    uint64
 }
 
 // GatewayStats counts what the gateway did beyond plain routing.
@@ -37,6 +42,7 @@ type GatewayStats struct {
 	ProbeGPUSeconds float64
 	Fallbacks       int64 // copies sent to the fallback pool
 	Deferred        int64 // admission refusals that held a request at the gateway
+	Queued          int64 // requests that waited in the late-binding queue (QueuePolicy)
 	Ejections       int64 // replicas taken out of rotation by probes
 	// Isolation is the time from a replica's first fault to its leaving
 	// rotation (breaker open or probe ejection), per isolated fault.
@@ -80,6 +86,8 @@ type Gateway struct {
 
 	spareCR   []*clientReq
 	spareCopy []*engine.Copy
+
+	q gatewayQueue // late binding's queue (Policies.Queue)
 }
 
 var _ engine.Observer = (*Gateway)(nil)
@@ -146,6 +154,8 @@ func (g *Gateway) newClientReq(req *workloads.Request) *clientReq {
 }
 
 func (g *Gateway) releaseClientReq(cr *clientReq) {
+	g.unqueue(cr)
+	cr.gen++
 	if cr.armed {
 		cancelTimer(g.eng, cr.timeout)
 		cancelTimer(g.eng, cr.deadline)
@@ -276,12 +286,14 @@ func (g *Gateway) withdrawOthers(cr *clientReq, c *engine.Copy) {
 		g.GW.Cancelled++
 		dropCopy(cr, o)
 		g.releaseCopy(o)
+		g.wake(g.eng.Now())
 	}
 }
 
 // CopyDone implements Observer: the client request completes.
 func (g *Gateway) CopyDone(c *engine.Copy, o *engine.Outcome) {
 	now := o.Finished
+	g.wake(now)
 	if g.ro != nil && g.ro.outcome(c.Replica, now, (o.FirstToken-c.SentAt).Milliseconds()) {
 		g.CopyFailed(c, now, FailNewVersion)
 		return
@@ -305,6 +317,7 @@ func (g *Gateway) CopyDone(c *engine.Copy, o *engine.Outcome) {
 // live copy fails.
 func (g *Gateway) CopyFailed(c *engine.Copy, at sim.Time, reason string) {
 	cr := clientOf(c)
+	g.wake(at)
 	if g.ro != nil && reason != FailNewVersion && reason != FailSpot {
 		// (The provider taking a spot instance back is no build's fault:
 		// the judge does not count it against either version.)
@@ -327,7 +340,7 @@ func (g *Gateway) CopyFailed(c *engine.Copy, at sim.Time, reason string) {
 			cr.retry = g.eng.Schedule(at+backoff, sim.PriorityNormal, func(now sim.Time) {
 				cr.retry = sim.EventID{}
 				g.GW.Retries++
-				if !g.sendAvoiding(cr, engine.CopyRetry, cr.last) {
+				if !g.sendOrQueue(cr, engine.CopyRetry, cr.last, now) {
 					g.rec.RequestFailed(&cr.req, cr.last, now, reason)
 					g.releaseClientReq(cr)
 				}
@@ -350,7 +363,7 @@ func (g *Gateway) send(cr *clientReq, kind engine.CopyKind) bool {
 // replicas already holding a copy of cr.
 func (g *Gateway) sendAvoiding(cr *clientReq, kind engine.CopyKind, avoid int) bool {
 	p := g.pool
-	if avoid < 0 && len(cr.copies) == 0 && p.model == nil && g.ro == nil && g.pol.Breaker == nil {
+	if avoid < 0 && len(cr.copies) == 0 && p.model == nil && g.ro == nil && g.pol.Breaker == nil && !g.pol.Queue.Late {
 		// Nothing to hide and no breaker to ask (a first copy without
 		// rollout, breakers or a model mix): the loop below would route
 		// once and send; do that without its bookkeeping.
@@ -379,6 +392,14 @@ func (g *Gateway) sendAvoiding(cr *clientReq, kind engine.CopyKind, avoid int) b
 	hide(avoid)
 	for _, c := range cr.copies {
 		hide(c.Replica)
+	}
+	if g.pol.Queue.Late {
+		// Late binding: only replicas with a free slot (O(replicas)).
+		for i := range p.Replicas {
+			if !g.hasSlot(i) {
+				hide(i)
+			}
+		}
 	}
 	if p.model != nil {
 		// A fleet of several models: only the request's model's replicas.

@@ -32,6 +32,8 @@ type Policies struct {
 	// shed. DeferMax 0 sheds at once.
 	DeferNs  sim.Time
 	DeferMax int
+	// Queue is early or late binding (QueuePolicy; the zero value: early).
+	Queue QueuePolicy
 }
 
 // ProbeConfig configures the gateway's health probes of every replica.
@@ -71,7 +73,7 @@ func (g *Gateway) admit(cr *clientReq, now sim.Time, tries int) {
 		g.releaseClientReq(cr)
 		return
 	}
-	if !g.send(cr, engine.CopyPrimary) {
+	if !g.sendOrQueue(cr, engine.CopyPrimary, -1, now) {
 		g.rec.shed(&cr.req, now)
 		g.releaseClientReq(cr)
 		return
@@ -95,6 +97,7 @@ func (g *Gateway) onTimeout(cr *clientReq, now sim.Time) {
 		g.replicaAt(c.Replica).Cancel(c)
 		g.GW.Cancelled++
 	}
+	g.wake(now)
 	g.rec.RequestFailed(&cr.req, cr.last, now, FailTimeout)
 	g.releaseClientReq(cr)
 }
@@ -116,6 +119,16 @@ func (g *Gateway) startPolicies(cr *clientReq, now sim.Time) {
 			g.onTimeout(cr, at)
 		})
 	}
+	if !cr.queued {
+		g.startHedge(cr, now)
+	}
+}
+
+// startHedge arms a sent request's hedge (or, for tied requests, sends
+// the second copy at once). A request waiting in the late-binding queue
+// gets it when it is sent (drain): a hedge is a second copy of one that
+// is on a replica.
+func (g *Gateway) startHedge(cr *clientReq, now sim.Time) {
 	h := g.pol.Hedge
 	if h == nil {
 		return
