@@ -188,6 +188,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	twoStage := fs.Bool("two-stage", false, "fit the step constants on TPOT and throughput, then frontend_s and frontend_s_per_token on TTFT")
 	robust := fs.Bool("robust", false, "fit a soft-L1 loss on the log errors, so outlying rows weigh linearly")
 	holdoutBy := fs.String("holdout-by", "", "cross-validate by holding out whole groups: model, gpu, backend or kind (dense/moe); reported beside any --holdout")
+	steadyOnly := fs.Bool("steady-only", false, "closed-loop rows of the silicon layout: predict the steady loop's mean TTFT only (default: the measured phase's first burst of all clients at once counted once in its 20 rounds, as aiperf runs it)")
 	lockstep := fs.Bool("lockstep", false, "closed-loop rows: start every client at once (default: their first requests spread over one request's estimated time)")
 	jitter := fs.Float64("client-jitter-s", 0, "closed-loop rows: clients' mean pause between a response and the next request, exponential (0: none)")
 	metrics := fs.String("metrics", "", "fit only these measured metrics, comma-separated: output_tokens_per_s, ttft_ms, tpot_ms (default all)")
@@ -287,6 +288,11 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	if *holdoutBy != "" && !slices.Contains(calibrate.FilterKeys, *holdoutBy) {
 		return usagef("calibrate: --holdout-by %q: one of %s", *holdoutBy, strings.Join(calibrate.FilterKeys, ", "))
+	}
+	if *steadyOnly {
+		for i := range rows {
+			rows[i].PhaseRounds = 0
+		}
 	}
 	opt := calibrate.Options{MaxSeqs: *maxSeqs, MaxBatchedTokens: *maxTokens, GPUMemoryUtilization: *gpuMem, KVAdmission: *kvAdmit,
 		SkipUnrunnable: *skip, Robust: *robust, Rounds: *rounds, Iterations: *iterations, ClientJitterS: *jitter, TwoStage: *twoStage, Lockstep: *lockstep}

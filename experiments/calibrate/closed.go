@@ -38,14 +38,22 @@ type closedTally struct {
 	// request spent at the front end while the engine was idle (0 when it
 	// is always busy).
 	restS float64
+	// burstMs is the phase's first burst's mean TTFT under the tally's
+	// profile (Row.PhaseRounds; 0 without), and burstEdgeS the front end
+	// and stream in it: under another profile the burst moves by their
+	// change, its queueing is held until the next re-simulation.
+	burstMs, burstEdgeS float64
 	// isl is the requests' prompt length (the front end's per-token share).
 	isl float64
 }
 
-// closedResult is one closed-loop simulation's measured means.
+// closedResult is one closed-loop simulation's measured means. With
+// Row.PhaseRounds, ttftMs mixes the phase's first burst (burstMs) with
+// the steady loop's (steadyTTFTMs) as the benchmark's mean does.
 type closedResult struct {
-	ttftMs, tpotMs float64
-	n              int
+	ttftMs, tpotMs        float64
+	n                     int
+	burstMs, steadyTTFTMs float64
 }
 
 // reqSpan is a measured request's times: at the engine (entry), first
@@ -104,7 +112,47 @@ func (c *Case) simulateClosed(pp hw.PerfProfile, rounds int, record bool) (close
 	if rec.Completed != int64(total) {
 		return closedResult{}, nil, nil, fmt.Errorf("batch_size: only %d of %d requests completed (%v): the configuration does not fit", rec.Completed, total, rec.FailedBy)
 	}
-	return closedResult{ttftMs: sumTTFT / float64(n), tpotMs: sumTPOT / float64(n), n: n}, spans, steps, nil
+	out := closedResult{ttftMs: sumTTFT / float64(n), tpotMs: sumTPOT / float64(n), n: n}
+	if r.PhaseRounds > 1 {
+		b, err := c.burstTTFT(pp)
+		if err != nil {
+			return closedResult{}, nil, nil, err
+		}
+		out.burstMs, out.steadyTTFTMs = b, out.ttftMs
+		out.ttftMs = (b + float64(r.PhaseRounds-1)*out.ttftMs) / float64(r.PhaseRounds)
+	}
+	return out, spans, steps, nil
+}
+
+// burstTTFT is the mean TTFT (ms) of the burst a row's measured phase
+// starts with (Row.PhaseRounds): its Concurrency requests sent at once to
+// the idle replica, one each.
+func (c *Case) burstTTFT(pp hw.PerfProfile) (float64, error) {
+	r := c.Row
+	eng := sim.NewEngine()
+	rec := fleet.NewRecorder(fleet.SLO{})
+	f, err := fleet.NewFleet(eng, withProfile(c.cat, pp), c.fleet, firstReplica{}, rec, "row")
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	var n int
+	rec.OnDone = func(o *engine.Outcome) {
+		n++
+		sum += (o.FirstToken + o.ClientDelay - o.Req.Arrival).Milliseconds()
+	}
+	f.SetClients(fleet.Clients{Concurrency: r.Concurrency})
+	if err := f.Start(&closedSource{n: r.Concurrency, isl: int32(r.ISL), osl: int32(r.OSL)}); err != nil {
+		return 0, err
+	}
+	eng.Run(sim.Forever)
+	if err := f.Err(); err != nil {
+		return 0, err
+	}
+	if n != r.Concurrency {
+		return 0, fmt.Errorf("batch_size: only %d of the %d requests of the measured phase's first burst completed (%v)", n, r.Concurrency, rec.FailedBy)
+	}
+	return sum / float64(n), nil
 }
 
 // retally simulates the closed row under pp and rebuilds its tallies.
@@ -143,10 +191,19 @@ func (c *Case) retally(pp hw.PerfProfile, opt Options) error {
 	}
 	// What the steps do not cover: the front end and the stream (which the
 	// estimate adds under each profile) and any idle engine time.
-	edges := res.ttftMs/1000*t.n - covered/1e9
+	edges := res.steadyOr()/1000*t.n - covered/1e9
 	t.restS = edges - t.n*(m.FrontEndS+m.FrontEndSPerToken*t.isl+m.StreamS) - m.FirstTokenLagSteps*m.Seconds(&t.next)
+	t.burstMs, t.burstEdgeS = res.burstMs, m.FrontEndS+m.FrontEndSPerToken*t.isl+m.StreamS
 	c.closed = t
 	return nil
+}
+
+// steadyOr is the steady loop's mean TTFT: ttftMs without a burst.
+func (r closedResult) steadyOr() float64 {
+	if r.burstMs > 0 {
+		return r.steadyTTFTMs
+	}
+	return r.ttftMs
 }
 
 // overlapInto adds, to w[j], weight times the fraction of step j that
@@ -178,9 +235,14 @@ func (c *Case) estimate(pp hw.PerfProfile) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, err
 	}
-	edges := t.n*(m.FrontEndS+m.FrontEndSPerToken*t.isl+m.StreamS) + m.FirstTokenLagSteps*m.Seconds(&t.next) + t.restS
+	edgeS := m.FrontEndS + m.FrontEndSPerToken*t.isl + m.StreamS
+	edges := t.n*edgeS + m.FirstTokenLagSteps*m.Seconds(&t.next) + t.restS
+	ttft := (m.Seconds(&t.ttft) + edges) / t.n * 1000
+	if k := c.Row.PhaseRounds; k > 1 && t.burstMs > 0 {
+		ttft = (t.burstMs + (edgeS-t.burstEdgeS)*1000 + float64(k-1)*ttft) / float64(k)
+	}
 	return Prediction{
-		TTFTMs: (m.Seconds(&t.ttft) + edges) / t.n * 1000,
+		TTFTMs: ttft,
 		TPOTMs: m.Seconds(&t.tpot) / t.n * 1000,
 	}, nil
 }

@@ -85,3 +85,40 @@ func TestFeasibleRefusesWhatNoEngineRuns(t *testing.T) {
 func closedFleet(tp int) fleet.FleetConfig {
 	return fleet.FleetConfig{GPU: "H200", Model: "llama-3.1-8b", TP: tp, Replicas: 1, Replica: engine.DefaultReplicaConfig()}
 }
+
+// TestPhaseBurst: a silicon row's measured phase opens with all its
+// clients at once (aiperf drains the warm-up first), so its predicted
+// mean TTFT is (burst + (rounds − 1) × steady) / rounds; the burst of 64
+// long prompts queues its prefills, so it is far above the steady loop's,
+// and --steady-only (PhaseRounds 0) predicts the steady loop alone.
+func TestPhaseBurst(t *testing.T) {
+	rows, _, err := ReadSilicon("testdata/silicon-h100-h200-b200.csv")
+	require.NoError(t, err)
+	var row Row
+	for _, r := range rows {
+		if r.Model == "llama-3.1-70b" && r.GPU == "H200" && r.TP == 8 && r.ISL == 8192 && r.OSL == 1024 && r.Concurrency == 64 && r.Backend == "vllm" {
+			row = r
+		}
+	}
+	require.Equal(t, SiliconRounds, row.PhaseRounds)
+	pp, ok := hw.BuiltinProfile("vllm-hopper")
+	require.True(t, ok)
+	steadyRow := row
+	steadyRow.PhaseRounds = 0
+	cases, _, err := Prepare([]Row{row, steadyRow}, hw.NewCatalog(), pp, Options{})
+	require.NoError(t, err)
+	withBurst, err := cases[0].Predict(pp)
+	require.NoError(t, err)
+	steady, err := cases[1].Predict(pp)
+	require.NoError(t, err)
+	burst, err := cases[0].burstTTFT(pp)
+	require.NoError(t, err)
+	require.Greater(t, burst, 3*steady.TTFTMs, "64 prompts of 8,192 tokens at once queue their prefills")
+	require.InEpsilon(t, (burst+19*steady.TTFTMs)/20, withBurst.TTFTMs, 1e-9)
+	require.Equal(t, steady.TPOTMs, withBurst.TPOTMs)
+	// The fit's tally estimate matches the simulation under the profile
+	// it was tallied under.
+	est, err := cases[0].estimate(pp)
+	require.NoError(t, err)
+	require.InEpsilon(t, withBurst.TTFTMs, est.TTFTMs, 1e-6)
+}

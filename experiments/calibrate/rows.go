@@ -46,6 +46,12 @@ type Row struct {
 	// Warmup is how many of a closed loop's first requests are not
 	// measured.
 	Warmup int
+	// PhaseRounds, when > 0, says the measured phase started with all
+	// Concurrency clients sending at once (a benchmark that drains its
+	// warm-up before measuring) and ran this many rounds: the row's mean
+	// TTFT is then the first round's burst and PhaseRounds − 1 rounds of
+	// the steady loop (Case.burstTTFT). 0: the steady loop only.
+	PhaseRounds int
 	// MeanITLMs and MeanE2EMs are the measured mean inter-token latency
 	// (every gap between two tokens, vLLM's mean_itl_ms) and end-to-end
 	// latency; 0 = not measured.

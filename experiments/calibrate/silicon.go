@@ -23,7 +23,22 @@ import (
 //
 //   - batch_size is the concurrency C: C clients, each with one request in
 //     flight, a new one sent when one completes (a closed loop);
-//   - the first 2·C requests warm up and are not measured;
+//   - the first 2·C requests warm up and are not measured; aiperf
+//     (github.com/ai-dynamo/aiperf, Apache-2.0) drains them before it
+//     measures (aiperf/timing/credit_issuing_strategy.py: each phase waits
+//     for its credits to return), and its concurrency mode issues credits
+//     as fast as its semaphore allows (aiperf/timing/request_rate_
+//     strategy.py, CONCURRENCY_BURST), so the measured phase starts with
+//     all C requests at once;
+//   - the measured phase is 20 rounds (the template's
+//     AICONFIGURATOR_BENCH_MULTI_ROUND default, --num-requests C·20), so
+//     its mean TTFT holds that first burst once in 20 (PhaseRounds; the
+//     rows that give only their concurrency as provenance do not name
+//     their harness and are read the same way). The
+//     clients are taken to fall out of step after it: the measured TTFTs
+//     at a few clients are a lone request's, where identical requests
+//     kept in step would queue their prefills every round (docs/
+//     calibration.md);
 //   - silicon_ttft_ms and silicon_tpot_ms are means over the measured
 //     requests, TPOT per request being (E2E − TTFT)/(OSL − 1);
 //   - tp_size, attention_dp_size and moe_ep_size are the worker's tensor,
@@ -39,6 +54,11 @@ var siliconColumns = []string{"id", "silicon_data_source", "backend", "backend_v
 	"prefill_tp_size", "prefill_pp_size", "prefill_attention_dp_size", "prefill_moe_tp_size", "prefill_moe_ep_size",
 	"decode_batch_size", "decode_num_workers", "decode_tp_size", "decode_pp_size", "decode_attention_dp_size",
 	"decode_moe_tp_size", "decode_moe_ep_size", "silicon_ttft_ms", "silicon_tpot_ms"}
+
+// SiliconRounds is the rounds of a silicon row's measured phase (the
+// benchmark template's AICONFIGURATOR_BENCH_MULTI_ROUND default: aiperf
+// --num-requests C·20): Row.PhaseRounds.
+const SiliconRounds = 20
 
 // siliconRequired are the columns a silicon file must have.
 var siliconRequired = []string{"backend", "model_path", "system", "precision", "mode", "isl", "osl",
@@ -280,6 +300,7 @@ func readSilicon(path string, r io.Reader) ([]Row, SiliconSkip, error) {
 			continue
 		}
 		row.Warmup = 2 * row.Concurrency
+		row.PhaseRounds = SiliconRounds
 		row.MaxSeqs = row.Concurrency
 		rows = append(rows, row)
 	}
