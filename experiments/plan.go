@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,9 +55,14 @@ type PlanCandidate struct {
 	USDPerMonth float64
 	Point       *SizePoint
 	Simulated   int // fleet sizes simulated
-	lowerUSD    float64
-	scenario    *scenario.Scenario
-	idx         int // place in the space
+	// Frontier: on the Pareto frontier of the configurations sized that
+	// meet the SLO (PlanResult.Frontier); FrontierTies the configurations
+	// equal to it in all three objectives, which it stands for.
+	Frontier     bool
+	FrontierTies []string
+	lowerUSD     float64
+	scenario     *scenario.Scenario
+	idx          int // place in the space
 }
 
 // Label names the configuration: "H200 tp=4 mbt=8192 seqs=256".
@@ -79,7 +85,11 @@ type PlanResult struct {
 	Best       *PlanCandidate   // nil when nothing meets the SLO
 	// Closest is, when nothing meets the SLO, the simulated configuration
 	// whose largest size came nearest its limits.
-	Closest                    *PlanCandidate
+	Closest *PlanCandidate
+	// Frontier is the Pareto frontier of the sized configurations that
+	// meet the SLO ($/month, p99 TTFT, tokens/s per GPU), cheapest first
+	// (planFrontier).
+	Frontier                   []*PlanCandidate
 	Simulated, Pruned, Sizings int // configurations simulated and pruned; fleet sizes simulated
 	MaxReplicas                int
 }
@@ -180,7 +190,69 @@ func Plan(base *scenario.Scenario, targets []scenario.Target, conf float64, opt 
 	if res.Best == nil {
 		res.Closest = closest(cands, targets)
 	}
+	res.Frontier = planFrontier(cands)
 	return res, nil
+}
+
+// planFrontier marks and returns, cheapest first, the Pareto frontier of
+// the configurations sized that meet the SLO, at the size reported: those
+// no other dominates: no worse in any of $/month (lower), p99 TTFT
+// (lower) and output tokens/s per GPU (higher), and better in one, by
+// their means over the replications. (Dominance within the replications'
+// noise is not transitive, and taking it drops points nothing on the
+// frontier dominates; the table prints each point's interval instead.)
+// Of configurations equal in all three (engine limits that change
+// nothing at that load) the first by planBetter stands for the others
+// (FrontierTies). Configurations the search did not size (pruned as
+// dearer by their roofline floor) are not on it: its expensive end is the
+// search's, not the space's.
+func planFrontier(cands []*PlanCandidate) []*PlanCandidate {
+	var met []*PlanCandidate
+	for _, c := range cands {
+		if c.Point != nil && c.Replicas > 0 && c.Status != PlanMissesSLO {
+			met = append(met, c)
+		}
+	}
+	type obj struct{ usd, ttft, perGPU float64 }
+	objs := make([]obj, len(met))
+	for i, c := range met {
+		ttft, perGPU, _ := planPointStats(c)
+		objs[i] = obj{c.USDPerMonth, ttft, perGPU}
+	}
+	dominates := func(a, b obj) bool { // a no worse anywhere, better somewhere
+		return a.usd <= b.usd && a.ttft <= b.ttft && a.perGPU >= b.perGPU &&
+			(a.usd < b.usd || a.ttft < b.ttft || a.perGPU > b.perGPU)
+	}
+	var front []*PlanCandidate
+	for i, c := range met {
+		on := true
+		for j := range met {
+			if j != i && dominates(objs[j], objs[i]) {
+				on = false
+				break
+			}
+		}
+		if on {
+			front = append(front, c)
+		}
+	}
+	sort.SliceStable(front, func(i, j int) bool { return planBetter(front[i], front[j]) })
+	var kept []*PlanCandidate
+	var keptObj []obj
+	idx := map[*PlanCandidate]int{}
+	for i, c := range met {
+		idx[c] = i
+	}
+	for _, c := range front {
+		o := objs[idx[c]]
+		if k := slices.Index(keptObj, o); k >= 0 {
+			kept[k].FrontierTies = append(kept[k].FrontierTies, c.Label())
+			continue
+		}
+		c.Frontier = true
+		kept, keptObj = append(kept, c), append(keptObj, o)
+	}
+	return kept
 }
 
 // planTTFT is a sized candidate's mean p99 TTFT at its size.

@@ -33,7 +33,7 @@ func (r *PlanResult) CSV() []byte {
 	t := results.NewTable(results.PlanFile, nil, nil)
 	f := func(x float64) string { return results.FormatFloat(results.Round6(x)) }
 	for _, c := range r.Candidates {
-		bound, reps, gpus, usd, ttft, perGPU, met := "", "", "", "", "", "", ""
+		bound, reps, gpus, usd, ttft, perGPU, met, front := "", "", "", "", "", "", "", ""
 		if c.BoundRPS > 0 {
 			bound = f(c.BoundRPS)
 		}
@@ -41,10 +41,10 @@ func (r *PlanResult) CSV() []byte {
 			tt, pg, m := planPointStats(c)
 			n := c.Point.Replicas
 			reps, gpus, usd = strconv.Itoa(n), strconv.Itoa(n*c.GPUsPer), f(planUSD(c.scenario, n))
-			ttft, perGPU, met = f(tt), f(pg), strconv.FormatBool(m)
+			ttft, perGPU, met, front = f(tt), f(pg), strconv.FormatBool(m), strconv.FormatBool(c.Frontier)
 		}
 		t.Row(c.Label(), c.GPU, strconv.Itoa(c.TP), strconv.Itoa(c.EP), strconv.Itoa(c.MaxBatchedTokens), strconv.Itoa(c.MaxSeqs),
-			strconv.Itoa(c.GPUsPer), bound, reps, gpus, usd, ttft, perGPU, strconv.Itoa(c.Simulated), met, c.Status, c.Reason)
+			strconv.Itoa(c.GPUsPer), bound, reps, gpus, usd, ttft, perGPU, strconv.Itoa(c.Simulated), met, front, c.Status, c.Reason)
 	}
 	return t.Bytes()
 }
@@ -86,11 +86,26 @@ func (r *PlanResult) Table(name, slo string) string {
 		case c.Status == PlanDearer && r.Best != nil && c.USDPerMonth == r.Best.USDPerMonth:
 			verdict = "as cheap, lost the tie (GPUs, then p99 TTFT)"
 		}
+		if c.Frontier {
+			verdict += "; frontier"
+		}
 		fmt.Fprintf(&b, "%-34s %8d %5d %12s %12.0f %11.0f  %s\n", c.Label(), n, n*c.GPUsPer, "$"+report.Human(planUSD(c.scenario, n)), ttft, perGPU, verdict)
 	}
 	noFit, noRate := countStatus(r.Candidates, PlanNoFit), countStatus(r.Candidates, PlanNoRate)
 	fmt.Fprintf(&b, "\nnot simulated: %d do not fit, %d cannot reach the rate (roofline), %d dearer by their roofline floor (see plan.csv)\n",
 		noFit, noRate, r.Pruned-noFit-noRate)
+	if len(r.Frontier) > 0 {
+		fmt.Fprintf(&b, "\nPareto frontier of the configurations sized that meet the SLO ($/month, p99 TTFT ± 95%% CI, tok/s/GPU; by their means: TTFTs within each other's intervals are not told apart): %d\n", len(r.Frontier))
+		for _, c := range r.Frontier {
+			ttft, perGPU, _ := planPointStats(c)
+			ci := report.StatMap(c.Point.Arm.Stats)["latency_ms.ttft.p99"].CI95
+			ties := ""
+			if n := len(c.FrontierTies); n > 0 {
+				ties = fmt.Sprintf(" (and %d equal in all three: %s)", n, strings.Join(c.FrontierTies, ", "))
+			}
+			fmt.Fprintf(&b, "  %-34s $%s, %.0f ± %.0f ms, %.0f tok/s/GPU%s\n", c.Label(), report.Human(c.USDPerMonth), ttft, ci, perGPU, ties)
+		}
+	}
 	if r.Best != nil {
 		c := r.Best
 		fmt.Fprintf(&b, "\nchosen: %d × %s = %d GPUs, $%s a month\n  %s\n", c.Replicas, c.Label(), c.Replicas*c.GPUsPer, report.Human(c.USDPerMonth), r.VLLMFlags(""))

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -124,6 +125,48 @@ func TestPlanDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, a.Best.Replicas, size.N, "fleetsim size on best.toml confirms the count")
 	require.Contains(t, a.VLLMFlags(""), "--tensor-parallel-size "+strconv.Itoa(a.Best.TP))
+	checkFrontier(t, a)
+}
+
+// checkFrontier: the plan's Pareto frontier holds the chosen fleet; no
+// configuration that met the SLO beats a frontier point in all of $/month,
+// p99 TTFT and tokens/s per GPU; every one off it is beaten by one, or
+// equals one in all three (and is listed as its tie).
+func checkFrontier(t *testing.T, r *PlanResult) {
+	t.Helper()
+	require.NotEmpty(t, r.Frontier)
+	require.True(t, r.Best.Frontier, "the chosen fleet is the cheapest: on the frontier")
+	type o struct{ usd, ttft, pg float64 }
+	of := func(c *PlanCandidate) o {
+		tt, pg, _ := planPointStats(c)
+		return o{c.USDPerMonth, tt, pg}
+	}
+	beats := func(a, b o) bool {
+		return a.usd <= b.usd && a.ttft <= b.ttft && a.pg >= b.pg && (a.usd < b.usd || a.ttft < b.ttft || a.pg > b.pg)
+	}
+	var met []*PlanCandidate
+	for _, c := range r.Candidates {
+		if c.Point != nil && c.Replicas > 0 && c.Status != PlanMissesSLO {
+			met = append(met, c)
+		}
+	}
+	for _, c := range met {
+		dominated, tie := false, false
+		for _, d := range met {
+			if d != c && beats(of(d), of(c)) {
+				dominated = true
+			}
+			if d != c && d.Frontier && of(d) == of(c) && slices.Contains(d.FrontierTies, c.Label()) {
+				tie = true
+			}
+		}
+		switch {
+		case c.Frontier:
+			require.False(t, dominated, c.Label())
+		default:
+			require.True(t, dominated || tie, "%s is off the frontier but nothing beats it", c.Label())
+		}
+	}
 }
 
 // TestPlanBadInput: a space where nothing holds the model, an SLO nothing

@@ -43,6 +43,7 @@ type planJSON struct {
 	Simulated   int              `json:"configurations_simulated"`
 	Pruned      int              `json:"configurations_pruned"`
 	Sizings     int              `json:"fleet_sizes_run"`
+	Frontier    []string         `json:"frontier"` // the Pareto frontier's configurations, cheapest first
 	Candidates  []map[string]any `json:"configurations"`
 }
 
@@ -132,6 +133,9 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 		b := res.Best
 		out := planJSON{Scenario: base.Name, SLO: spec, Confidence: c, Chosen: b.Label(), Replicas: b.Replicas, GPUs: b.Replicas * b.GPUsPer,
 			USDPerMonth: b.USDPerMonth, VLLM: res.VLLMFlags(""), Simulated: res.Simulated, Pruned: res.Pruned, Sizings: res.Sizings}
+		for _, f := range res.Frontier {
+			out.Frontier = append(out.Frontier, f.Label())
+		}
 		if out.Candidates, err = csvRows(res.CSV(), "config", "gpu", "status", "reason"); err != nil {
 			return err
 		}

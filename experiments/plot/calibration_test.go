@@ -153,7 +153,7 @@ func TestDirCalibrationEmpty(t *testing.T) {
 	_, err = Dir(dir)
 	require.ErrorIs(t, err, ErrBadInput)
 	require.ErrorContains(t, err, "nothing to plot in "+dir+": calibration.csv hold no series")
-	require.ErrorContains(t, err, "ettr.csv, calibration.csv, replications.csv, size_mix.csv)")
+	require.ErrorContains(t, err, "ettr.csv, calibration.csv, replications.csv, size_mix.csv, plan.csv)")
 	_, err = os.Stat(filepath.Join(dir, "plots"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }

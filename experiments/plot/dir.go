@@ -12,7 +12,8 @@ import (
 // inputs are the results files Dir reads, in the order it reports them.
 var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFile.Name, results.SweepFile.Name,
 	results.SizeFile.Name, results.SizeSearchFile.Name, results.FailuresFile.Name,
-	results.TrainingTimelineFile.Name, results.ETTRFile.Name, results.CalibrationFile.Name, results.ReplicationsFile.Name, sizeMixFile}
+	results.TrainingTimelineFile.Name, results.ETTRFile.Name, results.CalibrationFile.Name, results.ReplicationsFile.Name, sizeMixFile,
+	results.PlanFile.Name}
 
 // Dir draws every figure whose results exist in the run directory dir into
 // dir/plots/ and returns the paths written, sorted:
@@ -33,6 +34,9 @@ var inputs = []string{"summary.json", results.CDFFile.Name, results.TimeseriesFi
 //	                               cost_vs_slo (one point per size tried,
 //	                               from size_search.csv's slo_attainment)
 //	size_mix.csv                 → cost_vs_slo (one point per mix tried)
+//	plan.csv                     → plan_frontier (fleetsim plan: every
+//	                               configuration sized, its Pareto
+//	                               frontier and the chosen fleet)
 //	failures.csv                 → failures_timeline
 //	ettr.csv                     → ettr
 //	training_timeline.csv        → training_timeline (one run), or
@@ -192,6 +196,17 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 		}
 		if pts := sweepCostSLO(s); t.has(results.USDPerMonth, results.SLOAttainment) && hasCostSLO(pts) {
 			if err := add(CostVsSLO(m, pts)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if t := tables[results.PlanFile.Name]; t != nil {
+		rows, err := readPlan(t)
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) > 0 {
+			if err := add(PlanFrontier(m, rows)); err != nil {
 				return nil, err
 			}
 		}

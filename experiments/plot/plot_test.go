@@ -410,3 +410,29 @@ func TestTicks(t *testing.T) {
 	require.Equal(t, []string{"1", "10", "100", "1000", "10000"}, labels(logTicks{}.Ticks(0, 4.2)))
 	require.Equal(t, "0.3", fmtTick(0.1+0.2))
 }
+
+// TestPlanFrontier: a plan directory's plan.csv gives plan_frontier: the
+// configurations sized (met and missed), the frontier and the chosen one
+// named; rows not simulated are skipped.
+func TestPlanFrontier(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("testdata/run/summary.json")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.json"), b, 0o644))
+	plan := "config,gpu,tp,ep,max_batched_tokens,max_seqs,gpus_per_replica,roofline_rps_per_replica,replicas,gpus,usd_per_month,ttft_p99_ms,output_tokens_per_s_per_gpu,sizes_simulated,met_slo,frontier,status,reason\n" +
+		"H100 tp=1 mbt=8192 seqs=256,H100,1,1,8192,256,1,,,,,,,0,,,does not fit,x\n" +
+		"H100 tp=2 mbt=8192 seqs=256,H100,2,1,8192,256,2,3.5,8,16,74880,900,400,4,true,true,chosen,the cheapest\n" +
+		"H100 tp=4 mbt=8192 seqs=256,H100,4,1,8192,256,4,8,5,20,93600,500,330,3,true,true,dearer than the chosen one,y\n" +
+		"H100 tp=4 mbt=1024 seqs=256,H100,4,1,1024,256,4,8,6,24,112320,700,270,3,true,false,dearer than the chosen one,z\n" +
+		"H200 tp=1 mbt=8192 seqs=256,H200,1,1,8192,256,1,2,64,64,322560,5000,90,6,false,false,misses the SLO at any size,w\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "plan.csv"), []byte(plan), 0o644))
+	written, err := Dir(dir)
+	require.NoError(t, err)
+	require.Equal(t, both("plan_frontier"), names(dir, written))
+	svg, err := os.ReadFile(filepath.Join(dir, "plots", "plan_frontier.svg"))
+	require.NoError(t, err)
+	for _, s := range []string{"Deployments searched: cost vs p99 TTFT", "fleet cost (USD per 720-h month)", "p99 time to first token (ms)",
+		"met the SLO (3)", "missed it at its largest size (1)", "Pareto frontier (2", "chosen: H100 tp=2 mbt=8192 seqs=256", "TTFT SLO"} {
+		require.Contains(t, string(svg), s)
+	}
+}

@@ -61,7 +61,7 @@ var PlotFigures = []string{
 	"ab_quantiles", "arrivals_timeseries", "availability_timeseries",
 	"calibration", "calibration_e2e", "calibration_itl", "calibration_tpot", "calibration_ttft",
 	"cost_vs_slo", "e2e_ccdf", "e2e_cdf", "ettr", "failures_timeline", "itl_ccdf", "itl_cdf",
-	"kv_tiers", "kv_utilisation", "load_timeseries", "size_cost", "size_ttft",
+	"kv_tiers", "kv_utilisation", "load_timeseries", "plan_frontier", "size_cost", "size_ttft",
 	"sweep_goodput", "sweep_ttft_p99", "tpot_ccdf", "tpot_cdf", "training_timeline",
 	"ttft_ccdf", "ttft_cdf", "usd_per_hour",
 }

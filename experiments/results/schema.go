@@ -338,6 +338,7 @@ var (
 			{"output_tokens_per_s_per_gpu", "tokens/s", "output throughput per GPU at that size"},
 			{"sizes_simulated", "", "fleet sizes the sizing search ran"},
 			{MetSLO, "bool", "the one-sided confidence bound meets every target at that size"},
+			{"frontier", "bool", "on the Pareto frontier of the sized configurations that meet the SLO: none other is at least as cheap, as fast to first token (p99) and as productive per GPU (output tokens/s), and better in one"},
 			{"status", "", "chosen, does not fit, cannot reach the rate, misses the SLO at any size, or dearer than the chosen one"},
 			{"reason", "", "why, in words"},
 		}}
