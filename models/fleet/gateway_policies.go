@@ -73,7 +73,13 @@ func (g *Gateway) admit(cr *clientReq, now sim.Time, tries int) {
 		g.releaseClientReq(cr)
 		return
 	}
-	if !g.sendOrQueue(cr, engine.CopyPrimary, -1, now) {
+	var ok bool
+	if g.pol.Queue.Late {
+		ok = g.sendOrQueueLate(cr, engine.CopyPrimary, -1, now)
+	} else {
+		ok = g.send(cr, engine.CopyPrimary)
+	}
+	if !ok {
 		g.rec.shed(&cr.req, now)
 		g.releaseClientReq(cr)
 		return

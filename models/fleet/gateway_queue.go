@@ -82,10 +82,15 @@ func (g *Gateway) hasSlot(i int) bool {
 // gateway; false when it can be neither (the queue is full, or early
 // binding found no replica).
 func (g *Gateway) sendOrQueue(cr *clientReq, kind engine.CopyKind, avoid int, now sim.Time) bool {
-	q := &g.q
 	if !g.pol.Queue.Late {
 		return g.sendAvoiding(cr, kind, avoid)
 	}
+	return g.sendOrQueueLate(cr, kind, avoid, now)
+}
+
+// sendOrQueueLate is sendOrQueue under late binding.
+func (g *Gateway) sendOrQueueLate(cr *clientReq, kind engine.CopyKind, avoid int, now sim.Time) bool {
+	q := &g.q
 	if q.live == 0 && g.sendAvoiding(cr, kind, avoid) {
 		return true
 	}
@@ -111,12 +116,16 @@ func (g *Gateway) unqueue(cr *clientReq) {
 }
 
 // wake schedules a drain of the queue at now, after the event that freed a
-// slot has finished its bookkeeping; one at a time.
+// slot has finished its bookkeeping; one at a time. (Inlined where a
+// request ends: a no-op without a queue.)
 func (g *Gateway) wake(now sim.Time) {
-	q := &g.q
-	if q.live == 0 || q.pending {
-		return
+	if g.q.live > 0 && !g.q.pending {
+		g.scheduleDrain(now)
 	}
+}
+
+func (g *Gateway) scheduleDrain(now sim.Time) {
+	q := &g.q
 	q.pending = true
 	g.eng.Schedule(now, sim.PriorityNormal, func(at sim.Time) {
 		q.pending = false
