@@ -41,11 +41,11 @@ func TestChaos(t *testing.T) {
 	}
 	// Disaggregated trials with failures, those where failures hit the
 	// decode pool, its hits, and its KV losses re-prefilled.
-	var disaggFailTrials, decodeHitTrials, decodeHits, decodeLost, lateTrials, lateQueued int64
+	var disaggFailTrials, decodeHitTrials, decodeHits, decodeLost, lateTrials, lateQueued, fanTrials int64
 	defer func() {
 		t.Logf("disaggregated trials with [failures]: %d; with decode-pool hits: %d (%d hits, %d decode KV losses re-prefilled)",
 			disaggFailTrials, decodeHitTrials, decodeHits, decodeLost)
-		t.Logf("trials whose late-binding gateway queued requests: %d (%d requests)", lateTrials, lateQueued)
+		t.Logf("trials whose late-binding gateway queued requests: %d (%d requests); fan-out trials: %d", lateTrials, lateQueued, fanTrials)
 	}()
 	for trial := 0; trial < trials; trial++ {
 		rng := rand.New(rand.NewPCG(uint64(trial), 77))
@@ -107,6 +107,13 @@ func TestChaos(t *testing.T) {
 		fmt.Fprintf(&b, "[router]\nname = %q\n", pick("round-robin", "least-outstanding", "p2c", "least-kv", "weighted-least-outstanding", "prefix-affinity", "random"))
 		fmt.Fprintf(&b, "[workload]\nkind = %q\nduration_s = 120\n", pick("synthetic", "sessions", "agentic"))
 		fmt.Fprintf(&b, "[workload.arrival]\nrate_per_s = %d\n", 2+rng.IntN(20))
+		// A fan-out in a quarter of the trials, from a stream of its own.
+		if fr := rand.New(rand.NewPCG(uint64(trial), 80)); fr.IntN(4) == 0 {
+			src := b.String()
+			i := strings.Index(src, "[workload.arrival]")
+			b.Reset()
+			b.WriteString(src[:i] + fmt.Sprintf("fanout = %d\n", []int{2, 3, 8}[fr.IntN(3)]) + src[i:])
+		}
 		fmt.Fprintf(&b, "[policies]\ntimeout_s = %d\ntotal_timeout_s = %d\n", rng.IntN(2)*(2+rng.IntN(10)), rng.IntN(2)*(30+rng.IntN(60)))
 		fmt.Fprintf(&b, "[policies.hedge]\nname = %q\nmin_samples = 10\nbudget = 0.2\n", pick("none", "fixed", "adaptive", "tied"))
 		fmt.Fprintf(&b, "[policies.breaker]\nname = %q\n", pick("none", "sliding-window"))
@@ -230,6 +237,7 @@ func TestChaos(t *testing.T) {
 			w, err := workloads.New(sc.Workload, sim.NewStreams(sc.Seed).Sub(streams.Workload))
 			require.NoError(t, err)
 			fl.SetSpecStream(sim.NewStream(sc.Seed, streams.Speculation))
+			fl.SetFanOut(sc.Workload.FanOutWidth())
 			require.NoError(t, fl.Start(w))
 			fl.StartSampling(10 * sim.Second)
 			fl.DrainLimit = 600 * sim.Second
@@ -265,6 +273,14 @@ func TestChaos(t *testing.T) {
 					require.NoError(t, fl.Disagg.Decode.CheckLifecycle(), "decode pool, event %d at %v\n%s", n, eng.Now(), src)
 				}
 			}
+			if fo := rec.FanOut; fo != nil { // every client request counted once
+				require.Zero(t, rec.Arrived%int64(fo.K), src)
+				require.LessOrEqual(t, fo.Completed+fo.Failed+int64(fo.Open()), rec.Arrived/int64(fo.K), src)
+				if !fl.Truncated {
+					require.Equal(t, rec.Arrived/int64(fo.K), fo.Completed+fo.Failed, src)
+					require.Zero(t, fo.Open(), src)
+				}
+			}
 			if !fl.Truncated {
 				require.Zero(t, rec.InFlight(), src)
 				if fl.Disagg != nil {
@@ -284,6 +300,9 @@ func TestChaos(t *testing.T) {
 				js, err := s.MarshalJSON()
 				require.NoError(t, err)
 				outs[k] = string(js)
+				if k == 0 && s.FanOut != nil {
+					fanTrials++
+				}
 				if k == 0 && s.Resilience.Queued > 0 {
 					lateTrials++
 					lateQueued += s.Resilience.Queued

@@ -237,3 +237,23 @@ func TestLateBindingBuiltin(t *testing.T) {
 	require.Positive(t, mean(late, "resilience.queued"))
 	require.InEpsilon(t, mean(lo, "throughput.output_tokens_per_s"), mean(late, "throughput.output_tokens_per_s"), 0.01)
 }
+
+// TestFanoutHedging: the fanout-hedging built-in (2 replications):
+// hedging each sub-request after a fixed 10 ms cuts the fan-out's p99.9 by
+// more than ten times (a stall no longer holds the client request) for
+// under 3% more requests, with its p99 within 5%; the client requests are
+// conserved (a hundred sub-requests each).
+func TestFanoutHedging(t *testing.T) {
+	res := runBuiltinAB(t, "fanout-hedging", 2)
+	none, hedged := res.Arms[0], res.Arms[1]
+	require.Equal(t, "hedge-fixed", hedged.Name)
+	p999 := func(a *report.ArmResult) float64 { return mean(a, "fanout.latency_ms.p999") }
+	require.Greater(t, p999(none), 500.0, "without hedging a 1 s stall holds the tail")
+	require.Less(t, p999(hedged), p999(none)/10)
+	require.Less(t, mean(hedged, "resilience.hedge_rate"), 0.03)
+	require.Positive(t, mean(hedged, "resilience.hedge_rate"))
+	require.InEpsilon(t, mean(none, "fanout.latency_ms.p99"), mean(hedged, "fanout.latency_ms.p99"), 0.05)
+	for _, a := range res.Arms {
+		require.InDelta(t, mean(a, "requests.arrived")/100, mean(a, "fanout.completed")+mean(a, "fanout.failed")+mean(a, "fanout.in_flight"), 1e-9)
+	}
+}

@@ -254,6 +254,7 @@ func Run(sc *scenario.Scenario, opt Options) (*report.Result, error) {
 		defer c.Close()
 	}
 	fl.SetSpecStream(sim.NewStream(sc.Seed, streams.Speculation))
+	fl.SetFanOut(sc.Workload.FanOutWidth())
 	if err := fl.Start(src); err != nil {
 		return nil, err
 	}

@@ -177,6 +177,13 @@ type Config struct {
 	// sends its next request, seconds (>= 0; only with Concurrency > 0).
 	// Default 0.
 	ThinkTimeS float64 `toml:"think_time_s"`
+	// FanOut makes every request the workload gives a client request that
+	// fans out into this many sub-requests, sent at once with its lengths,
+	// each routed, hedged and retried on its own; the client request
+	// completes when the last of them does (a search or retrieval fan-out:
+	// Dean & Barroso, "The Tail at Scale", CACM 2013). 0 or 1 (default):
+	// none. At most MaxFanOut.
+	FanOut int `toml:"fanout"`
 	// ClientStart is how a closed loop's clients send their first
 	// requests: "spread" (the default: evenly over RampUpS, or when that is
 	// 0 over one request's estimated time on the fleet's first replica, as
@@ -339,6 +346,13 @@ type TraceConfig struct {
 	FS fs.FS `toml:"-"`
 }
 
+// MaxFanOut bounds Config.FanOut: Dean & Barroso's widest fan-out is
+// 1,000 sub-requests; ten times that is past any read path.
+const MaxFanOut = 10_000
+
+// FanOutWidth is the sub-requests per client request: FanOut, or 1.
+func (c *Config) FanOutWidth() int { return max(c.FanOut, 1) }
+
 // DefaultConfig returns the defaults of a "synthetic" workload: Poisson
 // arrivals at 10 req/s for 600 s, lognormal input (mean 1024, p99 8192) and
 // output (mean 256, p99 2048) once resolved, no system prompts.
@@ -452,6 +466,9 @@ func (c *Config) Validate(prefix string, ps *config.Problems) {
 		ps.Add(k("duration_s"), "must be at most %.4g (the range of simulated time), found %v", maxDurationS, c.DurationS)
 	}
 	c.validateClients(k, ps)
+	if c.FanOut < 0 || c.FanOut > MaxFanOut {
+		ps.Add(k("fanout"), "must be between 0 (none) and %d, found %d", MaxFanOut, c.FanOut)
+	}
 	switch c.Kind {
 	case KindSynthetic, KindSessions, KindAgentic:
 		if c.MaxRequests == 0 && c.DurationS == 0 {

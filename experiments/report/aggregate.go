@@ -223,6 +223,8 @@ var headline = []struct{ key, label, unit string }{
 	{"latency_ms.tpot.p99", "TPOT p99", "ms"},
 	{"latency_ms.itl.p99", "ITL p99", "ms"},
 	{"latency_ms.e2e.p99", "end-to-end p99", "ms"},
+	{"fanout.latency_ms.p99", "fan-out p99", "ms"},
+	{"fanout.latency_ms.p999", "fan-out p99.9", "ms"},
 	{"throughput.output_tokens_per_s", "output throughput", "tok/s"},
 	{"goodput.requests_per_s", "goodput", "req/s"},
 	{"goodput.slo_attainment", "SLO attainment", ""},

@@ -42,6 +42,22 @@ type Summary struct {
 	// Disaggregated serving and KV tiers (disagg.go, kvtier.go), when on.
 	Disagg  *DisaggSummary         `json:"disagg,omitempty"`
 	KVTiers map[string]TierSummary `json:"kv_tiers,omitempty"`
+
+	// FanOut is the client requests of a fan-out ([workload] fanout > 1),
+	// each K of the requests above, complete when the last of them is.
+	FanOut *FanOutSummary `json:"fanout,omitempty"`
+}
+
+// FanOutSummary counts a fan-out's client requests: completed (every
+// sub-request completed), failed (one failed or was shed), in flight, and
+// a completed one's latency from its arrival to its last sub-request's
+// last token.
+type FanOutSummary struct {
+	K         int   `json:"k"`
+	Completed int64 `json:"completed"`
+	Failed    int64 `json:"failed"`
+	InFlight  int64 `json:"in_flight"`
+	LatencyMs Dist  `json:"latency_ms"`
 }
 
 // RequestCounts obeys arrived = completed + failed + shed + in_flight.
@@ -289,6 +305,10 @@ func Summarize(r *Result) *Summary {
 		Shed: rec.Shed, InFlight: rec.InFlight(), Preempted: rec.Preempted}
 	s.LatencyMs = LatencyBlock{TTFT: dist(rec.TTFT), TPOT: dist(rec.TPOT), ITL: dist(rec.ITL), E2E: dist(rec.E2E), Queue: dist(rec.Queue),
 		ClientTTFT: dist(rec.ClientTTFT)}
+	if fo := rec.FanOut; fo != nil {
+		s.FanOut = &FanOutSummary{K: fo.K, Completed: fo.Completed, Failed: fo.Failed,
+			InFlight: rec.Arrived/int64(fo.K) - fo.Completed - fo.Failed, LatencyMs: dist(fo.Latency)}
+	}
 	s.Throughput = Throughput{
 		RequestsPerS:     results.Round6(Ratio(float64(rec.Completed), secs)),
 		OutputTokensPerS: results.Round6(Ratio(float64(rec.OutputTokens), secs)),
@@ -582,6 +602,12 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		d    Dist
 	}{{"TTFT", s.LatencyMs.TTFT}, {"TPOT", s.LatencyMs.TPOT}, {"ITL", s.LatencyMs.ITL}, {"end-to-end", s.LatencyMs.E2E}, {"queueing", s.LatencyMs.Queue}} {
 		fmt.Fprintf(&b, "%-12s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", row.name, row.d.Mean, row.d.P50, row.d.P90, row.d.P95, row.d.P99, row.d.P999)
+	}
+	if fo := s.FanOut; fo != nil {
+		d := fo.LatencyMs
+		fmt.Fprintf(&b, "%-12s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", "fan-out", d.Mean, d.P50, d.P90, d.P95, d.P99, d.P999)
+		fmt.Fprintf(&b, "(fan-out: client requests of %d sub-requests each, done when the last is: %d completed, %d failed, %d in flight)\n",
+			fo.K, fo.Completed, fo.Failed, fo.InFlight)
 	}
 	fmt.Fprintf(&b, "\nthroughput  %.2f req/s  %.0f output tok/s  %.0f input tok/s\n",
 		s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS, s.Throughput.InputTokensPerS)

@@ -114,6 +114,8 @@ func (s *Scenario) checkRequests(ps *config.Problems) {
 	if w.MaxRequests > 0 && float64(w.MaxRequests) < expected {
 		expected = float64(w.MaxRequests)
 	}
+	// Every client request of a fan-out is that many requests.
+	expected *= float64(w.FanOutWidth())
 	if expected > MaxExpectedRequests {
 		key, what := "workload.arrival.rate_per_s", "rate_per_s"
 		switch {
@@ -129,6 +131,9 @@ func (s *Scenario) checkRequests(ps *config.Problems) {
 			key, what = "workload.sessions.request_rate_per_s", "request_rate_per_s"
 		case w.Kind != workloads.KindSynthetic:
 			what = "rate_per_s × the mean turns per session"
+		}
+		if w.FanOutWidth() > 1 {
+			what += fmt.Sprintf(", × workload.fanout = %d", w.FanOutWidth())
 		}
 		ps.Add(key, "%.4g expected requests (%s over %g s, or max_requests); at most %d per replication (a hard limit): lower the rate, the duration or max_requests, or split the load over replications",
 			expected, what, span, MaxExpectedRequests)

@@ -88,6 +88,8 @@ type Gateway struct {
 	spareCopy []*engine.Copy
 
 	q gatewayQueue // late binding's queue (Policies.Queue)
+
+	fanK int // sub-requests per client request (fanout.go); 0: no fan-out
 }
 
 var _ engine.Observer = (*Gateway)(nil)
@@ -130,8 +132,17 @@ func newGateway(eng *sim.Engine, pool *Pool, router Router, rec *Recorder) *Gate
 }
 
 // accept takes a new client request arriving now: it is counted, then
-// admitted (or deferred, or shed) and sent.
+// admitted (or deferred, or shed) and sent; a fan-out's sub-requests each
+// (acceptFanOut).
 func (g *Gateway) accept(req *workloads.Request, now sim.Time) {
+	if g.fanK > 1 {
+		g.acceptFanOut(req, now)
+		return
+	}
+	g.acceptOne(req, now)
+}
+
+func (g *Gateway) acceptOne(req *workloads.Request, now sim.Time) {
 	g.rec.arrive(req, now)
 	if g.pol.Retry != nil {
 		g.pol.Retry.Observe(now)

@@ -70,6 +70,10 @@ type Recorder struct {
 	// requests again, by Request.Model (each with its model's SLO).
 	PerModel []*Recorder
 
+	// FanOut, when the fleet's requests fan out (Fleet.SetFanOut),
+	// follows the client requests the requests above are sub-requests of.
+	FanOut *FanOutStats
+
 	// clientEnd, when set, hears every client request's end at the
 	// client's time (a closed loop's clients, intake.go).
 	clientEnd func(at sim.Time)
@@ -91,9 +95,7 @@ func (m *Recorder) shed(req *workloads.Request, now sim.Time) {
 	if m.PerModel != nil {
 		m.PerModel[req.Model].shed(req, now)
 	}
-	if m.clientEnd != nil {
-		m.clientEnd(now)
-	}
+	m.clientEnds(req, now, false)
 }
 
 // NewRecorder returns an empty recorder for slo.
@@ -171,9 +173,7 @@ func (m *Recorder) RequestDone(o *engine.Outcome) {
 	if m.PerModel != nil {
 		m.PerModel[o.Req.Model].RequestDone(o)
 	}
-	if m.clientEnd != nil {
-		m.clientEnd(o.Finished + o.FinishDelay)
-	}
+	m.clientEnds(o.Req, o.Finished+o.FinishDelay, true)
 }
 
 // RequestFailed records a failed client request, at the time it failed.
@@ -186,9 +186,7 @@ func (m *Recorder) RequestFailed(req *workloads.Request, _ int, at sim.Time, rea
 	if m.PerModel != nil {
 		m.PerModel[req.Model].RequestFailed(req, 0, at, reason)
 	}
-	if m.clientEnd != nil {
-		m.clientEnd(at)
-	}
+	m.clientEnds(req, at, false)
 }
 
 // LastEvent is the time of the last arrival, completion, failure or shed:
