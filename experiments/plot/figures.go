@@ -130,7 +130,7 @@ func latencyDist(m Meta, metric string, pts []CDFPoint, tail bool) (Figure, erro
 // 1 when no fraction exceeds it), so that a cache that is never more than
 // a few per cent full is not a flat line at 0.
 // Points whose fraction is NaN (column not recorded) are left out; no
-// points at all is an error. With more than four arms each gets only its
+// points at all is an error. With three arms or more each gets only its
 // KV-used line. The figure is named kv_utilisation.
 func KVUtilisation(m Meta, pts []TimePoint) (Figure, error) {
 	p := newPlot(m, "KV-cache utilisation", "simulated time (s)", "fraction of KV-cache blocks")
@@ -147,8 +147,8 @@ func KVUtilisation(m Meta, pts []TimePoint) (Figure, error) {
 
 // Load draws, for replication 0 (or the lowest present) of each arm, the
 // requests in flight (admitted, not finished; solid) and waiting (queued,
-// not admitted; dashed) against simulated time in s; with more than four
-// arms, only in flight. The figure is named load_timeseries.
+// not admitted; dashed) against simulated time in s; with three arms or
+// more, only in flight. The figure is named load_timeseries.
 func Load(m Meta, pts []TimePoint) (Figure, error) {
 	p := newPlot(m, "Requests in the system", "simulated time (s)", "requests")
 	n := timeLines(p, m, pts, []timeSeries{
@@ -179,7 +179,7 @@ func headroom(hi, limit float64) float64 {
 // Arrivals draws, for replication 0 (or the lowest present) of each arm,
 // the arrival rate (solid) and the completion rate (dashed), in requests
 // per simulated second since the previous sample, against simulated time
-// in s; with more than four arms, only arrivals. The figure is named
+// in s; with three arms or more, only arrivals. The figure is named
 // arrivals_timeseries.
 func Arrivals(m Meta, pts []TimePoint) (Figure, error) {
 	p := newPlot(m, "Arrivals and completions", "simulated time (s)", "requests per second (req/s)")
@@ -214,9 +214,10 @@ func Availability(m Meta, pts []TimePoint) (Figure, error) {
 }
 
 // maxTimeArms is the most arms whose time series are drawn with every
-// series; beyond it (a sweep's many points) each arm gets one line, its
-// first series (KV used, in flight).
-const maxTimeArms = 4
+// series; beyond it (an A/B of three arms, a sweep's many points) each arm
+// gets one line, its first series (KV used, in flight, arrivals): two
+// dashed and solid pairs are read apart, three or more tangle.
+const maxTimeArms = 2
 
 type timeSeries struct {
 	name   string
@@ -998,18 +999,20 @@ func (s scale) f(v float64) float64 {
 
 // bar is the lower and upper length, in axis units, of the error bar
 // v ± ci; on a log axis the lower bar stops at v/2 where it would reach
-// zero or below.
-func (s scale) bar(v, ci float64) (lo, hi float64) {
+// below it (zero or less cannot be drawn), and cut says it did.
+func (s scale) bar(v, ci float64) (lo, hi float64, cut bool) {
 	if !s {
-		return ci, ci
+		return ci, ci, false
 	}
-	return s.f(v) - s.f(math.Max(v-ci, v/2)), s.f(v+ci) - s.f(v)
+	return s.f(v) - s.f(math.Max(v-ci, v/2)), s.f(v+ci) - s.f(v), v-ci < v/2
 }
 
-// errBars collects y error bars in axis units.
+// errBars collects y error bars in axis units; cut are the lower ends of
+// the bars a log axis cut short (drawn with a down-pointing mark).
 type errBars struct {
 	xys    plotter.XYs
 	lo, hi []float64
+	cut    plotter.XYs
 }
 
 // add records the bar v ± ci at x; a ci that is 0 or NaN draws none.
@@ -1017,9 +1020,29 @@ func (e *errBars) add(s scale, x, v, ci float64) {
 	if !(ci > 0) || math.IsInf(ci, 0) || math.IsNaN(x) || math.IsNaN(v) || math.IsInf(x, 0) || math.IsInf(v, 0) {
 		return
 	}
-	lo, hi := s.bar(v, ci)
+	lo, hi, cut := s.bar(v, ci)
 	e.xys = append(e.xys, plotter.XY{X: x, Y: s.f(v)})
 	e.lo, e.hi = append(e.lo, lo), append(e.hi, hi)
+	if cut {
+		e.cut = append(e.cut, plotter.XY{X: x, Y: s.f(v) - lo})
+	}
+}
+
+// cutNote ends a y axis label whose error bars a log scale cut short.
+const cutNote = "; ▼ lower 95% bound below half the value, bar cut"
+
+// downGlyph is a triangle pointing down: a whisker that goes on below.
+type downGlyph struct{}
+
+func (downGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(0.5)})
+	r := sty.Radius
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X - r, Y: pt.Y + r/2})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y + r/2})
+	p.Line(vg.Point{X: pt.X, Y: pt.Y - r})
+	p.Close()
+	c.Fill(p)
 }
 
 func (e errBars) Len() int                        { return len(e.xys) }
@@ -1037,6 +1060,12 @@ func (e errBars) draw(p *gplot.Plot, c color.Color) {
 	b.Color = c
 	b.Width = vg.Points(1)
 	p.Add(b)
+	if len(e.cut) > 0 {
+		p.Add(scatter(e.cut, c, downGlyph{}, 3))
+		if !strings.HasSuffix(p.Y.Label.Text, cutNote) {
+			p.Y.Label.Text += cutNote
+		}
+	}
 }
 
 // wideRange reports whether positive values span ratio or more, so a log

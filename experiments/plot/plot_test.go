@@ -436,3 +436,46 @@ func TestPlanFrontier(t *testing.T) {
 		require.Contains(t, string(svg), s)
 	}
 }
+
+// TestLogWhiskerCut: on a log axis a lower 95% bound below half the value
+// cannot be drawn to scale; the bar stops at half the value with a
+// down-pointing mark, and the axis label says so (it was cut silently).
+// Bars that fit are not marked.
+func TestLogWhiskerCut(t *testing.T) {
+	rows := []SizeRow{
+		{Row: "N", Replicas: 4, TTFTP99Ms: 10, TTFTP99MsCI95: 1, MetSLO: true},
+		{Row: "N+1", Replicas: 5, TTFTP99Ms: 500, TTFTP99MsCI95: 400, MetSLO: false},
+	}
+	f, err := SizeTTFT(Meta{}, rows, nil)
+	require.NoError(t, err)
+	require.Contains(t, f.Plot.Y.Label.Text, "log scale")
+	require.True(t, strings.HasSuffix(f.Plot.Y.Label.Text, cutNote), f.Plot.Y.Label.Text)
+	rows[1].TTFTP99MsCI95 = 100 // 500 − 100 > 250: drawn to scale
+	f, err = SizeTTFT(Meta{}, rows, nil)
+	require.NoError(t, err)
+	require.NotContains(t, f.Plot.Y.Label.Text, cutNote)
+	lo, _, cut := scale(true).bar(500, 400)
+	require.True(t, cut)
+	require.InDelta(t, math.Log10(2), lo, 1e-12)
+}
+
+// TestLoadThreeArms: with three arms the load figure draws one line per
+// arm (in flight), not six solid and dashed lines that tangle; with two,
+// both series of each.
+func TestLoadThreeArms(t *testing.T) {
+	var pts []TimePoint
+	for _, arm := range []string{"a", "b", "c"} {
+		for i := range 5 {
+			pts = append(pts, TimePoint{Arm: arm, TimeS: float64(i), InFlight: float64(i), Waiting: 1,
+				KVUsedFrac: math.NaN(), KVCachedFrac: math.NaN(), ArrivalsPerS: math.NaN(), CompletionsPerS: math.NaN()})
+		}
+	}
+	f, err := Load(Meta{}, pts)
+	require.NoError(t, err)
+	text := legendText(t, f)
+	require.Contains(t, text, "c: in flight")
+	require.NotContains(t, text, "waiting")
+	f, err = Load(Meta{}, pts[:10])
+	require.NoError(t, err)
+	require.Contains(t, legendText(t, f), "b: waiting")
+}

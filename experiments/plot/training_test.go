@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,4 +43,29 @@ func TestTrainingTimelinePlot(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadInput)
 	require.ErrorContains(t, err, "training_timeline.csv")
 	require.NoDirExists(t, filepath.Join(bad, "plots"))
+}
+
+// TestTrainingTimelineDenseMarks: past maxTrainingMarks failures the
+// timeline does not draw them (they merged into a band over the line) and
+// its legend gives their count; fewer are marked.
+func TestTrainingTimelineDenseMarks(t *testing.T) {
+	timeline := func(n int) []TrainingPoint {
+		var pts []TrainingPoint
+		work := 0.0
+		for i := range n {
+			h := float64(i + 1)
+			pts = append(pts, TrainingPoint{TimeH: h - 0.5, Event: "checkpoint", State: "running", WorkH: work + 0.5},
+				TrainingPoint{TimeH: h, Event: "failure", State: "restarting", WorkH: work + 0.5, LostH: 0.2})
+			work += 0.5
+		}
+		return pts
+	}
+	f, err := TrainingTimeline(Meta{}, "", timeline(maxTrainingMarks+50))
+	require.NoError(t, err)
+	require.Contains(t, legendText(t, f), fmt.Sprintf("failure stopping the job (%d), not marked", maxTrainingMarks+50))
+	f, err = TrainingTimeline(Meta{}, "", timeline(40))
+	require.NoError(t, err)
+	text := legendText(t, f)
+	require.Contains(t, text, "failure stopping the job (40)")
+	require.NotContains(t, text, "not marked")
 }
