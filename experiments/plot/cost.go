@@ -89,6 +89,9 @@ type CostSLOPoint struct {
 	// "missed"), puts the point in one legend entry per group, and its
 	// Label is written beside it instead.
 	Group string
+	// Chosen marks the fleet the sizing reports (N), ringed and named in
+	// the legend.
+	Chosen bool
 }
 
 // hasCostSLO reports whether a point has both a cost and an SLO
@@ -146,6 +149,11 @@ func CostVsSLO(m Meta, pts []CostSLOPoint) (Figure, error) {
 		case legend:
 			p.Legend.Add(q.Group, s)
 		}
+		if q.Chosen {
+			ring := scatter(plotter.XYs{{X: x, Y: q.USDPerMonth}}, colour(6), draw.RingGlyph{}, 8)
+			p.Add(ring)
+			p.Legend.Add("the size reported: "+q.Label, ring)
+		}
 		n++
 	}
 	if n == 0 {
@@ -185,17 +193,27 @@ func sweepCostSLO(s Sweep) []CostSLOPoint {
 	return out
 }
 
-// Legend groups of a sizing's candidates on the cost-vs-SLO figure.
+// Legend groups of a sizing's candidates on the cost-vs-SLO figure. The
+// sizing's targets (p99 TTFT, success, …) are not the x axis's per-request
+// [slo]: a size can miss them at 99.9% attainment.
 const (
-	groupMet    = "met the targets"
-	groupMissed = "missed the targets"
+	groupMet    = "met the sizing's targets (size.csv; not this axis)"
+	groupMissed = "missed the sizing's targets"
 )
 
 // sizeCostSLO is one cost-vs-SLO point per fleet size the search tried
 // (size_search.csv rows with an slo_attainment), labelled N=replicas
 // (with "+failures" for the search with the scenario's failures),
-// grouped by whether it met the targets.
-func sizeCostSLO(search []SearchPoint) []CostSLOPoint {
+// grouped by whether it met the targets; sizes at the same place in the
+// same group share one label ("N=8, N=8+failures"). The size the sizing
+// reports as N (size.csv's row "N", rows may be nil) is Chosen.
+func sizeCostSLO(search []SearchPoint, rows []SizeRow) []CostSLOPoint {
+	chosen, failures := 0, false
+	for _, r := range rows {
+		if r.Row == "N" {
+			chosen, failures = r.Replicas, r.Failures
+		}
+	}
 	var out []CostSLOPoint
 	for _, q := range search {
 		label := fmt.Sprintf("N=%d", q.Replicas)
@@ -206,8 +224,16 @@ func sizeCostSLO(search []SearchPoint) []CostSLOPoint {
 		if q.MetSLO {
 			g = groupMet
 		}
-		out = append(out, CostSLOPoint{Label: label, USDPerMonth: q.USDPerMonth, SLOAttainment: q.SLOAttainment,
-			SLOCI95: q.SLOAttainmentCI95, Group: g})
+		pt := CostSLOPoint{Label: label, USDPerMonth: q.USDPerMonth, SLOAttainment: q.SLOAttainment,
+			SLOCI95: q.SLOAttainmentCI95, Group: g, Chosen: q.Replicas == chosen && q.Failures == failures}
+		if k := slices.IndexFunc(out, func(o CostSLOPoint) bool {
+			return o.Group == g && o.USDPerMonth == pt.USDPerMonth && o.SLOAttainment == pt.SLOAttainment
+		}); k >= 0 {
+			out[k].Label += ", " + label
+			out[k].Chosen = out[k].Chosen || pt.Chosen
+			continue
+		}
+		out = append(out, pt)
 	}
 	return out
 }

@@ -124,7 +124,7 @@ func TestDirSizeCostVsSLO(t *testing.T) {
 		{Replicas: 2, USDPerMonth: 200, SLOAttainment: 0.97, SLOAttainmentCI95: 0.01, MetSLO: true},
 		{Replicas: 3, Failures: true, USDPerMonth: 300, SLOAttainment: 0.99, MetSLO: true},
 	}
-	pts := sizeCostSLO(search)
+	pts := sizeCostSLO(search, nil)
 	require.Equal(t, []string{"N=1", "N=2", "N=3+failures"}, []string{pts[0].Label, pts[1].Label, pts[2].Label})
 	require.Equal(t, []string{groupMissed, groupMet, groupMet}, []string{pts[0].Group, pts[1].Group, pts[2].Group})
 	f, err := CostVsSLO(Meta{}, pts)
@@ -196,4 +196,25 @@ func TestDirCostSizeArm(t *testing.T) {
 	written, err := Dir(dir)
 	require.NoError(t, err)
 	require.Contains(t, written, filepath.Join(dir, "plots", "usd_per_hour.svg"))
+}
+
+// TestSizeCostVsSLOChosen: sizes at the same place in one group share a
+// label (N=8 with and without failures drew two labels over each other),
+// and the size the sizing reports is ringed and named in the legend.
+func TestSizeCostVsSLOChosen(t *testing.T) {
+	search := []SearchPoint{
+		{Replicas: 7, USDPerMonth: 700, SLOAttainment: 0.1, MetSLO: false},
+		{Replicas: 8, USDPerMonth: 800, SLOAttainment: 1, MetSLO: true},
+		{Replicas: 8, Failures: true, USDPerMonth: 800, SLOAttainment: 1, MetSLO: true},
+	}
+	rows := []SizeRow{{Row: "N (no failures)", Replicas: 8}, {Row: "N", Replicas: 8, Failures: true}}
+	pts := sizeCostSLO(search, rows)
+	require.Len(t, pts, 2)
+	require.Equal(t, "N=8, N=8+failures", pts[1].Label)
+	require.True(t, pts[1].Chosen)
+	require.False(t, pts[0].Chosen)
+	f, err := CostVsSLO(Meta{}, pts)
+	require.NoError(t, err)
+	require.Contains(t, legendText(t, f), "the size reported: N=8, N=8+failures")
+	require.Contains(t, legendText(t, f), "not this axis")
 }

@@ -243,8 +243,8 @@ func figures(m Meta, tables map[string]*table) ([]Figure, error) {
 			return nil, err
 		}
 	}
-	if t := tables[results.SizeSearchFile.Name]; t != nil && t.has(results.USDPerMonth, results.SLOAttainment) && hasCostSLO(sizeCostSLO(search)) {
-		if err := add(CostVsSLO(m, sizeCostSLO(search))); err != nil {
+	if t := tables[results.SizeSearchFile.Name]; t != nil && t.has(results.USDPerMonth, results.SLOAttainment) && hasCostSLO(sizeCostSLO(search, rows)) {
+		if err := add(CostVsSLO(m, sizeCostSLO(search, rows))); err != nil {
 			return nil, err
 		}
 	}

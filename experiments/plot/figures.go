@@ -503,6 +503,24 @@ func SizeTTFT(m Meta, rows []SizeRow, search []SearchPoint) (Figure, error) {
 // sizePlot adds the search points (or, without any, the sizing rows' own
 // values), the labelled sizing rows and, when slo > 0, a TTFT SLO line. It
 // returns how many points it drew.
+// sizeSearchOffset is how far (in replicas) the markers of the search
+// with failures and of the one without sit right and left of their size.
+const sizeSearchOffset = 0.12
+
+// searchX is where a size the search evaluated is drawn: at its replicas,
+// or, when both searches ran (both), a little left of them without
+// failures and right with.
+func searchX(replicas int, failures, both bool) float64 {
+	x := float64(replicas)
+	switch {
+	case !both:
+		return x
+	case failures:
+		return x + sizeSearchOffset
+	}
+	return x - sizeSearchOffset
+}
+
 func sizePlot(p *gplot.Plot, rows []SizeRow, search []SearchPoint, allowLog bool, slo float64,
 	rowVal func(SizeRow) (float64, float64), searchVal func(SearchPoint) (float64, float64)) int {
 	p.X.Tick.Marker = integerTicks{}
@@ -543,8 +561,13 @@ func sizePlot(p *gplot.Plot, rows []SizeRow, search []SearchPoint, allowLog bool
 	var withF, withoutF plotter.XYs // the search path with and without failures
 	var eb errBars
 	lo, hi := math.Inf(1), math.Inf(-1)
+	// Both searches try the same sizes: their markers sit a little apart
+	// (without failures left, with them right), not on top of each other.
+	both := slices.ContainsFunc(pts, func(q point) bool { return q.failures }) &&
+		slices.ContainsFunc(pts, func(q point) bool { return !q.failures })
 	for _, q := range pts {
 		xy := plotter.XY{X: float64(q.x), Y: sy.f(q.v)}
+		xy.X = searchX(q.x, q.failures, both)
 		all = append(all, xy)
 		if q.failures {
 			withF = append(withF, xy)

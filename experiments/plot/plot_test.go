@@ -479,3 +479,18 @@ func TestLoadThreeArms(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, legendText(t, f), "b: waiting")
 }
+
+// TestSizeSearchMarkersApart: when the sizing searched both with and
+// without failures, a size both tried is drawn twice, a little apart (the
+// met circle hid the missed cross at the same place); a single search
+// draws at the size itself.
+func TestSizeSearchMarkersApart(t *testing.T) {
+	require.Less(t, searchX(6, false, true), searchX(6, true, true))
+	require.Equal(t, 6.0, searchX(6, true, false))
+	require.Equal(t, 6.0, searchX(6, false, false))
+	require.InDelta(t, 6.0, searchX(6, false, true), 0.2)
+	search := []SearchPoint{{Replicas: 6, USDPerMonth: 100, MetSLO: true}, {Replicas: 6, Failures: true, USDPerMonth: 100}}
+	f, err := SizeCost(Meta{}, nil, search)
+	require.NoError(t, err)
+	require.Contains(t, legendText(t, f), "search with failures")
+}
