@@ -28,6 +28,10 @@
 //	route_index.go       the routing index: IndexedRouter's decision (least
 //	                     outstanding, least KV, weighted) in O(log n) per change
 //	gateway_policies.go  Policies; admission, timeouts, hedges, breakers
+//	gateway_queue.go     late binding: the gateway's queue while no replica
+//	                     has a free slot (QueuePolicy; Erlang C for M/M/c)
+//	fanout.go            fan-out: a client request of K sub-requests, done
+//	                     when the last is (FanOutStats)
 //	health.go            Health: probes, ejection, time to isolate a fault
 //	sampling.go          Sampler: the time series and the drain limit
 //	intake.go            the workload, pulled one request at a time
