@@ -226,6 +226,9 @@ func TestLateBindingQueueRules(t *testing.T) {
 // routing meets it; late binding cuts p99 TTFT further, by more than the
 // replications' noise, at the same throughput.
 func TestLateBindingBuiltin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("all 10 replications of 3 arms (the CI race run is -short)")
+	}
 	res := runBuiltinAB(t, "late-binding", 0)
 	lo, rr, late := res.Arms[0], res.Arms[1], res.Arms[2]
 	require.Equal(t, "late", late.Name)
@@ -244,7 +247,11 @@ func TestLateBindingBuiltin(t *testing.T) {
 // under 3% more requests, with its p99 within 5%; the client requests are
 // conserved (a hundred sub-requests each).
 func TestFanoutHedging(t *testing.T) {
-	res := runBuiltinAB(t, "fanout-hedging", 2)
+	reps := 2
+	if testing.Short() {
+		reps = 1 // 1.2 million sub-requests an arm
+	}
+	res := runBuiltinAB(t, "fanout-hedging", reps)
 	none, hedged := res.Arms[0], res.Arms[1]
 	require.Equal(t, "hedge-fixed", hedged.Name)
 	p999 := func(a *report.ArmResult) float64 { return mean(a, "fanout.latency_ms.p999") }
