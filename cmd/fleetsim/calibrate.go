@@ -157,13 +157,22 @@ func printBreakdown(w io.Writer, lines []calibrate.Line, cases []*calibrate.Case
 		}
 		s := calibrate.Summarise(lines, keep, func(l calibrate.Line) float64 { return l.Error })
 		fmt.Fprintf(w, "%-8s %-6s %-22s %5d  %11.1f%%", kk.backend, kk.kind, kk.metric, s.N, 100*s.Median)
+		// Cross-validation predicts only the rows the fit saw: rows held
+		// out of the whole fit (another backend, GPU) have no CV error.
+		fitted := func(l calibrate.Line) bool { return l.Fit && keep(l) }
 		if cv != nil {
-			c := calibrate.Summarise(lines, keep, pick(cv, kk.metric))
-			fmt.Fprintf(w, "  %6.1f%%", 100*c.Median)
+			if c := calibrate.Summarise(lines, fitted, pick(cv, kk.metric)); c.N > 0 {
+				fmt.Fprintf(w, "  %6.1f%%", 100*c.Median)
+			} else {
+				fmt.Fprintf(w, "  %7s", "—")
+			}
 		}
 		if cvBy != nil {
-			c := calibrate.Summarise(lines, keep, pick(cvBy, kk.metric))
-			fmt.Fprintf(w, "  %15.1f%%", 100*c.Median)
+			if c := calibrate.Summarise(lines, fitted, pick(cvBy, kk.metric)); c.N > 0 {
+				fmt.Fprintf(w, "  %15.1f%%", 100*c.Median)
+			} else {
+				fmt.Fprintf(w, "  %16s", "—")
+			}
 		}
 		fmt.Fprintln(w)
 	}
