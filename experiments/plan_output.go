@@ -49,13 +49,17 @@ func (r *PlanResult) CSV() []byte {
 	return t.Bytes()
 }
 
-// Table is the plan for a terminal: the configurations simulated, cheapest
-// first, then the counts.
-func (r *PlanResult) Table(name, slo string) string {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "planning %s for %s (%d configurations: %d simulated, %d pruned; %d fleet sizes run)\n\n",
-		name, slo, len(r.Candidates), r.Simulated, r.Pruned, r.Sizings)
-	fmt.Fprintf(&b, "%-34s %8s %5s %12s %12s %11s  %s\n", "config", "replicas", "GPUs", "$ / month", "TTFT p99 ms", "tok/s/GPU", "met / why not")
+// planRow is a sized configuration as the table and summary.md show it.
+type planRow struct {
+	c            *PlanCandidate
+	n            int
+	ttft, perGPU float64
+	verdict      string
+}
+
+// sizedRows are the configurations simulated, cheapest first (the chosen
+// first among equals, misses last), with their verdicts.
+func (r *PlanResult) sizedRows() []planRow {
 	var rows []*PlanCandidate
 	for _, c := range r.Candidates {
 		if c.Point != nil {
@@ -76,6 +80,7 @@ func (r *PlanResult) Table(name, slo string) string {
 			rows[j], rows[j-1] = rows[j-1], rows[j]
 		}
 	}
+	out := make([]planRow, 0, len(rows))
 	for _, c := range rows {
 		ttft, perGPU, _ := planPointStats(c)
 		n := c.Point.Replicas
@@ -89,26 +94,80 @@ func (r *PlanResult) Table(name, slo string) string {
 		if c.Frontier {
 			verdict += "; frontier"
 		}
-		fmt.Fprintf(&b, "%-34s %8d %5d %12s %12.0f %11.0f  %s\n", c.Label(), n, n*c.GPUsPer, "$"+report.Human(planUSD(c.scenario, n)), ttft, perGPU, verdict)
+		out = append(out, planRow{c, n, ttft, perGPU, verdict})
 	}
-	noFit, noRate := countStatus(r.Candidates, PlanNoFit), countStatus(r.Candidates, PlanNoRate)
-	fmt.Fprintf(&b, "\nnot simulated: %d do not fit, %d cannot reach the rate (roofline), %d dearer by their roofline floor (see plan.csv)\n",
-		noFit, noRate, r.Pruned-noFit-noRate)
+	return out
+}
+
+// frontierLine is a frontier configuration's figures, with its ties.
+func frontierLine(c *PlanCandidate) string {
+	ttft, perGPU, _ := planPointStats(c)
+	ci := report.StatMap(c.Point.Arm.Stats)["latency_ms.ttft.p99"].CI95
+	ties := ""
+	if n := len(c.FrontierTies); n > 0 {
+		ties = fmt.Sprintf(" (and %d equal in all three: %s)", n, strings.Join(c.FrontierTies, ", "))
+	}
+	return fmt.Sprintf("$%s, %.0f ± %.0f ms, %.0f tok/s/GPU%s", report.Human(c.USDPerMonth), ttft, ci, perGPU, ties)
+}
+
+const planFrontierHead = "Pareto frontier of the configurations sized that meet the SLO ($/month, p99 TTFT ± 95% CI, tok/s/GPU; by their means: TTFTs within each other's intervals are not told apart)"
+
+// Table is the plan for a terminal: the configurations simulated, cheapest
+// first, then the counts.
+func (r *PlanResult) Table(name, slo string) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "planning %s for %s (%d configurations: %d simulated, %d pruned; %d fleet sizes run)\n\n",
+		name, slo, len(r.Candidates), r.Simulated, r.Pruned, r.Sizings)
+	fmt.Fprintf(&b, "%-34s %8s %5s %12s %12s %11s  %s\n", "config", "replicas", "GPUs", "$ / month", "TTFT p99 ms", "tok/s/GPU", "met / why not")
+	for _, q := range r.sizedRows() {
+		c := q.c
+		fmt.Fprintf(&b, "%-34s %8d %5d %12s %12.0f %11.0f  %s\n", c.Label(), q.n, q.n*c.GPUsPer, "$"+report.Human(planUSD(c.scenario, q.n)), q.ttft, q.perGPU, q.verdict)
+	}
+	fmt.Fprintf(&b, "\nnot simulated: %s\n", r.notSimulated())
 	if len(r.Frontier) > 0 {
-		fmt.Fprintf(&b, "\nPareto frontier of the configurations sized that meet the SLO ($/month, p99 TTFT ± 95%% CI, tok/s/GPU; by their means: TTFTs within each other's intervals are not told apart): %d\n", len(r.Frontier))
+		fmt.Fprintf(&b, "\n%s: %d\n", planFrontierHead, len(r.Frontier))
 		for _, c := range r.Frontier {
-			ttft, perGPU, _ := planPointStats(c)
-			ci := report.StatMap(c.Point.Arm.Stats)["latency_ms.ttft.p99"].CI95
-			ties := ""
-			if n := len(c.FrontierTies); n > 0 {
-				ties = fmt.Sprintf(" (and %d equal in all three: %s)", n, strings.Join(c.FrontierTies, ", "))
-			}
-			fmt.Fprintf(&b, "  %-34s $%s, %.0f ± %.0f ms, %.0f tok/s/GPU%s\n", c.Label(), report.Human(c.USDPerMonth), ttft, ci, perGPU, ties)
+			fmt.Fprintf(&b, "  %-34s %s\n", c.Label(), frontierLine(c))
 		}
 	}
 	if r.Best != nil {
 		c := r.Best
 		fmt.Fprintf(&b, "\nchosen: %d × %s = %d GPUs, $%s a month\n  %s\n", c.Replicas, c.Label(), c.Replicas*c.GPUsPer, report.Human(c.USDPerMonth), r.VLLMFlags(""))
+	}
+	return b.String()
+}
+
+// notSimulated counts the configurations pruned before simulating, by why.
+func (r *PlanResult) notSimulated() string {
+	noFit, noRate := countStatus(r.Candidates, PlanNoFit), countStatus(r.Candidates, PlanNoRate)
+	return fmt.Sprintf("%d do not fit, %d cannot reach the rate (roofline), %d dearer by their roofline floor (see plan.csv)",
+		noFit, noRate, r.Pruned-noFit-noRate)
+}
+
+// Markdown is the plan for summary.md: the same as Table, as Markdown
+// tables.
+func (r *PlanResult) Markdown(name, slo string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Planning %s for `%s`: %d configurations, %d simulated, %d pruned; %d fleet sizes run.\n\n",
+		name, slo, len(r.Candidates), r.Simulated, r.Pruned, r.Sizings)
+	if r.Best != nil {
+		c := r.Best
+		fmt.Fprintf(&b, "**Chosen:** %d × %s = %d GPUs, $%s a month: `%s`\n\n", c.Replicas, c.Label(), c.Replicas*c.GPUsPer, report.Human(c.USDPerMonth), r.VLLMFlags(""))
+	}
+	var rows [][]string
+	for _, q := range r.sizedRows() {
+		c := q.c
+		rows = append(rows, []string{c.Label(), strconv.Itoa(q.n), strconv.Itoa(q.n * c.GPUsPer), "$" + report.Human(planUSD(c.scenario, q.n)),
+			fmt.Sprintf("%.0f", q.ttft), fmt.Sprintf("%.0f", q.perGPU), q.verdict})
+	}
+	b.WriteString(report.MarkdownTable([]string{"config", "replicas", "GPUs", "$ / month", "TTFT p99 ms", "tok/s/GPU", "met / why not"}, rows))
+	fmt.Fprintf(&b, "\nNot simulated: %s.\n", r.notSimulated())
+	if len(r.Frontier) > 0 {
+		var fr [][]string
+		for _, c := range r.Frontier {
+			fr = append(fr, []string{c.Label(), frontierLine(c)})
+		}
+		fmt.Fprintf(&b, "\n%s:\n\n%s", planFrontierHead, report.MarkdownTable([]string{"config", "figures"}, fr))
 	}
 	return b.String()
 }

@@ -256,3 +256,20 @@ func TestPlanRooflinePrunes(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanMarkdown: summary.md's plan is Markdown (a table per part, the
+// chosen deployment and its vLLM flags), not the terminal table in a
+// fenced block (issue 32).
+func TestPlanMarkdown(t *testing.T) {
+	base := parsePlan(t, planSmall)
+	targets, err := scenario.ParseSLO("ttft_p99=400ms,tpot_p99=20ms")
+	require.NoError(t, err)
+	res, err := Plan(base, targets, 0.95, RunOptions{Workers: 2})
+	require.NoError(t, err)
+	md := res.Markdown(base.Name, "ttft_p99=400ms,tpot_p99=20ms")
+	require.NotContains(t, md, "```")
+	require.Contains(t, md, "| config | replicas | GPUs |")
+	require.Contains(t, md, "**Chosen:**")
+	require.Contains(t, md, "`"+res.VLLMFlags("")+"`")
+	require.Contains(t, md, "| "+res.Best.Label()+" |")
+}

@@ -120,7 +120,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	table := res.Table(base.Name, spec)
-	if err := report.WriteRunDir(rd.Path(), []*report.ArmResult{res.Best.Point.Arm}, "## Plan\n\n```\n"+table+"```\n"); err != nil {
+	if err := report.WriteRunDir(rd.Path(), []*report.ArmResult{res.Best.Point.Arm}, "## Plan\n\n"+res.Markdown(base.Name, spec)); err != nil {
 		return err
 	}
 	if err := report.WriteFiles(rd.Path(), map[string][]byte{results.PlanFile.Name: res.CSV(), results.PlanBestFile: best}); err != nil {
