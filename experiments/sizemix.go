@@ -384,22 +384,21 @@ func mixOverlay(groups []fleet.GroupConfig, a, b int, coverage bool) scenario.Ov
 	return scenario.Overlay{Name: fmt.Sprintf("size mix %s=%d %s=%d", groups[0].Name, a, groups[1].Name, b), TOML: []byte(sb.String())}
 }
 
-// Table is the sizing answer as text.
-func (r *MixResult) Table(name string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "cheapest %s=N %s=M of %s for %s at %.0f%% confidence (one-sided bound of the mean over replications):\n\n",
+// mixRow is one fleet of the answer: its label, GPUs, $ per month and
+// bounds (nil p: none met the SLO).
+type mixRow struct {
+	label string
+	p     *MixPoint
+}
+
+// mixParts are the sizing answer's parts, rendered by Table and Markdown:
+// its headline, the axes, the fleets (the pure ones, then the cheapest),
+// the frontier and the notes.
+func (r *MixResult) mixParts(name string) (head string, axes []string, rows, frontier []mixRow, notes []string) {
+	head = fmt.Sprintf("cheapest %s=N %s=M of %s for %s at %.0f%% confidence (one-sided bound of the mean over replications)",
 		r.Axes[0].Name, r.Axes[1].Name, name, describeTargets(r.Targets), 100*r.Confidence)
 	for _, ax := range r.Axes {
-		fmt.Fprintf(&b, "  %s = replicas of the %s: %d× %s each at $%.2f per GPU-hour\n", ax.Name, ax.Pool, ax.GPUsPer, ax.GPU, ax.PricePerGPUHour)
-	}
-	b.WriteString("\n")
-	fmt.Fprintf(&b, "%-28s %6s %14s  %s\n", "fleet", "GPUs", "$ per month", "bounds")
-	row := func(label string, p *MixPoint) {
-		if p == nil {
-			fmt.Fprintf(&b, "%-28s %6s %14s  %s\n", label, "-", "-", "no size up to the search bound meets the SLO")
-			return
-		}
-		fmt.Fprintf(&b, "%-28s %6d %14.0f  %s\n", label, p.GPUs, p.USDPerMonth, boundsText(p, r.Targets))
+		axes = append(axes, fmt.Sprintf("%s = replicas of the %s: %d× %s each at $%.2f per GPU-hour", ax.Name, ax.Pool, ax.GPUsPer, ax.GPU, ax.PricePerGPUHour))
 	}
 	for i, ax := range r.Axes {
 		if ax.Min > 0 {
@@ -409,14 +408,11 @@ func (r *MixResult) Table(name string) string {
 		if p := r.Pure[i]; p != nil {
 			label = fmt.Sprintf("only %s ×%d", ax.Name, p.Counts[i])
 		}
-		row(label, r.Pure[i])
+		rows = append(rows, mixRow{label, r.Pure[i]})
 	}
-	row("cheapest: "+r.Best.Label(r.Axes), r.Best)
-	if len(r.Frontier) > 0 {
-		fmt.Fprintf(&b, "\nfrontier (fewest %s for each %s count tried):\n", r.Axes[1].Name, r.Axes[0].Name)
-		for _, p := range r.Frontier {
-			row(p.Label(r.Axes), p)
-		}
+	rows = append(rows, mixRow{"cheapest: " + r.Best.Label(r.Axes), r.Best})
+	for _, p := range r.Frontier {
+		frontier = append(frontier, mixRow{p.Label(r.Axes), p})
 	}
 	cheapestPure := math.Inf(1)
 	for _, p := range r.Pure {
@@ -427,13 +423,13 @@ func (r *MixResult) Table(name string) string {
 	switch {
 	case math.IsInf(cheapestPure, 1):
 	case r.Best.USDPerMonth < cheapestPure:
-		fmt.Fprintf(&b, "\nthe mix costs %.1f%% less than the cheapest single-GPU fleet\n", 100*(1-r.Best.USDPerMonth/cheapestPure))
+		notes = append(notes, fmt.Sprintf("the mix costs %.1f%% less than the cheapest single-GPU fleet", 100*(1-r.Best.USDPerMonth/cheapestPure)))
 	default:
-		b.WriteString("\nno mix is cheaper than the cheapest single-GPU fleet\n")
+		notes = append(notes, "no mix is cheaper than the cheapest single-GPU fleet")
 	}
 	if r.Autoscaled {
-		fmt.Fprintf(&b, "\nautoscaled: each count is the autoscaler's cap (at least %s %d, %s %d) and $ per month prices every replica of it;\nthe cheapest's runs paid $%.0f per month (provisioned replicas only)\n",
-			r.Axes[0].Name, r.Axes[0].Min, r.Axes[1].Name, r.Axes[1].Min, r.Best.PaidUSDPerMonth)
+		notes = append(notes, fmt.Sprintf("autoscaled: each count is the autoscaler's cap (at least %s %d, %s %d) and $ per month prices every replica of it;\nthe cheapest's runs paid $%.0f per month (provisioned replicas only)",
+			r.Axes[0].Name, r.Axes[0].Min, r.Axes[1].Name, r.Axes[1].Min, r.Best.PaidUSDPerMonth))
 	}
 	var spares []string
 	for i, ax := range r.Axes {
@@ -442,7 +438,7 @@ func (r *MixResult) Table(name string) string {
 		}
 	}
 	if len(spares) > 0 {
-		fmt.Fprintf(&b, "\nGPUs and $ count the %s warm spares (the cheapest's: %s), kept at every count but 0\n", r.whose(), strings.Join(spares, ", "))
+		notes = append(notes, fmt.Sprintf("GPUs and $ count the %s warm spares (the cheapest's: %s), kept at every count but 0", r.whose(), strings.Join(spares, ", ")))
 	}
 	var spot []string
 	for _, ax := range r.Axes {
@@ -451,7 +447,76 @@ func (r *MixResult) Table(name string) string {
 		}
 	}
 	if len(spot) > 0 {
-		fmt.Fprintf(&b, "\n$ prices the %s spot replicas (%s; fewer where a count has fewer) at %g of the price\n", r.whose(), strings.Join(spot, ", "), r.Axes[0].SpotFraction)
+		notes = append(notes, fmt.Sprintf("$ prices the %s spot replicas (%s; fewer where a count has fewer) at %g of the price", r.whose(), strings.Join(spot, ", "), r.Axes[0].SpotFraction))
+	}
+	return head, axes, rows, frontier, notes
+}
+
+// mixFrontierHead introduces the frontier of a sizing answer.
+func (r *MixResult) mixFrontierHead() string {
+	return fmt.Sprintf("frontier (fewest %s for each %s count tried)", r.Axes[1].Name, r.Axes[0].Name)
+}
+
+// Table is the sizing answer as text.
+func (r *MixResult) Table(name string) string {
+	var b strings.Builder
+	head, axes, rows, frontier, notes := r.mixParts(name)
+	fmt.Fprintf(&b, "%s:\n\n", head)
+	for _, a := range axes {
+		fmt.Fprintf(&b, "  %s\n", a)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "%-28s %6s %14s  %s\n", "fleet", "GPUs", "$ per month", "bounds")
+	row := func(q mixRow) {
+		if q.p == nil {
+			fmt.Fprintf(&b, "%-28s %6s %14s  %s\n", q.label, "-", "-", "no size up to the search bound meets the SLO")
+			return
+		}
+		fmt.Fprintf(&b, "%-28s %6d %14.0f  %s\n", q.label, q.p.GPUs, q.p.USDPerMonth, boundsText(q.p, r.Targets))
+	}
+	for _, q := range rows {
+		row(q)
+	}
+	if len(frontier) > 0 {
+		fmt.Fprintf(&b, "\n%s:\n", r.mixFrontierHead())
+		for _, q := range frontier {
+			row(q)
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "\n%s\n", n)
+	}
+	return b.String()
+}
+
+// Markdown is the sizing answer for summary.md: Table's parts, with the
+// fleets and the frontier as Markdown tables.
+func (r *MixResult) Markdown(name string) string {
+	var b strings.Builder
+	head, axes, rows, frontier, notes := r.mixParts(name)
+	fmt.Fprintf(&b, "The %s.\n\n", head)
+	for _, a := range axes {
+		fmt.Fprintf(&b, "- %s\n", a)
+	}
+	b.WriteString("\n")
+	cells := func(qs []mixRow) [][]string {
+		var out [][]string
+		for _, q := range qs {
+			if q.p == nil {
+				out = append(out, []string{q.label, "-", "-", "no size up to the search bound meets the SLO"})
+				continue
+			}
+			out = append(out, []string{q.label, strconv.Itoa(q.p.GPUs), fmt.Sprintf("%.0f", q.p.USDPerMonth), boundsText(q.p, r.Targets)})
+		}
+		return out
+	}
+	header := []string{"fleet", "GPUs", "$ per month", "bounds"}
+	b.WriteString(report.MarkdownTable(header, cells(rows)))
+	if len(frontier) > 0 {
+		fmt.Fprintf(&b, "\nThe %s:\n\n%s", r.mixFrontierHead(), report.MarkdownTable(header, cells(frontier)))
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "\n%s.\n", strings.ReplaceAll(n, "\n", " "))
 	}
 	return b.String()
 }

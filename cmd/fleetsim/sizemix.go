@@ -47,7 +47,7 @@ func cmdSizeMix(base *scenario.Scenario, targets []scenario.Target, conf float64
 	}
 	prog.finish()
 	table := res.Table(base.Name)
-	if err := report.WriteRunDir(dir, []*report.ArmResult{res.Best.Arm}, "## Sizing a mix\n\n```\n"+table+"```\n"); err != nil {
+	if err := report.WriteRunDir(dir, []*report.ArmResult{res.Best.Arm}, "## Sizing a mix\n\n"+res.Markdown(base.Name)); err != nil {
 		return err
 	}
 	if err := report.WriteFiles(dir, map[string][]byte{"size_mix.csv": res.CSV()}); err != nil {
