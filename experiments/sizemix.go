@@ -452,6 +452,17 @@ func (r *MixResult) mixParts(name string) (head string, axes []string, rows, fro
 	return head, axes, rows, frontier, notes
 }
 
+// mixHeader heads the fleets' columns of a sizing answer.
+var mixHeader = []string{"fleet", "GPUs", "$ per month", "bounds"}
+
+// mixCells is a fleet's row of the answer, as Table and Markdown show it.
+func (r *MixResult) mixCells(q mixRow) []string {
+	if q.p == nil {
+		return []string{q.label, "-", "-", "no size up to the search bound meets the SLO"}
+	}
+	return []string{q.label, strconv.Itoa(q.p.GPUs), fmt.Sprintf("%.0f", q.p.USDPerMonth), boundsText(q.p, r.Targets)}
+}
+
 // mixFrontierHead introduces the frontier of a sizing answer.
 func (r *MixResult) mixFrontierHead() string {
 	return fmt.Sprintf("frontier (fewest %s for each %s count tried)", r.Axes[1].Name, r.Axes[0].Name)
@@ -466,21 +477,15 @@ func (r *MixResult) Table(name string) string {
 		fmt.Fprintf(&b, "  %s\n", a)
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "%-28s %6s %14s  %s\n", "fleet", "GPUs", "$ per month", "bounds")
-	row := func(q mixRow) {
-		if q.p == nil {
-			fmt.Fprintf(&b, "%-28s %6s %14s  %s\n", q.label, "-", "-", "no size up to the search bound meets the SLO")
-			return
-		}
-		fmt.Fprintf(&b, "%-28s %6d %14.0f  %s\n", q.label, q.p.GPUs, q.p.USDPerMonth, boundsText(q.p, r.Targets))
-	}
+	row := func(c []string) { fmt.Fprintf(&b, "%-28s %6s %14s  %s\n", c[0], c[1], c[2], c[3]) }
+	row(mixHeader)
 	for _, q := range rows {
-		row(q)
+		row(r.mixCells(q))
 	}
 	if len(frontier) > 0 {
 		fmt.Fprintf(&b, "\n%s:\n", r.mixFrontierHead())
 		for _, q := range frontier {
-			row(q)
+			row(r.mixCells(q))
 		}
 	}
 	for _, n := range notes {
@@ -502,18 +507,13 @@ func (r *MixResult) Markdown(name string) string {
 	cells := func(qs []mixRow) [][]string {
 		var out [][]string
 		for _, q := range qs {
-			if q.p == nil {
-				out = append(out, []string{q.label, "-", "-", "no size up to the search bound meets the SLO"})
-				continue
-			}
-			out = append(out, []string{q.label, strconv.Itoa(q.p.GPUs), fmt.Sprintf("%.0f", q.p.USDPerMonth), boundsText(q.p, r.Targets)})
+			out = append(out, r.mixCells(q))
 		}
 		return out
 	}
-	header := []string{"fleet", "GPUs", "$ per month", "bounds"}
-	b.WriteString(report.MarkdownTable(header, cells(rows)))
+	b.WriteString(report.MarkdownTable(mixHeader, cells(rows)))
 	if len(frontier) > 0 {
-		fmt.Fprintf(&b, "\nThe %s:\n\n%s", r.mixFrontierHead(), report.MarkdownTable(header, cells(frontier)))
+		fmt.Fprintf(&b, "\nThe %s:\n\n%s", r.mixFrontierHead(), report.MarkdownTable(mixHeader, cells(frontier)))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(&b, "\n%s.\n", strings.ReplaceAll(n, "\n", " "))

@@ -66,22 +66,16 @@ type reqSpan struct{ entry, first, fin int64 }
 // times and the steps the replica ran.
 func (c *Case) simulateClosed(pp hw.PerfProfile, rounds int, record bool) (closedResult, []reqSpan, []hw.StepRecord, error) {
 	r := c.Row
-	eng := sim.NewEngine()
-	cat := withProfile(c.cat, pp)
-	rec := fleet.NewRecorder(fleet.SLO{})
-	f, err := fleet.NewFleet(eng, cat, c.fleet, firstReplica{}, rec, "row")
-	if err != nil {
-		return closedResult{}, nil, nil, err
-	}
 	var steps []hw.StepRecord
+	var onStep func(hw.StepRecord)
 	if record {
-		f.Replicas[0].RecordSteps(func(s hw.StepRecord) { steps = append(steps, s) })
+		onStep = func(s hw.StepRecord) { steps = append(steps, s) }
 	}
 	warm := uint64(r.Warmup)
 	var spans []reqSpan
 	var sumTTFT, sumTPOT float64
 	var n int
-	rec.OnDone = func(o *engine.Outcome) {
+	onDone := func(o *engine.Outcome) {
 		if o.Req.ID <= warm {
 			return
 		}
@@ -96,17 +90,13 @@ func (c *Case) simulateClosed(pp hw.PerfProfile, rounds int, record bool) (close
 	if c.jitterS > 0 {
 		cl.Think, cl.ThinkRNG = sim.FromSeconds(c.jitterS), rand.New(rand.NewPCG(uint64(r.Line), 7))
 	}
-	f.SetClients(cl)
 	total := r.Warmup + rounds*r.Concurrency
 	src := &closedSource{n: total, isl: int32(r.ISL), osl: int32(r.OSL)}
 	if !c.lockstep {
 		src.c, src.spread = r.Concurrency, c.cycle(pp)
 	}
-	if err := f.Start(src); err != nil {
-		return closedResult{}, nil, nil, err
-	}
-	eng.Run(sim.Forever)
-	if err := f.Err(); err != nil {
+	rec, err := c.runLoop(pp, cl, src, onDone, onStep)
+	if err != nil {
 		return closedResult{}, nil, nil, err
 	}
 	if rec.Completed != int64(total) {
@@ -124,29 +114,41 @@ func (c *Case) simulateClosed(pp hw.PerfProfile, rounds int, record bool) (close
 	return out, spans, steps, nil
 }
 
+// runLoop runs src's requests through the row's replica under pp, sent by
+// clients cl, to the end: onDone sees every completed request, onStep
+// (when set) every step. It returns the run's recorder.
+func (c *Case) runLoop(pp hw.PerfProfile, cl fleet.Clients, src *closedSource, onDone func(*engine.Outcome), onStep func(hw.StepRecord)) (*fleet.Recorder, error) {
+	eng := sim.NewEngine()
+	rec := fleet.NewRecorder(fleet.SLO{})
+	f, err := fleet.NewFleet(eng, withProfile(c.cat, pp), c.fleet, firstReplica{}, rec, "row")
+	if err != nil {
+		return nil, err
+	}
+	if onStep != nil {
+		f.Replicas[0].RecordSteps(onStep)
+	}
+	rec.OnDone = onDone
+	f.SetClients(cl)
+	if err := f.Start(src); err != nil {
+		return nil, err
+	}
+	eng.Run(sim.Forever)
+	return rec, f.Err()
+}
+
 // burstTTFT is the mean TTFT (ms) of the burst a row's measured phase
 // starts with (Row.PhaseRounds): its Concurrency requests sent at once to
 // the idle replica, one each.
 func (c *Case) burstTTFT(pp hw.PerfProfile) (float64, error) {
 	r := c.Row
-	eng := sim.NewEngine()
-	rec := fleet.NewRecorder(fleet.SLO{})
-	f, err := fleet.NewFleet(eng, withProfile(c.cat, pp), c.fleet, firstReplica{}, rec, "row")
-	if err != nil {
-		return 0, err
-	}
 	var sum float64
 	var n int
-	rec.OnDone = func(o *engine.Outcome) {
+	onDone := func(o *engine.Outcome) {
 		n++
 		sum += (o.FirstToken + o.ClientDelay - o.Req.Arrival).Milliseconds()
 	}
-	f.SetClients(fleet.Clients{Concurrency: r.Concurrency})
-	if err := f.Start(&closedSource{n: r.Concurrency, isl: int32(r.ISL), osl: int32(r.OSL)}); err != nil {
-		return 0, err
-	}
-	eng.Run(sim.Forever)
-	if err := f.Err(); err != nil {
+	rec, err := c.runLoop(pp, fleet.Clients{Concurrency: r.Concurrency}, &closedSource{n: r.Concurrency, isl: int32(r.ISL), osl: int32(r.OSL)}, onDone, nil)
+	if err != nil {
 		return 0, err
 	}
 	if n != r.Concurrency {

@@ -297,8 +297,8 @@ func (g *Gateway) withdrawOthers(cr *clientReq, c *engine.Copy) {
 		g.GW.Cancelled++
 		dropCopy(cr, o)
 		g.releaseCopy(o)
-		g.wake(g.eng.Now())
 	}
+	g.wake(g.eng.Now()) // the withdrawn copies' slots are free
 }
 
 // CopyDone implements Observer: the client request completes.
