@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -1051,8 +1052,12 @@ func (e *errBars) add(s scale, x, v, ci float64) {
 	}
 }
 
-// cutNote ends a y axis label whose error bars a log scale cut short.
-const cutNote = "; ▼ lower 95% bound below half the value, bar cut"
+// cutNote is the legend entry of the marks of error bars a log scale cut
+// short (once per plot: cutNoted).
+const cutNote = "lower 95% bound below half the value: bar cut"
+
+// cutNoted holds the plots whose legend has cutNote.
+var cutNoted sync.Map
 
 // downGlyph is a triangle pointing down: a whisker that goes on below.
 type downGlyph struct{}
@@ -1084,9 +1089,10 @@ func (e errBars) draw(p *gplot.Plot, c color.Color) {
 	b.Width = vg.Points(1)
 	p.Add(b)
 	if len(e.cut) > 0 {
-		p.Add(scatter(e.cut, c, downGlyph{}, 3))
-		if !strings.HasSuffix(p.Y.Label.Text, cutNote) {
-			p.Y.Label.Text += cutNote
+		marks := scatter(e.cut, c, downGlyph{}, 3)
+		p.Add(marks)
+		if _, noted := cutNoted.LoadOrStore(p, true); !noted {
+			p.Legend.Add(cutNote, marks)
 		}
 	}
 }
